@@ -1,0 +1,42 @@
+// Lint rules follow the house style in shared/design.md: no `any`, no floating promises,
+// no console in library code (the CLI and scripts are the only places that print).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'bench/tmp/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.strictTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      'no-console': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/restrict-template-expressions': ['error', { allowNumber: true, allowBoolean: true }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-confusing-void-expression': 'off',
+      '@typescript-eslint/no-unnecessary-condition': ['error', { allowConstantLoopConditions: true }],
+      'no-control-regex': 'off',
+    },
+  },
+  {
+    // Surfaces that talk to a human, and tooling scripts, may print.
+    files: ['src/surfaces/cli/**', 'bench/**', 'scripts/**', 'test/**'],
+    rules: { 'no-console': 'off' },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+    },
+  },
+  {
+    files: ['eslint.config.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

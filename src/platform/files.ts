@@ -1,0 +1,37 @@
+import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+const isWindows = process.platform === 'win32';
+
+/**
+ * Makes sure `dir` exists as a directory only its owner can enter (0700). Refuses a symlink or a
+ * directory owned by someone else, since the token and socket inside it must stay private.
+ */
+export function ensurePrivateDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  if (isWindows) return;
+  const stat = lstatSync(dir);
+  if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
+  const uid = process.getuid?.();
+  if (uid !== undefined && stat.uid !== uid) throw new Error(`${dir} belongs to another user (uid ${stat.uid})`);
+  if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+}
+
+/** Writes `data` to `file` with mode 0600, atomically (write to a temporary name, then rename). */
+export function writePrivateFileAtomic(file: string, data: string): void {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  try {
+    writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
+    if (!isWindows) chmodSync(tmp, 0o600);
+    renameSync(tmp, file);
+  } catch (err) {
+    rmSync(tmp, { force: true });
+    throw err;
+  }
+}
+
+/** Sets a filesystem socket to 0600 so only its owner can connect. */
+export function restrictSocket(socketPath: string): void {
+  if (!isWindows) chmodSync(socketPath, 0o600);
+}

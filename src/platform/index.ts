@@ -1,0 +1,19 @@
+/**
+ * Everything that differs between operating systems lives behind this module: shells, process
+ * trees, socket paths and file permissions. No other module checks process.platform.
+ */
+export { defaultShell, resolveExecutable, shellCommandLine, type CommandLine } from './shell.js';
+export {
+  collectProcessTree,
+  isProcessRunning,
+  listProcesses,
+  signalProcessTree,
+  terminateProcessTree,
+  type ProcessInfo,
+  type TerminateResult,
+} from './processes.js';
+export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
+export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
+
+/** True on Windows, for the few callers that must choose a different default. */
+export const isWindows = process.platform === 'win32';

@@ -1,0 +1,43 @@
+import { createHash } from 'node:crypto';
+import { homedir, tmpdir, userInfo } from 'node:os';
+import path from 'node:path';
+
+const isWindows = process.platform === 'win32';
+
+/** Unix socket paths longer than this fail to bind on some systems (macOS allows 104 bytes). */
+const MAX_SOCKET_PATH = 100;
+
+/** The directory holding the daemon's runtime file and socket: $SWITCHBOARD_HOME or ~/.switchboard. */
+export function switchboardHome(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.SWITCHBOARD_HOME;
+  if (fromEnv && fromEnv.trim() !== '') return path.resolve(fromEnv);
+  return path.join(homedir(), '.switchboard');
+}
+
+function shortHash(text: string): string {
+  return createHash('sha256').update(text).digest('hex').slice(0, 12);
+}
+
+/** Where the daemon's local socket lives: a Unix socket in `home`, or a named pipe on Windows. */
+export function localSocketPath(home: string): string {
+  if (isWindows) {
+    return `\\\\.\\pipe\\switchboard-${safeUserName()}-${shortHash(home)}`;
+  }
+  const inHome = path.join(home, 'switchboard.sock');
+  if (Buffer.byteLength(inHome) <= MAX_SOCKET_PATH) return inHome;
+  // Deep homes (long temp paths) fall back to a private directory under the temp dir.
+  return path.join(tmpdir(), `switchboard-${process.getuid?.() ?? 0}-${shortHash(home)}`, 'sb.sock');
+}
+
+/** True when the local transport is a filesystem socket that has to be created and removed. */
+export function isFilesystemSocket(socketPath: string): boolean {
+  return !socketPath.startsWith('\\\\.\\pipe\\');
+}
+
+function safeUserName(): string {
+  try {
+    return userInfo().username.replace(/[^A-Za-z0-9_.-]/g, '_');
+  } catch {
+    return 'user';
+  }
+}

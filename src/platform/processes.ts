@@ -1,0 +1,168 @@
+import { execFileSync, spawnSync } from 'node:child_process';
+import { readFileSync, readdirSync } from 'node:fs';
+
+/** One process as seen by the OS: its id, parent, process group and session. */
+export interface ProcessInfo {
+  pid: number;
+  ppid: number;
+  pgid: number;
+  sid: number;
+  zombie: boolean;
+}
+
+const platform = process.platform;
+
+function parseProcStat(text: string): ProcessInfo | undefined {
+  // Format: pid (comm) state ppid pgrp session …; comm may contain spaces and parentheses.
+  const close = text.lastIndexOf(')');
+  if (close === -1) return undefined;
+  const pid = Number.parseInt(text.slice(0, text.indexOf(' ')), 10);
+  const fields = text.slice(close + 2).split(' ');
+  const [state, ppid, pgid, sid] = fields;
+  if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined) return undefined;
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), zombie: state === 'Z' || state === 'X' };
+}
+
+function readProcStat(pid: number): ProcessInfo | undefined {
+  try {
+    return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Every process on the machine (Linux: /proc; other POSIX systems: ps). Empty on Windows. */
+export function listProcesses(): ProcessInfo[] {
+  if (platform === 'win32') return [];
+  if (platform === 'linux') {
+    const out: ProcessInfo[] = [];
+    for (const entry of readdirSync('/proc')) {
+      if (!/^\d+$/.test(entry)) continue;
+      const info = readProcStat(Number(entry));
+      if (info) out.push(info);
+    }
+    return out;
+  }
+  const text = execFileSync('ps', ['-A', '-o', 'pid=,ppid=,pgid=,stat='], { encoding: 'utf8' });
+  return text
+    .split('\n')
+    .map((line) => line.trim().split(/\s+/))
+    .filter((cols) => cols.length >= 4)
+    .map(([pid, ppid, pgid, stat]) => ({
+      pid: Number(pid),
+      ppid: Number(ppid),
+      pgid: Number(pgid),
+      // ps has no portable session column; the process group stands in for it.
+      sid: Number(pgid),
+      zombie: (stat ?? '').startsWith('Z'),
+    }));
+}
+
+/** True while `pid` exists and is not a zombie waiting to be reaped. */
+export function isProcessRunning(pid: number): boolean {
+  if (platform === 'linux') {
+    const info = readProcStat(pid);
+    return info !== undefined && !info.zombie;
+  }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * The processes that belong to a pane whose first process is `rootPid`: its session (node-pty makes
+ * it a session leader, and shells put jobs in their own process groups inside that session), its
+ * process group, and every descendant, even one that started a session of its own.
+ */
+export function collectProcessTree(rootPid: number, processes = listProcesses()): number[] {
+  const members = new Set<number>([rootPid]);
+  for (const p of processes) {
+    if (p.zombie) continue;
+    if (p.sid === rootPid || p.pgid === rootPid) members.add(p.pid);
+  }
+  const children = new Map<number, number[]>();
+  for (const p of processes) {
+    const list = children.get(p.ppid);
+    if (list) list.push(p.pid);
+    else children.set(p.ppid, [p.pid]);
+  }
+  const queue = [...members];
+  while (queue.length > 0) {
+    const pid = queue.pop();
+    if (pid === undefined) break;
+    for (const child of children.get(pid) ?? []) {
+      if (!members.has(child)) {
+        members.add(child);
+        queue.push(child);
+      }
+    }
+  }
+  members.delete(process.pid);
+  return [...members];
+}
+
+function sendSignal(pids: Iterable<number>, signal: NodeJS.Signals): void {
+  for (const pid of pids) {
+    try {
+      process.kill(pid, signal);
+    } catch {
+      // Already gone, or not ours to signal: either way nothing more to do for it.
+    }
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+async function waitUntilGone(pids: number[], timeoutMs: number): Promise<number[]> {
+  const deadline = Date.now() + timeoutMs;
+  let alive = pids.filter(isProcessRunning);
+  while (alive.length > 0 && Date.now() < deadline) {
+    await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
+    alive = alive.filter(isProcessRunning);
+  }
+  return alive;
+}
+
+/** What happened when a process tree was terminated. */
+export interface TerminateResult {
+  /** True when some process ignored the polite signal and had to be killed. */
+  forced: boolean;
+  /** Processes still running after the forced kill (should be empty). */
+  survivors: number[];
+}
+
+/**
+ * Ends a pane's whole process tree: `signal` (TERM by default) to every member, then KILL to the
+ * ones still running after `graceMs`. On Windows, taskkill ends the tree at once.
+ */
+export async function terminateProcessTree(
+  rootPid: number,
+  options: { graceMs: number; signal?: NodeJS.Signals },
+): Promise<TerminateResult> {
+  if (platform === 'win32') {
+    spawnSync('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
+    return { forced: true, survivors: [] };
+  }
+  const targets = collectProcessTree(rootPid);
+  sendSignal(targets, options.signal ?? 'SIGTERM');
+  const lingering = await waitUntilGone(targets, options.graceMs);
+  if (lingering.length === 0) return { forced: false, survivors: [] };
+  // Take a fresh look: a process may have forked while it was shutting down.
+  const fresh = collectProcessTree(rootPid).filter(isProcessRunning);
+  const toKill = [...new Set([...lingering, ...fresh])];
+  sendSignal(toKill, 'SIGKILL');
+  const survivors = await waitUntilGone(toKill, 2_000);
+  return { forced: true, survivors };
+}
+
+/** Sends `signal` to the pane's process tree without waiting (for signals other than termination). */
+export function signalProcessTree(rootPid: number, signal: NodeJS.Signals): void {
+  if (platform === 'win32') {
+    sendSignal([rootPid], signal);
+    return;
+  }
+  sendSignal(collectProcessTree(rootPid), signal);
+}

@@ -1,0 +1,68 @@
+import { accessSync, constants, statSync } from 'node:fs';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+
+/** A program and its arguments, ready to spawn. */
+export interface CommandLine {
+  file: string;
+  args: string[];
+}
+
+const isWindows = process.platform === 'win32';
+
+function isExecutableFile(file: string): boolean {
+  try {
+    if (!statSync(file).isFile()) return false;
+    if (isWindows) return true;
+    accessSync(file, constants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Resolves `name` to an absolute executable path the way a shell would: names with a path
+ * separator relative to `cwd`, bare names through PATH (and PATHEXT on Windows).
+ */
+export function resolveExecutable(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
+  if (name.length === 0) return undefined;
+  const extensions = isWindows ? ['', ...(env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean)] : [''];
+  const candidatesFor = (base: string): string[] => extensions.map((ext) => base + ext);
+  if (name.includes('/') || (isWindows && name.includes('\\'))) {
+    return candidatesFor(path.resolve(cwd, name)).find(isExecutableFile);
+  }
+  const dirs = (env.PATH ?? env.Path ?? '').split(path.delimiter).filter(Boolean);
+  for (const dir of dirs) {
+    const found = candidatesFor(path.join(path.resolve(cwd, dir), name)).find(isExecutableFile);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/** The user's interactive shell: $SHELL (or the login shell) on POSIX, PowerShell on Windows. */
+export function defaultShell(env: NodeJS.ProcessEnv): CommandLine {
+  if (isWindows) {
+    const pwsh = resolveExecutable('pwsh.exe', env, process.cwd());
+    return { file: pwsh ?? 'powershell.exe', args: ['-NoLogo'] };
+  }
+  const candidates = [env.SHELL, safeLoginShell()].filter((s): s is string => !!s && path.isAbsolute(s));
+  const shell = candidates.find(isExecutableFile) ?? resolveExecutable('sh', env, process.cwd());
+  if (!shell) throw new Error('no shell found: set $SHELL');
+  return { file: shell, args: [] };
+}
+
+function safeLoginShell(): string | undefined {
+  try {
+    return userInfo().shell ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The command line that runs `command` (a string in the shell's own syntax) through the default shell. */
+export function shellCommandLine(command: string, env: NodeJS.ProcessEnv): CommandLine {
+  const shell = defaultShell(env);
+  if (isWindows) return { file: shell.file, args: ['-NoLogo', '-Command', command] };
+  return { file: shell.file, args: ['-c', command] };
+}
