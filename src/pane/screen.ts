@@ -1,9 +1,10 @@
-import type { IBuffer, IBufferCell } from '@xterm/headless';
+import type { IBufferCell, IBufferNamespace } from '@xterm/headless';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Disposable } from '../core/disposable.js';
 import { RowStore, type StoredRow } from './row-store.js';
 import { serializeRowAnsi } from './ansi-row.js';
-import { coreOf, Terminal, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
+import { coreOf, Terminal, type BufferInternals, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
+import { rowText } from './row-text.js';
 import type { KeyModes } from './keys.js';
 
 /**
@@ -48,6 +49,8 @@ export interface TailResult {
 export class Screen implements Disposable {
   private readonly term: HeadlessTerminal;
   private readonly core: CoreInternals;
+  /** The public buffer API, fetched once (each `term.buffer` access re-checks the proposed-API flag). */
+  private readonly buffers: IBufferNamespace;
   private readonly history: RowStore;
   private readonly cell: IBufferCell | undefined;
   private readonly disposables: Disposable[] = [];
@@ -78,8 +81,9 @@ export class Screen implements Disposable {
       logLevel: 'off',
     });
     this.core = coreOf(this.term);
+    this.buffers = this.term.buffer;
     this.history = new RowStore(options.scrollbackRows);
-    this.cell = this.term.buffer.active.getNullCell();
+    this.cell = this.buffers.active.getNullCell();
     this.watchNormalBuffer();
     this.disposables.push(
       this.core.buffers.onBufferActivate(() => this.watchNormalBuffer()),
@@ -92,7 +96,7 @@ export class Screen implements Disposable {
       }),
       // ED3 (`CSI 3 J`, what `clear` sends) erases the scrollback: forget our copy of it too.
       this.term.parser.registerCsiHandler({ final: 'J' }, (params) => {
-        if (params[0] === 3 && this.term.buffer.active.type === 'normal') {
+        if (params[0] === 3 && this.buffers.active.type === 'normal') {
           this.history.clear();
           this.harvestedSinceReset = 0;
         }
@@ -121,7 +125,7 @@ export class Screen implements Disposable {
 
   /** True while the program uses the alternate screen (full-screen TUIs). */
   get altScreen(): boolean {
-    return this.term.buffer.active.type === 'alternate';
+    return this.buffers.active.type === 'alternate';
   }
 
   /** The program enabled bracketed paste (DECSET 2004). */
@@ -146,7 +150,7 @@ export class Screen implements Disposable {
   }
 
   get cursor(): CursorState {
-    const buffer = this.term.buffer.active;
+    const buffer = this.buffers.active;
     return { x: buffer.cursorX, y: buffer.cursorY, visible: !this.core.coreService.isCursorHidden };
   }
 
@@ -162,7 +166,7 @@ export class Screen implements Disposable {
 
   /** The visible screen, one string per row, trailing blanks trimmed. */
   screenLines(): string[] {
-    const buffer = this.term.buffer.active;
+    const buffer = this.buffers.active;
     const out: string[] = [];
     for (let y = 0; y < this.term.rows; y++) out.push(trimRowEnd(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? ''));
     return out;
@@ -170,7 +174,7 @@ export class Screen implements Disposable {
 
   /** The visible screen with SGR colour sequences, one string per row. */
   screenAnsiLines(): string[] {
-    const buffer = this.term.buffer.active;
+    const buffer = this.buffers.active;
     const out: string[] = [];
     for (let y = 0; y < this.term.rows; y++) {
       const line = buffer.getLine(buffer.baseY + y);
@@ -228,7 +232,7 @@ export class Screen implements Disposable {
   resize(cols: number, rows: number): void {
     if (cols === this.term.cols && rows === this.term.rows) return;
     this.harvest();
-    const before = this.term.buffer.normal;
+    const before = this.buffers.normal;
     const mirrored = Math.min(before.baseY, this.harvestedSinceReset, this.history.length);
     // Give xterm room so the reflow cannot drop rows off the top before we copy them.
     const growth = Math.ceil(this.term.cols / Math.max(1, cols)) + 1;
@@ -238,14 +242,14 @@ export class Screen implements Disposable {
       this.term.options.scrollback = room;
       this.term.resize(cols, rows);
       this.history.truncate(this.history.length - mirrored);
-      const after = this.term.buffer.normal;
-      for (let i = 0; i < after.baseY; i++) this.appendFrom(after, i);
-      this.harvestedSinceReset = after.baseY;
+      const after = this.core.buffers.normal;
+      for (let i = 0; i < after.ybase; i++) this.appendFrom(after, i);
+      this.harvestedSinceReset = after.ybase;
       this.term.options.scrollback = XTERM_HEADROOM_ROWS;
     } finally {
       this.suspendHarvest = false;
     }
-    const normal = this.term.buffer.normal;
+    const normal = this.buffers.normal;
     this.harvestedSinceReset = Math.min(this.harvestedSinceReset, normal.baseY);
     this.entered = normal.baseY + this.trimmed;
   }
@@ -261,8 +265,8 @@ export class Screen implements Disposable {
   /** Copies rows that entered the normal buffer's scrollback since the last harvest. */
   private harvest(): void {
     if (this.suspendHarvest) return;
-    const normal = this.term.buffer.normal;
-    const base = normal.baseY;
+    const normal = this.core.buffers.normal;
+    const base = normal.ybase;
     const enteredNow = base + this.trimmed;
     const fresh = enteredNow - this.entered;
     if (fresh <= 0) return;
@@ -272,10 +276,10 @@ export class Screen implements Disposable {
     this.entered = enteredNow;
   }
 
-  private appendFrom(buffer: IBuffer, index: number): void {
-    const line = buffer.getLine(index);
+  private appendFrom(buffer: BufferInternals, index: number): void {
+    const line = buffer.lines.get(index);
     if (!line) return;
-    this.history.append(line.translateToString(true), line.isWrapped);
+    this.history.append(rowText(line), line.isWrapped);
     this.harvestedSinceReset += 1;
   }
 
@@ -286,7 +290,7 @@ export class Screen implements Disposable {
     this.trimDisposable?.dispose();
     this.normalBuffer = normal;
     this.trimmed = 0;
-    this.entered = this.term.buffer.normal.baseY;
+    this.entered = this.buffers.normal.baseY;
     this.harvestedSinceReset = 0;
     this.trimDisposable = normal.lines.onTrim((amount) => {
       this.trimmed += amount;
@@ -295,7 +299,7 @@ export class Screen implements Disposable {
 
   /** Screen rows up to the last one in use (written or holding the cursor). */
   private visibleRowsInUse(): StoredRow[] {
-    const buffer = this.term.buffer.active;
+    const buffer = this.buffers.active;
     const rows: StoredRow[] = [];
     let lastUsed = buffer.cursorY;
     for (let y = 0; y < this.term.rows; y++) {

@@ -9,8 +9,11 @@
  *   scrollback, which keeps the harvest of rows into Switchboard's compact history exact.
  * - `buffers.onBufferActivate` / `buffers.normal`: notice when a full reset replaces the buffer.
  * - `coreService.isCursorHidden`: cursor visibility (DECTCEM) for screen snapshots.
+ * - the normal buffer's `ybase` and `lines.get(i)._data`: read rows on the hot path (every row
+ *   that scrolls off) without the public API's per-call wrapper objects; see row-text.ts.
  */
 import xtermHeadless from '@xterm/headless';
+import type { InternalBufferLine } from './row-text.js';
 
 export const { Terminal } = xtermHeadless;
 export type HeadlessTerminal = InstanceType<typeof Terminal>;
@@ -20,11 +23,15 @@ interface ListenerHandle {
 }
 
 interface CircularListInternals {
+  readonly length: number;
+  get(index: number): InternalBufferLine | undefined;
   onTrim(listener: (amount: number) => void): ListenerHandle;
 }
 
-interface BufferInternals {
-  lines: CircularListInternals;
+/** A buffer (normal or alternate): its rows and how many of them are above the screen. */
+export interface BufferInternals {
+  readonly lines: CircularListInternals;
+  readonly ybase: number;
 }
 
 /** The internal surface of an xterm headless Terminal that Switchboard uses. */
@@ -48,7 +55,11 @@ export function coreOf(terminal: HeadlessTerminal): CoreInternals {
   if (typeof core.writeSync !== 'function') fail('CoreTerminal.writeSync');
   const buffers = core.buffers;
   if (!buffers || typeof buffers.onBufferActivate !== 'function') fail('BufferSet.onBufferActivate');
-  if (typeof (buffers.normal as Partial<BufferInternals> | undefined)?.lines?.onTrim !== 'function') fail('CircularList.onTrim');
+  const normal = buffers.normal as Partial<BufferInternals> | undefined;
+  if (typeof normal?.lines?.onTrim !== 'function') fail('CircularList.onTrim');
+  if (typeof normal.lines.get !== 'function' || typeof normal.ybase !== 'number') fail('Buffer.lines.get / Buffer.ybase');
+  const line = normal.lines.get(0);
+  if (!(line?._data instanceof Uint32Array) || typeof line._combined !== 'object') fail('BufferLine._data / _combined');
   if (typeof core.coreService?.isCursorHidden !== 'boolean') fail('CoreService.isCursorHidden');
   return core as CoreInternals;
 }

@@ -5,10 +5,12 @@
 export { defaultShell, resolveExecutable, shellCommandLine, type CommandLine } from './shell.js';
 export {
   collectProcessTree,
+  findProcessesByEnv,
   isProcessRunning,
   listProcesses,
   signalProcessTree,
   terminateProcessTree,
+  type EnvMarker,
   type ProcessInfo,
   type TerminateResult,
 } from './processes.js';

@@ -104,6 +104,37 @@ export function collectProcessTree(rootPid: number, processes = listProcesses())
   return [...members];
 }
 
+/**
+ * Processes (other than this one) whose environment holds `name=value`. Every process a pane starts
+ * inherits the pane's marker variable, so this finds descendants that left the pane's session and
+ * process tree (double fork + setsid, as daemons do). Linux only; elsewhere it finds nothing.
+ */
+export function findProcessesByEnv(name: string, value: string): number[] {
+  if (platform !== 'linux') return [];
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const found: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    const pid = Number(entry);
+    if (pid === process.pid) continue;
+    let environ: Buffer;
+    try {
+      environ = readFileSync(`/proc/${entry}/environ`);
+    } catch {
+      continue; // gone, or another user's process
+    }
+    let at = environ.indexOf(needle);
+    while (at !== -1) {
+      if (at === 0 || environ[at - 1] === 0) {
+        found.push(pid);
+        break;
+      }
+      at = environ.indexOf(needle, at + 1);
+    }
+  }
+  return found;
+}
+
 function sendSignal(pids: Iterable<number>, signal: NodeJS.Signals): void {
   for (const pid of pids) {
     try {
@@ -134,24 +165,38 @@ export interface TerminateResult {
   survivors: number[];
 }
 
+/** An environment variable every process of a pane carries (see findProcessesByEnv). */
+export interface EnvMarker {
+  name: string;
+  value: string;
+}
+
 /**
  * Ends a pane's whole process tree: `signal` (TERM by default) to every member, then KILL to the
- * ones still running after `graceMs`. On Windows, taskkill ends the tree at once.
+ * ones still running after `graceMs`. With `marker`, processes that escaped the tree but carry the
+ * pane's marker variable are ended too. With `rootExited`, the root pid is gone (and may have been
+ * reused), so only the marker is trusted. On Windows, taskkill ends the tree at once.
  */
 export async function terminateProcessTree(
   rootPid: number,
-  options: { graceMs: number; signal?: NodeJS.Signals },
+  options: { graceMs: number; signal?: NodeJS.Signals; marker?: EnvMarker; rootExited?: boolean },
 ): Promise<TerminateResult> {
   if (platform === 'win32') {
-    spawnSync('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
+    if (!options.rootExited) spawnSync('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
     return { forced: true, survivors: [] };
   }
-  const targets = collectProcessTree(rootPid);
+  const collect = (): number[] => {
+    const members = options.rootExited ? [] : collectProcessTree(rootPid);
+    const marked = options.marker ? findProcessesByEnv(options.marker.name, options.marker.value) : [];
+    return [...new Set([...members, ...marked])];
+  };
+  const targets = collect();
+  if (targets.length === 0) return { forced: false, survivors: [] };
   sendSignal(targets, options.signal ?? 'SIGTERM');
   const lingering = await waitUntilGone(targets, options.graceMs);
   if (lingering.length === 0) return { forced: false, survivors: [] };
   // Take a fresh look: a process may have forked while it was shutting down.
-  const fresh = collectProcessTree(rootPid).filter(isProcessRunning);
+  const fresh = collect().filter(isProcessRunning);
   const toKill = [...new Set([...lingering, ...fresh])];
   sendSignal(toKill, 'SIGKILL');
   const survivors = await waitUntilGone(toKill, 2_000);

@@ -1,0 +1,408 @@
+import { constants as osConstants } from 'node:os';
+import { StringDecoder } from 'node:string_decoder';
+import { spawn as spawnPty, type IPty } from 'node-pty';
+import { Emitter, type Event } from '../core/emitter.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { terminateProcessTree, isWindows, type EnvMarker } from '../platform/index.js';
+import { Screen, type CursorState, type TailResult } from './screen.js';
+import { RawHistory, type RawRead } from './raw-history.js';
+import { encodeKeys } from './keys.js';
+import type { RenderScheduler, Schedulable } from './render-scheduler.js';
+
+/** How a pane's process ended. */
+export interface ExitInfo {
+  /** The exit status, or null when a signal ended it. */
+  exitCode: number | null;
+  /** The signal's name (SIGTERM, …), or null. */
+  signal: string | null;
+}
+
+/** A chunk of output, in the order the screen parsed it. */
+export interface PaneOutput {
+  data: Buffer;
+  /** The chunk decoded as UTF-8, with multi-byte characters split across chunks kept whole. */
+  text: string;
+  /** Stream offset of data[0]. */
+  offset: number;
+}
+
+/** Everything needed to start a pane's process; the registry fills in defaults. */
+export interface PaneSpawnSpec {
+  id: string;
+  title: string;
+  file: string;
+  args: string[];
+  /** The command as a person would read it, for listings. */
+  commandText: string;
+  cwd: string;
+  env: Record<string, string>;
+  cols: number;
+  rows: number;
+  scrollbackRows: number;
+  rawHistoryBytes: number;
+}
+
+export interface PaneDeps {
+  scheduler: RenderScheduler;
+  logger: Logger;
+}
+
+/** A snapshot of the visible screen. */
+export interface ScreenSnapshot {
+  lines: string[];
+  cols: number;
+  rows: number;
+  cursor: CursorState;
+  altScreen: boolean;
+  windowTitle: string;
+}
+
+/** Set in every pane's environment to the pane's id; lets a kill find processes that daemonized. */
+export const PANE_MARKER_VARIABLE = 'SWITCHBOARD_PANE_ID';
+
+/** Pending output above this pauses reading from the program (it blocks on a full PTY, as under tmux). */
+const PENDING_HIGH_WATER = 4 * 1024 * 1024;
+const PENDING_LOW_WATER = 1024 * 1024;
+/** Largest piece parsed in one go, so one pane cannot hold the event loop for long. */
+const PARSE_SLICE_BYTES = 32 * 1024;
+
+const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, num]) => [num, name]));
+
+/**
+ * One program in a pseudo-terminal: the process, its rendered screen with bounded history, and a
+ * bounded raw-output history. An exited pane keeps its screen for reading until it is removed.
+ */
+export class Pane implements Schedulable {
+  readonly id: string;
+  title: string;
+  readonly commandText: string;
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly cwd: string;
+  readonly createdAt: Date;
+  readonly pid: number;
+
+  private readonly screen: Screen;
+  private readonly raw: RawHistory;
+  private readonly scheduler: RenderScheduler;
+  private readonly logger: Logger;
+  private pty: IPty | undefined;
+  private readonly pending: Buffer[] = [];
+  private pendingBytes = 0;
+  private readingPaused = false;
+  private exitInfo: ExitInfo | undefined;
+  private exitedAt: Date | undefined;
+  private decoder: StringDecoder | undefined;
+  private lastOutputAt = 0;
+  private readonly exitWaiters: ((info: ExitInfo) => void)[] = [];
+  private killing: Promise<ExitInfo> | undefined;
+
+  private readonly outputEmitter = new Emitter<PaneOutput>();
+  private readonly renderEmitter = new Emitter<void>();
+  private readonly exitEmitter = new Emitter<ExitInfo>();
+  /** Output, after the screen has parsed it. */
+  readonly onOutput: Event<PaneOutput> = this.outputEmitter.event;
+  /** The screen changed (fired once per parsed batch). */
+  readonly onRender: Event<void> = this.renderEmitter.event;
+  /** The process exited; all its output has been parsed by then. */
+  readonly onExit: Event<ExitInfo> = this.exitEmitter.event;
+
+  /** Starts `spec.file` in a new PTY; throws SPAWN_FAILED when the OS refuses. */
+  constructor(spec: PaneSpawnSpec, deps: PaneDeps) {
+    this.id = spec.id;
+    this.title = spec.title;
+    this.commandText = spec.commandText;
+    this.file = spec.file;
+    this.args = [...spec.args];
+    this.cwd = spec.cwd;
+    this.createdAt = new Date();
+    this.scheduler = deps.scheduler;
+    this.logger = deps.logger.child({ pane: spec.id });
+    this.screen = new Screen({ cols: spec.cols, rows: spec.rows, scrollbackRows: spec.scrollbackRows });
+    this.raw = new RawHistory(spec.rawHistoryBytes);
+    let pty: IPty;
+    try {
+      pty = spawnPty(spec.file, spec.args, {
+        name: spec.env.TERM ?? 'xterm-256color',
+        cols: spec.cols,
+        rows: spec.rows,
+        cwd: spec.cwd,
+        env: spec.env,
+        encoding: null,
+      });
+    } catch (err) {
+      this.screen.dispose();
+      throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
+    }
+    this.pty = pty;
+    this.pid = pty.pid;
+    // node-pty rethrows unexpected stream errors unless someone else listens: keep them from
+    // taking the daemon down, and log them instead.
+    (pty as unknown as { on(event: 'error', listener: (err: Error) => void): void }).on('error', (err) => {
+      this.logger.warn('pty stream error', { error: err.message });
+    });
+    pty.onData((data) => this.receive(data as unknown as Buffer));
+    pty.onExit(({ exitCode, signal }) => this.handleExit(exitCode, signal));
+    this.screen.onReply((reply) => {
+      // The program asked the terminal something (cursor position, device attributes): answer it.
+      if (this.pty && !this.exitInfo) this.pty.write(reply);
+    });
+  }
+
+  /** True until the process has exited. */
+  get alive(): boolean {
+    return this.exitInfo === undefined;
+  }
+
+  get exit(): ExitInfo | undefined {
+    return this.exitInfo;
+  }
+
+  get exitTime(): Date | undefined {
+    return this.exitedAt;
+  }
+
+  get cols(): number {
+    return this.screen.cols;
+  }
+
+  get rows(): number {
+    return this.screen.rows;
+  }
+
+  /** The title the program set with OSC 0/2 (not the pane's own title). */
+  get windowTitle(): string {
+    return this.screen.title;
+  }
+
+  /** Bytes written by the program so far. */
+  get outputBytes(): number {
+    return this.raw.endOffset;
+  }
+
+  /** Bytes received but not yet parsed. */
+  get pendingOutputBytes(): number {
+    return this.pendingBytes;
+  }
+
+  /** Milliseconds since the epoch at which output was last parsed, or 0. */
+  get lastOutputTime(): number {
+    return this.lastOutputAt;
+  }
+
+  get bracketedPaste(): boolean {
+    return this.screen.bracketedPaste;
+  }
+
+  get inputModes(): Screen['inputModes'] {
+    return this.screen.inputModes;
+  }
+
+  /** Writes raw input (as typed, escape sequences included). */
+  write(data: string): void {
+    this.writable().write(data);
+  }
+
+  /** Types `text`; with `addNewline`, presses Enter as a separate write (TUIs treat one burst as a paste). */
+  sendText(text: string, addNewline = false): void {
+    const pty = this.writable();
+    if (text.length > 0) pty.write(text);
+    if (addNewline) pty.write('\r');
+  }
+
+  /** Presses named keys (`Enter`, `C-c`, `Up`, …), honouring the program's cursor-key mode. */
+  sendKeys(keys: readonly string[]): void {
+    const encoded = encodeKeys(keys, this.screen.keyModes);
+    this.writable().write(encoded);
+  }
+
+  /**
+   * Pastes text as a terminal would: newlines become carriage returns, and the text is wrapped in
+   * bracketed-paste markers when the program asked for them (or `mode` forces it). Returns whether
+   * the paste was bracketed.
+   */
+  paste(text: string, mode: 'auto' | 'always' | 'never' = 'auto'): boolean {
+    const pty = this.writable();
+    const bracketed = mode === 'always' || (mode === 'auto' && this.screen.bracketedPaste);
+    // A pasted end marker would let the text escape the paste and run as typed input.
+    const body = text.replace(/\x1b\[20[01]~/g, '').replace(/\r?\n/g, '\r');
+    pty.write(bracketed ? `\x1b[200~${body}\x1b[201~` : body);
+    return bracketed;
+  }
+
+  /** Resizes the PTY (the program gets SIGWINCH) and the rendered screen. */
+  resize(cols: number, rows: number): void {
+    if (this.pty && this.alive) this.pty.resize(cols, rows);
+    this.drainAll();
+    this.screen.resize(cols, rows);
+  }
+
+  /** The last `lines` lines of history and screen. */
+  readText(lines: number, options: { joinWrapped?: boolean } = {}): TailResult {
+    return this.screen.tail(lines, options);
+  }
+
+  /** The visible screen, plain or with SGR colours. */
+  snapshot(options: { ansi?: boolean } = {}): ScreenSnapshot {
+    return {
+      lines: options.ansi ? this.screen.screenAnsiLines() : this.screen.screenLines(),
+      cols: this.screen.cols,
+      rows: this.screen.rows,
+      cursor: this.screen.cursor,
+      altScreen: this.screen.altScreen,
+      windowTitle: this.screen.title,
+    };
+  }
+
+  /** Raw output from stream offset `from` (default: all that is held). */
+  readRaw(from?: number): RawRead {
+    return this.raw.read(from);
+  }
+
+  /** Approximate memory held by this pane's history, in bytes. */
+  get historyBytes(): number {
+    return this.screen.historyBytes + this.raw.heldBytes;
+  }
+
+  /** Resolves when the process has exited (at once if it has). */
+  waitForExit(): Promise<ExitInfo> {
+    if (this.exitInfo) return Promise.resolve(this.exitInfo);
+    return new Promise((resolve) => this.exitWaiters.push(resolve));
+  }
+
+  /**
+   * Ends the pane's whole process tree: `signal` (TERM by default) to every process in it, then
+   * KILL after `graceMs`. Resolves with the exit once the pane's process is gone. For a pane that
+   * already exited, ends what it left running in the background (found by its marker variable).
+   */
+  kill(options: { graceMs: number; signal?: NodeJS.Signals }): Promise<ExitInfo> {
+    const exited = this.exitInfo;
+    if (exited) {
+      return terminateProcessTree(this.pid, { ...options, marker: this.marker, rootExited: true }).then(() => exited);
+    }
+    this.killing ??= this.terminate(options);
+    return this.killing;
+  }
+
+  /** The variable every process of this pane inherits. */
+  private get marker(): EnvMarker {
+    return { name: PANE_MARKER_VARIABLE, value: this.id };
+  }
+
+  /** Releases the screen and, if still running, the process (killed at once). */
+  dispose(): void {
+    if (this.pty && this.alive) {
+      try {
+        if (isWindows) this.pty.kill();
+        else process.kill(-this.pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    this.scheduler.forget(this);
+    this.pending.length = 0;
+    this.pendingBytes = 0;
+    this.outputEmitter.dispose();
+    this.renderEmitter.dispose();
+    this.exitEmitter.dispose();
+    this.screen.dispose();
+  }
+
+  /** Parses queued output until `deadline` (performance.now() time); true while some is left. */
+  drainUntil(deadline: number): boolean {
+    let parsed = false;
+    while (this.pending.length > 0) {
+      this.parseSlice();
+      parsed = true;
+      if (performance.now() >= deadline) break;
+    }
+    if (parsed) this.afterParse();
+    return this.pending.length > 0;
+  }
+
+  private async terminate(options: { graceMs: number; signal?: NodeJS.Signals }): Promise<ExitInfo> {
+    const result = await terminateProcessTree(this.pid, { ...options, marker: this.marker });
+    if (result.survivors.length > 0) {
+      this.logger.warn('processes survived SIGKILL', { survivors: result.survivors });
+    }
+    // The PTY reports the exit after its last output is read; don't wait forever if it never does.
+    const exited = this.waitForExit();
+    const timeout = new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 3_000).unref());
+    const info = await Promise.race([exited, timeout]);
+    if (info) return info;
+    this.logger.warn('no exit event after kill; marking the pane exited');
+    this.handleExit(-1, 9);
+    return this.exitInfo ?? { exitCode: null, signal: 'SIGKILL' };
+  }
+
+  private writable(): IPty {
+    if (!this.pty || this.exitInfo) {
+      throw new SwitchboardError('PANE_EXITED', `pane ${this.id} has exited`, { pane_id: this.id });
+    }
+    return this.pty;
+  }
+
+  private receive(data: Buffer): void {
+    if (this.exitInfo) return;
+    this.pending.push(data);
+    this.pendingBytes += data.length;
+    if (!this.readingPaused && this.pendingBytes > PENDING_HIGH_WATER && this.pty) {
+      this.readingPaused = true;
+      this.pty.pause();
+    }
+    this.scheduler.schedule(this);
+  }
+
+  private parseSlice(): void {
+    const head = this.pending[0];
+    if (!head) return;
+    let chunk: Buffer;
+    if (head.length > PARSE_SLICE_BYTES) {
+      chunk = head.subarray(0, PARSE_SLICE_BYTES);
+      this.pending[0] = head.subarray(PARSE_SLICE_BYTES);
+    } else {
+      chunk = head;
+      this.pending.shift();
+    }
+    this.pendingBytes -= chunk.length;
+    const offset = this.raw.endOffset;
+    this.screen.write(chunk);
+    this.raw.append(chunk);
+    if (this.outputEmitter.listenerCount > 0) {
+      this.decoder ??= new StringDecoder('utf8');
+      this.outputEmitter.fire({ data: chunk, text: this.decoder.write(chunk), offset });
+    } else {
+      this.decoder = undefined;
+    }
+  }
+
+  private afterParse(): void {
+    this.lastOutputAt = Date.now();
+    if (this.readingPaused && this.pendingBytes < PENDING_LOW_WATER && this.pty) {
+      this.readingPaused = false;
+      this.pty.resume();
+    }
+    this.renderEmitter.fire();
+  }
+
+  /** Parses everything queued, now (before exit, resize and reads that must see all output). */
+  drainAll(): void {
+    if (this.pending.length === 0) return;
+    while (this.pending.length > 0) this.parseSlice();
+    this.afterParse();
+  }
+
+  private handleExit(exitCode: number, signal: number | undefined): void {
+    if (this.exitInfo) return;
+    this.drainAll();
+    this.scheduler.forget(this);
+    const signalName = signal ? (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) : null;
+    this.exitInfo = { exitCode: signalName ? null : exitCode, signal: signalName };
+    this.exitedAt = new Date();
+    this.pty = undefined;
+    this.logger.debug('pane exited', { ...this.exitInfo });
+    for (const resolve of this.exitWaiters.splice(0)) resolve(this.exitInfo);
+    this.exitEmitter.fire(this.exitInfo);
+  }
+}

@@ -1,0 +1,108 @@
+import type { Pane } from './pane.js';
+
+/** What to wait for: a pattern on screen, a still screen, or both (the pattern, then stillness). */
+export interface WaitOptions {
+  pattern?: RegExp;
+  /** Resolve once the screen has not changed for this long. */
+  idleMs?: number;
+  timeoutMs: number;
+  /** Search the last N lines of history and screen instead of only the visible screen. */
+  lines?: number;
+  signal?: AbortSignal;
+}
+
+export type WaitReason = 'matched' | 'idle' | 'timeout' | 'exited' | 'cancelled';
+
+export interface WaitResult {
+  /** True when the condition was met. */
+  matched: boolean;
+  reason: WaitReason;
+  /** The text the pattern matched. */
+  match?: string;
+  /** The whole line the match started on. */
+  line?: string;
+  elapsedMs: number;
+}
+
+/** Waits until the condition holds on `pane`'s screen, the pane exits, the timeout passes or `signal` aborts. */
+export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitResult> {
+  const started = performance.now();
+  const elapsed = (): number => Math.round(performance.now() - started);
+  const readText = (): string =>
+    options.lines !== undefined ? pane.readText(options.lines).lines.join('\n') : pane.snapshot().lines.join('\n');
+
+  return new Promise<WaitResult>((resolve) => {
+    let lastText = readText();
+    let lastChange = performance.now();
+    let found: { match: string; line: string } | undefined;
+    let idleTimer: NodeJS.Timeout | undefined;
+    let done = false;
+
+    const findPattern = (text: string): void => {
+      if (!options.pattern || found) return;
+      const m = options.pattern.exec(text);
+      if (!m) return;
+      const lineStart = text.lastIndexOf('\n', m.index) + 1;
+      const lineEnd = text.indexOf('\n', m.index);
+      found = { match: m[0], line: text.slice(lineStart, lineEnd === -1 ? undefined : lineEnd) };
+    };
+
+    const finish = (result: Omit<WaitResult, 'elapsedMs'>): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timeout);
+      clearTimeout(idleTimer);
+      renderSub.dispose();
+      exitSub.dispose();
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({ ...result, elapsedMs: elapsed() });
+    };
+
+    const evaluate = (): void => {
+      if (options.pattern && !found) return;
+      if (options.idleMs !== undefined) {
+        const stillFor = performance.now() - lastChange;
+        if (stillFor < options.idleMs) {
+          clearTimeout(idleTimer);
+          idleTimer = setTimeout(evaluate, Math.ceil(options.idleMs - stillFor) + 1);
+          return;
+        }
+        finish({ matched: true, reason: options.pattern ? 'matched' : 'idle', ...found });
+        return;
+      }
+      finish({ matched: true, reason: 'matched', ...found });
+    };
+
+    const onRender = (): void => {
+      const text = readText();
+      if (text === lastText) return;
+      lastText = text;
+      lastChange = performance.now();
+      // A still screen that was matched must be matched again when it changes under us.
+      if (options.idleMs !== undefined) found = undefined;
+      findPattern(text);
+      evaluate();
+    };
+
+    const onAbort = (): void => finish({ matched: false, reason: 'cancelled' });
+    const timeout = setTimeout(() => finish({ matched: false, reason: 'timeout' }), options.timeoutMs);
+    const renderSub = pane.onRender(onRender);
+    const exitSub = pane.onExit(() => {
+      onRender();
+      if (!done) finish({ matched: false, reason: 'exited', ...found });
+    });
+    options.signal?.addEventListener('abort', onAbort);
+
+    if (options.signal?.aborted) {
+      onAbort();
+      return;
+    }
+    findPattern(lastText);
+    if (!pane.alive) {
+      if (found && options.idleMs === undefined) finish({ matched: true, reason: 'matched', ...found });
+      else finish({ matched: false, reason: 'exited', ...found });
+      return;
+    }
+    evaluate();
+  });
+}

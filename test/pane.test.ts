@@ -1,0 +1,192 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { PaneRegistry, type Pane } from '../src/pane/index.js';
+import { collectProcessTree, findProcessesByEnv, isProcessRunning } from '../src/platform/index.js';
+import { BASH_ARGV, BASH_ENV, expectScreen, openFdCount, sleep, tempDir } from './support/shell.js';
+
+let registry: PaneRegistry;
+let cleanup: () => void;
+let dir: string;
+
+beforeEach(() => {
+  registry = new PaneRegistry({ defaults: { killGraceMs: 1_000 } });
+  ({ dir, cleanup } = tempDir());
+});
+
+afterEach(async () => {
+  await registry.close({ graceMs: 500 });
+  cleanup();
+});
+
+const bash = (extra: { cwd?: string; env?: Record<string, string>; cols?: number; rows?: number; title?: string } = {}): Pane =>
+  registry.create({ argv: BASH_ARGV, ...extra, env: { ...BASH_ENV, ...extra.env } });
+
+describe('panes with real shells', () => {
+  it('runs a shell with the given cwd, env, title and size', async () => {
+    const pane = bash({ cwd: dir, env: { GREETING: 'hi-there' }, title: 'worker', cols: 91, rows: 17 });
+    expect(pane.title).toBe('worker');
+    expect(pane.alive).toBe(true);
+    expect(pane.pid).toBeGreaterThan(0);
+    await expectScreen(pane, 'PROMPT$');
+    pane.sendText('pwd; echo "$GREETING"; stty size; echo "$TERM $SWITCHBOARD_PANE_ID"', true);
+    await expectScreen(pane, `xterm-256color ${pane.id}`);
+    const text = pane.readText(100).lines.join('\n');
+    expect(text).toContain(dir);
+    expect(text).toContain('hi-there');
+    expect(text).toContain('17 91');
+  });
+
+  it('runs the default shell when no command is given, and a command string through it', async () => {
+    const shellPane = registry.create({ cwd: dir });
+    expect(path.basename(shellPane.file)).toBe(path.basename(process.env.SHELL ?? 'sh'));
+    const cmdPane = registry.create({ command: 'echo one-$((40+2)); exit 7', cwd: dir });
+    expect(await cmdPane.waitForExit()).toEqual({ exitCode: 7, signal: null });
+    expect(cmdPane.readText(10).lines).toContain('one-42');
+  });
+
+  it('reports the signal that ended a process', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'kill -TERM $$'] });
+    expect(await pane.waitForExit()).toEqual({ exitCode: null, signal: 'SIGTERM' });
+    expect(pane.alive).toBe(false);
+  });
+
+  it('keeps an exited pane listed with its output until removed', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'echo last words'] });
+    await pane.waitForExit();
+    expect(registry.list()).toContain(pane);
+    expect(pane.readText(5).lines).toContain('last words');
+    expect(() => pane.sendText('x')).toThrow(/has exited/);
+    await registry.remove(pane.id);
+    expect(registry.find(pane.id)).toBeUndefined();
+  });
+
+  it('fails cleanly for a missing program or cwd', () => {
+    expect(() => registry.create({ argv: ['no-such-program-xyz'] })).toThrow(/command not found: no-such-program-xyz/);
+    expect(() => registry.create({ cwd: path.join(dir, 'missing') })).toThrow(/cwd does not exist/);
+    writeFileSync(path.join(dir, 'file'), '');
+    expect(() => registry.create({ cwd: path.join(dir, 'file') })).toThrow(/not a directory/);
+    expect(() => registry.create({ cols: 0 })).toThrow(/cols must be/);
+    expect(() => registry.create({ env: { 'A=B': 'x' } })).toThrow(/invalid environment variable name/);
+  });
+
+  it('resizes the terminal the program sees', async () => {
+    const pane = bash({ cols: 80, rows: 24 });
+    await expectScreen(pane, 'PROMPT$');
+    pane.resize(100, 40);
+    pane.sendText('stty size', true);
+    await expectScreen(pane, '40 100');
+    expect(pane.cols).toBe(100);
+    expect(pane.rows).toBe(40);
+  });
+
+  it('kills the whole process group, every descendant, and processes that daemonized', async () => {
+    // sleep 1000: a background job; setsid sleep 1001 after a double fork: a daemon that left the
+    // session and was re-parented to init; sleep 1002: the foreground job.
+    const pane = registry.create({ argv: ['bash', '-c', 'sleep 1000 & (setsid sleep 1001 &) ; sleep 1002 & wait'] });
+    let members: number[] = [];
+    for (let i = 0; i < 100 && members.length < 4; i++) {
+      await sleep(50);
+      members = [...new Set([...collectProcessTree(pane.pid), ...findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id)])];
+    }
+    expect(members.length).toBe(4);
+    const escaped = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id).filter((pid) => !collectProcessTree(pane.pid).includes(pid));
+    expect(escaped.length).toBe(1);
+    await registry.kill(pane.id);
+    for (const pid of members) expect(isProcessRunning(pid)).toBe(false);
+    expect(pane.alive).toBe(false);
+  });
+
+  it('ends what an exited pane left running when it is removed', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', '(setsid sleep 1003 &); sleep 0.3; echo started'] });
+    await pane.waitForExit();
+    let left: number[] = [];
+    for (let i = 0; i < 100 && left.length === 0; i++) {
+      await sleep(20);
+      left = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id);
+    }
+    expect(left.length).toBe(1);
+    await registry.remove(pane.id);
+    for (const pid of left) expect(isProcessRunning(pid)).toBe(false);
+  });
+
+  it('escalates to SIGKILL when TERM is ignored', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'trap "" TERM; echo ready; while true; do sleep 0.05; done'] });
+    await expectScreen(pane, 'ready');
+    const started = Date.now();
+    const exit = await pane.kill({ graceMs: 300 });
+    expect(exit.signal).toBe('SIGKILL');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(250);
+  });
+
+  it('brackets a paste only when the program enabled bracketed paste', async () => {
+    const pane = registry.create({ argv: ['sh', '-c', 'printf "\\033[?2004h"; cat -v'] });
+    await sleep(200);
+    expect(pane.bracketedPaste).toBe(true);
+    expect(pane.paste('line one\nline two')).toBe(true);
+    pane.sendText('', true);
+    await expectScreen(pane, '^[[200~line one');
+    expect(pane.paste('plain', 'never')).toBe(false);
+    pane.sendText('', true);
+    await expectScreen(pane, /^plain$/m);
+  });
+
+  it('strips paste end markers from pasted text', async () => {
+    const pane = registry.create({ argv: ['sh', '-c', 'printf "\\033[?2004h"; cat -v'] });
+    await sleep(200);
+    pane.paste('safe\x1b[201~rm -rf ~');
+    pane.sendText('', true);
+    await expectScreen(pane, 'safe');
+    const screen = pane.snapshot().lines.join('\n');
+    expect(screen).toContain('^[[200~saferm -rf ~^[[201~');
+  });
+
+  it('sends named keys in the encoding the program expects', async () => {
+    const pane = registry.create({ argv: ['cat', '-v'] });
+    await sleep(100);
+    pane.sendKeys(['Up', 'Tab', 'F5', 'C-a', 'Enter']);
+    // cat -v shows ESC as ^[ and Ctrl-A as ^A; the tab is expanded by the terminal.
+    await expectScreen(pane, /^\^\[\[A +\^\[\[15~\^A$/m);
+    pane.sendKeys(['Home']);
+    pane.sendKeys(['Enter']);
+    await expectScreen(pane, /^\^\[\[H$/m);
+    pane.sendKeys(['C-c']);
+    await pane.waitForExit();
+  });
+
+  it('keeps answering while another pane floods output, with bounded buffers', async () => {
+    const flood = registry.create({ argv: ['bash', '-c', 'yes "flooding flooding flooding flooding"'] });
+    const quiet = bash();
+    await expectScreen(quiet, 'PROMPT$');
+    while (flood.outputBytes < 2_000_000) await sleep(20);
+    let maxPending = 0;
+    for (let i = 0; i < 20; i++) {
+      quiet.sendText(`echo round-${i}`, true);
+      await expectScreen(quiet, `round-${i}`);
+      maxPending = Math.max(maxPending, flood.pendingOutputBytes);
+    }
+    // Reading pauses above 4 MiB of unparsed output; one read more can land on top.
+    expect(maxPending).toBeLessThan(5 * 1024 * 1024);
+    expect(flood.historyBytes).toBeLessThan(4 * 1024 * 1024);
+    await registry.kill(flood.id);
+  });
+
+  it('releases file descriptors when panes end', async () => {
+    // Warm up any lazily opened descriptors first.
+    const warm = bash();
+    await expectScreen(warm, 'PROMPT$');
+    await registry.remove(warm.id);
+    await sleep(100);
+    const before = openFdCount();
+    const panes = Array.from({ length: 8 }, () => bash());
+    await Promise.all(panes.map((p) => expectScreen(p, 'PROMPT$')));
+    expect(openFdCount()).toBeGreaterThan(before);
+    await Promise.all(panes.map((p) => registry.remove(p.id)));
+    let after = openFdCount();
+    for (let i = 0; i < 40 && after > before; i++) {
+      await sleep(50);
+      after = openFdCount();
+    }
+    expect(after).toBe(before);
+  });
+});

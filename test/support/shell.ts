@@ -1,0 +1,33 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { waitForScreen, type Pane } from '../../src/pane/index.js';
+import { compileSafeRegex } from '../../src/core/safe-regex.js';
+
+/** A bash with no user rc files and a fixed prompt, so screens are predictable. */
+export const BASH_ARGV = ['bash', '--norc', '--noprofile', '-i'] as const;
+export const BASH_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' } as const;
+
+/** Waits until `pattern` shows on `pane`'s screen; throws with the screen when it does not in time. */
+export async function expectScreen(pane: Pane, pattern: string | RegExp, timeoutMs = 15_000, lines?: number): Promise<string> {
+  const regex = typeof pattern === 'string' ? compileSafeRegex(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : pattern;
+  const result = await waitForScreen(pane, { pattern: regex, timeoutMs, lines });
+  if (!result.matched) {
+    const screen = pane.snapshot().lines.join('\n');
+    throw new Error(`timed out (${result.reason}) waiting for ${String(pattern)} on pane ${pane.id}; screen:\n${screen}`);
+  }
+  return result.match ?? '';
+}
+
+/** A fresh temporary directory, removed by the returned function. */
+export function tempDir(prefix = 'sb-test-'): { dir: string; cleanup: () => void } {
+  const dir = mkdtempSync(path.join(tmpdir(), prefix));
+  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+/** Open file descriptors of this process (Linux). */
+export function openFdCount(): number {
+  return readdirSync('/proc/self/fd').length;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
