@@ -15,12 +15,12 @@ describe('compileSafeRegex', () => {
     expect(re.test('HELLO xyz world' + 'A')).toBe(false);
   });
 
+  // The backtracking engine would need longer than the age of the universe here (the test timeout
+  // catches that); the linear engine answers at once.
   it('does not backtrack catastrophically', () => {
     const re = compileSafeRegex('(x+x+)+y');
-    const started = Date.now();
     expect(re.test('x'.repeat(20_000))).toBe(false);
-    // Generous bound: the backtracking engine would take longer than the age of the universe.
-    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(re.flags).toContain('l');
   });
 
   it('rejects lookaround and backreferences with INVALID_PARAMS', () => {

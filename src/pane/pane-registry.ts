@@ -71,7 +71,7 @@ export class PaneRegistry {
   private readonly logger: Logger;
   private readonly scheduler: RenderScheduler;
   private readonly baseEnv: NodeJS.ProcessEnv;
-  private readonly paneEnv: Record<string, string>;
+  private paneEnv: Record<string, string>;
   private readonly maxPanes: number;
   private readonly maxExitedPanes: number;
   private closed = false;
@@ -133,6 +133,11 @@ export class PaneRegistry {
     this.logger.info('pane created', { pane: id, pid: pane.pid, command: commandText, cwd });
     this.createdEmitter.fire(pane);
     return pane;
+  }
+
+  /** Sets the variables every pane created from now on gets (after the base environment). */
+  setPaneEnv(vars: Record<string, string>): void {
+    this.paneEnv = { ...vars };
   }
 
   /** The pane with this id; throws PANE_NOT_FOUND. */

@@ -1,0 +1,34 @@
+import type { Disposable } from '../core/disposable.js';
+import type { PaneRegistry } from '../pane/index.js';
+import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
+
+/** Where a session's notifications go (a socket, a WebSocket, an in-memory test double). */
+export interface NotificationSink {
+  notify<N extends NotificationName>(method: N, params: Notifications[N]): void;
+  /** Bytes handed to the transport that the peer has not taken yet. */
+  readonly backlogBytes: number;
+  /** Runs `listener` each time the backlog drains. */
+  onDrain(listener: () => void): Disposable;
+}
+
+/** What operations may ask of the daemon that hosts them. */
+export interface DaemonControl {
+  info(): InfoResult;
+  /** Shuts the daemon down after the current response is sent. */
+  requestShutdown(): void;
+}
+
+/** Everything an operation needs besides its parameters. */
+export interface OperationContext {
+  panes: PaneRegistry;
+  daemon: DaemonControl;
+  session: SessionLike;
+  /** Aborted when the caller goes away (its connection closed). */
+  signal: AbortSignal;
+}
+
+/** The per-caller state an operation can touch: its subscriptions. */
+export interface SessionLike {
+  subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen')[]; replay: boolean }): string;
+  unsubscribe(id: string): void;
+}

@@ -1,0 +1,302 @@
+import net from 'node:net';
+import { Emitter, type Event } from '../core/emitter.js';
+import { SwitchboardError, errorCodeFromRpc, type ErrorCode } from '../core/errors.js';
+import { LineFramer } from '../protocol/framing.js';
+import type { JsonRpcResponse } from '../protocol/json-rpc.js';
+import type { MethodName, NotificationName, Notifications, ParamsInput, Result } from '../protocol/methods.js';
+import { NO_DAEMON_MESSAGE, resolveEndpoint, type Endpoint, type EndpointOptions } from './endpoint.js';
+
+/** An error the daemon answered with: the stable `code`, plus the JSON-RPC number and data. */
+export class RpcError extends SwitchboardError {
+  constructor(
+    code: ErrorCode,
+    message: string,
+    readonly rpcErrorCode: number,
+    readonly data: unknown,
+  ) {
+    super(code, message, typeof data === 'object' && data !== null ? (data as Record<string, unknown>) : undefined);
+  }
+}
+
+export interface ConnectOptions extends EndpointOptions {
+  /** Prefer TCP even when a local socket is known. */
+  preferTcp?: boolean;
+  /** Default time to wait for a reply (long calls such as waitFor and kill add their own time). */
+  requestTimeoutMs?: number;
+}
+
+type Handlers = { [N in NotificationName]?: (params: Notifications[N]) => void };
+
+/** A live subscription: its notifications as events, and a way to end it. */
+export class ClientSubscription {
+  private readonly emitters = {
+    output: new Emitter<Notifications['output']>(),
+    exit: new Emitter<Notifications['exit']>(),
+    screen: new Emitter<Notifications['screen']>(),
+    overflow: new Emitter<Notifications['overflow']>(),
+    pane_created: new Emitter<Notifications['pane_created']>(),
+  };
+  readonly onOutput: Event<Notifications['output']> = this.emitters.output.event;
+  readonly onExit: Event<Notifications['exit']> = this.emitters.exit.event;
+  readonly onScreen: Event<Notifications['screen']> = this.emitters.screen.event;
+  readonly onOverflow: Event<Notifications['overflow']> = this.emitters.overflow.event;
+  readonly onPaneCreated: Event<Notifications['pane_created']> = this.emitters.pane_created.event;
+
+  constructor(
+    readonly id: string,
+    private readonly client: SwitchboardClient,
+    handlers: Handlers,
+  ) {
+    for (const [name, handler] of Object.entries(handlers) as [NotificationName, (p: never) => void][]) {
+      (this.emitters[name] as Emitter<unknown>).event(handler as (p: unknown) => void);
+    }
+  }
+
+  /** Delivers a notification (called by the client). */
+  deliver(method: string, params: unknown): void {
+    if (!Object.hasOwn(this.emitters, method)) return;
+    (this.emitters[method as NotificationName] as unknown as Emitter<unknown>).fire(params);
+  }
+
+  /** Ends the subscription. */
+  async unsubscribe(): Promise<void> {
+    this.client.forgetSubscription(this.id);
+    this.dispose();
+    await this.client.request('unsubscribe', { subscription: this.id });
+  }
+
+  dispose(): void {
+    for (const emitter of Object.values(this.emitters)) emitter.dispose();
+  }
+}
+
+interface Pending {
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout;
+  /** Runs synchronously with the result, before any later message is handled. */
+  onResult?: (result: unknown) => void;
+}
+
+const DEFAULT_TIMEOUT_MS = 10_000;
+
+/** A connection to a Switchboard daemon with one typed method per RPC method. */
+export class SwitchboardClient {
+  private readonly framer = new LineFramer(256 * 1024 * 1024);
+  private readonly pending = new Map<number, Pending>();
+  private readonly subscriptions = new Map<string, ClientSubscription>();
+  private nextId = 1;
+  private closedError: Error | undefined;
+  private readonly closeEmitter = new Emitter<Error | undefined>();
+  /** The connection closed (with the reason, when it was not `close()`). */
+  readonly onClose: Event<Error | undefined> = this.closeEmitter.event;
+
+  private constructor(
+    private readonly socket: net.Socket,
+    readonly endpoint: Endpoint,
+    private readonly timeoutMs: number,
+  ) {
+    socket.setNoDelay(true);
+    socket.on('data', (chunk: Buffer) => this.receive(chunk));
+    socket.on('error', (err) => this.handleClosed(new SwitchboardError('CONNECTION_FAILED', `connection error: ${err.message}`)));
+    socket.on('close', () => this.handleClosed(new SwitchboardError('CONNECTION_FAILED', 'connection closed by the daemon')));
+  }
+
+  /** Connects to `endpoint` (see resolveEndpoint for how one is found). */
+  static async open(endpoint: Endpoint, options: { preferTcp?: boolean; requestTimeoutMs?: number } = {}): Promise<SwitchboardClient> {
+    const useSocket = endpoint.socketPath !== undefined && !(options.preferTcp && endpoint.port !== undefined);
+    const socket = await new Promise<net.Socket>((resolve, reject) => {
+      const s = useSocket ? net.connect(endpoint.socketPath as string) : net.connect(endpoint.port ?? 0, endpoint.host ?? '127.0.0.1');
+      s.once('connect', () => {
+        s.removeAllListeners('error');
+        resolve(s);
+      });
+      s.once('error', (err: NodeJS.ErrnoException) => {
+        const refused = err.code === 'ECONNREFUSED' || err.code === 'ENOENT';
+        reject(new SwitchboardError('CONNECTION_FAILED', refused ? NO_DAEMON_MESSAGE : `cannot connect to the daemon: ${err.message}`));
+      });
+    });
+    return new SwitchboardClient(socket, endpoint, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+  }
+
+  /** Calls `method` with `params` (the token is added); rejects with RpcError on an error reply. */
+  request<M extends MethodName>(method: M, params: ParamsInput<M>, options: { timeoutMs?: number; onResult?: (result: Result<M>) => void } = {}): Promise<Result<M>> {
+    if (this.closedError) return Promise.reject(this.closedError);
+    const id = this.nextId++;
+    const line = `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, token: this.endpoint.token } })}\n`;
+    return new Promise<Result<M>>((resolve, reject) => {
+      const timeoutMs = options.timeoutMs ?? this.timeoutMs;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new SwitchboardError('TIMEOUT', `${method} got no reply within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: resolve as (v: unknown) => void,
+        reject,
+        timer,
+        onResult: options.onResult as ((r: unknown) => void) | undefined,
+      });
+      this.socket.write(line);
+    });
+  }
+
+  createPane(params: ParamsInput<'create_pane'> = {}): Promise<Result<'create_pane'>> {
+    return this.request('create_pane', params);
+  }
+
+  sendText(paneId: string, text: string, options: { addNewline?: boolean } = {}): Promise<Result<'send_text'>> {
+    return this.request('send_text', { pane_id: paneId, text, add_newline: options.addNewline });
+  }
+
+  sendKeys(paneId: string, keys: string[]): Promise<Result<'send_keys'>> {
+    return this.request('send_keys', { pane_id: paneId, keys });
+  }
+
+  paste(paneId: string, text: string, options: { bracketed?: 'auto' | 'always' | 'never' } = {}): Promise<Result<'paste'>> {
+    return this.request('paste', { pane_id: paneId, text, bracketed: options.bracketed });
+  }
+
+  isAlive(paneId: string): Promise<Result<'is_alive'>> {
+    return this.request('is_alive', { pane_id: paneId });
+  }
+
+  getText(paneId: string, options: { lines?: number; joinWrapped?: boolean } = {}): Promise<Result<'get_text'>> {
+    return this.request('get_text', { pane_id: paneId, lines: options.lines, join_wrapped: options.joinWrapped });
+  }
+
+  getScreen(paneId: string, options: { ansi?: boolean } = {}): Promise<Result<'get_screen'>> {
+    return this.request('get_screen', { pane_id: paneId, ansi: options.ansi });
+  }
+
+  list(): Promise<Result<'list'>> {
+    return this.request('list', {});
+  }
+
+  kill(paneId: string, options: { signal?: ParamsInput<'kill'>['signal']; graceMs?: number } = {}): Promise<Result<'kill'>> {
+    return this.request('kill', { pane_id: paneId, signal: options.signal, grace_ms: options.graceMs }, { timeoutMs: (options.graceMs ?? 3_000) + 10_000 });
+  }
+
+  remove(paneId: string, options: { graceMs?: number } = {}): Promise<Result<'remove'>> {
+    return this.request('remove', { pane_id: paneId, grace_ms: options.graceMs }, { timeoutMs: (options.graceMs ?? 3_000) + 10_000 });
+  }
+
+  resize(paneId: string, cols: number, rows: number): Promise<Result<'resize'>> {
+    return this.request('resize', { pane_id: paneId, cols, rows });
+  }
+
+  /** Waits until `pattern` is on the screen and/or the screen is still for `idleMs`. */
+  waitFor(paneId: string, options: { pattern?: string; flags?: string; idleMs?: number; timeoutMs?: number; lines?: number }): Promise<Result<'wait_for'>> {
+    const timeoutMs = options.timeoutMs ?? 30_000;
+    return this.request(
+      'wait_for',
+      { pane_id: paneId, pattern: options.pattern, flags: options.flags, idle_ms: options.idleMs, timeout_ms: timeoutMs, lines: options.lines },
+      { timeoutMs: timeoutMs + 10_000 },
+    );
+  }
+
+  /**
+   * Subscribes to output, exit and/or screen frames of one pane (or all panes). Handlers given here
+   * are attached before any notification can arrive.
+   */
+  async subscribe(
+    options: { paneId?: string; events?: ('output' | 'exit' | 'screen')[]; replay?: boolean } = {},
+    handlers: Handlers = {},
+  ): Promise<ClientSubscription> {
+    let created: ClientSubscription | undefined;
+    await this.request(
+      'subscribe',
+      { pane_id: options.paneId, events: options.events, replay: options.replay },
+      {
+        onResult: (result) => {
+          created = new ClientSubscription(result.subscription, this, handlers);
+          this.subscriptions.set(result.subscription, created);
+        },
+      },
+    );
+    if (!created) throw new SwitchboardError('INTERNAL_ERROR', 'subscribe returned no subscription');
+    return created;
+  }
+
+  info(): Promise<Result<'info'>> {
+    return this.request('info', {});
+  }
+
+  ping(): Promise<Result<'ping'>> {
+    return this.request('ping', {});
+  }
+
+  /** Asks the daemon to shut down (it ends every pane). */
+  shutdown(): Promise<Result<'shutdown'>> {
+    return this.request('shutdown', {});
+  }
+
+  /** Closes the connection; pending calls fail with CONNECTION_FAILED. */
+  close(): void {
+    this.socket.end();
+    this.socket.destroy();
+    this.handleClosed(undefined);
+  }
+
+  /** @internal */
+  forgetSubscription(id: string): void {
+    this.subscriptions.delete(id);
+  }
+
+  private receive(chunk: Buffer): void {
+    for (const event of this.framer.push(chunk)) {
+      if (event.kind !== 'line') continue;
+      let message: unknown;
+      try {
+        message = JSON.parse(event.line.toString('utf8'));
+      } catch {
+        continue;
+      }
+      const replies = Array.isArray(message) ? message : [message];
+      for (const reply of replies) this.handleMessage(reply);
+    }
+  }
+
+  private handleMessage(message: unknown): void {
+    if (typeof message !== 'object' || message === null) return;
+    const m = message as Partial<JsonRpcResponse> & { method?: string; params?: { subscription?: string } };
+    if (typeof m.method === 'string') {
+      const sub = m.params?.subscription ? this.subscriptions.get(m.params.subscription) : undefined;
+      sub?.deliver(m.method, m.params);
+      return;
+    }
+    if (typeof m.id !== 'number') return;
+    const pending = this.pending.get(m.id);
+    if (!pending) return;
+    this.pending.delete(m.id);
+    clearTimeout(pending.timer);
+    if ('error' in m && m.error) {
+      const data = m.error.data as { code?: ErrorCode } | undefined;
+      const code = data?.code ?? errorCodeFromRpc(m.error.code);
+      pending.reject(new RpcError(code, m.error.message, m.error.code, m.error.data));
+      return;
+    }
+    const result = (m as { result?: unknown }).result;
+    pending.onResult?.(result);
+    pending.resolve(result);
+  }
+
+  private handleClosed(reason: Error | undefined): void {
+    if (this.closedError) return;
+    this.closedError = reason ?? new SwitchboardError('CONNECTION_FAILED', 'connection closed');
+    for (const [id, pending] of this.pending) {
+      clearTimeout(pending.timer);
+      pending.reject(this.closedError);
+      this.pending.delete(id);
+    }
+    for (const sub of this.subscriptions.values()) sub.dispose();
+    this.subscriptions.clear();
+    this.closeEmitter.fire(reason);
+    this.closeEmitter.dispose();
+  }
+}
+
+/** Connects to the daemon found by resolveEndpoint (options, pane environment, or runtime file). */
+export async function connect(options: ConnectOptions = {}): Promise<SwitchboardClient> {
+  const endpoint = resolveEndpoint(options);
+  return SwitchboardClient.open(endpoint, { preferTcp: options.preferTcp, requestTimeoutMs: options.requestTimeoutMs });
+}

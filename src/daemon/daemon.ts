@@ -1,0 +1,195 @@
+import net from 'node:net';
+import path from 'node:path';
+import { Emitter, type Event } from '../core/emitter.js';
+import { SwitchboardError } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { switchboardVersion } from '../core/version.js';
+import type { DaemonControl, OperationContext } from '../api/index.js';
+import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
+import type { InfoResult } from '../protocol/methods.js';
+import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
+import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
+
+/** Seed 000's default port; the next free one is used when it is taken. */
+export const DEFAULT_PORT = 8765;
+export const DEFAULT_HOST = '127.0.0.1';
+
+export interface DaemonOptions {
+  /** Where the runtime file and socket live (default $SWITCHBOARD_HOME or ~/.switchboard). */
+  home?: string;
+  host?: string;
+  /** TCP port (default 8765, or the next free one); 0 lets the OS choose; false turns TCP off. */
+  port?: number | false;
+  /** The local socket path; false turns it off. Default: inside `home` (a named pipe on Windows). */
+  socket?: string | false;
+  logger?: Logger;
+  paneDefaults?: Partial<PaneDefaults>;
+  limits?: Partial<ConnectionLimits>;
+  maxConnections?: number;
+  /** The environment panes start from (default: this process's). */
+  env?: NodeJS.ProcessEnv;
+  /** Write the runtime file for clients to find (default true). */
+  writeRuntimeFile?: boolean;
+  /** Extra method implementations (tests). */
+  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+}
+
+/**
+ * A running Switchboard daemon: the pane registry behind a JSON-RPC server on loopback TCP and a
+ * local socket, with a fresh 256-bit token, published in a 0600 runtime file.
+ */
+export class Daemon implements DaemonControl {
+  readonly panes: PaneRegistry;
+  readonly token: string;
+  readonly home: string;
+  readonly startedAt = new Date();
+  tcp: { host: string; port: number } | undefined;
+  socketPath: string | undefined;
+
+  private readonly server: RpcServer;
+  private readonly logger: Logger;
+  private readonly publish: boolean;
+  private closing: Promise<void> | undefined;
+  private readonly closedEmitter = new Emitter<void>();
+  /** The daemon has shut down (after `close`, a `shutdown` request, or a signal handled by the caller). */
+  readonly onClosed: Event<void> = this.closedEmitter.event;
+
+  private constructor(options: DaemonOptions) {
+    this.home = options.home ?? switchboardHome();
+    this.logger = options.logger ?? silentLogger;
+    this.publish = options.writeRuntimeFile ?? true;
+    this.token = generateToken();
+    this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
+    this.server = new RpcServer({
+      token: this.token,
+      panes: this.panes,
+      daemon: this,
+      logger: this.logger,
+      limits: options.limits,
+      maxConnections: options.maxConnections,
+      handlers: options.handlers,
+    });
+  }
+
+  /** Starts a daemon; rejects when another one already runs for the same home. */
+  static async start(options: DaemonOptions = {}): Promise<Daemon> {
+    const daemon = new Daemon(options);
+    try {
+      await daemon.listen(options);
+    } catch (err) {
+      await daemon.server.close();
+      await daemon.panes.close({ graceMs: 0 });
+      throw err;
+    }
+    return daemon;
+  }
+
+  /** How clients reach this daemon. */
+  runtimeInfo(): RuntimeInfo {
+    return {
+      version: switchboardVersion(),
+      pid: process.pid,
+      ...(this.tcp ? { host: this.tcp.host, port: this.tcp.port } : {}),
+      ...(this.socketPath ? { socket: this.socketPath } : {}),
+      token: this.token,
+      started_at: this.startedAt.toISOString(),
+    };
+  }
+
+  info(): InfoResult {
+    const panes = this.panes.list();
+    return {
+      name: 'switchboard',
+      version: switchboardVersion(),
+      pid: process.pid,
+      started_at: this.startedAt.toISOString(),
+      uptime_ms: Date.now() - this.startedAt.getTime(),
+      panes: { total: panes.length, alive: panes.filter((p) => p.alive).length },
+      transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}) },
+      limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
+    };
+  }
+
+  requestShutdown(): void {
+    // Let the reply to `shutdown` go out first.
+    setImmediate(() => void this.close());
+  }
+
+  /** Stops accepting calls, ends every pane's processes, and removes the runtime file and socket. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.logger.info('shutting down');
+      await this.panes.close();
+      await this.server.close();
+      if (this.publish) removeRuntimeFile(this.home, process.pid);
+      this.logger.info('stopped');
+      this.closedEmitter.fire();
+    })();
+    return this.closing;
+  }
+
+  private async listen(options: DaemonOptions): Promise<void> {
+    ensurePrivateDir(this.home);
+    await refuseIfRunning(this.home);
+    if (options.socket !== false) {
+      const socketPath = options.socket ?? localSocketPath(this.home);
+      // The default path falls back to a directory of our own under the temp dir when the home is
+      // too deep for a socket path: make that one private. A path the caller chose is left alone
+      // (its directory may be shared, like /tmp); the socket itself is 0600 either way.
+      if (options.socket === undefined && isFilesystemSocket(socketPath) && path.dirname(socketPath) !== this.home) {
+        ensurePrivateDir(path.dirname(socketPath));
+      }
+      await this.server.listenLocal(socketPath);
+      this.socketPath = socketPath;
+    }
+    if (options.port !== false) {
+      this.tcp = await this.server.listenTcp(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
+    }
+    if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
+    const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token };
+    if (this.tcp) {
+      Object.assign(env, {
+        SWITCHBOARD_RPC_HOST: this.tcp.host,
+        SWITCHBOARD_RPC_PORT: String(this.tcp.port),
+        ENSO_RPC_HOST: this.tcp.host,
+        ENSO_RPC_PORT: String(this.tcp.port),
+      });
+    }
+    if (this.socketPath) env.SWITCHBOARD_RPC_SOCKET = this.socketPath;
+    this.panes.setPaneEnv(env);
+    if (this.publish) writeRuntimeFile(this.home, this.runtimeInfo());
+    this.logger.info('listening', { tcp: this.tcp, socket: this.socketPath, home: this.home, pid: process.pid });
+  }
+}
+
+/** Refuses to start when the runtime file names a live daemon that still answers. */
+async function refuseIfRunning(home: string): Promise<void> {
+  const existing = readRuntimeFile(home);
+  if (!existing || existing.pid === process.pid || !isProcessRunning(existing.pid)) return;
+  const answers = await canConnect(existing);
+  if (answers) {
+    throw new SwitchboardError('CONNECTION_FAILED', `a daemon is already running (pid ${existing.pid}); stop it with \`switchboard down\``, {
+      pid: existing.pid,
+    });
+  }
+}
+
+function canConnect(info: RuntimeInfo): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = info.socket ? net.connect(info.socket) : info.port ? net.connect(info.port, info.host ?? DEFAULT_HOST) : undefined;
+    if (!socket) {
+      resolve(false);
+      return;
+    }
+    socket.setTimeout(1_000, () => {
+      socket.destroy();
+      resolve(false);
+    });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}

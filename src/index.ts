@@ -1,0 +1,10 @@
+/**
+ * Switchboard's library surface. Most callers want `connect()` (talk to a running daemon); embedders
+ * (an Electron main process, a test harness) can run a `Daemon` or a bare `PaneRegistry` in-process.
+ */
+export { connect, SwitchboardClient, ClientSubscription, RpcError, resolveEndpoint, type ConnectOptions, type Endpoint } from './client/index.js';
+export { Daemon, type DaemonOptions, type RuntimeInfo } from './daemon/index.js';
+export { PaneRegistry, Pane, waitForScreen, type CreatePaneOptions, type ExitInfo, type PaneOutput } from './pane/index.js';
+export { SwitchboardError, isSwitchboardError, ERROR_CODES, RPC_CODE_BY_ERROR, type ErrorCode } from './core/errors.js';
+export { createStreamLogger, silentLogger, type Logger } from './core/logger.js';
+export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, ScreenResult, WaitForResult, InfoResult } from './protocol/methods.js';

@@ -1,0 +1,43 @@
+/** JSON-RPC 2.0 message shapes, as Switchboard sends and accepts them. */
+
+export type JsonRpcId = string | number | null;
+
+export interface JsonRpcRequest {
+  jsonrpc: '2.0';
+  /** Absent for a notification (no response expected). */
+  id?: JsonRpcId;
+  method: string;
+  params?: unknown;
+}
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+export interface JsonRpcSuccess {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  result: unknown;
+}
+
+export interface JsonRpcFailure {
+  jsonrpc: '2.0';
+  id: JsonRpcId;
+  error: JsonRpcErrorObject;
+}
+
+export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
+
+/** A server-to-client notification. */
+export interface JsonRpcNotification {
+  jsonrpc: '2.0';
+  method: string;
+  params: unknown;
+}
+
+/** True for a JSON value that is a valid request id. */
+export function isValidId(id: unknown): id is JsonRpcId {
+  return id === null || typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id));
+}

@@ -1,0 +1,199 @@
+/**
+ * The method contract shared by the server and the client: every method's parameters (as zod
+ * schemas that validate and give precise errors) and results (as types). Names and shapes follow
+ * seed 000 for its six methods; the rest extend them in the same style (snake_case).
+ */
+import { z } from 'zod';
+
+/** An optional parameter: absent, undefined and JSON null all mean "not given". */
+const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
+
+const paneId = z.string().min(1, 'pane_id must not be empty').max(128);
+const int = (min: number, max: number) => z.number().int().min(min).max(max);
+const MAX_TEXT = 1024 * 1024;
+
+export const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as const;
+export const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen'] as const;
+
+export const paramSchemas = {
+  create_pane: z.strictObject({
+    command: optional(z.string().max(64 * 1024)),
+    argv: optional(z.array(z.string().max(64 * 1024)).min(1).max(4096)),
+    cwd: optional(z.string().min(1).max(4096)),
+    title: optional(z.string().max(256)),
+    env: optional(z.record(z.string(), z.string().max(128 * 1024))),
+    cols: optional(int(2, 1000)),
+    rows: optional(int(1, 500)),
+    scrollback: optional(int(0, 1_000_000)),
+  }),
+  send_text: z.strictObject({
+    pane_id: paneId,
+    text: z.string().max(MAX_TEXT),
+    add_newline: optional(z.boolean()),
+  }),
+  send_keys: z.strictObject({
+    pane_id: paneId,
+    keys: z.array(z.string().min(1).max(64)).min(1).max(4096),
+  }),
+  paste: z.strictObject({
+    pane_id: paneId,
+    text: z.string().max(MAX_TEXT),
+    bracketed: optional(z.enum(['auto', 'always', 'never'])),
+  }),
+  is_alive: z.strictObject({ pane_id: paneId }),
+  get_text: z.strictObject({
+    pane_id: paneId,
+    lines: optional(int(0, 1_000_000)),
+    join_wrapped: optional(z.boolean()),
+  }),
+  get_screen: z.strictObject({
+    pane_id: paneId,
+    ansi: optional(z.boolean()),
+  }),
+  list: z.strictObject({}),
+  kill: z.strictObject({
+    pane_id: paneId,
+    signal: optional(z.enum(SIGNALS)),
+    grace_ms: optional(int(0, 60_000)),
+  }),
+  remove: z.strictObject({
+    pane_id: paneId,
+    grace_ms: optional(int(0, 60_000)),
+  }),
+  resize: z.strictObject({
+    pane_id: paneId,
+    cols: int(2, 1000),
+    rows: int(1, 500),
+  }),
+  wait_for: z
+    .strictObject({
+      pane_id: paneId,
+      pattern: optional(z.string()),
+      flags: optional(z.string().max(8)),
+      idle_ms: optional(int(1, 3_600_000)),
+      timeout_ms: optional(int(1, 3_600_000)),
+      lines: optional(int(1, 100_000)),
+    })
+    .refine((p) => p.pattern !== undefined || p.idle_ms !== undefined, { message: 'give pattern, idle_ms, or both' }),
+  subscribe: z.strictObject({
+    pane_id: optional(paneId),
+    events: optional(z.array(z.enum(SUBSCRIBE_EVENTS)).min(1).max(3)),
+    replay: optional(z.boolean()),
+  }),
+  unsubscribe: z.strictObject({ subscription: z.string().min(1).max(128) }),
+  info: z.strictObject({}),
+  ping: z.strictObject({}),
+  shutdown: z.strictObject({}),
+} as const;
+
+export type MethodName = keyof typeof paramSchemas;
+export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
+
+/** What a caller sends (before defaults and null handling). */
+export type ParamsInput<M extends MethodName> = z.input<(typeof paramSchemas)[M]>;
+/** What a handler receives after validation. */
+export type Params<M extends MethodName> = z.output<(typeof paramSchemas)[M]>;
+
+export interface PaneInfo {
+  pane_id: string;
+  title: string;
+  alive: boolean;
+  pid?: number;
+  cwd: string;
+  command: string;
+  cols: number;
+  rows: number;
+  exit_code?: number | null;
+  signal?: string | null;
+  created_at: string;
+  exited_at?: string;
+  window_title: string;
+}
+
+export interface ScreenResult {
+  text: string;
+  lines: string[];
+  cols: number;
+  rows: number;
+  cursor: { x: number; y: number; visible: boolean };
+  alt_screen: boolean;
+  window_title: string;
+}
+
+export interface WaitForResult {
+  matched: boolean;
+  reason: 'matched' | 'idle' | 'timeout' | 'exited' | 'cancelled';
+  match?: string;
+  line?: string;
+  elapsed_ms: number;
+}
+
+export interface InfoResult {
+  name: 'switchboard';
+  version: string;
+  pid: number;
+  started_at: string;
+  uptime_ms: number;
+  panes: { total: number; alive: number };
+  transports: { tcp?: { host: string; port: number }; socket?: string };
+  limits: { max_request_bytes: number; max_connections: number };
+}
+
+export interface Results {
+  create_pane: { pane_id: string; title: string; pid: number };
+  send_text: { success: true };
+  send_keys: { success: true };
+  paste: { success: true; bracketed: boolean };
+  is_alive: { alive: boolean; pid?: number; exit_code?: number | null; signal?: string | null };
+  get_text: { text: string; total_lines: number };
+  get_screen: ScreenResult;
+  list: { panes: PaneInfo[] };
+  kill: { success: true; exit_code: number | null; signal: string | null };
+  remove: { success: true };
+  resize: { success: true; cols: number; rows: number };
+  wait_for: WaitForResult;
+  subscribe: { subscription: string };
+  unsubscribe: { success: true };
+  info: InfoResult;
+  ping: { pong: true; time: string };
+  shutdown: { success: true };
+}
+
+export type Result<M extends MethodName> = Results[M];
+
+/** Server-to-client notifications for subscriptions. */
+export interface Notifications {
+  /** Output of a pane, in order, after the screen parsed it. `offset` is the stream offset of `data`. */
+  output: { subscription: string; pane_id: string; data: string; offset: number };
+  /** A pane's process exited. */
+  exit: { subscription: string; pane_id: string; exit_code: number | null; signal: string | null };
+  /** A pane's screen changed: the rows that differ from the last frame sent (all rows when `full`). */
+  screen: {
+    subscription: string;
+    pane_id: string;
+    full: boolean;
+    cols: number;
+    rows: number;
+    cursor: { x: number; y: number; visible: boolean };
+    alt_screen: boolean;
+    modes: { bracketed_paste: boolean; application_cursor_keys: boolean; mouse_tracking: string; send_focus: boolean };
+    changed: [number, string][];
+  };
+  /** The client read too slowly and output was dropped; re-read the screen to catch up. */
+  overflow: { subscription: string; pane_id: string; dropped_bytes: number; resume_offset: number };
+  /** A subscription to all panes saw a new pane. */
+  pane_created: { subscription: string; pane_id: string; title: string };
+}
+
+export type NotificationName = keyof Notifications;
+
+/** Formats zod issues as one readable line: `lines: Too big: expected number to be <=1000000`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      if (issue.code === 'unrecognized_keys') return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
+      const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
+      return `${where}${issue.message}`;
+    })
+    .join('; ');
+}

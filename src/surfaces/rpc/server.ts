@@ -1,0 +1,175 @@
+import net from 'node:net';
+import { existsSync, rmSync } from 'node:fs';
+import { SwitchboardError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import type { DaemonControl, OperationContext } from '../../api/index.js';
+import type { PaneRegistry } from '../../pane/index.js';
+import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
+import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
+import { Dispatcher, errorResponse } from './dispatch.js';
+
+export interface RpcServerOptions {
+  token: string;
+  panes: PaneRegistry;
+  daemon: DaemonControl;
+  logger?: Logger;
+  limits?: Partial<ConnectionLimits>;
+  /** Most connections at once, over all transports. */
+  maxConnections?: number;
+  maxBatch?: number;
+  /** Extra or replacement method implementations (tests use this to inject failures). */
+  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+}
+
+/** Loopback addresses only: Switchboard never listens where another machine could reach it. */
+export function isLoopbackHost(host: string): boolean {
+  return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+function isLoopbackPeer(address: string | undefined): boolean {
+  if (address === undefined) return false;
+  const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
+  return isLoopbackHost(plain);
+}
+
+function listen(server: net.Server, options: net.ListenOptions): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error): void => {
+      server.off('listening', onListening);
+      reject(err);
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(options);
+  });
+}
+
+/** True when something accepts connections on `socketPath`. */
+function socketInUse(socketPath: string): Promise<boolean> {
+  return new Promise((resolve) => {
+    const probe = net.connect(socketPath);
+    probe.once('connect', () => {
+      probe.destroy();
+      resolve(true);
+    });
+    probe.once('error', () => resolve(false));
+  });
+}
+
+/**
+ * The JSON-RPC server: newline-delimited JSON-RPC 2.0 over TCP on a loopback address and over a
+ * local socket (a Unix socket, or a named pipe on Windows), with one token for both.
+ */
+export class RpcServer {
+  private readonly servers: net.Server[] = [];
+  private readonly connections = new Set<RpcConnection>();
+  private readonly dispatcher: Dispatcher;
+  private readonly limits: ConnectionLimits;
+  private readonly logger: Logger;
+  private readonly maxConnections: number;
+  private socketPath: string | undefined;
+
+  constructor(private readonly options: RpcServerOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+    this.maxConnections = options.maxConnections ?? 256;
+    this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
+  }
+
+  get connectionCount(): number {
+    return this.connections.size;
+  }
+
+  get requestSizeLimit(): number {
+    return this.limits.maxRequestBytes;
+  }
+
+  get connectionLimit(): number {
+    return this.maxConnections;
+  }
+
+  /**
+   * Listens on `host:port`, trying the next ports when it is taken (`port` 0 lets the OS choose).
+   * Resolves with the port actually used.
+   */
+  async listenTcp(host: string, port: number, tryNextPorts = 100): Promise<{ host: string; port: number }> {
+    if (!isLoopbackHost(host)) {
+      throw new SwitchboardError('INVALID_PARAMS', `refusing to listen on ${host}: only loopback addresses are allowed`);
+    }
+    const last = port === 0 ? 0 : Math.min(65535, port + tryNextPorts);
+    for (let candidate = port; candidate <= last; candidate++) {
+      const server = this.createServer(true);
+      try {
+        await listen(server, { host, port: candidate, exclusive: true });
+      } catch (err) {
+        server.close();
+        if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && candidate < last) continue;
+        throw err;
+      }
+      this.servers.push(server);
+      const address = server.address() as net.AddressInfo;
+      return { host, port: address.port };
+    }
+    throw new SwitchboardError('CONNECTION_FAILED', `no free port from ${port} to ${last}`);
+  }
+
+  /** Listens on a Unix socket (mode 0600) or named pipe; refuses if another daemon answers there. */
+  async listenLocal(socketPath: string): Promise<void> {
+    const fsSocket = isFilesystemSocket(socketPath);
+    if (fsSocket && existsSync(socketPath)) {
+      if (await socketInUse(socketPath)) {
+        throw new SwitchboardError('CONNECTION_FAILED', `another daemon is listening on ${socketPath}`);
+      }
+      rmSync(socketPath, { force: true });
+    }
+    const server = this.createServer(false);
+    // Create the socket without group/other permissions from the start, then make sure of it.
+    const previous = fsSocket ? process.umask(0o177) : undefined;
+    try {
+      await listen(server, { path: socketPath });
+    } finally {
+      if (previous !== undefined) process.umask(previous);
+    }
+    if (fsSocket) restrictSocket(socketPath);
+    this.socketPath = fsSocket ? socketPath : undefined;
+    this.servers.push(server);
+  }
+
+  /** Stops listening, closes every connection and removes the socket file. */
+  async close(): Promise<void> {
+    const closing = this.servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
+    for (const connection of [...this.connections]) connection.close('server shutting down', true);
+    await Promise.all(closing);
+    if (this.socketPath) rmSync(this.socketPath, { force: true });
+  }
+
+  private createServer(tcp: boolean): net.Server {
+    const server = net.createServer({ pauseOnConnect: false }, (socket) => this.accept(socket, tcp));
+    server.on('error', (err) => this.logger.error('server error', { error: err.message }));
+    return server;
+  }
+
+  private accept(socket: net.Socket, tcp: boolean): void {
+    if (tcp && !isLoopbackPeer(socket.remoteAddress)) {
+      this.logger.warn('refused a non-loopback connection', { peer: socket.remoteAddress });
+      socket.destroy();
+      return;
+    }
+    socket.on('error', () => undefined);
+    if (this.connections.size >= this.maxConnections) {
+      const reply = errorResponse(null, 'LIMIT_EXCEEDED', `too many connections (limit ${this.maxConnections})`);
+      socket.end(`${JSON.stringify(reply)}\n`);
+      return;
+    }
+    const connection = new RpcConnection(
+      socket,
+      { dispatcher: this.dispatcher, panes: this.options.panes, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
+      () => this.connections.delete(connection),
+    );
+    this.connections.add(connection);
+  }
+}
