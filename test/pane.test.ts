@@ -110,12 +110,21 @@ describe('panes with real shells', () => {
     for (const pid of left) expect(isProcessRunning(pid)).toBe(false);
   });
 
-  it('sends TERM first and escalates to KILL when TERM is ignored', async () => {
-    const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
+  it('sends HUP and TERM first and escalates to KILL when both are ignored', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-hup" HUP; trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
     await expectScreen(pane, 'ready');
     const exit = await pane.kill({ graceMs: 300 });
     expect(exit.signal).toBe('SIGKILL');
-    expect(pane.readText(10).lines).toContain('got-term');
+    const lines = pane.readText(10).lines;
+    expect(lines).toContain('got-hup');
+    expect(lines).toContain('got-term');
+  });
+
+  it('sends only the signal asked for', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-int; exit 5" INT; echo ready; while true; do sleep 0.05; done'] });
+    await expectScreen(pane, 'ready');
+    expect(await pane.kill({ graceMs: 2_000, signal: 'SIGINT' })).toEqual({ exitCode: 5, signal: null });
+    expect(pane.readText(10).lines).toContain('got-int');
   });
 
   it('brackets a paste only when the program enabled bracketed paste', async () => {

@@ -43,7 +43,7 @@ export function createStreamLogger(
       return;
     }
     const tail = Object.entries(all)
-      .map(([k, v]) => `${k}=${typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? 'undefined'}`)
+      .map(([k, v]) => `${k}=${v === undefined ? 'undefined' : JSON.stringify(v)}`)
       .join(' ');
     stream.write(`${time} ${level.padEnd(5)} ${message}${tail ? ` ${tail}` : ''}\n`);
   };

@@ -124,13 +124,19 @@ function encodeSingleCharacter(key: string, ch: string, mods: Modifiers): string
   return mods.alt ? ESC + out : out;
 }
 
+function codePointCount(text: string): number {
+  let n = 0;
+  for (const _ of text) n++;
+  return n;
+}
+
 /** Encodes one named key (`Enter`, `C-c`, `M-Left`, `F5`, or a single character) as terminal input. */
 export function encodeKey(key: string, modes: KeyModes): string {
   if (key.length === 0) throw invalidKey(key, 'empty key name');
   // A lone character (including one that looks like a modifier prefix, such as '-') is itself.
-  if ([...key].length === 1) return key;
+  if (codePointCount(key) === 1) return key;
   const { mods, base } = parseModifiers(key);
-  if ([...base].length === 1) return encodeSingleCharacter(key, base, mods);
+  if (codePointCount(base) === 1) return encodeSingleCharacter(key, base, mods);
   const lower = base.toLowerCase();
   const name = ALIASES[lower] ?? lower;
   const anyMod = mods.shift || mods.alt || mods.ctrl;

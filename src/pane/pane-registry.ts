@@ -211,13 +211,13 @@ export class PaneRegistry {
 
   private resolveCwd(cwd: string | undefined): string {
     const dir = path.resolve(cwd ?? process.cwd());
-    let isDir = false;
+    let stat: ReturnType<typeof statSync>;
     try {
-      isDir = statSync(dir).isDirectory();
+      stat = statSync(dir);
     } catch {
       throw new SwitchboardError('INVALID_PARAMS', `cwd does not exist: ${dir}`, { cwd: dir });
     }
-    if (!isDir) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a directory: ${dir}`, { cwd: dir });
+    if (!stat.isDirectory()) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a directory: ${dir}`, { cwd: dir });
     return dir;
   }
 

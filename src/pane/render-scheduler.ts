@@ -49,7 +49,7 @@ export class RenderScheduler {
       if (more) this.ready.add(item);
       if (performance.now() >= deadline) break;
     }
-    if (this.ready.size > 0 && !this.scheduled) {
+    if (this.ready.size > 0) {
       this.scheduled = true;
       setImmediate(() => this.turn());
     }

@@ -138,7 +138,7 @@ describe('Screen', () => {
       fc.integer({ min: 0, max: 30 }).map((n) => `${'w'.repeat(n)}\r\n`),
       fc.integer({ min: 30, max: 200 }).map((n) => `${'L'.repeat(n)}\r\n`),
       fc.constantFrom('\x1b[1;3r', '\x1b[2;4r', '\x1b[r', '\x1b[3J', '\x1b[2J', '\x1bD', '\x1bM', '\x1b[?1049h', '\x1b[?1049l', '\x1b[5S', '\x1b[2L', '\x1b[H', '\x1b[99B'),
-      fc.integer({ min: 1, max: 40 }).map((n) => `${numbered(0, n)}`),
+      fc.integer({ min: 1, max: 40 }).map((n) => numbered(0, n)),
     );
     fc.assert(
       fc.property(fc.array(piece, { minLength: 1, maxLength: 60 }), (pieces) => {
@@ -174,8 +174,9 @@ describe('Screen', () => {
     const logical = (rows: { text: string; wrapped: boolean }[]): string[] => {
       const out: string[] = [];
       for (const row of rows) {
-        if (row.wrapped && out.length > 0) out[out.length - 1] += row.text;
-        else out.push(row.text);
+        const last = out.pop();
+        if (row.wrapped && last !== undefined) out.push(last + row.text);
+        else out.push(...(last === undefined ? [] : [last]), row.text);
       }
       return out.map(trimRowEnd);
     };

@@ -199,33 +199,31 @@ export class Screen implements Disposable {
       for (const row of screenRows.slice(screenRows.length - fromScreen)) lines.push(trimRowEnd(row.text));
       return { lines, totalLines: total };
     }
-    // Joining needs rows from further back until enough logical lines are complete.
+    // Walk backwards from the screen into history; a wrapped row continues the row above it, so
+    // pieces gather until a row that starts a line.
     const logical: string[] = [];
-    let pending = '';
-    let pendingWrapped = false;
-    const take = (row: StoredRow): void => {
-      // Walking backwards: a wrapped row continues the row above it, so prepend until an unwrapped one.
-      pending = row.text + (pendingWrapped ? pending : '');
+    let pieces: string[] = [];
+    for (const row of this.rowsBackwards(screenRows)) {
+      if (logical.length >= n) break;
+      pieces.push(row.text);
       if (!row.wrapped) {
-        logical.push(trimRowEnd(pending));
-        pending = '';
-        pendingWrapped = false;
-      } else {
-        pendingWrapped = true;
+        logical.push(trimRowEnd(pieces.reverse().join('')));
+        pieces = [];
       }
-    };
-    for (let i = screenRows.length - 1; i >= 0 && logical.length < n; i--) take(screenRows[i] as StoredRow);
-    let cursor = this.history.length;
-    const step = 256;
-    while (logical.length < n && cursor > 0) {
-      const from = Math.max(0, cursor - step);
-      const rows = this.history.slice(from, cursor);
-      for (let i = rows.length - 1; i >= 0 && logical.length < n; i--) take(rows[i] as StoredRow);
-      cursor = from;
     }
-    if (pendingWrapped && logical.length < n) logical.push(trimRowEnd(pending));
+    // History may begin with the continuation of a line whose start was evicted.
+    if (pieces.length > 0 && logical.length < n) logical.push(trimRowEnd(pieces.reverse().join('')));
     logical.reverse();
     return { lines: logical, totalLines: this.countLogicalLines(screenRows) };
+  }
+
+  /** Screen rows then history rows, newest first, read from history in chunks. */
+  private *rowsBackwards(screenRows: StoredRow[]): Generator<StoredRow> {
+    for (let i = screenRows.length - 1; i >= 0; i--) yield screenRows[i] as StoredRow;
+    for (let end = this.history.length; end > 0; end -= 256) {
+      const rows = this.history.slice(Math.max(0, end - 256), end);
+      for (let i = rows.length - 1; i >= 0; i--) yield rows[i] as StoredRow;
+    }
   }
 
   /** Resizes the screen; xterm reflows its rows and the history tail is re-mirrored without loss. */

@@ -172,10 +172,11 @@ export interface EnvMarker {
 }
 
 /**
- * Ends a pane's whole process tree: `signal` (TERM by default) to every member, then KILL to the
- * ones still running after `graceMs`. With `marker`, processes that escaped the tree but carry the
- * pane's marker variable are ended too. With `rootExited`, the root pid is gone (and may have been
- * reused), so only the marker is trusted. On Windows, taskkill ends the tree at once.
+ * Ends a pane's whole process tree: `signal` to every member (by default HUP then TERM: a hangup is
+ * what a closing terminal sends, and interactive shells ignore TERM), then KILL to the ones still
+ * running after `graceMs`. With `marker`, processes that escaped the tree but carry the pane's
+ * marker variable are ended too. With `rootExited`, the root pid is gone (and may have been reused),
+ * so only the marker is trusted. On Windows, taskkill ends the tree at once.
  */
 export async function terminateProcessTree(
   rootPid: number,
@@ -192,7 +193,11 @@ export async function terminateProcessTree(
   };
   const targets = collect();
   if (targets.length === 0) return { forced: false, survivors: [] };
-  sendSignal(targets, options.signal ?? 'SIGTERM');
+  if (options.signal) sendSignal(targets, options.signal);
+  else {
+    sendSignal(targets, 'SIGHUP');
+    sendSignal(targets, 'SIGTERM');
+  }
   const lingering = await waitUntilGone(targets, options.graceMs);
   if (lingering.length === 0) return { forced: false, survivors: [] };
   // Take a fresh look: a process may have forked while it was shutting down.

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { LineFramer, type FrameEvent } from './framing.js';
 
-const lines = (events: FrameEvent[]): string[] => events.filter((e) => e.kind === 'line').map((e) => (e.kind === 'line' ? e.line.toString() : ''));
+const lines = (events: FrameEvent[]): string[] => events.flatMap((e) => (e.kind === 'line' ? [e.line.toString()] : []));
 
 describe('LineFramer', () => {
   it('splits several lines in one chunk and keeps a partial one', () => {

@@ -1,5 +1,5 @@
 import type { Socket } from 'node:net';
-import { toDisposable, type Disposable } from '../../core/disposable.js';
+import { toDisposable } from '../../core/disposable.js';
 import type { Logger } from '../../core/logger.js';
 import { Session, type DaemonControl, type NotificationSink } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';

@@ -1,6 +1,6 @@
 import { SwitchboardError, RPC_CODE_BY_ERROR, type ErrorCode } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { handlers as defaultHandlers, type HandlerTable, type OperationContext } from '../../api/index.js';
+import { handlers as defaultHandlers, type OperationContext } from '../../api/index.js';
 import { describeIssues, paramSchemas, type MethodName } from '../../protocol/methods.js';
 import { isValidId, type JsonRpcId, type JsonRpcResponse } from '../../protocol/json-rpc.js';
 import { tokenMatches } from './auth.js';

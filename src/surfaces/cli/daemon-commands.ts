@@ -1,0 +1,162 @@
+import { spawn } from 'node:child_process';
+import { closeSync, openSync, readFileSync, statSync, truncateSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SwitchboardError, isSwitchboardError } from '../../core/errors.js';
+import { createStreamLogger, type LogLevel } from '../../core/logger.js';
+import { Daemon, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
+import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../../platform/index.js';
+import { intOption, parseCommandArgs, UsageError } from './args.js';
+import { out, withClient, type CliContext } from './context.js';
+
+const DAEMON_OPTIONS = {
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'no-socket': { type: 'boolean' },
+  'no-tcp': { type: 'boolean' },
+  'log-level': { type: 'string' },
+} as const;
+
+const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+function homeOf(ctx: CliContext): string {
+  return ctx.home ?? switchboardHome(ctx.env);
+}
+
+/** `switchboard daemon`: runs the daemon in the foreground until SIGINT/SIGTERM or `shutdown`. */
+export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const level = (values['log-level'] as string | undefined) ?? 'info';
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
+  const daemon = await Daemon.start({
+    home: homeOf(ctx),
+    host: (values.host as string | undefined) ?? DEFAULT_HOST,
+    port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
+    socket: values['no-socket'] ? false : undefined,
+    logger,
+  });
+  // A daemon must outlive a bug in one request or pane: report it and keep serving the others.
+  process.on('uncaughtException', (err) => logger.error('uncaught exception', { error: err.stack ?? err.message }));
+  process.on('unhandledRejection', (reason) => logger.error('unhandled rejection', { error: String(reason) }));
+  let signalled = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    signalled += 1;
+    if (signalled > 1) {
+      logger.warn('second signal: exiting now', { signal });
+      process.exit(130);
+    }
+    logger.info('signal received', { signal });
+    void daemon.close();
+  };
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, onSignal);
+  const where = [daemon.tcp ? `${daemon.tcp.host}:${daemon.tcp.port}` : undefined, daemon.socketPath].filter(Boolean).join(' and ');
+  out(ctx, `switchboard daemon (pid ${process.pid}) listening on ${where}`);
+  out(ctx, `token and address: ${path.join(daemon.home, 'daemon.json')} (mode 0600); stop with Ctrl-C or \`switchboard down\``);
+  await new Promise<void>((resolve) => daemon.onClosed(() => resolve()));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
+  return 0;
+}
+
+/** `switchboard up`: starts the daemon in the background and waits until it answers. */
+export async function upCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  parseCommandArgs(argv, DAEMON_OPTIONS);
+  const home = homeOf(ctx);
+  const running = readRuntimeFile(home);
+  if (running && isProcessRunning(running.pid)) {
+    try {
+      await withClient(ctx, (c) => c.ping());
+      out(ctx, `already running (pid ${running.pid})`);
+      return 0;
+    } catch {
+      // A stale file: start a new daemon.
+    }
+  }
+  ensurePrivateDir(home);
+  const logPath = path.join(home, 'daemon.log');
+  const log = openSync(logPath, 'a', 0o600);
+  try {
+    if (statSync(logPath).size > 10 * 1024 * 1024) truncateSync(logPath, 0);
+  } catch {
+    // Not worth failing over.
+  }
+  const script = process.argv[1];
+  if (!script) throw new SwitchboardError('INTERNAL_ERROR', 'cannot tell which script to start the daemon with');
+  const child = spawn(process.execPath, [...process.execArgv, script, '--home', home, 'daemon', ...argv], {
+    detached: true,
+    stdio: ['ignore', log, log],
+    env: ctx.env,
+    windowsHide: true,
+  });
+  closeSync(log);
+  const childPid = child.pid ?? -1;
+  // Set from the exit listener; an object so the polling loop below sees the change.
+  const state: { exitCode: number | undefined } = { exitCode: undefined };
+  child.once('exit', (code) => {
+    state.exitCode = code ?? 1;
+  });
+  child.unref();
+  const deadline = Date.now() + 15_000;
+  while (Date.now() < deadline) {
+    if (state.exitCode !== undefined) {
+      throw new SwitchboardError('CONNECTION_FAILED', `the daemon exited at start (code ${state.exitCode}): ${lastLine(logPath)}`);
+    }
+    const info = readRuntimeFile(home);
+    if (info?.pid === childPid) {
+      try {
+        await withClient(ctx, (c) => c.ping());
+        const where = [info.port ? `${info.host ?? DEFAULT_HOST}:${info.port}` : undefined, info.socket].filter(Boolean).join(' and ');
+        out(ctx, `started (pid ${childPid}), listening on ${where}; log: ${logPath}`);
+        return 0;
+      } catch {
+        // Not answering yet.
+      }
+    }
+    await sleep(50);
+  }
+  throw new SwitchboardError('TIMEOUT', `the daemon did not answer within 15 s; see ${logPath}`);
+}
+
+function lastLine(file: string): string {
+  try {
+    const lines = readFileSync(file, 'utf8').trim().split('\n');
+    return lines.at(-1) ?? '';
+  } catch {
+    return '(no log)';
+  }
+}
+
+/** `switchboard down`: asks the daemon to shut down and waits until its process is gone. */
+export async function downCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  parseCommandArgs(argv, {});
+  const info = readRuntimeFile(homeOf(ctx));
+  try {
+    await withClient(ctx, (c) => c.shutdown());
+  } catch (err) {
+    if (isSwitchboardError(err, 'CONNECTION_FAILED')) {
+      out(ctx, 'no daemon running');
+      return 0;
+    }
+    throw err;
+  }
+  const deadline = Date.now() + 20_000;
+  while (info && isProcessRunning(info.pid) && Date.now() < deadline) await sleep(50);
+  if (info && isProcessRunning(info.pid)) throw new SwitchboardError('TIMEOUT', `daemon (pid ${info.pid}) is still running after 20 s`);
+  out(ctx, `stopped${info ? ` (pid ${info.pid})` : ''}`);
+  return 0;
+}
+
+/** `switchboard status`: what the daemon says about itself. */
+export async function statusCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } });
+  const info = await withClient(ctx, (c) => c.info());
+  if (values.json) {
+    out(ctx, JSON.stringify(info, null, 2));
+    return 0;
+  }
+  const where = [info.transports.tcp ? `${info.transports.tcp.host}:${info.transports.tcp.port}` : undefined, info.transports.socket].filter(Boolean).join(' and ');
+  out(ctx, `switchboard ${info.version}, pid ${info.pid}, up ${Math.round(info.uptime_ms / 1000)} s, on ${where}`);
+  out(ctx, `panes: ${info.panes.alive} running, ${info.panes.total - info.panes.alive} exited`);
+  return 0;
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+import { isSwitchboardError, errorMessage } from '../../core/errors.js';
+import { switchboardVersion } from '../../core/version.js';
+import { UsageError } from './args.js';
+import { createContext, type CliContext } from './context.js';
+import { daemonCommand, downCommand, statusCommand, upCommand } from './daemon-commands.js';
+import { keysCommand, killCommand, lsCommand, newCommand, pasteCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
+import { attachCommand } from './attach.js';
+
+type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
+
+const COMMANDS: Record<string, { run: Command; usage: string }> = {
+  daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--log-level L]   run the daemon in the foreground' },
+  up: { run: upCommand, usage: 'up [--port N] [...]                      start the daemon in the background' },
+  down: { run: downCommand, usage: 'down                                     stop the daemon and every pane' },
+  status: { run: statusCommand, usage: 'status [--json]                          show the daemon' },
+  new: { run: newCommand, usage: 'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]' },
+  ls: { run: lsCommand, usage: 'ls [--json]                              list panes' },
+  send: { run: sendCommand, usage: 'send PANE TEXT [--enter]                 type text (TEXT - reads stdin)' },
+  paste: { run: pasteCommand, usage: 'paste PANE TEXT|-                        paste text (bracketed if the program asked)' },
+  keys: { run: keysCommand, usage: 'keys PANE KEY...                         press keys: Enter Esc Tab Up C-c M-x F5 …' },
+  read: { run: readCommand, usage: 'read PANE [--lines N] [--screen] [--ansi] [--join]' },
+  wait: { run: waitCommand, usage: 'wait PANE --text REGEX | --idle MS [--timeout S]   exit 0 met, 2 timeout, 1 exited' },
+  kill: { run: killCommand, usage: 'kill PANE [--signal TERM] [--grace MS] [--rm]' },
+  rm: { run: rmCommand, usage: 'rm PANE...                               kill and forget panes' },
+  resize: { run: resizeCommand, usage: 'resize PANE COLS ROWS' },
+  attach: { run: attachCommand, usage: 'attach PANE [--detach-key C-]]          this terminal becomes the pane' },
+};
+
+function help(): string {
+  const lines = Object.values(COMMANDS).map((c) => `  switchboard ${c.usage}`);
+  return [
+    'switchboard: a local control plane for AI coding agents',
+    '',
+    'usage:',
+    ...lines,
+    '',
+    'PANE is a pane id, a title, or a unique id prefix. Global option: --home DIR (default $SWITCHBOARD_HOME or ~/.switchboard).',
+  ].join('\n');
+}
+
+/** Runs the CLI; resolves with the process exit code. */
+export async function main(argv: string[]): Promise<number> {
+  let home: string | undefined;
+  const args = [...argv];
+  while (args[0]?.startsWith('--')) {
+    const flag = args.shift() as string;
+    if (flag === '--help' || flag === '-h') {
+      process.stdout.write(`${help()}\n`);
+      return 0;
+    }
+    if (flag === '--version') {
+      process.stdout.write(`${switchboardVersion()}\n`);
+      return 0;
+    }
+    if (flag === '--home') home = args.shift();
+    else if (flag.startsWith('--home=')) home = flag.slice('--home='.length);
+    else {
+      process.stderr.write(`switchboard: unknown option ${flag}\n${help()}\n`);
+      return 64;
+    }
+  }
+  const name = args.shift();
+  if (name === undefined || name === 'help') {
+    process.stdout.write(`${help()}\n`);
+    return name === undefined ? 64 : 0;
+  }
+  const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!command) {
+    process.stderr.write(`switchboard: unknown command '${name}' (see switchboard --help)\n`);
+    return 64;
+  }
+  const ctx = createContext({ home });
+  try {
+    return await command.run(ctx, args);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`switchboard ${name}: ${err.message}\nusage: switchboard ${command.usage}\n`);
+      return 64;
+    }
+    process.stderr.write(`switchboard: ${isSwitchboardError(err) ? err.message : errorMessage(err)}\n`);
+    return 1;
+  }
+}
+
+process.exitCode = await main(process.argv.slice(2));
