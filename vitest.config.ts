@@ -5,6 +5,7 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     pool: 'forks',
+    globalSetup: ['test/support/global-setup.ts'],
     projects: [
       {
         test: {

@@ -19,9 +19,12 @@ interface PaneWatch {
   disposables: Disposable[];
   pendingText: string[];
   pendingBytes: number;
+  /** Stream offset of the first byte of the pending batch. */
   pendingOffset: number;
   flushScheduled: boolean;
+  /** Bytes dropped since the peer fell behind, and where output resumes. */
   dropped: number;
+  resumeOffset: number;
   lastFrame: string[] | undefined;
   lastFrameMeta: string;
   frameTimer: NodeJS.Timeout | undefined;
@@ -76,6 +79,7 @@ class Subscription {
       pendingOffset: pane.outputBytes,
       flushScheduled: false,
       dropped: 0,
+      resumeOffset: 0,
       lastFrame: undefined,
       lastFrameMeta: '',
       frameTimer: undefined,
@@ -86,9 +90,9 @@ class Subscription {
       if (replay) {
         // Captured now, in step with the screen: live output parsed after this moment follows it.
         const history = pane.readRaw();
-        if (history.data.length > 0) this.queueOutput(w, history.data.toString('utf8'), history.from);
+        if (history.data.length > 0) this.queueOutput(w, history.data.toString('utf8'), history.from, history.data.length);
       }
-      w.disposables.push(pane.onOutput((out) => this.queueOutput(w, out.text, out.offset)));
+      w.disposables.push(pane.onOutput((out) => this.queueOutput(w, out.text, out.offset, out.data.length)));
     }
     if (this.events.has('screen')) {
       w.disposables.push(pane.onRender(() => this.scheduleFrame(w)));
@@ -124,10 +128,11 @@ class Subscription {
     for (const d of w.disposables.splice(0)) d.dispose();
   }
 
-  private queueOutput(w: PaneWatch, text: string, offset: number): void {
+  /** Queues output for the next batch; `bytes` is its length in the raw stream. */
+  private queueOutput(w: PaneWatch, text: string, offset: number, bytes: number): void {
     if (w.dropped > 0 || this.sink.backlogBytes > OUTPUT_BACKLOG_LIMIT) {
-      w.dropped += Buffer.byteLength(text);
-      w.pendingOffset = offset + Buffer.byteLength(text);
+      w.dropped += bytes;
+      w.resumeOffset = offset + bytes;
       return;
     }
     if (w.pendingText.length === 0) w.pendingOffset = offset;
@@ -148,7 +153,6 @@ class Subscription {
     const offset = w.pendingOffset;
     w.pendingText = [];
     w.pendingBytes = 0;
-    w.pendingOffset = offset + Buffer.byteLength(data);
     this.sink.notify('output', { subscription: this.id, pane_id: w.pane.id, data, offset });
   }
 
@@ -156,7 +160,7 @@ class Subscription {
     if (this.sink.backlogBytes > OUTPUT_BACKLOG_LIMIT / 2) return;
     for (const w of this.watches.values()) {
       if (w.dropped > 0) {
-        this.sink.notify('overflow', { subscription: this.id, pane_id: w.pane.id, dropped_bytes: w.dropped, resume_offset: w.pendingOffset });
+        this.sink.notify('overflow', { subscription: this.id, pane_id: w.pane.id, dropped_bytes: w.dropped, resume_offset: w.resumeOffset });
         w.dropped = 0;
       }
       if (this.events.has('screen')) this.scheduleFrame(w);

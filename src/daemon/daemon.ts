@@ -11,6 +11,13 @@ import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 
+/**
+ * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
+ * young generation instead of 16 MiB keeps resident memory down under floods of output (about
+ * 15 MiB with ten busy panes) at no measurable cost in throughput.
+ */
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2'] as const;
+
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
@@ -108,6 +115,7 @@ export class Daemon implements DaemonControl {
       panes: { total: panes.length, alive: panes.filter((p) => p.alive).length },
       transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}) },
       limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
+      memory: memoryNow(),
     };
   }
 
@@ -161,6 +169,11 @@ export class Daemon implements DaemonControl {
     if (this.publish) writeRuntimeFile(this.home, this.runtimeInfo());
     this.logger.info('listening', { tcp: this.tcp, socket: this.socketPath, home: this.home, pid: process.pid });
   }
+}
+
+function memoryNow(): InfoResult['memory'] {
+  const m = process.memoryUsage();
+  return { rss: m.rss, heap_total: m.heapTotal, heap_used: m.heapUsed, external: m.external, array_buffers: m.arrayBuffers };
 }
 
 /** Refuses to start when the runtime file names a live daemon that still answers. */

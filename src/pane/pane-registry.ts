@@ -49,7 +49,7 @@ export const DEFAULT_PANE_DEFAULTS: PaneDefaults = {
   cols: 120,
   rows: 30,
   scrollbackRows: 10_000,
-  rawHistoryBytes: 1024 * 1024,
+  rawHistoryBytes: 256 * 1024,
   killGraceMs: 3_000,
 };
 

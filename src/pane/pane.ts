@@ -4,7 +4,7 @@ import { spawn as spawnPty, type IPty } from 'node-pty';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { terminateProcessTree, isWindows, type EnvMarker } from '../platform/index.js';
+import { killProcessGroupNow, terminateProcessTree, type EnvMarker } from '../platform/index.js';
 import { Screen, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
@@ -140,9 +140,12 @@ export class Pane implements Schedulable {
     // node-pty rethrows unexpected stream errors unless someone else listens: keep them from
     // taking the daemon down, and log them instead.
     (pty as unknown as { on(event: 'error', listener: (err: Error) => void): void }).on('error', (err) => {
-      this.logger.warn('pty stream error', { error: err.message });
+      // EIO is how a PTY reports that its program is gone; anything else is worth a warning.
+      if ((err as NodeJS.ErrnoException).code === 'EIO') this.logger.debug('pty closed', { error: err.message });
+      else this.logger.warn('pty stream error', { error: err.message });
     });
-    pty.onData((data) => this.receive(data as unknown as Buffer));
+    // Bytes on POSIX (encoding: null); the Windows backend always hands over strings.
+    pty.onData((data: string | Buffer) => this.receive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data));
     pty.onExit(({ exitCode, signal }) => this.handleExit(exitCode, signal));
     this.screen.onReply((reply) => {
       // The program asked the terminal something (cursor position, device attributes): answer it.
@@ -243,6 +246,11 @@ export class Pane implements Schedulable {
     return this.screen.tail(lines, options);
   }
 
+  /** The visible screen as plain text rows (cheaper than a snapshot). */
+  screenLines(): string[] {
+    return this.screen.screenLines();
+  }
+
   /** The visible screen, plain or with SGR colours. */
   snapshot(options: { ansi?: boolean } = {}): ScreenSnapshot {
     return {
@@ -292,14 +300,7 @@ export class Pane implements Schedulable {
 
   /** Releases the screen and, if still running, the process (killed at once). */
   dispose(): void {
-    if (this.pty && this.alive) {
-      try {
-        if (isWindows) this.pty.kill();
-        else process.kill(-this.pid, 'SIGKILL');
-      } catch {
-        // already gone
-      }
-    }
+    if (this.pty && this.alive) killProcessGroupNow(this.pid);
     this.scheduler.forget(this);
     this.pending.length = 0;
     this.pendingBytes = 0;

@@ -166,9 +166,12 @@ export class Screen implements Disposable {
 
   /** The visible screen, one string per row, trailing blanks trimmed. */
   screenLines(): string[] {
-    const buffer = this.buffers.active;
+    const buffer = this.core.buffers.active;
     const out: string[] = [];
-    for (let y = 0; y < this.term.rows; y++) out.push(trimRowEnd(buffer.getLine(buffer.baseY + y)?.translateToString(true) ?? ''));
+    for (let y = 0; y < this.term.rows; y++) {
+      const line = buffer.lines.get(buffer.ybase + y);
+      out.push(line ? trimRowEnd(rowText(line)) : '');
+    }
     return out;
   }
 
@@ -297,12 +300,12 @@ export class Screen implements Disposable {
 
   /** Screen rows up to the last one in use (written or holding the cursor). */
   private visibleRowsInUse(): StoredRow[] {
-    const buffer = this.buffers.active;
+    const buffer = this.core.buffers.active;
     const rows: StoredRow[] = [];
-    let lastUsed = buffer.cursorY;
+    let lastUsed = this.buffers.active.cursorY;
     for (let y = 0; y < this.term.rows; y++) {
-      const line = buffer.getLine(buffer.baseY + y);
-      const text = line?.translateToString(true) ?? '';
+      const line = buffer.lines.get(buffer.ybase + y);
+      const text = line ? rowText(line) : '';
       rows.push({ text, wrapped: line?.isWrapped ?? false });
       if (trimRowEnd(text) !== '') lastUsed = Math.max(lastUsed, y);
     }

@@ -11,6 +11,15 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
+/**
+ * How often the screen is re-read: a bucket of CHECK_BURST immediate checks, refilled by one every
+ * CHECK_REFILL_MS. A quiet pane's changes (a command's echo, then its output a moment later) are
+ * checked at once; a flood, which renders hundreds of times a second, is read at most 100 times a
+ * second, with a trailing check so the last change is never missed.
+ */
+const CHECK_BURST = 4;
+const CHECK_REFILL_MS = 10;
+
 export type WaitReason = 'matched' | 'idle' | 'timeout' | 'exited' | 'cancelled';
 
 export interface WaitResult {
@@ -29,13 +38,16 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
   const started = performance.now();
   const elapsed = (): number => Math.round(performance.now() - started);
   const readText = (): string =>
-    options.lines !== undefined ? pane.readText(options.lines).lines.join('\n') : pane.snapshot().lines.join('\n');
+    options.lines !== undefined ? pane.readText(options.lines).lines.join('\n') : pane.screenLines().join('\n');
 
   return new Promise<WaitResult>((resolve) => {
     let lastText = readText();
     let lastChange = performance.now();
     let found: { match: string; line: string } | undefined;
     let idleTimer: NodeJS.Timeout | undefined;
+    let checkTimer: NodeJS.Timeout | undefined;
+    let tokens = CHECK_BURST;
+    let refilledAt = performance.now();
     let done = false;
 
     const findPattern = (text: string): void => {
@@ -52,6 +64,7 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
       done = true;
       clearTimeout(timeout);
       clearTimeout(idleTimer);
+      clearTimeout(checkTimer);
       renderSub.dispose();
       exitSub.dispose();
       options.signal?.removeEventListener('abort', onAbort);
@@ -73,7 +86,16 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
       finish({ matched: true, reason: 'matched', ...found });
     };
 
-    const onRender = (): void => {
+    const refill = (): void => {
+      const now = performance.now();
+      tokens = Math.min(CHECK_BURST, tokens + (now - refilledAt) / CHECK_REFILL_MS);
+      refilledAt = now;
+    };
+
+    const check = (): void => {
+      checkTimer = undefined;
+      refill();
+      tokens -= 1;
       const text = readText();
       if (text === lastText) return;
       lastText = text;
@@ -84,11 +106,19 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
       evaluate();
     };
 
+    const onRender = (): void => {
+      if (checkTimer) return;
+      refill();
+      if (tokens >= 1) check();
+      else checkTimer = setTimeout(check, (1 - tokens) * CHECK_REFILL_MS);
+    };
+
     const onAbort = (): void => finish({ matched: false, reason: 'cancelled' });
     const timeout = setTimeout(() => finish({ matched: false, reason: 'timeout' }), options.timeoutMs);
     const renderSub = pane.onRender(onRender);
     const exitSub = pane.onExit(() => {
-      onRender();
+      clearTimeout(checkTimer);
+      check();
       if (!done) finish({ matched: false, reason: 'exited', ...found });
     });
     options.signal?.addEventListener('abort', onAbort);

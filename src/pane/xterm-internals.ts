@@ -9,8 +9,9 @@
  *   scrollback, which keeps the harvest of rows into Switchboard's compact history exact.
  * - `buffers.onBufferActivate` / `buffers.normal`: notice when a full reset replaces the buffer.
  * - `coreService.isCursorHidden`: cursor visibility (DECTCEM) for screen snapshots.
- * - the normal buffer's `ybase` and `lines.get(i)._data`: read rows on the hot path (every row
- *   that scrolls off) without the public API's per-call wrapper objects; see row-text.ts.
+ * - the buffers' `ybase` and `lines.get(i)._data`: read rows on hot paths (every row that scrolls
+ *   off; the screen on every render while someone waits on it) without the public API's per-call
+ *   wrapper objects; see row-text.ts.
  */
 import xtermHeadless from '@xterm/headless';
 import type { InternalBufferLine } from './row-text.js';
@@ -39,6 +40,7 @@ export interface CoreInternals {
   writeSync(data: string | Uint8Array): void;
   buffers: {
     normal: BufferInternals;
+    active: BufferInternals;
     onBufferActivate(listener: () => void): ListenerHandle;
   };
   coreService: { isCursorHidden: boolean };
@@ -55,6 +57,7 @@ export function coreOf(terminal: HeadlessTerminal): CoreInternals {
   if (typeof core.writeSync !== 'function') fail('CoreTerminal.writeSync');
   const buffers = core.buffers;
   if (!buffers || typeof buffers.onBufferActivate !== 'function') fail('BufferSet.onBufferActivate');
+  if (typeof (buffers.active as Partial<BufferInternals> | undefined)?.lines?.get !== 'function') fail('BufferSet.active');
   const normal = buffers.normal as Partial<BufferInternals> | undefined;
   if (typeof normal?.lines?.onTrim !== 'function') fail('CircularList.onTrim');
   if (typeof normal.lines.get !== 'function' || typeof normal.ybase !== 'number') fail('Buffer.lines.get / Buffer.ybase');

@@ -7,6 +7,7 @@ export {
   collectProcessTree,
   findProcessesByEnv,
   isProcessRunning,
+  killProcessGroupNow,
   listProcesses,
   signalProcessTree,
   terminateProcessTree,

@@ -208,6 +208,19 @@ export async function terminateProcessTree(
   return { forced: true, survivors };
 }
 
+/** Kills a pane's process group at once, without waiting (a last resort when releasing a pane). */
+export function killProcessGroupNow(rootPid: number): void {
+  if (platform === 'win32') {
+    spawnSync('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
+    return;
+  }
+  try {
+    process.kill(-rootPid, 'SIGKILL');
+  } catch {
+    // already gone
+  }
+}
+
 /** Sends `signal` to the pane's process tree without waiting (for signals other than termination). */
 export function signalProcessTree(rootPid: number, signal: NodeJS.Signals): void {
   if (platform === 'win32') {

@@ -137,6 +137,8 @@ export interface InfoResult {
   panes: { total: number; alive: number };
   transports: { tcp?: { host: string; port: number }; socket?: string };
   limits: { max_request_bytes: number; max_connections: number };
+  /** The daemon process's memory, in bytes. */
+  memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
 }
 
 export interface Results {
@@ -163,7 +165,7 @@ export type Result<M extends MethodName> = Results[M];
 
 /** Server-to-client notifications for subscriptions. */
 export interface Notifications {
-  /** Output of a pane, in order, after the screen parsed it. `offset` is the stream offset of `data`. */
+  /** Output of a pane, in order, after the screen parsed it. `offset` is the byte offset in the pane's output stream where `data` starts. */
   output: { subscription: string; pane_id: string; data: string; offset: number };
   /** A pane's process exited. */
   exit: { subscription: string; pane_id: string; exit_code: number | null; signal: string | null };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../../core/logger.js';
-import { Daemon, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
+import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
 import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -83,7 +83,8 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
   }
   const script = process.argv[1];
   if (!script) throw new SwitchboardError('INTERNAL_ERROR', 'cannot tell which script to start the daemon with');
-  const child = spawn(process.execPath, [...process.execArgv, script, '--home', home, 'daemon', ...argv], {
+  const nodeFlags = [...DAEMON_NODE_FLAGS.filter((f) => !process.execArgv.includes(f)), ...process.execArgv];
+  const child = spawn(process.execPath, [...nodeFlags, script, '--home', home, 'daemon', ...argv], {
     detached: true,
     stdio: ['ignore', log, log],
     env: ctx.env,

@@ -1,0 +1,48 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { connect, type SwitchboardClient } from '../src/index.js';
+import { DAEMON_NODE_FLAGS } from '../src/daemon/index.js';
+
+const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'surfaces', 'cli', 'main.js');
+
+/** A Switchboard daemon in its own process (as users run it), with a private home. */
+export class DaemonProcess {
+  private constructor(
+    readonly child: ChildProcess,
+    readonly home: string,
+  ) {}
+
+  static async start(): Promise<DaemonProcess> {
+    const home = mkdtempSync(path.join(tmpdir(), 'sb-bench-'));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_')));
+    // Launched as `switchboard up` launches it.
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('listening on')) resolve();
+      });
+      child.once('exit', (code) => reject(new Error(`daemon exited early (${code})`)));
+    });
+    return new DaemonProcess(child, home);
+  }
+
+  get pid(): number {
+    return this.child.pid ?? -1;
+  }
+
+  connect(preferTcp = false): Promise<SwitchboardClient> {
+    return connect({ home: this.home, preferTcp, env: {} });
+  }
+
+  async stop(): Promise<void> {
+    const exited = new Promise<void>((resolve) => this.child.once('exit', () => resolve()));
+    this.child.kill('SIGTERM');
+    await exited;
+    rmSync(this.home, { recursive: true, force: true });
+  }
+}

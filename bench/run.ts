@@ -1,0 +1,349 @@
+/**
+ * npm run bench: Switchboard and tmux measured side by side in the same run, on the same machine.
+ * tmux is driven the way CCB drives it (a `tmux` process per command, polling capture-pane).
+ * Writes bench/results/latest.json: [{name, unit, ours, peer, peer_name, better}].
+ */
+import { execFileSync } from 'node:child_process';
+import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { once } from 'node:events';
+import { spawn as spawnPty } from 'node-pty';
+import type { SwitchboardClient } from '../src/index.js';
+import { DaemonProcess } from './daemon-process.js';
+import { percentile, rssMiB, sample, sleep } from './stats.js';
+import { TmuxServer, tmuxVersion } from './tmux.js';
+
+interface Figure {
+  name: string;
+  unit: string;
+  ours: number;
+  peer: number | null;
+  peer_name: string | null;
+  better: 'lower' | 'higher';
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const results: Figure[] = [];
+const PEER = 'tmux';
+const SHELL_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' };
+const BASH_PROGRAM = 'bash';
+const BASH_ARGS = ['--norc', '--noprofile'];
+const BASH = [BASH_PROGRAM, ...BASH_ARGS];
+const TMUX_BASH = "env PS1='PROMPT$ ' HISTFILE=/dev/null bash --norc --noprofile";
+
+function record(name: string, unit: string, ours: number, peer: number | null, better: 'lower' | 'higher', peerName: string | null = PEER): void {
+  const round = (v: number): number => Number(v.toFixed(v < 1 ? 4 : 2));
+  results.push({ name, unit, ours: round(ours), peer: peer === null ? null : round(peer), peer_name: peer === null ? null : peerName, better });
+  const ratio = peer === null ? '' : better === 'lower' ? `${(peer / ours).toFixed(1)}x` : `${(ours / peer).toFixed(2)}x`;
+  console.log(`${name.padEnd(58)} ${round(ours).toString().padStart(10)} ${(peer === null ? '-' : round(peer).toString()).padStart(10)} ${unit.padEnd(6)} ${ratio}`);
+}
+
+function ensureTmux(): string {
+  const existing = tmuxVersion();
+  if (existing) return existing;
+  console.log('tmux is missing: installing it with apt');
+  const sudo = process.getuid?.() === 0 ? [] : ['sudo'];
+  const run = (args: string[]): void => {
+    const [cmd, ...rest] = [...sudo, ...args] as [string, ...string[]];
+    execFileSync(cmd, rest, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  };
+  run(['apt-get', 'update']);
+  run(['apt-get', 'install', '-y', 'tmux']);
+  const installed = tmuxVersion();
+  if (!installed) throw new Error('tmux could not be installed');
+  return installed;
+}
+
+async function newShell(client: SwitchboardClient, title = 'bench'): Promise<string> {
+  const { pane_id } = await client.createPane({ argv: BASH, env: SHELL_ENV, cwd: here, title });
+  const ready = await client.waitFor(pane_id, { pattern: 'PROMPT\\$', timeoutMs: 15_000 });
+  if (!ready.matched) throw new Error('shell did not start');
+  return pane_id;
+}
+
+async function tmuxWaitFor(tmux: TmuxServer, pane: string, line: string, history = 0, pollMs = 0): Promise<void> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    if (Date.now() > deadline) throw new Error(`tmux: '${line}' never showed in ${pane}`);
+    const out = await tmux.run(['capture-pane', '-p', '-t', pane, ...(history ? ['-S', String(-history)] : [])]);
+    if (out.split('\n').some((l) => l.trimEnd() === line)) return;
+    if (pollMs) await sleep(pollMs);
+  }
+}
+
+async function rpcRoundTrip(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {
+  console.log('\n# RPC round trip');
+  const tmuxPane = await tmux.newPane(TMUX_BASH);
+  const tmuxList = await sample(300, 30, async () => {
+    await tmux.run(['list-panes', '-a']);
+  });
+  const tmuxAlive = await sample(300, 30, async () => {
+    await tmux.run(['display', '-p', '-t', tmuxPane, '#{pane_dead}']);
+  });
+  for (const [label, preferTcp] of [['unix socket', false], ['tcp', true]] as const) {
+    const client = await daemon.connect(preferTcp);
+    const pane = await newShell(client);
+    const list = await sample(3000, 300, async () => {
+      await client.list();
+    });
+    const alive = await sample(3000, 300, async () => {
+      await client.isAlive(pane);
+    });
+    record(`rpc list p50 (${label})`, 'ms', percentile(list, 50), percentile(tmuxList, 50), 'lower');
+    record(`rpc list p99 (${label})`, 'ms', percentile(list, 99), percentile(tmuxList, 99), 'lower');
+    record(`rpc is_alive p50 (${label})`, 'ms', percentile(alive, 50), percentile(tmuxAlive, 50), 'lower');
+    record(`rpc is_alive p99 (${label})`, 'ms', percentile(alive, 99), percentile(tmuxAlive, 99), 'lower');
+    await client.remove(pane);
+    client.close();
+  }
+}
+
+async function injection(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {
+  console.log('\n# Injection: send a marker line to a shell, until its output is on the rendered screen');
+  const client = await daemon.connect();
+  const pane = await newShell(client);
+  let n = 0;
+  const ours = await sample(300, 30, async () => {
+    const marker = `M${n++}x`;
+    // Ask to be told first, then type: requests on one connection start in order.
+    const seen = client.waitFor(pane, { pattern: `^${marker}$`, flags: 'm', timeoutMs: 10_000 });
+    await client.sendText(pane, `echo ${marker}`, { addNewline: true });
+    if (!(await seen).matched) throw new Error('marker not seen');
+  });
+  await client.remove(pane);
+  client.close();
+
+  // The floor: node-pty in this process, writing to a shell and reading its echo, no RPC, no rendering.
+  const pty = spawnPty(BASH_PROGRAM, BASH_ARGS, { cols: 120, rows: 30, env: { ...process.env, ...SHELL_ENV } });
+  let buffered = '';
+  let wake: (() => void) | undefined;
+  pty.onData((d) => {
+    buffered += d;
+    if (buffered.length > 100_000) buffered = buffered.slice(-10_000);
+    wake?.();
+  });
+  await sleep(500);
+  let m = 0;
+  const floor = await sample(300, 30, async () => {
+    const marker = `F${m++}x`;
+    // The output line, not the echo of the typed command ("echo F1x"): it starts after a CR or LF.
+    const needle = new RegExp(`[\\r\\n]${marker}\\r\\n`);
+    pty.write(`echo ${marker}\r`);
+    const deadline = Date.now() + 10_000;
+    while (!needle.test(buffered)) {
+      if (Date.now() > deadline) throw new Error(`floor: ${marker} not seen`);
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        setTimeout(resolve, 100);
+      });
+    }
+    wake = undefined;
+  });
+  pty.kill('SIGKILL');
+
+  const tmuxPane = await tmux.newPane(TMUX_BASH);
+  await tmuxWaitFor(tmux, tmuxPane, 'PROMPT$', 0, 20);
+  let t = 0;
+  const peer = await sample(100, 10, async () => {
+    const marker = `T${t++}x`;
+    await tmux.run(['send-keys', '-t', tmuxPane, `echo ${marker}`, 'Enter']);
+    await tmuxWaitFor(tmux, tmuxPane, marker);
+  });
+  record('injection p50', 'ms', percentile(ours, 50), percentile(peer, 50), 'lower');
+  record('injection p99', 'ms', percentile(ours, 99), percentile(peer, 99), 'lower');
+  record('injection p50, node-pty floor (in-process, no RPC, no rendering)', 'ms', percentile(floor, 50), null, 'lower');
+  record('injection p99, node-pty floor (in-process, no RPC, no rendering)', 'ms', percentile(floor, 99), null, 'lower');
+}
+
+async function getText(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {
+  console.log('\n# get_text of 1,000 lines');
+  const client = await daemon.connect();
+  const pane = await newShell(client);
+  await client.sendText(pane, "seq -f 'history line %g with some words in it' 1 3000", { addNewline: true });
+  await client.waitFor(pane, { pattern: 'line 3000 with', timeoutMs: 30_000 });
+  const ours = await sample(1000, 100, async () => {
+    const { text } = await client.getText(pane, { lines: 1000 });
+    if (text.length < 10_000) throw new Error('short read');
+  });
+  await client.remove(pane);
+  client.close();
+  const tmuxPane = await tmux.newPane(TMUX_BASH);
+  await tmuxWaitFor(tmux, tmuxPane, 'PROMPT$', 0, 20);
+  await tmux.run(['send-keys', '-t', tmuxPane, "seq -f 'history line %g with some words in it' 1 3000", 'Enter']);
+  await tmuxWaitFor(tmux, tmuxPane, 'history line 3000 with some words in it', 0, 20);
+  const peer = await sample(300, 30, async () => {
+    await tmux.run(['capture-pane', '-p', '-S', '-1000', '-t', tmuxPane]);
+  });
+  record('get_text 1,000 lines p50', 'ms', percentile(ours, 50), percentile(peer, 50), 'lower');
+  record('get_text 1,000 lines p99', 'ms', percentile(ours, 99), percentile(peer, 99), 'lower');
+}
+
+async function writeBigFile(file: string, bytes: number): Promise<string> {
+  const marker = `END-OF-BENCH-${Date.now()}`;
+  const out = createWriteStream(file);
+  let written = 0;
+  let i = 0;
+  const words = ['alpha', 'beta', 'gamma', 'delta', 'epsilon', 'zeta', 'theta', 'lambda'];
+  while (written < bytes) {
+    let chunk = '';
+    for (let k = 0; k < 1000; k++, i++) {
+      const colour = 31 + (i % 7);
+      chunk += `\x1b[${colour}m${String(i).padStart(8, '0')}\x1b[0m ${words[i % 8]} ${'lorem ipsum dolor '.repeat(1 + (i % 4))}\x1b[1m${words[(i + 3) % 8]}\x1b[0m\n`;
+    }
+    written += Buffer.byteLength(chunk);
+    if (!out.write(chunk)) await once(out, 'drain');
+  }
+  out.end(`${marker}\n`);
+  await once(out, 'finish');
+  return marker;
+}
+
+async function throughput(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {
+  console.log('\n# Throughput: cat of a 64 MB file of text and ANSI colour, until its last line is on screen');
+  const dir = path.join(here, 'tmp');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'throughput.txt');
+  const bytes = 64 * 1024 * 1024;
+  const marker = await writeBigFile(file, bytes);
+  const client = await daemon.connect();
+  const oursRuns: number[] = [];
+  for (let run = 0; run < 2; run++) {
+    const pane = await newShell(client);
+    const t0 = performance.now();
+    const seen = client.waitFor(pane, { pattern: `^${marker}$`, flags: 'm', timeoutMs: 300_000 });
+    await client.sendText(pane, `cat ${file}`, { addNewline: true });
+    if (!(await seen).matched) throw new Error('end marker not seen');
+    oursRuns.push((performance.now() - t0) / 1000);
+    await client.remove(pane);
+  }
+  client.close();
+  const peerRuns: number[] = [];
+  for (let run = 0; run < 2; run++) {
+    const tmuxPane = await tmux.newPane(TMUX_BASH);
+    await tmuxWaitFor(tmux, tmuxPane, 'PROMPT$', 0, 20);
+    const t0 = performance.now();
+    await tmux.run(['send-keys', '-t', tmuxPane, `cat ${file}`, 'Enter']);
+    await tmuxWaitFor(tmux, tmuxPane, marker, 0, 10);
+    peerRuns.push((performance.now() - t0) / 1000);
+    await tmux.run(['kill-pane', '-t', tmuxPane]);
+  }
+  const mb = bytes / (1024 * 1024);
+  record('throughput: cat 64 MB (best of 2)', 'MB/s', mb / Math.min(...oursRuns), mb / Math.min(...peerRuns), 'higher');
+}
+
+async function settledRss(pid: number): Promise<number> {
+  await sleep(2_000);
+  return rssMiB(pid);
+}
+
+async function memory(tmuxName: string): Promise<void> {
+  console.log('\n# Memory (resident set of the daemon / the tmux server)');
+  const fill = "seq -f 'row %g: the quick brown fox jumps over the lazy dog, again' 1 10000";
+  // Idle panes.
+  const daemon = await DaemonProcess.start();
+  const client = await daemon.connect();
+  const base = await settledRss(daemon.pid);
+  for (let i = 0; i < 10; i++) await newShell(client);
+  const ours10 = await settledRss(daemon.pid);
+  for (let i = 0; i < 40; i++) await newShell(client);
+  const ours50 = await settledRss(daemon.pid);
+  client.close();
+  await daemon.stop();
+  // Panes holding 10,000 lines each.
+  const daemon2 = await DaemonProcess.start();
+  const client2 = await daemon2.connect();
+  const base2 = await settledRss(daemon2.pid);
+  for (let i = 0; i < 10; i++) {
+    const pane = await newShell(client2);
+    await client2.sendText(pane, fill, { addNewline: true });
+    await client2.waitFor(pane, { pattern: 'row 10000: ', timeoutMs: 60_000 });
+  }
+  const ours10k = await settledRss(daemon2.pid);
+  client2.close();
+  await daemon2.stop();
+
+  const tmux = new TmuxServer(`${tmuxName}-mem`);
+  tmux.start();
+  const tBase = await settledRss(tmux.serverPid());
+  for (let i = 0; i < 10; i++) await tmux.newPane(TMUX_BASH);
+  const t10 = await settledRss(tmux.serverPid());
+  for (let i = 0; i < 40; i++) await tmux.newPane(TMUX_BASH);
+  const t50 = await settledRss(tmux.serverPid());
+  tmux.killSync();
+  const tmux2 = new TmuxServer(`${tmuxName}-mem2`);
+  tmux2.start();
+  const tBase2 = await settledRss(tmux2.serverPid());
+  for (let i = 0; i < 10; i++) {
+    const pane = await tmux2.newPane(TMUX_BASH);
+    await tmuxWaitFor(tmux2, pane, 'PROMPT$', 0, 20);
+    await tmux2.run(['send-keys', '-t', pane, fill, 'Enter']);
+    await tmuxWaitFor(tmux2, pane, 'row 10000: the quick brown fox jumps over the lazy dog, again', 0, 50);
+  }
+  const t10k = await settledRss(tmux2.serverPid());
+  tmux2.killSync();
+
+  record('memory: daemon with no panes', 'MiB', base, tBase, 'lower');
+  record('memory: daemon with 10 idle shell panes', 'MiB', ours10, t10, 'lower');
+  record('memory: daemon with 50 idle shell panes', 'MiB', ours50, t50, 'lower');
+  record('memory: daemon with 10 panes x 10,000 lines of scrollback', 'MiB', ours10k, t10k, 'lower');
+  record('memory: idle shell pane, per pane', 'MiB', (ours50 - ours10) / 40, (t50 - t10) / 40, 'lower');
+  record('memory: pane with 10,000 lines of scrollback, per pane', 'MiB', (ours10k - base2) / 10, (t10k - tBase2) / 10, 'lower');
+}
+
+async function aliveUnderFlood(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {
+  console.log('\n# is_alive on a quiet pane while another pane floods output');
+  const client = await daemon.connect();
+  const flood = await client.createPane({ argv: ['bash', '-c', 'yes "flooding the terminal with a long line of output text, over and over again"'], cwd: here });
+  const quiet = await newShell(client);
+  await sleep(500);
+  const ours = await sample(3000, 300, async () => {
+    await client.isAlive(quiet);
+  });
+  const info = await client.getText(flood.pane_id, { lines: 1 });
+  if (!info.text.includes('flooding')) throw new Error('flood pane is not flooding');
+  await client.remove(flood.pane_id);
+  await client.remove(quiet);
+  client.close();
+  const floodPane = await tmux.newPane('yes "flooding the terminal with a long line of output text, over and over again"');
+  const quietPane = await tmux.newPane(TMUX_BASH);
+  await sleep(500);
+  const peer = await sample(300, 30, async () => {
+    await tmux.run(['display', '-p', '-t', quietPane, '#{pane_dead}']);
+  });
+  await tmux.run(['kill-pane', '-t', floodPane]);
+  record('is_alive p50 while another pane floods', 'ms', percentile(ours, 50), percentile(peer, 50), 'lower');
+  record('is_alive p99 while another pane floods', 'ms', percentile(ours, 99), percentile(peer, 99), 'lower');
+}
+
+async function main(): Promise<void> {
+  const version = ensureTmux();
+  const name = `sbbench-${process.pid}`;
+  console.log(`Switchboard vs ${version}; node ${process.version}; ${cpus().length} cores; ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
+  console.log(`${'figure'.padEnd(58)} ${'ours'.padStart(10)} ${'tmux'.padStart(10)} unit   ratio`);
+  const tmux = new TmuxServer(name);
+  tmux.start();
+  const daemon = await DaemonProcess.start();
+  try {
+    await rpcRoundTrip(daemon, tmux);
+    await injection(daemon, tmux);
+    await getText(daemon, tmux);
+    await aliveUnderFlood(daemon, tmux);
+    await throughput(daemon, tmux);
+  } finally {
+    await daemon.stop();
+    tmux.killSync();
+  }
+  await memory(name);
+  const outDir = path.join(here, 'results');
+  mkdirSync(outDir, { recursive: true });
+  writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  writeFileSync(
+    path.join(outDir, 'latest-environment.json'),
+    `${JSON.stringify({ date: new Date().toISOString(), node: process.version, peer: version, cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30) }, null, 2)}\n`,
+  );
+  console.log(`\nwrote ${path.join(outDir, 'latest.json')}`);
+}
+
+await main();

@@ -1,0 +1,29 @@
+/** Percentile of an already sorted sample (nearest rank). */
+export function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  const rank = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[rank] as number;
+}
+
+/** Runs `fn` `warmup` times unmeasured, then `n` times; returns sorted durations in ms. */
+export async function sample(n: number, warmup: number, fn: (i: number) => Promise<void>): Promise<number[]> {
+  for (let i = 0; i < warmup; i++) await fn(-1 - i);
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    await fn(i);
+    out.push(performance.now() - t0);
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** Resident set size of a process in MiB (Linux). */
+export async function rssMiB(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /VmRSS:\s+(\d+) kB/.exec(status);
+  if (!match) throw new Error(`no VmRSS for ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
+export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
