@@ -85,10 +85,10 @@ async function rpcRoundTrip(daemon: DaemonProcess, tmux: TmuxServer): Promise<vo
   for (const [label, preferTcp] of [['unix socket', false], ['tcp', true]] as const) {
     const client = await daemon.connect(preferTcp);
     const pane = await newShell(client);
-    const list = await sample(3000, 300, async () => {
+    const list = await sample(3000, 1000, async () => {
       await client.list();
     });
-    const alive = await sample(3000, 300, async () => {
+    const alive = await sample(3000, 1000, async () => {
       await client.isAlive(pane);
     });
     record(`rpc list p50 (${label})`, 'ms', percentile(list, 50), percentile(tmuxList, 50), 'lower');
@@ -105,7 +105,7 @@ async function injection(daemon: DaemonProcess, tmux: TmuxServer): Promise<void>
   const client = await daemon.connect();
   const pane = await newShell(client);
   let n = 0;
-  const ours = await sample(300, 30, async () => {
+  const ours = await sample(1000, 100, async () => {
     const marker = `M${n++}x`;
     // Ask to be told first, then type: requests on one connection start in order.
     const seen = client.waitFor(pane, { pattern: `^${marker}$`, flags: 'm', timeoutMs: 10_000 });
@@ -126,7 +126,7 @@ async function injection(daemon: DaemonProcess, tmux: TmuxServer): Promise<void>
   });
   await sleep(500);
   let m = 0;
-  const floor = await sample(300, 30, async () => {
+  const floor = await sample(1000, 100, async () => {
     const marker = `F${m++}x`;
     // The output line, not the echo of the typed command ("echo F1x"): it starts after a CR or LF.
     const needle = new RegExp(`[\\r\\n]${marker}\\r\\n`);
@@ -301,7 +301,7 @@ async function aliveUnderFlood(daemon: DaemonProcess, tmux: TmuxServer): Promise
   const ours = await sample(3000, 300, async () => {
     await client.isAlive(quiet);
   });
-  const info = await client.getText(flood.pane_id, { lines: 1 });
+  const info = await client.getText(flood.pane_id, { lines: 3 });
   if (!info.text.includes('flooding')) throw new Error('flood pane is not flooding');
   await client.remove(flood.pane_id);
   await client.remove(quiet);
