@@ -1,31 +1,17 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect, RpcError, SwitchboardError } from '../src/index.js';
-import type { Daemon } from '../src/daemon/index.js';
-import { startTestDaemon } from './support/daemon.js';
+import { useTestDaemon } from './support/daemon.js';
 import { BASH_ARGV, BASH_ENV, tempDir } from './support/shell.js';
 import { cleanEnv } from './support/cli.js';
 
-let daemon: Daemon;
-let home: string;
-let stop: () => Promise<void>;
-let work: { dir: string; cleanup: () => void };
-
-beforeAll(async () => {
-  ({ daemon, home, stop } = await startTestDaemon());
-  work = tempDir();
-});
-
-afterAll(async () => {
-  await stop();
-  work.cleanup();
-});
+const t = useTestDaemon();
 
 describe('TypeScript client', () => {
   it('finds the daemon from the runtime file and calls typed methods', async () => {
-    const client = await connect({ home, env: cleanEnv() });
+    const client = await connect({ home: t.home, env: cleanEnv() });
     expect(client.endpoint.source).toBe('runtime file');
-    expect(client.endpoint.socketPath).toBe(daemon.socketPath);
-    const { pane_id } = await client.createPane({ argv: [...BASH_ARGV], env: { ...BASH_ENV }, cwd: work.dir, title: 'lib' });
+    expect(client.endpoint.socketPath).toBe(t.daemon.socketPath);
+    const { pane_id } = await client.createPane({ argv: [...BASH_ARGV], env: { ...BASH_ENV }, cwd: t.work, title: 'lib' });
     expect((await client.waitFor(pane_id, { pattern: 'PROMPT\\$' })).matched).toBe(true);
     await client.sendText(pane_id, 'echo from-the-library', { addNewline: true });
     const waited = await client.waitFor(pane_id, { pattern: '^from-the-library$', flags: 'm' });
@@ -37,11 +23,11 @@ describe('TypeScript client', () => {
   });
 
   it('prefers TCP when asked, and finds the daemon from a pane environment', async () => {
-    const tcp = await connect({ home, env: cleanEnv(), preferTcp: true });
+    const tcp = await connect({ home: t.home, env: cleanEnv(), preferTcp: true });
     expect((await tcp.ping()).pong).toBe(true);
     tcp.close();
     const fromEnv = await connect({
-      env: { SWITCHBOARD_RPC_HOST: '127.0.0.1', SWITCHBOARD_RPC_PORT: String(daemon.tcp?.port), SWITCHBOARD_RPC_TOKEN: daemon.token },
+      env: { SWITCHBOARD_RPC_HOST: '127.0.0.1', SWITCHBOARD_RPC_PORT: String(t.daemon.tcp?.port), SWITCHBOARD_RPC_TOKEN: t.daemon.token },
     });
     expect(fromEnv.endpoint.source).toBe('environment');
     expect((await fromEnv.info()).pid).toBe(process.pid);
@@ -49,21 +35,21 @@ describe('TypeScript client', () => {
   });
 
   it('gives panes the variables to call their daemon back (SWITCHBOARD_RPC_* and the seed ENSO_RPC_*)', async () => {
-    const client = await connect({ home, env: cleanEnv() });
+    const client = await connect({ home: t.home, env: cleanEnv() });
     const { pane_id } = await client.createPane({
       argv: ['sh', '-c', 'echo "$SWITCHBOARD_RPC_HOST:$SWITCHBOARD_RPC_PORT $ENSO_RPC_HOST:$ENSO_RPC_PORT ${#SWITCHBOARD_RPC_TOKEN} ${#ENSO_RPC_TOKEN} $SWITCHBOARD_RPC_SOCKET"; sleep 5'],
-      cwd: work.dir,
+      cwd: t.work,
     });
-    const port = String(daemon.tcp?.port);
+    const port = String(t.daemon.tcp?.port);
     const seen = await client.waitFor(pane_id, { pattern: `127\\.0\\.0\\.1:${port} 127\\.0\\.0\\.1:${port} 64 64 /` });
-    expect(seen.line).toBe(`127.0.0.1:${port} 127.0.0.1:${port} 64 64 ${daemon.socketPath ?? ''}`);
+    expect(seen.line).toBe(`127.0.0.1:${port} 127.0.0.1:${port} 64 64 ${t.daemon.socketPath ?? ''}`);
     await client.remove(pane_id);
     client.close();
   });
 
   it('streams subscriptions to handlers attached before the first notification', async () => {
-    const client = await connect({ home, env: cleanEnv() });
-    const { pane_id } = await client.createPane({ argv: ['sh', '-c', 'echo replayed-first; read x; echo "got $x"; exit 9'], cwd: work.dir });
+    const client = await connect({ home: t.home, env: cleanEnv() });
+    const { pane_id } = await client.createPane({ argv: ['sh', '-c', 'echo replayed-first; read x; echo "got $x"; exit 9'], cwd: t.work });
     await client.waitFor(pane_id, { pattern: 'replayed-first' });
     let output = '';
     const exited = new Promise<{ exit_code: number | null }>((resolve) => {
@@ -77,13 +63,13 @@ describe('TypeScript client', () => {
   });
 
   it('sees new panes through a subscription to all panes', async () => {
-    const client = await connect({ home, env: cleanEnv() });
+    const client = await connect({ home: t.home, env: cleanEnv() });
     const created: string[] = [];
     const sub = await client.subscribe({ events: ['exit'] });
     sub.onPaneCreated((p) => created.push(p.pane_id));
     const exits: string[] = [];
     sub.onExit((e) => exits.push(e.pane_id));
-    const { pane_id } = await client.createPane({ argv: ['true'], cwd: work.dir });
+    const { pane_id } = await client.createPane({ argv: ['true'], cwd: t.work });
     for (let i = 0; i < 100 && !exits.includes(pane_id); i++) await new Promise((r) => setTimeout(r, 20));
     expect(created).toContain(pane_id);
     expect(exits).toContain(pane_id);
@@ -93,7 +79,7 @@ describe('TypeScript client', () => {
   });
 
   it('throws RpcError with the stable code, and a clear error when no daemon runs', async () => {
-    const client = await connect({ home, env: cleanEnv() });
+    const client = await connect({ home: t.home, env: cleanEnv() });
     const err = await client.getText('p00000000').catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RpcError);
     expect(err).toMatchObject({ code: 'PANE_NOT_FOUND', rpcErrorCode: -32002, message: 'pane not found: p00000000' });
@@ -104,7 +90,7 @@ describe('TypeScript client', () => {
     nowhere.cleanup();
     expect(missing).toBeInstanceOf(SwitchboardError);
     expect(missing).toMatchObject({ code: 'CONNECTION_FAILED', message: 'no daemon running: start one with `switchboard up`' });
-    const wrongToken = await connect({ home, env: cleanEnv(), token: 'nope' });
+    const wrongToken = await connect({ home: t.home, env: cleanEnv(), token: 'nope' });
     await expect(wrongToken.ping()).rejects.toMatchObject({ code: 'INVALID_TOKEN', rpcErrorCode: -32001 });
     wrongToken.close();
   });

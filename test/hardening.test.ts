@@ -1,35 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect } from '../src/index.js';
-import type { Daemon } from '../src/daemon/index.js';
-import { RawClient, errorOf, resultOf, startTestDaemon } from './support/daemon.js';
+import { RawClient, errorOf, resultOf, startTestDaemon, useTestDaemon } from './support/daemon.js';
 import { cleanEnv } from './support/cli.js';
-import { openFdCount, sleep, tempDir } from './support/shell.js';
+import { openFdCount, sleep } from './support/shell.js';
 
-let daemon: Daemon;
-let home: string;
-let stop: () => Promise<void>;
-let work: { dir: string; cleanup: () => void };
-
-beforeAll(async () => {
-  ({ daemon, home, stop } = await startTestDaemon());
-  work = tempDir();
-});
-
-afterAll(async () => {
-  await stop();
-  work.cleanup();
-});
+const t = useTestDaemon();
 
 describe('hardening', () => {
   it('drops output for a subscriber that stops reading, tells it once it reads again, and serves others meanwhile', async () => {
-    const token = daemon.token;
-    const flood = await RawClient.connect(daemon, 'socket');
+    const token = t.daemon.token;
+    const flood = await RawClient.connect(t.daemon, 'socket');
     const pane = resultOf<{ pane_id: string }>(
-      await flood.call(token, 'create_pane', { argv: ['bash', '-c', 'yes "a long line of flood output for the slow subscriber test"'], cwd: work.dir }),
+      await flood.call(token, 'create_pane', { argv: ['bash', '-c', 'yes "a long line of flood output for the slow subscriber test"'], cwd: t.work }),
     );
     resultOf(await flood.call(token, 'subscribe', { pane_id: pane.pane_id, events: ['output'] }));
     flood.socket.pause();
-    const other = await RawClient.connect(daemon, 'tcp');
+    const other = await RawClient.connect(t.daemon, 'tcp');
     for (let i = 0; i < 50; i++) {
       expect(resultOf(await other.call(token, 'is_alive', { pane_id: pane.pane_id }))).toMatchObject({ alive: true });
       await sleep(20);
@@ -63,14 +49,14 @@ describe('hardening', () => {
   });
 
   it('releases descriptors of closed connections', async () => {
-    const warm = await RawClient.connect(daemon, 'tcp');
-    resultOf(await warm.call(daemon.token, 'ping'));
+    const warm = await RawClient.connect(t.daemon, 'tcp');
+    resultOf(await warm.call(t.daemon.token, 'ping'));
     warm.close();
     await sleep(100);
     const before = openFdCount();
     for (let i = 0; i < 40; i++) {
-      const c = await RawClient.connect(daemon, i % 2 ? 'tcp' : 'socket');
-      resultOf(await c.call(daemon.token, 'ping'));
+      const c = await RawClient.connect(t.daemon, i % 2 ? 'tcp' : 'socket');
+      resultOf(await c.call(t.daemon.token, 'ping'));
       c.close();
     }
     let after = openFdCount();
@@ -82,8 +68,8 @@ describe('hardening', () => {
   });
 
   it('gives TIMEOUT when a reply does not come in time', async () => {
-    const client = await connect({ home, env: cleanEnv() });
-    const { pane_id } = await client.createPane({ argv: ['sleep', '30'], cwd: work.dir });
+    const client = await connect({ home: t.home, env: cleanEnv() });
+    const { pane_id } = await client.createPane({ argv: ['sleep', '30'], cwd: t.work });
     const err = await client
       .request('wait_for', { pane_id, pattern: 'never', timeout_ms: 10_000 }, { timeoutMs: 50 })
       .catch((e: unknown) => e);
@@ -101,14 +87,14 @@ describe('shutdown', () => {
     const token = own.daemon.token;
     // A pane that ignores HUP and TERM keeps the shutdown busy for the grace period.
     const stubborn = resultOf<{ pane_id: string }>(
-      await c.call(token, 'create_pane', { argv: ['bash', '-c', 'trap "" HUP TERM; echo ready; while true; do sleep 0.05; done'], cwd: work.dir }),
+      await c.call(token, 'create_pane', { argv: ['bash', '-c', 'trap "" HUP TERM; echo ready; while true; do sleep 0.05; done'], cwd: t.work }),
     );
     resultOf(await c.call(token, 'wait_for', { pane_id: stubborn.pane_id, pattern: 'ready' }));
     expect(resultOf(await c.call(token, 'shutdown'))).toEqual({ success: true });
     await sleep(100);
     const late = await RawClient.connect(own.daemon, 'tcp').catch(() => undefined);
     if (late) {
-      const refused = errorOf(await late.call(token, 'create_pane', { argv: ['true'], cwd: work.dir }));
+      const refused = errorOf(await late.call(token, 'create_pane', { argv: ['true'], cwd: t.work }));
       expect(refused).toMatchObject({ code: -32008, data: { code: 'SHUTTING_DOWN' } });
       late.close();
     }

@@ -1,4 +1,5 @@
 import net from 'node:net';
+import { afterAll, beforeAll } from 'vitest';
 import { Daemon, type DaemonOptions } from '../../src/daemon/index.js';
 import { LineFramer } from '../../src/protocol/framing.js';
 import { tempDir } from './shell.js';
@@ -16,6 +17,44 @@ export async function startTestDaemon(options: DaemonOptions = {}): Promise<{ da
     stop: async () => {
       await daemon.close();
       cleanup();
+    },
+  };
+}
+
+/** What useTestDaemon gives a test file, valid inside its tests. */
+export interface TestDaemonContext {
+  readonly daemon: Daemon;
+  /** The daemon's private home (runtime file, socket). */
+  readonly home: string;
+  /** A scratch directory for panes to work in. */
+  readonly work: string;
+}
+
+/** Starts a test daemon and a scratch directory before the file's tests, and removes both after. */
+export function useTestDaemon(options: DaemonOptions = {}): TestDaemonContext {
+  let started: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
+  let scratch: { dir: string; cleanup: () => void } | undefined;
+  beforeAll(async () => {
+    started = await startTestDaemon(options);
+    scratch = tempDir();
+  });
+  afterAll(async () => {
+    await started?.stop();
+    scratch?.cleanup();
+  });
+  const need = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useTestDaemon: only available inside tests');
+    return value;
+  };
+  return {
+    get daemon() {
+      return need(started).daemon;
+    },
+    get home() {
+      return need(started).home;
+    },
+    get work() {
+      return need(scratch).dir;
     },
   };
 }

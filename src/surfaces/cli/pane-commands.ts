@@ -17,6 +17,11 @@ async function readAllStdin(ctx: CliContext): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
+/** The TEXT words after PANE joined with spaces, or standard input when TEXT is `-`. */
+async function textArgument(ctx: CliContext, words: string[]): Promise<string> {
+  return words.length === 1 && words[0] === '-' ? readAllStdin(ctx) : words.join(' ');
+}
+
 /** `new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V]... [-- cmd args...]` */
 export async function newCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const { values, positionals, rest } = parseCommandArgs(argv, {
@@ -62,7 +67,7 @@ export async function sendCommand(ctx: CliContext, argv: string[]): Promise<numb
   const ref = paneArg(positionals);
   const words = [...positionals.slice(1), ...rest];
   if (words.length === 0 && !values.enter) throw new UsageError('missing TEXT');
-  const text = words.length === 1 && words[0] === '-' ? await readAllStdin(ctx) : words.join(' ');
+  const text = await textArgument(ctx, words);
   await withClient(ctx, async (c) => c.sendText(await resolvePane(c, ref), text, { addNewline: values.enter === true }));
   return 0;
 }
@@ -73,7 +78,7 @@ export async function pasteCommand(ctx: CliContext, argv: string[]): Promise<num
   const ref = paneArg(positionals);
   const words = [...positionals.slice(1), ...rest];
   if (words.length === 0) throw new UsageError('missing TEXT');
-  const text = words.length === 1 && words[0] === '-' ? await readAllStdin(ctx) : words.join(' ');
+  const text = await textArgument(ctx, words);
   await withClient(ctx, async (c) => c.paste(await resolvePane(c, ref), text));
   return 0;
 }
