@@ -147,6 +147,12 @@ describe('panes with real shells', () => {
     await expectScreen(pane, 'safe');
     const screen = pane.snapshot().lines.join('\n');
     expect(screen).toContain('^[[200~saferm -rf ~^[[201~');
+    // Removing one marker can join its neighbours into a new one: that must not escape either.
+    pane.paste('\x1b[20\x1b[201~1~; echo PWNED');
+    pane.sendText('', true);
+    await expectScreen(pane, 'echo PWNED');
+    const last = pane.snapshot().lines.find((l) => l.includes('echo PWNED')) ?? '';
+    expect(last).toBe('^[[200~; echo PWNED^[[201~');
   });
 
   it('sends named keys in the encoding the program expects', async () => {

@@ -8,8 +8,6 @@ type EventKind = 'output' | 'exit' | 'screen';
 
 /** Above this many bytes waiting for the peer, output is dropped (and counted) instead of queued. */
 export const OUTPUT_BACKLOG_LIMIT = 1024 * 1024;
-/** A batch of output is sent at the latest when it reaches this size. */
-const OUTPUT_BATCH_BYTES = 64 * 1024;
 /** Screen frames are sent at most this often. */
 const FRAME_INTERVAL_MS = 16;
 const MAX_SUBSCRIPTIONS = 64;
@@ -18,7 +16,6 @@ interface PaneWatch {
   pane: Pane;
   disposables: Disposable[];
   pendingText: string[];
-  pendingBytes: number;
   /** Stream offset of the first byte of the pending batch. */
   pendingOffset: number;
   flushScheduled: boolean;
@@ -50,6 +47,8 @@ class Subscription {
     replay: boolean,
   ) {
     this.drainSub = sink.onDrain(() => this.onDrain());
+    // A removed pane is let go of by every subscription, so nothing keeps its history alive.
+    this.disposables.push(registry.onPaneRemoved((pane) => this.unwatch(pane.id)));
     if (paneId !== undefined) {
       this.watch(registry.get(paneId), replay);
       return;
@@ -60,7 +59,6 @@ class Subscription {
         this.sink.notify('pane_created', { subscription: this.id, pane_id: pane.id, title: pane.title });
         this.watch(pane, false);
       }),
-      registry.onPaneRemoved((pane) => this.unwatch(pane.id)),
     );
   }
 
@@ -75,7 +73,6 @@ class Subscription {
       pane,
       disposables: [],
       pendingText: [],
-      pendingBytes: 0,
       pendingOffset: pane.outputBytes,
       flushScheduled: false,
       dropped: 0,
@@ -89,10 +86,10 @@ class Subscription {
     if (this.events.has('output')) {
       if (replay) {
         // Captured now, in step with the screen: live output parsed after this moment follows it.
-        const history = pane.readRaw();
-        if (history.data.length > 0) this.queueOutput(w, history.data.toString('utf8'), history.from, history.data.length);
+        const history = pane.readRawText();
+        if (history.bytes > 0) this.queueOutput(w, history.text, history.offset, history.bytes);
       }
-      w.disposables.push(pane.onOutput((out) => this.queueOutput(w, out.text, out.offset, out.data.length)));
+      w.disposables.push(pane.onOutput((out) => this.queueOutput(w, out.text, out.textOffset, out.textBytes)));
     }
     if (this.events.has('screen')) {
       w.disposables.push(pane.onRender(() => this.scheduleFrame(w)));
@@ -137,10 +134,9 @@ class Subscription {
     }
     if (w.pendingText.length === 0) w.pendingOffset = offset;
     w.pendingText.push(text);
-    w.pendingBytes += text.length;
-    if (w.pendingBytes >= OUTPUT_BATCH_BYTES) {
-      this.flushOutput(w);
-    } else if (!w.flushScheduled) {
+    // Always flushed later, never from here: a subscription's first output (a replay) must go out
+    // after the reply that names the subscription. A parse turn bounds what gathers meanwhile.
+    if (!w.flushScheduled) {
       w.flushScheduled = true;
       setImmediate(() => this.flushOutput(w));
     }
@@ -152,7 +148,6 @@ class Subscription {
     const data = w.pendingText.join('');
     const offset = w.pendingOffset;
     w.pendingText = [];
-    w.pendingBytes = 0;
     this.sink.notify('output', { subscription: this.id, pane_id: w.pane.id, data, offset });
   }
 

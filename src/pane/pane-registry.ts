@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { defaultShell, resolveExecutable, shellCommandLine, type CommandLine } from '../platform/index.js';
+import { defaultShell, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
 import { Pane, PANE_MARKER_VARIABLE, type ExitInfo } from './pane.js';
 import { RenderScheduler } from './render-scheduler.js';
 
@@ -110,7 +110,7 @@ export class PaneRegistry {
     const rows = options.rows ?? this.defaults.rows;
     checkSize(cols, rows);
     const id = this.newId();
-    env[PANE_MARKER_VARIABLE] = id;
+    setEnvVar(env, PANE_MARKER_VARIABLE, id);
     const commandText = options.command ?? (options.argv ? options.argv.join(' ') : [commandLine.file, ...commandLine.args].join(' '));
     const pane = new Pane(
       {
@@ -226,15 +226,15 @@ export class PaneRegistry {
     for (const [key, value] of Object.entries(this.baseEnv)) {
       if (value !== undefined && !SCRUBBED_ENV.includes(key)) env[key] = value;
     }
-    env.TERM = 'xterm-256color';
-    env.COLORTERM = 'truecolor';
-    Object.assign(env, this.paneEnv);
+    setEnvVar(env, 'TERM', 'xterm-256color');
+    setEnvVar(env, 'COLORTERM', 'truecolor');
+    for (const [key, value] of Object.entries(this.paneEnv)) setEnvVar(env, key, value);
     for (const [key, value] of Object.entries(extra ?? {})) {
       if (key === '' || key.includes('=') || key.includes('\0')) {
         throw new SwitchboardError('INVALID_PARAMS', `invalid environment variable name: ${JSON.stringify(key)}`);
       }
       if (value.includes('\0')) throw new SwitchboardError('INVALID_PARAMS', `environment variable ${key} contains a NUL byte`);
-      env[key] = value;
+      setEnvVar(env, key, value);
     }
     return env;
   }

@@ -1,13 +1,14 @@
 import { constants as osConstants } from 'node:os';
-import { StringDecoder } from 'node:string_decoder';
 import { spawn as spawnPty, type IPty } from 'node-pty';
 import { Emitter, type Event } from '../core/emitter.js';
+import { Utf8Stream, incompleteUtf8Tail, leadingContinuationBytes } from '../core/utf8.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { killProcessGroupNow, terminateProcessTree, type EnvMarker } from '../platform/index.js';
 import { Screen, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
+import { discardPendingInput, pendingInputBytes } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -21,10 +22,23 @@ export interface ExitInfo {
 /** A chunk of output, in the order the screen parsed it. */
 export interface PaneOutput {
   data: Buffer;
-  /** The chunk decoded as UTF-8, with multi-byte characters split across chunks kept whole. */
-  text: string;
   /** Stream offset of data[0]. */
   offset: number;
+  /**
+   * The output decoded as UTF-8. A character split across chunks is held back and comes with the
+   * next chunk, so `text` stands for the stream bytes [textOffset, textOffset + textBytes).
+   */
+  text: string;
+  textOffset: number;
+  textBytes: number;
+}
+
+/** Text of the raw history that lines up with the live stream (see Pane.readRawText). */
+export interface RawText {
+  text: string;
+  offset: number;
+  bytes: number;
+  truncated: boolean;
 }
 
 /** Everything needed to start a pane's process; the registry fills in defaults. */
@@ -66,6 +80,8 @@ const PENDING_HIGH_WATER = 4 * 1024 * 1024;
 const PENDING_LOW_WATER = 1024 * 1024;
 /** Largest piece parsed in one go, so one pane cannot hold the event loop for long. */
 const PARSE_SLICE_BYTES = 32 * 1024;
+/** Input the program has not read yet above this is refused (it is not reading its terminal). */
+const MAX_PENDING_INPUT = 4 * 1024 * 1024;
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, num]) => [num, name]));
 
@@ -93,7 +109,7 @@ export class Pane implements Schedulable {
   private readingPaused = false;
   private exitInfo: ExitInfo | undefined;
   private exitedAt: Date | undefined;
-  private decoder: StringDecoder | undefined;
+  private readonly decoder = new Utf8Stream();
   private lastOutputAt = 0;
   private readonly exitWaiters: ((info: ExitInfo) => void)[] = [];
   private killing: Promise<ExitInfo> | undefined;
@@ -204,12 +220,12 @@ export class Pane implements Schedulable {
 
   /** Writes raw input (as typed, escape sequences included). */
   write(data: string): void {
-    this.writable().write(data);
+    this.writable(data.length).write(data);
   }
 
   /** Types `text`; with `addNewline`, presses Enter as a separate write (TUIs treat one burst as a paste). */
   sendText(text: string, addNewline = false): void {
-    const pty = this.writable();
+    const pty = this.writable(text.length + 1);
     if (text.length > 0) pty.write(text);
     if (addNewline) pty.write('\r');
   }
@@ -217,7 +233,7 @@ export class Pane implements Schedulable {
   /** Presses named keys (`Enter`, `C-c`, `Up`, …), honouring the program's cursor-key mode. */
   sendKeys(keys: readonly string[]): void {
     const encoded = encodeKeys(keys, this.screen.keyModes);
-    this.writable().write(encoded);
+    this.writable(encoded.length).write(encoded);
   }
 
   /**
@@ -226,10 +242,16 @@ export class Pane implements Schedulable {
    * the paste was bracketed.
    */
   paste(text: string, mode: 'auto' | 'always' | 'never' = 'auto'): boolean {
-    const pty = this.writable();
+    const pty = this.writable(text.length + 12);
     const bracketed = mode === 'always' || (mode === 'auto' && this.screen.bracketedPaste);
-    // A pasted end marker would let the text escape the paste and run as typed input.
-    const body = text.replace(/\x1b\[20[01]~/g, '').replace(/\r?\n/g, '\r');
+    // A pasted end marker would let the text escape the paste and run as typed input. Removing one
+    // can join the pieces around it into a new one, so remove until none is left.
+    let body = text;
+    for (let previous = ''; previous !== body; ) {
+      previous = body;
+      body = body.replace(/\x1b\[20[01]~/g, '');
+    }
+    body = body.replace(/\r?\n/g, '\r');
     pty.write(bracketed ? `\x1b[200~${body}\x1b[201~` : body);
     return bracketed;
   }
@@ -268,6 +290,21 @@ export class Pane implements Schedulable {
     return this.raw.read(from);
   }
 
+  /**
+   * The raw history as text that joins the live `onOutput` text without a gap or an overlap: it
+   * starts at a character boundary and leaves out a character still waiting for its last bytes
+   * (the live stream will carry it).
+   */
+  readRawText(): RawText {
+    const raw = this.raw.read();
+    const skip = leadingContinuationBytes(raw.data);
+    const end = raw.data.length - incompleteUtf8Tail(raw.data);
+    const body = raw.data.subarray(skip, Math.max(skip, end));
+    return { text: body.toString('utf8'), offset: raw.from + skip, bytes: body.length, truncated: raw.truncated };
+  }
+
+
+
   /** Approximate memory held by this pane's history, in bytes. */
   get historyBytes(): number {
     return this.screen.historyBytes + this.raw.heldBytes;
@@ -300,6 +337,7 @@ export class Pane implements Schedulable {
 
   /** Releases the screen and, if still running, the process (killed at once). */
   dispose(): void {
+    discardPendingInput(this.pty);
     if (this.pty && this.alive) killProcessGroupNow(this.pid);
     this.scheduler.forget(this);
     this.pending.length = 0;
@@ -323,6 +361,9 @@ export class Pane implements Schedulable {
   }
 
   private async terminate(options: { graceMs: number; signal?: NodeJS.Signals }): Promise<ExitInfo> {
+    // Input the program never read is moot once it is being ended; dropping it also stops node-pty
+    // retrying writes into a descriptor that is about to close.
+    if (!options.signal || options.signal === 'SIGKILL' || options.signal === 'SIGTERM' || options.signal === 'SIGHUP') discardPendingInput(this.pty);
     const result = await terminateProcessTree(this.pid, { ...options, marker: this.marker });
     if (result.survivors.length > 0) {
       this.logger.warn('processes survived SIGKILL', { survivors: result.survivors });
@@ -333,15 +374,31 @@ export class Pane implements Schedulable {
     const info = await Promise.race([exited, timeout]);
     if (info) return info;
     this.logger.warn('no exit event after kill; marking the pane exited');
+    // Release the PTY: a survivor holding its other end would otherwise keep it open.
+    (this.pty as unknown as { destroy?: () => void } | undefined)?.destroy?.();
     this.handleExit(-1, 9);
     return this.exitInfo ?? { exitCode: null, signal: 'SIGKILL' };
   }
 
-  private writable(): IPty {
+  /** The PTY to write `bytes` more to; throws PANE_EXITED, or LIMIT_EXCEEDED when the program is not reading. */
+  private writable(bytes: number): IPty {
     if (!this.pty || this.exitInfo) {
       throw new SwitchboardError('PANE_EXITED', `pane ${this.id} has exited`, { pane_id: this.id });
     }
+    const pending = pendingInputBytes(this.pty);
+    if (pending > 0 && pending + bytes > MAX_PENDING_INPUT) {
+      throw new SwitchboardError('LIMIT_EXCEEDED', `pane ${this.id} is not reading its input (${pending} bytes waiting)`, { pane_id: this.id, pending_bytes: pending });
+    }
     return this.pty;
+  }
+
+  /** Fires an event; a throwing listener is logged and does not stop parsing or the scheduler. */
+  private fireSafely<T>(emitter: Emitter<T>, event: T, what: string): void {
+    try {
+      emitter.fire(event);
+    } catch (err) {
+      this.logger.error(`a ${what} listener failed`, { error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+    }
   }
 
   private receive(data: Buffer): void {
@@ -370,11 +427,10 @@ export class Pane implements Schedulable {
     const offset = this.raw.endOffset;
     this.screen.write(chunk);
     this.raw.append(chunk);
+    // Decoded even without listeners, so a subscriber joining later starts in step with the stream.
+    const piece = this.decoder.push(chunk, offset);
     if (this.outputEmitter.listenerCount > 0) {
-      this.decoder ??= new StringDecoder('utf8');
-      this.outputEmitter.fire({ data: chunk, text: this.decoder.write(chunk), offset });
-    } else {
-      this.decoder = undefined;
+      this.fireSafely(this.outputEmitter, { data: chunk, offset, text: piece.text, textOffset: piece.offset, textBytes: piece.bytes }, 'output');
     }
   }
 
@@ -384,7 +440,7 @@ export class Pane implements Schedulable {
       this.readingPaused = false;
       this.pty.resume();
     }
-    this.renderEmitter.fire();
+    this.fireSafely(this.renderEmitter, undefined, 'render');
   }
 
   /** Parses everything queued, now (before exit, resize and reads that must see all output). */
@@ -401,9 +457,10 @@ export class Pane implements Schedulable {
     const signalName = signal ? (SIGNAL_NAMES.get(signal) ?? `SIG${signal}`) : null;
     this.exitInfo = { exitCode: signalName ? null : exitCode, signal: signalName };
     this.exitedAt = new Date();
+    discardPendingInput(this.pty);
     this.pty = undefined;
     this.logger.debug('pane exited', { ...this.exitInfo });
     for (const resolve of this.exitWaiters.splice(0)) resolve(this.exitInfo);
-    this.exitEmitter.fire(this.exitInfo);
+    this.fireSafely(this.exitEmitter, this.exitInfo, 'exit');
   }
 }

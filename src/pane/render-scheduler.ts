@@ -41,17 +41,20 @@ export class RenderScheduler {
     const deadline = performance.now() + this.budgetMs;
     // Give every ready pane a slice before any pane gets a second one.
     const share = this.budgetMs / Math.max(1, this.ready.size);
-    for (const item of [...this.ready]) {
-      const sliceDeadline = Math.min(deadline, performance.now() + share);
-      const more = item.drainUntil(sliceDeadline);
-      // Re-inserting moves the item to the back, so the next turn starts with the others.
-      this.ready.delete(item);
-      if (more) this.ready.add(item);
-      if (performance.now() >= deadline) break;
-    }
-    if (this.ready.size > 0) {
-      this.scheduled = true;
-      setImmediate(() => this.turn());
+    try {
+      for (const item of [...this.ready]) {
+        const sliceDeadline = Math.min(deadline, performance.now() + share);
+        // Re-inserting moves the item to the back, so the next turn starts with the others.
+        this.ready.delete(item);
+        if (item.drainUntil(sliceDeadline)) this.ready.add(item);
+        if (performance.now() >= deadline) break;
+      }
+    } finally {
+      // Even if one pane's parsing threw, the others keep their turns.
+      if (this.ready.size > 0) {
+        this.scheduled = true;
+        setImmediate(() => this.turn());
+      }
     }
   }
 }

@@ -5,6 +5,7 @@ import { RowStore, type StoredRow } from './row-store.js';
 import { serializeRowAnsi } from './ansi-row.js';
 import { coreOf, Terminal, type BufferInternals, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
 import { rowText } from './row-text.js';
+import { terminalEmulatorOptions } from '../platform/index.js';
 import type { KeyModes } from './keys.js';
 
 /**
@@ -79,6 +80,7 @@ export class Screen implements Disposable {
       scrollback: XTERM_HEADROOM_ROWS,
       allowProposedApi: true,
       logLevel: 'off',
+      ...terminalEmulatorOptions(),
     });
     this.core = coreOf(this.term);
     this.buffers = this.term.buffer;

@@ -116,10 +116,12 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
     const onAbort = (): void => finish({ matched: false, reason: 'cancelled' });
     const timeout = setTimeout(() => finish({ matched: false, reason: 'timeout' }), options.timeoutMs);
     const renderSub = pane.onRender(onRender);
+    // An exited pane's screen never changes again: a pattern on it counts as matched (and settled).
     const exitSub = pane.onExit(() => {
       clearTimeout(checkTimer);
       check();
-      if (!done) finish({ matched: false, reason: 'exited', ...found });
+      if (found) finish({ matched: true, reason: 'matched', ...found });
+      else finish({ matched: false, reason: 'exited' });
     });
     options.signal?.addEventListener('abort', onAbort);
 
@@ -129,8 +131,8 @@ export function waitForScreen(pane: Pane, options: WaitOptions): Promise<WaitRes
     }
     findPattern(lastText);
     if (!pane.alive) {
-      if (found && options.idleMs === undefined) finish({ matched: true, reason: 'matched', ...found });
-      else finish({ matched: false, reason: 'exited', ...found });
+      if (found) finish({ matched: true, reason: 'matched', ...found });
+      else finish({ matched: false, reason: 'exited' });
       return;
     }
     evaluate();

@@ -1,21 +1,35 @@
-import { chmodSync, lstatSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
 const isWindows = process.platform === 'win32';
 
+/** Files Switchboard itself keeps in its directories. */
+const OWN_FILES = /^(daemon\.json|daemon\.log|switchboard\.sock|sb\.sock|\..+\.tmp|agents\.(json|ya?ml))$/;
+
 /**
  * Makes sure `dir` exists as a directory only its owner can enter (0700). Refuses a symlink or a
- * directory owned by someone else, since the token and socket inside it must stay private.
+ * directory owned by someone else, since the token and socket inside it must stay private. An
+ * existing directory that others can enter is tightened only if it holds nothing but Switchboard's
+ * own files; otherwise (say SWITCHBOARD_HOME points at $HOME) it is refused rather than changed.
  */
 export function ensurePrivateDir(dir: string): void {
+  const existed = existsSync(dir);
   mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (isWindows) return;
   const stat = lstatSync(dir);
   if (!stat.isDirectory()) throw new Error(`${dir} is not a directory`);
   const uid = process.getuid?.();
   if (uid !== undefined && stat.uid !== uid) throw new Error(`${dir} belongs to another user (uid ${stat.uid})`);
-  if ((stat.mode & 0o077) !== 0) chmodSync(dir, 0o700);
+  if ((stat.mode & 0o077) === 0) return;
+  if (existed) {
+    const foreign = readdirSync(dir).filter((name) => !OWN_FILES.test(name));
+    if (foreign.length > 0) {
+      const mode = (stat.mode & 0o777).toString(8);
+      throw new Error(`refusing to use ${dir}: other users can enter it (mode ${mode}) and it holds files that are not Switchboard's; use a private directory`);
+    }
+  }
+  chmodSync(dir, 0o700);
 }
 
 /** Writes `data` to `file` with mode 0600, atomically (write to a temporary name, then rename). */

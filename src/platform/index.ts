@@ -17,6 +17,7 @@ export {
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
 export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
+export { setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */
 export const isWindows = process.platform === 'win32';

@@ -1,4 +1,4 @@
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 
 /** One process as seen by the OS: its id, parent, process group and session. */
@@ -8,6 +8,8 @@ export interface ProcessInfo {
   pgid: number;
   sid: number;
   zombie: boolean;
+  /** When the process started (clock ticks since boot, Linux): with the pid, identifies it across pid reuse. */
+  startTime: number;
 }
 
 const platform = process.platform;
@@ -20,7 +22,9 @@ function parseProcStat(text: string): ProcessInfo | undefined {
   const fields = text.slice(close + 2).split(' ');
   const [state, ppid, pgid, sid] = fields;
   if (state === undefined || ppid === undefined || pgid === undefined || sid === undefined) return undefined;
-  return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), zombie: state === 'Z' || state === 'X' };
+  // Field 22 of stat is the start time; fields[0] here is field 3.
+  const startTime = Number(fields[19] ?? 0);
+  return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), zombie: state === 'Z' || state === 'X', startTime };
 }
 
 function readProcStat(pid: number): ProcessInfo | undefined {
@@ -55,14 +59,18 @@ export function listProcesses(): ProcessInfo[] {
       // ps has no portable session column; the process group stands in for it.
       sid: Number(pgid),
       zombie: (stat ?? '').startsWith('Z'),
+      startTime: 0,
     }));
 }
 
-/** True while `pid` exists and is not a zombie waiting to be reaped. */
-export function isProcessRunning(pid: number): boolean {
+/**
+ * True while `pid` exists and is not a zombie waiting to be reaped. With `startTime` (Linux), only
+ * if it is still the same process, not a new one that was given a recycled pid.
+ */
+export function isProcessRunning(pid: number, startTime?: number): boolean {
   if (platform === 'linux') {
     const info = readProcStat(pid);
-    return info !== undefined && !info.zombie;
+    return info !== undefined && !info.zombie && (startTime === undefined || startTime === 0 || info.startTime === startTime);
   }
   try {
     process.kill(pid, 0);
@@ -147,14 +155,27 @@ function sendSignal(pids: Iterable<number>, signal: NodeJS.Signals): void {
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
-async function waitUntilGone(pids: number[], timeoutMs: number): Promise<number[]> {
+/** A process to end, pinned to its identity so a recycled pid is never signalled. */
+interface Target {
+  pid: number;
+  startTime: number;
+}
+
+const stillRunning = (t: Target): boolean => isProcessRunning(t.pid, t.startTime);
+
+async function waitUntilGone(targets: Target[], timeoutMs: number): Promise<Target[]> {
   const deadline = Date.now() + timeoutMs;
-  let alive = pids.filter(isProcessRunning);
+  let alive = targets.filter(stillRunning);
   while (alive.length > 0 && Date.now() < deadline) {
     await sleep(Math.min(25, Math.max(1, deadline - Date.now())));
-    alive = alive.filter(isProcessRunning);
+    alive = alive.filter(stillRunning);
   }
   return alive;
+}
+
+function signalTargets(targets: Target[], signal: NodeJS.Signals): void {
+  // Checked right before each signal: the window for a recycled pid is as small as it can be.
+  sendSignal(targets.filter(stillRunning).map((t) => t.pid), signal);
 }
 
 /** What happened when a process tree was terminated. */
@@ -183,29 +204,41 @@ export async function terminateProcessTree(
   options: { graceMs: number; signal?: NodeJS.Signals; marker?: EnvMarker; rootExited?: boolean },
 ): Promise<TerminateResult> {
   if (platform === 'win32') {
-    if (!options.rootExited) spawnSync('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true, stdio: 'ignore' });
+    // Windows has no signals to be polite with: taskkill ends the tree (without blocking the daemon).
+    if (!options.rootExited) {
+      await new Promise<void>((resolve) => execFile('taskkill', ['/PID', String(rootPid), '/T', '/F'], { windowsHide: true }, () => resolve()));
+    }
     return { forced: true, survivors: [] };
   }
-  const collect = (): number[] => {
-    const members = options.rootExited ? [] : collectProcessTree(rootPid);
+  // Start times exist on Linux only; elsewhere 0 stands for "unknown" and the pid alone is trusted.
+  const rootStart = options.rootExited ? undefined : platform === 'linux' ? readProcStat(rootPid)?.startTime : 0;
+  const collect = (): Target[] => {
+    const processes = listProcesses();
+    const byPid = new Map(processes.map((p) => [p.pid, p]));
+    // The root's tree only while the root is still the process we started (not a recycled pid).
+    const rootNow = rootStart === undefined ? undefined : byPid.get(rootPid);
+    const members = rootNow && (rootStart === 0 || rootNow.startTime === rootStart) ? collectProcessTree(rootPid, processes) : [];
     const marked = options.marker ? findProcessesByEnv(options.marker.name, options.marker.value) : [];
-    return [...new Set([...members, ...marked])];
+    return [...new Set([...members, ...marked])].flatMap((pid) => {
+      const info = byPid.get(pid);
+      return info && !info.zombie ? [{ pid, startTime: info.startTime }] : [];
+    });
   };
   const targets = collect();
   if (targets.length === 0) return { forced: false, survivors: [] };
-  if (options.signal) sendSignal(targets, options.signal);
+  if (options.signal) signalTargets(targets, options.signal);
   else {
-    sendSignal(targets, 'SIGHUP');
-    sendSignal(targets, 'SIGTERM');
+    signalTargets(targets, 'SIGHUP');
+    signalTargets(targets, 'SIGTERM');
   }
   const lingering = await waitUntilGone(targets, options.graceMs);
   if (lingering.length === 0) return { forced: false, survivors: [] };
   // Take a fresh look: a process may have forked while it was shutting down.
-  const fresh = collect().filter(isProcessRunning);
-  const toKill = [...new Set([...lingering, ...fresh])];
-  sendSignal(toKill, 'SIGKILL');
+  const seen = new Set(lingering.map((t) => `${t.pid}:${t.startTime}`));
+  const toKill = [...lingering, ...collect().filter((t) => !seen.has(`${t.pid}:${t.startTime}`))];
+  signalTargets(toKill, 'SIGKILL');
   const survivors = await waitUntilGone(toKill, 2_000);
-  return { forced: true, survivors };
+  return { forced: true, survivors: survivors.map((t) => t.pid) };
 }
 
 /** Kills a pane's process group at once, without waiting (a last resort when releasing a pane). */

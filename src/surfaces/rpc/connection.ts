@@ -1,9 +1,10 @@
+import { setMaxListeners } from 'node:events';
 import type { Socket } from 'node:net';
 import { toDisposable } from '../../core/disposable.js';
 import type { Logger } from '../../core/logger.js';
 import { Session, type DaemonControl, type NotificationSink } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
-import { LineFramer } from '../../protocol/framing.js';
+import { LineFramer, type FrameEvent } from '../../protocol/framing.js';
 import type { JsonRpcResponse } from '../../protocol/json-rpc.js';
 import type { NotificationName, Notifications } from '../../protocol/methods.js';
 import { errorResponse, type Dispatcher } from './dispatch.js';
@@ -40,18 +41,33 @@ export interface ConnectionDeps {
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** Unread replies above this pause reading the client's requests until it catches up. */
+const READ_PAUSE_OUTBOUND = 256 * 1024;
+/** A client that has not authenticated yet may leave at most this much unread before it is dropped. */
+const UNAUTHENTICATED_OUTBOUND_LIMIT = 64 * 1024;
+
+type PauseReason = 'in-flight' | 'unread-replies';
+
 /**
  * One client connection speaking newline-delimited JSON-RPC. Every bad input gets its error and
  * leaves the connection (and every other one) working; only clients that stall, never read, or
  * never authenticate are disconnected.
+ *
+ * Backpressure: complete lines wait in a queue and are handled only while nothing asks to pause
+ * (too many requests in flight, or replies the client has not read). While paused, the socket is
+ * not read, so a client can never make the daemon buffer more than one read's worth of requests or
+ * a bounded amount of replies.
  */
 export class RpcConnection {
   private readonly framer: LineFramer;
   private readonly session: Session;
   private readonly abort = new AbortController();
   private readonly drainListeners = new Set<() => void>();
+  private readonly queue: FrameEvent[] = [];
+  private readonly pauseReasons = new Set<PauseReason>();
+  private socketPaused = false;
+  private inputEnded = false;
   private inFlight = 0;
-  private paused = false;
   private authenticated = false;
   private closed = false;
   private authTimer: NodeJS.Timeout | undefined;
@@ -65,6 +81,8 @@ export class RpcConnection {
   ) {
     this.onClosed = onClosed;
     this.framer = new LineFramer(deps.limits.maxRequestBytes);
+    // Every pending request listens for the connection going away; the in-flight limit bounds them.
+    setMaxListeners(0, this.abort.signal);
     const sink: NotificationSink = {
       notify: (method, params) => this.notify(method, params),
       get backlogBytes() {
@@ -79,7 +97,14 @@ export class RpcConnection {
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('drain', () => {
+      this.pauseReasons.delete('unread-replies');
+      this.pump();
       for (const listener of [...this.drainListeners]) listener();
+    });
+    socket.on('end', () => {
+      // The client finished sending (half-close): answer what is pending, then close our side.
+      this.inputEnded = true;
+      this.pump();
     });
     socket.on('error', (err) => deps.logger.debug('connection error', { error: err.message }));
     socket.on('close', () => this.cleanup());
@@ -106,25 +131,39 @@ export class RpcConnection {
 
   private receive(chunk: Buffer): void {
     if (this.closed) return;
-    for (const event of this.framer.push(chunk)) {
+    this.queue.push(...this.framer.push(chunk));
+    this.pump();
+  }
+
+  /** Handles queued lines while nothing asks to pause, then pauses or resumes reading to match. */
+  private pump(): void {
+    while (this.queue.length > 0 && this.pauseReasons.size === 0 && !this.closed) {
+      const event = this.queue.shift() as FrameEvent;
       if (event.kind === 'oversize') {
         this.send(errorResponse(null, 'INVALID_REQUEST', `invalid request: ${event.bytes} bytes exceeds the request size limit of ${this.deps.limits.maxRequestBytes} bytes`));
-        continue;
+      } else {
+        this.handleLine(event.line);
       }
-      this.handleLine(event.line);
     }
+    if (this.closed) return;
+    const pause = this.pauseReasons.size > 0 || this.queue.length > 0;
+    if (pause && !this.socketPaused) this.socket.pause();
+    if (!pause && this.socketPaused) this.socket.resume();
+    this.socketPaused = pause;
     this.armPartialTimer();
+    if (this.inputEnded && this.inFlight === 0 && this.queue.length === 0) this.socket.end();
   }
 
   private armPartialTimer(): void {
-    if (!this.framer.hasPartialLine) {
+    // A client cannot finish its line while we are not reading, so the clock only runs while we read.
+    if (!this.framer.hasPartialLine || this.socketPaused) {
       clearTimeout(this.partialTimer);
       this.partialTimer = undefined;
       return;
     }
     // The clock starts when a line starts and is not reset by more bytes of the same line.
     this.partialTimer ??= setTimeout(() => {
-      if (this.framer.hasPartialLine) this.close('request line not finished in time');
+      if (this.framer.hasPartialLine && !this.socketPaused) this.close('request line not finished in time');
     }, this.deps.limits.partialLineTimeoutMs);
   }
 
@@ -138,19 +177,14 @@ export class RpcConnection {
       this.send(errorResponse(null, 'PARSE_ERROR', `parse error: ${detail}`));
       return;
     }
-    this.inFlight += 1;
-    if (this.inFlight >= this.deps.limits.maxInFlight && !this.paused) {
-      this.paused = true;
-      this.socket.pause();
-    }
+    // A batch holds as many requests as it has entries.
+    const weight = Array.isArray(message) ? Math.max(1, message.length) : 1;
+    this.inFlight += weight;
+    if (this.inFlight >= this.deps.limits.maxInFlight) this.pauseReasons.add('in-flight');
     const ctx = { panes: this.deps.panes, daemon: this.deps.daemon, session: this.session, signal: this.abort.signal };
     this.deps.dispatcher
-      .handle(message, ctx)
-      .then(({ reply, authenticated }) => {
-        if (authenticated && !this.authenticated) {
-          this.authenticated = true;
-          clearTimeout(this.authTimer);
-        }
+      .handle(message, ctx, () => this.markAuthenticated())
+      .then(({ reply }) => {
         if (reply !== undefined) this.send(reply);
       })
       .catch((err: unknown) => {
@@ -158,12 +192,17 @@ export class RpcConnection {
         this.send(errorResponse(null, 'INTERNAL_ERROR', 'internal error'));
       })
       .finally(() => {
-        this.inFlight -= 1;
-        if (this.paused && this.inFlight < this.deps.limits.maxInFlight / 2 && !this.closed) {
-          this.paused = false;
-          this.socket.resume();
-        }
+        this.inFlight -= weight;
+        if (this.inFlight < this.deps.limits.maxInFlight / 2) this.pauseReasons.delete('in-flight');
+        this.pump();
       });
+  }
+
+  /** The token checked out (before the request ran): this client may stay connected. */
+  private markAuthenticated(): void {
+    if (this.authenticated) return;
+    this.authenticated = true;
+    clearTimeout(this.authTimer);
   }
 
   private notify<N extends NotificationName>(method: N, params: Notifications[N]): void {
@@ -176,11 +215,13 @@ export class RpcConnection {
 
   private writeLine(json: string): void {
     if (this.closed || this.socket.destroyed) return;
-    if (this.socket.writableLength > this.deps.limits.maxOutboundBytes) {
+    const unread = this.socket.writableLength;
+    if (unread > this.deps.limits.maxOutboundBytes || (!this.authenticated && unread > UNAUTHENTICATED_OUTBOUND_LIMIT)) {
       this.close('client is not reading its responses');
       return;
     }
     this.socket.write(`${json}\n`);
+    if (this.socket.writableLength > READ_PAUSE_OUTBOUND) this.pauseReasons.add('unread-replies');
   }
 
   private cleanup(): void {
@@ -188,6 +229,7 @@ export class RpcConnection {
     this.closed = true;
     clearTimeout(this.authTimer);
     clearTimeout(this.partialTimer);
+    this.queue.length = 0;
     this.abort.abort();
     this.session.dispose();
     this.drainListeners.clear();

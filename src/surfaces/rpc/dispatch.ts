@@ -45,21 +45,25 @@ export class Dispatcher {
    * Handles one parsed message (a request, a notification or a batch). Resolves to what should be
    * written back (nothing for notifications) and whether any request in it carried the right token.
    */
-  async handle(message: unknown, ctx: OperationContext): Promise<{ reply: JsonRpcResponse | JsonRpcResponse[] | undefined; authenticated: boolean }> {
+  async handle(
+    message: unknown,
+    ctx: OperationContext,
+    onAuthenticated?: () => void,
+  ): Promise<{ reply: JsonRpcResponse | JsonRpcResponse[] | undefined; authenticated: boolean }> {
     if (Array.isArray(message)) {
       if (message.length === 0) return { reply: errorResponse(null, 'INVALID_REQUEST', 'invalid request: empty batch'), authenticated: false };
       if (message.length > this.maxBatch) {
         return { reply: errorResponse(null, 'INVALID_REQUEST', `invalid request: batch of ${message.length} exceeds the limit of ${this.maxBatch}`), authenticated: false };
       }
-      const outcomes = await Promise.all(message.map((m) => this.handleOne(m, ctx)));
+      const outcomes = await Promise.all(message.map((m) => this.handleOne(m, ctx, onAuthenticated)));
       const responses = outcomes.map((o) => o.response).filter((r): r is JsonRpcResponse => r !== undefined);
       return { reply: responses.length > 0 ? responses : undefined, authenticated: outcomes.some((o) => o.authenticated) };
     }
-    const outcome = await this.handleOne(message, ctx);
+    const outcome = await this.handleOne(message, ctx, onAuthenticated);
     return { reply: outcome.response, authenticated: outcome.authenticated };
   }
 
-  private async handleOne(message: unknown, ctx: OperationContext): Promise<Outcome> {
+  private async handleOne(message: unknown, ctx: OperationContext, onAuthenticated?: () => void): Promise<Outcome> {
     if (!isPlainObject(message)) {
       return { response: errorResponse(null, 'INVALID_REQUEST', 'invalid request: expected a JSON-RPC request object'), authenticated: false };
     }
@@ -90,6 +94,8 @@ export class Dispatcher {
     if (!tokenMatches(this.options.token, token)) {
       return { response: reply(errorResponse(id, 'INVALID_TOKEN', 'invalid token')), authenticated: false };
     }
+    // Known before the request runs, so a slow first request does not count as unauthenticated.
+    onAuthenticated?.();
     const handler = Object.hasOwn(this.handlers, method) ? this.handlers[method] : undefined;
     if (!handler) {
       return { response: reply(errorResponse(id, 'METHOD_NOT_FOUND', `method not found: ${method}`, { method })), authenticated: true };

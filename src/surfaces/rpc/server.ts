@@ -1,5 +1,5 @@
 import net from 'node:net';
-import { existsSync, rmSync } from 'node:fs';
+import { lstatSync, rmSync } from 'node:fs';
 import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
@@ -46,6 +46,14 @@ function listen(server: net.Server, options: net.ListenOptions): Promise<void> {
     server.once('listening', onListening);
     server.listen(options);
   });
+}
+
+function lstatOrUndefined(file: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 /** True when something accepts connections on `socketPath`. */
@@ -120,7 +128,10 @@ export class RpcServer {
   /** Listens on a Unix socket (mode 0600) or named pipe; refuses if another daemon answers there. */
   async listenLocal(socketPath: string): Promise<void> {
     const fsSocket = isFilesystemSocket(socketPath);
-    if (fsSocket && existsSync(socketPath)) {
+    const existing = fsSocket ? lstatOrUndefined(socketPath) : undefined;
+    if (existing) {
+      // Only a stale socket is ever removed: never a file that merely sits at that path.
+      if (!existing.isSocket()) throw new SwitchboardError('CONNECTION_FAILED', `${socketPath} exists and is not a socket; remove it or choose another path`);
       if (await socketInUse(socketPath)) {
         throw new SwitchboardError('CONNECTION_FAILED', `another daemon is listening on ${socketPath}`);
       }
@@ -148,7 +159,8 @@ export class RpcServer {
   }
 
   private createServer(tcp: boolean): net.Server {
-    const server = net.createServer({ pauseOnConnect: false }, (socket) => this.accept(socket, tcp));
+    // Half-open: a client may finish sending (shutdown(SHUT_WR), `nc -N`) and still get its replies.
+    const server = net.createServer({ pauseOnConnect: false, allowHalfOpen: true }, (socket) => this.accept(socket, tcp));
     server.on('error', (err) => this.logger.error('server error', { error: err.message }));
     return server;
   }
@@ -162,7 +174,9 @@ export class RpcServer {
     socket.on('error', () => undefined);
     if (this.connections.size >= this.maxConnections) {
       const reply = errorResponse(null, 'LIMIT_EXCEEDED', `too many connections (limit ${this.maxConnections})`);
-      socket.end(`${JSON.stringify(reply)}\n`);
+      // Say why, then let go of the descriptor whether or not the client reads or closes.
+      socket.end(`${JSON.stringify(reply)}\n`, () => socket.destroy());
+      setTimeout(() => socket.destroy(), 1_000).unref();
       return;
     }
     const connection = new RpcConnection(
