@@ -5,7 +5,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { defaultShell, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
-import { Pane, PANE_MARKER_VARIABLE, type ExitInfo } from './pane.js';
+import { Pane, PANE_MARKER_VARIABLE, type ExitInfo, type PaneAgent } from './pane.js';
 import { RenderScheduler } from './render-scheduler.js';
 
 /** What a new pane runs and how it looks. Unset fields take the registry's defaults. */
@@ -21,6 +21,8 @@ export interface CreatePaneOptions {
   cols?: number;
   rows?: number;
   scrollbackRows?: number;
+  /** The agent CLI the pane runs (set by the agent launcher). */
+  agent?: PaneAgent;
 }
 
 export interface PaneDefaults {
@@ -125,6 +127,7 @@ export class PaneRegistry {
         rows,
         scrollbackRows: options.scrollbackRows ?? this.defaults.scrollbackRows,
         rawHistoryBytes: this.defaults.rawHistoryBytes,
+        agent: options.agent,
       },
       { scheduler: this.scheduler, logger: this.logger },
     );

@@ -41,6 +41,12 @@ export interface RawText {
   truncated: boolean;
 }
 
+/** Which agent CLI a pane runs, when it runs one. */
+export interface PaneAgent {
+  name: string;
+  version: string | undefined;
+}
+
 /** Everything needed to start a pane's process; the registry fills in defaults. */
 export interface PaneSpawnSpec {
   id: string;
@@ -55,6 +61,7 @@ export interface PaneSpawnSpec {
   rows: number;
   scrollbackRows: number;
   rawHistoryBytes: number;
+  agent?: PaneAgent;
 }
 
 export interface PaneDeps {
@@ -98,6 +105,8 @@ export class Pane implements Schedulable {
   readonly cwd: string;
   readonly createdAt: Date;
   readonly pid: number;
+  /** The agent CLI this pane runs, if it was started as one. */
+  readonly agent: PaneAgent | undefined;
 
   private readonly screen: Screen;
   private readonly raw: RawHistory;
@@ -132,6 +141,7 @@ export class Pane implements Schedulable {
     this.file = spec.file;
     this.args = [...spec.args];
     this.cwd = spec.cwd;
+    this.agent = spec.agent;
     this.createdAt = new Date();
     this.scheduler = deps.scheduler;
     this.logger = deps.logger.child({ pane: spec.id });

@@ -1,0 +1,71 @@
+import { writeHomeFiles, defineProfile } from '../profile.js';
+
+export const CODEX_VERSION = '0.169.0';
+
+const toml = (s: string): string => JSON.stringify(s);
+
+/** OpenAI Codex CLI (`@openai/codex`). */
+export const codex = defineProfile(
+  {
+    name: 'codex',
+    display_name: 'Codex CLI',
+    binary: { names: ['codex'], env: 'SWITCHBOARD_CODEX_BIN' },
+    // --no-daemon: otherwise the TUI starts an app-server daemon that outlives it.
+    interactive_args: ['--no-daemon'],
+    headless_args: ['exec', '--json', '--skip-git-repo-check', '{prompt}'],
+    screens: [
+      {
+        versions: '>=0.160.0 <1',
+        idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
+        busy: [{ pattern: 'esc to interrupt', rows: 6 }],
+        approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel'],
+        error: ['^\\s*■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
+        dialogs: [
+          {
+            id: 'trust_folder',
+            when: ['Trust this folder\\?', 'Trust and continue'],
+            decides: 'trust_folder',
+            accept: ['Enter'],
+            decline: ['2', 'Enter'],
+          },
+          {
+            id: 'model_migration',
+            when: ['Try new model', 'Use existing model'],
+            decides: 'keep_current_model',
+            accept: ['Down', 'Enter'],
+            decline: ['Enter'],
+          },
+        ],
+      },
+    ],
+    approval_keys: { allow_once: ['y'], allow_always: ['p'], deny: ['Escape'] },
+    input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 150, paste_multiline: true },
+    transcript: { format: 'codex-rollout', dir: '.codex/sessions', pattern: '**/rollout-*.jsonl' },
+  },
+  (s) => {
+    const config = [
+      'model = "gpt-5.5"',
+      'model_provider = "scripted"',
+      'approval_policy = "on-request"',
+      'sandbox_mode = "workspace-write"',
+      'check_for_update_on_startup = false',
+      '',
+      '[analytics]',
+      'enabled = false',
+      '',
+      '[tui]',
+      'screen_reader_detection_done = true',
+      '',
+      '[model_providers.scripted]',
+      'name = "Scripted"',
+      `base_url = ${toml(`${s.modelUrl}/v1`)}`,
+      'env_key = "SWITCHBOARD_SCRIPTED_KEY"',
+      'wire_api = "responses"',
+      'request_max_retries = 0',
+      'stream_max_retries = 0',
+      '',
+    ].join('\n');
+    writeHomeFiles(s.home, { '.codex/config.toml': config });
+    return { args: [], env: { SWITCHBOARD_SCRIPTED_KEY: 'sk-switchboard-scripted', CODEX_HOME: `${s.home}/.codex` } };
+  },
+);

@@ -1,0 +1,62 @@
+import { writeHomeFiles, defineProfile } from '../profile.js';
+
+export const GEMINI_VERSION = '0.61.0';
+
+/** Gemini CLI (`@google/gemini-cli`). */
+export const gemini = defineProfile(
+  {
+    name: 'gemini',
+    display_name: 'Gemini CLI',
+    binary: { names: ['gemini'], env: 'SWITCHBOARD_GEMINI_BIN' },
+    interactive_args: [],
+    headless_args: ['-p', '{prompt}', '--output-format', 'stream-json'],
+    screens: [
+      {
+        versions: '>=0.50.0 <1',
+        idle: ['Type your message or @path/to/file'],
+        busy: [{ pattern: '\\(esc to cancel', rows: 12 }],
+        approval: ['Allow execution of', 'Apply this change\\?', 'Allow (once|for this session)'],
+        error: ['\\[API Error', 'API Error:', '✕ '],
+        dialogs: [
+          {
+            id: 'trust_folder',
+            when: ['Do you trust the files in this folder\\?', 'Trust folder'],
+            decides: 'trust_folder',
+            accept: ['Enter'],
+            decline: ['3', 'Enter'],
+          },
+          {
+            id: 'choose_auth',
+            when: ['How would you like to authenticate', 'Use Gemini API Key'],
+            decides: 'use_env_api_key',
+            accept: ['2', 'Enter'],
+            decline: ['Escape'],
+          },
+        ],
+      },
+    ],
+    approval_keys: { allow_once: ['1'], allow_always: ['2'], deny: ['Escape'] },
+    input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 150, paste_multiline: true },
+    transcript: { format: 'gemini-chat', dir: '.gemini/tmp/{project}/chats', pattern: 'session-*.jsonl' },
+  },
+  (s) => {
+    // An API key alone is not enough: the auth type must be chosen in settings, or the CLI stops
+    // with "Invalid auth method selected". Folder trust is left to the first-run policy.
+    writeHomeFiles(s.home, {
+      '.gemini/settings.json': JSON.stringify(
+        {
+          security: { auth: { selectedType: 'gemini-api-key' } },
+          // One attempt: a scripted error should show at once, not after minutes of retries.
+          general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+          privacy: { usageStatisticsEnabled: false },
+          telemetry: { enabled: false },
+          ide: { enabled: false, hasSeenNudge: true },
+        },
+        null,
+        2,
+      ),
+    });
+    // A pinned model skips the model router's extra classifier request.
+    return { args: ['-m', 'gemini-2.5-flash'], env: { GEMINI_API_KEY: 'switchboard-scripted', GOOGLE_GEMINI_BASE_URL: s.modelUrl } };
+  },
+);

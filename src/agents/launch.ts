@@ -1,0 +1,184 @@
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { SwitchboardError } from '../core/errors.js';
+import type { Pane, PaneRegistry } from '../pane/index.js';
+import { agentVersion, findAgentBinary } from './binary.js';
+import { detectScreen, type Detection } from './detect.js';
+import type { AgentProfile } from './profile.js';
+import type { Dialog, Screens } from './schema.js';
+import { pressKeys } from './input.js';
+
+/** How to answer the questions a CLI asks on first run (and sometimes later). */
+export interface FirstRunPolicy {
+  /** Trust the working directory when asked (the caller chose it). */
+  trustFolder: boolean;
+  /** Use an API key found in the environment when asked. */
+  useEnvApiKey: boolean;
+  /** Keep the configured model when a CLI suggests switching. */
+  keepCurrentModel: boolean;
+}
+
+export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = { trustFolder: true, useEnvApiKey: true, keepCurrentModel: true };
+
+export interface AgentLaunchOptions {
+  cwd: string;
+  title?: string;
+  /** Variables added on top of the profile's. */
+  env?: Record<string, string>;
+  /** Arguments added after the profile's interactive ones. */
+  args?: string[];
+  /** Run from an isolated HOME against a model server (tests, demos, offline use). */
+  sandbox?: { home: string; modelUrl: string };
+  policy?: Partial<FirstRunPolicy>;
+  /** Wait this long for the idle prompt (default 90 s). */
+  readyTimeoutMs?: number;
+  cols?: number;
+  rows?: number;
+  /** Where else to look for the program (default: SWITCHBOARD_AGENT_PATH, then Switchboard's own node_modules/.bin). */
+  binaryDirs?: string[];
+  signal?: AbortSignal;
+}
+
+/** A dialog answered during start-up. */
+export interface AnsweredDialog {
+  id: string;
+  decision: 'accept' | 'decline';
+  keys: string[];
+  atMs: number;
+}
+
+export interface AgentStart {
+  pane: Pane;
+  version: string | undefined;
+  /** Time from spawn to a settled idle prompt. */
+  readyMs: number;
+  dialogs: AnsweredDialog[];
+}
+
+/** How long the idle prompt must stay on screen before the agent counts as ready (redraws look idle mid-start). */
+const READY_SETTLE_MS = 400;
+/** A dialog is not answered twice within this time (it may take a moment to go away). */
+const DIALOG_REPEAT_MS = 1_500;
+/** A dialog is answered once it has been on screen this long: keys sent while it draws are lost. */
+const DIALOG_SETTLE_MS = 250;
+
+const packageBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin');
+
+/** Directories searched for agent programs after PATH. */
+export function defaultBinaryDirs(env: NodeJS.ProcessEnv): string[] {
+  const fromEnv = (env.SWITCHBOARD_AGENT_PATH ?? '').split(path.delimiter).filter(Boolean);
+  return [...fromEnv, packageBin];
+}
+
+function decide(dialog: Dialog, policy: FirstRunPolicy): 'accept' | 'decline' {
+  switch (dialog.decides) {
+    case 'trust_folder':
+      return policy.trustFolder ? 'accept' : 'decline';
+    case 'use_env_api_key':
+      return policy.useEnvApiKey ? 'accept' : 'decline';
+    case 'keep_current_model':
+      return policy.keepCurrentModel ? 'accept' : 'decline';
+    case 'continue':
+      return 'accept';
+  }
+}
+
+/** Starts `profile`'s CLI in a new pane and waits until it sits at its idle prompt. */
+export async function startAgent(registry: PaneRegistry, profile: AgentProfile, options: AgentLaunchOptions): Promise<AgentStart> {
+  const baseEnv = process.env;
+  const sandboxAdditions = options.sandbox ? profile.prepareSandbox({ ...options.sandbox, cwd: options.cwd }) : { args: [], env: {} };
+  const env = { ...profile.data.env, ...sandboxAdditions.env, ...options.env };
+  const lookupEnv = { ...baseEnv, ...env };
+  const binary = findAgentBinary(profile.data, lookupEnv, options.binaryDirs ?? defaultBinaryDirs(lookupEnv), options.cwd);
+  if (!binary) {
+    const hint = profile.data.binary.env ? ` (or set ${profile.data.binary.env})` : '';
+    throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
+  }
+  const version = await agentVersion(binary, lookupEnv);
+  const screens = profile.screensFor(version);
+  const pane = registry.create({
+    argv: [binary, ...profile.data.interactive_args, ...sandboxAdditions.args, ...(options.args ?? [])],
+    cwd: options.cwd,
+    title: options.title ?? profile.data.name,
+    env,
+    cols: options.cols,
+    rows: options.rows,
+    agent: { name: profile.data.name, version },
+  });
+  try {
+    const ready = await awaitReady(pane, screens, { ...DEFAULT_FIRST_RUN_POLICY, ...options.policy }, options.readyTimeoutMs ?? 90_000, options.signal);
+    return { pane, version, ...ready };
+  } catch (err) {
+    await pane.kill({ graceMs: 1_000 }).catch(() => undefined);
+    throw err;
+  }
+}
+
+/** Watches a starting agent: answers dialogs by policy, resolves once the idle prompt holds. */
+function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
+  const started = performance.now();
+  const dialogs: AnsweredDialog[] = [];
+  const lastAnswered = new Map<string, number>();
+  return new Promise((resolve, reject) => {
+    let idleSince: number | undefined;
+    let dialogSince: { id: string; at: number } | undefined;
+    let settleTimer: NodeJS.Timeout | undefined;
+    let last: Detection = { kind: 'unknown' };
+    const finish = (err?: Error): void => {
+      clearTimeout(timer);
+      clearTimeout(settleTimer);
+      renderSub.dispose();
+      exitSub.dispose();
+      signal?.removeEventListener('abort', onAbort);
+      if (err) reject(err);
+      else resolve({ readyMs: Math.round(performance.now() - started), dialogs });
+    };
+    const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
+    const evaluate = (): void => {
+      if (!pane.alive) return;
+      last = detectScreen(screens, pane.screenLines());
+      const now = performance.now();
+      if (last.kind === 'dialog' && last.dialog) {
+        idleSince = undefined;
+        const previous = lastAnswered.get(last.dialog.id);
+        if (previous !== undefined && now - previous < DIALOG_REPEAT_MS) return;
+        if (dialogSince?.id !== last.dialog.id) dialogSince = { id: last.dialog.id, at: now };
+        if (now - dialogSince.at < DIALOG_SETTLE_MS) {
+          clearTimeout(settleTimer);
+          settleTimer = setTimeout(evaluate, DIALOG_SETTLE_MS - (now - dialogSince.at) + 5);
+          return;
+        }
+        dialogSince = undefined;
+        const decision = decide(last.dialog, policy);
+        const keys = decision === 'accept' ? last.dialog.accept : last.dialog.decline;
+        lastAnswered.set(last.dialog.id, now);
+        dialogs.push({ id: last.dialog.id, decision, keys, atMs: Math.round(now - started) });
+        void pressKeys(pane, keys);
+        return;
+      }
+      dialogSince = undefined;
+      if (last.kind !== 'idle') {
+        idleSince = undefined;
+        return;
+      }
+      idleSince ??= now;
+      if (now - idleSince >= READY_SETTLE_MS) {
+        finish();
+        return;
+      }
+      clearTimeout(settleTimer);
+      settleTimer = setTimeout(evaluate, READY_SETTLE_MS - (now - idleSince) + 5);
+    };
+    const onAbort = (): void => finish(new SwitchboardError('TIMEOUT', 'cancelled while the agent was starting'));
+    const timer = setTimeout(() => {
+      finish(new SwitchboardError('TIMEOUT', `the agent did not reach its idle prompt within ${Math.round(timeoutMs / 1000)} s (last seen: ${last.kind}); screen:\n${screenTail()}`));
+    }, timeoutMs);
+    const renderSub = pane.onRender(evaluate);
+    const exitSub = pane.onExit((exit) => {
+      const how = exit.signal ?? `code ${exit.exitCode ?? '?'}`;
+      finish(new SwitchboardError('SPAWN_FAILED', `the agent exited while starting (${how}); screen:\n${screenTail()}`));
+    });
+    signal?.addEventListener('abort', onAbort);
+    evaluate();
+  });
+}

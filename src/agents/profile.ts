@@ -1,0 +1,72 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { SwitchboardError } from '../core/errors.js';
+import { describeIssues } from '../protocol/methods.js';
+import { profileSchema, type ProfileData, type ProfileInput, type Screens } from './schema.js';
+import { satisfies } from './version-range.js';
+
+/** Running an agent against a model server from an isolated HOME (tests, demos, offline use). */
+export interface SandboxOptions {
+  /** The HOME the agent runs with; config is written into it. Never the user's own HOME. */
+  home: string;
+  /** Base URL of the model server, e.g. http://127.0.0.1:4010 (no /v1). */
+  modelUrl: string;
+  /** The directory the agent works in. */
+  cwd: string;
+}
+
+/** What a launch adds to the profile's own arguments and environment. */
+export interface LaunchAdditions {
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** An agent CLI: its data, plus how to point it at a model server from an isolated HOME. */
+export interface AgentProfile {
+  readonly data: ProfileData;
+  /** Writes what the CLI needs into `sandbox.home` and says what to add to its launch. */
+  prepareSandbox(sandbox: SandboxOptions): LaunchAdditions;
+  /** The screen patterns for a CLI version (the newest set when none matches or the version is unknown). */
+  screensFor(version: string | undefined): Screens;
+}
+
+/** Writes `files` (paths relative to `home`) into `home`, creating directories. */
+export function writeHomeFiles(home: string, files: Record<string, string>): void {
+  for (const [relative, content] of Object.entries(files)) {
+    const target = path.join(home, relative);
+    if (!target.startsWith(path.resolve(home) + path.sep)) {
+      throw new SwitchboardError('INVALID_PARAMS', `home file ${relative} would land outside the home`);
+    }
+    mkdirSync(path.dirname(target), { recursive: true });
+    writeFileSync(target, content, { mode: 0o600 });
+  }
+}
+
+/** Replaces {cwd}, {home} and {model_url} in a template. */
+function expand(template: string, sandbox: SandboxOptions): string {
+  return template.replaceAll('{cwd}', sandbox.cwd).replaceAll('{home}', sandbox.home).replaceAll('{model_url}', sandbox.modelUrl);
+}
+
+/** Builds a profile from data (validated) and, for built-ins, a sandbox hook. */
+export function defineProfile(input: ProfileInput, sandbox?: (s: SandboxOptions) => LaunchAdditions): AgentProfile {
+  const parsed = profileSchema.safeParse(input);
+  if (!parsed.success) {
+    const name = typeof input.name === 'string' ? input.name : '?';
+    throw new SwitchboardError('INVALID_PARAMS', `invalid agent profile '${name}': ${describeIssues(parsed.error)}`);
+  }
+  const data = parsed.data;
+  return {
+    data,
+    prepareSandbox(s) {
+      const files = Object.fromEntries(Object.entries(data.home_files).map(([k, v]) => [k, expand(v, s)]));
+      writeHomeFiles(s.home, files);
+      const base: LaunchAdditions = { args: [], env: { HOME: s.home, USERPROFILE: s.home } };
+      const extra = sandbox?.(s) ?? { args: [], env: {} };
+      return { args: [...base.args, ...extra.args], env: { ...base.env, ...extra.env } };
+    },
+    screensFor(version) {
+      const matching = version ? data.screens.find((s) => satisfies(version, s.versions)) : undefined;
+      return matching ?? (data.screens[data.screens.length - 1] as Screens);
+    },
+  };
+}

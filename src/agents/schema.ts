@@ -1,0 +1,100 @@
+/**
+ * The data that describes an agent CLI: how to find and start it, what its screens look like in
+ * each state, how to get past its first-run dialogs, how to type into it, and where it keeps its
+ * transcript. Built-in profiles and user-defined ones (from a config file) share this schema, so a
+ * new CLI (Cursor agent, Amp, Goose, …) needs a config entry, not code.
+ */
+import { z } from 'zod';
+
+/** A pattern tested against the rendered screen (all rows, or only the last `rows` non-empty ones). */
+export const screenPatternSchema = z.union([
+  z.string().min(1),
+  z.strictObject({
+    pattern: z.string().min(1),
+    flags: z.string().regex(/^[imsu]*$/).optional(),
+    /** Only the last N non-empty rows (where prompts and footers live). */
+    rows: z.number().int().min(1).max(500).optional(),
+  }),
+]);
+
+/** What a chosen answer means, whatever keys the CLI wants for it. */
+export const ANSWER_MEANINGS = ['allow_once', 'allow_always', 'deny'] as const;
+
+export const dialogSchema = z.strictObject({
+  /** A stable name for the dialog: trust_folder, use_api_key, model_migration, … */
+  id: z.string().min(1),
+  /** The dialog is on screen when every one of these matches. */
+  when: z.array(screenPatternSchema).min(1),
+  /** The first-run policy decision this dialog asks for. */
+  decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'continue']),
+  /** Keys to press when the policy says yes, and when it says no (named keys, as send_keys takes them). */
+  accept: z.array(z.string()).min(1),
+  decline: z.array(z.string()).min(1),
+});
+
+export const screensSchema = z.strictObject({
+  /** The CLI versions these patterns were recorded against, as a range: ">=2.1.197 <2.2". */
+  versions: z.string().min(1),
+  /** Ready for the next instruction. */
+  idle: z.array(screenPatternSchema).min(1),
+  /** Working on a turn (thinking or running a tool). */
+  busy: z.array(screenPatternSchema).default([]),
+  /** Asking to approve a tool call. */
+  approval: z.array(screenPatternSchema).default([]),
+  /** An error from the model API as the CLI shows it. */
+  error: z.array(screenPatternSchema).default([]),
+  /** First-run and other blocking dialogs. */
+  dialogs: z.array(dialogSchema).default([]),
+});
+
+export const profileSchema = z.strictObject({
+  name: z.string().regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a lower-case name of letters, digits, - and _'),
+  display_name: z.string().optional(),
+  /** How to find the program: these names on PATH (or in node_modules/.bin), unless $<env> names a path. */
+  binary: z.strictObject({
+    names: z.array(z.string().min(1)).min(1),
+    env: z.string().optional(),
+  }),
+  /** Arguments for the interactive (TUI) mode, before any the caller adds. */
+  interactive_args: z.array(z.string()).default([]),
+  /** Arguments for the headless mode; `{prompt}` is replaced by the prompt. */
+  headless_args: z.array(z.string()).optional(),
+  /** Variables set for the program (on top of the daemon's environment). */
+  env: z.record(z.string(), z.string()).default({}),
+  screens: z.array(screensSchema).min(1),
+  /** Keys that answer an approval prompt, by meaning. */
+  approval_keys: z.strictObject({
+    allow_once: z.array(z.string()).min(1),
+    allow_always: z.array(z.string()).optional(),
+    deny: z.array(z.string()).min(1),
+  }),
+  input: z
+    .strictObject({
+      /** Send Enter as its own write once the typed text shows (Codex and Gemini treat text+Enter as a paste). */
+      separate_enter: z.boolean().default(true),
+      /** Longest wait for the typed text to show before pressing Enter anyway. */
+      echo_timeout_ms: z.number().int().min(0).max(10_000).default(1_000),
+      /** Pause between the text showing and Enter. */
+      enter_delay_ms: z.number().int().min(0).max(5_000).default(50),
+      /** Paste multi-line prompts (bracketed) instead of typing them. */
+      paste_multiline: z.boolean().default(true),
+    })
+    .default({ separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true }),
+  /** Where the CLI writes its transcript: a directory under HOME ({cwd_dashed}, {project} expand) and a file pattern. */
+  transcript: z
+    .strictObject({
+      format: z.enum(['claude-jsonl', 'codex-rollout', 'gemini-chat', 'opencode-sqlite', 'aider-markdown', 'none']),
+      dir: z.string(),
+      pattern: z.string(),
+    })
+    .optional(),
+  /** Files written into an isolated HOME before start (user profiles; templates with {cwd} and {model_url}). */
+  home_files: z.record(z.string(), z.string()).default({}),
+});
+
+export type ScreenPattern = z.infer<typeof screenPatternSchema>;
+export type Dialog = z.infer<typeof dialogSchema>;
+export type Screens = z.infer<typeof screensSchema>;
+export type ProfileData = z.infer<typeof profileSchema>;
+export type ProfileInput = z.input<typeof profileSchema>;
+export type AnswerMeaning = (typeof ANSWER_MEANINGS)[number];

@@ -1,0 +1,194 @@
+/**
+ * What a model request says about the conversation, whatever API it speaks: the latest user prompt,
+ * how many tool results came back since it (which step of the script is due), which tools the
+ * client offers, and where the agent works. Everything comes from the request body.
+ */
+
+export type Api = 'anthropic' | 'openai-responses' | 'openai-chat' | 'gemini';
+
+export interface ConversationView {
+  api: Api;
+  /** Names of the tools the client offers. */
+  tools: string[];
+  /** Text of the latest real user prompt ('' when there is none). */
+  prompt: string;
+  /** Tool results in the conversation after that prompt. */
+  stepsDone: number;
+  /** The agent's working directory, when the request mentions it. */
+  cwd: string | undefined;
+  /** All text in the request (system prompt included), for recognising side requests. */
+  text: string;
+  /** A JSON schema the answer must follow (Gemini's model router asks for one). */
+  jsonSchema: unknown;
+  /** True when the client asked for a JSON answer. */
+  wantsJson: boolean;
+  stream: boolean;
+  model: string | undefined;
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+const asArray = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+
+/** Every string inside a value, joined (bounded, so a huge request cannot blow up). */
+function allStrings(value: unknown, out: string[] = [], budget = { left: 2_000_000 }): string[] {
+  if (budget.left <= 0) return out;
+  if (typeof value === 'string') {
+    out.push(value);
+    budget.left -= value.length;
+  } else if (Array.isArray(value)) {
+    for (const v of value) allStrings(v, out, budget);
+  } else if (isObject(value)) {
+    for (const v of Object.values(value)) allStrings(v, out, budget);
+  }
+  return out;
+}
+
+const CWD_PATTERNS = [
+  /<cwd>([^<\n]+)<\/cwd>/, // Codex environment context
+  /Working directory:\s*(\/[^\s'"`]+|[A-Za-z]:\\[^\s'"`]+)/, // Claude Code, OpenCode
+  /working in the directory:?\s*(\/[^\s'"`]+|[A-Za-z]:\\[^\s'"`]+)/i, // Gemini CLI
+  /current working directory[^/\n]*?(\/[^\s'"`]+)/i,
+];
+
+function findCwd(text: string): string | undefined {
+  for (const pattern of CWD_PATTERNS) {
+    const match = pattern.exec(text);
+    if (match?.[1]) return match[1].replace(/[.,;:]+$/, '');
+  }
+  return undefined;
+}
+
+/** Codex sends its environment and instructions as user messages before the prompt. */
+const CONTEXT_MESSAGE = /^\s*<(environment_context|user_instructions|permissions|turn_context)[\s>]/;
+
+function textOfParts(parts: unknown): string {
+  if (typeof parts === 'string') return parts;
+  return asArray(parts)
+    .map((p) => (isObject(p) ? str(p.text) : ''))
+    .filter(Boolean)
+    .join('\n');
+}
+
+function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
+  let stepsDone = 0;
+  let prompt = '';
+  const messages = asArray(body.messages);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!isObject(m) || m.role !== 'user') continue;
+    const blocks = asArray(m.content);
+    if (blocks.some((b) => isObject(b) && b.type === 'tool_result')) {
+      stepsDone += 1;
+      continue;
+    }
+    prompt = textOfParts(m.content);
+    break;
+  }
+  const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) : '')).filter(Boolean);
+  return { tools, prompt, stepsDone, jsonSchema: undefined, wantsJson: false };
+}
+
+function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
+  let stepsDone = 0;
+  let prompt = '';
+  const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : asArray(body.input);
+  for (let i = input.length - 1; i >= 0; i--) {
+    const item = input[i];
+    if (!isObject(item)) continue;
+    if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
+      stepsDone += 1;
+      continue;
+    }
+    if ((item.type === 'message' || item.type === undefined) && item.role === 'user') {
+      const text = textOfParts(item.content);
+      if (CONTEXT_MESSAGE.test(text)) continue;
+      prompt = text;
+      break;
+    }
+  }
+  const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) || str(t.type) : '')).filter(Boolean);
+  const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;
+  return { tools, prompt, stepsDone, jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' };
+}
+
+function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
+  let stepsDone = 0;
+  let prompt = '';
+  const messages = asArray(body.messages);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const m = messages[i];
+    if (!isObject(m)) continue;
+    if (m.role === 'assistant' && asArray(m.tool_calls).length > 0) {
+      stepsDone += 1;
+      continue;
+    }
+    if (m.role === 'user') {
+      prompt = textOfParts(m.content);
+      break;
+    }
+  }
+  const tools = asArray(body.tools)
+    .map((t) => (isObject(t) && isObject(t.function) ? str(t.function.name) : ''))
+    .filter(Boolean);
+  const format = isObject(body.response_format) ? body.response_format : undefined;
+  return {
+    tools,
+    prompt,
+    stepsDone,
+    jsonSchema: isObject(format?.json_schema) ? format.json_schema.schema : undefined,
+    wantsJson: format?.type === 'json_object' || format?.type === 'json_schema',
+  };
+}
+
+function gemini(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
+  let stepsDone = 0;
+  let prompt = '';
+  const contents = asArray(body.contents);
+  for (let i = contents.length - 1; i >= 0; i--) {
+    const c = contents[i];
+    if (!isObject(c) || (c.role !== 'user' && c.role !== undefined)) continue;
+    const parts = asArray(c.parts);
+    if (parts.some((p) => isObject(p) && p.functionResponse !== undefined)) {
+      stepsDone += 1;
+      continue;
+    }
+    prompt = textOfParts(parts);
+    break;
+  }
+  const tools = asArray(body.tools).flatMap((t) =>
+    isObject(t) ? asArray(t.functionDeclarations).map((d) => (isObject(d) ? str(d.name) : '')) : [],
+  ).filter(Boolean);
+  const config = isObject(body.generationConfig) ? body.generationConfig : {};
+  return {
+    tools,
+    prompt,
+    stepsDone,
+    jsonSchema: config.responseJsonSchema ?? config.responseSchema,
+    wantsJson: config.responseMimeType === 'application/json',
+  };
+}
+
+/**
+ * Context the CLIs wrap around the user's words (Claude Code's system reminders, Gemini CLI's
+ * session context, Codex's environment); rules match what the user wrote.
+ */
+const CONTEXT_BLOCKS = /<(system-reminder|session_context|environment_context|user_instructions)>[\s\S]*?<\/\1>/g;
+
+/** Reads a request body of `api`. */
+export function readConversation(api: Api, body: unknown, extra: { stream?: boolean; model?: string } = {}): ConversationView {
+  const json = isObject(body) ? body : {};
+  const core = api === 'anthropic' ? anthropic(json) : api === 'openai-responses' ? openaiResponses(json) : api === 'openai-chat' ? openaiChat(json) : gemini(json);
+  const text = allStrings(json).join('\n');
+  return {
+    api,
+    ...core,
+    prompt: core.prompt.replace(CONTEXT_BLOCKS, '').trim(),
+    text,
+    cwd: findCwd(text),
+    stream: extra.stream ?? json.stream === true,
+    model: extra.model ?? (typeof json.model === 'string' ? json.model : undefined),
+  };
+}

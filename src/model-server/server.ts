@@ -1,0 +1,255 @@
+import http from 'node:http';
+import { appendFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { readConversation, type Api } from './conversation.js';
+import { plan, type Plan } from './planner.js';
+import { HELLO_SCENARIO, parseScenario, type Scenario } from './scenario.js';
+import { renderAnthropic, renderGemini, renderOpenAiChat, renderOpenAiResponses, type Rendered } from './wire.js';
+
+/** One request as the scripted model saw it. */
+export interface LoggedRequest {
+  seq: number;
+  time: string;
+  method: string;
+  path: string;
+  api: Api | undefined;
+  /** Selected headers (credentials only noted as present). */
+  headers: Record<string, string>;
+  body: unknown;
+  plan?: { role: Plan['role']; rule: number; step: number; reply: string; status: number; prompt: string; stepsDone: number; tools: string[] };
+}
+
+export interface ModelServerOptions {
+  scenario?: Scenario;
+  host?: string;
+  /** 0 (default) lets the OS choose. */
+  port?: number;
+  /** Working directory for relative paths when a request does not say where the agent works. */
+  cwd?: string;
+  /** Also append every request to this JSONL file. */
+  logFile?: string;
+  logger?: Logger;
+}
+
+const MAX_BODY_BYTES = 64 * 1024 * 1024;
+const LOGGED_HEADERS = ['user-agent', 'anthropic-version', 'anthropic-beta', 'originator', 'session-id', 'x-goog-api-client', 'content-type', 'accept'];
+const CREDENTIAL_HEADERS = ['x-api-key', 'authorization', 'x-goog-api-key'];
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+function readBody(req: http.IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY_BYTES) {
+        reject(new Error('request body too large'));
+        req.destroy();
+        return;
+      }
+      parts.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(parts)));
+    req.on('error', reject);
+  });
+}
+
+function pickHeaders(req: http.IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of LOGGED_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === 'string') out[name] = value;
+  }
+  for (const name of CREDENTIAL_HEADERS) if (req.headers[name] !== undefined) out[name] = '(present)';
+  return out;
+}
+
+/** Which API a path belongs to, and (for Gemini) the model and whether to stream. */
+function route(method: string, pathname: string): { api: Api; model?: string; stream?: boolean } | undefined {
+  if (method !== 'POST') return undefined;
+  if (/^(\/v1)?\/messages$/.test(pathname)) return { api: 'anthropic' };
+  if (/^(\/v1)?\/responses$/.test(pathname)) return { api: 'openai-responses' };
+  if (/^(\/v1)?\/chat\/completions$/.test(pathname)) return { api: 'openai-chat' };
+  const gemini = /^\/v1(beta|alpha)?\/models\/([^/:]+):(streamGenerateContent|generateContent)$/.exec(pathname);
+  if (gemini) return { api: 'gemini', model: gemini[2], stream: gemini[3] === 'streamGenerateContent' };
+  return undefined;
+}
+
+/**
+ * A scripted model on 127.0.0.1 that speaks Anthropic Messages, OpenAI Responses, OpenAI Chat
+ * Completions and Gemini generateContent (streaming and not), so the real agent CLIs run offline.
+ */
+export class ModelServer {
+  private readonly log: LoggedRequest[] = [];
+  private scenario: Scenario;
+  private seq = 0;
+  private readonly logger: Logger;
+
+  private constructor(
+    private readonly server: http.Server,
+    private readonly options: ModelServerOptions,
+  ) {
+    this.scenario = options.scenario ?? HELLO_SCENARIO;
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Starts a server; resolves once it listens. */
+  static async start(options: ModelServerOptions = {}): Promise<ModelServer> {
+    const server = http.createServer();
+    const instance = new ModelServer(server, options);
+    server.on('request', (req, res) => {
+      instance.handle(req, res).catch((err: unknown) => {
+        instance.logger.error('scripted model request failed', { error: String(err) });
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ error: { message: 'scripted model failure' } }));
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => resolve());
+    });
+    return instance;
+  }
+
+  get port(): number {
+    return (this.server.address() as AddressInfo).port;
+  }
+
+  /** The base URL, e.g. http://127.0.0.1:4010 */
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  /** Every request so far, oldest first. */
+  get requests(): readonly LoggedRequest[] {
+    return this.log;
+  }
+
+  /** Requests that asked the model something (not probes), optionally of one API. */
+  modelRequests(api?: Api): LoggedRequest[] {
+    return this.log.filter((r) => r.plan !== undefined && (api === undefined || r.api === api));
+  }
+
+  setScenario(scenario: Scenario): void {
+    this.scenario = scenario;
+  }
+
+  clearRequests(): void {
+    this.log.length = 0;
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.closeAllConnections();
+      this.server.close(() => resolve());
+    });
+  }
+
+  private record(entry: Omit<LoggedRequest, 'seq' | 'time'>): LoggedRequest {
+    const logged: LoggedRequest = { seq: ++this.seq, time: new Date().toISOString(), ...entry };
+    this.log.push(logged);
+    if (this.options.logFile) appendFileSync(this.options.logFile, `${JSON.stringify(logged)}\n`);
+    return logged;
+  }
+
+  private async handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
+    const url = new URL(req.url ?? '/', 'http://127.0.0.1');
+    const method = req.method ?? 'GET';
+    const raw = method === 'POST' || method === 'PUT' ? await readBody(req) : Buffer.alloc(0);
+    let body: unknown;
+    if (raw.length > 0) {
+      try {
+        body = JSON.parse(raw.toString('utf8'));
+      } catch {
+        body = raw.toString('utf8').slice(0, 10_000);
+      }
+    }
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(JSON.stringify(value));
+    };
+
+    // The scripted model's own control surface, for tests and demos.
+    if (url.pathname === '/__scripted/requests') {
+      if (method === 'DELETE') this.clearRequests();
+      json(200, this.log);
+      return;
+    }
+    if (url.pathname === '/__scripted/scenario' && method === 'POST') {
+      try {
+        this.setScenario(parseScenario(body));
+        json(200, { ok: true, name: this.scenario.name });
+      } catch (err) {
+        json(400, { error: { message: (err as Error).message } });
+      }
+      return;
+    }
+
+    const target = route(method, url.pathname);
+    const headers = pickHeaders(req);
+    if (!target) {
+      this.record({ method, path: url.pathname + url.search, api: undefined, headers, body });
+      this.probe(method, url, req, res, body);
+      return;
+    }
+    const view = readConversation(target.api, body, {
+      stream: target.api === 'gemini' ? target.stream === true : undefined,
+      model: target.model,
+    });
+    const decided = plan(this.scenario, view, this.options.cwd);
+    const id = `${Date.now().toString(36)}${(this.seq + 1).toString(36)}`;
+    const rendered: Rendered =
+      target.api === 'anthropic'
+        ? renderAnthropic(decided.reply, view, id)
+        : target.api === 'openai-responses'
+          ? renderOpenAiResponses(decided.reply, view, id)
+          : target.api === 'openai-chat'
+            ? renderOpenAiChat(decided.reply, view, id, isIncludeUsage(body))
+            : renderGemini(decided.reply, view, id);
+    this.record({
+      method,
+      path: url.pathname + url.search,
+      api: target.api,
+      headers,
+      body,
+      plan: { role: decided.role, rule: decided.rule, step: decided.step, reply: decided.reply.kind, status: rendered.status, prompt: view.prompt.slice(0, 2_000), stepsDone: view.stepsDone, tools: view.tools },
+    });
+    if (decided.reply.timing.delayMs > 0) await sleep(decided.reply.timing.delayMs);
+    res.writeHead(rendered.status, rendered.headers);
+    for (const piece of rendered.body) {
+      if (res.destroyed) return;
+      if (typeof piece === 'string') res.write(piece);
+      else await sleep(piece.pauseMs);
+    }
+    res.end();
+  }
+
+  /** Answers the side calls CLIs make: reachability, model lists, token counts. */
+  private probe(method: string, url: URL, req: http.IncomingMessage, res: http.ServerResponse, body: unknown): void {
+    const json = (status: number, value: unknown): void => {
+      res.writeHead(status, { 'content-type': 'application/json' });
+      res.end(method === 'HEAD' ? undefined : JSON.stringify(value));
+    };
+    const p = url.pathname;
+    if (p === '/' || p === '/v1' || p === '/v1/') return json(200, { ok: true, name: 'switchboard scripted model' });
+    if (/^(\/v1)?\/messages\/count_tokens$/.test(p)) return json(200, { input_tokens: Math.ceil(JSON.stringify(body ?? '').length / 4) });
+    if (/:countTokens$/.test(p)) return json(200, { totalTokens: Math.ceil(JSON.stringify(body ?? '').length / 4) });
+    if (/^\/v1(beta|alpha)?\/models$/.test(p) && req.headers['x-goog-api-key'] !== undefined) {
+      return json(200, { models: [{ name: 'models/gemini-2.5-flash', displayName: 'Scripted Gemini', supportedGenerationMethods: ['generateContent', 'streamGenerateContent'] }] });
+    }
+    if (/^(\/v1)?\/models$/.test(p)) {
+      if (req.headers['anthropic-version'] !== undefined) {
+        return json(200, { data: [{ id: 'claude-scripted', type: 'model', display_name: 'Scripted Claude', created_at: '2026-01-01T00:00:00Z' }], has_more: false, first_id: 'claude-scripted', last_id: 'claude-scripted' });
+      }
+      return json(200, { object: 'list', data: [{ id: 'scripted-model', object: 'model', created: 0, owned_by: 'switchboard' }] });
+    }
+    json(404, { error: { message: `the scripted model does not serve ${method} ${p}` } });
+  }
+}
+
+function isIncludeUsage(body: unknown): boolean {
+  const options = (body as { stream_options?: { include_usage?: unknown } } | undefined)?.stream_options;
+  return options?.include_usage === true;
+}

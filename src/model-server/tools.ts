@@ -1,0 +1,75 @@
+import path from 'node:path';
+import type { ConversationView } from './conversation.js';
+import type { ToolStep } from './scenario.js';
+
+/** A tool call in the shape the client's own tool expects. */
+export type ToolCall =
+  | { kind: 'function'; name: string; args: Record<string, unknown> }
+  /** A freeform tool (Codex's apply_patch), whose input is plain text. */
+  | { kind: 'custom'; name: string; input: string };
+
+/** The names each CLI gives its shell, write and edit tools (the first one offered wins). */
+const NAMES = {
+  shell: ['Bash', 'exec_command', 'shell', 'run_shell_command', 'bash'],
+  write: ['Write', 'write_file', 'write'],
+  edit: ['Edit', 'replace', 'edit'],
+} as const;
+
+function resolvePath(p: string, cwd: string | undefined): string {
+  if (path.isAbsolute(p) || !cwd) return p;
+  return path.join(cwd, p);
+}
+
+function patchAdd(file: string, content: string): string {
+  const lines = content.replace(/\n$/, '').split('\n').map((l) => `+${l}`);
+  return ['*** Begin Patch', `*** Add File: ${file}`, ...lines, '*** End Patch', ''].join('\n');
+}
+
+function patchUpdate(file: string, oldText: string, newText: string): string {
+  const minus = oldText.replace(/\n$/, '').split('\n').map((l) => `-${l}`);
+  const plus = newText.replace(/\n$/, '').split('\n').map((l) => `+${l}`);
+  return ['*** Begin Patch', `*** Update File: ${file}`, '@@', ...minus, ...plus, '*** End Patch', ''].join('\n');
+}
+
+/**
+ * Translates a scripted tool step into the call the client understands, or undefined when the client
+ * offers no tool of that kind (then the step is answered with text instead).
+ */
+export function toolCallFor(step: ToolStep, view: ConversationView, fallbackCwd: string | undefined): ToolCall | undefined {
+  const cwd = view.cwd ?? fallbackCwd;
+  const offered = (kind: keyof typeof NAMES): string | undefined => NAMES[kind].find((n) => view.tools.includes(n));
+  if (step.tool === 'shell') {
+    const name = offered('shell');
+    if (!name) return undefined;
+    const description = step.description ?? 'Run a command';
+    switch (name) {
+      case 'exec_command': {
+        const args: Record<string, unknown> = { cmd: step.command, workdir: cwd ?? '.' };
+        if (step.escalate) {
+          args.sandbox_permissions = 'require_escalated';
+          args.justification = step.description ?? 'The scripted model wants to run this command.';
+        }
+        return { kind: 'function', name, args };
+      }
+      case 'shell':
+        return { kind: 'function', name, args: { command: ['bash', '-lc', step.command], workdir: cwd } };
+      default:
+        return { kind: 'function', name, args: { command: step.command, description } };
+    }
+  }
+  if (step.tool === 'write') {
+    const name = offered('write');
+    const file = resolvePath(step.path, cwd);
+    if (name === 'Write' || name === 'write_file') return { kind: 'function', name, args: { file_path: file, content: step.content } };
+    if (name === 'write') return { kind: 'function', name, args: { filePath: file, content: step.content } };
+    if (view.tools.includes('apply_patch')) return { kind: 'custom', name: 'apply_patch', input: patchAdd(step.path, step.content) };
+    return undefined;
+  }
+  const name = offered('edit');
+  const file = resolvePath(step.path, cwd);
+  if (name === 'Edit') return { kind: 'function', name, args: { file_path: file, old_string: step.old, new_string: step.new } };
+  if (name === 'replace') return { kind: 'function', name, args: { file_path: file, old_string: step.old, new_string: step.new, instruction: 'Apply the scripted edit' } };
+  if (name === 'edit') return { kind: 'function', name, args: { filePath: file, oldString: step.old, newString: step.new } };
+  if (view.tools.includes('apply_patch')) return { kind: 'custom', name: 'apply_patch', input: patchUpdate(step.path, step.old, step.new) };
+  return undefined;
+}
