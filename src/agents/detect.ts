@@ -1,19 +1,33 @@
 import type { Dialog, ScreenPattern, Screens } from './schema.js';
 
 /** What a screen shows, as far as a profile's patterns can tell. */
-export type ScreenKind = 'dialog' | 'approval' | 'busy' | 'error' | 'idle' | 'unknown';
+export type ScreenKind = 'dialog' | 'approval' | 'busy' | 'idle' | 'unknown';
+
+export interface Evidence {
+  rule: string;
+  pattern: string;
+  line: string;
+  /** The screen row the match is on (0 = top). */
+  row: number;
+}
 
 export interface Detection {
   kind: ScreenKind;
   /** The dialog on screen, for kind 'dialog'. */
   dialog?: Dialog;
   /** Which pattern decided, and the line it matched: the evidence for the decision. */
-  evidence?: { rule: string; pattern: string; line: string };
+  evidence?: Evidence;
+  /**
+   * An error message from the model API on screen. Reported beside the kind, not as one: CLIs show
+   * the error and go straight back to their prompt, so the screen is idle with an error on it.
+   */
+  error?: Evidence;
 }
 
 interface Compiled {
   regex: RegExp;
   rows: number | undefined;
+  ansi: boolean;
   source: string;
 }
 
@@ -22,8 +36,8 @@ const cache = new WeakMap<object, Compiled[]>();
 function compile(patterns: readonly ScreenPattern[]): Compiled[] {
   return patterns.map((p) =>
     typeof p === 'string'
-      ? { regex: new RegExp(p, 'm'), rows: undefined, source: p }
-      : { regex: new RegExp(p.pattern, `m${p.flags ?? ''}`), rows: p.rows, source: p.pattern },
+      ? { regex: new RegExp(p, 'gm'), rows: undefined, ansi: false, source: p }
+      : { regex: new RegExp(p.pattern, `gm${p.flags ?? ''}`), rows: p.rows, ansi: p.ansi === true, source: p.pattern },
   );
 }
 
@@ -36,57 +50,81 @@ function compiled(patterns: readonly ScreenPattern[]): Compiled[] {
   return c;
 }
 
-/** The screen's rows with the last `rows` non-empty ones (or all) joined, for matching. */
-function region(lines: readonly string[], rows: number | undefined): string {
-  if (rows === undefined) return lines.join('\n');
-  const nonEmpty = lines.filter((l) => l.trim() !== '');
-  return nonEmpty.slice(-rows).join('\n');
+/** The rows a pattern looks at (all, or the last `rows` non-empty ones), with their screen row numbers. */
+function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[] } {
+  const picked: number[] = [];
+  for (let i = 0; i < lines.length; i++) if (rows === undefined || (lines[i] ?? '').trim() !== '') picked.push(i);
+  const rowOf = rows === undefined ? picked : picked.slice(-rows);
+  return { text: rowOf.map((i) => lines[i] ?? '').join('\n'), rowOf };
 }
 
-function firstMatch(patterns: readonly ScreenPattern[], lines: readonly string[]): { pattern: string; line: string } | undefined {
+type Match = Omit<Evidence, 'rule'>;
+
+/** The screen as plain rows, and with colours when a caller has them (for `ansi` patterns). */
+export interface ScreenRows {
+  lines: readonly string[];
+  ansiLines?: readonly string[];
+}
+
+/** The lowest match on screen of any of `patterns`. */
+function lowestMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Match | undefined {
+  const { lines } = screen;
+  let best: Match | undefined;
   for (const c of compiled(patterns)) {
-    const text = region(lines, c.rows);
-    const m = c.regex.exec(text);
-    if (m) {
-      // Report the line where the matched text starts (a leading \s* may begin on an earlier line).
+    const source = c.ansi ? screen.ansiLines : lines;
+    if (!source) continue;
+    const { text, rowOf } = region(source, c.rows);
+    const regex = c.regex;
+    regex.lastIndex = 0;
+    for (let m = regex.exec(text); m; m = regex.exec(text)) {
+      // The line where the matched text starts (a leading \s* may begin on an earlier line).
       const at = m.index + (m[0].length - m[0].trimStart().length);
-      const start = text.lastIndexOf('\n', at - 1) + 1;
-      const end = text.indexOf('\n', at);
-      return { pattern: c.source, line: text.slice(start, end === -1 ? undefined : end).trim() };
+      const index = text.slice(0, at).split('\n').length - 1;
+      const row = rowOf[index] ?? 0;
+      if (!best || row > best.row) best = { pattern: c.source, line: (lines[row] ?? '').trim(), row };
+      if (m[0].length === 0) regex.lastIndex += 1;
     }
   }
-  return undefined;
+  return best;
 }
 
-function allMatch(patterns: readonly ScreenPattern[], lines: readonly string[]): { pattern: string; line: string } | undefined {
-  let first: { pattern: string; line: string } | undefined;
+/** Matches only when every pattern matches; positioned at the lowest of them. */
+function allMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Match | undefined {
+  let lowest: Match | undefined;
   for (const p of patterns) {
-    const m = firstMatch([p], lines);
+    const m = lowestMatch([p], screen);
     if (!m) return undefined;
-    first ??= m;
+    if (!lowest || m.row > lowest.row) lowest = m;
   }
-  return first;
+  return lowest;
 }
 
 /**
- * Classifies a rendered screen with a profile's patterns. Blocking things win over the rest: a
- * dialog, then an approval prompt, then signs of work in progress, then an error, then the idle
- * prompt (which often stays drawn below all of them).
+ * Classifies a rendered screen with a profile's patterns.
+ *
+ * Dialogs and approval prompts are modal: while one is live, the CLI draws nothing interactive
+ * below it. One with the idle prompt below it is history (a trust dialog left on screen after a
+ * restart), and is ignored. Signs of work win over the idle prompt, which some CLIs keep drawn
+ * under their spinner. Error messages are reported on the side: CLIs show them and go straight
+ * back to their prompt.
  */
-export function detectScreen(screens: Screens, lines: readonly string[]): Detection {
-  for (const dialog of screens.dialogs) {
-    const m = allMatch(dialog.when, lines);
-    if (m) return { kind: 'dialog', dialog, evidence: { rule: `dialog:${dialog.id}`, ...m } };
-  }
-  const checks: [ScreenKind, readonly ScreenPattern[]][] = [
-    ['approval', screens.approval],
-    ['busy', screens.busy],
-    ['error', screens.error],
-    ['idle', screens.idle],
-  ];
-  for (const [kind, patterns] of checks) {
-    const m = firstMatch(patterns, lines);
-    if (m) return { kind, evidence: { rule: kind, ...m } };
-  }
-  return { kind: 'unknown' };
+export function detectScreen(screens: Screens, screen: ScreenRows | readonly string[]): Detection {
+  const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
+  const errorMatch = lowestMatch(screens.error, rows);
+  const idleMatch = lowestMatch(screens.idle, rows);
+  const live = (m: Match): boolean => idleMatch === undefined || idleMatch.row <= m.row;
+  const decide = (): Detection => {
+    for (const dialog of screens.dialogs) {
+      const m = allMatch(dialog.when, rows);
+      if (m && live(m)) return { kind: 'dialog', dialog, evidence: { rule: `dialog:${dialog.id}`, ...m } };
+    }
+    const approval = lowestMatch(screens.approval, rows);
+    if (approval && live(approval)) return { kind: 'approval', evidence: { rule: 'approval', ...approval } };
+    const busy = lowestMatch(screens.busy, rows);
+    if (busy) return { kind: 'busy', evidence: { rule: 'busy', ...busy } };
+    if (idleMatch) return { kind: 'idle', evidence: { rule: 'idle', ...idleMatch } };
+    return { kind: 'unknown' };
+  };
+  const detection = decide();
+  return errorMatch ? { ...detection, error: { rule: 'error', ...errorMatch } } : detection;
 }

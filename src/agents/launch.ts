@@ -89,7 +89,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   const sandboxAdditions = options.sandbox ? profile.prepareSandbox({ ...options.sandbox, cwd: options.cwd }) : { args: [], env: {} };
   const env = { ...profile.data.env, ...sandboxAdditions.env, ...options.env };
   const lookupEnv = { ...baseEnv, ...env };
-  const binary = findAgentBinary(profile.data, lookupEnv, options.binaryDirs ?? defaultBinaryDirs(lookupEnv), options.cwd);
+  const binary = profile.resolveBinary?.(lookupEnv) ?? findAgentBinary(profile.data, lookupEnv, options.binaryDirs ?? defaultBinaryDirs(lookupEnv), options.cwd);
   if (!binary) {
     const hint = profile.data.binary.env ? ` (or set ${profile.data.binary.env})` : '';
     throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
@@ -136,7 +136,7 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
     const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
     const evaluate = (): void => {
       if (!pane.alive) return;
-      last = detectScreen(screens, pane.screenLines());
+      last = detectScreen(screens, { lines: pane.screenLines() });
       const now = performance.now();
       if (last.kind === 'dialog' && last.dialog) {
         idleSince = undefined;

@@ -28,6 +28,10 @@ export interface AgentProfile {
   prepareSandbox(sandbox: SandboxOptions): LaunchAdditions;
   /** The screen patterns for a CLI version (the newest set when none matches or the version is unknown). */
   screensFor(version: string | undefined): Screens;
+  /** Where the program is, when the profile knows better than a PATH search (the shell profile). */
+  resolveBinary?(env: NodeJS.ProcessEnv): string | undefined;
+  /** True for profiles that ship with Switchboard. */
+  readonly builtin: boolean;
 }
 
 /** Writes `files` (paths relative to `home`) into `home`, creating directories. */
@@ -47,8 +51,15 @@ function expand(template: string, sandbox: SandboxOptions): string {
   return template.replaceAll('{cwd}', sandbox.cwd).replaceAll('{home}', sandbox.home).replaceAll('{model_url}', sandbox.modelUrl);
 }
 
+export interface ProfileHooks {
+  sandbox?: (s: SandboxOptions) => LaunchAdditions;
+  resolveBinary?: (env: NodeJS.ProcessEnv) => string | undefined;
+  builtin?: boolean;
+}
+
 /** Builds a profile from data (validated) and, for built-ins, a sandbox hook. */
-export function defineProfile(input: ProfileInput, sandbox?: (s: SandboxOptions) => LaunchAdditions): AgentProfile {
+export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: SandboxOptions) => LaunchAdditions) = {}): AgentProfile {
+  const { sandbox, resolveBinary, builtin = true } = typeof hooks === 'function' ? { sandbox: hooks } : hooks;
   const parsed = profileSchema.safeParse(input);
   if (!parsed.success) {
     const name = typeof input.name === 'string' ? input.name : '?';
@@ -57,6 +68,8 @@ export function defineProfile(input: ProfileInput, sandbox?: (s: SandboxOptions)
   const data = parsed.data;
   return {
     data,
+    builtin,
+    ...(resolveBinary ? { resolveBinary } : {}),
     prepareSandbox(s) {
       const files = Object.fromEntries(Object.entries(data.home_files).map(([k, v]) => [k, expand(v, s)]));
       writeHomeFiles(s.home, files);

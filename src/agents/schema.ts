@@ -14,6 +14,11 @@ export const screenPatternSchema = z.union([
     flags: z.string().regex(/^[imsu]*$/).optional(),
     /** Only the last N non-empty rows (where prompts and footers live). */
     rows: z.number().int().min(1).max(500).optional(),
+    /**
+     * Match the rows with their colours (SGR sequences, each written as ESC[0;…m), for CLIs that
+     * mark a state only by colour.
+     */
+    ansi: z.boolean().optional(),
   }),
 ]);
 

@@ -26,6 +26,14 @@ export const gemini = defineProfile(
             decline: ['3', 'Enter'],
           },
           {
+            // After choosing "Use Gemini API Key", the key from the environment is filled in.
+            id: 'enter_api_key',
+            when: ['Enter Gemini API Key', 'Press Enter to submit'],
+            decides: 'use_env_api_key',
+            accept: ['Enter'],
+            decline: ['Escape'],
+          },
+          {
             id: 'choose_auth',
             when: ['How would you like to authenticate', 'Use Gemini API Key'],
             decides: 'use_env_api_key',

@@ -1,4 +1,23 @@
+import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
 import { defineProfile } from '../profile.js';
+
+/**
+ * OpenCode installs its plugin package into ~/.config/opencode from the npm registry whenever it
+ * starts with a fresh HOME. Given a directory where that package is already installed
+ * ($SWITCHBOARD_OPENCODE_PLUGIN_DIR), the sandbox HOME is seeded from it, so OpenCode starts offline.
+ */
+function seedPlugin(home: string, env: NodeJS.ProcessEnv): void {
+  const source = env.SWITCHBOARD_OPENCODE_PLUGIN_DIR;
+  if (!source || !existsSync(path.join(source, 'node_modules', '@opencode-ai', 'plugin'))) return;
+  const config = path.join(home, '.config', 'opencode');
+  mkdirSync(config, { recursive: true });
+  for (const file of ['package.json', 'package-lock.json']) {
+    if (existsSync(path.join(source, file))) copyFileSync(path.join(source, file), path.join(config, file));
+  }
+  // A link, not a copy: the tree is 60 MB. A junction needs no privileges on Windows.
+  if (!existsSync(path.join(config, 'node_modules'))) symlinkSync(path.join(source, 'node_modules'), path.join(config, 'node_modules'), 'junction');
+}
 
 export const OPENCODE_VERSION = '1.18.33';
 
@@ -16,7 +35,9 @@ export const opencode = defineProfile(
         idle: [{ pattern: 'ctrl\\+p commands', rows: 3 }],
         busy: [{ pattern: 'esc interrupt', rows: 3 }],
         approval: ['△ Permission required', 'Allow once\\s+Allow always\\s+Reject'],
-        error: ['Error:', 'APICallError', 'Internal server error'],
+        // OpenCode marks an error only by colour: the message's left border is red (the default
+        // theme's error colour) where a user's message has a blue one. Retries say so in words.
+        error: [{ pattern: '\\x1b\\[0;38;2;224;108;117(;48;2;\\d+;\\d+;\\d+)?m┃', ansi: true }, 'retrying attempt #\\d+'],
         dialogs: [],
       },
     ],
@@ -26,6 +47,7 @@ export const opencode = defineProfile(
     transcript: { format: 'opencode-sqlite', dir: '.local/share/opencode', pattern: 'opencode.db' },
   },
   (s) => {
+    seedPlugin(s.home, process.env);
     const config = {
       autoupdate: false,
       share: 'disabled',

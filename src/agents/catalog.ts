@@ -1,0 +1,76 @@
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { SwitchboardError } from '../core/errors.js';
+import { aider } from './builtin/aider.js';
+import { claude } from './builtin/claude.js';
+import { codex } from './builtin/codex.js';
+import { gemini } from './builtin/gemini.js';
+import { opencode } from './builtin/opencode.js';
+import { shell } from './builtin/shell.js';
+import { defineProfile, type AgentProfile } from './profile.js';
+import type { ProfileInput } from './schema.js';
+
+export const BUILTIN_PROFILES: readonly AgentProfile[] = [claude, codex, gemini, opencode, aider, shell];
+
+/** Where user-defined profiles are read from, in the Switchboard home. */
+export const AGENT_FILES = ['agents.yaml', 'agents.yml', 'agents.json'];
+
+/** The agents Switchboard knows: the built-in profiles, and the user's own from a config file. */
+export class AgentCatalog {
+  private readonly byName = new Map<string, AgentProfile>();
+
+  constructor(profiles: readonly AgentProfile[] = BUILTIN_PROFILES) {
+    for (const p of profiles) this.byName.set(p.data.name, p);
+  }
+
+  /**
+   * The built-ins plus the profiles in `file` (or the first of agents.yaml / .yml / .json in
+   * `home`). A user profile with a built-in's name replaces it. Throws INVALID_PARAMS, naming the
+   * file and the problem, when the file cannot be used.
+   */
+  static load(options: { home?: string; file?: string } = {}): AgentCatalog {
+    const file = options.file ?? (options.home ? AGENT_FILES.map((f) => path.join(options.home as string, f)).find((f) => existsSync(f)) : undefined);
+    const catalog = new AgentCatalog();
+    if (!file) return catalog;
+    for (const profile of readProfiles(file)) catalog.byName.set(profile.data.name, profile);
+    return catalog;
+  }
+
+  /** The profile called `name`; throws INVALID_PARAMS listing the known ones. */
+  get(name: string): AgentProfile {
+    const profile = this.byName.get(name);
+    if (!profile) {
+      throw new SwitchboardError('INVALID_PARAMS', `unknown agent '${name}' (known: ${[...this.byName.keys()].join(', ')})`, { agent: name });
+    }
+    return profile;
+  }
+
+  find(name: string): AgentProfile | undefined {
+    return this.byName.get(name);
+  }
+
+  list(): AgentProfile[] {
+    return [...this.byName.values()];
+  }
+}
+
+/** Parses a profile file: `agents: [ … ]` or a bare list, in YAML or JSON. */
+function readProfiles(file: string): AgentProfile[] {
+  let data: unknown;
+  try {
+    const text = readFileSync(file, 'utf8');
+    data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new SwitchboardError('INVALID_PARAMS', `cannot read agent profiles from ${file}: ${(err as Error).message}`);
+  }
+  const list: unknown = Array.isArray(data) ? data : (data as { agents?: unknown } | null)?.agents;
+  if (!Array.isArray(list)) throw new SwitchboardError('INVALID_PARAMS', `${file}: expected a list of agent profiles under "agents"`);
+  return list.map((entry, i) => {
+    try {
+      return defineProfile(entry as ProfileInput, { builtin: false });
+    } catch (err) {
+      throw new SwitchboardError('INVALID_PARAMS', `${file}: profile ${i + 1}: ${(err as Error).message}`);
+    }
+  });
+}
