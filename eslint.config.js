@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'bench/tmp/**', 'bench/results/**'] },
+  { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'bench/tmp/**', 'bench/results/**', '.scratch/**', 'test/agent-clis/**'] },
   js.configs.recommended,
   ...tseslint.configs.strictTypeChecked,
   {

@@ -1,5 +1,6 @@
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
+import type { AgentCatalog } from '../agents/index.js';
 import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
 
 /** Where a session's notifications go (a socket, a WebSocket, an in-memory test double). */
@@ -21,6 +22,7 @@ export interface DaemonControl {
 /** Everything an operation needs besides its parameters. */
 export interface OperationContext {
   panes: PaneRegistry;
+  agents: AgentCatalog;
   daemon: DaemonControl;
   session: SessionLike;
   /** Aborted when the caller goes away (its connection closed). */

@@ -1,7 +1,9 @@
 import { homedir } from 'node:os';
+import path from 'node:path';
+import { defaultBinaryDirs, findAgentBinary, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { compileSafeRegex } from '../core/safe-regex.js';
-import { checkPaneSize, waitForScreen } from '../pane/index.js';
+import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
 import type { MethodName, Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
@@ -16,7 +18,33 @@ const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
 /** Every method, against the pane layer. Surfaces call these and never reach around them. */
 export const handlers: HandlerTable = {
-  create_pane(ctx, p) {
+  async create_pane(ctx, p) {
+    if (p.agent !== undefined) {
+      const profile = ctx.agents.get(p.agent);
+      const started = await startAgent(ctx.panes, profile, {
+        cwd: p.cwd ?? homedir(),
+        title: p.title,
+        env: p.env,
+        args: p.args,
+        cols: p.cols,
+        rows: p.rows,
+        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: path.resolve(p.agent_home), modelUrl: p.model_url.replace(/\/+$/, '') } : undefined,
+        policy: {
+          ...(p.first_run?.trust_folder !== undefined ? { trustFolder: p.first_run.trust_folder } : {}),
+          ...(p.first_run?.use_env_api_key !== undefined ? { useEnvApiKey: p.first_run.use_env_api_key } : {}),
+          ...(p.first_run?.keep_current_model !== undefined ? { keepCurrentModel: p.first_run.keep_current_model } : {}),
+        },
+        readyTimeoutMs: p.ready_timeout_ms,
+        signal: ctx.signal,
+      });
+      const pane = started.pane;
+      return {
+        pane_id: pane.id,
+        title: pane.title,
+        pid: pane.pid,
+        agent: { name: profile.data.name, version: started.version ?? null, ready_ms: started.readyMs, dialogs: started.dialogs.map((d) => ({ id: d.id, decision: d.decision })) },
+      };
+    }
     const pane = ctx.panes.create({
       command: p.command,
       argv: p.argv,
@@ -35,9 +63,34 @@ export const handlers: HandlerTable = {
     return { success: true };
   },
 
-  send_keys(ctx, p) {
-    ctx.panes.get(p.pane_id).sendKeys(p.keys);
+  async send_keys(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    if (p.interval_ms === undefined || p.keys.length === 1) pane.sendKeys(p.keys);
+    else {
+      // Check every key's name first, so a bad one fails the call before any key is pressed.
+      encodeKeys(p.keys, { applicationCursorKeys: false });
+      if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+      await pressKeys(pane, p.keys, p.interval_ms);
+    }
     return { success: true };
+  },
+
+  async send_prompt(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const profile = pane.agent ? ctx.agents.find(pane.agent.name) : undefined;
+    const input = profile?.data.input ?? { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
+    if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+    await sendPrompt(pane, input, p.text, ctx.signal);
+    return { success: true };
+  },
+
+  agents(ctx) {
+    return {
+      agents: ctx.agents.list().map((profile) => {
+        const binary = profile.resolveBinary?.(process.env) ?? findAgentBinary(profile.data, process.env, defaultBinaryDirs(process.env));
+        return { name: profile.data.name, display_name: profile.data.display_name ?? profile.data.name, builtin: profile.builtin, binary: binary ?? null };
+      }),
+    };
   },
 
   paste(ctx, p) {

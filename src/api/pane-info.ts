@@ -15,6 +15,7 @@ export function paneInfo(pane: Pane): PaneInfo {
     window_title: pane.windowTitle,
   };
   if (pane.alive) info.pid = pane.pid;
+  if (pane.agent) info.agent = { name: pane.agent.name, version: pane.agent.version ?? null };
   const exit = pane.exit;
   if (exit) {
     info.exit_code = exit.exitCode;

@@ -140,16 +140,30 @@ export class SwitchboardClient {
     });
   }
 
+  /** Creates a pane; with `agent`, starts that agent CLI and resolves once it is at its idle prompt. */
   createPane(params: ParamsInput<'create_pane'> = {}): Promise<Result<'create_pane'>> {
-    return this.request('create_pane', params);
+    const timeoutMs = params.agent ? (params.ready_timeout_ms ?? 90_000) + 30_000 : undefined;
+    return this.request('create_pane', params, { timeoutMs });
+  }
+
+  /** Gives an agent pane a prompt the way that agent's CLI needs it typed, then presses Enter. */
+  sendPrompt(paneId: string, text: string): Promise<Result<'send_prompt'>> {
+    return this.request('send_prompt', { pane_id: paneId, text }, { timeoutMs: 30_000 });
+  }
+
+  /** The agent profiles the daemon knows and where their programs are. */
+  agents(): Promise<Result<'agents'>> {
+    return this.request('agents', {});
   }
 
   sendText(paneId: string, text: string, options: { addNewline?: boolean } = {}): Promise<Result<'send_text'>> {
     return this.request('send_text', { pane_id: paneId, text, add_newline: options.addNewline });
   }
 
-  sendKeys(paneId: string, keys: string[]): Promise<Result<'send_keys'>> {
-    return this.request('send_keys', { pane_id: paneId, keys });
+  /** Presses keys; with `intervalMs`, one write per key (TUI menus read a burst as one event). */
+  sendKeys(paneId: string, keys: string[], options: { intervalMs?: number } = {}): Promise<Result<'send_keys'>> {
+    const timeoutMs = options.intervalMs ? keys.length * options.intervalMs + 10_000 : undefined;
+    return this.request('send_keys', { pane_id: paneId, keys, interval_ms: options.intervalMs }, { timeoutMs });
   }
 
   paste(paneId: string, text: string, options: { bracketed?: 'auto' | 'always' | 'never' } = {}): Promise<Result<'paste'>> {

@@ -6,6 +6,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
+import { AgentCatalog } from '../agents/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
@@ -41,6 +42,8 @@ export interface DaemonOptions {
   writeRuntimeFile?: boolean;
   /** Extra method implementations (tests). */
   handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+  /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
+  agentsFile?: string;
 }
 
 /**
@@ -49,6 +52,7 @@ export interface DaemonOptions {
  */
 export class Daemon implements DaemonControl {
   readonly panes: PaneRegistry;
+  readonly agents: AgentCatalog;
   readonly token: string;
   readonly home: string;
   readonly startedAt = new Date();
@@ -69,9 +73,12 @@ export class Daemon implements DaemonControl {
     this.publish = options.writeRuntimeFile ?? true;
     this.token = generateToken();
     this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
+    // A broken profile file stops the start with a clear message rather than hiding the user's agents.
+    this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     this.server = new RpcServer({
       token: this.token,
       panes: this.panes,
+      agents: this.agents,
       daemon: this,
       logger: this.logger,
       limits: options.limits,

@@ -16,16 +16,32 @@ export const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as
 export const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen'] as const;
 
 export const paramSchemas = {
-  create_pane: z.strictObject({
-    command: optional(z.string().max(64 * 1024)),
-    argv: optional(z.array(z.string().max(64 * 1024)).min(1).max(4096)),
-    cwd: optional(z.string().min(1).max(4096)),
-    title: optional(z.string().max(256)),
-    env: optional(z.record(z.string(), z.string().max(128 * 1024))),
-    cols: optional(int(2, 1000)),
-    rows: optional(int(1, 500)),
-    scrollback: optional(int(0, 1_000_000)),
-  }),
+  create_pane: z
+    .strictObject({
+      command: optional(z.string().max(64 * 1024)),
+      argv: optional(z.array(z.string().max(64 * 1024)).min(1).max(4096)),
+      cwd: optional(z.string().min(1).max(4096)),
+      title: optional(z.string().max(256)),
+      env: optional(z.record(z.string(), z.string().max(128 * 1024))),
+      cols: optional(int(2, 1000)),
+      rows: optional(int(1, 500)),
+      scrollback: optional(int(0, 1_000_000)),
+      /** Start this agent's CLI (a profile name) and return once it sits at its idle prompt. */
+      agent: optional(z.string().min(1).max(64)),
+      /** Arguments added to the agent's own. */
+      args: optional(z.array(z.string().max(64 * 1024)).max(256)),
+      /** Run the agent from this isolated HOME (seeded with config) against model_url. */
+      agent_home: optional(z.string().min(1).max(4096)),
+      model_url: optional(z.url().max(2048)),
+      /** How to answer first-run questions (all true by default). */
+      first_run: optional(z.strictObject({ trust_folder: optional(z.boolean()), use_env_api_key: optional(z.boolean()), keep_current_model: optional(z.boolean()) })),
+      ready_timeout_ms: optional(int(1_000, 600_000)),
+    })
+    .refine((p) => p.agent === undefined || (p.command === undefined && p.argv === undefined), { message: 'give agent, or command/argv, not both' })
+    .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' })
+    .refine((p) => p.agent !== undefined || (p.agent_home === undefined && p.args === undefined && p.first_run === undefined), {
+      message: 'agent_home, model_url, args and first_run need an agent',
+    }),
   send_text: z.strictObject({
     pane_id: paneId,
     text: z.string().max(MAX_TEXT),
@@ -34,6 +50,12 @@ export const paramSchemas = {
   send_keys: z.strictObject({
     pane_id: paneId,
     keys: z.array(z.string().min(1).max(64)).min(1).max(4096),
+    /** Write each key on its own, this many ms apart (TUI menus read a burst of keys as one event). */
+    interval_ms: optional(int(0, 5_000)),
+  }),
+  send_prompt: z.strictObject({
+    pane_id: paneId,
+    text: z.string().min(1).max(MAX_TEXT),
   }),
   paste: z.strictObject({
     pane_id: paneId,
@@ -81,6 +103,7 @@ export const paramSchemas = {
     replay: optional(z.boolean()),
   }),
   unsubscribe: z.strictObject({ subscription: z.string().min(1).max(128) }),
+  agents: z.strictObject({}),
   info: z.strictObject({}),
   ping: z.strictObject({}),
   shutdown: z.strictObject({}),
@@ -108,6 +131,16 @@ export interface PaneInfo {
   created_at: string;
   exited_at?: string;
   window_title: string;
+  /** The agent CLI the pane runs, if started as one. */
+  agent?: { name: string; version: string | null };
+}
+
+export interface AgentInfo {
+  name: string;
+  display_name: string;
+  builtin: boolean;
+  /** Where the program was found, or null. */
+  binary: string | null;
 }
 
 export interface ScreenResult {
@@ -142,7 +175,14 @@ export interface InfoResult {
 }
 
 export interface Results {
-  create_pane: { pane_id: string; title: string; pid: number };
+  create_pane: {
+    pane_id: string;
+    title: string;
+    pid: number;
+    agent?: { name: string; version: string | null; ready_ms: number; dialogs: { id: string; decision: 'accept' | 'decline' }[] };
+  };
+  send_prompt: { success: true };
+  agents: { agents: AgentInfo[] };
   send_text: { success: true };
   send_keys: { success: true };
   paste: { success: true; bracketed: boolean };

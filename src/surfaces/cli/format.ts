@@ -21,7 +21,7 @@ export function paneState(pane: PaneInfo): string {
 /** The `ls` table. */
 export function paneTable(panes: PaneInfo[]): string {
   return table(
-    ['ID', 'TITLE', 'STATE', 'PID', 'SIZE', 'COMMAND'],
-    panes.map((p) => [p.pane_id, p.title, paneState(p), p.pid ? String(p.pid) : '-', `${p.cols}x${p.rows}`, p.command]),
+    ['ID', 'TITLE', 'AGENT', 'STATE', 'PID', 'SIZE', 'COMMAND'],
+    panes.map((p) => [p.pane_id, p.title, p.agent?.name ?? '-', paneState(p), p.pid ? String(p.pid) : '-', `${p.cols}x${p.rows}`, p.command]),
   );
 }

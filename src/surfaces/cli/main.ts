@@ -4,19 +4,28 @@ import { switchboardVersion } from '../../core/version.js';
 import { UsageError } from './args.js';
 import { createContext, type CliContext } from './context.js';
 import { daemonCommand, downCommand, statusCommand, upCommand } from './daemon-commands.js';
-import { keysCommand, killCommand, lsCommand, newCommand, pasteCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
+import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCommand, promptCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
+import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; usage: string }> = {
+const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
   daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--log-level L]   run the daemon in the foreground' },
   up: { run: upCommand, usage: 'up [--port N] [...]                      start the daemon in the background' },
   down: { run: downCommand, usage: 'down                                     stop the daemon and every pane' },
   status: { run: statusCommand, usage: 'status [--json]                          show the daemon' },
-  new: { run: newCommand, usage: 'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]' },
+  new: {
+    run: newCommand,
+    usage: [
+      'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]',
+      'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [-- args...]   start an agent CLI, ready at its prompt',
+    ],
+  },
   ls: { run: lsCommand, usage: 'ls [--json]                              list panes' },
   send: { run: sendCommand, usage: 'send PANE TEXT [--enter]                 type text (TEXT - reads stdin)' },
+  prompt: { run: promptCommand, usage: 'prompt PANE TEXT                         give an agent a prompt (typed its way, then Enter)' },
+  agents: { run: agentsCommand, usage: 'agents [--json]                          list agent profiles and their programs' },
   paste: { run: pasteCommand, usage: 'paste PANE TEXT|-                        paste text (bracketed if the program asked)' },
   keys: { run: keysCommand, usage: 'keys PANE KEY...                         press keys: Enter Esc Tab Up C-c M-x F5 …' },
   read: { run: readCommand, usage: 'read PANE [--lines N] [--screen] [--ansi] [--join]' },
@@ -25,10 +34,11 @@ const COMMANDS: Record<string, { run: Command; usage: string }> = {
   rm: { run: rmCommand, usage: 'rm PANE...                               kill and forget panes' },
   resize: { run: resizeCommand, usage: 'resize PANE COLS ROWS' },
   attach: { run: attachCommand, usage: 'attach PANE [--detach-key C-]]          this terminal becomes the pane' },
+  'model-server': { run: modelServerCommand, usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };
 
 function help(): string {
-  const lines = Object.values(COMMANDS).map((c) => `  switchboard ${c.usage}`);
+  const lines = Object.values(COMMANDS).flatMap((c) => (Array.isArray(c.usage) ? c.usage : [c.usage]).map((u) => `  switchboard ${u}`));
   return [
     'switchboard: a local control plane for AI coding agents',
     '',
@@ -75,7 +85,8 @@ export async function main(argv: string[]): Promise<number> {
     return await command.run(ctx, args);
   } catch (err) {
     if (err instanceof UsageError) {
-      process.stderr.write(`switchboard ${name}: ${err.message}\nusage: switchboard ${command.usage}\n`);
+      const usage = Array.isArray(command.usage) ? command.usage : [command.usage];
+      process.stderr.write(`switchboard ${name}: ${err.message}\n${usage.map((u) => `usage: switchboard ${u}`).join('\n')}\n`);
       return 64;
     }
     process.stderr.write(`switchboard: ${isSwitchboardError(err) ? err.message : errorMessage(err)}\n`);

@@ -1,7 +1,8 @@
 import { SwitchboardError } from '../../core/errors.js';
 import { envOptions, intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
-import { paneTable } from './format.js';
+import path from 'node:path';
+import { paneTable, table } from './format.js';
 import { resolvePane } from './pane-ref.js';
 
 /** The PANE argument (an id, a title, or a unique id prefix). */
@@ -31,23 +32,44 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
     rows: { type: 'string' },
     env: { type: 'string', multiple: true },
     json: { type: 'boolean' },
+    agent: { type: 'string', short: 'a' },
+    'agent-home': { type: 'string' },
+    'model-url': { type: 'string' },
+    'no-trust': { type: 'boolean' },
+    'ready-timeout': { type: 'string' },
   });
   const words = [...positionals, ...rest];
-  // One word is a shell command line (as tmux does); several are a program and its arguments.
-  const command = words.length === 1 ? words[0] : undefined;
-  const argvCmd = words.length > 1 ? words : undefined;
+  const agent = values.agent as string | undefined;
+  const agentHome = values['agent-home'] as string | undefined;
+  if ((agentHome === undefined) !== (values['model-url'] === undefined)) throw new UsageError('--agent-home and --model-url go together');
+  // For an agent, the words are extra arguments to it. Otherwise one word is a shell command line
+  // (as tmux does) and several are a program and its arguments.
+  const command = agent === undefined && words.length === 1 ? words[0] : undefined;
+  const argvCmd = agent === undefined && words.length > 1 ? words : undefined;
+  const readyTimeout = values['ready-timeout'] === undefined ? undefined : Number(values['ready-timeout']) * 1000;
+  if (readyTimeout !== undefined && !(readyTimeout > 0)) throw new UsageError('--ready-timeout needs seconds');
   const created = await withClient(ctx, (c) =>
     c.createPane({
       command,
       argv: argvCmd,
-      cwd: (values.cwd as string | undefined) ?? process.cwd(),
+      cwd: path.resolve((values.cwd as string | undefined) ?? process.cwd()),
       title: values.title as string | undefined,
       cols: intOption(values.cols, 'cols'),
       rows: intOption(values.rows, 'rows'),
       env: envOptions(values.env),
+      agent,
+      args: agent !== undefined && words.length > 0 ? words : undefined,
+      agent_home: agentHome === undefined ? undefined : path.resolve(agentHome),
+      model_url: values['model-url'] as string | undefined,
+      first_run: values['no-trust'] ? { trust_folder: false } : undefined,
+      ready_timeout_ms: readyTimeout === undefined ? undefined : Math.round(readyTimeout),
     }),
   );
   out(ctx, values.json ? JSON.stringify(created) : created.pane_id);
+  if (created.agent && !values.json) {
+    const answered = created.agent.dialogs.map((d) => `${d.id}: ${d.decision}`).join(', ');
+    ctx.stderr.write(`${created.agent.name} ${created.agent.version ?? ''} ready in ${created.agent.ready_ms} ms${answered ? ` (answered ${answered})` : ''}\n`);
+  }
   return 0;
 }
 
@@ -58,6 +80,26 @@ export async function lsCommand(ctx: CliContext, argv: string[]): Promise<number
   if (values.json) out(ctx, JSON.stringify(panes, null, 2));
   else if (panes.length === 0) out(ctx, 'no panes');
   else out(ctx, paneTable(panes));
+  return 0;
+}
+
+/** `prompt PANE TEXT...` (TEXT `-` reads standard input): typed the way the pane's agent needs, then Enter. */
+export async function promptCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { positionals, rest } = parseCommandArgs(argv, {});
+  const ref = paneArg(positionals);
+  const words = [...positionals.slice(1), ...rest];
+  if (words.length === 0) throw new UsageError('missing TEXT');
+  const text = await textArgument(ctx, words);
+  await withClient(ctx, async (c) => c.sendPrompt(await resolvePane(c, ref), text));
+  return 0;
+}
+
+/** `agents [--json]`: the agent profiles and where their programs are. */
+export async function agentsCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } });
+  const { agents } = await withClient(ctx, (c) => c.agents());
+  if (values.json) out(ctx, JSON.stringify(agents, null, 2));
+  else out(ctx, table(['NAME', 'AGENT', 'KIND', 'PROGRAM'], agents.map((a) => [a.name, a.display_name, a.builtin ? 'built-in' : 'user', a.binary ?? '(not found)'])));
   return 0;
 }
 

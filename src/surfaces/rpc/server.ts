@@ -4,6 +4,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
+import { AgentCatalog } from '../../agents/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse } from './dispatch.js';
@@ -11,6 +12,8 @@ import { Dispatcher, errorResponse } from './dispatch.js';
 export interface RpcServerOptions {
   token: string;
   panes: PaneRegistry;
+  /** The agent profiles create_pane can start (default: the built-ins). */
+  agents?: AgentCatalog;
   daemon: DaemonControl;
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
@@ -79,12 +82,14 @@ export class RpcServer {
   private readonly limits: ConnectionLimits;
   private readonly logger: Logger;
   private readonly maxConnections: number;
+  private readonly agents: AgentCatalog;
   private socketPath: string | undefined;
 
   constructor(private readonly options: RpcServerOptions) {
     this.logger = options.logger ?? silentLogger;
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.maxConnections = options.maxConnections ?? 256;
+    this.agents = options.agents ?? new AgentCatalog();
     this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
   }
 
@@ -181,7 +186,7 @@ export class RpcServer {
     }
     const connection = new RpcConnection(
       socket,
-      { dispatcher: this.dispatcher, panes: this.options.panes, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
+      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
       () => this.connections.delete(connection),
     );
     this.connections.add(connection);
