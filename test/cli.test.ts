@@ -77,8 +77,8 @@ describe('switchboard CLI', () => {
     expect((await sb('read', id, '--ansi')).stdout).toContain('\x1b[0;32mgreen\x1b[0m');
 
     const ls = await sb('ls');
-    expect(ls.stdout).toMatch(/^ID\s+TITLE\s+STATE\s+PID\s+SIZE\s+COMMAND\n/);
-    expect(ls.stdout).toMatch(new RegExp(`${id}\\s+cli-worker\\s+running\\s+\\d+\\s+90x25\\s+bash --norc --noprofile`));
+    expect(ls.stdout).toMatch(/^ID\s+TITLE\s+AGENT\s+STATE\s+PID\s+SIZE\s+COMMAND\n/);
+    expect(ls.stdout).toMatch(new RegExp(`${id}\\s+cli-worker\\s+-\\s+running\\s+\\d+\\s+90x25\\s+bash --norc --noprofile`));
     const lsJson = JSON.parse((await sb('ls', '--json')).stdout) as { pane_id: string }[];
     expect(lsJson.map((p) => p.pane_id)).toContain(id);
 
@@ -87,7 +87,7 @@ describe('switchboard CLI', () => {
     const killed = await sb('kill', id);
     // An interactive shell ignores TERM but ends on the hangup sent first, as when a terminal closes.
     expect(killed.stdout).toBe(`${id} killed (SIGHUP)\n`);
-    expect((await sb('ls')).stdout).toMatch(new RegExp(`${id}\\s+cli-worker\\s+(killed|exited)`));
+    expect((await sb('ls')).stdout).toMatch(new RegExp(`${id}\\s+cli-worker\\s+-\\s+(killed|exited)`));
     expect((await sb('rm', id)).code).toBe(0);
     expect((await sb('ls')).stdout).not.toContain(id);
   });

@@ -1,0 +1,145 @@
+/**
+ * The end-to-end flow every agent CLI goes through, against the scripted model, through the daemon:
+ * start to the idle prompt (first-run dialogs answered by policy); a prompt, work in progress, the
+ * reply, idle; a tool call, its approval prompt, the answer, the tool's effect on disk, the final
+ * reply, idle; a model error as the CLI shows it. Every screen passed through is recorded, and the
+ * agent's sockets are watched to prove it talked to nothing but 127.0.0.1.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'vitest';
+import { connect, type SwitchboardClient } from '../../src/index.js';
+import { AgentCatalog, detectScreen, type Detection, type ScreenKind, type ScreenRows } from '../../src/agents/index.js';
+import { ModelServer, type Scenario } from '../../src/model-server/index.js';
+import type { TestDaemonContext } from '../support/daemon.js';
+import { cleanEnv } from '../support/cli.js';
+import { LoopbackGuard } from '../support/loopback-guard.js';
+import { recordScreen } from '../support/screens.js';
+import { sleep, tempDir } from '../support/shell.js';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** Where the test line installs the pinned CLIs, and the aider stand-in. */
+export const AGENT_BIN_DIRS = [path.join(root, 'test', 'agent-clis', 'node_modules', '.bin'), path.join(root, 'test', 'fixtures', 'aider-standin')];
+
+/** Lets the daemon in this test process find the pinned CLIs (set before the daemon starts). */
+export function useAgentBinaries(): void {
+  process.env.SWITCHBOARD_AGENT_PATH = AGENT_BIN_DIRS.join(path.delimiter);
+  // OpenCode would fetch this package from the registry at start; the test line installed it.
+  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(root, 'test', 'agent-clis', 'opencode-plugin');
+}
+
+export interface FlowOptions {
+  agent: string;
+  /** The HTTP status the model fails with (CLIs that retry some statuses forever get one they show). */
+  errorStatus: 500 | 400;
+  /** Dialogs the first run must pass through, by id. */
+  expectDialogs: string[];
+  /** Text of the error as the CLI shows it (a pattern), when it shows the model's message. */
+  errorShown: RegExp;
+}
+
+export function flowScenario(errorStatus: number): Scenario {
+  return {
+    name: 'end-to-end',
+    title: 'Scripted session',
+    rules: [
+      // The delay keeps the turn going long enough to see the CLI at work.
+      { match: 'say hello', steps: [{ text: 'Hello from the scripted model.', delay_ms: 2_000 }] },
+      {
+        match: 'write a file',
+        steps: [
+          { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt', escalate: true },
+          { text: 'Done: wrote tool_out.txt.' },
+        ],
+      },
+      { match: 'fail now', steps: [{ error: errorStatus as 500, message: 'scripted failure for the test' }] },
+    ],
+  };
+}
+
+/** Polls the pane's screen until the profile's detection says `kind` (and `extra` holds). */
+async function until(client: SwitchboardClient, paneId: string, detect: (screen: ScreenRows) => Detection, kind: ScreenKind, what: string, extra: (d: Detection, lines: string[]) => boolean = () => true, timeoutMs = 60_000): Promise<Detection> {
+  const deadline = Date.now() + timeoutMs;
+  let lines: string[] = [];
+  let d: Detection = { kind: 'unknown' };
+  while (Date.now() < deadline) {
+    lines = (await client.getScreen(paneId)).lines;
+    d = detect({ lines, ansiLines: (await client.getScreen(paneId, { ansi: true })).lines });
+    if (d.kind === kind && extra(d, lines)) return d;
+    await sleep(40);
+  }
+  throw new Error(`${what}: never saw ${kind} (last ${d.kind}); screen:\n${lines.filter((l) => l.trim()).join('\n')}`);
+}
+
+/** Runs the whole flow for one agent; the test file provides the daemon. */
+export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): Promise<void> {
+  const profile = new AgentCatalog().get(options.agent);
+  const model = await ModelServer.start({ scenario: flowScenario(options.errorStatus) });
+  const home = tempDir(`sb-${options.agent}-home-`);
+  const work = tempDir(`sb-${options.agent}-work-`);
+  const client = await connect({ home: t.home, env: cleanEnv() });
+  let guard: LoopbackGuard | undefined;
+  let paneId: string | undefined;
+  try {
+    const created = await client.createPane({ agent: options.agent, cwd: work.dir, agent_home: home.dir, model_url: model.url, cols: 120, rows: 40 });
+    paneId = created.pane_id;
+    guard = new LoopbackGuard(paneId);
+    const agent = created.agent;
+    expect(agent?.name).toBe(options.agent);
+    expect(agent?.ready_ms).toBeGreaterThan(0);
+    expect(agent?.dialogs.map((d) => d.id)).toEqual(options.expectDialogs);
+    expect(agent?.dialogs.every((d) => d.decision === 'accept')).toBe(true);
+    const version = agent?.version ?? null;
+    const screens = profile.screensFor(version ?? undefined);
+    const detect = (screen: ScreenRows): Detection => detectScreen(screens, screen);
+    const record = (stage: string): Promise<string[]> =>
+      recordScreen(client, created.pane_id, { agent: options.agent, version, stage, replace: [[work.dir, '/home/dev/work'], [home.dir, '/home/dev']] });
+    const id = created.pane_id;
+
+    // Ready: the idle prompt, recorded.
+    expect(detect({ lines: await record('idle-start') }).kind).toBe('idle');
+
+    // A prompt: the CLI works on it, then shows the reply and is idle again.
+    await client.sendPrompt(id, 'say hello please');
+    await until(client, id, detect, 'busy', 'thinking');
+    await record('thinking');
+    await until(client, id, detect, 'idle', 'reply', (_, lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
+    await record('reply-idle');
+    expect(model.modelRequests().some((r) => r.plan?.role === 'main' && r.plan.prompt.includes('say hello please'))).toBe(true);
+
+    // A tool call: the approval prompt, the answer, the effect on disk, the final reply, idle.
+    await client.sendPrompt(id, 'write a file please');
+    const approval = await until(client, id, detect, 'approval', 'approval prompt');
+    await record('approval');
+    expect(approval.evidence?.line).toBeTruthy();
+    expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
+    await client.sendKeys(id, profile.data.approval_keys.allow_once, { intervalMs: 80 });
+    for (let i = 0; i < 300 && !existsSync(path.join(work.dir, 'tool_out.txt')); i++) await sleep(50);
+    expect(readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
+    await until(client, id, detect, 'idle', 'final reply', (_, lines) => lines.some((l) => l.includes('Done: wrote tool_out.txt.')));
+    await record('done-idle');
+    const toolRound = model.modelRequests().filter((r) => r.plan?.prompt.includes('write a file please'));
+    expect(toolRound.map((r) => r.plan?.step)).toEqual(expect.arrayContaining([0, 1]));
+
+    // A model error, as the CLI shows it.
+    await client.sendPrompt(id, 'fail now please');
+    const failed = await until(client, id, detect, 'idle', 'error shown', (d) => d.error !== undefined);
+    await record('error');
+    expect(`${failed.error?.line ?? ''}\n${(await client.getScreen(id)).text}`).toMatch(options.errorShown);
+    expect(model.modelRequests().some((r) => r.plan?.reply === 'error')).toBe(true);
+
+    guard.stop();
+    // The guard is not vacuous: it saw the agent's connection to the scripted model…
+    expect(guard.seen.some((address) => address.endsWith(`:${model.port}`))).toBe(true);
+    // …and nothing that was not loopback.
+    expect(guard.outside).toEqual([]);
+  } finally {
+    guard?.stop();
+    if (paneId) await client.remove(paneId).catch(() => undefined);
+    client.close();
+    await model.close();
+    home.cleanup();
+    work.cleanup();
+  }
+}
