@@ -90,7 +90,9 @@ describe('screen detectors on the screens the end-to-end tests recorded', () => 
   });
 
   it.each(cases)('%s %s → %s', (dir, stage, kind) => {
-    const [agent = '', version = ''] = dir.split(/-(?=\d)/);
+    // "<agent>-<version>", or "<agent>-standin-<version>" for a program that stands in for the CLI.
+    const [label = '', version = ''] = dir.split(/-(?=\d)/);
+    const agent = label.split('-')[0] ?? '';
     expect(satisfies(version, catalog.get(agent).screensFor(version).versions)).toBe(true);
     expect(describeKind(detect(agent, version, path.join(fixtures, 'screens', dir, `${stage}.txt`)))).toBe(kind);
   });

@@ -37,6 +37,8 @@ export interface FlowOptions {
   expectDialogs: string[];
   /** Text of the error as the CLI shows it (a pattern), when it shows the model's message. */
   errorShown: RegExp;
+  /** Folder name prefix for recorded screens, when the program is not the real CLI. */
+  screensLabel?: string;
 }
 
 export function flowScenario(errorStatus: number): Scenario {
@@ -94,7 +96,7 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     const screens = profile.screensFor(version ?? undefined);
     const detect = (screen: ScreenRows): Detection => detectScreen(screens, screen);
     const record = (stage: string): Promise<string[]> =>
-      recordScreen(client, created.pane_id, { agent: options.agent, version, stage, replace: [[work.dir, '/home/dev/work'], [home.dir, '/home/dev']] });
+      recordScreen(client, created.pane_id, { agent: options.screensLabel ?? options.agent, version, stage, replace: [[work.dir, '/home/dev/work'], [home.dir, '/home/dev']] });
     const id = created.pane_id;
 
     // Ready: the idle prompt, recorded.

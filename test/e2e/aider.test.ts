@@ -9,6 +9,6 @@ const t = useTestDaemon();
 // profile against test/fixtures/aider-standin, which reproduces aider's prompts.
 describe('aider (stand-in) in a pane, against the scripted model', () => {
   it('starts to its idle prompt, replies, asks for approval, runs the tool, and shows a model error', async () => {
-    await runAgentFlow(t, { agent: 'aider', errorStatus: 500, expectDialogs: [], errorShown: /litellm\.APIError: .*scripted failure for the test/ });
+    await runAgentFlow(t, { agent: 'aider', errorStatus: 500, expectDialogs: [], errorShown: /litellm\.APIError: .*scripted failure for the test/, screensLabel: 'aider-standin' });
   });
 });

@@ -5,16 +5,21 @@ import type { SwitchboardClient } from '../../src/index.js';
 
 export const SCREENS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'screens');
 
+/** Set to re-record the screen fixtures (after pinning a new CLI version); tests only read otherwise. */
+const RECORDING = process.env.SWITCHBOARD_RECORD_SCREENS === '1';
+
 /**
- * Saves the screen a test passes through as a fixture (plain and with colours), per CLI and
- * version, so detectors can be tested without the CLIs. Temporary paths and ports are replaced by
- * fixed ones so recordings compare across runs.
+ * Returns the screen a test passes through and, when recording, saves it as a fixture (plain and
+ * with colours) per CLI and version, so detectors can be tested without the CLIs. Temporary paths
+ * and ports are replaced by fixed ones so recordings compare across runs.
  */
 export async function recordScreen(
   client: SwitchboardClient,
   paneId: string,
   where: { agent: string; version: string | null; stage: string; replace: [string, string][] },
 ): Promise<string[]> {
+  const plain = await client.getScreen(paneId);
+  if (!RECORDING) return plain.lines;
   const dir = path.join(SCREENS_DIR, `${where.agent}-${where.version ?? 'unknown'}`);
   mkdirSync(dir, { recursive: true });
   const normalize = (text: string): string => {
@@ -22,7 +27,6 @@ export async function recordScreen(
     for (const [from, to] of where.replace) out = out.split(from).join(to);
     return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
   };
-  const plain = await client.getScreen(paneId);
   const ansi = await client.getScreen(paneId, { ansi: true });
   writeFileSync(path.join(dir, `${where.stage}.txt`), `${normalize(plain.text)}\n`);
   writeFileSync(path.join(dir, `${where.stage}.ansi.txt`), `${normalize(ansi.text)}\n`);
