@@ -5,13 +5,11 @@ import type { SwitchboardClient } from '../../src/index.js';
 
 export const SCREENS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'screens');
 
-/** Set to re-record the screen fixtures (after pinning a new CLI version); tests only read otherwise. */
-const RECORDING = process.env.SWITCHBOARD_RECORD_SCREENS === '1';
-
 /**
- * Returns the screen a test passes through and, when recording, saves it as a fixture (plain and
- * with colours) per CLI and version, so detectors can be tested without the CLIs. Temporary paths
- * and ports are replaced by fixed ones so recordings compare across runs.
+ * Returns the screen a test passes through and saves it as a fixture (plain and with colours) per
+ * CLI and version, so detectors can be unit-tested without the CLIs and a new pinned version gets
+ * its own recordings. Temporary paths and ports are replaced by fixed ones, so a run of the same
+ * version rewrites the files unchanged and `git diff` shows any change in how a CLI renders.
  */
 export async function recordScreen(
   client: SwitchboardClient,
@@ -19,7 +17,6 @@ export async function recordScreen(
   where: { agent: string; version: string | null; stage: string; replace: [string, string][] },
 ): Promise<string[]> {
   const plain = await client.getScreen(paneId);
-  if (!RECORDING) return plain.lines;
   const dir = path.join(SCREENS_DIR, `${where.agent}-${where.version ?? 'unknown'}`);
   mkdirSync(dir, { recursive: true });
   const normalize = (text: string): string => {
