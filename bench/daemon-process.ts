@@ -15,9 +15,11 @@ export class DaemonProcess {
     readonly home: string,
   ) {}
 
-  static async start(): Promise<DaemonProcess> {
+  /** `extraEnv` is added to a copy of this process's environment cleaned of Switchboard variables. */
+  static async start(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
     const home = mkdtempSync(path.join(tmpdir(), 'sb-bench-'));
-    const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_')));
+    const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_'));
+    const env = { ...Object.fromEntries(inherited), ...extraEnv };
     // Launched as `switchboard up` launches it.
     const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     await new Promise<void>((resolve, reject) => {

@@ -4,7 +4,7 @@
  * Writes bench/results/latest.json: [{name, unit, ours, peer, peer_name, better}].
  */
 import { execFileSync } from 'node:child_process';
-import { createWriteStream, mkdirSync, writeFileSync } from 'node:fs';
+import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -14,6 +14,7 @@ import type { SwitchboardClient } from '../src/index.js';
 import { DaemonProcess } from './daemon-process.js';
 import { percentile, rssMiB, sample, sleep } from './stats.js';
 import { TmuxServer, tmuxVersion } from './tmux.js';
+import { measureAgentStarts, median } from './agent-start.js';
 
 interface Figure {
   name: string;
@@ -317,28 +318,62 @@ async function aliveUnderFlood(daemon: DaemonProcess, tmux: TmuxServer): Promise
   record('is_alive p99 while another pane floods', 'ms', percentile(ours, 99), percentile(peer, 99), 'lower');
 }
 
-async function main(): Promise<void> {
-  const version = ensureTmux();
-  const name = `sbbench-${process.pid}`;
-  console.log(`Switchboard vs ${version}; node ${process.version}; ${cpus().length} cores; ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
-  console.log(`${'figure'.padEnd(58)} ${'ours'.padStart(10)} ${'tmux'.padStart(10)} unit   ratio`);
-  const tmux = new TmuxServer(name);
-  tmux.start();
-  const daemon = await DaemonProcess.start();
+async function agentStarts(name: string): Promise<void> {
+  console.log('\n# Agent start: pane creation to a settled idle prompt, first-run dialogs answered (median of 5)');
+  const agentClis = path.join(here, '..', 'test', 'agent-clis');
+  // The pinned CLIs the test line installs (scripts/install-agent-clis.ts); OpenCode's plugin package with them.
+  const binaryDirs = [path.join(agentClis, 'node_modules', '.bin')];
+  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(agentClis, 'opencode-plugin');
+  const daemon = await DaemonProcess.start({ SWITCHBOARD_AGENT_PATH: binaryDirs.join(path.delimiter), SWITCHBOARD_OPENCODE_PLUGIN_DIR: process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR });
+  const tmux = new TmuxServer(`${name}-agents`);
+  tmux.start(120, 40);
   try {
-    await rpcRoundTrip(daemon, tmux);
-    await injection(daemon, tmux);
-    await getText(daemon, tmux);
-    await aliveUnderFlood(daemon, tmux);
-    await throughput(daemon, tmux);
+    for (const figure of await measureAgentStarts(daemon, tmux, binaryDirs)) {
+      record(`agent start to idle prompt: ${figure.agent} ${figure.version ?? ''}`.trimEnd(), 'ms', median(figure.ours), median(figure.peer), 'lower');
+    }
   } finally {
     await daemon.stop();
     tmux.killSync();
   }
-  await memory(name);
+}
+
+/** Sections by name; `npm run bench -- agents` runs only those named and merges them into latest.json. */
+const SECTIONS: Record<string, (name: string) => Promise<void>> = {
+  panes: async (name) => {
+    const tmux = new TmuxServer(name);
+    tmux.start();
+    const daemon = await DaemonProcess.start();
+    try {
+      await rpcRoundTrip(daemon, tmux);
+      await injection(daemon, tmux);
+      await getText(daemon, tmux);
+      await aliveUnderFlood(daemon, tmux);
+      await throughput(daemon, tmux);
+    } finally {
+      await daemon.stop();
+      tmux.killSync();
+    }
+  },
+  memory,
+  agents: agentStarts,
+};
+
+async function main(): Promise<void> {
+  const chosen = process.argv.slice(2);
+  const unknown = chosen.filter((s) => !(s in SECTIONS));
+  if (unknown.length > 0) throw new Error(`unknown bench section ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
+  const sections = chosen.length > 0 ? chosen : Object.keys(SECTIONS);
+  const version = ensureTmux();
+  const name = `sbbench-${process.pid}`;
+  console.log(`Switchboard vs ${version}; node ${process.version}; ${cpus().length} cores; ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
+  console.log(`${'figure'.padEnd(58)} ${'ours'.padStart(10)} ${'tmux'.padStart(10)} unit   ratio`);
+  for (const section of sections) await SECTIONS[section]?.(name);
   const outDir = path.join(here, 'results');
   mkdirSync(outDir, { recursive: true });
-  writeFileSync(path.join(outDir, 'latest.json'), `${JSON.stringify(results, null, 2)}\n`);
+  const latest = path.join(outDir, 'latest.json');
+  // A partial run replaces its own figures and keeps the rest of the last full run.
+  const kept = chosen.length > 0 && existsSync(latest) ? (JSON.parse(readFileSync(latest, 'utf8')) as Figure[]).filter((f) => !results.some((r) => r.name === f.name)) : [];
+  writeFileSync(latest, `${JSON.stringify([...kept, ...results], null, 2)}\n`);
   writeFileSync(
     path.join(outDir, 'latest-environment.json'),
     `${JSON.stringify({ date: new Date().toISOString(), node: process.version, peer: version, cpus: cpus().length, cpu: cpus()[0]?.model, memory_gib: Math.round(totalmem() / 2 ** 30) }, null, 2)}\n`,

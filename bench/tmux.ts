@@ -35,6 +35,13 @@ export class TmuxServer {
     return out.trim();
   }
 
+  /** A new window running a program directly (no shell), in `cwd`, with `env` added. */
+  async newPaneArgv(argv: string[], options: { cwd: string; env: Record<string, string> }): Promise<string> {
+    const envArgs = Object.entries(options.env).flatMap(([k, v]) => ['-e', `${k}=${v}`]);
+    const out = await this.run(['new-window', '-d', '-P', '-F', '#{pane_id}', '-c', options.cwd, ...envArgs, ...argv]);
+    return out.trim();
+  }
+
   serverPid(): number {
     return Number(execFileSync('tmux', ['-L', this.socket, 'display', '-p', '#{pid}']).toString().trim());
   }

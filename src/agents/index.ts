@@ -1,7 +1,7 @@
 /** The agents layer: profiles of agent CLIs, starting them in panes, and reading their screens. */
 export { AgentCatalog, BUILTIN_PROFILES, AGENT_FILES } from './catalog.js';
 export { defineProfile, writeHomeFiles, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
-export { startAgent, defaultBinaryDirs, DEFAULT_FIRST_RUN_POLICY, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
+export { startAgent, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
 export { sendPrompt, pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { detectScreen, type Detection, type Evidence, type ScreenKind, type ScreenRows } from './detect.js';
 export { findAgentBinary, agentVersion } from './binary.js';

@@ -56,11 +56,11 @@ export interface AgentStart {
 }
 
 /** How long the idle prompt must stay on screen before the agent counts as ready (redraws look idle mid-start). */
-const READY_SETTLE_MS = 400;
+export const READY_SETTLE_MS = 400;
 /** A dialog is not answered twice within this time (it may take a moment to go away). */
-const DIALOG_REPEAT_MS = 1_500;
+export const DIALOG_REPEAT_MS = 1_500;
 /** A dialog is answered once it has been on screen this long: keys sent while it draws are lost. */
-const DIALOG_SETTLE_MS = 250;
+export const DIALOG_SETTLE_MS = 250;
 
 const packageBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin');
 
@@ -70,7 +70,8 @@ export function defaultBinaryDirs(env: NodeJS.ProcessEnv): string[] {
   return [...fromEnv, packageBin];
 }
 
-function decide(dialog: Dialog, policy: FirstRunPolicy): 'accept' | 'decline' {
+/** What `policy` says to a first-run dialog. */
+export function decideDialog(dialog: Dialog, policy: FirstRunPolicy): 'accept' | 'decline' {
   switch (dialog.decides) {
     case 'trust_folder':
       return policy.trustFolder ? 'accept' : 'decline';
@@ -149,7 +150,7 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
           return;
         }
         dialogSince = undefined;
-        const decision = decide(last.dialog, policy);
+        const decision = decideDialog(last.dialog, policy);
         const keys = decision === 'accept' ? last.dialog.accept : last.dialog.decline;
         lastAnswered.set(last.dialog.id, now);
         dialogs.push({ id: last.dialog.id, decision, keys, atMs: Math.round(now - started) });

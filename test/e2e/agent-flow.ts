@@ -22,11 +22,13 @@ const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..')
 /** Where the test line installs the pinned CLIs, and the aider stand-in. */
 export const AGENT_BIN_DIRS = [path.join(root, 'test', 'agent-clis', 'node_modules', '.bin'), path.join(root, 'test', 'fixtures', 'aider-standin')];
 
+/** OpenCode would fetch this package from the registry at start; the test line installed it here. */
+export const OPENCODE_PLUGIN_DIR = path.join(root, 'test', 'agent-clis', 'opencode-plugin');
+
 /** Lets the daemon in this test process find the pinned CLIs (set before the daemon starts). */
 export function useAgentBinaries(): void {
   process.env.SWITCHBOARD_AGENT_PATH = AGENT_BIN_DIRS.join(path.delimiter);
-  // OpenCode would fetch this package from the registry at start; the test line installed it.
-  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(root, 'test', 'agent-clis', 'opencode-plugin');
+  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = OPENCODE_PLUGIN_DIR;
 }
 
 export interface FlowOptions {
