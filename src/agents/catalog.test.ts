@@ -60,13 +60,52 @@ describe('AgentCatalog', () => {
     expect(claude.data.binary.names).toEqual(['claude-wrapper']);
   });
 
-  it('names the file, the profile and the problem when a profile is wrong', () => {
+  it('names the file, the profile and the problem when a profile is wrong, and keeps the sound ones', () => {
     const file = path.join(scratch(), 'agents.json');
-    writeFileSync(file, JSON.stringify({ agents: [{ name: 'Bad Name', binary: { names: [] }, screens: [] }] }));
-    expect(() => AgentCatalog.load({ file })).toThrow(/agents\.json: profile 1: invalid agent profile 'Bad Name': name: a lower-case name/);
+    const good = { name: 'good', binary: { names: ['good'] }, screens: [{ versions: '*', idle: ['READY'] }], approval_keys: { allow_once: ['y'], deny: ['n'] } };
+    writeFileSync(file, JSON.stringify({ agents: [{ name: 'Bad Name', binary: { names: [] }, screens: [] }, null, good] }));
+    const catalog = AgentCatalog.load({ file });
+    expect(catalog.problems).toHaveLength(2);
+    expect(catalog.problems[0]).toMatch(/agents\.json: profile 1: invalid agent profile 'Bad Name': name: a lower-case name/);
+    expect(catalog.problems[1]).toMatch(/agents\.json: profile 2: invalid agent profile '\?'/);
+    expect(catalog.get('good').builtin).toBe(false);
+    expect(catalog.get('claude').builtin).toBe(true);
+
     writeFileSync(file, '{ not json');
-    expect(() => AgentCatalog.load({ file })).toThrow(/cannot read agent profiles from .*agents\.json/);
+    expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/cannot read agent profiles from .*agents\.json/)]);
     writeFileSync(file, JSON.stringify({ something: 1 }));
-    expect(() => AgentCatalog.load({ file })).toThrow(/expected a list of agent profiles under "agents"/);
+    expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/expected a list of agent profiles under "agents"/)]);
+    writeFileSync(file, JSON.stringify([good, good]));
+    expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/profile 2: 'good' is defined twice/)]);
+  });
+
+  it('refuses, at load, what would otherwise fail on the first screen or during a start', () => {
+    const file = path.join(scratch(), 'agents.yaml');
+    const profile = (extra: string): string => `
+agents:
+  - name: broken
+    binary: { names: [broken] }
+    screens:
+      - versions: ">=1"
+        idle: ["ready"]
+${extra}
+    approval_keys: { allow_once: [y], deny: [n] }
+`;
+    const problemsOf = (extra: string, top = ''): string[] => {
+      writeFileSync(file, profile(extra) + top);
+      return AgentCatalog.load({ file }).problems;
+    };
+    expect(problemsOf('        busy: [{ pattern: "(unclosed" }]')).toEqual([expect.stringMatching(/screens\.0\.busy\.0: invalid regular expression/)]);
+    expect(problemsOf('        busy: [{ pattern: "(?<=x)y" }]')).toEqual([expect.stringMatching(/screens\.0\.busy\.0: pattern needs backtracking/)]);
+    expect(problemsOf('        busy: [{ pattern: "x", flags: "u" }]')).toEqual([expect.stringMatching(/flags are i, m and s/)]);
+    // "m" is implied; giving it again is harmless.
+    expect(problemsOf('        busy: [{ pattern: "x", flags: "mi" }]')).toEqual([]);
+    expect(problemsOf('        dialogs: [{ id: trust, when: ["Trust"], decides: trust_folder, accept: [Entr], decline: [Escape] }]')).toEqual([
+      expect.stringMatching(/screens\.0\.dialogs\.0\.accept: .*Entr/),
+    ]);
+    writeFileSync(file, profile('').replace('">=1"', '"^2.1"'));
+    expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/screens\.0\.versions: '\^2\.1' is not a version range/)]);
+    writeFileSync(file, `${profile('')}    home_files: { "../escape": "x" }\n`);
+    expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/home_files: '\.\.\/escape' must be a file path inside the home/)]);
   });
 });

@@ -19,6 +19,8 @@ export const AGENT_FILES = ['agents.yaml', 'agents.yml', 'agents.json'];
 /** The agents Switchboard knows: the built-in profiles, and the user's own from a config file. */
 export class AgentCatalog {
   private readonly byName = new Map<string, AgentProfile>();
+  /** What was wrong with the user's profile file: each problem names the file, the entry and the field. */
+  readonly problems: string[] = [];
 
   constructor(profiles: readonly AgentProfile[] = BUILTIN_PROFILES) {
     for (const p of profiles) this.byName.set(p.data.name, p);
@@ -26,14 +28,16 @@ export class AgentCatalog {
 
   /**
    * The built-ins plus the profiles in `file` (or the first of agents.yaml / .yml / .json in
-   * `home`). A user profile with a built-in's name replaces it. Throws INVALID_PARAMS, naming the
-   * file and the problem, when the file cannot be used.
+   * `home`). A user profile with a built-in's name replaces it. Never throws: one broken entry must
+   * not cost the user the others, or the daemon its start. What could not be used is in `problems`.
    */
   static load(options: { home?: string; file?: string } = {}): AgentCatalog {
     const file = options.file ?? (options.home ? AGENT_FILES.map((f) => path.join(options.home as string, f)).find((f) => existsSync(f)) : undefined);
     const catalog = new AgentCatalog();
     if (!file) return catalog;
-    for (const profile of readProfiles(file)) catalog.byName.set(profile.data.name, profile);
+    const { profiles, problems } = readProfiles(file);
+    catalog.problems.push(...problems);
+    for (const profile of profiles) catalog.byName.set(profile.data.name, profile);
     return catalog;
   }
 
@@ -55,22 +59,29 @@ export class AgentCatalog {
   }
 }
 
-/** Parses a profile file: `agents: [ … ]` or a bare list, in YAML or JSON. */
-function readProfiles(file: string): AgentProfile[] {
+/** Parses a profile file (`agents: [ … ]` or a bare list, in YAML or JSON), keeping every sound entry. */
+function readProfiles(file: string): { profiles: AgentProfile[]; problems: string[] } {
   let data: unknown;
   try {
     const text = readFileSync(file, 'utf8');
     data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
   } catch (err) {
-    throw new SwitchboardError('INVALID_PARAMS', `cannot read agent profiles from ${file}: ${(err as Error).message}`);
+    return { profiles: [], problems: [`cannot read agent profiles from ${file}: ${(err as Error).message}`] };
   }
-  const list: unknown = Array.isArray(data) ? data : (data as { agents?: unknown } | null)?.agents;
-  if (!Array.isArray(list)) throw new SwitchboardError('INVALID_PARAMS', `${file}: expected a list of agent profiles under "agents"`);
-  return list.map((entry, i) => {
+  const list: unknown = Array.isArray(data) ? data : typeof data === 'object' && data !== null ? (data as { agents?: unknown }).agents : undefined;
+  if (!Array.isArray(list)) return { profiles: [], problems: [`${file}: expected a list of agent profiles under "agents"`] };
+  const profiles: AgentProfile[] = [];
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  list.forEach((entry: unknown, i) => {
     try {
-      return defineProfile(entry as ProfileInput, { builtin: false });
+      const profile = defineProfile(entry as ProfileInput, { builtin: false });
+      if (seen.has(profile.data.name)) problems.push(`${file}: profile ${i + 1}: '${profile.data.name}' is defined twice; the later one is used`);
+      seen.add(profile.data.name);
+      profiles.push(profile);
     } catch (err) {
-      throw new SwitchboardError('INVALID_PARAMS', `${file}: profile ${i + 1}: ${(err as Error).message}`);
+      problems.push(`${file}: profile ${i + 1}: ${(err as Error).message}`);
     }
   });
+  return { profiles, problems };
 }

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog } from './catalog.js';
 import { detectScreen, type Detection } from './detect.js';
+import { defineProfile } from './profile.js';
 import { satisfies } from './version-range.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
@@ -119,6 +120,20 @@ describe('detection rules', () => {
     const d = detectScreen(claude, ['', '', ' Do you want to proceed?', ' ❯ 1. Yes', '   3. No']);
     expect(d.kind).toBe('approval');
     expect(d.evidence?.row).toBe(3);
+  });
+
+  it('finishes on a crafted screen even with a catastrophic pattern from a user profile', () => {
+    // On a backtracking engine this pattern takes 2^n steps on n letters; the daemon must not hang.
+    const profile = defineProfile({ name: 'crafted', binary: { names: ['x'] }, screens: [{ versions: '*', idle: [{ pattern: '^(a|aa)+$', flags: 'i' }] }], approval_keys: { allow_once: ['y'], deny: ['n'] } }, { builtin: false });
+    const line = `${'a'.repeat(5_000)}b`;
+    expect(detectScreen(profile.screensFor(undefined), [line, line]).kind).toBe('unknown');
+    expect(detectScreen(profile.screensFor(undefined), ['AAAA']).kind).toBe('idle');
+  });
+
+  it('places matches on the right row of a large screen', () => {
+    const lines = Array.from({ length: 300 }, (_, i) => `row ${i} ${'x'.repeat(200)}`);
+    lines[250] = ' >   Type your message or @path/to/file';
+    expect(detectScreen(screens, lines).evidence).toMatchObject({ row: 250, rule: 'idle' });
   });
 
   it('says unknown when nothing matches', () => {

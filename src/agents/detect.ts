@@ -1,3 +1,5 @@
+import { compileSafeRegex } from '../core/safe-regex.js';
+import { patternFlags, patternSource } from './check-profile.js';
 import type { Dialog, ScreenPattern, Screens } from './schema.js';
 
 /** What a screen shows, as far as a profile's patterns can tell. */
@@ -33,12 +35,16 @@ interface Compiled {
 
 const cache = new WeakMap<object, Compiled[]>();
 
+/**
+ * Profiles come from users too, and the screen text from the agent: patterns run on the linear-time
+ * fallback engine (as clients' patterns do), so none can stall the daemon on a crafted screen.
+ */
 function compile(patterns: readonly ScreenPattern[]): Compiled[] {
-  return patterns.map((p) =>
-    typeof p === 'string'
-      ? { regex: new RegExp(p, 'gm'), rows: undefined, ansi: false, source: p }
-      : { regex: new RegExp(p.pattern, `gm${p.flags ?? ''}`), rows: p.rows, ansi: p.ansi === true, source: p.pattern },
-  );
+  return patterns.map((p) => {
+    const safe = compileSafeRegex(patternSource(p), patternFlags(p));
+    const options = typeof p === 'string' ? { rows: undefined, ansi: false } : { rows: p.rows, ansi: p.ansi === true };
+    return { regex: new RegExp(safe.source, `${safe.flags}g`), source: patternSource(p), ...options };
+  });
 }
 
 function compiled(patterns: readonly ScreenPattern[]): Compiled[] {
@@ -50,12 +56,33 @@ function compiled(patterns: readonly ScreenPattern[]): Compiled[] {
   return c;
 }
 
-/** The rows a pattern looks at (all, or the last `rows` non-empty ones), with their screen row numbers. */
-function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[] } {
+/**
+ * The rows a pattern looks at (all, or the last `rows` non-empty ones) joined into one text, with
+ * each row's screen number and where it starts in the text.
+ */
+function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[]; starts: number[] } {
   const picked: number[] = [];
   for (let i = 0; i < lines.length; i++) if (rows === undefined || (lines[i] ?? '').trim() !== '') picked.push(i);
   const rowOf = rows === undefined ? picked : picked.slice(-rows);
-  return { text: rowOf.map((i) => lines[i] ?? '').join('\n'), rowOf };
+  const starts: number[] = [];
+  let offset = 0;
+  for (const row of rowOf) {
+    starts.push(offset);
+    offset += (lines[row] ?? '').length + 1;
+  }
+  return { text: rowOf.map((i) => lines[i] ?? '').join('\n'), rowOf, starts };
+}
+
+/** The index of the last start at or before `at` (binary search: screens are matched on every render). */
+function lineIndexAt(starts: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] ?? 0) <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }
 
 type Match = Omit<Evidence, 'rule'>;
@@ -73,14 +100,13 @@ function lowestMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Ma
   for (const c of compiled(patterns)) {
     const source = c.ansi ? screen.ansiLines : lines;
     if (!source) continue;
-    const { text, rowOf } = region(source, c.rows);
+    const { text, rowOf, starts } = region(source, c.rows);
     const regex = c.regex;
     regex.lastIndex = 0;
     for (let m = regex.exec(text); m; m = regex.exec(text)) {
       // The line where the matched text starts (a leading \s* may begin on an earlier line).
       const at = m.index + (m[0].length - m[0].trimStart().length);
-      const index = text.slice(0, at).split('\n').length - 1;
-      const row = rowOf[index] ?? 0;
+      const row = rowOf[lineIndexAt(starts, at)] ?? 0;
       if (!best || row > best.row) best = { pattern: c.source, line: (lines[row] ?? '').trim(), row };
       if (m[0].length === 0) regex.lastIndex += 1;
     }

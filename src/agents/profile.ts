@@ -3,7 +3,8 @@ import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { describeIssues } from '../protocol/methods.js';
 import { profileSchema, type ProfileData, type ProfileInput, type Screens } from './schema.js';
-import { satisfies } from './version-range.js';
+import { profileProblems } from './check-profile.js';
+import { compareVersions, rangeFloor, satisfies } from './version-range.js';
 
 /** Running an agent against a model server from an isolated HOME (tests, demos, offline use). */
 export interface SandboxOptions {
@@ -62,10 +63,15 @@ export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: Sa
   const { sandbox, resolveBinary, builtin = true } = typeof hooks === 'function' ? { sandbox: hooks } : hooks;
   const parsed = profileSchema.safeParse(input);
   if (!parsed.success) {
-    const name = typeof input.name === 'string' ? input.name : '?';
+    const given = (input as { name?: unknown } | null | undefined)?.name;
+    const name = typeof given === 'string' ? given : '?';
     throw new SwitchboardError('INVALID_PARAMS', `invalid agent profile '${name}': ${describeIssues(parsed.error)}`);
   }
   const data = parsed.data;
+  const problems = profileProblems(data);
+  if (problems.length > 0) throw new SwitchboardError('INVALID_PARAMS', `invalid agent profile '${data.name}': ${problems.join('; ')}`);
+  // When no set matches the version (a newer CLI, or none known), the newest set is the best guess.
+  const newest = data.screens.reduce((a, b) => (compareVersions(rangeFloor(b.versions), rangeFloor(a.versions)) >= 0 ? b : a));
   return {
     data,
     builtin,
@@ -79,7 +85,7 @@ export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: Sa
     },
     screensFor(version) {
       const matching = version ? data.screens.find((s) => satisfies(version, s.versions)) : undefined;
-      return matching ?? (data.screens[data.screens.length - 1] as Screens);
+      return matching ?? newest;
     },
   };
 }

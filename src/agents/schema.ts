@@ -11,7 +11,8 @@ export const screenPatternSchema = z.union([
   z.string().min(1),
   z.strictObject({
     pattern: z.string().min(1),
-    flags: z.string().regex(/^[imsu]*$/).optional(),
+    /** i, m and s (patterns always run multi-line; `i` folds ASCII letters). */
+    flags: z.string().regex(/^[ims]*$/, 'flags are i, m and s').optional(),
     /** Only the last N non-empty rows (where prompts and footers live). */
     rows: z.number().int().min(1).max(500).optional(),
     /**

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseVersion, satisfies } from './version-range.js';
+import { defineProfile } from './profile.js';
+import { isValidRange, parseVersion, rangeFloor, satisfies } from './version-range.js';
 
 describe('version ranges', () => {
   it('parses versions out of --version output', () => {
@@ -19,5 +20,30 @@ describe('version ranges', () => {
     expect(satisfies('1.0.0', '>1.0.0')).toBe(false);
     expect(satisfies('1.0.0', '<=1.0.0')).toBe(true);
     expect(satisfies('1.0.0', 'garbage')).toBe(false);
+  });
+
+  it('tells ranges it understands from ones it does not', () => {
+    expect(isValidRange('>=2.1.0 <3')).toBe(true);
+    expect(isValidRange('*')).toBe(true);
+    expect(isValidRange('^2.1')).toBe(false);
+    expect(isValidRange('>=2.1 || <1')).toBe(false);
+  });
+
+  it('finds the lowest version a range admits', () => {
+    expect(rangeFloor('>=2.1.0 <3')).toBe('2.1.0');
+    expect(rangeFloor('<3')).toBe('0.0.0');
+    expect(rangeFloor('*')).toBe('0.0.0');
+    expect(rangeFloor('>1.2 =1.5.0')).toBe('1.5.0');
+  });
+
+  it('falls back to the newest screen set, whatever order the profile lists them in', () => {
+    const set = (versions: string, idle: string) => ({ versions, idle: [idle] });
+    const profile = defineProfile(
+      { name: 'x', binary: { names: ['x'] }, screens: [set('>=2.0.0 <3', 'two'), set('>=3.0.0', 'three'), set('<2', 'one')], approval_keys: { allow_once: ['y'], deny: ['n'] } },
+      { builtin: false },
+    );
+    expect(profile.screensFor('1.5.0').idle).toEqual(['one']);
+    expect(profile.screensFor('2.5.0').idle).toEqual(['two']);
+    expect(profile.screensFor(undefined).idle).toEqual(['three']);
   });
 });

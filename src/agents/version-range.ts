@@ -22,12 +22,41 @@ function compare(x: Triple, y: Triple): number {
   return 0;
 }
 
+const COMPARATOR = /^(>=|<=|>|<|=)?v?(\d+(?:\.\d+){0,2})$/;
+
+function comparators(range: string): string[] {
+  return range
+    .trim()
+    .split(/\s+/)
+    .filter((part) => part !== '*' && part !== '');
+}
+
+/** True when every part of `range` is a comparator this module understands. */
+export function isValidRange(range: string): boolean {
+  return comparators(range).every((part) => COMPARATOR.test(part));
+}
+
+/** Compares two versions: negative, zero or positive. */
+export function compareVersions(a: string, b: string): number {
+  return compare(triple(a), triple(b));
+}
+
+/** The lowest version a range admits, by its >=, > or = comparators ("0.0.0" when it has none). */
+export function rangeFloor(range: string): string {
+  let floor = '0.0.0';
+  for (const part of comparators(range)) {
+    const match = COMPARATOR.exec(part);
+    const op = match?.[1] ?? '=';
+    if (match?.[2] && (op === '>=' || op === '>' || op === '=') && compareVersions(match[2], floor) > 0) floor = match[2];
+  }
+  return floor;
+}
+
 /** True when `version` satisfies every comparator of `range` (space-separated: >=, >, <=, <, =). */
 export function satisfies(version: string, range: string): boolean {
   const v = triple(version);
-  for (const part of range.trim().split(/\s+/)) {
-    if (part === '*' || part === '') continue;
-    const match = /^(>=|<=|>|<|=)?v?(\d+(?:\.\d+){0,2})$/.exec(part);
+  for (const part of comparators(range)) {
+    const match = COMPARATOR.exec(part);
     if (!match) return false;
     const c = compare(v, triple(match[2] ?? '0'));
     const op = match[1] ?? '=';

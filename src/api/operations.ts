@@ -90,6 +90,7 @@ export const handlers: HandlerTable = {
         const binary = profile.resolveBinary?.(process.env) ?? findAgentBinary(profile.data, process.env, defaultBinaryDirs(process.env));
         return { name: profile.data.name, display_name: profile.data.display_name ?? profile.data.name, builtin: profile.builtin, binary: binary ?? null };
       }),
+      problems: ctx.agents.problems,
     };
   },
 

@@ -73,8 +73,9 @@ export class Daemon implements DaemonControl {
     this.publish = options.writeRuntimeFile ?? true;
     this.token = generateToken();
     this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
-    // A broken profile file stops the start with a clear message rather than hiding the user's agents.
+    // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
+    for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
     this.server = new RpcServer({
       token: this.token,
       panes: this.panes,

@@ -182,7 +182,8 @@ export interface Results {
     agent?: { name: string; version: string | null; ready_ms: number; dialogs: { id: string; decision: 'accept' | 'decline' }[] };
   };
   send_prompt: { success: true };
-  agents: { agents: AgentInfo[] };
+  /** `problems`: entries of the user's profile file that were skipped, and why. */
+  agents: { agents: AgentInfo[]; problems: string[] };
   send_text: { success: true };
   send_keys: { success: true };
   paste: { success: true; bracketed: boolean };

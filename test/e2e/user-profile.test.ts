@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/index.js';
-import { useTestDaemon } from '../support/daemon.js';
+import { startTestDaemon, useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
-import { sleep } from '../support/shell.js';
+import { sleep, tempDir } from '../support/shell.js';
 
 const here = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'custom-agent');
 process.env.SWITCHBOARD_AGENT_PATH = here;
@@ -35,5 +35,25 @@ describe('a user-defined agent profile', () => {
     expect(readFileSync(path.join(t.work, 'note.txt'), 'utf8')).toBe('a note\n');
     await client.remove(id);
     client.close();
+  });
+
+  it('does not stop the daemon from starting when the file has mistakes, and reports them', async () => {
+    const dir = tempDir('sb-agents-file-');
+    const file = path.join(dir.dir, 'agents.yaml');
+    const good = readFileSync(path.join(here, 'agents.yaml'), 'utf8');
+    writeFileSync(file, `${good}  - name: broken\n    binary: { names: [broken] }\n    screens: [{ versions: "*", idle: ["(unclosed"] }]\n    approval_keys: { allow_once: [y], deny: [Nope] }\n`);
+    const { home, stop } = await startTestDaemon({ agentsFile: file });
+    try {
+      const client = await connect({ home, env: cleanEnv() });
+      const { agents, problems } = await client.agents();
+      expect(agents.map((a) => a.name)).toContain('mytool');
+      expect(agents.map((a) => a.name)).not.toContain('broken');
+      expect(problems).toHaveLength(1);
+      expect(problems[0]).toMatch(/profile 2: invalid agent profile 'broken': screens\.0\.idle\.0: invalid regular expression.*; approval_keys\.deny: .*Nope/);
+      client.close();
+    } finally {
+      await stop();
+      dir.cleanup();
+    }
   });
 });

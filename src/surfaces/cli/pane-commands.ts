@@ -97,9 +97,10 @@ export async function promptCommand(ctx: CliContext, argv: string[]): Promise<nu
 /** `agents [--json]`: the agent profiles and where their programs are. */
 export async function agentsCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const { values } = parseCommandArgs(argv, { json: { type: 'boolean' } });
-  const { agents } = await withClient(ctx, (c) => c.agents());
+  const { agents, problems } = await withClient(ctx, (c) => c.agents());
   if (values.json) out(ctx, JSON.stringify(agents, null, 2));
   else out(ctx, table(['NAME', 'AGENT', 'KIND', 'PROGRAM'], agents.map((a) => [a.name, a.display_name, a.builtin ? 'built-in' : 'user', a.binary ?? '(not found)'])));
+  for (const problem of problems) ctx.stderr.write(`warning: skipped ${problem}\n`);
   return 0;
 }
 
