@@ -28,7 +28,12 @@ for (const dir of dirs) {
     continue;
   }
   console.log(`installing for the end-to-end tests: ${pins}`);
+  // Not `npm ci`: the lockfile can only list the platform packages the registry serves (OpenCode's
+  // and msgpackr's other-OS binaries are absent from ours), and `npm ci` refuses a lockfile that
+  // lacks an optional dependency. `npm install --no-save` installs exactly the locked versions
+  // and leaves the lockfile untouched.
   // npm is a .cmd shim on Windows, which Node only runs through a shell.
   const windows = process.platform === 'win32';
-  execFileSync(windows ? 'npm.cmd' : 'npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit', shell: windows });
+  const args = ['install', '--no-save', '--no-audit', '--no-fund'];
+  execFileSync(windows ? 'npm.cmd' : 'npm', args, { cwd: dir, stdio: 'inherit', shell: windows });
 }
