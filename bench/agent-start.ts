@@ -137,7 +137,7 @@ export async function measureAgentStarts(daemon: DaemonProcess, tmux: TmuxServer
         console.log(`${agent}: not installed, skipped (run: node --import tsx scripts/install-agent-clis.ts)`);
         continue;
       }
-      const version = await agentVersion(binary, process.env);
+      const version = await agentVersion(binary, profile.data.version_args ?? ['--version'], process.env);
       // One unmeasured start each, so both sides read the CLI from a warm disk cache.
       await startOurs(daemon, agent, model.url);
       await startTmux(tmux, profile, binary, version, model.url, `bench-tmux-${agent}-warm`);

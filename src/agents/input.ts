@@ -26,15 +26,17 @@ export async function pressKeys(pane: Pane, keys: readonly string[], intervalMs 
  * burst as a paste and submit nothing.
  */
 export async function sendPrompt(pane: Pane, input: ProfileData['input'], text: string, signal?: AbortSignal): Promise<void> {
-  const multiline = text.includes('\n');
-  if (multiline && input.paste_multiline) pane.paste(text, 'auto');
-  else pane.sendText(text.replace(/\r?\n/g, ' '));
+  // A bare CR is Enter to a terminal, as much as LF is: either makes a prompt multi-line.
+  const normalized = text.replace(/\r\n?/g, '\n');
+  const multiline = normalized.includes('\n');
+  if (multiline && input.paste_multiline) pane.paste(normalized, 'auto');
+  else pane.sendText(normalized.replace(/\n/g, ' '));
   if (!input.separate_enter) {
     pane.sendKeys(['Enter']);
     return;
   }
   // The end of the text is what shows last; TUIs may wrap it or scroll its start away.
-  const probe = text.trim().split('\n').pop()?.trim().slice(-24) ?? '';
+  const probe = normalized.trim().split('\n').pop()?.trim().slice(-24) ?? '';
   if (probe.length > 0 && input.echo_timeout_ms > 0) {
     await waitForScreen(pane, { pattern: compileSafeRegex(escapeRegex(probe)), timeoutMs: input.echo_timeout_ms, signal });
   }

@@ -4,7 +4,8 @@ import { SwitchboardError } from '../core/errors.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
 import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
-import type { AgentProfile } from './profile.js';
+import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
+import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
 import type { Dialog, Screens } from './schema.js';
 import { pressKeys } from './input.js';
 
@@ -18,7 +19,16 @@ export interface FirstRunPolicy {
   keepCurrentModel: boolean;
 }
 
-export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = { trustFolder: true, useEnvApiKey: true, keepCurrentModel: true };
+/**
+ * The policy when the caller says nothing. With the user's own configuration, answering "use this
+ * API key" is a billing decision the CLI remembers, so it is declined unless asked for; in an
+ * isolated HOME every answer stays in that HOME, and the key is the sandbox's own.
+ */
+export function defaultFirstRunPolicy(sandboxed: boolean): FirstRunPolicy {
+  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true };
+}
+
+export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = defaultFirstRunPolicy(false);
 
 export interface AgentLaunchOptions {
   cwd: string;
@@ -27,13 +37,17 @@ export interface AgentLaunchOptions {
   env?: Record<string, string>;
   /** Arguments added after the profile's interactive ones. */
   args?: string[];
-  /** Run from an isolated HOME against a model server (tests, demos, offline use). */
+  /**
+   * Run from an isolated HOME (an absolute path, created if missing; never the user's own) against
+   * a model server (tests, demos, offline use).
+   */
   sandbox?: { home: string; modelUrl: string };
   policy?: Partial<FirstRunPolicy>;
   /** Wait this long for the idle prompt (default 90 s). */
   readyTimeoutMs?: number;
   cols?: number;
   rows?: number;
+  scrollbackRows?: number;
   /** Where else to look for the program (default: SWITCHBOARD_AGENT_PATH, then Switchboard's own node_modules/.bin). */
   binaryDirs?: string[];
   signal?: AbortSignal;
@@ -84,34 +98,58 @@ export function decideDialog(dialog: Dialog, policy: FirstRunPolicy): 'accept' |
   }
 }
 
-/** Starts `profile`'s CLI in a new pane and waits until it sits at its idle prompt. */
+/**
+ * Starts `profile`'s CLI in a new pane and waits until it sits at its idle prompt. Everything the
+ * caller gave is checked before anything is written or spawned.
+ */
 export async function startAgent(registry: PaneRegistry, profile: AgentProfile, options: AgentLaunchOptions): Promise<AgentStart> {
-  const baseEnv = process.env;
-  const sandboxAdditions = options.sandbox ? profile.prepareSandbox({ ...options.sandbox, cwd: options.cwd }) : { args: [], env: {} };
-  const env = { ...profile.data.env, ...sandboxAdditions.env, ...options.env };
-  const lookupEnv = { ...baseEnv, ...env };
-  const binary = profile.resolveBinary?.(lookupEnv) ?? findAgentBinary(profile.data, lookupEnv, options.binaryDirs ?? defaultBinaryDirs(lookupEnv), options.cwd);
+  const cwd = registry.resolveCwd(options.cwd);
+  registry.environmentFor(options.env);
+  const sandbox = options.sandbox ? { home: prepareSandboxHome(options.sandbox.home), modelUrl: normalizeModelUrl(options.sandbox.modelUrl) } : undefined;
+  const unsetEnv = sandbox ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [];
+  const startEnv = registry.environmentFor(profile.data.env, unsetEnv);
+  const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv }) : { args: [], env: {} };
+  const env = { ...profile.data.env, ...additions.env, ...options.env };
+  // Look the program up, and ask its version, with the environment the pane will have.
+  const paneEnv = registry.environmentFor(env, unsetEnv);
+  const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));
   if (!binary) {
     const hint = profile.data.binary.env ? ` (or set ${profile.data.binary.env})` : '';
     throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
   }
-  const version = await agentVersion(binary, lookupEnv);
+  options.signal?.throwIfAborted();
+  const version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, options.signal) : undefined;
+  // The caller may have gone while the version was asked: start nothing nobody will own.
+  options.signal?.throwIfAborted();
   const screens = profile.screensFor(version);
   const pane = registry.create({
-    argv: [binary, ...profile.data.interactive_args, ...sandboxAdditions.args, ...(options.args ?? [])],
-    cwd: options.cwd,
+    argv: [binary, ...profile.data.interactive_args, ...additions.args, ...(options.args ?? [])],
+    cwd,
     title: options.title ?? profile.data.name,
     env,
+    unsetEnv,
     cols: options.cols,
     rows: options.rows,
+    scrollbackRows: options.scrollbackRows,
     agent: { name: profile.data.name, version },
   });
   try {
-    const ready = await awaitReady(pane, screens, { ...DEFAULT_FIRST_RUN_POLICY, ...options.policy }, options.readyTimeoutMs ?? 90_000, options.signal);
+    const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
+    const ready = await awaitReady(pane, screens, policy, options.readyTimeoutMs ?? 90_000, options.signal);
     return { pane, version, ...ready };
   } catch (err) {
     await pane.kill({ graceMs: 1_000 }).catch(() => undefined);
     throw err;
+  }
+}
+
+/** Seeds the sandbox HOME; a file-system failure is the caller's agent_home, and says so. */
+function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAdditions {
+  try {
+    return profile.prepareSandbox(sandbox);
+  } catch (err) {
+    if (err instanceof SwitchboardError) throw err;
+    throw new SwitchboardError('INVALID_PARAMS', `cannot prepare agent_home ${sandbox.home}: ${(err as Error).message}`, { agent_home: sandbox.home });
   }
 }
 
@@ -142,7 +180,12 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
       if (last.kind === 'dialog' && last.dialog) {
         idleSince = undefined;
         const previous = lastAnswered.get(last.dialog.id);
-        if (previous !== undefined && now - previous < DIALOG_REPEAT_MS) return;
+        if (previous !== undefined && now - previous < DIALOG_REPEAT_MS) {
+          // Look again when a repeat is allowed: a still dialog draws nothing new to wake us.
+          clearTimeout(settleTimer);
+          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS - (now - previous) + 5);
+          return;
+        }
         if (dialogSince?.id !== last.dialog.id) dialogSince = { id: last.dialog.id, at: now };
         if (now - dialogSince.at < DIALOG_SETTLE_MS) {
           clearTimeout(settleTimer);
@@ -154,7 +197,8 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
         const keys = decision === 'accept' ? last.dialog.accept : last.dialog.decline;
         lastAnswered.set(last.dialog.id, now);
         dialogs.push({ id: last.dialog.id, decision, keys, atMs: Math.round(now - started) });
-        void pressKeys(pane, keys);
+        // A key refused here (the pane exited meanwhile) shows up as no progress, and the timeout says so.
+        pressKeys(pane, keys).catch(() => undefined);
         return;
       }
       dialogSince = undefined;
@@ -179,6 +223,10 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
       const how = exit.signal ?? `code ${exit.exitCode ?? '?'}`;
       finish(new SwitchboardError('SPAWN_FAILED', `the agent exited while starting (${how}); screen:\n${screenTail()}`));
     });
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
     signal?.addEventListener('abort', onAbort);
     evaluate();
   });

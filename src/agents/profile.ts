@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
+import { isolatedHomeEnv } from '../platform/index.js';
 import { describeIssues } from '../protocol/methods.js';
 import { profileSchema, type ProfileData, type ProfileInput, type Screens } from './schema.js';
 import { profileProblems } from './check-profile.js';
@@ -14,6 +15,8 @@ export interface SandboxOptions {
   modelUrl: string;
   /** The directory the agent works in. */
   cwd: string;
+  /** The environment the agent starts from (for settings such as SWITCHBOARD_OPENCODE_PLUGIN_DIR). */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** What a launch adds to the profile's own arguments and environment. */
@@ -79,7 +82,7 @@ export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: Sa
     prepareSandbox(s) {
       const files = Object.fromEntries(Object.entries(data.home_files).map(([k, v]) => [k, expand(v, s)]));
       writeHomeFiles(s.home, files);
-      const base: LaunchAdditions = { args: [], env: { HOME: s.home, USERPROFILE: s.home } };
+      const base: LaunchAdditions = { args: [], env: isolatedHomeEnv(s.home) };
       const extra = sandbox?.(s) ?? { args: [], env: {} };
       return { args: [...base.args, ...extra.args], env: { ...base.env, ...extra.env } };
     },

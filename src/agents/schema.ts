@@ -67,6 +67,13 @@ export const profileSchema = z.strictObject({
   headless_args: z.array(z.string()).optional(),
   /** Variables set for the program (on top of the daemon's environment). */
   env: z.record(z.string(), z.string()).default({}),
+  /**
+   * Variables (names, or prefixes ending in *) not passed on when the agent runs from an isolated
+   * HOME, beyond the built-in list of vendors' keys, base URLs and config overrides.
+   */
+  sandbox_unset: z.array(z.string().min(1)).default([]),
+  /** Arguments that make the program print its version and exit; null when it has none. */
+  version_args: z.array(z.string()).nullable().default(['--version']),
   screens: z.array(screensSchema).min(1),
   /** Keys that answer an approval prompt, by meaning. */
   approval_keys: z.strictObject({

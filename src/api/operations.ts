@@ -1,5 +1,4 @@
 import { homedir } from 'node:os';
-import path from 'node:path';
 import { defaultBinaryDirs, findAgentBinary, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { compileSafeRegex } from '../core/safe-regex.js';
@@ -23,12 +22,13 @@ export const handlers: HandlerTable = {
       const profile = ctx.agents.get(p.agent);
       const started = await startAgent(ctx.panes, profile, {
         cwd: p.cwd ?? homedir(),
+        scrollbackRows: p.scrollback,
         title: p.title,
         env: p.env,
         args: p.args,
         cols: p.cols,
         rows: p.rows,
-        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: path.resolve(p.agent_home), modelUrl: p.model_url.replace(/\/+$/, '') } : undefined,
+        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: p.agent_home, modelUrl: p.model_url } : undefined,
         policy: {
           ...(p.first_run?.trust_folder !== undefined ? { trustFolder: p.first_run.trust_folder } : {}),
           ...(p.first_run?.use_env_api_key !== undefined ? { useEnvApiKey: p.first_run.use_env_api_key } : {}),
@@ -85,9 +85,11 @@ export const handlers: HandlerTable = {
   },
 
   agents(ctx) {
+    // Found with the environment a pane gets, as create_pane will find them.
+    const env = ctx.panes.environmentFor(undefined);
     return {
       agents: ctx.agents.list().map((profile) => {
-        const binary = profile.resolveBinary?.(process.env) ?? findAgentBinary(profile.data, process.env, defaultBinaryDirs(process.env));
+        const binary = profile.resolveBinary?.(env) ?? findAgentBinary(profile.data, env, defaultBinaryDirs(env));
         return { name: profile.data.name, display_name: profile.data.display_name ?? profile.data.name, builtin: profile.builtin, binary: binary ?? null };
       }),
       problems: ctx.agents.problems,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { defaultShell, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
+import { defaultShell, envNameMatches, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
 import { Pane, PANE_MARKER_VARIABLE, type ExitInfo, type PaneAgent } from './pane.js';
 import { RenderScheduler } from './render-scheduler.js';
 
@@ -18,6 +18,11 @@ export interface CreatePaneOptions {
   title?: string;
   /** Variables added to (and overriding) the pane's environment. */
   env?: Record<string, string>;
+  /**
+   * Variables of the base environment the pane must not inherit: names, or prefixes ending in `*`
+   * (an agent run from an isolated HOME must not see the user's credentials). `env` still applies.
+   */
+  unsetEnv?: readonly string[];
   cols?: number;
   rows?: number;
   scrollbackRows?: number;
@@ -106,7 +111,7 @@ export class PaneRegistry {
       throw new SwitchboardError('INVALID_PARAMS', 'give either command or argv, not both');
     }
     const cwd = this.resolveCwd(options.cwd);
-    const env = this.buildEnv(options.env);
+    const env = this.environmentFor(options.env, options.unsetEnv);
     const commandLine = this.resolveCommand(options, env, cwd);
     const cols = options.cols ?? this.defaults.cols;
     const rows = options.rows ?? this.defaults.rows;
@@ -212,7 +217,8 @@ export class PaneRegistry {
     }
   }
 
-  private resolveCwd(cwd: string | undefined): string {
+  /** The absolute working directory for `cwd` (default: the daemon's), or INVALID_PARAMS. */
+  resolveCwd(cwd: string | undefined): string {
     const dir = path.resolve(cwd ?? process.cwd());
     let stat: ReturnType<typeof statSync>;
     try {
@@ -224,10 +230,16 @@ export class PaneRegistry {
     return dir;
   }
 
-  private buildEnv(extra: Record<string, string> | undefined): Record<string, string> {
+  /**
+   * The environment a pane created with `extra` and `unset` starts with (before its marker), so
+   * callers can find programs and probe them with what the pane will see. Throws INVALID_PARAMS for
+   * a variable no process can carry.
+   */
+  environmentFor(extra: Record<string, string> | undefined, unset: readonly string[] = []): Record<string, string> {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(this.baseEnv)) {
-      if (value !== undefined && !SCRUBBED_ENV.includes(key)) env[key] = value;
+      if (value === undefined || SCRUBBED_ENV.includes(key) || unset.some((pattern) => envNameMatches(key, pattern))) continue;
+      env[key] = value;
     }
     setEnvVar(env, 'TERM', 'xterm-256color');
     setEnvVar(env, 'COLORTERM', 'truecolor');

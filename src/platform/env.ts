@@ -1,4 +1,5 @@
 import { release } from 'node:os';
+import path from 'node:path';
 
 const isWindows = process.platform === 'win32';
 
@@ -21,4 +22,22 @@ export function terminalEmulatorOptions(): { windowsPty?: { backend: 'conpty'; b
   if (!isWindows) return {};
   const build = Number(release().split('.')[2] ?? 0);
   return { windowsPty: { backend: 'conpty', buildNumber: build } };
+}
+
+/**
+ * True when the variable `name` is matched by `pattern`: an exact name, or a prefix ending in `*`
+ * ("ANTHROPIC_*"). Case-insensitive on Windows, where variable names are.
+ */
+export function envNameMatches(name: string, pattern: string): boolean {
+  const [n, p] = isWindows ? [name.toUpperCase(), pattern.toUpperCase()] : [name, pattern];
+  return p.endsWith('*') ? n.startsWith(p.slice(0, -1)) : n === p;
+}
+
+/**
+ * The variables that make `home` a program's home directory: HOME everywhere, and on Windows also
+ * USERPROFILE and the AppData folders, where CLIs there keep their configuration.
+ */
+export function isolatedHomeEnv(home: string): Record<string, string> {
+  if (!isWindows) return { HOME: home };
+  return { HOME: home, USERPROFILE: home, APPDATA: path.join(home, 'AppData', 'Roaming'), LOCALAPPDATA: path.join(home, 'AppData', 'Local') };
 }

@@ -2,7 +2,7 @@
  * Everything that differs between operating systems lives behind this module: shells, process
  * trees, socket paths and file permissions. No other module checks process.platform.
  */
-export { defaultShell, resolveExecutable, shellCommandLine, type CommandLine } from './shell.js';
+export { absolutePathEntries, defaultShell, execCommand, resolveExecutable, shellCommandLine, type CommandLine, type ExecCommand } from './shell.js';
 export {
   collectProcessTree,
   findProcessesByEnv,
@@ -17,7 +17,7 @@ export {
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
 export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
-export { setEnvVar, terminalEmulatorOptions } from './env.js';
+export { envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */
 export const isWindows = process.platform === 'win32';

@@ -23,11 +23,13 @@ function isExecutableFile(file: string): boolean {
 
 /**
  * Resolves `name` to an absolute executable path the way a shell would: names with a path
- * separator relative to `cwd`, bare names through PATH (and PATHEXT on Windows).
+ * separator relative to `cwd`, bare names through PATH (and PATHEXT on Windows, where the
+ * extensions come first: npm puts an extension-less sh script beside each `.cmd` shim, which
+ * Windows cannot run).
  */
 export function resolveExecutable(name: string, env: NodeJS.ProcessEnv, cwd: string): string | undefined {
   if (name.length === 0) return undefined;
-  const extensions = isWindows ? ['', ...(env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean)] : [''];
+  const extensions = isWindows ? [...(env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean), ''] : [''];
   const candidatesFor = (base: string): string[] => extensions.map((ext) => base + ext);
   if (name.includes('/') || (isWindows && name.includes('\\'))) {
     return candidatesFor(path.resolve(cwd, name)).find(isExecutableFile);
@@ -65,4 +67,32 @@ export function shellCommandLine(command: string, env: NodeJS.ProcessEnv): Comma
   const shell = defaultShell(env);
   if (isWindows) return { file: shell.file, args: ['-NoLogo', '-Command', command] };
   return { file: shell.file, args: ['-c', command] };
+}
+
+/** The directories on PATH that are absolute: a relative entry ("." or "node_modules/.bin") would find programs in whatever folder a pane works in. */
+export function absolutePathEntries(env: NodeJS.ProcessEnv): string {
+  const value = env.PATH ?? env.Path ?? '';
+  return value
+    .split(path.delimiter)
+    .filter((dir) => dir !== '' && path.isAbsolute(dir))
+    .join(path.delimiter);
+}
+
+/** What to pass to execFile to run `file` with `args`. */
+export interface ExecCommand {
+  file: string;
+  args: string[];
+  windowsVerbatimArguments: boolean;
+}
+
+/**
+ * Batch files (npm's `.cmd` shims for every Node CLI) only run through cmd.exe on Windows, and
+ * Node refuses to execFile them directly. Arguments are quoted for the C runtime and then their
+ * cmd.exe metacharacters escaped with ^, so cmd hands them over literally.
+ */
+export function execCommand(file: string, args: readonly string[]): ExecCommand {
+  if (!isWindows || !/\.(cmd|bat)$/i.test(file)) return { file, args: [...args], windowsVerbatimArguments: false };
+  const quote = (arg: string): string => `"${arg.replace(/(\\*)"/g, '$1$1\\"').replace(/(\\*)$/, '$1$1')}"`.replace(/[()%!^"<>&|]/g, '^$&');
+  const line = [file, ...args].map(quote).join(' ');
+  return { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', `"${line}"`], windowsVerbatimArguments: true };
 }

@@ -38,6 +38,8 @@ export const paramSchemas = {
       ready_timeout_ms: optional(int(1_000, 600_000)),
     })
     .refine((p) => p.agent === undefined || (p.command === undefined && p.argv === undefined), { message: 'give agent, or command/argv, not both' })
+    // An agent works on a project: starting one in whatever folder the daemon runs from is never meant.
+    .refine((p) => p.agent === undefined || p.cwd !== undefined, { message: 'an agent needs cwd: the folder it works in' })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' })
     .refine((p) => p.agent !== undefined || (p.agent_home === undefined && p.args === undefined && p.first_run === undefined), {
       message: 'agent_home, model_url, args and first_run need an agent',

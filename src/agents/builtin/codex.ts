@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
 export const CODEX_VERSION = '0.169.0';
@@ -66,6 +67,6 @@ export const codex = defineProfile(
       '',
     ].join('\n');
     writeHomeFiles(s.home, { '.codex/config.toml': config });
-    return { args: [], env: { SWITCHBOARD_SCRIPTED_KEY: 'sk-switchboard-scripted', CODEX_HOME: `${s.home}/.codex` } };
+    return { args: [], env: { SWITCHBOARD_SCRIPTED_KEY: 'sk-switchboard-scripted', CODEX_HOME: path.join(s.home, '.codex') } };
   },
 );

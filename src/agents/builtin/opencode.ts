@@ -1,4 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, symlinkSync } from 'node:fs';
+import { copyFileSync, existsSync, lstatSync, mkdirSync, symlinkSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { defineProfile } from '../profile.js';
 
@@ -15,8 +15,20 @@ function seedPlugin(home: string, env: NodeJS.ProcessEnv): void {
   for (const file of ['package.json', 'package-lock.json']) {
     if (existsSync(path.join(source, file))) copyFileSync(path.join(source, file), path.join(config, file));
   }
-  // A link, not a copy: the tree is 60 MB. A junction needs no privileges on Windows.
-  if (!existsSync(path.join(config, 'node_modules'))) symlinkSync(path.join(source, 'node_modules'), path.join(config, 'node_modules'), 'junction');
+  // A link, not a copy: the tree is 60 MB. A junction needs no privileges on Windows. A link left
+  // by an earlier run (perhaps to a tree since removed) is replaced; a real folder is left alone.
+  const link = path.join(config, 'node_modules');
+  const existing = lstatOrUndefined(link);
+  if (existing?.isSymbolicLink()) unlinkSync(link);
+  if (!existing || existing.isSymbolicLink()) symlinkSync(path.join(source, 'node_modules'), link, 'junction');
+}
+
+function lstatOrUndefined(file: string): ReturnType<typeof lstatSync> | undefined {
+  try {
+    return lstatSync(file);
+  } catch {
+    return undefined;
+  }
 }
 
 export const OPENCODE_VERSION = '1.18.33';
@@ -47,7 +59,7 @@ export const opencode = defineProfile(
     transcript: { format: 'opencode-sqlite', dir: '.local/share/opencode', pattern: 'opencode.db' },
   },
   (s) => {
-    seedPlugin(s.home, process.env);
+    seedPlugin(s.home, s.env ?? process.env);
     const config = {
       autoupdate: false,
       share: 'disabled',

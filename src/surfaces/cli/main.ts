@@ -19,7 +19,7 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
     run: newCommand,
     usage: [
       'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]',
-      'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [-- args...]   start an agent CLI, ready at its prompt',
+      'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [--use-api-key] [-- args...]   start an agent CLI, ready at its prompt',
     ],
   },
   ls: { run: lsCommand, usage: 'ls [--json]                              list panes' },

@@ -36,6 +36,7 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
     'agent-home': { type: 'string' },
     'model-url': { type: 'string' },
     'no-trust': { type: 'boolean' },
+    'use-api-key': { type: 'boolean' },
     'ready-timeout': { type: 'string' },
   });
   const words = [...positionals, ...rest];
@@ -61,7 +62,10 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
       args: agent !== undefined && words.length > 0 ? words : undefined,
       agent_home: agentHome === undefined ? undefined : path.resolve(agentHome),
       model_url: values['model-url'] as string | undefined,
-      first_run: values['no-trust'] ? { trust_folder: false } : undefined,
+      first_run:
+        values['no-trust'] || values['use-api-key']
+          ? { ...(values['no-trust'] ? { trust_folder: false } : {}), ...(values['use-api-key'] ? { use_env_api_key: true } : {}) }
+          : undefined,
       ready_timeout_ms: readyTimeout === undefined ? undefined : Math.round(readyTimeout),
     }),
   );
