@@ -8,7 +8,7 @@ export const SCREENS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)
 /**
  * What changes between two runs of the same CLI version without meaning anything: clock times,
  * elapsed durations, Claude Code's randomly chosen spinner verb ("Brewed for 2s", "Creating…"),
- * OpenCode's rotating input placeholder, and the padding that shifts when their lengths do. Two
+ * OpenCode's rotating input placeholder and progress bar, and the padding that shifts when their lengths do. Two
  * screens equal under this mask are the same recording.
  */
 export function maskVolatile(screen: string): string {
@@ -17,6 +17,7 @@ export function maskVolatile(screen: string): string {
     .replace(/\b\d+(\.\d+)?(ms|s|m|h)\b/g, 'DURATION')
     .replace(/^(\s*[^\s\w]\s)[A-Z][a-z]+(?=…| for DURATION)/gm, '$1VERB')
     .replace(/(Ask anything… )"[^"]*"/g, '$1"PLACEHOLDER"')
+    .replace(/[■⬝]{4,}/g, 'PROGRESS')
     .replace(/[ \t]+$/gm, '');
 }
 
