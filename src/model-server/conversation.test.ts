@@ -171,6 +171,12 @@ describe('readConversation: OpenAI Responses (Codex)', () => {
   it('does not report a plain text format as a JSON request', () => {
     expect(readConversation('openai-responses', { input: 'x', text: { format: { type: 'text' } } }).wantsJson).toBe(false);
   });
+
+  it('reports a json_object text format as a JSON request without a schema', () => {
+    const view = readConversation('openai-responses', { input: 'x', text: { format: { type: 'json_object' } } });
+    expect(view.wantsJson).toBe(true);
+    expect(view.jsonSchema).toBeUndefined();
+  });
 });
 
 describe('readConversation: OpenAI Chat Completions (OpenCode)', () => {
@@ -344,6 +350,24 @@ describe('readConversation on any API', () => {
       ['Working directory: C:\\Users\\dev\\proj', 'C:\\Users\\dev\\proj'],
     ])('finds it in %j', (text, cwd) => {
       expect(cwdOf(text)).toBe(cwd);
+    });
+
+    // The patterns are tried in order over the whole request, so the position in the text does not matter.
+    it.each<[string, string]>([
+      ['a loose mention before it', 'The current working directory is /tmp/elsewhere\nWorking directory: /home/dev/claude'],
+      ['a loose mention after it', 'Working directory: /home/dev/claude\nThe current working directory is /tmp/elsewhere'],
+      ["Gemini CLI's phrase before it", "I'm currently working in the directory: /tmp/elsewhere\nWorking directory: /home/dev/claude"],
+    ])('prefers Claude Code\'s "Working directory:" over %s', (_label, text) => {
+      expect(cwdOf(text)).toBe('/home/dev/claude');
+    });
+
+    // Claude Code sends messages before the system prompt, so a tool result is seen first.
+    it('prefers the system prompt over a loose mention in an earlier message of a Claude Code request', () => {
+      const view = readConversation('anthropic', {
+        messages: [{ role: 'user', content: 'your current working directory is /tmp/elsewhere, run ls' }],
+        system: [{ type: 'text', text: '<env>\nWorking directory: /home/dev/claude\n</env>' }],
+      });
+      expect(view.cwd).toBe('/home/dev/claude');
     });
 
     it('drops sentence punctuation after the path', () => {

@@ -20,7 +20,7 @@ export interface ConversationView {
   text: string;
   /** A JSON schema the answer must follow (Gemini's model router asks for one). */
   jsonSchema: unknown;
-  /** True when the client asked for a JSON answer. */
+  /** True when the client asked for a JSON answer, with or without a schema. */
   wantsJson: boolean;
   stream: boolean;
   model: string | undefined;
@@ -46,6 +46,11 @@ function allStrings(value: unknown, out: string[] = [], budget = { left: 2_000_0
   return out;
 }
 
+/**
+ * Tried in this order, each against the whole request, and the first pattern that matches anywhere
+ * wins: the CLIs' own exact phrases come before the loose one, so a request that also mentions a
+ * "current working directory" in passing (a tool result, the user's words) keeps the CLI's answer.
+ */
 const CWD_PATTERNS = [
   /<cwd>([^<\n]+)<\/cwd>/, // Codex environment context
   /Working directory:\s*(\/[^\s'"`]+|[A-Za-z]:\\[^\s'"`]+)/, // Claude Code, OpenCode
@@ -111,7 +116,7 @@ function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'c
   }
   const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) || str(t.type) : '')).filter(Boolean);
   const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;
-  return { tools, prompt, stepsDone, jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' };
+  return { tools, prompt, stepsDone, jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' || format?.type === 'json_object' };
 }
 
 function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {

@@ -71,6 +71,13 @@ describe('plan: choosing the rule', () => {
     expect(textOf(plan(strict, view({ prompt: 'gamma' })).reply)).toBe('B');
   });
 
+  // The log must tell "the last rule matched" from "nothing matched and the last rule stood in".
+  it('reports no rule (null, not an index) when no pattern fits', () => {
+    const strict: Scenario = { name: 's', rules: [{ match: '^alpha$', steps: [{ text: 'A' }] }, { match: '^beta$', steps: [{ text: 'B' }] }] };
+    expect(plan(strict, view({ prompt: 'gamma' }))).toMatchObject({ role: 'main', rule: null, step: 0 });
+    expect(plan(strict, view({ prompt: 'beta' })).rule).toBe(1);
+  });
+
   // Rules match what the user typed; the context the CLI injects is stripped before planning.
   it('matches the prompt without its injected context', () => {
     const v = readConversation('anthropic', { tools: [{ name: 'Bash' }], messages: [{ role: 'user', content: '<system-reminder>say hello</system-reminder>\nplease write a file' }] });
@@ -206,6 +213,34 @@ describe('plan: side requests', () => {
     const p = plan(scenario, view({ tools: [], prompt: 'say hello', text: 'say hello' }));
     expect(p.role).toBe('main');
     expect(textOf(p.reply)).toBe('Hello there.');
+  });
+
+  // JSON mode without a schema (OpenAI json_object, Gemini application/json): the client parses the
+  // answer, so plain text would break it.
+  it.each<[string, ConversationView['api']]>([
+    ['OpenAI Chat', 'openai-chat'],
+    ['OpenAI Responses', 'openai-responses'],
+    ['Gemini', 'gemini'],
+  ])('answers a %s JSON-mode request without a schema with the scripted text as {"text": …}', (_label, api) => {
+    const p = plan(scenario, view({ api, tools: [], prompt: 'say hello', wantsJson: true, text: 'Reply in JSON. say hello' }));
+    expect(p).toMatchObject({ role: 'main', rule: 0, step: 0 });
+    expect(p.reply).toEqual({ kind: 'json', value: { text: 'Hello there.' }, timing: { delayMs: 0, chunkChars: 24, chunkDelayMs: 0 } });
+  });
+
+  it('answers a JSON-mode title request with {"title": …} even when its wording does not say JSON', () => {
+    const p = plan(scenario, view({ api: 'gemini', tools: [], prompt: 'say hello', wantsJson: true, text: 'Generate a title for this conversation' }));
+    expect(p.role).toBe('title');
+    expect(JSON.parse(textOf(p.reply))).toEqual({ title: 'Planner title' });
+  });
+
+  it('keeps a scripted error an error in JSON mode', () => {
+    const p = plan(scenario, view({ api: 'openai-chat', tools: [], prompt: 'fail now', wantsJson: true, text: 'json please. fail now' }));
+    expect(p.reply).toMatchObject({ kind: 'error', status: 429 });
+  });
+
+  it('answers a JSON-mode request read from a real Responses body with JSON text', () => {
+    const v = readConversation('openai-responses', { input: 'say hello', text: { format: { type: 'json_object' } } });
+    expect(plan(scenario, v).reply).toMatchObject({ kind: 'json', value: { text: 'Hello there.' } });
   });
 
   it('matches "title" as a word, not inside other words', () => {

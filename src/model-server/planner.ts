@@ -13,14 +13,18 @@ export type Reply =
   | { kind: 'text'; text: string; timing: Timing }
   | { kind: 'tool'; text: string | undefined; call: ToolCall; timing: Timing }
   | { kind: 'error'; status: number; message: string; timing: Timing }
-  /** A structured answer for a side request that asked for JSON (Gemini's model router). */
+  /** A structured answer for a side request that asked for JSON (Gemini's model router, JSON mode). */
   | { kind: 'json'; value: unknown; timing: Timing };
 
 /** Why a reply was chosen, for the request log. */
 export interface Plan {
   reply: Reply;
   role: 'main' | 'title' | 'structured';
-  rule: number;
+  /**
+   * The scenario rule that matched the prompt; null when none did (the last rule answered), and -1
+   * for side requests, which are answered without the script.
+   */
+  rule: number | null;
   step: number;
 }
 
@@ -61,21 +65,48 @@ function isMainConversation(view: ConversationView): boolean {
   return view.tools.some((t) => SHELL_TOOLS.includes(t)) || view.tools.length >= 3;
 }
 
+/** The answer to a title or structured side request, or undefined when the script should answer. */
+function planSideRequest(scenario: Scenario, view: ConversationView): Plan | undefined {
+  if (view.wantsJson && view.jsonSchema !== undefined) {
+    return { reply: { kind: 'json', value: exampleOf(view.jsonSchema), timing: DEFAULT_TIMING }, role: 'structured', rule: -1, step: -1 };
+  }
+  if (/\btitle\b/i.test(view.text)) {
+    const title = scenario.title ?? 'Scripted session';
+    // Claude Code asks for {"title": …} in its wording, JSON mode asks by format; the others want the plain title.
+    const json = view.wantsJson || /json/i.test(view.text);
+    return { reply: { kind: 'text', text: json ? JSON.stringify({ title }) : title, timing: DEFAULT_TIMING }, role: 'title', rule: -1, step: -1 };
+  }
+  return undefined;
+}
+
+/**
+ * A side request in JSON mode without a schema (OpenAI json_object, Gemini application/json) gets
+ * the script's text as {"text": …}: the client parses the answer, and plain text would not parse.
+ */
+function asJsonObject(planned: Plan): Plan {
+  if (planned.reply.kind !== 'text') return planned;
+  return { ...planned, reply: { kind: 'json', value: { text: planned.reply.text }, timing: planned.reply.timing } };
+}
+
 /** Decides the reply to a request from its content alone. */
 export function plan(scenario: Scenario, view: ConversationView, fallbackCwd?: string): Plan {
-  const title = scenario.title ?? 'Scripted session';
-  if (!isMainConversation(view)) {
-    if (view.wantsJson && view.jsonSchema !== undefined) {
-      return { reply: { kind: 'json', value: exampleOf(view.jsonSchema), timing: DEFAULT_TIMING }, role: 'structured', rule: -1, step: -1 };
-    }
-    if (/\btitle\b/i.test(view.text)) {
-      // Claude Code asks for {"title": …} as JSON; the others want the plain title.
-      const json = /json/i.test(view.text);
-      return { reply: { kind: 'text', text: json ? JSON.stringify({ title }) : title, timing: DEFAULT_TIMING }, role: 'title', rule: -1, step: -1 };
-    }
-  }
-  const ruleIndex = scenario.rules.findIndex((r) => r.match === undefined || new RegExp(r.match, 'i').test(view.prompt));
-  const rule = scenario.rules[ruleIndex === -1 ? scenario.rules.length - 1 : ruleIndex] ?? scenario.rules[0];
+  if (isMainConversation(view)) return planFromScript(scenario, view, fallbackCwd);
+  const side = planSideRequest(scenario, view);
+  if (side) return side;
+  const scripted = planFromScript(scenario, view, fallbackCwd);
+  return view.wantsJson ? asJsonObject(scripted) : scripted;
+}
+
+/** The rule that answers the prompt, and its index; null when no pattern fits and the last rule answers. */
+function chooseRule(scenario: Scenario, prompt: string): { rule: Scenario['rules'][number] | undefined; index: number | null } {
+  const index = scenario.rules.findIndex((r) => r.match === undefined || new RegExp(r.match, 'i').test(prompt));
+  if (index === -1) return { rule: scenario.rules.at(-1), index: null };
+  return { rule: scenario.rules[index], index };
+}
+
+/** The reply the scenario scripts for the prompt and the step that is due. */
+function planFromScript(scenario: Scenario, view: ConversationView, fallbackCwd: string | undefined): Plan {
+  const { rule, index: ruleIndex } = chooseRule(scenario, view.prompt);
   const steps = rule?.steps ?? [];
   // Past the end of the script the last text is said again (a tool step would loop forever).
   const stepIndex = Math.min(view.stepsDone, steps.length - 1);

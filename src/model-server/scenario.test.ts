@@ -117,8 +117,8 @@ describe('parseScenario on bad scenarios', () => {
     expect(err.message).toMatch(/^invalid scenario: bad match pattern "\(unclosed": Invalid regular expression/);
   });
 
-  // These steps fit no step kind at all. The step is rejected and located; see the report for the
-  // message, which does not yet say which field is wrong.
+  // These steps fit no step kind at all. The step is rejected and located (the exact messages are
+  // checked in 'parseScenario on a bad step').
   it.each<[string, unknown]>([
     ['an empty step', {}],
     ['a shell step with no command', { tool: 'shell' }],
@@ -134,6 +134,58 @@ describe('parseScenario on bad scenarios', () => {
     const err = rejection(oneStep(step));
     expect(err.code).toBe('INVALID_PARAMS');
     expect(err.message).toMatch(/^invalid scenario: rules\.0\.steps\.0\b/);
+  });
+});
+
+// A step's kind is decided by its key (tool, then error, then text) and the step is checked against
+// that kind alone, so the message names the field at fault instead of a union's "Invalid input".
+describe('parseScenario on a bad step', () => {
+  /** A scenario whose second step is `step`, so the index in the path is checked too. */
+  const secondStep = (step: unknown): unknown => ({ name: 'two', rules: [{ steps: [{ text: 'ok' }, step] }] });
+
+  it.each<[string, unknown, string]>([
+    ['a shell step with no command', { tool: 'shell' }, 'rules.0.steps.1.command: Invalid input: expected string, received undefined'],
+    ['a numeric shell command', { tool: 'shell', command: 5 }, 'rules.0.steps.1.command: Invalid input: expected string, received number'],
+    ['escalate as a string', { tool: 'shell', command: 'ls', escalate: 'yes' }, 'rules.0.steps.1.escalate: Invalid input: expected boolean, received string'],
+    ['a write step with no content', { tool: 'write', path: 'f' }, 'rules.0.steps.1.content: Invalid input: expected string, received undefined'],
+    ['an edit step with no old text', { tool: 'edit', path: 'f', new: 'y' }, 'rules.0.steps.1.old: Invalid input: expected string, received undefined'],
+    ['an unknown tool', { tool: 'browse', url: 'https://example.com' }, `rules.0.steps.1.tool: unknown tool "browse"; expected one of 'shell', 'write', 'edit'`],
+    ['a numeric tool', { tool: 5 }, `rules.0.steps.1.tool: unknown tool 5; expected one of 'shell', 'write', 'edit'`],
+    ['an error status the model cannot render', { error: 404 }, 'rules.0.steps.1.error: Invalid option: expected one of 500|429|529|503|400|401'],
+    ['an error status given as a string', { error: '500' }, 'rules.0.steps.1.error: Invalid option: expected one of 500|429|529|503|400|401'],
+    ['a numeric text', { text: 5 }, 'rules.0.steps.1.text: Invalid input: expected string, received number'],
+    ['a fractional delay', { text: 'x', delay_ms: 1.5 }, 'rules.0.steps.1.delay_ms: Invalid input: expected int, received number'],
+    ['a string instead of a step', 'hello', 'rules.0.steps.1: Invalid input: expected object, received string'],
+  ])('names the field at fault in %s', (_label, step, message) => {
+    expect(rejection(secondStep(step)).message).toBe(`invalid scenario: ${message}`);
+  });
+
+  it('says which keys make a step when it has none of them', () => {
+    expect(rejection(secondStep({})).message).toBe(`invalid scenario: rules.0.steps.1: a step needs one of the keys 'tool', 'error', 'text'`);
+    expect(rejection(secondStep({ command: 'ls', cwd: '/x' })).message).toBe(`invalid scenario: rules.0.steps.1: a step needs one of the keys 'tool', 'error', 'text'; it has 'command', 'cwd'`);
+  });
+
+  // A tool step may say something too, but a key of another kind is a mistake, reported as unknown.
+  it.each<[string, unknown, string]>([
+    ['a tool step with an error', { tool: 'shell', command: 'ls', error: 500 }, `rules.0.steps.1: unknown parameter 'error'`],
+    ['an error step with text', { error: 500, text: 'x' }, `rules.0.steps.1: unknown parameter 'text'`],
+  ])('decides the kind by its first kind key in %s', (_label, step, message) => {
+    expect(rejection(secondStep(step)).message).toBe(`invalid scenario: ${message}`);
+  });
+
+  it('locates unknown keys in a step and in a rule', () => {
+    expect(rejection(secondStep({ text: 'x', colour: 'red', size: 1 })).message).toBe(`invalid scenario: rules.0.steps.1: unknown parameters 'colour', 'size'`);
+    expect(rejection({ name: 'a', rules: [{ steps: [{ text: 'x' }] }, { when: 'x', steps: [{ text: 'x' }] }] }).message).toBe(`invalid scenario: rules.1: unknown parameter 'when'`);
+  });
+
+  it('still names an unknown top-level key without a path', () => {
+    expect(rejection({ name: 'a', extra: 1, rules: [{ steps: [{ text: 'x' }] }] }).message).toBe(`invalid scenario: unknown parameter 'extra'`);
+  });
+
+  it('names every bad step at once', () => {
+    const err = rejection({ name: 'a', rules: [{ steps: [{ tool: 'shell' }, { text: 'ok' }, { error: 404 }] }] });
+    expect(err.message).toMatch(/rules\.0\.steps\.0\.command: /);
+    expect(err.message).toMatch(/rules\.0\.steps\.2\.error: /);
   });
 });
 

@@ -1,7 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
-import { describeIssues } from '../protocol/methods.js';
 
 /**
  * A scenario scripts the model: for the conversation's latest user prompt, the first rule whose
@@ -51,12 +50,51 @@ const textStep = z.strictObject({ text: z.string(), ...timing });
 
 const errorStep = z.strictObject({
   /** 500 server error, 429 rate limit, 529 overloaded (503 where the API has no 529). */
-  error: z.union([z.literal(500), z.literal(429), z.literal(529), z.literal(503), z.literal(400), z.literal(401)]),
+  // One literal of many values, not a union of literals, so a wrong status is reported with the allowed ones.
+  error: z.literal([500, 429, 529, 503, 400, 401]),
   message: z.string().optional(),
   ...timing,
 });
 
-export const stepSchema = z.union([shellStep, writeStep, editStep, errorStep, textStep]);
+/** Every kind of step; parsing picks one kind per step by its keys (see stepSchema). */
+export type Step = z.infer<typeof shellStep> | z.infer<typeof writeStep> | z.infer<typeof editStep> | z.infer<typeof errorStep> | z.infer<typeof textStep>;
+
+const TOOL_STEPS = { shell: shellStep, write: writeStep, edit: editStep } as const;
+/** The keys that say what kind a step is, in the order they decide it (a tool step may also have text). */
+const STEP_KIND_KEYS = ['tool', 'error', 'text'] as const;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const quoted = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');
+
+/** The schema of the step kind `step` names by its keys, or why it names none. */
+function schemaForStep(step: Record<string, unknown>): { schema: z.ZodType<Step> } | { problem: string; path: string[] } {
+  if ('tool' in step) {
+    const tool = step.tool;
+    if (typeof tool === 'string' && Object.hasOwn(TOOL_STEPS, tool)) return { schema: TOOL_STEPS[tool as keyof typeof TOOL_STEPS] };
+    return { problem: `unknown tool ${JSON.stringify(tool)}; expected one of ${quoted(Object.keys(TOOL_STEPS))}`, path: ['tool'] };
+  }
+  if ('error' in step) return { schema: errorStep };
+  if ('text' in step) return { schema: textStep };
+  const keys = Object.keys(step);
+  return { problem: `a step needs one of the keys ${quoted(STEP_KIND_KEYS)}${keys.length > 0 ? `; it has ${quoted(keys)}` : ''}`, path: [] };
+}
+
+/**
+ * One step, validated against the one kind its keys name. A plain union of the kinds would report
+ * only "Invalid input" for a bad step; this way the message names the field at fault.
+ */
+export const stepSchema = z.unknown().transform((value, ctx): Step => {
+  // Something that is not an object fails the text step's schema with "expected object".
+  const chosen = isRecord(value) ? schemaForStep(value) : { schema: textStep };
+  if ('problem' in chosen) {
+    ctx.addIssue({ code: 'custom', message: chosen.problem, path: chosen.path, input: value });
+    return z.NEVER;
+  }
+  const parsed = chosen.schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  for (const issue of parsed.error.issues) ctx.addIssue({ ...issue });
+  return z.NEVER;
+});
 
 export const scenarioSchema = z.strictObject({
   name: z.string().min(1),
@@ -74,14 +112,27 @@ export const scenarioSchema = z.strictObject({
     .min(1),
 });
 
-export type Step = z.infer<typeof stepSchema>;
 export type ToolStep = Extract<Step, { tool: string }>;
 export type Scenario = z.infer<typeof scenarioSchema>;
+
+/**
+ * Every problem, each with where it is, e.g. "rules.0.steps.1: unknown parameter 'cwd'". Unknown
+ * keys are located too: a scenario has many steps, and the key alone does not say which one.
+ */
+function describeScenarioIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => {
+      const where = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
+      const what = issue.code === 'unrecognized_keys' ? `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${quoted(issue.keys)}` : issue.message;
+      return `${where}${what}`;
+    })
+    .join('; ');
+}
 
 /** Validates a parsed scenario; throws INVALID_PARAMS with every problem named. */
 export function parseScenario(data: unknown): Scenario {
   const parsed = scenarioSchema.safeParse(data);
-  if (!parsed.success) throw new SwitchboardError('INVALID_PARAMS', `invalid scenario: ${describeIssues(parsed.error)}`);
+  if (!parsed.success) throw new SwitchboardError('INVALID_PARAMS', `invalid scenario: ${describeScenarioIssues(parsed.error)}`);
   for (const rule of parsed.data.rules) {
     if (rule.match !== undefined) {
       try {

@@ -389,6 +389,14 @@ describe('ModelServer: probes', () => {
     expect(body).toMatchObject({ models: [{ name: 'models/gemini-2.5-flash', supportedGenerationMethods: ['generateContent', 'streamGenerateContent'] }] });
   });
 
+  // Gemini CLI may pass its key as ?key= instead of the header; the route is the path alone.
+  it.each(['/v1beta/models?key=fake-key', '/v1alpha/models?key=fake-key&pageSize=50', '/v1/models?key=fake-key'])('lists a Gemini model at %s', async (urlPath) => {
+    const server = await start();
+    const res = await fetch(server.url + urlPath);
+    expect(res.status).toBe(200);
+    expect(await json(res)).toMatchObject({ models: [{ name: 'models/gemini-2.5-flash' }] });
+  });
+
   it('logs probes without a plan, and leaves them out of modelRequests', async () => {
     const server = await start();
     await (await fetch(`${server.url}/`, { method: 'HEAD' })).text();
@@ -415,6 +423,19 @@ describe('ModelServer: side requests over HTTP', () => {
     const text = str(at(await json(res), 'content', 0, 'text'));
     expect(JSON.parse(text)).toEqual({ title: 'Server title' });
     expect(server.requests.at(-1)?.plan).toMatchObject({ role: 'title', rule: -1, step: -1 });
+  });
+
+  // JSON mode without a schema: the answer must parse as a JSON object.
+  it.each<[string, string, Body, (body: unknown) => string]>([
+    ['OpenAI Chat response_format json_object', '/v1/chat/completions', { stream: false, response_format: { type: 'json_object' }, messages: [{ role: 'user', content: 'say hello in json' }] }, (b) => str(at(b, 'choices', 0, 'message', 'content'))],
+    ['OpenAI Responses text.format json_object', '/v1/responses', { stream: false, text: { format: { type: 'json_object' } }, input: 'say hello in json' }, (b) => CASES[1]!.jsonText(b)],
+    ['Gemini responseMimeType application/json', '/v1beta/models/m:generateContent', { generationConfig: { responseMimeType: 'application/json' }, contents: [{ role: 'user', parts: [{ text: 'say hello in json' }] }] }, (b) => CASES[3]!.jsonText(b)],
+  ])('answers %s with a JSON object', async (_label, urlPath, body, textOf) => {
+    const server = await start();
+    const res = await post(server, urlPath, body);
+    expect(res.status).toBe(200);
+    expect(JSON.parse(textOf(await json(res)))).toEqual({ text: 'Hello from the scripted model.' });
+    expect(server.requests.at(-1)?.plan).toMatchObject({ role: 'main', reply: 'json' });
   });
 
   // Gemini CLI's model router: JSON text that fits the schema, with the right types.
@@ -468,6 +489,23 @@ describe('ModelServer: the request log', () => {
     expect(log).not.toContain('sk-secret-bearer');
     expect(log).not.toContain('goog-secret-key');
     expect(server.requests.map((r) => r.headers.authorization ?? r.headers['x-goog-api-key'])).toEqual(['(present)', '(present)']);
+  });
+
+  it('notes a key given in the query as present without its value', async () => {
+    const server = await start();
+    await (await fetch(`${server.url}/v1beta/models?key=goog-query-secret&pageSize=5`)).text();
+    await (await post(server, '/v1beta/models/m:generateContent?alt=sse&key=goog-query-secret', { contents: [] })).text();
+    expect(JSON.stringify(server.requests)).not.toContain('goog-query-secret');
+    expect(server.requests.map((r) => r.path)).toEqual(['/v1beta/models?key=(present)&pageSize=5', '/v1beta/models/m:generateContent?alt=sse&key=(present)']);
+  });
+
+  // A rule index must mean that rule matched; the stand-in for "none matched" is null, not -1.
+  it('records rule null when no pattern fits the prompt', async () => {
+    const server = await start({ scenario: { name: 'strict', rules: [{ match: '^alpha$', steps: [{ text: 'A' }] }, { match: '^beta$', steps: [{ text: 'B' }] }] } });
+    expect(CASES[0]!.jsonText(await json(await post(server, '/v1/messages', CASES[0]!.body('gamma', false))))).toBe('B');
+    expect(server.requests.at(-1)?.plan).toMatchObject({ role: 'main', rule: null, step: 0 });
+    const log = (await json(await fetch(`${server.url}/__scripted/requests`))) as LoggedRequest[];
+    expect(log[0]?.plan?.rule).toBeNull();
   });
 
   it('records the reply status an error step was rendered with', async () => {
@@ -580,14 +618,46 @@ describe('ModelServer: bad requests', () => {
     expect(server.modelRequests()).toEqual([]);
   });
 
-  // What the answer to a malformed body should be is in the report; here: it is logged as sent
-  // and does not take the server down.
+  // A malformed body is logged as sent and does not take the server down (its 400 is checked below).
   it.each(CASES)('keeps serving $api after a body that is not JSON, logging the raw text', async (c) => {
     const server = await start();
     const res = await post(server, c.path(true), '{"messages": [ {"role": "user"');
     await res.text();
     expect(server.requests.at(-1)?.body).toBe('{"messages": [ {"role": "user"');
     expect(c.streamText(await streamed(server, c, 'say hello please'))).toBe('Hello from the scripted model.');
+  });
+
+  // A body the real API would refuse gets that API's own 400, not a turn planned from nothing.
+  const invalidRequest: Record<Api, (message: unknown) => Body> = {
+    anthropic: (message) => ({ type: 'error', error: { type: 'invalid_request_error', message } }),
+    'openai-responses': (message) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', param: null } }),
+    'openai-chat': (message) => ({ error: { message, type: 'invalid_request_error', code: 'invalid_request_error', param: null } }),
+    gemini: (message) => ({ error: { code: 400, message, status: 'INVALID_ARGUMENT' } }),
+  };
+  const badBodies: [string, string, string][] = [
+    ['malformed JSON', '{"messages": [ {"role": "user"', 'the request body is not valid JSON: '],
+    ['a JSON array', '[{"role": "user"}]', 'the request body must be a JSON object, not an array'],
+    ['a JSON string', '"say hello"', 'the request body must be a JSON object, not a string'],
+    ['JSON null', 'null', 'the request body must be a JSON object, not null'],
+    ['an empty body', '', 'the request body is empty; expected a JSON object'],
+  ];
+  it.each(CASES.flatMap((c) => badBodies.map(([label, body, message]) => ({ api: c.api, c, label, body, message }))))(
+    'answers $api $label with 400 in its error shape',
+    async ({ c, body, message }) => {
+      const server = await start();
+      const res = await post(server, c.path(true), body);
+      expect(res.status).toBe(400);
+      expect(res.headers.get('content-type')).toBe('application/json');
+      expect(await json(res)).toEqual(invalidRequest[c.api](expect.stringMatching(new RegExp(`^${message.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`))));
+    },
+  );
+
+  it('logs a rejected body with why, and leaves it out of modelRequests', async () => {
+    const server = await start();
+    await (await post(server, '/v1/chat/completions', '[]')).text();
+    expect(server.requests.at(-1)).toMatchObject({ method: 'POST', path: '/v1/chat/completions', api: 'openai-chat', body: [], rejected: { status: 400, message: 'the request body must be a JSON object, not an array' } });
+    expect(server.requests.at(-1)?.plan).toBeUndefined();
+    expect(server.modelRequests()).toEqual([]);
   });
 
   it('answers 500 when the handler fails, logs it, and keeps serving', async () => {

@@ -5,7 +5,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { readConversation, type Api } from './conversation.js';
 import { plan, type Plan } from './planner.js';
 import { HELLO_SCENARIO, parseScenario, type Scenario } from './scenario.js';
-import { renderAnthropic, renderGemini, renderOpenAiChat, renderOpenAiResponses, type Rendered } from './wire.js';
+import { renderAnthropic, renderError, renderGemini, renderOpenAiChat, renderOpenAiResponses, type Rendered } from './wire.js';
 
 /** One request as the scripted model saw it. */
 export interface LoggedRequest {
@@ -16,8 +16,12 @@ export interface LoggedRequest {
   api: Api | undefined;
   /** Selected headers (credentials only noted as present). */
   headers: Record<string, string>;
+  /** The parsed JSON, or the raw text (bounded) when the body is not JSON. */
   body: unknown;
-  plan?: { role: Plan['role']; rule: number; step: number; reply: string; status: number; prompt: string; stepsDone: number; tools: string[] };
+  /** Absent for probes and for model requests rejected before planning (see `rejected`). */
+  plan?: { role: Plan['role']; rule: Plan['rule']; step: number; reply: string; status: number; prompt: string; stepsDone: number; tools: string[] };
+  /** Why a model request was answered with an error without asking the scenario. */
+  rejected?: { status: number; message: string };
 }
 
 export interface ModelServerOptions {
@@ -35,6 +39,8 @@ export interface ModelServerOptions {
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
 const LOGGED_HEADERS = ['user-agent', 'anthropic-version', 'anthropic-beta', 'originator', 'session-id', 'x-goog-api-client', 'content-type', 'accept'];
 const CREDENTIAL_HEADERS = ['x-api-key', 'authorization', 'x-goog-api-key'];
+/** How much of a body that is not JSON the log keeps. */
+const MAX_LOGGED_RAW_CHARS = 10_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
@@ -54,6 +60,52 @@ function readBody(req: http.IncomingMessage): Promise<Buffer> {
     req.on('end', () => resolve(Buffer.concat(parts)));
     req.on('error', reject);
   });
+}
+
+/** A request body as JSON, and why it cannot be a model request when it is not a JSON object. */
+interface ReadBody {
+  /** The parsed JSON; the raw text (bounded) when it does not parse; undefined when empty. */
+  value: unknown;
+  problem: string | undefined;
+}
+
+function describeJsonKind(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  return `a ${typeof value}`;
+}
+
+function parseBody(raw: Buffer): ReadBody {
+  if (raw.length === 0) return { value: undefined, problem: 'the request body is empty; expected a JSON object' };
+  const text = raw.toString('utf8');
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    // Kept as text so the log shows what the client actually sent.
+    return { value: text.slice(0, MAX_LOGGED_RAW_CHARS), problem: `the request body is not valid JSON: ${(err as Error).message}` };
+  }
+  const isObject = typeof value === 'object' && value !== null && !Array.isArray(value);
+  return { value, problem: isObject ? undefined : `the request body must be a JSON object, not ${describeJsonKind(value)}` };
+}
+
+/**
+ * The path and query for the log, with a Gemini API key given as ?key= masked: the log is served
+ * over HTTP and may be written to disk, so no credential may appear in it.
+ */
+function loggedPath(url: URL): string {
+  return url.pathname + url.search.replace(/([?&]key=)[^&]*/g, '$1(present)');
+}
+
+/** Writes a rendered response, pausing where the script says; stops once the client has gone. */
+async function send(res: http.ServerResponse, rendered: Rendered): Promise<void> {
+  res.writeHead(rendered.status, rendered.headers);
+  for (const piece of rendered.body) {
+    if (res.destroyed) return;
+    if (typeof piece === 'string') res.write(piece);
+    else await sleep(piece.pauseMs);
+  }
+  res.end();
 }
 
 function pickHeaders(req: http.IncomingMessage): Record<string, string> {
@@ -158,14 +210,7 @@ export class ModelServer {
     const url = new URL(req.url ?? '/', 'http://127.0.0.1');
     const method = req.method ?? 'GET';
     const raw = method === 'POST' || method === 'PUT' ? await readBody(req) : Buffer.alloc(0);
-    let body: unknown;
-    if (raw.length > 0) {
-      try {
-        body = JSON.parse(raw.toString('utf8'));
-      } catch {
-        body = raw.toString('utf8').slice(0, 10_000);
-      }
-    }
+    const { value: body, problem } = parseBody(raw);
     const json = (status: number, value: unknown): void => {
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(value));
@@ -189,9 +234,18 @@ export class ModelServer {
 
     const target = route(method, url.pathname);
     const headers = pickHeaders(req);
+    const path = loggedPath(url);
     if (!target) {
-      this.record({ method, path: url.pathname + url.search, api: undefined, headers, body });
+      this.record({ method, path, api: undefined, headers, body });
       this.probe(method, url, req, res, body);
+      return;
+    }
+    if (problem !== undefined) {
+      // Answered as the real API would, rather than planned as an empty conversation, so a test
+      // that sends a broken body sees the client's own handling of a 400.
+      const rejected = renderError(target.api, 400, problem);
+      this.record({ method, path, api: target.api, headers, body, rejected: { status: rejected.status, message: problem } });
+      await send(res, rejected);
       return;
     }
     const view = readConversation(target.api, body, {
@@ -210,20 +264,14 @@ export class ModelServer {
             : renderGemini(decided.reply, view, id);
     this.record({
       method,
-      path: url.pathname + url.search,
+      path,
       api: target.api,
       headers,
       body,
       plan: { role: decided.role, rule: decided.rule, step: decided.step, reply: decided.reply.kind, status: rendered.status, prompt: view.prompt.slice(0, 2_000), stepsDone: view.stepsDone, tools: view.tools },
     });
     if (decided.reply.timing.delayMs > 0) await sleep(decided.reply.timing.delayMs);
-    res.writeHead(rendered.status, rendered.headers);
-    for (const piece of rendered.body) {
-      if (res.destroyed) return;
-      if (typeof piece === 'string') res.write(piece);
-      else await sleep(piece.pauseMs);
-    }
-    res.end();
+    await send(res, rendered);
   }
 
   /** Answers the side calls CLIs make: reachability, model lists, token counts. */
@@ -236,7 +284,7 @@ export class ModelServer {
     if (p === '/' || p === '/v1' || p === '/v1/') return json(200, { ok: true, name: 'switchboard scripted model' });
     if (/^(\/v1)?\/messages\/count_tokens$/.test(p)) return json(200, { input_tokens: Math.ceil(JSON.stringify(body ?? '').length / 4) });
     if (/:countTokens$/.test(p)) return json(200, { totalTokens: Math.ceil(JSON.stringify(body ?? '').length / 4) });
-    if (/^\/v1(beta|alpha)?\/models$/.test(p) && req.headers['x-goog-api-key'] !== undefined) {
+    if (isGeminiModelList(url, req)) {
       return json(200, { models: [{ name: 'models/gemini-2.5-flash', displayName: 'Scripted Gemini', supportedGenerationMethods: ['generateContent', 'streamGenerateContent'] }] });
     }
     if (/^(\/v1)?\/models$/.test(p)) {
@@ -247,6 +295,15 @@ export class ModelServer {
     }
     json(404, { error: { message: `the scripted model does not serve ${method} ${p}` } });
   }
+}
+
+/**
+ * Gemini lists models at /v1beta/models (or /v1alpha), which no other API uses; at /v1/models only
+ * a Gemini key, sent as a header or as the ?key= query the CLI adds, says Gemini is asking.
+ */
+function isGeminiModelList(url: URL, req: http.IncomingMessage): boolean {
+  if (/^\/v1(beta|alpha)\/models$/.test(url.pathname)) return true;
+  return url.pathname === '/v1/models' && (req.headers['x-goog-api-key'] !== undefined || url.searchParams.has('key'));
 }
 
 function isIncludeUsage(body: unknown): boolean {

@@ -1,4 +1,4 @@
-import type { ConversationView } from './conversation.js';
+import type { Api, ConversationView } from './conversation.js';
 import type { Reply } from './planner.js';
 import type { ToolCall } from './tools.js';
 
@@ -49,10 +49,12 @@ const ANTHROPIC_ERROR_TYPES: Record<number, string> = {
   529: 'overloaded_error',
 };
 
+function anthropicError(status: number, message: string): Rendered {
+  return { status, headers: JSON_HEADERS, body: [JSON.stringify({ type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[status] ?? 'api_error', message } })] };
+}
+
 export function renderAnthropic(reply: Reply, view: ConversationView, id: string): Rendered {
-  if (reply.kind === 'error') {
-    return { status: reply.status, headers: JSON_HEADERS, body: [JSON.stringify({ type: 'error', error: { type: ANTHROPIC_ERROR_TYPES[reply.status] ?? 'api_error', message: reply.message } })] };
-  }
+  if (reply.kind === 'error') return anthropicError(reply.status, reply.message);
   const text = reply.kind === 'json' ? JSON.stringify(reply.value) : reply.text;
   const call = reply.kind === 'tool' ? reply.call : undefined;
   const model = view.model ?? 'claude-scripted';
@@ -181,11 +183,12 @@ export function renderOpenAiChat(reply: Reply, view: ConversationView, id: strin
 
 const GEMINI_STATUS: Record<number, string> = { 400: 'INVALID_ARGUMENT', 401: 'UNAUTHENTICATED', 429: 'RESOURCE_EXHAUSTED', 500: 'INTERNAL', 503: 'UNAVAILABLE', 529: 'UNAVAILABLE' };
 
+function geminiError(status: number, message: string): Rendered {
+  return { status, headers: JSON_HEADERS, body: [JSON.stringify({ error: { code: status, message, status: GEMINI_STATUS[status] ?? 'INTERNAL' } })] };
+}
+
 export function renderGemini(reply: Reply, view: ConversationView, id: string): Rendered {
-  if (reply.kind === 'error') {
-    const status = reply.status === 529 ? 503 : reply.status;
-    return { status, headers: JSON_HEADERS, body: [JSON.stringify({ error: { code: status, message: reply.message, status: GEMINI_STATUS[status] ?? 'INTERNAL' } })] };
-  }
+  if (reply.kind === 'error') return geminiError(reply.status === 529 ? 503 : reply.status, reply.message);
   const text = reply.kind === 'json' ? JSON.stringify(reply.value) : reply.text;
   const call = reply.kind === 'tool' ? reply.call : undefined;
   const modelVersion = view.model ?? 'gemini-scripted';
@@ -207,4 +210,22 @@ export function renderGemini(reply: Reply, view: ConversationView, id: string): 
   if (pieces.length === 0) pieces.push([{ text: '' }]);
   const body = paced(pieces.map((parts, i) => ({ parts, last: i === pieces.length - 1 })), reply.timing.chunkDelayMs, ({ parts, last }) => dataOnly(candidate(parts, last), '\r\n\r\n'));
   return { status: 200, headers: { ...SSE_HEADERS }, body };
+}
+
+// ---------------------------------------------------------------- any API
+
+/**
+ * An error in the error shape of `api`, for requests the server rejects before planning (a body
+ * that is not a JSON object); the CLIs parse these shapes to show the user what went wrong.
+ */
+export function renderError(api: Api, status: number, message: string): Rendered {
+  switch (api) {
+    case 'anthropic':
+      return anthropicError(status, message);
+    case 'openai-responses':
+    case 'openai-chat':
+      return openaiError(status, message);
+    case 'gemini':
+      return geminiError(status, message);
+  }
 }
