@@ -7,7 +7,7 @@
 import path from 'node:path';
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
-import type { ProfileData, ScreenPattern } from './schema.js';
+import type { ApprovalRequestSpec, ProfileData, ScreenPattern } from './schema.js';
 import { isValidRange } from './version-range.js';
 
 /** The flags a screen pattern is compiled with: always multi-line, plus the profile's own. */
@@ -18,6 +18,13 @@ export function patternFlags(p: ScreenPattern): string {
 
 export function patternSource(p: ScreenPattern): string {
   return typeof p === 'string' ? p : p.pattern;
+}
+
+/** The named groups of a pattern, in order (`(?<name>…)`; escaped parentheses are skipped). */
+export function groupNames(source: string): string[] {
+  const names: string[] = [];
+  for (const m of source.matchAll(/\\.|\(\?<([A-Za-z_$][\w$]*)>/g)) if (m[1] !== undefined) names.push(m[1]);
+  return names;
 }
 
 /** Every problem in `data`, as "field.path: message"; empty when the profile is sound. */
@@ -41,12 +48,58 @@ export function profileProblems(data: ProfileData): string[] {
       }
     }
   };
+  /** Compiles `p` and checks its named groups; returns the names (empty when it does not compile). */
+  const checkGroups = (where: string, p: ScreenPattern, groups: { allowed: readonly string[]; required?: readonly string[] }): string[] => {
+    try {
+      compileSafeRegex(patternSource(p), patternFlags(p));
+    } catch (err) {
+      problems.push(`${where}: ${(err as Error).message}`);
+      return [];
+    }
+    const names = groupNames(patternSource(p));
+    for (const name of names) {
+      if (!groups.allowed.includes(name)) problems.push(`${where}: unknown group '${name}' (${groups.allowed.length > 0 ? `use ${groups.allowed.join(', ')}` : 'this pattern takes no named groups'})`);
+    }
+    for (const name of groups.required ?? []) {
+      if (!names.includes(name)) problems.push(`${where}: needs a group named '${name}'`);
+    }
+    return names;
+  };
+  const checkApproval = (where: string, spec: ApprovalRequestSpec): void => {
+    const { options } = spec;
+    const list = options.layout === 'list';
+    spec.kinds.forEach((kind, j) => {
+      if (typeof kind.pattern !== 'string' && kind.pattern.ansi === true) problems.push(`${where}.kinds.${j}.pattern: kinds match the plain rows (ansi is not supported here)`);
+      checkGroups(`${where}.kinds.${j}.pattern`, kind.pattern, { allowed: ['tool', 'command', 'path'] });
+    });
+    const optionGroups = checkGroups(`${where}.options.pattern`, options.pattern, list ? { allowed: ['label', 'number', 'selected'], required: ['label'] } : { allowed: ['options', 'selected'], required: ['options'] });
+    if (options.continuation) {
+      if (!list) problems.push(`${where}.options.continuation: only list layouts have continuation rows`);
+      checkGroups(`${where}.options.continuation`, options.continuation, { allowed: ['label'], required: ['label'] });
+    }
+    if (options.separator) {
+      if (list) problems.push(`${where}.options.separator: only inline layouts split a row into options`);
+      checkGroups(`${where}.options.separator`, options.separator, { allowed: [] });
+    }
+    if (options.shortcut) checkGroups(`${where}.options.shortcut.pattern`, options.shortcut.pattern, { allowed: ['key'], required: ['key'] });
+    if (options.highlight) checkGroups(`${where}.options.highlight`, options.highlight, { allowed: list ? [] : ['label'], required: list ? [] : ['label'] });
+    if (spec.select.includes('number') && !optionGroups.includes('number')) problems.push(`${where}.select: 'number' needs a 'number' group in options.pattern`);
+    if (spec.select.includes('shortcut') && !options.shortcut) problems.push(`${where}.select: 'shortcut' needs options.shortcut`);
+    checkKeys(`${where}.submit`, spec.submit);
+    spec.meanings.forEach((m, j) => checkGroups(`${where}.meanings.${j}.pattern`, m.pattern, { allowed: [] }));
+  };
 
   data.screens.forEach((screens, i) => {
     const at = `screens.${i}`;
     if (!isValidRange(screens.versions)) problems.push(`${at}.versions: '${screens.versions}' is not a version range (use comparators such as ">=2.1.0 <3", or "*")`);
     checkPatterns(`${at}.idle`, screens.idle);
     checkPatterns(`${at}.busy`, screens.busy);
+    checkPatterns(`${at}.executing`, screens.executing);
+    checkPatterns(`${at}.question`, screens.question);
+    checkPatterns(`${at}.reply`, screens.reply);
+    checkPatterns(`${at}.reply_end`, screens.reply_end);
+    checkPatterns(`${at}.chrome`, screens.chrome);
+    checkPatterns(`${at}.interrupted`, screens.interrupted);
     checkPatterns(`${at}.approval`, screens.approval);
     checkPatterns(`${at}.error`, screens.error);
     screens.dialogs.forEach((dialog, j) => {
@@ -54,6 +107,7 @@ export function profileProblems(data: ProfileData): string[] {
       checkKeys(`${at}.dialogs.${j}.accept`, dialog.accept);
       checkKeys(`${at}.dialogs.${j}.decline`, dialog.decline);
     });
+    if (screens.approval_request) checkApproval(`${at}.approval_request`, screens.approval_request);
   });
   checkKeys('approval_keys.allow_once', data.approval_keys.allow_once);
   checkKeys('approval_keys.allow_always', data.approval_keys.allow_always);

@@ -5,6 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { AgentCatalog } from './catalog.js';
 import { detectScreen, type Detection } from './detect.js';
 import { defineProfile } from './profile.js';
+import type { Screens } from './schema.js';
 import { satisfies } from './version-range.js';
 
 const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
@@ -138,5 +139,52 @@ describe('detection rules', () => {
 
   it('says unknown when nothing matches', () => {
     expect(detectScreen(screens, ['hello', 'world'])).toEqual({ kind: 'unknown' });
+  });
+});
+
+describe('executing and question patterns on the recorded screens', () => {
+  const screenFiles = (): [string, string][] => {
+    const out: [string, string][] = [];
+    for (const dir of readdirSync(path.join(fixtures, 'screens'))) {
+      for (const f of readdirSync(path.join(fixtures, 'screens', dir))) if (!f.endsWith('.ansi.txt')) out.push([dir.split('-')[0] ?? '', `screens/${dir}/${f}`]);
+    }
+    for (const f of readdirSync(path.join(fixtures, 'cli-captures'))) if (/-tui-.*(?<!\.ansi)\.txt$/.test(f)) out.push([f.split('-')[0] ?? '', `cli-captures/${f}`]);
+    return out;
+  };
+  /** Whether any of `patterns` matches, with detectScreen's rules (rows, ansi), through the busy slot. */
+  const matches = (agent: string, patterns: Screens['busy'], lines: readonly string[]): boolean => {
+    const screens = catalog.get(agent).screensFor(undefined);
+    return detectScreen({ ...screens, dialogs: [], approval: [], error: [], idle: [], busy: patterns }, lines).kind === 'busy';
+  };
+  const executing = (agent: string, lines: readonly string[]): boolean => matches(agent, catalog.get(agent).screensFor(undefined).executing, lines);
+
+  // Only Codex and OpenCode draw a pending tool call differently from a finished one, and no
+  // recording catches a command mid-run (the scripted commands end in milliseconds): the screens
+  // that show the pending form are their approval prompts ("• Running <cmd>", an unboxed
+  // "$ <cmd>"). The after-approval screens already show the finished form ("• Ran", a ┃ block,
+  // "✓ Shell") beside the model's spinner, so they are thinking, not executing. Claude Code keeps
+  // "Reading 1 file…" on screen through both, Gemini's running icon and Aider's "Running <cmd>"
+  // are not recorded: their lists stay empty.
+  const EXECUTING = new Set(['screens/codex-0.169.0/approval.txt', 'cli-captures/codex-tui-approval.txt', 'screens/opencode-1.18.33/approval.txt', 'cli-captures/opencode-tui-approval.txt']);
+
+  it.each(screenFiles())('%s %s', (agent, file) => {
+    expect(executing(agent, load(path.join(fixtures, file)).lines)).toBe(EXECUTING.has(file));
+  });
+
+  it('Codex: the exec cell while its command runs is busy and executing (synthetic: after-tool with the cell not yet "Ran")', () => {
+    const lines = load(path.join(fixtures, 'cli-captures', 'codex-tui-after-tool.txt')).lines.map((l) => l.replace(/^• Ran /, '• Running '));
+    expect(detectScreen(catalog.get('codex').screensFor(undefined), lines).kind).toBe('busy');
+    expect(executing('codex', lines)).toBe(true);
+  });
+
+  it('OpenCode: a shell call with no output yet is busy and executing (synthetic: thinking with the pending row)', () => {
+    const lines = [...load(path.join(fixtures, 'screens', 'opencode-1.18.33', 'thinking.txt')).lines];
+    lines[6] = '     $ npm test';
+    expect(detectScreen(catalog.get('opencode').screensFor(undefined), lines).kind).toBe('busy');
+    expect(executing('opencode', lines)).toBe(true);
+  });
+
+  it('no question pattern matches a recorded screen (none of them shows a question that is not an approval)', () => {
+    for (const [agent, file] of screenFiles()) expect(matches(agent, catalog.get(agent).screensFor(undefined).question, load(path.join(fixtures, file)).lines), file).toBe(false);
   });
 });

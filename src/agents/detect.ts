@@ -114,6 +114,11 @@ function lowestMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Ma
   return best;
 }
 
+/** The lowest match on screen of any of `patterns`, with its row and line (undefined when none). */
+export function lowestMatchOf(patterns: readonly ScreenPattern[], screen: ScreenRows): Omit<Evidence, 'rule'> | undefined {
+  return patterns.length === 0 ? undefined : lowestMatch(patterns, screen);
+}
+
 /** Matches only when every pattern matches; positioned at the lowest of them. */
 function allMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Match | undefined {
   let lowest: Match | undefined;

@@ -7,3 +7,8 @@ export { detectScreen, type Detection, type Evidence, type ScreenKind, type Scre
 export { findAgentBinary, agentVersion } from './binary.js';
 export { profileSchema, type ProfileData, type ProfileInput, type Screens, type Dialog } from './schema.js';
 export { parseVersion, satisfies } from './version-range.js';
+export { lowestMatchOf } from './detect.js';
+export { classifyScreen, type Classification, type ScreenState } from './classify.js';
+export { AgentStateTracker, AGENT_STATES, IDLE_SETTLE_MS, type AgentState, type StateChange, type StateTrackerOptions } from './state-tracker.js';
+export { parseApproval, optionFor, meaningOfLabel, type ApprovalRequest, type ApprovalOption, type ToolKind, type AnswerMeaning } from './approval-request.js';
+export { TOOL_KINDS, type ApprovalRequestSpec } from './schema.js';

@@ -71,8 +71,8 @@ export interface AgentStart {
 
 /** How long the idle prompt must stay on screen before the agent counts as ready (redraws look idle mid-start). */
 export const READY_SETTLE_MS = 400;
-/** A dialog is not answered twice within this time (it may take a moment to go away). */
-export const DIALOG_REPEAT_MS = 1_500;
+/** A dialog still on screen, unchanged, this long after its answer is answered again (the keys were lost). */
+export const DIALOG_REPEAT_MS = 3_000;
 /** A dialog is answered once it has been on screen this long: keys sent while it draws are lost. */
 export const DIALOG_SETTLE_MS = 250;
 
@@ -157,7 +157,7 @@ function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAddi
 function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
   const started = performance.now();
   const dialogs: AnsweredDialog[] = [];
-  const lastAnswered = new Map<string, number>();
+  const lastAnswered = new Map<string, { at: number; screen: string }>();
   return new Promise((resolve, reject) => {
     let idleSince: number | undefined;
     let dialogSince: { id: string; at: number } | undefined;
@@ -180,10 +180,19 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
       if (last.kind === 'dialog' && last.dialog) {
         idleSince = undefined;
         const previous = lastAnswered.get(last.dialog.id);
-        if (previous !== undefined && now - previous < DIALOG_REPEAT_MS) {
+        const screenNow = pane.screenLines().join('\n');
+        // The CLI is still reacting to the answer (a slow restart redraws below the old dialog):
+        // answer again only when the screen has sat unchanged, i.e. the keys were lost.
+        if (previous !== undefined && screenNow !== previous.screen) {
+          lastAnswered.set(last.dialog.id, { at: now, screen: screenNow });
+          clearTimeout(settleTimer);
+          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS + 5);
+          return;
+        }
+        if (previous !== undefined && now - previous.at < DIALOG_REPEAT_MS) {
           // Look again when a repeat is allowed: a still dialog draws nothing new to wake us.
           clearTimeout(settleTimer);
-          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS - (now - previous) + 5);
+          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS - (now - previous.at) + 5);
           return;
         }
         if (dialogSince?.id !== last.dialog.id) dialogSince = { id: last.dialog.id, at: now };
@@ -195,7 +204,7 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
         dialogSince = undefined;
         const decision = decideDialog(last.dialog, policy);
         const keys = decision === 'accept' ? last.dialog.accept : last.dialog.decline;
-        lastAnswered.set(last.dialog.id, now);
+        lastAnswered.set(last.dialog.id, { at: now, screen: pane.screenLines().join('\n') });
         dialogs.push({ id: last.dialog.id, decision, keys, atMs: Math.round(now - started) });
         // A key refused here (the pane exited meanwhile) shows up as no progress, and the timeout says so.
         pressKeys(pane, keys).catch(() => undefined);

@@ -26,6 +26,77 @@ export const screenPatternSchema = z.union([
 /** What a chosen answer means, whatever keys the CLI wants for it. */
 export const ANSWER_MEANINGS = ['allow_once', 'allow_always', 'deny'] as const;
 
+/** A pattern tested against one piece of text (a row of the screen, an option's label). */
+export const textPatternSchema = z.union([
+  z.string().min(1),
+  z.strictObject({
+    pattern: z.string().min(1),
+    flags: z.string().regex(/^[ims]*$/, 'flags are i, m and s').optional(),
+  }),
+]);
+
+/** What kind of thing a tool approval asks to do. */
+export const TOOL_KINDS = ['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'other'] as const;
+
+/**
+ * One kind of approval prompt a CLI shows. The pattern matches the prompt's first rows; its named
+ * groups `tool`, `command` and `path` (each optional) say what is asked, and the row where the match
+ * begins is where the prompt begins. Kind `other` is a catch-all: used only when no other kind matches.
+ */
+export const approvalKindSchema = z.strictObject({
+  kind: z.enum(TOOL_KINDS),
+  pattern: screenPatternSchema,
+  /** The tool's name when the prompt does not show it (Claude Code's "Create file" is its Write tool). */
+  tool_name: z.string().min(1).optional(),
+});
+
+/** How the answers of an approval prompt are laid out on screen. */
+export const approvalOptionsSchema = z.strictObject({
+  /** `list`: one option per row (a numbered menu); `inline`: all options on one row. */
+  layout: z.enum(['list', 'inline']),
+  /**
+   * list: an option's row, with groups `label` (required), `number` and `selected` (matches only on
+   * the highlighted option). inline: the row holding the options, with group `options` (their text,
+   * split by `separator`) and `selected` (the text of the highlighted or default option).
+   */
+  pattern: textPatternSchema,
+  /** list: a row that continues the option above it (a wrapped label), with group `label`. */
+  continuation: textPatternSchema.optional(),
+  /** inline: what separates the options in the `options` group (default: two or more spaces). */
+  separator: textPatternSchema.optional(),
+  /**
+   * A key shown in an option's label, in group `key`: "(y)", "(esc)", "(Y)es". With `strip`, the
+   * matched text is cut from the label (a trailing hint, not a mnemonic inside a word).
+   */
+  shortcut: z.strictObject({ pattern: textPatternSchema, strip: z.boolean().default(true) }).optional(),
+  /**
+   * For CLIs that mark the highlighted option only by colour: a pattern on an option row with its
+   * colours (SGR sequences, each written as ESC[0;…m), with group `label` on inline rows.
+   */
+  highlight: textPatternSchema.optional(),
+});
+
+/**
+ * How to read a tool approval prompt (issue 4: `waiting_approval` carries the parsed request): what
+ * it asks, the answers it offers, and the keys that choose each from the screen as it is.
+ */
+export const approvalRequestSchema = z.strictObject({
+  kinds: z.array(approvalKindSchema).default([]),
+  options: approvalOptionsSchema,
+  /**
+   * How an option is chosen, in order of preference: the key shown beside it (`shortcut`), its
+   * number (`number`), or arrows from the highlighted option and Enter (`arrows`).
+   */
+  select: z.array(z.enum(['shortcut', 'number', 'arrows'])).min(1),
+  /** Keys pressed after a shortcut or a number (a CLI that reads a line: "y" then Enter). */
+  submit: z.array(z.string()).default([]),
+  /**
+   * What options mean, where the built-in reading of labels ("Yes", "Allow always", "No, …") is
+   * wrong, tried first: a pattern on the label and its meaning (null: never chosen by a policy).
+   */
+  meanings: z.array(z.strictObject({ pattern: textPatternSchema, meaning: z.enum(ANSWER_MEANINGS).nullable() })).default([]),
+});
+
 export const dialogSchema = z.strictObject({
   /** A stable name for the dialog: trust_folder, use_api_key, model_migration, … */
   id: z.string().min(1),
@@ -45,12 +116,32 @@ export const screensSchema = z.strictObject({
   idle: z.array(screenPatternSchema).min(1),
   /** Working on a turn (thinking or running a tool). */
   busy: z.array(screenPatternSchema).default([]),
+  /** Running a tool right now (a subset of busy: tells `executing` from `thinking`). */
+  executing: z.array(screenPatternSchema).default([]),
+  /** Asking the user something that is not a tool approval (a question tool, a choice to make). */
+  question: z.array(screenPatternSchema).default([]),
+  /** The first line of an agent's reply (its marker, such as "● "): where the final message is read. */
+  reply: z.array(screenPatternSchema).default([]),
+  /**
+   * The line right after a reply (OpenCode's "▣ Build · model", Aider's "Tokens:" line), for CLIs
+   * that mark a reply's end rather than its start: the final message is the block above it.
+   */
+  reply_end: z.array(screenPatternSchema).default([]),
+  /**
+   * How the CLI says a turn stopped because the user refused or interrupted (Codex's "■ Conversation
+   * interrupted"): an end of turn waiting for the next instruction, not a model error.
+   */
+  interrupted: z.array(screenPatternSchema).default([]),
+  /** Status lines a CLI draws among replies (Codex's "Worked for 2s"): never part of a message. */
+  chrome: z.array(screenPatternSchema).default([]),
   /** Asking to approve a tool call. */
   approval: z.array(screenPatternSchema).default([]),
   /** An error from the model API as the CLI shows it. */
   error: z.array(screenPatternSchema).default([]),
   /** First-run and other blocking dialogs. */
   dialogs: z.array(dialogSchema).default([]),
+  /** How to read an approval prompt into the request and its answers. */
+  approval_request: approvalRequestSchema.optional(),
 });
 
 export const profileSchema = z.strictObject({
@@ -111,3 +202,5 @@ export type Screens = z.infer<typeof screensSchema>;
 export type ProfileData = z.infer<typeof profileSchema>;
 export type ProfileInput = z.input<typeof profileSchema>;
 export type AnswerMeaning = (typeof ANSWER_MEANINGS)[number];
+export type ToolKind = (typeof TOOL_KINDS)[number];
+export type ApprovalRequestSpec = z.infer<typeof approvalRequestSchema>;

@@ -5,6 +5,37 @@ import { readConversation, type Api } from './conversation.js';
 // context each CLI wraps around the user's words, tool results, and side requests.
 
 describe('readConversation: Anthropic Messages (Claude Code)', () => {
+  it('takes text sent beside a refused tool result as the next prompt', () => {
+    const view = readConversation('anthropic', {
+      messages: [
+        { role: 'user', content: 'clean up everything' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'rm -rf ~' } }] },
+        {
+          role: 'user',
+          content: [
+            { type: 'tool_result', tool_use_id: 't1', is_error: true, content: 'The user doesn\'t want to proceed with this tool use.' },
+            { type: 'text', text: '<system-reminder>context</system-reminder>' },
+            { type: 'text', text: 'fail now please' },
+          ],
+        },
+      ],
+    });
+    expect(view.prompt).toBe('fail now please');
+    expect(view.stepsDone).toBe(0);
+  });
+
+  it('continues the turn when only context travels beside a tool result', () => {
+    const view = readConversation('anthropic', {
+      messages: [
+        { role: 'user', content: 'write a file' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'Bash', input: { command: 'echo' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: 'ok' }, { type: 'text', text: '<system-reminder>context</system-reminder>' }] },
+      ],
+    });
+    expect(view.prompt).toBe('write a file');
+    expect(view.stepsDone).toBe(1);
+  });
+
   const tools = [{ name: 'Bash', input_schema: {} }, { name: 'Write', input_schema: {} }, { name: 'Edit', input_schema: {} }, { name: 'Read', input_schema: {} }];
   const system = [{ type: 'text', text: 'You are Claude Code.\n<env>\nWorking directory: /home/dev/work-claude\nPlatform: linux\n</env>' }];
 

@@ -86,6 +86,14 @@ function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 
     if (!isObject(m) || m.role !== 'user') continue;
     const blocks = asArray(m.content);
     if (blocks.some((b) => isObject(b) && b.type === 'tool_result')) {
+      // A refused tool call ends the turn; Claude Code sends the refusal together with the user's
+      // next prompt in one message. Text beside the results is that new prompt.
+      const typed = textOfParts(blocks.filter((b) => isObject(b) && b.type === 'text'));
+      if (typed.replace(CONTEXT_BLOCKS, '').trim() !== '') {
+        prompt = typed;
+        stepsDone = 0;
+        break;
+      }
       stepsDone += 1;
       continue;
     }

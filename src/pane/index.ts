@@ -5,3 +5,4 @@ export { RenderScheduler } from './render-scheduler.js';
 export { waitForScreen, type WaitOptions, type WaitReason, type WaitResult } from './wait-for.js';
 export { encodeKey, encodeKeys, KEY_NAMES, type KeyModes } from './keys.js';
 export type { CursorState, TailResult } from './screen.js';
+export { renderCapture } from './render-capture.js';

@@ -92,7 +92,10 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     const agent = created.agent;
     expect(agent?.name).toBe(options.agent);
     expect(agent?.ready_ms).toBeGreaterThan(0);
-    expect(agent?.dialogs.map((d) => d.id)).toEqual(options.expectDialogs);
+    // A dialog still on screen, unchanged, after its answer is answered again (a slow restart under
+    // load looks like lost keys): each expected dialog, in order, however often.
+    const answered = (agent?.dialogs ?? []).map((d) => d.id).filter((id, i, all) => id !== all[i - 1]);
+    expect(answered).toEqual(options.expectDialogs);
     expect(agent?.dialogs.every((d) => d.decision === 'accept')).toBe(true);
     const version = agent?.version ?? null;
     const screens = profile.screensFor(version ?? undefined);
@@ -119,7 +122,9 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     expect(approval.evidence?.line).toBeTruthy();
     expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
     await client.sendKeys(id, profile.data.approval_keys.allow_once, { intervalMs: 80 });
-    for (let i = 0; i < 300 && !existsSync(path.join(work.dir, 'tool_out.txt')); i++) await sleep(50);
+    // The shell creates the file before it writes to it: wait for the content, not the name.
+    const written = (): boolean => existsSync(path.join(work.dir, 'tool_out.txt')) && readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8').endsWith('\n');
+    for (let i = 0; i < 300 && !written(); i++) await sleep(50);
     expect(readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
     await until(client, id, detect, 'idle', 'final reply', (_, lines) => lines.some((l) => l.includes('Done: wrote tool_out.txt.')));
     await record('done-idle');

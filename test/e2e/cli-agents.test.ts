@@ -64,7 +64,7 @@ describe('switchboard new --agent, with the real CLIs', () => {
     for (const name of CLIS) expect(agents.find((a) => a.name === name)?.binary).toContain(path.join('test', 'agent-clis'));
   });
 
-  it.each(CLIS)('%s: opens a pane ready at the idle prompt, takes a prompt, and shows the reply', async (name) => {
+  it.each(CLIS)('%s: opens a pane ready at the idle prompt, takes a prompt, and shows the reply', { timeout: 180_000 }, async (name) => {
     const agentHome = tempDir(`sb-cli-${name}-home-`);
     const work = tempDir(`sb-cli-${name}-work-`);
     let id: string | undefined;

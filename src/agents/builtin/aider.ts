@@ -20,6 +20,28 @@ export const aider = defineProfile(
         busy: [{ pattern: '(Waiting for|Thinking)\\b', rows: 3 }],
         approval: [{ pattern: '\\(Y\\)es/\\(N\\)o', rows: 3 }],
         error: ['litellm\\.\\w+Error', 'APIError', 'The API provider'],
+        reply_end: ['^Tokens: \\d'],
+        // No recording shows a command running ("Running <command>" and its output, with nothing the
+        // busy patterns match), and none shows a question that is not an approval.
+        executing: [],
+        question: [],
+        approval_request: {
+          kinds: [
+            // The command in a fenced block, then the question.
+            { kind: 'shell', pattern: '^```\\w*\\n(?<command>(?:[^`\\n].*\\n|\\n)*)```\\n *Run shell commands?\\?' },
+            { kind: 'file_write', pattern: '^Allow creation of new file (?<path>.+?)\\? \\(Y\\)es' },
+          ],
+          options: {
+            layout: 'inline',
+            // "(Y)es/(N)o/(D)on't ask again [Yes]:", the default in brackets.
+            pattern: '\\? (?<options>\\([A-Za-z]\\)[^[]*?) *\\[(?<selected>[^\\]]*)\\]:',
+            separator: '/',
+            shortcut: { pattern: '\\((?<key>[A-Za-z])\\)', strip: false },
+          },
+          // It reads a line: the letter, then Enter.
+          select: ['shortcut'],
+          submit: ['Enter'],
+        },
         dialogs: [],
       },
     ],

@@ -18,7 +18,28 @@ export const claude = defineProfile(
         idle: [{ pattern: '^\\s*\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 3 }, { pattern: '^[·✢✳✶✻✽*] \\S.*…', rows: 8 }],
         approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)', '^\\s*❯ 1\\. Yes'],
+        // No recording tells a running tool from thinking: after an approval the collapsed tool
+        // group keeps its "Reading 1 file…" header while the model is already answering
+        // (claude-tui-after-approve-thinking), so nothing on these screens marks `executing`.
+        executing: [],
+        // No recorded screen shows a question that is not a tool approval.
+        question: [],
         error: ['API Error', '^\\s*⎿\\s+(Error|API Error)'],
+        reply: ['^● '],
+        approval_request: {
+          kinds: [
+            // " Bash command", a blank row, then the command (its first row; the description follows).
+            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?: *\\n)? +(?<command>\\S.*)' },
+            // Documented, not recorded: "Create file / ../fake_written.txt / (diff) / Do you want to create …?".
+            { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n(?: *\\n)? *(?<path>\\S.*)' },
+            { kind: 'other', pattern: '^ Do you want to ' },
+          ],
+          options: { layout: 'list', pattern: '^ (?<selected>❯)? *(?<number>\\d+)\\. +(?<label>.*\\S)' },
+          // The number chooses at once ("1" is what the end-to-end tests press); Esc also says no.
+          select: ['number'],
+          // 2.1.330 offers "3. Yes, and switch to auto mode": more than this call, never a policy's pick.
+          meanings: [{ pattern: 'switch to auto mode', meaning: null }],
+        },
         dialogs: [
           {
             id: 'trust_folder',

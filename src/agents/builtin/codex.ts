@@ -20,7 +20,32 @@ export const codex = defineProfile(
         idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 6 }],
         approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel'],
+        // The exec cell's header reads "Running <command>" until the command ends and "Ran" after
+        // (both recorded: codex-tui-approval, codex-tui-after-tool). No recording catches a command
+        // mid-run (the scripted ones end in milliseconds). Plain text: an agent message that starts
+        // "• Running" would match too (the cell's "Running" is bold, but state tracking reads plain rows).
+        executing: ['^[•◦] Running \\S'],
+        // No recorded screen shows a question that is not a tool approval (request_user_input).
+        question: [],
         error: ['^\\s*■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
+        reply: ['^• '],
+        chrome: ['^\\s+Worked for '],
+        interrupted: ['■ Conversation interrupted'],
+        approval_request: {
+          kinds: [
+            { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?:.*\\n){0,8}? *\\$ (?<command>.*\\S)' },
+            { kind: 'other', pattern: '^ *Would you like to ' },
+          ],
+          options: {
+            layout: 'list',
+            pattern: '^(?<selected>›)? *(?<number>\\d+)\\. +(?<label>.*\\S)',
+            // Not recorded: a long option (option 2 quotes the command) wraps under its label.
+            continuation: '^ {5}(?<label>\\S.*)',
+            shortcut: { pattern: ' *\\((?<key>[a-z]+)\\)$', strip: true },
+          },
+          // "y", "p" and Esc, as the labels say (and as approval_keys has them).
+          select: ['shortcut', 'number'],
+        },
         dialogs: [
           {
             id: 'trust_folder',

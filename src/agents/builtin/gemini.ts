@@ -16,7 +16,30 @@ export const gemini = defineProfile(
         idle: ['Type your message or @path/to/file'],
         busy: [{ pattern: '\\(esc to cancel', rows: 12 }],
         approval: ['Allow execution of', 'Apply this change\\?', 'Allow (once|for this session)'],
+        // No recording shows a tool running: the tool box reads "? Shell" while it asks and "✓ Shell"
+        // once done (gemini-tui-after-approve already shows ✓ beside "Thinking...").
+        executing: [],
+        // No recorded screen shows a question that is not a tool approval.
+        question: [],
         error: ['\\[API Error', 'API Error:', '✕ '],
+        reply: ['^✦ '],
+        approval_request: {
+          kinds: [
+            // "│ ? Shell  <command>" and the command again in an inner box (taken from the box).
+            { kind: 'shell', pattern: '^│ \\? (?<tool>Shell) .*\\n│ ╭─*╮ │\\n│ │ (?<command>.*?) *│ │$' },
+            { kind: 'shell', pattern: '^│ \\? (?<tool>Shell) +(?<command>.*?) *│$' },
+            // Documented, not recorded: "? WriteFile  Writing to fake_written.txt", a diff, "Apply this change?".
+            { kind: 'file_write', pattern: '^│ \\? (?<tool>WriteFile) +Writing to (?<path>.*?) *│$' },
+            { kind: 'other', pattern: '^│ \\? (?<tool>\\S+)' },
+          ],
+          options: {
+            layout: 'list',
+            pattern: '^│ (?<selected>●)? *(?<number>\\d+)\\. +(?<label>.*?) *│$',
+            shortcut: { pattern: ' *\\((?<key>[a-z]+)\\)$', strip: true },
+          },
+          // "1" and "2" choose at once; "No, suggest changes (esc)" is Esc (approval_keys has the same).
+          select: ['shortcut', 'number'],
+        },
         dialogs: [
           {
             id: 'trust_folder',

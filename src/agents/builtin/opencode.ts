@@ -50,6 +50,29 @@ export const opencode = defineProfile(
         // OpenCode marks an error only by colour: the message's left border is red (the default
         // theme's error colour) where a user's message has a blue one. Retries say so in words.
         error: [{ pattern: '\\x1b\\[0;38;2;224;108;117(;48;2;\\d+;\\d+;\\d+)?m┃', ansi: true }, 'retrying attempt #\\d+'],
+        reply_end: ['^ +▣  \\S'],
+        // A shell call not yet finished is one unboxed row, "$ <command>" (recorded while it waits
+        // for approval: opencode-tui-approval); once it has output it becomes a ┃ block with the
+        // output, as when done. So this catches a running command only until it prints something.
+        executing: ['^ +\\$ \\S'],
+        // No recorded screen shows a question that is not a tool approval.
+        question: [],
+        approval_request: {
+          kinds: [
+            { kind: 'shell', tool_name: 'bash', pattern: '^ *┃ +△ Permission required *\\n *┃ +# .*\\n(?: *┃ *\\n)* *┃ +\\$ (?<command>.*\\S)' },
+            // Before a tool may touch a folder outside the project, OpenCode asks for the folder itself.
+            { kind: 'other', tool_name: 'external_directory', pattern: '^ *┃ +△ Permission required *\\n *┃ +← Access external directory (?<path>.*\\S)' },
+            { kind: 'other', pattern: '^ *┃ +△ Permission required' },
+          ],
+          options: {
+            layout: 'inline',
+            // "Allow once   Allow always   Reject", then the key hints far to the right.
+            pattern: '^ *┃ +(?<options>Allow once\\b.*?\\S)(?: {6,}\\S.*)? *$',
+            // The highlighted option has the theme's accent as background; the others have none.
+            highlight: '48;2;245;167;66m(?: |\\x1b\\[[0-9;]*m)*(?<label>[A-Za-z][^\\x1b]*)',
+          },
+          select: ['arrows'],
+        },
         dialogs: [],
       },
     ],

@@ -7,6 +7,7 @@ import { daemonCommand, downCommand, statusCommand, upCommand } from './daemon-c
 import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCommand, promptCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
 import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
+import { detectCommand, execCommand } from './agent-run-commands.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
@@ -34,6 +35,11 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
   rm: { run: rmCommand, usage: 'rm PANE...                               kill and forget panes' },
   resize: { run: resizeCommand, usage: 'resize PANE COLS ROWS' },
   attach: { run: attachCommand, usage: 'attach PANE [--detach-key C-]]          this terminal becomes the pane' },
+  exec: {
+    run: execCommand,
+    usage: 'exec AGENT TASK [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--agent-home DIR --model-url URL]   drive an agent through a task',
+  },
+  detect: { run: detectCommand, usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
   'model-server': { run: modelServerCommand, usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };
 

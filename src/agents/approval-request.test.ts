@@ -1,0 +1,383 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { meaningOfLabel, optionFor, parseApproval, type ApprovalRequest } from './approval-request.js';
+import { AgentCatalog } from './catalog.js';
+import type { ScreenRows } from './detect.js';
+import { defineProfile } from './profile.js';
+import type { AnswerMeaning, ProfileInput } from './schema.js';
+
+const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
+const catalog = new AgentCatalog();
+
+function load(file: string): { lines: string[]; ansiLines?: string[] } {
+  const rows = (f: string): string[] => readFileSync(f, 'utf8').replace(/\n$/, '').split('\n');
+  const ansi = file.replace(/\.txt$/, '.ansi.txt');
+  return { lines: rows(file), ...(existsSync(ansi) ? { ansiLines: rows(ansi) } : {}) };
+}
+
+const screensOf = (agent: string): ReturnType<ReturnType<AgentCatalog['get']>['screensFor']> => catalog.get(agent).screensFor(undefined);
+const parse = (agent: string, screen: ScreenRows | readonly string[]): ApprovalRequest | null => parseApproval(screensOf(agent), screen);
+
+/** Every recorded TUI screen: [agent, fixture path relative to test/fixtures]. */
+function recordedScreens(): [string, string][] {
+  const out: [string, string][] = [];
+  for (const dir of readdirSync(path.join(fixtures, 'screens'))) {
+    for (const f of readdirSync(path.join(fixtures, 'screens', dir))) if (!f.endsWith('.ansi.txt')) out.push([dir.split('-')[0] ?? '', `screens/${dir}/${f}`]);
+  }
+  for (const f of readdirSync(path.join(fixtures, 'cli-captures'))) if (/-tui-.*(?<!\.ansi)\.txt$/.test(f)) out.push([f.split('-')[0] ?? '', `cli-captures/${f}`]);
+  return out;
+}
+
+const COMMAND = 'echo hello-from-tool > tool_out.txt && cat tool_out.txt';
+
+type Expected = Omit<ApprovalRequest, 'options'> & { options: [string, AnswerMeaning | null, string[], boolean][] };
+
+const claudeOptions = (folder: string): Expected['options'] => [
+  ['Yes', 'allow_once', ['1'], true],
+  [`Yes, and always allow access to ${folder}/ from this project`, 'allow_always', ['2'], false],
+  ['No', 'deny', ['3'], false],
+];
+const codexOptions: Expected['options'] = [
+  ['Yes, proceed', 'allow_once', ['y'], true],
+  [`Yes, and don't ask again for commands that start with \`${COMMAND}\``, 'allow_always', ['p'], false],
+  ['No, and tell Codex what to do differently', 'deny', ['Escape'], false],
+];
+const geminiOptions: Expected['options'] = [
+  ['Allow once', 'allow_once', ['1'], true],
+  ['Allow for this session', 'allow_always', ['2'], false],
+  ['No, suggest changes', 'deny', ['Escape'], false],
+];
+const opencodeOptions: Expected['options'] = [
+  ['Allow once', 'allow_once', ['Enter'], true],
+  ['Allow always', 'allow_always', ['Right', 'Enter'], false],
+  ['Reject', 'deny', ['Right', 'Right', 'Enter'], false],
+];
+
+const shell = (toolName: string | null, row: number, options: Expected['options']): Expected => ({ tool: 'shell', toolName, command: COMMAND, path: null, row, options });
+
+/** The approval screens of every CLI, recorded by the end-to-end tests and captured from the real CLIs. */
+const APPROVALS: Record<string, [string, Expected]> = {
+  'screens/claude-2.1.197/approval.txt': ['claude', shell('Bash', 25, claudeOptions('sb-claude-work-XXXXXX'))],
+  'cli-captures/claude-tui-approval.txt': ['claude', shell('Bash', 19, claudeOptions('work-claude-tui'))],
+  'screens/codex-0.169.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
+  'cli-captures/codex-tui-approval.txt': ['codex', shell(null, 26, codexOptions)],
+  'screens/gemini-0.61.0/approval.txt': ['gemini', shell('Shell', 27, geminiOptions)],
+  'cli-captures/gemini-tui-approval.txt': ['gemini', shell('Shell', 24, geminiOptions)],
+  'screens/opencode-1.18.33/approval.txt': ['opencode', shell('bash', 31, opencodeOptions)],
+  'cli-captures/opencode-tui-approval.txt': ['opencode', shell('bash', 31, opencodeOptions)],
+  'screens/aider-standin-0.86.1/approval.txt': [
+    'aider',
+    shell(null, 13, [
+      ['(Y)es', 'allow_once', ['y', 'Enter'], true],
+      ['(N)o', 'deny', ['n', 'Enter'], false],
+      ["(D)on't ask again", 'allow_always', ['d', 'Enter'], false],
+    ]),
+  ],
+};
+
+const asExpected = (r: ApprovalRequest | null): Expected | null =>
+  r && { ...r, options: r.options.map((o) => [o.label, o.meaning, o.keys, o.selected] as Expected['options'][number]) };
+
+describe('parseApproval on the recorded approval screens', () => {
+  it('has an expectation for every recorded approval screen', () => {
+    const approvals = recordedScreens()
+      .map(([, f]) => f)
+      .filter((f) => /(\/|-tui-)approval\.txt$/.test(f));
+    expect(approvals.sort()).toEqual(Object.keys(APPROVALS).sort());
+  });
+
+  it.each(Object.entries(APPROVALS))('%s', (file, [agent, expected]) => {
+    const request = parse(agent, load(path.join(fixtures, file)));
+    expect(asExpected(request)).toEqual(expected);
+    // The prompt's first row is the tool header (Claude, Gemini, OpenCode), the question (Codex), or the fenced command (Aider).
+    expect(load(path.join(fixtures, file)).lines[expected.row]).toMatch(/Bash command|Would you like to run|\? Shell|Permission required|^```bash/);
+  });
+
+  it.each(Object.entries(APPROVALS))('%s: the keys agree with the profile approval_keys the end-to-end tests use', (file, [agent]) => {
+    const request = parse(agent, load(path.join(fixtures, file)));
+    if (!request) throw new Error('not parsed');
+    const keys = catalog.get(agent).data.approval_keys;
+    expect(optionFor(request, 'allow_once')?.keys).toEqual(keys.allow_once);
+    if (keys.allow_always) expect(optionFor(request, 'allow_always')?.keys).toEqual(keys.allow_always);
+    // Claude's "No" is chosen by its number like the others; approval_keys cancels with Esc, which
+    // also says no (real-clis.md), because the number of "No" differs between Claude versions.
+    if (agent === 'claude') expect(optionFor(request, 'deny')?.keys).toEqual(['3']);
+    else expect(optionFor(request, 'deny')?.keys).toEqual(keys.deny);
+  });
+
+  it.each(recordedScreens().filter(([, f]) => !(f in APPROVALS)))('%s %s → null', (agent, file) => {
+    expect(parse(agent, load(path.join(fixtures, file)))).toBeNull();
+  });
+
+  it('reads OpenCode colours when it has them, and takes the first option as highlighted when it has not', () => {
+    const { lines, ansiLines } = load(path.join(fixtures, 'screens/opencode-1.18.33/approval.txt'));
+    expect(asExpected(parse('opencode', lines))?.options).toEqual(opencodeOptions);
+    // Synthetic: the accent background moved to "Allow always" (as after one Right).
+    const bg = (rgb: string, fg: string, text: string): string => `\x1b[0;38;2;${fg};48;2;${rgb}m${text}`;
+    const moved = [...(ansiLines ?? [])];
+    moved[37] = `${bg('10;10;10', '255;255;255', '  ')}${bg('20;20;20', '245;167;66', '┃')}${bg('30;30;30', '255;255;255', '   ')}${bg('30;30;30', '128;128;128', 'Allow once')}${bg('30;30;30', '255;255;255', '  ')}${bg('245;167;66', '255;255;255', ' ')}${bg('245;167;66', '10;10;10', 'Allow always')}${bg('245;167;66', '255;255;255', ' ')}${bg('30;30;30', '255;255;255', '  ')}${bg('30;30;30', '128;128;128', 'Reject')}\x1b[0m`;
+    expect(asExpected(parse('opencode', { lines, ansiLines: moved }))?.options).toEqual([
+      ['Allow once', 'allow_once', ['Left', 'Enter'], false],
+      ['Allow always', 'allow_always', ['Enter'], true],
+      ['Reject', 'deny', ['Right', 'Enter'], false],
+    ]);
+  });
+
+  it('reads the highlight of the raw colours in the captures too (no reset before each SGR)', () => {
+    const { lines, ansiLines } = load(path.join(fixtures, 'cli-captures/opencode-tui-approval.txt'));
+    const moved = [...(ansiLines ?? [])];
+    // Synthetic: the captured row with the highlight on "Reject" instead of "Allow once".
+    moved[37] = (moved[37] ?? '').replace('\x1b[48;2;245;167;66m \x1b[38;2;10;10;10mAllow once', '\x1b[38;2;128;128;128mAllow once').replace('\x1b[38;2;128;128;128mReject', '\x1b[48;2;245;167;66m \x1b[38;2;10;10;10mReject');
+    expect(moved[37]).not.toEqual(ansiLines?.[37]);
+    expect(parse('opencode', { lines, ansiLines: moved })?.options.map((o) => [o.selected, o.keys])).toEqual([
+      [false, ['Left', 'Left', 'Enter']],
+      [false, ['Left', 'Enter']],
+      [true, ['Enter']],
+    ]);
+  });
+
+  it('follows a moved selection marker in the numbered menus, without changing the keys', () => {
+    const codex = load(path.join(fixtures, 'screens/codex-0.169.0/approval.txt')).lines.map((l) => l.replace(/^› 1\./, '  1.').replace(/^ {2}2\./, '› 2.'));
+    expect(parse('codex', codex)?.options.map((o) => [o.selected, o.keys])).toEqual([
+      [false, ['y']],
+      [true, ['p']],
+      [false, ['Escape']],
+    ]);
+    const claude = load(path.join(fixtures, 'screens/claude-2.1.197/approval.txt')).lines.map((l) => l.replace(/^ ❯ 1\./, '   1.').replace(/^ {3}3\./, ' ❯ 3.'));
+    expect(parse('claude', claude)?.options.map((o) => [o.selected, o.keys])).toEqual([
+      [false, ['1']],
+      [false, ['2']],
+      [true, ['3']],
+    ]);
+  });
+
+  it('joins a wrapped Codex option and still finds its key (wrapping is not recorded: synthetic layout)', () => {
+    const lines = [
+      '  Would you like to run the following command?',
+      '',
+      '  $ npm test -- --reporter=verbose',
+      '',
+      '› 1. Yes, proceed (y)',
+      "  2. Yes, and don't ask again for commands that start with",
+      '     `npm test -- --reporter=verbose` (p)',
+      '  3. No, and tell Codex what to do differently (esc)',
+      '',
+      '  Press enter to confirm or esc to cancel',
+    ];
+    const request = parse('codex', lines);
+    expect(request?.command).toBe('npm test -- --reporter=verbose');
+    expect(request?.options[1]).toEqual({ label: "Yes, and don't ask again for commands that start with `npm test -- --reporter=verbose`", keys: ['p'], meaning: 'allow_always', selected: false });
+  });
+});
+
+describe('parseApproval on the file approvals documented in real-clis.md (not recorded)', () => {
+  it('Claude Code: "Create file" (the Write tool)', () => {
+    const lines = [
+      '● Write(/home/dev/fake_written.txt)',
+      '',
+      '─'.repeat(80),
+      ' Create file',
+      ' ../fake_written.txt',
+      '╌'.repeat(80),
+      '  1 written by fake model',
+      '╌'.repeat(80),
+      ' Do you want to create fake_written.txt?',
+      ' ❯ 1. Yes',
+      '   2. Yes, allow all edits in clis/ during this session (shift+tab)',
+      '   3. No',
+      '',
+      ' Esc to cancel · Tab to amend',
+    ];
+    expect(asExpected(parse('claude', lines))).toEqual({
+      tool: 'file_write',
+      toolName: 'Write',
+      command: null,
+      path: '../fake_written.txt',
+      row: 3,
+      options: [
+        ['Yes', 'allow_once', ['1'], true],
+        ['Yes, allow all edits in clis/ during this session (shift+tab)', 'allow_always', ['2'], false],
+        ['No', 'deny', ['3'], false],
+      ],
+    });
+  });
+
+  it('Claude Code 2.1.330: "Yes, and switch to auto mode" is never a policy pick', () => {
+    const lines = [' Bash command', '', '   rm -rf build', '   Clean the build', '', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. Yes, and always allow access to work/ from this project', '   3. Yes, and switch to auto mode', '   4. No'];
+    const request = parse('claude', lines);
+    expect(request?.options.map((o) => [o.meaning, o.keys])).toEqual([
+      ['allow_once', ['1']],
+      ['allow_always', ['2']],
+      [null, ['3']],
+      ['deny', ['4']],
+    ]);
+    expect(request?.command).toBe('rm -rf build');
+  });
+
+  it('Gemini CLI: "? WriteFile  Writing to …" and "Apply this change?"', () => {
+    const box = (text: string): string => `│ ${text.padEnd(70)} │`;
+    const lines = [
+      `╭${'─'.repeat(72)}╮`,
+      box('? WriteFile  Writing to fake_written.txt'),
+      box(''),
+      box('1 + written by fake model'),
+      box(''),
+      box('Apply this change?'),
+      box(''),
+      box('● 1. Allow once'),
+      box('  2. Allow for this session'),
+      box('  3. Modify with external editor'),
+      box('  4. No, suggest changes (esc)'),
+      `╰${'─'.repeat(72)}╯`,
+    ];
+    expect(asExpected(parse('gemini', lines))).toEqual({
+      tool: 'file_write',
+      toolName: 'WriteFile',
+      command: null,
+      path: 'fake_written.txt',
+      row: 1,
+      options: [
+        ['Allow once', 'allow_once', ['1'], true],
+        ['Allow for this session', 'allow_always', ['2'], false],
+        ['Modify with external editor', null, ['3'], false],
+        ['No, suggest changes', 'deny', ['Escape'], false],
+      ],
+    });
+  });
+
+  it('Gemini CLI: a tool it has no kind for is `other`, named as the CLI names it', () => {
+    const box = (text: string): string => `│ ${text.padEnd(70)} │`;
+    const lines = [box('? Edit  src/app.ts: old => new'), box('Apply this change?'), box('● 1. Allow once'), box('  2. No, suggest changes (esc)')];
+    expect(parse('gemini', lines)).toMatchObject({ tool: 'other', toolName: 'Edit', command: null, path: null, row: 0 });
+  });
+
+  it('the Aider stand-in: "Allow creation of new file …?" (its source is the documentation)', () => {
+    const lines = ['> write a file please', "Allow creation of new file notes/todo.md? (Y)es/(N)o/(D)on't ask again [Yes]: "];
+    expect(asExpected(parse('aider', lines))).toEqual({
+      tool: 'file_write',
+      toolName: null,
+      command: null,
+      path: 'notes/todo.md',
+      row: 1,
+      options: [
+        ['(Y)es', 'allow_once', ['y', 'Enter'], true],
+        ['(N)o', 'deny', ['n', 'Enter'], false],
+        ["(D)on't ask again", 'allow_always', ['d', 'Enter'], false],
+      ],
+    });
+  });
+
+  it('Aider: the fenced command of the live prompt, not of one answered earlier', () => {
+    const lines = ['```bash', 'rm old.txt', '```', "Run shell command? (Y)es/(N)o/(D)on't ask again [Yes]: n", 'Declined.', '```python', 'print(1)', '```', 'ok', '```bash', 'ls -la', 'wc -l *.txt', '```', "Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: "];
+    expect(parse('aider', lines)).toMatchObject({ tool: 'shell', command: 'ls -la\nwc -l *.txt', row: 9 });
+  });
+});
+
+describe('meanings and choices', () => {
+  it.each([
+    ['Yes', 'allow_once'],
+    ['Allow once', 'allow_once'],
+    ['Yes, proceed', 'allow_once'],
+    ['(Y)es', 'allow_once'],
+    ['Yes, and always allow access to work/ from this project', 'allow_always'],
+    ["Yes, and don't ask again for commands that start with `echo`", 'allow_always'],
+    ['Yes, and don’t ask again', 'allow_always'],
+    ['Allow for this session', 'allow_always'],
+    ['Allow always', 'allow_always'],
+    ["(D)on't ask again", 'allow_always'],
+    ['Yes, allow all edits during this session (shift+tab)', 'allow_always'],
+    ['No', 'deny'],
+    ['(N)o', 'deny'],
+    ['Reject', 'deny'],
+    ['No, suggest changes', 'deny'],
+    ['No, and tell Codex what to do differently', 'deny'],
+    ['Modify with external editor', null],
+  ] as const)('%s → %s', (label, meaning) => {
+    expect(meaningOfLabel(label)).toBe(meaning);
+  });
+
+  const request = (options: [string, AnswerMeaning | null][]): ApprovalRequest => ({
+    tool: 'shell',
+    toolName: null,
+    command: 'ls',
+    path: null,
+    row: 0,
+    options: options.map(([label, meaning], i) => ({ label, meaning, keys: [String(i + 1)], selected: i === 0 })),
+  });
+
+  it('falls back from allow_always to allow_once, never the other way', () => {
+    const once = request([['Yes', 'allow_once'], ['No', 'deny']]);
+    expect(optionFor(once, 'allow_always')?.label).toBe('Yes');
+    const always = request([['Always', 'allow_always'], ['No', 'deny']]);
+    expect(optionFor(always, 'allow_once')).toBeNull();
+  });
+
+  it('finds deny only in an explicit deny option', () => {
+    expect(optionFor(request([['Yes', 'allow_once'], ['Modify with external editor', null]]), 'deny')).toBeNull();
+    expect(optionFor(request([['Yes', 'allow_once'], ['No', 'deny']]), 'deny')?.keys).toEqual(['2']);
+  });
+
+  it('skips an option no key can choose', () => {
+    const r = request([['Yes', 'allow_once'], ['Yes, proceed', 'allow_once']]);
+    (r.options[0] as { keys: string[] }).keys = [];
+    expect(optionFor(r, 'allow_once')?.label).toBe('Yes, proceed');
+  });
+});
+
+const base = (approvalRequest: unknown): ProfileInput =>
+  ({
+    name: 'patcher',
+    binary: { names: ['patcher'] },
+    screens: [{ versions: '*', idle: ['^patcher> $'], approval: ['Apply patch to'], ...(approvalRequest === undefined ? {} : { approval_request: approvalRequest }) }],
+    approval_keys: { allow_once: ['a'], deny: ['r'] },
+  }) as ProfileInput;
+
+describe('user-defined profiles', () => {
+  it('describe a new CLI with data alone', () => {
+    const profile = defineProfile(
+      base({
+        kinds: [{ kind: 'file_edit', pattern: '^Apply patch to (?<path>\\S+)\\?' }],
+        options: { layout: 'inline', pattern: '\\? (?<options>\\[.*)$', separator: ' / ', shortcut: { pattern: '\\[(?<key>\\w)\\]', strip: false } },
+        select: ['shortcut'],
+        meanings: [{ pattern: '^\\[s\\]kip', meaning: 'deny' }],
+      }),
+      { builtin: false },
+    );
+    const request = parseApproval(profile.screensFor('1.0.0'), ['patcher> fix it', 'Apply patch to src/a.ts? [a]pprove / [s]kip / [e]dit']);
+    expect(asExpected(request)).toEqual({
+      tool: 'file_edit',
+      toolName: null,
+      command: null,
+      path: 'src/a.ts',
+      row: 1,
+      options: [
+        ['[a]pprove', 'allow_once', ['a'], true],
+        ['[s]kip', 'deny', ['s'], false],
+        ['[e]dit', null, ['e'], false],
+      ],
+    });
+  });
+
+  it('without approval_request still say an approval is up, with no options (callers use approval_keys)', () => {
+    const profile = defineProfile(base(undefined), { builtin: false });
+    expect(parseApproval(profile.screensFor(undefined), ['Apply patch to a.ts? [a]pprove / [r]eject'])).toEqual({ tool: 'other', toolName: null, command: null, path: null, options: [], row: 0 });
+    expect(parseApproval(profile.screensFor(undefined), ['patcher> '])).toBeNull();
+  });
+
+  it.each([
+    [{ kinds: [{ kind: 'shell', pattern: '(?<cmd>.*)' }], options: { layout: 'list', pattern: '(?<label>.*)' }, select: ['arrows'] }, "kinds.0.pattern: unknown group 'cmd'"],
+    [{ kinds: [{ kind: 'shell', pattern: { pattern: 'x', ansi: true } }], options: { layout: 'list', pattern: '(?<label>.*)' }, select: ['arrows'] }, 'ansi is not supported here'],
+    [{ options: { layout: 'list', pattern: '\\d+\\. .*' }, select: ['arrows'] }, "options.pattern: needs a group named 'label'"],
+    [{ options: { layout: 'inline', pattern: '(?<label>.*)' }, select: ['arrows'] }, "needs a group named 'options'"],
+    [{ options: { layout: 'list', pattern: '(?<label>.*)' }, select: ['number'] }, "'number' needs a 'number' group"],
+    [{ options: { layout: 'list', pattern: '(?<label>.*)' }, select: ['shortcut'] }, "'shortcut' needs options.shortcut"],
+    [{ options: { layout: 'list', pattern: '(?<label>.*)', separator: '/' }, select: ['arrows'] }, 'only inline layouts'],
+    [{ options: { layout: 'list', pattern: '(?<label>(a|a)*)(?=b)' }, select: ['arrows'] }, 'options.pattern: pattern needs backtracking'],
+    [{ options: { layout: 'inline', pattern: '(?<options>.*)', shortcut: { pattern: '\\((.)\\)' } }, select: ['shortcut'] }, "needs a group named 'key'"],
+    [{ options: { layout: 'inline', pattern: '(?<options>.*)' }, select: ['arrows'], submit: ['Hyper-Q'] }, 'submit'],
+  ])('refuses a broken approval_request at load: %j', (spec, problem) => {
+    expect(() => defineProfile(base(spec), { builtin: false })).toThrow(problem);
+  });
+});

@@ -1,0 +1,336 @@
+/**
+ * Reads a tool approval prompt on screen into what it asks (the kind of tool, its command or file)
+ * and the answers it offers, each with what it means and the keys that choose it from the screen
+ * as it is. What each CLI's prompt looks like is data (`approval_request` in a profile's screens
+ * set), so a user's profile describes a new CLI the same way the built-ins do.
+ */
+import { compileSafeRegex } from '../core/safe-regex.js';
+import { encodeKey } from '../pane/index.js';
+import { patternFlags, patternSource } from './check-profile.js';
+import { detectScreen, type ScreenRows } from './detect.js';
+import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
+
+export type { AnswerMeaning, ToolKind };
+
+/** One answer an approval prompt offers. */
+export interface ApprovalOption {
+  /** The option's text as shown, without a trailing key hint such as "(y)" where the profile cuts it. */
+  label: string;
+  /** Keys (named keys, as send_keys takes them) that choose this option from the screen as it is. */
+  keys: string[];
+  /** What choosing it means; null for options a policy never picks ("Modify with external editor"). */
+  meaning: AnswerMeaning | null;
+  /**
+   * Highlighted on screen (or the default an empty answer takes). When the screen cannot tell (a
+   * CLI that marks it only by colour, read without colours), the first option, where these CLIs
+   * put the highlight when a prompt opens.
+   */
+  selected: boolean;
+}
+
+/** A tool approval prompt, as parsed from the screen. */
+export interface ApprovalRequest {
+  tool: ToolKind;
+  /** The tool as the CLI names it ('Bash', 'Shell', 'WriteFile', …); null when the prompt does not say. */
+  toolName: string | null;
+  command: string | null;
+  path: string | null;
+  /** The answers offered, top to bottom or left to right; empty when the profile cannot read them. */
+  options: ApprovalOption[];
+  /** The screen row where the prompt begins (0 = top). */
+  row: number;
+}
+
+interface Compiled {
+  kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined }[];
+  option: RegExp;
+  continuation: RegExp | undefined;
+  separator: RegExp;
+  shortcut: { regex: RegExp; strip: boolean } | undefined;
+  highlight: RegExp | undefined;
+  meanings: { regex: RegExp; meaning: AnswerMeaning | null }[];
+}
+
+const cache = new WeakMap<ApprovalRequestSpec, Compiled>();
+
+/** Patterns come from users' profiles too: they run on the linear-time fallback engine, as detect.ts's do. */
+function regex(p: ScreenPattern, global = false): RegExp {
+  const safe = compileSafeRegex(patternSource(p), patternFlags(p));
+  return new RegExp(safe.source, global ? `${safe.flags}g` : safe.flags);
+}
+
+function compiled(spec: ApprovalRequestSpec): Compiled {
+  let c = cache.get(spec);
+  if (!c) {
+    const { options } = spec;
+    c = {
+      kinds: spec.kinds.map((k) => ({ kind: k.kind, toolName: k.tool_name ?? null, regex: regex(k.pattern, true), rows: typeof k.pattern === 'string' ? undefined : k.pattern.rows })),
+      option: regex(options.pattern),
+      continuation: options.continuation ? regex(options.continuation) : undefined,
+      separator: regex(options.separator ?? ' {2,}', true),
+      shortcut: options.shortcut ? { regex: regex(options.shortcut.pattern), strip: options.shortcut.strip } : undefined,
+      highlight: options.highlight ? regex(options.highlight) : undefined,
+      meanings: spec.meanings.map((m) => ({ regex: regex(m.pattern), meaning: m.meaning })),
+    };
+    cache.set(spec, c);
+  }
+  return c;
+}
+
+/** An option as read from the screen, before its keys and meaning are worked out. */
+interface RawOption {
+  row: number;
+  label: string;
+  number: string | undefined;
+  selected: boolean;
+}
+
+/**
+ * The answers of a list layout: the lowest run of option rows (with their continuation rows). The
+ * lowest, because a live prompt is modal and drawn last; numbered lists higher up are history.
+ */
+function listOptions(c: Compiled, screen: ScreenRows): RawOption[] {
+  let last: RawOption[] = [];
+  let current: RawOption[] = [];
+  screen.lines.forEach((line, row) => {
+    const m = c.option.exec(line);
+    const label = m?.groups?.label;
+    if (m && label !== undefined) {
+      current.push({ row, label: label.trim(), number: m.groups?.number, selected: Boolean(m.groups?.selected) });
+      return;
+    }
+    const previous = current[current.length - 1];
+    const more = previous && c.continuation ? c.continuation.exec(line)?.groups?.label : undefined;
+    if (previous && more !== undefined) {
+      previous.label = `${previous.label} ${more.trim()}`.trim();
+      return;
+    }
+    if (current.length > 0) last = current;
+    current = [];
+  });
+  const options = current.length > 0 ? current : last;
+  if (c.highlight && screen.ansiLines) {
+    for (const o of options) if (c.highlight.test(screen.ansiLines[o.row] ?? '')) o.selected = true;
+  }
+  return options;
+}
+
+/** Letters and digits only, in lower case: "(Y)es" and "[Yes]" name the same option. */
+const sameLabel = (a: string, b: string): boolean => {
+  const key = (s: string): string => s.toLowerCase().replace(/\((\w)\)/g, '$1').replace(/[^a-z0-9]+/g, ' ').trim();
+  return key(a) === key(b);
+};
+
+/** The answers of an inline layout: the lowest row that holds them, split by the separator. */
+function inlineOptions(c: Compiled, screen: ScreenRows): RawOption[] {
+  for (let row = screen.lines.length - 1; row >= 0; row--) {
+    const m = c.option.exec(screen.lines[row] ?? '');
+    const text = m?.groups?.options;
+    if (!m || text === undefined) continue;
+    const labels: string[] = [];
+    let from = 0;
+    c.separator.lastIndex = 0;
+    for (let s = c.separator.exec(text); s; s = c.separator.exec(text)) {
+      if (s[0].length === 0) {
+        c.separator.lastIndex += 1;
+        continue;
+      }
+      labels.push(text.slice(from, s.index));
+      from = s.index + s[0].length;
+    }
+    labels.push(text.slice(from));
+    const options = labels.map((l) => l.trim()).filter((l) => l !== '').map((label) => ({ row, label, number: undefined, selected: false }));
+    const marked = m.groups?.selected;
+    const lit = c.highlight && screen.ansiLines ? c.highlight.exec(screen.ansiLines[row] ?? '')?.groups?.label : undefined;
+    for (const name of [marked, lit]) {
+      if (name === undefined || name.trim() === '') continue;
+      const chosen = options.find((o) => sameLabel(o.label, name));
+      if (chosen) chosen.selected = true;
+    }
+    return options;
+  }
+  return [];
+}
+
+/** The rows a kind pattern looks at (all, or the last `rows` non-empty ones), as in detect.ts. */
+function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[]; starts: number[] } {
+  const picked: number[] = [];
+  for (let i = 0; i < lines.length; i++) if (rows === undefined || (lines[i] ?? '').trim() !== '') picked.push(i);
+  const rowOf = rows === undefined ? picked : picked.slice(-rows);
+  const starts: number[] = [];
+  let offset = 0;
+  for (const row of rowOf) {
+    starts.push(offset);
+    offset += (lines[row] ?? '').length + 1;
+  }
+  return { text: rowOf.map((i) => lines[i] ?? '').join('\n'), rowOf, starts };
+}
+
+function rowAt(rowOf: readonly number[], starts: readonly number[], at: number): number {
+  let lo = 0;
+  let hi = starts.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if ((starts[mid] ?? 0) <= at) lo = mid;
+    else hi = mid - 1;
+  }
+  return rowOf[lo] ?? 0;
+}
+
+/** Captured text without the screen's padding: each row's trailing blanks, and the ends. */
+function clean(text: string | undefined): string | null {
+  if (text === undefined) return null;
+  const tidy = text
+    .split('\n')
+    .map((l) => l.trimEnd())
+    .join('\n')
+    .trim();
+  return tidy === '' ? null : tidy;
+}
+
+interface KindMatch {
+  kind: ToolKind;
+  toolName: string | null;
+  command: string | null;
+  path: string | null;
+  row: number;
+}
+
+/**
+ * What the prompt asks: the kind whose match begins lowest at or above `limit` (the options), so a
+ * prompt left in the history above does not count. A specific kind beats the catch-all `other`;
+ * on the same row, the one listed first wins.
+ */
+function findKind(c: Compiled, lines: readonly string[], limit: number): KindMatch | undefined {
+  let best: (KindMatch & { specific: boolean }) | undefined;
+  for (const k of c.kinds) {
+    const { text, rowOf, starts } = region(lines, k.rows);
+    k.regex.lastIndex = 0;
+    for (let m = k.regex.exec(text); m; m = k.regex.exec(text)) {
+      if (m[0].length === 0) k.regex.lastIndex += 1;
+      // The row where the matched text starts (a leading \s* may begin on an earlier row).
+      const row = rowAt(rowOf, starts, m.index + (m[0].length - m[0].trimStart().length));
+      if (row > limit) break;
+      const specific = k.kind !== 'other';
+      const better = !best || (specific && !best.specific) || (specific === best.specific && row > best.row);
+      if (better) {
+        best = { kind: k.kind, toolName: clean(m.groups?.tool) ?? k.toolName, command: clean(m.groups?.command), path: clean(m.groups?.path), row, specific };
+      }
+    }
+  }
+  if (!best) return undefined;
+  const { specific: _, ...match } = best;
+  return match;
+}
+
+const NAMED_KEYS: Record<string, string> = { esc: 'Escape', escape: 'Escape', enter: 'Enter', return: 'Enter', tab: 'Tab', 'shift+tab': 'BTab', space: 'Space' };
+
+/**
+ * A key hint as send_keys names it, or undefined when it is not a key. Letters are pressed in lower
+ * case: a hint such as "(Y)es" shows the letter capitalised, and Shift+Y may mean something else.
+ */
+function keyName(hint: string): string | undefined {
+  const text = hint.trim();
+  const named = NAMED_KEYS[text.toLowerCase()];
+  if (named) return named;
+  if (/^.$/u.test(text)) return text.toLowerCase();
+  try {
+    encodeKey(text, { applicationCursorKeys: false });
+    return text;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Typographic apostrophes as plain ones, and mnemonics ("(D)on't", "[a]pprove") as words, for reading a label. */
+const plain = (label: string): string =>
+  label
+    .replace(/[\u2018\u2019]/g, "'")
+    .replace(/\((\w)\)|\[(\w)\]/g, '$1$2')
+    .trim();
+
+const DENY = /^(no|reject|deny|decline|cancel|don't allow|do not allow)\b/i;
+const ALWAYS = /\b(always|don't ask again|do not ask again|for this session|during this session|allow all|remember)\b/i;
+const ONCE = /^(yes|allow|approve|accept|proceed|run|ok|okay)\b/i;
+
+/**
+ * What an option means, from its label: "No…", "Reject" → deny; "…always…", "…don't ask again…",
+ * "…for this session" → allow_always; "Yes…", "Allow once", "Proceed" → allow_once; anything else
+ * (an editor, a feedback box) → null. A profile's `meanings` come before these.
+ */
+export function meaningOfLabel(label: string): AnswerMeaning | null {
+  const text = plain(label);
+  if (DENY.test(text)) return 'deny';
+  if (ALWAYS.test(text)) return 'allow_always';
+  if (ONCE.test(text)) return 'allow_once';
+  return null;
+}
+
+function meaningOf(label: string, c: Compiled): AnswerMeaning | null {
+  for (const o of c.meanings) if (o.regex.test(label)) return o.meaning;
+  return meaningOfLabel(label);
+}
+
+/** The keys that choose option `index`, by the first of the profile's ways that this option offers. */
+function keysFor(spec: ApprovalRequestSpec, options: readonly { number: string | undefined; key: string | undefined }[], index: number, selected: number): string[] {
+  const option = options[index];
+  if (!option) return [];
+  for (const way of spec.select) {
+    if (way === 'shortcut' && option.key !== undefined) return [option.key, ...spec.submit];
+    if (way === 'number' && option.number !== undefined) return [...Array.from(option.number), ...spec.submit];
+    if (way === 'arrows') {
+      const [back, forward] = spec.options.layout === 'inline' ? ['Left', 'Right'] : ['Up', 'Down'];
+      const steps = index - selected;
+      return [...Array<string>(Math.abs(steps)).fill(steps > 0 ? forward : back), 'Enter'];
+    }
+  }
+  return [];
+}
+
+/**
+ * Parses the approval prompt on `screen` with a profile's screens set; null when the screen is not
+ * an approval prompt (as detectScreen decides). A profile without `approval_request` gives a request
+ * of kind `other` with no options, so callers fall back to the profile's approval_keys.
+ */
+export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[]): ApprovalRequest | null {
+  const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
+  const detection = detectScreen(screens, rows);
+  if (detection.kind !== 'approval') return null;
+  const anchor = detection.evidence?.row ?? 0;
+  const spec = screens.approval_request;
+  if (!spec) return { tool: 'other', toolName: null, command: null, path: null, options: [], row: anchor };
+  const c = compiled(spec);
+  const raw = spec.options.layout === 'list' ? listOptions(c, rows) : inlineOptions(c, rows);
+  const top = raw[0]?.row;
+  const kind = findKind(c, rows.lines, top ?? rows.lines.length - 1);
+
+  const parsed = raw.map((o) => {
+    const hint = c.shortcut?.regex.exec(o.label);
+    const key = hint?.groups?.key !== undefined ? keyName(hint.groups.key) : undefined;
+    const label = hint && key !== undefined && c.shortcut?.strip ? `${o.label.slice(0, hint.index)}${o.label.slice(hint.index + hint[0].length)}`.trim() : o.label;
+    return { ...o, label, key };
+  });
+  const first = parsed[0];
+  if (first && !parsed.some((o) => o.selected)) first.selected = true;
+  const selected = parsed.findIndex((o) => o.selected);
+  const options = parsed.map((o, i) => ({ label: o.label, keys: keysFor(spec, parsed, i, selected), meaning: meaningOf(o.label, c), selected: o.selected }));
+
+  return {
+    tool: kind?.kind ?? 'other',
+    toolName: kind?.toolName ?? null,
+    command: kind?.command ?? null,
+    path: kind?.path ?? null,
+    options,
+    row: kind?.row ?? Math.min(anchor, top ?? anchor),
+  };
+}
+
+/**
+ * The option that gives `meaning`: the first one offered with it. allow_always falls back to
+ * allow_once (approving this call is the closest the prompt allows); deny must be an explicit
+ * option, never guessed.
+ */
+export function optionFor(request: ApprovalRequest, meaning: AnswerMeaning): ApprovalOption | null {
+  const find = (m: AnswerMeaning): ApprovalOption | null => request.options.find((o) => o.meaning === m && o.keys.length > 0) ?? null;
+  return meaning === 'allow_always' ? (find('allow_always') ?? find('allow_once')) : find(meaning);
+}

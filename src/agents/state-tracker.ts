@@ -1,0 +1,174 @@
+/**
+ * What an agent in a pane is doing, moment to moment, read from its rendered screen and the timing
+ * of its output (never from raw bytes, which carry half-drawn frames). Every change is an event that
+ * carries its evidence: the rule that matched and the screen line it matched on.
+ */
+import { Emitter, type Event } from '../core/emitter.js';
+import type { Pane } from '../pane/index.js';
+import { classifyScreen } from './classify.js';
+import { lowestMatchOf, type Detection, type Evidence } from './detect.js';
+import type { Screens } from './schema.js';
+
+export const AGENT_STATES = ['starting', 'idle', 'thinking', 'executing', 'waiting_approval', 'waiting_input', 'error', 'exited'] as const;
+export type AgentState = (typeof AGENT_STATES)[number];
+
+export interface StateChange {
+  state: AgentState;
+  previous: AgentState;
+  /** Milliseconds since the epoch. */
+  at: number;
+  /** What decided: the rule, its pattern, and the screen line it matched (null for exit and start). */
+  evidence: Evidence | null;
+  /** The error message line, for `error`. */
+  error?: string;
+  /** The dialog or question on screen, for `waiting_input`. */
+  question?: string;
+  /** How the program ended, for `exited`. */
+  exit?: { exitCode: number | null; signal: string | null };
+}
+
+export interface StateTrackerOptions {
+  /**
+   * How long the idle prompt must hold, with the screen unchanged, before the agent counts as
+   * idle. CLIs redraw their prompt between steps of one turn; a prompt that flickers by is not idle.
+   */
+  idleSettleMs?: number;
+}
+
+/** Default for StateTrackerOptions.idleSettleMs. */
+export const IDLE_SETTLE_MS = 500;
+
+/**
+ * Follows one agent pane. Busy, approval and question states are reported on the render that
+ * shows them; idle only once the prompt has held still for `idleSettleMs`. An error on screen is
+ * reported as `error` only when it is new since the current turn began (CLIs leave old errors in
+ * view above their prompt).
+ */
+export class AgentStateTracker {
+  private readonly changes = new Emitter<StateChange>();
+  /** Fires on every state change. */
+  readonly onChange: Event<StateChange> = this.changes.event;
+
+  private current: StateChange;
+  private detection: Detection = { kind: 'unknown' };
+  private screenText = '';
+  private stillSince = performance.now();
+  private settleTimer: NodeJS.Timeout | undefined;
+  /** How many times each error line was on screen when the turn began. */
+  private errorBaseline = new Map<string, number>();
+  private readonly idleSettleMs: number;
+  private readonly usesAnsi: boolean;
+  private readonly subscriptions: { dispose(): void }[];
+  private disposed = false;
+
+  constructor(
+    private readonly pane: Pane,
+    private readonly screens: Screens,
+    options: StateTrackerOptions = {},
+  ) {
+    this.idleSettleMs = options.idleSettleMs ?? IDLE_SETTLE_MS;
+    this.usesAnsi = usesAnsiPatterns(screens);
+    this.current = { state: 'starting', previous: 'starting', at: Date.now(), evidence: null };
+    this.subscriptions = [pane.onRender(() => this.evaluate()), pane.onExit((exit) => this.onExit(exit))];
+    if (!pane.alive && pane.exit) this.onExit(pane.exit);
+    else this.evaluate();
+  }
+
+  /** The state now, with its evidence. */
+  get state(): StateChange {
+    return this.current;
+  }
+
+  /** The last classification of the screen (approval prompts and dialogs included). */
+  get lastDetection(): Detection {
+    return this.detection;
+  }
+
+  /**
+   * Marks the start of a turn (a prompt was just sent): errors already on screen belong to earlier
+   * turns from now on.
+   */
+  beginTurn(): void {
+    this.errorBaseline = this.countErrorLines(this.pane.screenLines());
+    if (this.current.state === 'error') this.evaluate();
+  }
+
+  /** Looks at the screen again now (after keys were pressed, for instance). */
+  refresh(): void {
+    this.evaluate();
+  }
+
+  dispose(): void {
+    if (this.disposed) return;
+    this.disposed = true;
+    clearTimeout(this.settleTimer);
+    for (const s of this.subscriptions) s.dispose();
+    this.changes.dispose();
+  }
+
+  private onExit(exit: { exitCode: number | null; signal: string | null }): void {
+    clearTimeout(this.settleTimer);
+    this.transition({ state: 'exited', evidence: null, exit });
+  }
+
+  private evaluate(): void {
+    if (this.disposed || this.current.state === 'exited' || !this.pane.alive) return;
+    const lines = this.pane.screenLines();
+    const text = lines.join('\n');
+    const now = performance.now();
+    if (text !== this.screenText) {
+      this.screenText = text;
+      this.stillSince = now;
+    }
+    // Rows with colours cost a second pass over the screen: only for profiles that need them.
+    const ansiLines = this.usesAnsi ? this.pane.snapshot({ ansi: true }).lines : undefined;
+    const rows = ansiLines ? { lines, ansiLines } : { lines };
+    const classification = classifyScreen(this.screens, rows, (error) => this.isNewError(error.line, lines));
+    this.detection = classification.detection;
+    clearTimeout(this.settleTimer);
+    const { state, evidence } = classification;
+    if (state === null) return;
+    if (state === 'idle' || state === 'error') {
+      const held = now - this.stillSince;
+      if (held < this.idleSettleMs) {
+        this.settleTimer = setTimeout(() => this.evaluate(), this.idleSettleMs - held + 5);
+        return;
+      }
+    }
+    this.transition({
+      state,
+      evidence,
+      ...(classification.error !== undefined ? { error: classification.error } : {}),
+      ...(classification.question !== undefined ? { question: classification.question } : {}),
+    });
+  }
+
+  private countErrorLines(lines: readonly string[]): Map<string, number> {
+    const counts = new Map<string, number>();
+    const match = lowestMatchOf(this.screens.error, this.usesAnsi ? { lines, ansiLines: this.pane.snapshot({ ansi: true }).lines } : { lines });
+    if (!match) return counts;
+    for (const line of lines) if (line.trim() === match.line) counts.set(match.line, (counts.get(match.line) ?? 0) + 1);
+    return counts;
+  }
+
+  /** True when the error line shows more often than when the turn began (the same error may recur). */
+  private isNewError(line: string, lines: readonly string[]): boolean {
+    const now = lines.filter((l) => l.trim() === line).length;
+    return now > (this.errorBaseline.get(line) ?? 0);
+  }
+
+  private transition(next: Omit<StateChange, 'previous' | 'at'>): void {
+    if (next.state === this.current.state && next.evidence?.line === this.current.evidence?.line) return;
+    const change: StateChange = { ...next, previous: this.current.state, at: Date.now() };
+    const changedState = next.state !== this.current.state;
+    this.current = change;
+    // Evidence updates within one state (a new spinner line) are kept, not announced.
+    if (changedState) this.changes.fire(change);
+  }
+}
+
+/** True when any of the profile's state patterns reads colours. */
+function usesAnsiPatterns(screens: Screens): boolean {
+  const lists = [screens.idle, screens.busy, screens.executing, screens.question, screens.approval, screens.error, ...screens.dialogs.map((d) => d.when)];
+  return lists.some((list) => list.some((p) => typeof p !== 'string' && p.ansi === true));
+}

@@ -1,0 +1,453 @@
+/**
+ * CodingAgent: drives an interactive agent CLI through a task to the end (seed 002). It starts the
+ * real CLI in a pane, types the task, follows the agent's state from its screen, answers approval
+ * prompts by policy, pauses on questions it cannot answer, and reports what happened: status, files
+ * changed, the approvals and why, the final message. One agent session serves several tasks in turn.
+ */
+import { Emitter, type Event } from '../core/emitter.js';
+import { SwitchboardError } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { homedir } from 'node:os';
+import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, decideDialog, lowestMatchOf, optionFor, parseApproval, pressKeys, sendPrompt, startAgent, type AgentProfile, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
+import { PaneRegistry, type Pane } from '../pane/index.js';
+import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
+import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
+import { extractFinalMessage } from './final-message.js';
+
+export type ExecuteStatus = 'completed' | 'error' | 'timeout' | 'cancelled' | 'needs_input';
+
+/** One approval prompt the agent showed, and how it was answered. */
+export interface ApprovalRecord {
+  at: number;
+  /** What the prompt asked for, as parsed from the screen (null when it could not be parsed). */
+  request: Omit<ApprovalRequest, 'row'> | null;
+  decision: Decision;
+  reason: string;
+  /** Who decided: the policy, or the onApproval callback for a policy 'ask'. */
+  decidedBy: 'policy' | 'callback' | 'none';
+  /** The option chosen and the keys pressed (null when nothing was pressed). */
+  answered: { label: string; keys: string[] } | null;
+}
+
+export interface ExecuteResult {
+  status: ExecuteStatus;
+  filesChanged: string[];
+  fileChanges: FileChange[];
+  /** The agent's screen text for this task: what scrolled by and what is on screen at the end. */
+  outputLog: string;
+  /** The agent's last reply, as shown on screen (null when none could be read). */
+  finalMessage: string | null;
+  durationMs: number;
+  approvals: ApprovalRecord[];
+  errorMessage: string | null;
+  /** For needs_input: the question or approval the agent is waiting on. */
+  question: string | null;
+  /** Every state change of the task, with its evidence. */
+  states: StateChange[];
+}
+
+export type ProgressEvent =
+  | { type: 'state'; change: StateChange }
+  | { type: 'approval'; approval: ApprovalRecord }
+  | { type: 'output'; text: string }
+  | { type: 'started'; paneId: string; version: string | undefined };
+
+export interface CodingAgentOptions {
+  /** The agent profile: claude, codex, gemini, opencode, aider, or a user-defined one. */
+  tool: string;
+  /** true: the built-in auto-approve policy; false (default): everything is asked; or a policy. */
+  autoApprove?: boolean | ApprovalPolicy;
+  /** Longest a task may take (default 30 minutes). */
+  timeoutMs?: number;
+  /** Longest the agent may go without any change on screen while it works (default 5 minutes). */
+  idleTimeoutMs?: number;
+  onProgress?: (event: ProgressEvent) => void;
+  /** Asked when the policy says 'ask'; without it, the task returns needs_input. */
+  onApproval?: (request: ApprovalRequest | null, verdict: PolicyVerdict) => Promise<'allow' | 'deny'> | 'allow' | 'deny';
+  /** Asked when the agent asks something; an answer is typed in, null returns needs_input. */
+  onQuestion?: (question: string) => Promise<string | null> | string | null;
+  /** Run the CLI from this isolated HOME against a model server (tests, demos). */
+  sandbox?: { home: string; modelUrl: string };
+  /** Profiles to choose from (default: built-ins plus the user's agents.yaml). */
+  catalog?: AgentCatalog;
+  /** Where else to look for the CLI. */
+  binaryDirs?: string[];
+  env?: Record<string, string>;
+  args?: string[];
+  logger?: Logger;
+}
+
+/** How often the turn is checked for completion and stalls, besides on every state change. */
+const CHECK_INTERVAL_MS = 100;
+/** The idle prompt must hold this long, with no output at all, before a turn counts as done. */
+const COMPLETION_QUIET_MS = 700;
+/** A turn in which no work was ever seen is done only after this much quiet (a reply drawn at once). */
+const NO_WORK_QUIET_MS = 2_500;
+/** After keys answer an approval, the same prompt still on screen this long is answered again. */
+const APPROVAL_RETRY_MS = 3_000;
+
+interface Session {
+  pane: Pane;
+  tracker: AgentStateTracker;
+  workdir: string;
+  version: string | undefined;
+}
+
+interface TurnOutcome {
+  status: ExecuteStatus;
+  errorMessage: string | null;
+  question: string | null;
+}
+
+function toPolicy(autoApprove: CodingAgentOptions['autoApprove']): ApprovalPolicy {
+  if (autoApprove === true) return AUTO_APPROVE_POLICY;
+  if (autoApprove === undefined || autoApprove === false) return ASK_POLICY;
+  return autoApprove;
+}
+
+/** The subject the policy judges, from what the approval prompt showed. */
+function subjectOf(request: ApprovalRequest | null): Parameters<typeof evaluatePolicy>[1] | null {
+  if (!request) return null;
+  return {
+    tool: request.tool,
+    ...(request.command !== null ? { command: request.command } : {}),
+    ...(request.path !== null ? { path: request.path } : {}),
+    ...(request.toolName !== null ? { toolName: request.toolName } : {}),
+  };
+}
+
+export class CodingAgent {
+  private readonly registry: PaneRegistry;
+  private readonly catalog: AgentCatalog;
+  private readonly profile: AgentProfile;
+  private readonly policy: ApprovalPolicy;
+  private readonly logger: Logger;
+  private session: Session | undefined;
+  private running = false;
+  private readonly progress = new Emitter<ProgressEvent>();
+  /** Progress of every task: state changes, approvals, output. */
+  readonly onProgress: Event<ProgressEvent> = this.progress.event;
+
+  constructor(private readonly options: CodingAgentOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.catalog = options.catalog ?? AgentCatalog.load();
+    this.profile = this.catalog.get(options.tool);
+    this.policy = toPolicy(options.autoApprove);
+    this.registry = new PaneRegistry({ logger: this.logger });
+    if (options.onProgress) this.progress.event(options.onProgress);
+  }
+
+  /** The pane the agent runs in, while a session is open. */
+  get pane(): Pane | undefined {
+    return this.session?.pane;
+  }
+
+  /**
+   * Runs one task to its end. Never throws for what the agent does (errors, timeouts, questions
+   * and cancellation are statuses); throws only when called while another task runs.
+   */
+  async execute(task: string, options: { workdir: string; signal?: AbortSignal }): Promise<ExecuteResult> {
+    if (this.running) throw new SwitchboardError('INVALID_PARAMS', 'this agent is already running a task; run tasks one after another');
+    if (task.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the task is empty');
+    this.running = true;
+    const started = performance.now();
+    const states: StateChange[] = [];
+    const approvals: ApprovalRecord[] = [];
+    let before: WorkdirSnapshot | undefined;
+    let outcome: TurnOutcome;
+    let startLines = 0;
+    try {
+      before = await snapshotWorkdir(options.workdir);
+      const session = await this.ensureSession(options.workdir, options.signal);
+      startLines = session.pane.readText(0).totalLines;
+      outcome = await this.runTurn(session, task, options.signal, states, approvals);
+    } catch (err) {
+      outcome = this.outcomeOfError(err, options.signal);
+    }
+    // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it.
+    if (outcome.status === 'cancelled' || outcome.status === 'timeout' || !this.session?.pane.alive) await this.close();
+    const session = this.session;
+    const outputLog = session ? this.outputSince(session.pane, startLines) : '';
+    const finalMessage = session ? extractFinalMessage(this.profile, session.pane.screenLines(), task) : null;
+    if (outcome.status === 'completed' && finalMessage?.trimEnd().endsWith('?')) {
+      outcome = { status: 'needs_input', errorMessage: null, question: finalMessage };
+    }
+    const after = before ? await snapshotWorkdir(options.workdir) : undefined;
+    const fileChanges = before && after ? diffSnapshots(before, after) : [];
+    this.running = false;
+    return {
+      status: outcome.status,
+      filesChanged: fileChanges.map((c) => c.path),
+      fileChanges,
+      outputLog,
+      finalMessage,
+      durationMs: Math.round(performance.now() - started),
+      approvals,
+      errorMessage: outcome.errorMessage,
+      question: outcome.question,
+      states,
+    };
+  }
+
+  /** Ends the agent session: the CLI and everything it started. */
+  async close(): Promise<void> {
+    const session = this.session;
+    this.session = undefined;
+    if (!session) return;
+    session.tracker.dispose();
+    await this.registry.remove(session.pane.id, { graceMs: 2_000 }).catch(() => undefined);
+  }
+
+  /** Closes the session and releases everything (the agent cannot be used afterwards). */
+  async dispose(): Promise<void> {
+    await this.close();
+    await this.registry.close({ graceMs: 2_000 });
+    this.progress.dispose();
+  }
+
+  private outcomeOfError(err: unknown, signal: AbortSignal | undefined): TurnOutcome {
+    if (signal?.aborted) return { status: 'cancelled', errorMessage: 'cancelled', question: null };
+    const message = err instanceof Error ? err.message : String(err);
+    if (err instanceof SwitchboardError && err.code === 'TIMEOUT') return { status: 'timeout', errorMessage: message, question: null };
+    return { status: 'error', errorMessage: message, question: null };
+  }
+
+  private async ensureSession(workdir: string, signal: AbortSignal | undefined): Promise<Session> {
+    if (this.session && this.session.workdir === workdir && this.session.pane.alive) return this.session;
+    await this.close();
+    const started = await startAgent(this.registry, this.profile, {
+      cwd: workdir,
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+      ...(this.options.env ? { env: this.options.env } : {}),
+      ...(this.options.args ? { args: this.options.args } : {}),
+      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
+      ...(signal ? { signal } : {}),
+    });
+    const screens = this.profile.screensFor(started.version);
+    const tracker = new AgentStateTracker(started.pane, screens);
+    this.session = { pane: started.pane, tracker, workdir, version: started.version };
+    started.pane.onOutput((out) => this.progress.fire({ type: 'output', text: out.text }));
+    this.progress.fire({ type: 'started', paneId: started.pane.id, version: started.version });
+    return this.session;
+  }
+
+  /** The screen text of this task: scrollback from where it began, and the screen at the end. */
+  private outputSince(pane: Pane, startLines: number): string {
+    const total = pane.readText(0).totalLines;
+    return pane.readText(Math.max(pane.rows, total - startLines + pane.rows)).lines.join('\n').replace(/\s+$/, '');
+  }
+
+  private runTurn(session: Session, task: string, signal: AbortSignal | undefined, states: StateChange[], approvals: ApprovalRecord[]): Promise<TurnOutcome> {
+    const { pane, tracker } = session;
+    const timeoutMs = this.options.timeoutMs ?? 30 * 60_000;
+    const idleTimeoutMs = this.options.idleTimeoutMs ?? 5 * 60_000;
+    const screens = this.profile.screensFor(session.version);
+    return new Promise<TurnOutcome>((resolve) => {
+      const started = performance.now();
+      let submitted = false;
+      let workSeen = false;
+      let busyWithCallback = false;
+      let lastScreen = '';
+      let screenAtSubmit = '';
+      let lastChange = performance.now();
+      let answeredAt = 0;
+      let answeredRow = -1;
+      let done = false;
+      const finish = (outcome: TurnOutcome): void => {
+        if (done) return;
+        done = true;
+        clearInterval(ticker);
+        sub.dispose();
+        signal?.removeEventListener('abort', onAbort);
+        resolve(outcome);
+      };
+      const onAbort = (): void => finish({ status: 'cancelled', errorMessage: 'cancelled', question: null });
+
+      const answerApproval = async (): Promise<void> => {
+        const request = parseApproval(screens, { lines: pane.screenLines(), ansiLines: pane.snapshot({ ansi: true }).lines });
+        const row = request?.row ?? -1;
+        const now = performance.now();
+        // The prompt answered a moment ago may still be on screen while the CLI reacts to the keys.
+        if (row === answeredRow && now - answeredAt < APPROVAL_RETRY_MS) return;
+        const subject = subjectOf(request);
+        let verdict: PolicyVerdict = subject
+          ? evaluatePolicy(this.policy, subject, { workdir: session.workdir, home: this.options.sandbox?.home ?? homedir() })
+          : { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, parts: [] };
+        let decidedBy: ApprovalRecord['decidedBy'] = 'policy';
+        if (verdict.decision === 'ask') {
+          if (!this.options.onApproval) {
+            const record: ApprovalRecord = { at: Date.now(), request: request ? stripRow(request) : null, decision: 'ask', reason: verdict.reason, decidedBy: 'none', answered: null };
+            approvals.push(record);
+            this.progress.fire({ type: 'approval', approval: record });
+            const what = request?.command ?? request?.path ?? request?.toolName ?? 'a tool call';
+            finish({ status: 'needs_input', errorMessage: null, question: `approve ${request?.tool ?? 'tool'}: ${what}? (${verdict.reason})` });
+            return;
+          }
+          busyWithCallback = true;
+          const answer = await this.options.onApproval(request, verdict);
+          busyWithCallback = false;
+          verdict = { ...verdict, decision: answer, reason: `${answer === 'allow' ? 'allowed' : 'denied'} by the onApproval callback (policy: ${verdict.reason})` };
+          decidedBy = 'callback';
+        }
+        if (done) return;
+        const option = request ? optionFor(request, verdict.decision === 'allow' ? 'allow_once' : 'deny') : null;
+        const keys = option?.keys ?? (verdict.decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);
+        const record: ApprovalRecord = {
+          at: Date.now(),
+          request: request ? stripRow(request) : null,
+          decision: verdict.decision,
+          reason: verdict.reason,
+          decidedBy,
+          answered: { label: option?.label ?? (verdict.decision === 'allow' ? 'allow once' : 'deny'), keys },
+        };
+        approvals.push(record);
+        this.progress.fire({ type: 'approval', approval: record });
+        answeredAt = performance.now();
+        answeredRow = row;
+        await pressKeys(pane, keys);
+        tracker.refresh();
+      };
+
+      const answerQuestion = async (question: string): Promise<void> => {
+        if (!this.options.onQuestion) {
+          finish({ status: 'needs_input', errorMessage: null, question });
+          return;
+        }
+        busyWithCallback = true;
+        const answer = await this.options.onQuestion(question);
+        busyWithCallback = false;
+        if (done) return;
+        if (answer === null) {
+          finish({ status: 'needs_input', errorMessage: null, question });
+          return;
+        }
+        tracker.beginTurn();
+        await sendPrompt(pane, this.profile.data.input, answer, signal);
+      };
+
+      const onState = (change: StateChange): void => {
+        states.push(change);
+        this.progress.fire({ type: 'state', change });
+        react(change);
+      };
+
+      const react = (change: StateChange): void => {
+        if (!submitted || done) return;
+        switch (change.state) {
+          case 'thinking':
+          case 'executing':
+            workSeen = true;
+            return;
+          case 'waiting_approval':
+            workSeen = true;
+            if (!busyWithCallback) answerApproval().catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
+            return;
+          case 'waiting_input': {
+            // A first-run dialog that shows up late (Codex's model nudge) is answered by the same
+            // policy as at start-up; only other questions go to the caller.
+            const dialog = tracker.lastDetection.dialog;
+            if (dialog) {
+              pressKeys(pane, decideDialog(dialog, DEFAULT_FIRST_RUN_POLICY) === 'accept' ? dialog.accept : dialog.decline).catch(() => undefined);
+              return;
+            }
+            if (!busyWithCallback) answerQuestion(change.question ?? change.evidence?.line ?? 'the agent is asking something').catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
+            return;
+          }
+          case 'error': {
+            const line = errorText(screens, pane, change.evidence?.row, change.error ?? change.evidence?.line ?? 'the agent reported an error');
+            // A refusal stops some CLIs' turn with a notice that looks like an error: the agent now
+            // waits for what to do instead.
+            if (lowestMatchOf(screens.interrupted, { lines: [line] })) finish({ status: 'needs_input', errorMessage: null, question: line });
+            else finish({ status: 'error', errorMessage: line, question: null });
+            return;
+          }
+          case 'exited':
+            finish({ status: 'error', errorMessage: `the agent exited (${change.exit?.signal ?? `code ${change.exit?.exitCode ?? '?'}`})`, question: null });
+            return;
+          default:
+            return;
+        }
+      };
+
+      /** Completion needs every signal at once: the idle prompt, held still, no output, and work done. */
+      const check = (): void => {
+        if (done || !submitted) return;
+        const now = performance.now();
+        const text = pane.screenLines().join('\n');
+        if (text !== lastScreen) {
+          lastScreen = text;
+          lastChange = now;
+        }
+        if (now - started > timeoutMs) {
+          finish({ status: 'timeout', errorMessage: `the task did not finish within ${Math.round(timeoutMs / 1000)} s (state: ${tracker.state.state})`, question: null });
+          return;
+        }
+        const state = tracker.state.state;
+        const waiting = state === 'waiting_approval' || state === 'waiting_input' || busyWithCallback;
+        if (!waiting && state !== 'idle' && now - lastChange > idleTimeoutMs) {
+          finish({ status: 'timeout', errorMessage: `no progress on screen for ${Math.round(idleTimeoutMs / 1000)} s (state: ${state})`, question: null });
+          return;
+        }
+        if (state === 'waiting_approval' && !busyWithCallback && now - answeredAt > APPROVAL_RETRY_MS) {
+          answerApproval().catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
+          return;
+        }
+        if (state !== 'idle') return;
+        const quiet = Math.min(now - lastChange, Date.now() - pane.lastOutputTime);
+        // Without any sign of work, only a reply drawn since the prompt went in can end the turn.
+        const replied = workSeen || text !== screenAtSubmit;
+        if (replied && quiet >= (workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS)) finish({ status: 'completed', errorMessage: null, question: null });
+      };
+
+      const sub = tracker.onChange(onState);
+      const ticker = setInterval(check, CHECK_INTERVAL_MS);
+      if (signal?.aborted) {
+        onAbort();
+        return;
+      }
+      signal?.addEventListener('abort', onAbort);
+      tracker.beginTurn();
+      sendPrompt(pane, this.profile.data.input, task, signal).then(
+        () => {
+          submitted = true;
+          lastChange = performance.now();
+          screenAtSubmit = pane.screenLines().join('\n');
+          // A state reached while the prompt was typed counts too.
+          react(tracker.state);
+        },
+        (err: unknown) => finish(this.outcomeOfError(err, signal)),
+      );
+    });
+  }
+}
+
+function stripRow(request: ApprovalRequest): Omit<ApprovalRequest, 'row'> {
+  const { row: _row, ...rest } = request;
+  return rest;
+}
+
+/** Box sides and bars a CLI draws around a message. */
+const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
+
+/**
+ * The whole error message around `row`, where the error pattern matched: CLIs that mark an error
+ * by colour (OpenCode's red bar) mark every row of it, so the run of marked rows is the message;
+ * otherwise the matched line and the lines right below it, up to a blank one.
+ */
+function errorText(screens: Screens, pane: Pane, row: number | undefined, fallback: string): string {
+  if (row === undefined) return fallback;
+  const lines = pane.screenLines();
+  const ansiLines = pane.snapshot({ ansi: true }).lines;
+  const marked = (i: number): boolean => i >= 0 && i < lines.length && lowestMatchOf(screens.error, { lines: [lines[i] ?? ''], ansiLines: [ansiLines[i] ?? ''] }) !== undefined;
+  let top = row;
+  let bottom = row;
+  while (row - top < 8 && marked(top - 1)) top -= 1;
+  while (bottom - row < 8 && marked(bottom + 1)) bottom += 1;
+  if (top === bottom) while (bottom - row < 5 && (lines[bottom + 1] ?? '').replace(FRAME, '') !== '') bottom += 1;
+  const text = lines
+    .slice(top, bottom + 1)
+    .map((l) => l.replace(FRAME, ''))
+    .filter((l) => l !== '')
+    .join(' ');
+  return text === '' ? fallback : text;
+}

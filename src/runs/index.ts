@@ -1,0 +1,5 @@
+/** The runs layer: driving an agent through a task (CodingAgent), the approval policy, what changed. */
+export { CodingAgent, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent } from './coding-agent.js';
+export { snapshotWorkdir, diffSnapshots, type FileChange, type FileChangeKind, type WorkdirSnapshot } from './files-changed.js';
+export { extractFinalMessage } from './final-message.js';
+export * from './policy/index.js';

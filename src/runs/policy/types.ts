@@ -1,0 +1,129 @@
+/**
+ * The approval policy's vocabulary: what an agent CLI asks to do (a subject), the rules that judge
+ * it, and the verdict with its reasons. Shell commands are split into simple commands first, so the
+ * parsed shapes live here too.
+ */
+
+export type ToolKind = 'shell' | 'file_edit' | 'file_write' | 'file_read' | 'network' | 'mcp' | 'other';
+export type Decision = 'allow' | 'deny' | 'ask';
+export type ShellDialect = 'posix' | 'powershell' | 'cmd';
+
+/** One tool call an agent CLI wants to make. */
+export interface ApprovalSubject {
+  tool: ToolKind;
+  command?: string;
+  path?: string;
+  /** The tool's own name, e.g. an MCP tool name. */
+  toolName?: string;
+  url?: string;
+  /** How to read `command`; defaults to PowerShell on Windows and POSIX sh elsewhere. */
+  shell?: ShellDialect;
+}
+
+export interface PolicyContext {
+  workdir: string;
+  home: string;
+  /** Chooses the path flavour (path.win32 on win32) and the default shell dialect. */
+  platform?: NodeJS.Platform;
+}
+
+export interface PolicyVerdictPart {
+  command: string;
+  decision: Decision;
+  reason: string;
+}
+
+export interface PolicyVerdict {
+  decision: Decision;
+  reason: string;
+  /** 0-based index into `policy.rules` of the deciding rule; null for the default, the blocklist or a parse failure. */
+  rule: number | null;
+  /** One entry per simple command of a shell command (empty for other tools). */
+  parts: PolicyVerdictPart[];
+}
+
+export interface PolicyRule {
+  decision: Decision;
+  tool?: ToolKind | ToolKind[];
+  /**
+   * A regular expression, tried against each simple shell command as written (for mcp the tool
+   * name, for network the URL, for other tools the tool name or command).
+   */
+  command?: string;
+  /**
+   * Where the call acts: inside or outside the workdir, or a glob (`~` is the home directory,
+   * relative globs are relative to the workdir, a glob naming a folder covers what is inside it).
+   * `string & Record<never, never>` keeps the two keywords visible to editors.
+   */
+  path?: 'inside_workdir' | 'outside_workdir' | (string & Record<never, never>);
+  reason?: string;
+}
+
+export interface ApprovalPolicy {
+  rules: PolicyRule[];
+  default: Decision;
+}
+
+/** An expansion inside a word, e.g. `$HOME` or `%USERPROFILE%`; offsets index `ShellWord.text`. */
+export interface ShellVar {
+  name: string;
+  start: number;
+  end: number;
+}
+
+/** One word of a simple command after quote removal. Expansions stay as written. */
+export interface ShellWord {
+  text: string;
+  /** Some of it was quoted or escaped (so it is not a reserved word or an operator). */
+  quoted: boolean;
+  /** Parameter and variable expansions that take effect (not those in single quotes). */
+  vars: ShellVar[];
+  /** Its value is not known before the command runs: expansions, substitutions, brace expansion. */
+  dynamic: boolean;
+  /** Holds unquoted glob characters. */
+  glob: boolean;
+  /** A PowerShell script block `{ … }` or a parenthesised expression: code, not a path. */
+  code: boolean;
+}
+
+export type RedirectKind = 'write' | 'read' | 'dup' | 'heredoc';
+
+export interface ShellRedirect {
+  op: string;
+  kind: RedirectKind;
+  /** The file, or null for fd duplication (`2>&1`) and here-documents. */
+  target: ShellWord | null;
+}
+
+export type ShellOperator = ';' | '&&' | '||' | '|' | '&' | '\n';
+
+/** One simple command of a (possibly compound) shell command. */
+export interface SimpleCommand {
+  dialect: ShellDialect;
+  /** The command as written, trimmed. */
+  text: string;
+  /** The words after assignments and reserved words, redirections taken out. */
+  words: ShellWord[];
+  argv: string[];
+  /** Leading `NAME=value` (or PowerShell `$name =`) assignments. */
+  assignments: string[];
+  redirects: ShellRedirect[];
+  /** Why this command cannot be judged with confidence (substitutions, here-documents, …). */
+  unsure: string[];
+  /** What it is nested in (`$(...)`, a backtick substitution, a script block, …), or null. */
+  nested: string | null;
+  /** The operators before and after it. */
+  before: ShellOperator | null;
+  after: ShellOperator | null;
+  /** The argv of the commands before it in its pipeline. */
+  upstream: string[][];
+  /** The shell function whose body holds it, if any. */
+  inFunction: string | null;
+  /**
+   * Where it may run: each entry is one possible chain of directory changes (`cd` targets, null
+   * when unknown) applied from the workdir. `[[]]` means the workdir itself.
+   */
+  cwd: (ShellWord | null)[][];
+}
+
+export type SplitResult = { parts: SimpleCommand[] } | { error: string };
