@@ -7,7 +7,7 @@
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
-import { detectScreen, type ScreenRows } from './detect.js';
+import { detectScreen, lineIndexAt, region, type ScreenRows } from './detect.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
@@ -152,31 +152,6 @@ function inlineOptions(c: Compiled, screen: ScreenRows): RawOption[] {
   return [];
 }
 
-/** The rows a kind pattern looks at (all, or the last `rows` non-empty ones), as in detect.ts. */
-function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[]; starts: number[] } {
-  const picked: number[] = [];
-  for (let i = 0; i < lines.length; i++) if (rows === undefined || (lines[i] ?? '').trim() !== '') picked.push(i);
-  const rowOf = rows === undefined ? picked : picked.slice(-rows);
-  const starts: number[] = [];
-  let offset = 0;
-  for (const row of rowOf) {
-    starts.push(offset);
-    offset += (lines[row] ?? '').length + 1;
-  }
-  return { text: rowOf.map((i) => lines[i] ?? '').join('\n'), rowOf, starts };
-}
-
-function rowAt(rowOf: readonly number[], starts: readonly number[], at: number): number {
-  let lo = 0;
-  let hi = starts.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if ((starts[mid] ?? 0) <= at) lo = mid;
-    else hi = mid - 1;
-  }
-  return rowOf[lo] ?? 0;
-}
-
 /** Captured text without the screen's padding: each row's trailing blanks, and the ends. */
 function clean(text: string | undefined): string | null {
   if (text === undefined) return null;
@@ -209,7 +184,7 @@ function findKind(c: Compiled, lines: readonly string[], limit: number): KindMat
     for (let m = k.regex.exec(text); m; m = k.regex.exec(text)) {
       if (m[0].length === 0) k.regex.lastIndex += 1;
       // The row where the matched text starts (a leading \s* may begin on an earlier row).
-      const row = rowAt(rowOf, starts, m.index + (m[0].length - m[0].trimStart().length));
+      const row = rowOf[lineIndexAt(starts, m.index + (m[0].length - m[0].trimStart().length))] ?? 0;
       if (row > limit) break;
       const specific = k.kind !== 'other';
       const better = !best || (specific && !best.specific) || (specific === best.specific && row > best.row);

@@ -60,7 +60,7 @@ function compiled(patterns: readonly ScreenPattern[]): Compiled[] {
  * The rows a pattern looks at (all, or the last `rows` non-empty ones) joined into one text, with
  * each row's screen number and where it starts in the text.
  */
-function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[]; starts: number[] } {
+export function region(lines: readonly string[], rows: number | undefined): { text: string; rowOf: number[]; starts: number[] } {
   const picked: number[] = [];
   for (let i = 0; i < lines.length; i++) if (rows === undefined || (lines[i] ?? '').trim() !== '') picked.push(i);
   const rowOf = rows === undefined ? picked : picked.slice(-rows);
@@ -74,7 +74,7 @@ function region(lines: readonly string[], rows: number | undefined): { text: str
 }
 
 /** The index of the last start at or before `at` (binary search: screens are matched on every render). */
-function lineIndexAt(starts: readonly number[], at: number): number {
+export function lineIndexAt(starts: readonly number[], at: number): number {
   let lo = 0;
   let hi = starts.length - 1;
   while (lo < hi) {

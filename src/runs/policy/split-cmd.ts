@@ -1,4 +1,4 @@
-import { Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
+import { CommandList, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
 import type { ShellOperator, ShellRedirect, ShellWord } from './types.js';
 
 /**
@@ -25,17 +25,10 @@ class CmdSplitter {
 
   parseList(stop: ')' | null): void {
     const { src } = this;
-    const list: ListState = this.sink.newList();
-    let draft = new Draft(null, null);
-    let before: ShellOperator | null = null;
+    const commands = new CommandList(this.sink.newList(), () => new Draft(null, null), (d, before, after, list) => this.emit(d, before, after, list));
+    let draft = commands.start();
     const finish = (after: ShellOperator | null): void => {
-      if (!draft.empty) {
-        this.emit(draft, before, after, list);
-        before = after;
-      } else if (after !== null && after !== '\n') {
-        before = after;
-      }
-      draft = new Draft(null, null);
+      draft = commands.finish(draft, after);
     };
     for (;;) {
       this.skipBlanks();

@@ -222,3 +222,34 @@ export function decodeAnsiC(body: string): string {
     return simple[c] ?? c;
   });
 }
+
+/**
+ * One command list being split: hands each finished command to `emit` with the operators before
+ * and after it, and starts the next. Empty commands (`;;`, a leading newline) emit nothing but
+ * still pass their operator on to the next command.
+ */
+export class CommandList {
+  private before: ShellOperator | null = null;
+
+  constructor(
+    private readonly state: ListState,
+    private readonly newDraft: () => Draft,
+    private readonly emit: (draft: Draft, before: ShellOperator | null, after: ShellOperator | null, list: ListState) => void,
+  ) {}
+
+  /** A draft for the list's first command. */
+  start(): Draft {
+    return this.newDraft();
+  }
+
+  /** Ends `draft` at the operator `after` (null at the end of the list); returns the next draft. */
+  finish(draft: Draft, after: ShellOperator | null): Draft {
+    if (!draft.empty) {
+      this.emit(draft, this.before, after, this.state);
+      this.before = after;
+    } else if (after !== null && after !== '\n') {
+      this.before = after;
+    }
+    return this.newDraft();
+  }
+}

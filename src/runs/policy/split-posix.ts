@@ -1,4 +1,4 @@
-import { decodeAnsiC, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
+import { CommandList, decodeAnsiC, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
 import type { ShellOperator, ShellRedirect } from './types.js';
 
 /**
@@ -37,17 +37,10 @@ class PosixSplitter {
 
   parseList(stop: ')' | null, nested: string | null): void {
     const { src } = this;
-    const list: ListState = this.sink.newList();
-    let draft = new Draft(nested, this.currentFunction);
-    let before: ShellOperator | null = null;
+    const commands = new CommandList(this.sink.newList(), () => new Draft(nested, this.currentFunction), (d, before, after, list) => this.emit(d, before, after, list));
+    let draft = commands.start();
     const finish = (after: ShellOperator | null): void => {
-      if (!draft.empty) {
-        this.emit(draft, before, after, list);
-        before = after;
-      } else if (after !== null && after !== '\n') {
-        before = after;
-      }
-      draft = new Draft(nested, this.currentFunction);
+      draft = commands.finish(draft, after);
     };
     for (;;) {
       this.skipBlanks();
