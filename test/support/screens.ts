@@ -15,7 +15,7 @@ export function maskVolatile(screen: string): string {
   return screen
     .replace(/\b\d{1,2}:\d{2}(:\d{2})?\b/g, 'TIME')
     .replace(/\b\d+(\.\d+)?(ms|s|m|h)\b/g, 'DURATION')
-    .replace(/^(\s*[^\s\w]\s)[A-Z][a-z]+(?=…| for DURATION)/gm, '$1VERB')
+    .replace(/^(\s*[^\s\w]\s)\p{Lu}\p{Ll}+(?=…| for DURATION)/gmu, '$1VERB')
     .replace(/(Ask anything… )"[^"]*"/g, '$1"PLACEHOLDER"')
     .replace(/[■⬝]{4,}/g, 'PROGRESS')
     .replace(/[ \t]+$/gm, '');
