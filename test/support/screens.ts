@@ -8,7 +8,7 @@ export const SCREENS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)
 /**
  * What changes between two runs of the same CLI version without meaning anything: clock times,
  * elapsed durations, Claude Code's randomly chosen spinner verb ("Brewed for 2s", "Creating…"),
- * OpenCode's rotating input placeholder and progress bar, and the padding that shifts when their lengths do. Two
+ * OpenCode's rotating input placeholder and progress bar, Claude Code's blinking tool dot, and the padding that shifts when their lengths do. Two
  * screens equal under this mask are the same recording.
  */
 export function maskVolatile(screen: string): string {
@@ -18,6 +18,8 @@ export function maskVolatile(screen: string): string {
     .replace(/^(\s*[^\s\w]\s)\p{Lu}\p{Ll}+(?=…| for DURATION)/gmu, '$1VERB')
     .replace(/(Ask anything… )"[^"]*"/g, '$1"PLACEHOLDER"')
     .replace(/[■⬝]{4,}/g, 'PROGRESS')
+    // Claude Code blinks the dot before a running tool's progress line.
+    .replace(/^[● ] (?=.*\(ctrl\+o to expand\)$)/gm, 'BLINK ')
     .replace(/[ \t]+$/gm, '');
 }
 
