@@ -17,6 +17,8 @@ import {
   DIALOG_SETTLE_MS,
   READY_SETTLE_MS,
   decideDialog,
+  menuChoiceFor,
+  nextMenuKey,
   detectScreen,
   findAgentBinary,
   agentVersion,
@@ -90,9 +92,18 @@ async function startTmux(tmux: TmuxServer, profile: AgentProfile, binary: string
         if (dialogSince?.id !== seen.dialog.id) dialogSince = { id: seen.dialog.id, at: now };
         if (now - dialogSince.at < DIALOG_SETTLE_MS) continue;
         dialogSince = undefined;
+        const decision = decideDialog(seen.dialog, DEFAULT_FIRST_RUN_POLICY);
+        const choice = menuChoiceFor(seen.dialog, decision);
+        if (choice) {
+          // One step per look, as Switchboard does it: an arrow, then look again, until Enter.
+          const key = nextMenuKey(choice, lines);
+          await tmux.run(['send-keys', '-t', pane, key]);
+          if (key === 'Enter') answered.set(seen.dialog.id, now);
+          else await sleep(KEY_GAP_MS);
+          continue;
+        }
         answered.set(seen.dialog.id, now);
-        const keys = decideDialog(seen.dialog, DEFAULT_FIRST_RUN_POLICY) === 'accept' ? seen.dialog.accept : seen.dialog.decline;
-        for (const [i, key] of keys.entries()) {
+        for (const [i, key] of (seen.dialog[decision] as string[]).entries()) {
           if (i > 0) await sleep(KEY_GAP_MS);
           await tmux.run(['send-keys', '-t', pane, key]);
         }

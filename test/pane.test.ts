@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import { PaneRegistry, type Pane } from '../src/pane/index.js';
 import { collectProcessTree, findProcessesByEnv, isProcessRunning } from '../src/platform/index.js';
@@ -39,7 +40,8 @@ describe('panes with real shells', () => {
 
   it('runs the default shell when no command is given, and a command string through it', async () => {
     const shellPane = registry.create({ cwd: dir });
-    expect(path.basename(shellPane.file)).toBe(path.basename(process.env.SHELL ?? 'sh'));
+    // $SHELL, else the login shell from the user database (CI runs without $SHELL).
+    expect(path.basename(shellPane.file)).toBe(path.basename(process.env.SHELL ?? userInfo().shell ?? 'sh'));
     const cmdPane = registry.create({ command: 'echo one-$((40+2)); exit 7', cwd: dir });
     expect(await cmdPane.waitForExit()).toEqual({ exitCode: 7, signal: null });
     expect(cmdPane.readText(10).lines).toContain('one-42');

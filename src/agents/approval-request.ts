@@ -78,29 +78,31 @@ function compiled(spec: ApprovalRequestSpec): Compiled {
 }
 
 /** An option as read from the screen, before its keys and meaning are worked out. */
-interface RawOption {
+export interface MenuRow {
   row: number;
   label: string;
   number: string | undefined;
   selected: boolean;
 }
+type RawOption = MenuRow;
 
 /**
- * The answers of a list layout: the lowest run of option rows (with their continuation rows). The
+ * The rows of a menu: the lowest run of rows that `option` matches (group `label`, and `number` and
+ * `selected` where it has them), each with the `continuation` rows below it (a wrapped label). The
  * lowest, because a live prompt is modal and drawn last; numbered lists higher up are history.
  */
-function listOptions(c: Compiled, screen: ScreenRows): RawOption[] {
-  let last: RawOption[] = [];
-  let current: RawOption[] = [];
-  screen.lines.forEach((line, row) => {
-    const m = c.option.exec(line);
+export function menuRows(lines: readonly string[], option: RegExp, continuation?: RegExp): MenuRow[] {
+  let last: MenuRow[] = [];
+  let current: MenuRow[] = [];
+  lines.forEach((line, row) => {
+    const m = option.exec(line);
     const label = m?.groups?.label;
     if (m && label !== undefined) {
       current.push({ row, label: label.trim(), number: m.groups?.number, selected: Boolean(m.groups?.selected) });
       return;
     }
     const previous = current[current.length - 1];
-    const more = previous && c.continuation ? c.continuation.exec(line)?.groups?.label : undefined;
+    const more = previous && continuation ? continuation.exec(line)?.groups?.label : undefined;
     if (previous && more !== undefined) {
       previous.label = `${previous.label} ${more.trim()}`.trim();
       return;
@@ -108,7 +110,12 @@ function listOptions(c: Compiled, screen: ScreenRows): RawOption[] {
     if (current.length > 0) last = current;
     current = [];
   });
-  const options = current.length > 0 ? current : last;
+  return current.length > 0 ? current : last;
+}
+
+/** The answers of a list layout, with the highlight read from colours where the profile says how. */
+function listOptions(c: Compiled, screen: ScreenRows): RawOption[] {
+  const options = menuRows(screen.lines, c.option, c.continuation);
   if (c.highlight && screen.ansiLines) {
     for (const o of options) if (c.highlight.test(screen.ansiLines[o.row] ?? '')) o.selected = true;
   }

@@ -103,6 +103,16 @@ ${extra}
     expect(problemsOf('        dialogs: [{ id: trust, when: ["Trust"], decides: trust_folder, accept: [Entr], decline: [Escape] }]')).toEqual([
       expect.stringMatching(/screens\.0\.dialogs\.0\.accept: .*Entr/),
     ]);
+    // Choosing by label needs the menu's rows, with the label and the highlight.
+    expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, accept: { choose: "^Use" }, decline: [Enter] }]')).toEqual([
+      expect.stringMatching(/screens\.0\.dialogs\.0\.accept: choose needs the dialog's options/),
+    ]);
+    expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, options: { pattern: "^\\\\d+\\\\. (?<label>.*)" }, accept: { choose: "^Use" }, decline: [Enter] }]')).toEqual([
+      expect.stringMatching(/screens\.0\.dialogs\.0\.options\.pattern: needs a group named 'selected'/),
+    ]);
+    expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, options: { pattern: "^(?<selected>›)? *(?<label>.*)" }, accept: { choose: "(?<x>Use)" }, decline: { choose: "^Try" } }]')).toEqual([
+      expect.stringMatching(/screens\.0\.dialogs\.0\.accept\.choose: unknown group 'x'/),
+    ]);
     writeFileSync(file, profile('').replace('">=1"', '"^2.1"'));
     expect(AgentCatalog.load({ file }).problems).toEqual([expect.stringMatching(/screens\.0\.versions: '\^2\.1' is not a version range/)]);
     writeFileSync(file, `${profile('')}    home_files: { "../escape": "x" }\n`);

@@ -104,8 +104,15 @@ export function profileProblems(data: ProfileData): string[] {
     checkPatterns(`${at}.error`, screens.error);
     screens.dialogs.forEach((dialog, j) => {
       checkPatterns(`${at}.dialogs.${j}.when`, dialog.when);
-      checkKeys(`${at}.dialogs.${j}.accept`, dialog.accept);
-      checkKeys(`${at}.dialogs.${j}.decline`, dialog.decline);
+      for (const answer of ['accept', 'decline'] as const) {
+        const given = dialog[answer];
+        if (Array.isArray(given)) checkKeys(`${at}.dialogs.${j}.${answer}`, given);
+        else {
+          checkGroups(`${at}.dialogs.${j}.${answer}.choose`, given.choose, { allowed: [] });
+          if (!dialog.options) problems.push(`${at}.dialogs.${j}.${answer}: choose needs the dialog's options`);
+        }
+      }
+      if (dialog.options) checkGroups(`${at}.dialogs.${j}.options.pattern`, dialog.options.pattern, { allowed: ['label', 'selected'], required: ['label', 'selected'] });
     });
     if (screens.approval_request) checkApproval(`${at}.approval_request`, screens.approval_request);
   });

@@ -6,29 +6,20 @@ import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
 import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
-import type { Dialog, Screens } from './schema.js';
-import { pressKeys } from './input.js';
+import type { Screens } from './schema.js';
+import { answerDialog, decideDialog, defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
+export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 
-/** How to answer the questions a CLI asks on first run (and sometimes later). */
-export interface FirstRunPolicy {
-  /** Trust the working directory when asked (the caller chose it). */
-  trustFolder: boolean;
-  /** Use an API key found in the environment when asked. */
-  useEnvApiKey: boolean;
-  /** Keep the configured model when a CLI suggests switching. */
-  keepCurrentModel: boolean;
-}
 
 /**
- * The policy when the caller says nothing. With the user's own configuration, answering "use this
- * API key" is a billing decision the CLI remembers, so it is declined unless asked for; in an
- * isolated HOME every answer stays in that HOME, and the key is the sandbox's own.
+ * Variables by which CLIs decide they run under CI and so must not be interactive: Gemini CLI then
+ * refuses an untrusted folder and exits instead of asking, and Ink-based screens draw only their last
+ * frame. An agent in a pane has a real terminal and someone (or Switchboard) answering it, whatever
+ * started the daemon, so these are withheld and CI is set to "false", which the common detectors
+ * (is-in-ci, ci-info) read as "not CI" even when other CI_* variables remain.
  */
-export function defaultFirstRunPolicy(sandboxed: boolean): FirstRunPolicy {
-  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true };
-}
-
-export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = defaultFirstRunPolicy(false);
+export const CI_MARKER_ENV: readonly string[] = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
+const INTERACTIVE_ENV: Readonly<Record<string, string>> = { CI: 'false' };
 
 export interface AgentLaunchOptions {
   cwd: string;
@@ -57,8 +48,11 @@ export interface AgentLaunchOptions {
 export interface AnsweredDialog {
   id: string;
   decision: 'accept' | 'decline';
+  /** The keys pressed (for a `choose` answer, the arrows it took and Enter). */
   keys: string[];
   atMs: number;
+  /** Why the answer could not be carried out (the dialog is then answered again once it sits still). */
+  error?: string;
 }
 
 export interface AgentStart {
@@ -84,18 +78,13 @@ export function defaultBinaryDirs(env: NodeJS.ProcessEnv): string[] {
   return [...fromEnv, packageBin];
 }
 
-/** What `policy` says to a first-run dialog. */
-export function decideDialog(dialog: Dialog, policy: FirstRunPolicy): 'accept' | 'decline' {
-  switch (dialog.decides) {
-    case 'trust_folder':
-      return policy.trustFolder ? 'accept' : 'decline';
-    case 'use_env_api_key':
-      return policy.useEnvApiKey ? 'accept' : 'decline';
-    case 'keep_current_model':
-      return policy.keepCurrentModel ? 'accept' : 'decline';
-    case 'continue':
-      return 'accept';
-  }
+
+/** The first-run policy each agent pane was started with: dialogs that open later are answered by it too. */
+const policies = new WeakMap<Pane, FirstRunPolicy>();
+
+/** The first-run policy `pane`'s agent was started with (undefined for panes startAgent did not start). */
+export function firstRunPolicyOf(pane: Pane): FirstRunPolicy | undefined {
+  return policies.get(pane);
 }
 
 /**
@@ -106,10 +95,10 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   const cwd = registry.resolveCwd(options.cwd);
   registry.environmentFor(options.env);
   const sandbox = options.sandbox ? { home: prepareSandboxHome(options.sandbox.home), modelUrl: normalizeModelUrl(options.sandbox.modelUrl) } : undefined;
-  const unsetEnv = sandbox ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [];
-  const startEnv = registry.environmentFor(profile.data.env, unsetEnv);
+  const unsetEnv = [...CI_MARKER_ENV, ...(sandbox ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [])];
+  const startEnv = registry.environmentFor({ ...INTERACTIVE_ENV, ...profile.data.env }, unsetEnv);
   const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv }) : { args: [], env: {} };
-  const env = { ...profile.data.env, ...additions.env, ...options.env };
+  const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...options.env };
   // Look the program up, and ask its version, with the environment the pane will have.
   const paneEnv = registry.environmentFor(env, unsetEnv);
   const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));
@@ -133,8 +122,9 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
     scrollbackRows: options.scrollbackRows,
     agent: { name: profile.data.name, version },
   });
+  const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
+  policies.set(pane, policy);
   try {
-    const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
     const ready = await awaitReady(pane, screens, policy, options.readyTimeoutMs ?? 90_000, options.signal);
     return { pane, version, ...ready };
   } catch (err) {
@@ -163,7 +153,9 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
     let dialogSince: { id: string; at: number } | undefined;
     let settleTimer: NodeJS.Timeout | undefined;
     let last: Detection = { kind: 'unknown' };
+    let settled = false;
     const finish = (err?: Error): void => {
+      settled = true;
       clearTimeout(timer);
       clearTimeout(settleTimer);
       renderSub.dispose();
@@ -173,8 +165,10 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
       else resolve({ readyMs: Math.round(performance.now() - started), dialogs });
     };
     const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
+    // While an answer is being pressed, its own keys redraw the screen: look again when it is done.
+    let answering = false;
     const evaluate = (): void => {
-      if (!pane.alive) return;
+      if (!pane.alive || answering || settled) return;
       last = detectScreen(screens, { lines: pane.screenLines() });
       const now = performance.now();
       if (last.kind === 'dialog' && last.dialog) {
@@ -202,12 +196,21 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
           return;
         }
         dialogSince = undefined;
-        const decision = decideDialog(last.dialog, policy);
-        const keys = decision === 'accept' ? last.dialog.accept : last.dialog.decline;
-        lastAnswered.set(last.dialog.id, { at: now, screen: pane.screenLines().join('\n') });
-        dialogs.push({ id: last.dialog.id, decision, keys, atMs: Math.round(now - started) });
-        // A key refused here (the pane exited meanwhile) shows up as no progress, and the timeout says so.
-        pressKeys(pane, keys).catch(() => undefined);
+        const dialog = last.dialog;
+        const decision = decideDialog(dialog, policy);
+        const answered: AnsweredDialog = { id: dialog.id, decision, keys: [], atMs: Math.round(now - started) };
+        dialogs.push(answered);
+        answering = true;
+        answerDialog(pane, dialog, decision, signal)
+          .then((keys) => answered.keys.push(...keys))
+          // A key refused (the pane exited meanwhile) or a menu that would not move shows up as no
+          // progress: the dialog is answered again once it sits still, and the timeout says so.
+          .catch((err: unknown) => (answered.error = (err as Error).message))
+          .finally(() => {
+            answering = false;
+            lastAnswered.set(dialog.id, { at: performance.now(), screen: pane.screenLines().join('\n') });
+            evaluate();
+          });
         return;
       }
       dialogSince = undefined;

@@ -104,9 +104,17 @@ export const dialogSchema = z.strictObject({
   when: z.array(screenPatternSchema).min(1),
   /** The first-run policy decision this dialog asks for. */
   decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'continue']),
-  /** Keys to press when the policy says yes, and when it says no (named keys, as send_keys takes them). */
-  accept: z.array(z.string()).min(1),
-  decline: z.array(z.string()).min(1),
+  /**
+   * What to do when the policy says yes, and when it says no: keys to press (named keys, as
+   * send_keys takes them), or `{ choose: pattern }`, the option whose label matches, reached by
+   * moving the highlight one step at a time, each step checked on screen, then Enter. Choosing by
+   * label is what holds under load: keys sent blind ("Down, Enter") can land before the menu reads
+   * them, and pick the default.
+   */
+  accept: z.union([z.array(z.string()).min(1), z.strictObject({ choose: textPatternSchema })]),
+  decline: z.union([z.array(z.string()).min(1), z.strictObject({ choose: textPatternSchema })]),
+  /** The dialog's menu, for `choose`: a row per option, with groups `label` and `selected` (only on the highlighted one). */
+  options: z.strictObject({ pattern: textPatternSchema }).optional(),
 });
 
 export const screensSchema = z.strictObject({

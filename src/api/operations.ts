@@ -1,5 +1,5 @@
 import { homedir } from 'node:os';
-import { defaultBinaryDirs, findAgentBinary, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
+import { defaultBinaryDirs, findAgentBinary, firstRunPolicyOf, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
@@ -80,7 +80,9 @@ export const handlers: HandlerTable = {
     const profile = pane.agent ? ctx.agents.find(pane.agent.name) : undefined;
     const input = profile?.data.input ?? { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
-    await sendPrompt(pane, input, p.text, ctx.signal);
+    // An agent pane's late first-run dialog is answered by the policy it was started with, never typed into.
+    const screens = profile && pane.agent ? profile.screensFor(pane.agent.version) : undefined;
+    await sendPrompt(pane, { input, screens, policy: firstRunPolicyOf(pane) }, p.text, ctx.signal);
     return { success: true };
   },
 

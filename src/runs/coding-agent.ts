@@ -8,7 +8,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
-import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, decideDialog, lowestMatchOf, optionFor, parseApproval, pressKeys, sendPrompt, startAgent, type AgentProfile, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
+import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, answerDialog, decideDialog, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressKeys, sendPrompt, startAgent, type AgentProfile, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
 import { PaneRegistry, type Pane } from '../pane/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
@@ -242,11 +242,16 @@ export class CodingAgent {
     const timeoutMs = this.options.timeoutMs ?? 30 * 60_000;
     const idleTimeoutMs = this.options.idleTimeoutMs ?? 5 * 60_000;
     const screens = this.profile.screensFor(session.version);
+    // Dialogs that open after start-up are answered as the ones before it were.
+    const dialogPolicy = firstRunPolicyOf(pane) ?? DEFAULT_FIRST_RUN_POLICY;
+    const promptTarget = { input: this.profile.data.input, screens, policy: dialogPolicy };
     return new Promise<TurnOutcome>((resolve) => {
       const started = performance.now();
       let submitted = false;
       let workSeen = false;
       let busyWithCallback = false;
+      // A late first-run dialog is being answered: its own redraws must not start a second answer.
+      let answeringDialog = false;
       let lastScreen = '';
       let screenAtSubmit = '';
       let lastChange = performance.now();
@@ -322,7 +327,7 @@ export class CodingAgent {
           return;
         }
         tracker.beginTurn();
-        await sendPrompt(pane, this.profile.data.input, answer, signal);
+        await sendPrompt(pane, promptTarget, answer, signal);
       };
 
       const onState = (change: StateChange): void => {
@@ -347,7 +352,12 @@ export class CodingAgent {
             // policy as at start-up; only other questions go to the caller.
             const dialog = tracker.lastDetection.dialog;
             if (dialog) {
-              pressKeys(pane, decideDialog(dialog, DEFAULT_FIRST_RUN_POLICY) === 'accept' ? dialog.accept : dialog.decline).catch(() => undefined);
+              if (!answeringDialog) {
+                answeringDialog = true;
+                answerDialog(pane, dialog, decideDialog(dialog, dialogPolicy), signal)
+                  .catch(() => undefined)
+                  .finally(() => (answeringDialog = false));
+              }
               return;
             }
             if (!busyWithCallback) answerQuestion(change.question ?? change.evidence?.line ?? 'the agent is asking something').catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
@@ -407,7 +417,7 @@ export class CodingAgent {
       }
       signal?.addEventListener('abort', onAbort);
       tracker.beginTurn();
-      sendPrompt(pane, this.profile.data.input, task, signal).then(
+      sendPrompt(pane, promptTarget, task, signal).then(
         () => {
           submitted = true;
           lastChange = performance.now();

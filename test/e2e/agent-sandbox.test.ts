@@ -14,6 +14,7 @@ echo "TOKEN=\${ANTHROPIC_AUTH_TOKEN:-unset}"
 echo "EXTRA=\${ENVDUMP_SECRET:-unset}"
 echo "PROFILE=\${ENVDUMP_FROM_PROFILE:-unset}"
 echo "KEEP=\${KEEP_ME:-unset}"
+echo "CI=\${CI:-unset} GHA=\${GITHUB_ACTIONS:-unset}"
 while read -r -p "envdump> " line; do :; done
 `;
 
@@ -42,7 +43,7 @@ beforeAll(async () => {
   chmodSync(bin, 0o755);
   const agentsFile = path.join(dir.dir, 'agents.yaml');
   writeFileSync(agentsFile, AGENTS);
-  const env = { ...cleanEnv(), SB_TEST_ENVDUMP_BIN: bin, ANTHROPIC_AUTH_TOKEN: 'users-real-token', ENVDUMP_SECRET: 'users-secret', KEEP_ME: 'kept' };
+  const env = { ...cleanEnv(), SB_TEST_ENVDUMP_BIN: bin, ANTHROPIC_AUTH_TOKEN: 'users-real-token', ENVDUMP_SECRET: 'users-secret', KEEP_ME: 'kept', CI: 'true', GITHUB_ACTIONS: 'true' };
   daemon = await startTestDaemon({ agentsFile, env });
   client = await connect({ home: daemon.home, env: cleanEnv() });
 });
@@ -77,6 +78,8 @@ describe('an agent run from an isolated HOME', () => {
     expect(text).toContain(`HOME=${homedir()}`);
     expect(text).toContain('TOKEN=users-real-token');
     expect(text).toContain('EXTRA=users-secret');
+    // A daemon started under CI still gives its agents an interactive terminal.
+    expect(text).toContain('CI=false GHA=unset');
     await client.remove(created.pane_id);
   });
 

@@ -82,7 +82,8 @@ describe('switchboard new --agent, with the real CLIs', () => {
         const prompted = await sb('prompt', id, 'say hello please');
         expect(prompted.code, prompted.stderr).toBe(0);
         const waited = await sb('wait', id, '--text', 'Hello from the scripted model', '--timeout', '60');
-        expect(waited.code, waited.stderr).toBe(0);
+        // On failure, show the screen: the one thing that tells why a CLI did not answer.
+        if (waited.code !== 0) expect.fail(`${waited.stderr}\nscreen:\n${(await sb('read', id, '--screen')).stdout}`);
         expect((await sb('read', id)).stdout).toContain('Hello from the scripted model.');
       } finally {
         guard.stop();

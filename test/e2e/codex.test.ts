@@ -7,6 +7,6 @@ const t = useTestDaemon();
 
 describe('codex in a pane, against the scripted model', () => {
   it('starts to its idle prompt, replies, asks for approval, runs the tool, and shows a model error', async () => {
-    await runAgentFlow(t, { agent: 'codex', errorStatus: 500, expectDialogs: ['model_migration'], errorShown: /■ / });
+    await runAgentFlow(t, { agent: 'codex', errorStatus: 500, expectDialogs: [], lateDialogs: ['model_migration'], keptModel: 'gpt-5.5', errorShown: /■ / });
   });
 });

@@ -1,0 +1,225 @@
+/**
+ * Choosing a dialog's option by its label, in a real PTY, against a menu that behaves like the
+ * CLIs' first-run dialogs, including the way they fail under load: a menu drawn before it reads keys.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentCatalog, answerDialog, defineProfile, menuChoiceFor, nextMenuKey, sendPrompt, type Dialog } from '../src/agents/index.js';
+import { PaneRegistry } from '../src/pane/index.js';
+import { tempDir } from './support/shell.js';
+
+const registry = new PaneRegistry();
+const scratch = tempDir('sb-menu-');
+const captures = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'cli-captures');
+
+afterAll(async () => {
+  await registry.close({ graceMs: 500 });
+  scratch.cleanup();
+});
+
+/**
+ * A menu like Codex's model nudge: "› 1. Try new model" highlighted, arrows move, Enter picks and
+ * prints the choice. Keys that arrive in its first `deafMs` are read and thrown away, as a TUI does
+ * while it is still setting up its input, and each arrow redraws only after `lagMs`.
+ */
+function menuProgram(labels: string[], { deafMs, lagMs }: { deafMs: number; lagMs: number }): string {
+  const file = path.join(scratch.dir, `menu-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `const labels = ${JSON.stringify(labels)};
+let at = 0;
+const started = Date.now();
+process.stdin.setRawMode(true);
+const draw = () => process.stdout.write('\\x1b[H\\x1b[2J  Pick one\\r\\n\\r\\n' + labels.map((l, i) => (i === at ? '› ' : '  ') + (i + 1) + '. ' + l).join('\\r\\n') + '\\r\\n\\r\\n  enter confirm\\r\\n');
+draw();
+process.stdin.on('data', (d) => {
+  if (Date.now() - started < ${deafMs}) return;
+  const s = d.toString();
+  if (s === '\\x1b[B' || s === '\\x1bOB') { at = Math.min(at + 1, labels.length - 1); setTimeout(draw, ${lagMs}); }
+  else if (s === '\\x1b[A' || s === '\\x1bOA') { at = Math.max(at - 1, 0); setTimeout(draw, ${lagMs}); }
+  else if (s === '\\r') { process.stdout.write('\\x1b[H\\x1b[2Jchose: ' + labels[at] + '\\r\\n'); setTimeout(() => process.exit(0), 50); }
+});
+`,
+  );
+  return file;
+}
+
+const MIGRATION: Dialog = {
+  id: 'model_migration',
+  when: ['Pick one'],
+  decides: 'keep_current_model',
+  options: { pattern: '^(?<selected>›)? *\\d+\\. +(?<label>.*\\S)' },
+  accept: { choose: '^Use existing model' },
+  decline: { choose: '^Try new model' },
+};
+
+async function chosen(pane: ReturnType<PaneRegistry['create']>): Promise<string> {
+  await pane.waitForExit();
+  return pane.readText(5).lines.find((l) => l.startsWith('chose: ')) ?? '(nothing chosen)';
+}
+
+describe('choosing a dialog option by its label', () => {
+  it('walks the highlight to the option and confirms it, even when the first key is lost', async () => {
+    const pane = registry.create({ argv: [process.execPath, menuProgram(['Try new model', 'Use existing model'], { deafMs: 400, lagMs: 0 })], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    // Blind keys ("Down, Enter") sent now would be lost to the deaf start and pick the default.
+    const keys = await answerDialog(pane, MIGRATION, 'accept');
+    expect(await chosen(pane)).toBe('chose: Use existing model');
+    expect(keys[keys.length - 1]).toBe('Enter');
+    expect(keys.filter((k) => k === 'Down').length).toBeGreaterThanOrEqual(1);
+  });
+
+  it('waits for each slow redraw instead of pressing ahead of the screen', async () => {
+    const labels = ['Alpha', 'Beta', 'Gamma', 'Delta'];
+    const pane = registry.create({ argv: [process.execPath, menuProgram(labels, { deafMs: 0, lagMs: 500 })], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    const keys = await answerDialog(pane, { ...MIGRATION, accept: { choose: '^Gamma$' } }, 'accept');
+    expect(await chosen(pane)).toBe('chose: Gamma');
+    expect(keys).toEqual(['Down', 'Down', 'Enter']);
+  });
+
+  it('comes back up when the highlight sits below the choice', async () => {
+    const pane = registry.create({ argv: [process.execPath, menuProgram(['Alpha', 'Beta', 'Gamma'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
+    for (let i = 0; i < 2; i++) {
+      await new Promise((resolve) => setTimeout(resolve, 150));
+      pane.sendKeys(['Down']);
+    }
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(pane.screenLines()).toContain('› 3. Gamma');
+    expect(await answerDialog(pane, { ...MIGRATION, accept: { choose: '^Alpha$' } }, 'accept')).toEqual(['Up', 'Up', 'Enter']);
+    expect(await chosen(pane)).toBe('chose: Alpha');
+  });
+
+  it('keeps the default when the default is the choice: Enter alone', async () => {
+    const pane = registry.create({ argv: [process.execPath, menuProgram(['Try new model', 'Use existing model'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    expect(await answerDialog(pane, MIGRATION, 'decline')).toEqual(['Enter']);
+    expect(await chosen(pane)).toBe('chose: Try new model');
+  });
+
+  it('refuses to guess when no option matches, or the highlight cannot be seen', async () => {
+    const pane = registry.create({ argv: [process.execPath, menuProgram(['One', 'Two'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 150));
+    await expect(answerDialog(pane, MIGRATION, 'accept')).rejects.toThrow(/no option on screen matches .*Use existing model.*"One", "Two"/);
+    const noMarker: Dialog = { ...MIGRATION, options: { pattern: '^(?<selected>»)? *\\d+\\. +(?<label>.*\\S)' }, accept: { choose: '^Two' } };
+    await expect(answerDialog(pane, noMarker, 'accept')).rejects.toThrow(/cannot see which option is highlighted/);
+    expect(pane.alive).toBe(true);
+  });
+});
+
+describe('the built-in profiles choose on their recorded dialogs', () => {
+  const catalog = new AgentCatalog();
+  const screenOf = (file: string): string[] => readFileSync(path.join(captures, file), 'utf8').replace(/\n$/, '').split('\n');
+  const dialog = (agent: string, id: string): Dialog => {
+    const found = catalog.get(agent).data.screens.flatMap((s) => s.dialogs).find((d) => d.id === id);
+    if (!found) throw new Error(`${agent} has no ${id} dialog`);
+    return found;
+  };
+
+  it("Codex's model nudge: keeping the model is one Down from the highlighted 'Try new model'", () => {
+    const lines = screenOf('codex-tui-onboarding-model-migration.txt');
+    const d = dialog('codex', 'model_migration');
+    expect(nextMenuKey(menuChoiceFor(d, 'accept') ?? expect.fail('choose'), lines)).toBe('Down');
+    expect(nextMenuKey(menuChoiceFor(d, 'decline') ?? expect.fail('choose'), lines)).toBe('Enter');
+  });
+
+  it("Claude Code's API key question: 'No (recommended)' is highlighted, 'Yes' is one Up", () => {
+    const lines = screenOf('claude-tui-onboarding-apikey-dialog.txt');
+    const d = dialog('claude', 'use_api_key');
+    expect(nextMenuKey(menuChoiceFor(d, 'accept') ?? expect.fail('choose'), lines)).toBe('Up');
+    expect(nextMenuKey(menuChoiceFor(d, 'decline') ?? expect.fail('choose'), lines)).toBe('Enter');
+  });
+});
+
+/**
+ * An agent whose model nudge opens after its idle prompt was drawn, as Codex's does under load:
+ * "idle> " first, then, `nudgeAfterMs` later (or on the first key, which it swallows), a menu that
+ * ignores keys for its first 200 ms. A
+ * line typed at the prompt is echoed back as "got: …"; the menu's choice is printed as "model: …".
+ */
+function lateNudgeAgent(nudgeAfterMs: number | 'first key'): string {
+  const file = path.join(scratch.dir, `late-nudge-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `let mode = 'idle', at = 0, line = '', shownAt = 0, model = 'unchanged';
+const labels = ['Try new model', 'Use existing model'];
+process.stdin.setRawMode(true);
+const out = (s) => process.stdout.write(s);
+const idle = () => { mode = 'idle'; out('\\x1b[H\\x1b[2Jmodel: ' + model + '\\r\\nidle> ' + line); };
+const menu = () => out('\\x1b[H\\x1b[2JNew model available\\r\\n' + labels.map((l, i) => (i === at ? '› ' : '  ') + (i + 1) + '. ' + l).join('\\r\\n') + '\\r\\n');
+idle();
+const nudge = () => { mode = 'menu'; shownAt = Date.now(); menu(); };
+let nudged = false;
+if (${JSON.stringify(nudgeAfterMs)} !== 'first key') setTimeout(() => { nudged = true; nudge(); }, ${JSON.stringify(nudgeAfterMs)});
+process.stdin.on('data', (d) => {
+  const s = d.toString();
+  if (!nudged) { nudged = true; return nudge(); }
+  if (mode === 'menu') {
+    if (Date.now() - shownAt < 200) return;
+    if (s === '\\x1b[B' || s === '\\x1bOB') { at = 1; menu(); }
+    else if (s === '\\x1b[A' || s === '\\x1bOA') { at = 0; menu(); }
+    else if (s === '\\r') { model = labels[at]; setTimeout(idle, 100); }
+    return;
+  }
+  if (s === '\\r') { out('\\r\\ngot: ' + line + '\\r\\n'); line = ''; setTimeout(() => process.exit(0), 50); }
+  else { line += s; out(s); }
+});
+`,
+  );
+  return file;
+}
+
+describe('a prompt sent while a late first-run dialog is up', () => {
+  const profile = defineProfile(
+    {
+      name: 'nudger',
+      binary: { names: ['nudger'] },
+      screens: [
+        {
+          versions: '*',
+          idle: ['^idle>'],
+          dialogs: [{ ...MIGRATION, when: ['New model available'] }],
+        },
+      ],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+    },
+    { builtin: false },
+  );
+  const target = { input: profile.data.input, screens: profile.screensFor(undefined), policy: { trustFolder: true, useEnvApiKey: false, keepCurrentModel: true } };
+
+  it('answers the dialog by policy first, then types the prompt at the idle prompt', async () => {
+    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(150)], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 400));
+    expect(pane.screenLines()).toContain('New model available');
+    await sendPrompt(pane, target, 'say hello please');
+    await pane.waitForExit();
+    const text = pane.readText(20).lines.join('\n');
+    expect(text).toContain('model: Use existing model');
+    expect(text).toContain('got: say hello please');
+  });
+
+  it('answers a dialog that opened after the text went in, before pressing Enter', async () => {
+    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(400)], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(pane.screenLines()[1]).toBe('idle>');
+    await sendPrompt(pane, target, 'say hello please');
+    await pane.waitForExit();
+    const text = pane.readText(20).lines.join('\n');
+    expect(text).toContain('model: Use existing model');
+    expect(text).toContain('got: say hello please');
+  });
+
+  it('types the prompt again when the dialog swallowed it', async () => {
+    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent('first key')], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(pane.screenLines()[1]).toBe('idle>');
+    await sendPrompt(pane, target, 'say hello please');
+    await pane.waitForExit();
+    const text = pane.readText(20).lines.join('\n');
+    expect(text).toContain('model: Use existing model');
+    expect(text).toContain('got: say hello please');
+  });
+});
