@@ -10,7 +10,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { waitForScreen, type Pane } from '../pane/index.js';
 import { detectScreen } from './detect.js';
 import { answerDialog, decideDialog, DEFAULT_FIRST_RUN_POLICY, untilScreen, type FirstRunPolicy } from './dialog-answer.js';
-import type { ProfileData, Screens } from './schema.js';
+import type { Dialog, ProfileData, Screens } from './schema.js';
 
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -58,8 +58,10 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
   await echo();
   if (input.enter_delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, input.enter_delay_ms));
   // A dialog that opened while the text went in would take the Enter: answer it first, and type
-  // the text again if the dialog swallowed it.
-  if ((await answerDialogsInTheWay(pane, target, signal)) && pattern && !pattern.test(pane.screenLines().join('\n'))) {
+  // the text again if the dialog swallowed it. Our own text drawn below a dialog shows that dialog
+  // is history (Gemini leaves its trust box on screen after a restart, and typed text hides the
+  // idle placeholder that would otherwise say so).
+  if ((await answerDialogsInTheWay(pane, target, signal, pattern)) && pattern && !pattern.test(pane.screenLines().join('\n'))) {
     type();
     await echo();
     if (input.enter_delay_ms > 0) await new Promise((resolve) => setTimeout(resolve, input.enter_delay_ms));
@@ -72,10 +74,16 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
  * Answers whatever first-run dialog is on screen, by policy, until none is; then waits for the
  * idle prompt to come back. Resolves true when it answered something.
  */
-async function answerDialogsInTheWay(pane: Pane, target: PromptTarget, signal?: AbortSignal): Promise<boolean> {
+async function answerDialogsInTheWay(pane: Pane, target: PromptTarget, signal?: AbortSignal, typed?: RegExp): Promise<boolean> {
   const { screens } = target;
   if (!screens) return false;
-  const dialogNow = (lines: readonly string[] = pane.screenLines()) => detectScreen(screens, { lines }).dialog;
+  const dialogNow = (lines: readonly string[] = pane.screenLines()): Dialog | undefined => {
+    const seen = detectScreen(screens, { lines });
+    if (!seen.dialog || !seen.evidence) return undefined;
+    const dialogRow = seen.evidence.row;
+    if (typed && lines.some((line, row) => row > dialogRow && typed.test(line))) return undefined;
+    return seen.dialog;
+  };
   const answers = new Map<string, number>();
   for (let dialog = dialogNow(); dialog; dialog = dialogNow()) {
     signal?.throwIfAborted();

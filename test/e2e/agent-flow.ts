@@ -70,7 +70,7 @@ export function flowScenario(errorStatus: number): Scenario {
 }
 
 /** Polls the pane's screen until the profile's detection says `kind` (and `extra` holds). */
-async function until(client: SwitchboardClient, paneId: string, detect: (screen: ScreenRows) => Detection, kind: ScreenKind, what: string, extra: (d: Detection, lines: string[]) => boolean = () => true, timeoutMs = 60_000): Promise<Detection> {
+async function until(client: SwitchboardClient, paneId: string, detect: (screen: ScreenRows) => Detection, kind: ScreenKind, what: string, extra: (d: Detection, lines: string[]) => boolean = () => true, timeoutMs = 30_000): Promise<Detection> {
   const deadline = Date.now() + timeoutMs;
   let lines: string[] = [];
   let d: Detection = { kind: 'unknown' };
