@@ -91,17 +91,25 @@ async function startTmux(tmux: TmuxServer, profile: AgentProfile, binary: string
         if (last !== undefined && now - last < DIALOG_REPEAT_MS) continue;
         if (dialogSince?.id !== seen.dialog.id) dialogSince = { id: seen.dialog.id, at: now };
         if (now - dialogSince.at < DIALOG_SETTLE_MS) continue;
-        dialogSince = undefined;
         const decision = decideDialog(seen.dialog, DEFAULT_FIRST_RUN_POLICY);
         const choice = menuChoiceFor(seen.dialog, decision);
         if (choice) {
-          // One step per look, as Switchboard does it: an arrow, then look again, until Enter.
-          const key = nextMenuKey(choice, lines);
+          // One step per look, as Switchboard does it: an arrow, then look again, until Enter. The
+          // dialog has settled already: the next step does not wait for it again.
+          let key: string;
+          try {
+            key = nextMenuKey(choice, lines);
+          } catch {
+            continue; // a half-drawn frame: look again (a menu that never fits ends at the 90 s limit)
+          }
           await tmux.run(['send-keys', '-t', pane, key]);
-          if (key === 'Enter') answered.set(seen.dialog.id, now);
-          else await sleep(KEY_GAP_MS);
+          if (key === 'Enter') {
+            answered.set(seen.dialog.id, now);
+            dialogSince = undefined;
+          } else await sleep(KEY_GAP_MS);
           continue;
         }
+        dialogSince = undefined;
         answered.set(seen.dialog.id, now);
         for (const [i, key] of (seen.dialog[decision] as string[]).entries()) {
           if (i > 0) await sleep(KEY_GAP_MS);

@@ -15,6 +15,7 @@ import { DaemonProcess } from './daemon-process.js';
 import { percentile, rssMiB, sample, sleep } from './stats.js';
 import { TmuxServer, tmuxVersion } from './tmux.js';
 import { measureAgentStarts, median } from './agent-start.js';
+import { measureAgentStates } from './agent-states.js';
 
 interface Figure {
   name: string;
@@ -28,6 +29,8 @@ interface Figure {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const results: Figure[] = [];
 const PEER = 'tmux';
+/** The state bench's peer: ccmanager's detection rule, run on the same pane (bench/agent-states.ts). */
+const STATE_PEER = 'ccmanager rule';
 const SHELL_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' };
 const BASH_PROGRAM = 'bash';
 const BASH_ARGS = ['--norc', '--noprofile'];
@@ -37,7 +40,7 @@ const TMUX_BASH = "env PS1='PROMPT$ ' HISTFILE=/dev/null bash --norc --noprofile
 function record(name: string, unit: string, ours: number, peer: number | null, better: 'lower' | 'higher', peerName: string | null = PEER): void {
   const round = (v: number): number => Number(v.toFixed(v < 1 ? 4 : 2));
   results.push({ name, unit, ours: round(ours), peer: peer === null ? null : round(peer), peer_name: peer === null ? null : peerName, better });
-  const ratio = peer === null ? '' : better === 'lower' ? `${(peer / ours).toFixed(1)}x` : `${(ours / peer).toFixed(2)}x`;
+  const ratio = peer === null || peer <= 0 || ours <= 0 ? '' : better === 'lower' ? `${(peer / ours).toFixed(1)}x` : `${(ours / peer).toFixed(2)}x`;
   console.log(`${name.padEnd(58)} ${round(ours).toString().padStart(10)} ${(peer === null ? '-' : round(peer).toString()).padStart(10)} ${unit.padEnd(6)} ${ratio}`);
 }
 
@@ -337,6 +340,32 @@ async function agentStarts(name: string): Promise<void> {
   }
 }
 
+async function agentStates(): Promise<void> {
+  const turns = Number(process.env.SWITCHBOARD_BENCH_TURNS ?? 50);
+  console.log(`\n# Agent states over ${turns} turns per CLI: ours (event-driven tracker, CodingAgent.execute) vs ccmanager's rule (look every 100 ms, idle after 1.5 s unchanged), same pane`);
+  const agentClis = path.join(here, '..', 'test', 'agent-clis');
+  const binaryDirs = [path.join(agentClis, 'node_modules', '.bin')];
+  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(agentClis, 'opencode-plugin');
+  const only = (process.env.SWITCHBOARD_BENCH_AGENTS ?? '').split(',').filter(Boolean);
+  for (const f of await measureAgentStates(binaryDirs, turns, only)) {
+    const label = `${f.agent} ${f.version ?? ''}`.trimEnd();
+    // A figure with no samples is left out rather than written as NaN; the problems below say why.
+    const both = (name: string, ours: number[], peer: number[], q: number): void => {
+      if (ours.length === 0) return;
+      record(name, 'ms', percentile(ours, q), peer.length > 0 ? percentile(peer, q) : null, 'lower', STATE_PEER);
+    };
+    both(`approval drawn to waiting_approval p50: ${label}`, f.approvalLatency.ours, f.approvalLatency.peer, 50);
+    both(`approval drawn to waiting_approval p99: ${label}`, f.approvalLatency.ours, f.approvalLatency.peer, 99);
+    both(`reply finished to idle p50: ${label}`, f.idleLatency.ours, f.idleLatency.peer, 50);
+    both(`reply finished to idle p99: ${label}`, f.idleLatency.ours, f.idleLatency.peer, 99);
+    record(`approval prompts never seen, of ${f.turns}: ${label}`, 'turns', f.ourMissedApprovals, f.peerMissedApprovals, 'lower', STATE_PEER);
+    record(`false completions in ${f.turns} turns: ${label}`, 'turns', f.falseCompletions.ours, f.falseCompletions.peer, 'lower', STATE_PEER);
+    record(`turns completed of ${f.turns}: ${label}`, 'turns', f.completed, null, 'higher');
+    record(`mid-turn idle events (not acted on) in ${f.turns} turns: ${label}`, 'turns', f.falseIdleEvents, null, 'lower');
+    for (const problem of f.problems) console.log(`  ${f.agent}: ${problem}`);
+  }
+}
+
 /** Sections by name; `npm run bench -- agents` runs only those named and merges them into latest.json. */
 const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   panes: async (name) => {
@@ -356,6 +385,7 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   },
   memory,
   agents: agentStarts,
+  states: agentStates,
 };
 
 async function main(): Promise<void> {

@@ -119,6 +119,10 @@ export function profileProblems(data: ProfileData): string[] {
   checkKeys('approval_keys.allow_once', data.approval_keys.allow_once);
   checkKeys('approval_keys.allow_always', data.approval_keys.allow_always);
   checkKeys('approval_keys.deny', data.approval_keys.deny);
+  if (data.status_file) {
+    const normalized = path.normalize(data.status_file.path);
+    if (path.isAbsolute(data.status_file.path) || normalized === '..' || normalized.startsWith(`..${path.sep}`)) problems.push(`status_file.path: '${data.status_file.path}' must be a path inside the home`);
+  }
   for (const file of Object.keys(data.home_files)) {
     const normalized = path.normalize(file);
     if (path.isAbsolute(file) || normalized === '..' || normalized.startsWith(`..${path.sep}`) || normalized === '.') {

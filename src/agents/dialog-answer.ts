@@ -93,16 +93,20 @@ export async function answerDialog(pane: Pane, dialog: Dialog, decision: 'accept
  */
 export async function chooseMenuOption(pane: Pane, choice: MenuChoice, signal?: AbortSignal): Promise<string[]> {
   const pressed: string[] = [];
-  for (let step = 0; step <= MAX_MENU_STEPS; step++) {
+  const readable = (now: readonly string[]): boolean => highlightedRow(choice, now) >= 0;
+  for (let arrows = 0; arrows < MAX_MENU_STEPS; ) {
     signal?.throwIfAborted();
     if (!pane.alive) throw new Error('the pane exited while a menu option was chosen');
+    // A frame caught half-drawn shows no highlight: wait for a whole one before judging.
+    if (!readable(pane.screenLines())) await untilScreen(pane, readable, MENU_STEP_TIMEOUT_MS, signal);
     const lines = pane.screenLines();
     const key = nextMenuKey(choice, lines);
     pane.sendKeys([key]);
     pressed.push(key);
     if (key === 'Enter') return pressed;
+    arrows++;
     const from = highlightedRow(choice, lines);
-    await untilScreen(pane, (now) => highlightedRow(choice, now) !== from, MENU_STEP_TIMEOUT_MS, signal);
+    await untilScreen(pane, (now) => readable(now) && highlightedRow(choice, now) !== from, MENU_STEP_TIMEOUT_MS, signal);
   }
   throw new Error(`the highlight did not reach ${String(choice.target)} after ${MAX_MENU_STEPS} keys`);
 }
@@ -124,7 +128,7 @@ export function untilScreen(pane: Pane, done: (lines: readonly string[]) => bool
     });
     const exit = pane.onExit(onAbort);
     signal?.addEventListener('abort', onAbort);
-    if (signal?.aborted) onAbort();
+    if (signal?.aborted || !pane.alive) onAbort();
     else if (done(pane.screenLines())) finish(true);
   });
 }

@@ -14,3 +14,4 @@ export { AgentStateTracker, AGENT_STATES, IDLE_SETTLE_MS, type AgentState, type 
 export { parseApproval, optionFor, meaningOfLabel, type ApprovalRequest, type ApprovalOption, type ToolKind, type AnswerMeaning } from './approval-request.js';
 export { TOOL_KINDS, type ApprovalRequestSpec } from './schema.js';
 export { answerDialog, chooseMenuOption, menuChoiceFor, nextMenuKey, untilScreen, MENU_STEP_TIMEOUT_MS, type MenuChoice } from './dialog-answer.js';
+export { readStatusFile, statusFilePath, type SelfReport, type StatusFileSpec } from './status-file.js';

@@ -200,6 +200,22 @@ export const profileSchema = z.strictObject({
       pattern: z.string(),
     })
     .optional(),
+  /**
+   * A file in which the CLI reports its own state while it runs (Claude Code's
+   * ~/.claude/sessions/<pid>.json): a JSON object whose `field` holds one of the listed values.
+   * Turn completion then also needs the CLI to say it is idle, once the file has been written
+   * during the turn (a file that never changes says nothing).
+   */
+  status_file: z
+    .strictObject({
+      /** Under the agent's HOME; {pid} is the CLI's process id. */
+      path: z.string().min(1),
+      field: z.string().min(1),
+      idle: z.array(z.string().min(1)).min(1),
+      busy: z.array(z.string().min(1)).default([]),
+      waiting: z.array(z.string().min(1)).default([]),
+    })
+    .optional(),
   /** Files written into an isolated HOME before start (user profiles; templates with {cwd} and {model_url}). */
   home_files: z.record(z.string(), z.string()).default({}),
 });

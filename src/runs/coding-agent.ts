@@ -8,8 +8,9 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
-import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, answerDialog, decideDialog, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressKeys, sendPrompt, startAgent, type AgentProfile, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
+import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, answerDialog, decideDialog, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressKeys, readStatusFile, sendPrompt, startAgent, type AgentProfile, type Dialog, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
 import { PaneRegistry, type Pane } from '../pane/index.js';
+import { collectProcessTree } from '../platform/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
 import { extractFinalMessage } from './final-message.js';
@@ -44,6 +45,8 @@ export interface ExecuteResult {
   question: string | null;
   /** Every state change of the task, with its evidence. */
   states: StateChange[];
+  /** For completed: the signals that together ended the turn ("idle prompt", "quiet 700 ms", "status file: idle", …). */
+  completedBy: string[];
 }
 
 export type ProgressEvent =
@@ -85,18 +88,25 @@ const COMPLETION_QUIET_MS = 700;
 const NO_WORK_QUIET_MS = 2_500;
 /** After keys answer an approval, the same prompt still on screen this long is answered again. */
 const APPROVAL_RETRY_MS = 3_000;
+/** Questions in a row that onQuestion may answer within one task before it is handed back. */
+const MAX_QUESTION_ROUNDS = 5;
+/** How long a finished screen waits for a status file that still says "busy" before the screen wins. */
+const STATUS_FILE_PATIENCE_MS = 15_000;
 
 interface Session {
   pane: Pane;
   tracker: AgentStateTracker;
   workdir: string;
   version: string | undefined;
+  /** The process whose status file the CLI writes, once found. */
+  statusPid?: number;
 }
 
 interface TurnOutcome {
   status: ExecuteStatus;
   errorMessage: string | null;
   question: string | null;
+  completedBy?: string[];
 }
 
 function toPolicy(autoApprove: CodingAgentOptions['autoApprove']): ApprovalPolicy {
@@ -156,11 +166,26 @@ export class CodingAgent {
     let before: WorkdirSnapshot | undefined;
     let outcome: TurnOutcome;
     let startLines = 0;
+    /** The last thing typed in: the task, or an answer to the model's question. */
+    let lastPrompt = task;
     try {
       before = await snapshotWorkdir(options.workdir);
       const session = await this.ensureSession(options.workdir, options.signal);
       startLines = session.pane.readText(0).totalLines;
       outcome = await this.runTurn(session, task, options.signal, states, approvals);
+      // A reply that ends in a question is the model asking, not done: the caller's onQuestion
+      // answers it and the task goes on (a few rounds at most), or the task hands it back.
+      for (let round = 0; outcome.status === 'completed' && round < MAX_QUESTION_ROUNDS; round++) {
+        const reply = extractFinalMessage(this.profile, session.pane.screenLines(), lastPrompt);
+        if (!reply?.trimEnd().endsWith('?')) break;
+        const answer = this.options.onQuestion ? await this.options.onQuestion(reply) : null;
+        if (answer === null || answer.trim() === '') {
+          outcome = { status: 'needs_input', errorMessage: null, question: reply };
+          break;
+        }
+        lastPrompt = answer;
+        outcome = await this.runTurn(session, answer, options.signal, states, approvals);
+      }
     } catch (err) {
       outcome = this.outcomeOfError(err, options.signal);
     }
@@ -168,7 +193,8 @@ export class CodingAgent {
     if (outcome.status === 'cancelled' || outcome.status === 'timeout' || !this.session?.pane.alive) await this.close();
     const session = this.session;
     const outputLog = session ? this.outputSince(session.pane, startLines) : '';
-    const finalMessage = session ? extractFinalMessage(this.profile, session.pane.screenLines(), task) : null;
+    const finalMessage = session ? extractFinalMessage(this.profile, session.pane.screenLines(), lastPrompt) : null;
+    // Still a question after the rounds allowed: hand it back.
     if (outcome.status === 'completed' && finalMessage?.trimEnd().endsWith('?')) {
       outcome = { status: 'needs_input', errorMessage: null, question: finalMessage };
     }
@@ -186,6 +212,7 @@ export class CodingAgent {
       errorMessage: outcome.errorMessage,
       question: outcome.question,
       states,
+      completedBy: outcome.status === 'completed' ? (outcome.completedBy ?? []) : [],
     };
   }
 
@@ -203,6 +230,31 @@ export class CodingAgent {
     await this.close();
     await this.registry.close({ graceMs: 2_000 });
     this.progress.dispose();
+  }
+
+  /**
+   * What the CLI's status file says, if its profile names one. The file is named by the CLI's pid,
+   * which is the pane's process unless a wrapper script started it: then it is looked up once
+   * among the pane's process tree.
+   */
+  private readSelfReport(session: Session): SelfReport | undefined {
+    const spec = this.profile.data.status_file;
+    if (!spec) return undefined;
+    const home = this.options.sandbox?.home ?? homedir();
+    if (session.statusPid !== undefined) return readStatusFile(spec, home, session.statusPid);
+    const direct = readStatusFile(spec, home, session.pane.pid);
+    if (direct) {
+      session.statusPid = session.pane.pid;
+      return direct;
+    }
+    for (const pid of collectProcessTree(session.pane.pid)) {
+      const report = readStatusFile(spec, home, pid);
+      if (report) {
+        session.statusPid = pid;
+        return report;
+      }
+    }
+    return undefined;
   }
 
   private outcomeOfError(err: unknown, signal: AbortSignal | undefined): TurnOutcome {
@@ -245,6 +297,7 @@ export class CodingAgent {
     // Dialogs that open after start-up are answered as the ones before it were.
     const dialogPolicy = firstRunPolicyOf(pane) ?? DEFAULT_FIRST_RUN_POLICY;
     const promptTarget = { input: this.profile.data.input, screens, policy: dialogPolicy };
+    const selfReport = (): SelfReport | undefined => this.readSelfReport(session);
     return new Promise<TurnOutcome>((resolve) => {
       const started = performance.now();
       let submitted = false;
@@ -252,6 +305,11 @@ export class CodingAgent {
       let busyWithCallback = false;
       // A late first-run dialog is being answered: its own redraws must not start a second answer.
       let answeringDialog = false;
+      let dialogAnsweredAt = 0;
+      /** Since when the screen has said "done" while the CLI's status file said it still works. */
+      let screenDoneSince: number | undefined;
+      /** When the prompt went in (ms since the epoch): a status file older than this says nothing about the turn. */
+      let submittedAt = Number.POSITIVE_INFINITY;
       let lastScreen = '';
       let screenAtSubmit = '';
       let lastChange = performance.now();
@@ -313,6 +371,18 @@ export class CodingAgent {
         tracker.refresh();
       };
 
+      /** Answers a late first-run dialog; check() answers it again if it is still there a while later (a lost key). */
+      const answerLateDialog = (dialog: Dialog): void => {
+        if (answeringDialog) return;
+        answeringDialog = true;
+        answerDialog(pane, dialog, decideDialog(dialog, dialogPolicy), signal)
+          .catch(() => undefined)
+          .finally(() => {
+            answeringDialog = false;
+            dialogAnsweredAt = performance.now();
+          });
+      };
+
       const answerQuestion = async (question: string): Promise<void> => {
         if (!this.options.onQuestion) {
           finish({ status: 'needs_input', errorMessage: null, question });
@@ -352,12 +422,7 @@ export class CodingAgent {
             // policy as at start-up; only other questions go to the caller.
             const dialog = tracker.lastDetection.dialog;
             if (dialog) {
-              if (!answeringDialog) {
-                answeringDialog = true;
-                answerDialog(pane, dialog, decideDialog(dialog, dialogPolicy), signal)
-                  .catch(() => undefined)
-                  .finally(() => (answeringDialog = false));
-              }
+              answerLateDialog(dialog);
               return;
             }
             if (!busyWithCallback) answerQuestion(change.question ?? change.evidence?.line ?? 'the agent is asking something').catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
@@ -402,11 +467,31 @@ export class CodingAgent {
           answerApproval().catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
           return;
         }
+        const dialog = state === 'waiting_input' ? tracker.lastDetection.dialog : undefined;
+        if (dialog && now - dialogAnsweredAt > APPROVAL_RETRY_MS) {
+          answerLateDialog(dialog);
+          return;
+        }
         if (state !== 'idle') return;
         const quiet = Math.min(now - lastChange, Date.now() - pane.lastOutputTime);
         // Without any sign of work, only a reply drawn since the prompt went in can end the turn.
         const replied = workSeen || text !== screenAtSubmit;
-        if (replied && quiet >= (workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS)) finish({ status: 'completed', errorMessage: null, question: null });
+        const needQuiet = workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS;
+        if (!replied || quiet < needQuiet) {
+          screenDoneSince = undefined;
+          return;
+        }
+        const completedBy = ['idle prompt', `quiet ${needQuiet} ms`, workSeen ? 'work seen' : 'reply drawn'];
+        // The CLI's own word, where it keeps one and wrote it this turn: while it says it works, the
+        // turn goes on. Not forever: a CLI that stopped updating the file must not hang the task.
+        const report = selfReport();
+        const heard = report && report.writtenAt >= submittedAt ? report : undefined;
+        if (heard && (heard.state === 'busy' || heard.state === 'waiting')) {
+          screenDoneSince ??= now;
+          if (now - screenDoneSince < STATUS_FILE_PATIENCE_MS) return;
+          completedBy.push(`status file still said ${heard.value} after ${STATUS_FILE_PATIENCE_MS / 1000} s of a finished screen`);
+        } else if (heard) completedBy.push(`status file: ${heard.value}`);
+        finish({ status: 'completed', errorMessage: null, question: null, completedBy });
       };
 
       const sub = tracker.onChange(onState);
@@ -420,6 +505,7 @@ export class CodingAgent {
       sendPrompt(pane, promptTarget, task, signal).then(
         () => {
           submitted = true;
+          submittedAt = Date.now();
           lastChange = performance.now();
           screenAtSubmit = pane.screenLines().join('\n');
           // A state reached while the prompt was typed counts too.

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { CodingAgent, type ExecuteResult, type ProgressEvent } from '../../src/index.js';
+import { CodingAgent, type CodingAgentOptions, type ExecuteResult, type ProgressEvent } from '../../src/index.js';
 import { ModelServer, type Scenario } from '../../src/model-server/index.js';
 import { tempDir } from '../support/shell.js';
 import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
@@ -26,6 +26,8 @@ export interface ExecuteFlowOptions {
    * asked (never allowed) when the CLI first asks for access to the folder (OpenCode).
    */
   refusal?: 'deny' | 'ask_folder';
+  /** The CLI reports its own state in a file (Claude Code): completion must have heard it say idle. */
+  statusFile?: boolean;
 }
 
 export const QUESTION = 'Which port should the server listen on?';
@@ -55,6 +57,20 @@ export function executeScenario(errorStatus: number): Scenario {
   };
 }
 
+/** A CodingAgent on the pinned CLI in an isolated HOME against the scripted model; progress events other than output go to `events`. */
+export function sandboxedAgentOptions(tool: string, home: string, modelUrl: string, events: ProgressEvent[]): CodingAgentOptions {
+  return {
+    tool,
+    sandbox: { home, modelUrl },
+    binaryDirs: AGENT_BIN_DIRS,
+    timeoutMs: 120_000,
+    idleTimeoutMs: 60_000,
+    onProgress: (e) => {
+      if (e.type !== 'output') events.push(e);
+    },
+  };
+}
+
 function git(cwd: string, ...args: string[]): void {
   execFileSync('git', args, { cwd, stdio: 'ignore', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t' } });
 }
@@ -78,17 +94,7 @@ export async function runExecuteFlow(options: ExecuteFlowOptions): Promise<void>
     git(work.dir, 'commit', '-q', '-m', 'start');
   }
   const events: ProgressEvent[] = [];
-  const agent = new CodingAgent({
-    tool: options.agent,
-    autoApprove: true,
-    sandbox: { home: home.dir, modelUrl: model.url },
-    binaryDirs: AGENT_BIN_DIRS,
-    timeoutMs: 120_000,
-    idleTimeoutMs: 60_000,
-    onProgress: (e) => {
-      if (e.type !== 'output') events.push(e);
-    },
-  });
+  const agent = new CodingAgent({ ...sandboxedAgentOptions(options.agent, home.dir, model.url, events), autoApprove: true });
   try {
     // 1. A shell command that writes a file, approved by policy (inside the workdir).
     const made = await agent.execute('create the report please', { workdir: work.dir });
@@ -105,6 +111,8 @@ export async function runExecuteFlow(options: ExecuteFlowOptions): Promise<void>
     expect(made.finalMessage, explain(made)).toContain('Created report.txt');
     expect(made.states.map((s) => s.state)).toContain('waiting_approval');
     expect(made.outputLog).toContain('Created report.txt');
+    expect(made.completedBy).toEqual(expect.arrayContaining(['idle prompt', 'work seen']));
+    if (options.statusFile) expect(made.completedBy).toContain('status file: idle');
 
     // 2. The model asks instead of working: the task hands the question back.
     const asked = await agent.execute('set up the server please', { workdir: work.dir });

@@ -61,6 +61,9 @@ export const claude = defineProfile(
     ],
     approval_keys: { allow_once: ['1'], allow_always: ['2'], deny: ['Escape'] },
     transcript: { format: 'claude-jsonl', dir: '.claude/projects/{cwd_dashed}', pattern: '*.jsonl' },
+    // Kept up to date while it runs: "busy", "idle", or "waiting" with waitingFor ("permission prompt"
+    // while an approval is up), as seen with 2.1.197.
+    status_file: { path: '.claude/sessions/{pid}.json', field: 'status', idle: ['idle'], busy: ['busy'], waiting: ['waiting'] },
   },
   (s) => {
     // Onboarding (connectivity check, theme, login) cannot pass offline: mark it done. Folder trust
