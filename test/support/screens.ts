@@ -20,6 +20,8 @@ export function maskVolatile(screen: string): string {
     .replace(/[■⬝]{4,}/g, 'PROGRESS')
     // Claude Code blinks the dot before a running tool's progress line.
     .replace(/^[● ] (?=.*\(ctrl\+o to expand\)$)/gm, 'BLINK ')
+    // Codex notes "Worked for 1s • 07:11" under a turn only when the turn took long enough.
+    .replace(/^ +Worked for DURATION • TIME$/gm, '')
     .replace(/[ \t]+$/gm, '');
 }
 
