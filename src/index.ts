@@ -11,3 +11,6 @@ export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, 
 export { CodingAgent, AUTO_APPROVE_POLICY, ASK_POLICY, evaluatePolicy, parsePolicy, loadPolicyFile, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent, type ApprovalPolicy, type PolicyRule, type PolicyVerdict } from './runs/index.js';
 export { MsgStore, type MsgStoreOptions, type MsgStoreStats, type StoredMsg, type SubscribeOptions, type BatchListener } from './events/msg-store.js';
 export { AnsiSpanParser, ansiToSpans, spansToHtml, type AnsiColor, type SpanStyle, type StyledSpan } from './events/ansi-spans.js';
+export { ENTRY_TYPES, type NormalizedEntry, type NormalizedEntryType, type EntryMetadata, type Normalizer } from './events/entry.js';
+export { ClaudeStreamJsonNormalizer } from './events/normalize-claude.js';
+export { CodexExecJsonNormalizer } from './events/normalize-codex.js';
