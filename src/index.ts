@@ -14,3 +14,5 @@ export { AnsiSpanParser, ansiToSpans, spansToHtml, type AnsiColor, type SpanStyl
 export { ENTRY_TYPES, type NormalizedEntry, type NormalizedEntryType, type EntryMetadata, type Normalizer } from './events/entry.js';
 export { ClaudeStreamJsonNormalizer } from './events/normalize-claude.js';
 export { CodexExecJsonNormalizer } from './events/normalize-codex.js';
+export { GeminiStreamJsonNormalizer } from './events/normalize-gemini.js';
+export { OpenCodeJsonNormalizer } from './events/normalize-opencode.js';

@@ -36,6 +36,8 @@ export interface Normalizer {
   line(text: string): NormalizedEntry[];
   /** Lines that could not be read (each became a raw entry). */
   readonly unparsed: number;
+  /** At the end of the stream: what was still being put together (a message streamed in pieces). */
+  end?(): NormalizedEntry[];
 }
 
 /** What a tool call is, by its name: a shell command, a file edit, a file read, or another tool. */

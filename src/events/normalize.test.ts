@@ -5,9 +5,11 @@ import { fileURLToPath } from 'node:url';
 import type { NormalizedEntry, Normalizer } from './entry.js';
 import { ClaudeStreamJsonNormalizer } from './normalize-claude.js';
 import { CodexExecJsonNormalizer } from './normalize-codex.js';
+import { GeminiStreamJsonNormalizer } from './normalize-gemini.js';
+import { OpenCodeJsonNormalizer } from './normalize-opencode.js';
 
 const captures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'cli-captures');
-const run = (normalizer: Normalizer, file: string): NormalizedEntry[] => readFileSync(path.join(captures, file), 'utf8').split('\n').flatMap((l) => normalizer.line(l));
+const run = (normalizer: Normalizer, file: string): NormalizedEntry[] => [...readFileSync(path.join(captures, file), 'utf8').split('\n').flatMap((l) => normalizer.line(l)), ...(normalizer.end?.() ?? [])];
 /** The shape of a sequence: type, and what matters of each entry. */
 const shape = (entries: NormalizedEntry[]): unknown[] => entries.map((e) => [e.type, e.metadata?.status ?? null, e.metadata?.toolName ?? null]);
 const fixedClock = (): number => 1_000;
@@ -117,8 +119,70 @@ describe("Codex's exec --json, recorded from the real CLI", () => {
   });
 });
 
+describe("Gemini CLI's stream-json, recorded from the real CLI", () => {
+  it('a streamed reply becomes one message', () => {
+    const entries = run(new GeminiStreamJsonNormalizer(fixedClock), 'gemini-headless-text.jsonl');
+    expect(shape(entries)).toEqual([
+      ['system_message', null, null],
+      ['user_message', null, null],
+      ['assistant_message', null, null],
+    ]);
+    expect(entries[2]).toMatchObject({ content: 'Hello from fake model', timestamp: Date.parse('2026-11-22T02:02:45.479Z') });
+  });
+
+  it('a shell command and its result, paired by tool id, then the reply', () => {
+    const entries = run(new GeminiStreamJsonNormalizer(fixedClock), 'gemini-headless-tool-yolo.jsonl');
+    expect(shape(entries)).toEqual([
+      ['system_message', null, null],
+      ['user_message', null, null],
+      ['command_run', 'running', 'run_shell_command'],
+      ['tool_result', 'success', 'run_shell_command'],
+      ['assistant_message', null, null],
+    ]);
+    expect(entries[3]?.content).toBe('hello-from-tool');
+    expect(entries[4]?.content).toBe('Done: the command ran. Final answer from fake model.');
+    expectPaired(entries);
+  });
+
+  it('a reply still streaming when the stream ends is given out by end()', () => {
+    const n = new GeminiStreamJsonNormalizer(fixedClock);
+    expect(n.line(JSON.stringify({ type: 'message', role: 'assistant', content: 'half ', delta: true }))).toEqual([]);
+    expect(n.line(JSON.stringify({ type: 'message', role: 'assistant', content: 'done', delta: true }))).toEqual([]);
+    expect(n.end().map((e) => e.content)).toEqual(['half done']);
+    expect(n.end()).toEqual([]);
+  });
+});
+
+describe("OpenCode's run --format json, recorded from the real CLI", () => {
+  it('a text reply', () => {
+    const entries = run(new OpenCodeJsonNormalizer(fixedClock), 'opencode-headless-text.jsonl');
+    expect(entries.map((e) => [e.type, e.content])).toEqual([['assistant_message', 'Hello from fake model']]);
+    expect(entries[0]?.timestamp).toBe(1795313048180);
+  });
+
+  it('a command with its result in one line: call and result, paired, with the exit code', () => {
+    const entries = run(new OpenCodeJsonNormalizer(fixedClock), 'opencode-headless-tool.jsonl');
+    expect(shape(entries)).toEqual([
+      ['command_run', 'running', 'bash'],
+      ['tool_result', 'success', 'bash'],
+      ['assistant_message', null, null],
+    ]);
+    expect(entries[1]).toMatchObject({ content: 'hello-from-tool\n', metadata: { exitCode: 0, toolCallId: 'call_fake_2' } });
+    expectPaired(entries);
+  });
+
+  it('a command the user rejected: its result failed, with the reason', () => {
+    const entries = run(new OpenCodeJsonNormalizer(fixedClock), 'opencode-headless-tool-ask.jsonl');
+    expect(shape(entries).slice(0, 2)).toEqual([
+      ['command_run', 'running', 'bash'],
+      ['tool_result', 'failed', 'bash'],
+    ]);
+    expect(entries[1]?.content).toBe('The user rejected permission to use this specific tool call.');
+  });
+});
+
 describe('lines that cannot be read', () => {
-  it.each([new ClaudeStreamJsonNormalizer(fixedClock), new CodexExecJsonNormalizer(fixedClock)])('become raw entries and are counted, never dropped ($format)', (n) => {
+  it.each([new ClaudeStreamJsonNormalizer(fixedClock), new CodexExecJsonNormalizer(fixedClock), new GeminiStreamJsonNormalizer(fixedClock), new OpenCodeJsonNormalizer(fixedClock)])('become raw entries and are counted, never dropped ($format)', (n) => {
     const entries = ['not json', '{"half": ', '[1,2]', '{"no_type": true}', ''].flatMap((l) => n.line(l));
     expect(entries.map((e) => [e.type, e.content])).toEqual([
       ['raw', 'not json'],
