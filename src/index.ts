@@ -16,3 +16,4 @@ export { ClaudeStreamJsonNormalizer } from './events/normalize-claude.js';
 export { CodexExecJsonNormalizer } from './events/normalize-codex.js';
 export { GeminiStreamJsonNormalizer } from './events/normalize-gemini.js';
 export { OpenCodeJsonNormalizer } from './events/normalize-opencode.js';
+export { negotiateSchema, StreamEventEncoder, SCHEMA_VERSIONS, type SchemaVersion, type StreamEvent, type StreamEventType, type StreamEventV1, type StreamEventV2, type RunOutcome } from './events/stream-events.js';
