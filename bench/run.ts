@@ -16,6 +16,7 @@ import { percentile, rssMiB, sample, sleep } from './stats.js';
 import { TmuxServer, tmuxVersion } from './tmux.js';
 import { measureAgentStarts, median } from './agent-start.js';
 import { measureAgentStates } from './agent-states.js';
+import { measureEvents } from './events.js';
 
 interface Figure {
   name: string;
@@ -366,6 +367,11 @@ async function agentStates(): Promise<void> {
   }
 }
 
+async function events(): Promise<void> {
+  console.log('\n# Structured output: normalizers and the MsgStore, one core, this process (no peer runs these formats)');
+  for (const f of await measureEvents()) record(f.name, f.unit, f.value, null, f.unit === 'MiB' ? 'lower' : 'higher');
+}
+
 /** Sections by name; `npm run bench -- agents` runs only those named and merges them into latest.json. */
 const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   panes: async (name) => {
@@ -386,6 +392,7 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   memory,
   agents: agentStarts,
   states: agentStates,
+  events,
 };
 
 async function main(): Promise<void> {

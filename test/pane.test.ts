@@ -47,6 +47,12 @@ describe('panes with real shells', () => {
     expect(cmdPane.readText(10).lines).toContain('one-42');
   });
 
+  it("gives the program $PWD for its own cwd, not the daemon's", async () => {
+    const pane = registry.create({ argv: ['sh', '-c', 'echo "pwd=$PWD"'], cwd: dir });
+    await pane.waitForExit();
+    expect(pane.readText(5).lines).toContain(`pwd=${dir}`);
+  });
+
   it('reports the signal that ended a process', async () => {
     const pane = registry.create({ argv: ['bash', '-c', 'kill -TERM $$'] });
     expect(await pane.waitForExit()).toEqual({ exitCode: null, signal: 'SIGTERM' });

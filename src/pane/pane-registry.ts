@@ -118,6 +118,8 @@ export class PaneRegistry {
     checkSize(cols, rows);
     const id = this.newId();
     setEnvVar(env, PANE_MARKER_VARIABLE, id);
+    // The daemon's own $PWD would be wrong here, and some programs (OpenCode) trust $PWD over their cwd.
+    if (!('PWD' in (options.env ?? {}))) setEnvVar(env, 'PWD', cwd);
     const commandText = options.command ?? (options.argv ? options.argv.join(' ') : [commandLine.file, ...commandLine.args].join(' '));
     const pane = new Pane(
       {

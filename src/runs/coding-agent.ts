@@ -9,7 +9,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
 import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, answerDialog, decideDialog, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressKeys, readStatusFile, sendPrompt, startAgent, type AgentProfile, type Dialog, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
-import { PaneRegistry, type Pane } from '../pane/index.js';
+import { PaneRegistry, waitForScreen, type Pane } from '../pane/index.js';
 import { collectProcessTree } from '../platform/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
@@ -90,6 +90,9 @@ const NO_WORK_QUIET_MS = 2_500;
 const APPROVAL_RETRY_MS = 3_000;
 /** Questions in a row that onQuestion may answer within one task before it is handed back. */
 const MAX_QUESTION_ROUNDS = 5;
+/** An approval prompt is read once the screen has held still this long (at most APPROVAL_SETTLE_MAX_MS). */
+const APPROVAL_SETTLE_MS = 100;
+const APPROVAL_SETTLE_MAX_MS = 600;
 /** How long a finished screen waits for a status file that still says "busy" before the screen wins. */
 const STATUS_FILE_PATIENCE_MS = 15_000;
 
@@ -305,6 +308,7 @@ export class CodingAgent {
       let busyWithCallback = false;
       // A late first-run dialog is being answered: its own redraws must not start a second answer.
       let answeringDialog = false;
+      let answeringApproval = false;
       let dialogAnsweredAt = 0;
       /** Since when the screen has said "done" while the CLI's status file said it still works. */
       let screenDoneSince: number | undefined;
@@ -327,6 +331,20 @@ export class CodingAgent {
       const onAbort = (): void => finish({ status: 'cancelled', errorMessage: 'cancelled', question: null });
 
       const answerApproval = async (): Promise<void> => {
+        if (answeringApproval) return;
+        answeringApproval = true;
+        try {
+          // A prompt is drawn in steps (OpenCode shows "Writing command…" before the command):
+          // read it once the screen has held still a moment, or the policy judges half a prompt.
+          await waitForScreen(pane, { idleMs: APPROVAL_SETTLE_MS, timeoutMs: APPROVAL_SETTLE_MAX_MS, signal });
+          if (done || tracker.state.state !== 'waiting_approval') return;
+          await decideApproval();
+        } finally {
+          answeringApproval = false;
+        }
+      };
+
+      const decideApproval = async (): Promise<void> => {
         const request = parseApproval(screens, { lines: pane.screenLines(), ansiLines: pane.snapshot({ ansi: true }).lines });
         const row = request?.row ?? -1;
         const now = performance.now();
@@ -501,6 +519,13 @@ export class CodingAgent {
         return;
       }
       signal?.addEventListener('abort', onAbort);
+      // The agent still waits on an approval or a question from before: typing now would answer
+      // it with the task's text. The caller has to deal with it first.
+      const pending = tracker.state;
+      if (pending.state === 'waiting_approval' || (pending.state === 'waiting_input' && !tracker.lastDetection.dialog)) {
+        finish({ status: 'needs_input', errorMessage: null, question: `the agent is still waiting on: ${pending.question ?? pending.evidence?.line ?? pending.state}` });
+        return;
+      }
       tracker.beginTurn();
       sendPrompt(pane, promptTarget, task, signal).then(
         () => {

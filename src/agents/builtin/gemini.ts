@@ -9,7 +9,8 @@ export const gemini = defineProfile(
     display_name: 'Gemini CLI',
     binary: { names: ['gemini'], env: 'SWITCHBOARD_GEMINI_BIN' },
     interactive_args: [],
-    headless_args: ['-p', '{prompt}', '--output-format', 'stream-json'],
+    // --skip-trust: headless Gemini exits (code 55) in a folder it was not told to trust; the caller chose it.
+    headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--skip-trust'],
     screens: [
       {
         versions: '>=0.50.0 <1',

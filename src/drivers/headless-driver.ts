@@ -1,0 +1,220 @@
+/**
+ * Seed 004's BackendDriver over a CLI's structured headless mode, stdio first: one process per
+ * run (`claude -p … --output-format stream-json`, `codex exec --json`, `gemini -p …
+ * --output-format stream-json`, `opencode run --format json`), its stdout read line by line into
+ * normalized entries, which go into the run's MsgStore as they come (history plus live for any
+ * number of readers). `cancel` ends the run's whole process tree.
+ *
+ * What this driver does not do yet (issue 5): multi-turn sessions through stream-json input and
+ * ACP, and permission requests answered by the approval policy. Tools run as the CLI's own flags
+ * allow (`args`: `--allowedTools Bash`, `--yolo`, `--auto`).
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { SwitchboardError } from '../core/errors.js';
+import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, type AgentProfile } from '../agents/index.js';
+import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from '../agents/sandbox.js';
+import type { NormalizedEntry, Normalizer } from '../events/entry.js';
+import { MsgStore, type MsgStoreOptions } from '../events/msg-store.js';
+import { ClaudeStreamJsonNormalizer } from '../events/normalize-claude.js';
+import { CodexExecJsonNormalizer } from '../events/normalize-codex.js';
+import { GeminiStreamJsonNormalizer } from '../events/normalize-gemini.js';
+import { OpenCodeJsonNormalizer } from '../events/normalize-opencode.js';
+import { PlainTextNormalizer } from '../events/normalize-plain.js';
+import { SCHEMA_VERSIONS, type SchemaVersion } from '../events/stream-events.js';
+import { envNameMatches, isolatedHomeEnv, terminateProcessTree } from '../platform/index.js';
+
+export type RunStatus = 'completed' | 'failed' | 'cancelled';
+
+export interface DriverCapabilities {
+  /** The structured format its output is read as. */
+  format: string;
+  /** Entries arrive while the run goes (not only at its end). */
+  streaming: boolean;
+  /** One process keeps a conversation across prompts (not yet: one process per run). */
+  multiTurn: boolean;
+  /** Permission requests reach Switchboard's approval policy (not yet in headless mode). */
+  permissionRequests: boolean;
+  schemaVersions: readonly SchemaVersion[];
+}
+
+export interface DriverHealth {
+  ok: boolean;
+  binary: string | null;
+  version: string | null;
+  problem?: string;
+}
+
+export interface RunOptions {
+  cwd: string;
+  signal?: AbortSignal;
+}
+
+export interface RunResult {
+  runId: string;
+  status: RunStatus;
+  exitCode: number | null;
+  signal: string | null;
+  entries: NormalizedEntry[];
+  /** Lines that could not be read (they are in `entries` as raw). */
+  unparsed: number;
+  /** The end of what the CLI wrote to stderr (for a failed run). */
+  stderrTail: string;
+  durationMs: number;
+}
+
+/** A run under way: its entries as they come, and its end. */
+export interface RunHandle {
+  runId: string;
+  entries: MsgStore<NormalizedEntry>;
+  done: Promise<RunResult>;
+}
+
+export interface HeadlessDriverOptions {
+  tool: string;
+  catalog?: AgentCatalog;
+  /** Run from this isolated HOME against a model server (tests, demos). */
+  sandbox?: { home: string; modelUrl: string };
+  /** Arguments after the profile's headless ones (and before the prompt's own position). */
+  args?: string[];
+  env?: Record<string, string>;
+  binaryDirs?: string[];
+  store?: MsgStoreOptions<NormalizedEntry>;
+}
+
+const STDERR_TAIL_BYTES = 4_096;
+const CANCEL_GRACE_MS = 2_000;
+
+/** The normalizer for a profile's headless output; plain text for CLIs without a structured mode. */
+export function normalizerFor(tool: string): Normalizer {
+  switch (tool) {
+    case 'claude':
+      return new ClaudeStreamJsonNormalizer();
+    case 'codex':
+      return new CodexExecJsonNormalizer();
+    case 'gemini':
+      return new GeminiStreamJsonNormalizer();
+    case 'opencode':
+      return new OpenCodeJsonNormalizer();
+    default:
+      return new PlainTextNormalizer(tool);
+  }
+}
+
+export class HeadlessDriver {
+  private readonly profile: AgentProfile;
+  private readonly running = new Map<string, { pid: number; cancel: () => void }>();
+
+  constructor(private readonly options: HeadlessDriverOptions) {
+    this.profile = (options.catalog ?? AgentCatalog.load()).get(options.tool);
+    if (!this.profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${options.tool} has no headless mode in its profile`, { agent: options.tool });
+  }
+
+  get name(): string {
+    return this.profile.data.name;
+  }
+
+  capabilities(): DriverCapabilities {
+    return { format: normalizerFor(this.name).format, streaming: true, multiTurn: false, permissionRequests: false, schemaVersions: SCHEMA_VERSIONS };
+  }
+
+  async health(): Promise<DriverHealth> {
+    const env = this.environment(process.cwd()).env;
+    const binary = this.binary(env);
+    if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env);
+    return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
+  }
+
+  /** Runs `prompt` to its end; the entries are in the result. */
+  async run(prompt: string, options: RunOptions): Promise<RunResult> {
+    return this.stream(prompt, options).done;
+  }
+
+  /** Starts a run; its entries arrive in the handle's MsgStore while it goes. */
+  stream(prompt: string, options: RunOptions): RunHandle {
+    if (prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
+    options.signal?.throwIfAborted();
+    const runId = `r${randomBytes(4).toString('hex')}`;
+    const { env, args: extraArgs } = this.environment(options.cwd);
+    const binary = this.binary(env);
+    if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+    const headless = this.profile.data.headless_args ?? [];
+    // Added arguments go last: before the prompt they could take it as their value (`-p` needs
+    // one in Gemini; Claude's `--allowedTools` takes every word that follows).
+    const args = [...headless.map((a) => (a === '{prompt}' ? prompt : a)), ...(headless.includes('{prompt}') ? [] : [prompt]), ...extraArgs, ...(this.options.args ?? [])];
+    const store = new MsgStore<NormalizedEntry>(this.options.store);
+    const normalizer = normalizerFor(this.name);
+    const started = performance.now();
+    // stdin closed: Codex reads a prompt from a stdin that is not a TTY. Its own process group, so
+    // that cancelling ends everything the CLI started.
+    // PWD too: OpenCode takes its project folder from $PWD, not from the process's cwd.
+    const child = spawn(binary, args, { cwd: options.cwd, env: { ...env, PWD: options.cwd, SWITCHBOARD_RUN_ID: runId }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
+    let cancelled = false;
+    let stderr = '';
+    let partial = '';
+    const emit = (entries: NormalizedEntry[]): void => {
+      for (const entry of entries) store.push(entry);
+    };
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      const lines = (partial + chunk).split('\n');
+      partial = lines.pop() ?? '';
+      for (const line of lines) emit(normalizer.line(line.replace(/\r$/, '')));
+    });
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
+      stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    const cancel = (): void => {
+      if (cancelled || child.exitCode !== null || child.pid === undefined) return;
+      cancelled = true;
+      void terminateProcessTree(child.pid, { graceMs: CANCEL_GRACE_MS, marker: { name: 'SWITCHBOARD_RUN_ID', value: runId } });
+    };
+    options.signal?.addEventListener('abort', cancel);
+    if (child.pid !== undefined) this.running.set(runId, { pid: child.pid, cancel });
+    const done = new Promise<RunResult>((resolve) => {
+      const finish = (exitCode: number | null, signal: string | null, spawnError?: Error): void => {
+        options.signal?.removeEventListener('abort', cancel);
+        this.running.delete(runId);
+        if (partial !== '') emit(normalizer.line(partial));
+        partial = '';
+        emit(normalizer.end?.() ?? []);
+        const entries = store.history().map((m) => m.msg);
+        const failedEntry = entries.some((e) => e.type === 'error');
+        const status: RunStatus = cancelled ? 'cancelled' : spawnError || exitCode !== 0 || failedEntry ? 'failed' : 'completed';
+        store.finish();
+        resolve({ runId, status, exitCode, signal, entries, unparsed: normalizer.unparsed, stderrTail: spawnError ? spawnError.message : stderr, durationMs: Math.round(performance.now() - started) });
+      };
+      child.once('error', (err) => finish(null, null, err));
+      // 'close': stdout is drained too, so no line is lost.
+      child.once('close', (code, signal) => finish(code, signal));
+    });
+    return { runId, entries: store, done };
+  }
+
+  /** Ends a run and everything it started; false when no such run is going. */
+  cancel(runId: string): boolean {
+    const run = this.running.get(runId);
+    if (!run) return false;
+    run.cancel();
+    return true;
+  }
+
+  private binary(env: NodeJS.ProcessEnv): string | undefined {
+    return this.profile.resolveBinary?.(env) ?? findAgentBinary(this.profile.data, env, this.options.binaryDirs ?? defaultBinaryDirs(env));
+  }
+
+  /** The run's environment: the daemon's, less the user's keys in a sandbox, plus the profile's and the sandbox's. */
+  private environment(cwd: string): { env: Record<string, string>; args: string[] } {
+    const sandbox = this.options.sandbox;
+    const unset = sandbox ? [...SANDBOX_SCRUBBED_ENV, ...this.profile.data.sandbox_unset] : [];
+    const base: Record<string, string> = {};
+    for (const [key, value] of Object.entries(process.env)) {
+      if (value !== undefined && !unset.some((p) => envNameMatches(key, p)) && !key.startsWith('SWITCHBOARD_PANE')) base[key] = value;
+    }
+    if (!sandbox) return { env: { ...base, ...this.profile.data.env, ...this.options.env }, args: [] };
+    // The same checks as an interactive launch: never the user's own HOME, a plain http(s) URL.
+    const home = prepareSandboxHome(sandbox.home);
+    const additions = this.profile.prepareSandbox({ home, modelUrl: normalizeModelUrl(sandbox.modelUrl), cwd, env: base });
+    return { env: { ...base, ...isolatedHomeEnv(home), ...this.profile.data.env, ...additions.env, ...this.options.env }, args: additions.args };
+  }
+}

@@ -1,0 +1,120 @@
+/**
+ * The headless driver with each real CLI's structured mode against the scripted model: a text
+ * reply, a shell command with its result and its effect on disk, a model error, and a cancelled
+ * run that leaves no process behind. Entries arrive in the run's MsgStore while it goes.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { HeadlessDriver } from '../../src/drivers/headless-driver.js';
+import type { NormalizedEntry } from '../../src/events/entry.js';
+import { ModelServer } from '../../src/model-server/index.js';
+import { findProcessesByEnv } from '../../src/platform/index.js';
+import { tempDir } from '../support/shell.js';
+import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
+
+let model: ModelServer;
+const dirs: { cleanup: () => void }[] = [];
+
+beforeAll(async () => {
+  useAgentBinaries();
+  model = await ModelServer.start({
+    scenario: {
+      name: 'headless',
+      title: 'Scripted headless runs',
+      rules: [
+        { match: 'say hello', steps: [{ text: 'Hello from the scripted model.' }] },
+        {
+          match: 'write a file',
+          steps: [
+            { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt' },
+            { text: 'Done: wrote tool_out.txt.' },
+          ],
+        },
+        { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
+        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
+      ],
+    },
+  });
+});
+
+afterAll(async () => {
+  await model.close();
+  for (const d of dirs) d.cleanup();
+});
+
+/** Each CLI's own flag that lets its shell tool run without a person to ask (headless mode cannot ask). */
+const ALLOW_TOOLS: Record<string, string[]> = {
+  claude: ['--allowedTools', 'Bash'],
+  codex: [],
+  gemini: ['--yolo'],
+  opencode: ['--auto'],
+};
+
+function driverFor(tool: string): { driver: HeadlessDriver; work: string } {
+  const home = tempDir(`sb-headless-${tool}-home-`);
+  const work = tempDir(`sb-headless-${tool}-work-`);
+  dirs.push(home, work);
+  return { driver: new HeadlessDriver({ tool, sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, args: ALLOW_TOOLS[tool] }), work: work.dir };
+}
+
+const kinds = (entries: NormalizedEntry[]): string[] => entries.map((e) => e.type).filter((t) => t !== 'system_message' && t !== 'user_message');
+
+describe.each(['claude', 'codex', 'gemini', 'opencode'])('the headless driver with %s', (tool) => {
+  it('knows the CLI and its format', async () => {
+    const { driver } = driverFor(tool);
+    const health = await driver.health();
+    expect(health, health.problem).toMatchObject({ ok: true });
+    expect(health.version).toMatch(/^\d+\.\d+\.\d+/);
+    expect(driver.capabilities()).toMatchObject({ streaming: true, schemaVersions: ['v1', 'v2'] });
+  });
+
+  it('streams a text reply into entries', { timeout: 90_000 }, async () => {
+    const { driver, work } = driverFor(tool);
+    const handle = driver.stream('say hello please', { cwd: work });
+    const live: NormalizedEntry[] = [];
+    handle.entries.subscribe((batch) => void live.push(...batch.map((m) => m.msg)));
+    const result = await handle.done;
+    expect(result.status, result.stderrTail).toBe('completed');
+    expect(result.unparsed).toBe(0);
+    expect(result.entries.filter((e) => e.type === 'assistant_message').map((e) => e.content.trim())).toContain('Hello from the scripted model.');
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(live.map((e) => e.id)).toEqual(result.entries.map((e) => e.id));
+  });
+
+  it('runs a shell command: the call, its result paired by id, the file, the final reply', { timeout: 90_000 }, async () => {
+    const { driver, work } = driverFor(tool);
+    const result = await driver.run('write a file please', { cwd: work });
+    expect(result.status, `${result.stderrTail}\n${JSON.stringify(result.entries, null, 1)}`).toBe('completed');
+    expect(kinds(result.entries)).toEqual(['command_run', 'tool_result', 'assistant_message']);
+    const [call, output] = result.entries.filter((e) => e.type === 'command_run' || e.type === 'tool_result');
+    expect(call?.content).toContain('echo hello-from-tool > tool_out.txt');
+    expect(output?.metadata).toMatchObject({ status: 'success', toolCallId: call?.metadata?.toolCallId });
+    expect(output?.content).toContain('hello-from-tool');
+    expect(readFileSync(path.join(work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
+  });
+
+  it('reports a model error as failed, with an error entry', { timeout: 90_000 }, async () => {
+    const { driver, work } = driverFor(tool);
+    const result = await driver.run('fail now please', { cwd: work });
+    expect(result.status).toBe('failed');
+    const said = [...result.entries.filter((e) => e.type === 'error').map((e) => e.content), result.stderrTail].join('\n');
+    expect(said).toMatch(/scripted failure for the test|400/);
+  });
+
+  it('cancels a run and leaves no process behind', { timeout: 90_000 }, async () => {
+    const { driver, work } = driverFor(tool);
+    const controller = new AbortController();
+    const asked = (): number => model.modelRequests().filter((r) => r.plan?.prompt.includes('take your time')).length;
+    const before = asked();
+    const handle = driver.stream('take your time please', { cwd: work, signal: controller.signal });
+    // Cancel once the model has this run's request: the CLI is up and waiting on it.
+    for (let i = 0; i < 600 && asked() === before; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(asked()).toBeGreaterThan(before);
+    controller.abort();
+    const result = await handle.done;
+    expect(result.status).toBe('cancelled');
+    expect(result.durationMs).toBeLessThan(45_000);
+    expect(findProcessesByEnv('SWITCHBOARD_RUN_ID', handle.runId)).toEqual([]);
+  });
+});
