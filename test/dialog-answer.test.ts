@@ -190,32 +190,17 @@ describe('a prompt sent while a late first-run dialog is up', () => {
   );
   const target = { input: profile.data.input, screens: profile.screensFor(undefined), policy: { trustFolder: true, useEnvApiKey: false, keepCurrentModel: true } };
 
-  it('answers the dialog by policy first, then types the prompt at the idle prompt', async () => {
-    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(150)], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 400));
-    expect(pane.screenLines()).toContain('New model available');
-    await sendPrompt(pane, target, 'say hello please');
-    await pane.waitForExit();
-    const text = pane.readText(20).lines.join('\n');
-    expect(text).toContain('model: Use existing model');
-    expect(text).toContain('got: say hello please');
-  });
-
-  it('answers a dialog that opened after the text went in, before pressing Enter', async () => {
-    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(400)], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 300));
-    expect(pane.screenLines()[1]).toBe('idle>');
-    await sendPrompt(pane, target, 'say hello please');
-    await pane.waitForExit();
-    const text = pane.readText(20).lines.join('\n');
-    expect(text).toContain('model: Use existing model');
-    expect(text).toContain('got: say hello please');
-  });
-
-  it('types the prompt again when the dialog swallowed it', async () => {
-    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent('first key')], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 200));
-    expect(pane.screenLines()[1]).toBe('idle>');
+  it.each([
+    // The nudge is up before the prompt is sent.
+    { when: 'answers the dialog by policy first, then types the prompt at the idle prompt', nudge: 150 as const, lookAfterMs: 400, seen: 'New model available' },
+    // The nudge opens while the text goes in: it would take the Enter.
+    { when: 'answers a dialog that opened after the text went in, before pressing Enter', nudge: 400 as const, lookAfterMs: 300, seen: 'idle>' },
+    // The nudge opens on the first key and swallows the text.
+    { when: 'types the prompt again when the dialog swallowed it', nudge: 'first key' as const, lookAfterMs: 200, seen: 'idle>' },
+  ])('$when', async ({ nudge, lookAfterMs, seen }) => {
+    const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(nudge)], cwd: scratch.dir });
+    await new Promise((resolve) => setTimeout(resolve, lookAfterMs));
+    expect(pane.screenLines()).toContain(seen);
     await sendPrompt(pane, target, 'say hello please');
     await pane.waitForExit();
     const text = pane.readText(20).lines.join('\n');

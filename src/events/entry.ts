@@ -82,6 +82,39 @@ export class EntryFactory {
   }
 }
 
+/**
+ * The shared part of the JSON-lines normalizers: blank lines yield nothing, a line that is not a
+ * JSON object with a `type` becomes a raw entry, and the rest goes to `read`.
+ */
+export abstract class JsonLinesNormalizer implements Normalizer {
+  abstract readonly format: string;
+  protected readonly entries: EntryFactory;
+
+  constructor(prefix: string, now?: () => number) {
+    this.entries = new EntryFactory(prefix, now);
+  }
+
+  get unparsed(): number {
+    return this.entries.unparsed;
+  }
+
+  line(text: string): NormalizedEntry[] {
+    if (text.trim() === '') return [];
+    const obj = parseObjectLine(text);
+    const type = asString(obj?.type);
+    if (!obj || !type) return [...this.flush(), this.entries.raw(text)];
+    return this.read(type, obj);
+  }
+
+  /** What a line of `type` yields. */
+  protected abstract read(type: string, obj: Record<string, unknown>): NormalizedEntry[];
+
+  /** What is held back (a message streamed in pieces), given out before anything else. */
+  protected flush(): NormalizedEntry[] {
+    return [];
+  }
+}
+
 /** Parses a JSON object line; undefined for anything else. */
 export function parseObjectLine(text: string): Record<string, unknown> | undefined {
   try {

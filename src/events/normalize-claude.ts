@@ -5,27 +5,18 @@
  * (`--include-partial-messages`) are the same text again in pieces: the complete message follows,
  * so they yield nothing here.
  */
-import { asRecord, asString, EntryFactory, entryTypeForTool, filePathOf, parseObjectLine, type NormalizedEntry, type Normalizer } from './entry.js';
+import { asRecord, asString, entryTypeForTool, filePathOf, JsonLinesNormalizer, type NormalizedEntry } from './entry.js';
 
-export class ClaudeStreamJsonNormalizer implements Normalizer {
+export class ClaudeStreamJsonNormalizer extends JsonLinesNormalizer {
   readonly format = 'claude-stream-json';
-  private readonly entries: EntryFactory;
   /** Tool calls seen, by id: their names, so that a result says what it is the result of. */
   private readonly calls = new Map<string, string>();
 
   constructor(now?: () => number) {
-    this.entries = new EntryFactory('claude', now);
+    super('claude', now);
   }
 
-  get unparsed(): number {
-    return this.entries.unparsed;
-  }
-
-  line(text: string): NormalizedEntry[] {
-    if (text.trim() === '') return [];
-    const obj = parseObjectLine(text);
-    const type = asString(obj?.type);
-    if (!obj || !type) return [this.entries.raw(text)];
+  protected read(type: string, obj: Record<string, unknown>): NormalizedEntry[] {
     const timestamp = typeof obj.timestamp === 'string' ? Date.parse(obj.timestamp) || undefined : undefined;
     switch (type) {
       case 'system':

@@ -3,27 +3,18 @@
  * begins (a command_run, running) and `item.completed` when it ends (its tool_result, paired by the
  * item id, with the exit code); agent messages, file changes and errors complete at once.
  */
-import { asRecord, asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from './entry.js';
+import { asRecord, asString, JsonLinesNormalizer, type NormalizedEntry } from './entry.js';
 
-export class CodexExecJsonNormalizer implements Normalizer {
+export class CodexExecJsonNormalizer extends JsonLinesNormalizer {
   readonly format = 'codex-exec-json';
-  private readonly entries: EntryFactory;
   /** Commands that started, by item id: a completion without a start still gets its call. */
   private readonly started = new Set<string>();
 
   constructor(now?: () => number) {
-    this.entries = new EntryFactory('codex', now);
+    super('codex', now);
   }
 
-  get unparsed(): number {
-    return this.entries.unparsed;
-  }
-
-  line(text: string): NormalizedEntry[] {
-    if (text.trim() === '') return [];
-    const obj = parseObjectLine(text);
-    const type = asString(obj?.type);
-    if (!obj || !type) return [this.entries.raw(text)];
+  protected read(type: string, obj: Record<string, unknown>): NormalizedEntry[] {
     switch (type) {
       case 'thread.started':
         return [this.entries.make('system_message', `session started: ${asString(obj.thread_id) ?? 'thread'}`)];

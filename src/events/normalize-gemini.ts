@@ -4,27 +4,18 @@
  * given out when anything else arrives (or the stream ends). Tool calls and results pair by
  * `tool_id`.
  */
-import { asRecord, asString, EntryFactory, entryTypeForTool, filePathOf, parseObjectLine, type NormalizedEntry, type Normalizer } from './entry.js';
+import { asRecord, asString, entryTypeForTool, filePathOf, JsonLinesNormalizer, type NormalizedEntry } from './entry.js';
 
-export class GeminiStreamJsonNormalizer implements Normalizer {
+export class GeminiStreamJsonNormalizer extends JsonLinesNormalizer {
   readonly format = 'gemini-stream-json';
-  private readonly entries: EntryFactory;
   private readonly calls = new Map<string, string>();
   private pending: { text: string; timestamp: number | undefined } | undefined;
 
   constructor(now?: () => number) {
-    this.entries = new EntryFactory('gemini', now);
+    super('gemini', now);
   }
 
-  get unparsed(): number {
-    return this.entries.unparsed;
-  }
-
-  line(text: string): NormalizedEntry[] {
-    if (text.trim() === '') return [];
-    const obj = parseObjectLine(text);
-    const type = asString(obj?.type);
-    if (!obj || !type) return [...this.end(), this.entries.raw(text)];
+  protected read(type: string, obj: Record<string, unknown>): NormalizedEntry[] {
     const timestamp = typeof obj.timestamp === 'string' ? Date.parse(obj.timestamp) || undefined : undefined;
     if (type === 'message' && obj.role === 'assistant' && obj.delta === true) {
       const piece = asString(obj.content) ?? '';
@@ -32,10 +23,14 @@ export class GeminiStreamJsonNormalizer implements Normalizer {
       else this.pending = { text: piece, timestamp };
       return [];
     }
-    return [...this.end(), ...this.complete(type, obj, timestamp)];
+    return [...this.flush(), ...this.complete(type, obj, timestamp)];
   }
 
   end(): NormalizedEntry[] {
+    return this.flush();
+  }
+
+  protected override flush(): NormalizedEntry[] {
     const pending = this.pending;
     this.pending = undefined;
     return pending && pending.text !== '' ? [this.entries.make('assistant_message', pending.text, undefined, pending.timestamp)] : [];

@@ -3,25 +3,16 @@
  * (its `state` has the input and the output or error), so it yields the call and its result
  * together, paired by `callID`. Text parts are the assistant's reply; step boundaries yield nothing.
  */
-import { asRecord, asString, EntryFactory, entryTypeForTool, filePathOf, parseObjectLine, type NormalizedEntry, type Normalizer } from './entry.js';
+import { asRecord, asString, entryTypeForTool, filePathOf, JsonLinesNormalizer, type NormalizedEntry } from './entry.js';
 
-export class OpenCodeJsonNormalizer implements Normalizer {
+export class OpenCodeJsonNormalizer extends JsonLinesNormalizer {
   readonly format = 'opencode-json';
-  private readonly entries: EntryFactory;
 
   constructor(now?: () => number) {
-    this.entries = new EntryFactory('opencode', now);
+    super('opencode', now);
   }
 
-  get unparsed(): number {
-    return this.entries.unparsed;
-  }
-
-  line(text: string): NormalizedEntry[] {
-    if (text.trim() === '') return [];
-    const obj = parseObjectLine(text);
-    const type = asString(obj?.type);
-    if (!obj || !type) return [this.entries.raw(text)];
+  protected read(type: string, obj: Record<string, unknown>): NormalizedEntry[] {
     const timestamp = typeof obj.timestamp === 'number' ? obj.timestamp : undefined;
     const part = asRecord(obj.part);
     switch (type) {
