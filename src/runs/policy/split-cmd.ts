@@ -1,4 +1,4 @@
-import { CommandList, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
+import { CommandList, SplitterBase, Draft, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
 import type { ShellOperator, ShellRedirect, ShellWord } from './types.js';
 
 /**
@@ -14,16 +14,8 @@ export function splitCmd(src: string, sink: Sink, depth = 0): void {
   new CmdSplitter(src, sink, depth).parseList(null);
 }
 
-class CmdSplitter {
-  private i = 0;
-
-  constructor(
-    private readonly src: string,
-    private readonly sink: Sink,
-    private depth: number,
-  ) {}
-
-  parseList(stop: ')' | null): void {
+class CmdSplitter extends SplitterBase<')'> {
+  parseList(stop: ')' | null, _nested: string | null = null): void {
     const { src } = this;
     const commands = new CommandList(this.sink.newList(), () => new Draft(null, null), (d, before, after, list) => this.emit(d, before, after, list));
     let draft = commands.start();
@@ -52,13 +44,8 @@ class CmdSplitter {
         return;
       } else if (c === '(') {
         // A block: its commands are judged on their own; redirections after it belong to no command.
-        if (this.depth >= MAX_NESTING) throw new ParseError('the command is nested too deeply');
         this.i++;
-        this.depth++;
-        this.sink.enterScope();
-        this.parseList(')');
-        this.sink.leaveScope();
-        this.depth--;
+        this.nestedList(')', null);
       } else if (c === '>' || c === '<') {
         this.readRedirect(draft, '');
       } else if (/\d/.test(c) && (next === '>' || next === '<')) {
@@ -105,16 +92,16 @@ class CmdSplitter {
     );
   }
 
-  private skipBlanks(): void {
-    const { src } = this;
-    while (this.i < src.length) {
-      const c = src[this.i] as string;
-      if (c === ' ' || c === '\t' || c === '\r' || c === ',' || c === ';') this.i++;
-      else if (c === '^' && src[this.i + 1] === '\n') this.i += 2;
-      else if (c === '^' && src[this.i + 1] === '\r' && src[this.i + 2] === '\n') this.i += 3;
-      else break;
-    }
+  /** Commas and semicolons separate words in cmd as spaces do. */
+  protected override get extraBlanks(): string {
+    return ',;';
   }
+
+  /** A caret before a newline joins the lines. */
+  protected continuation(): number {
+    return this.continuationAt(this.i, '^');
+  }
+
 
   private readWord(stop: ')' | null): WordDraft {
     const { src } = this;

@@ -253,3 +253,58 @@ export class CommandList {
     return this.newDraft();
   }
 }
+
+/**
+ * What the three splitters share: the source and a cursor into it, the sink, how deep the nesting
+ * is, and how blanks and a dialect's line continuation are skipped.
+ */
+export abstract class SplitterBase<Stop extends string> {
+  protected i = 0;
+
+  constructor(
+    protected readonly src: string,
+    protected readonly sink: Sink,
+    protected depth: number,
+  ) {}
+
+  abstract parseList(stop: Stop | null, nested: string | null): void;
+
+  /** Characters that separate words like a space does, besides space, tab and CR. */
+  protected get extraBlanks(): string {
+    return '';
+  }
+
+  /** The length of a line continuation at `at` (the dialect's escape, then LF or CRLF), 0 if none. */
+  protected continuationAt(at: number, escape: string): number {
+    if (this.src[at] !== escape) return 0;
+    if (this.src[at + 1] === '\n') return 2;
+    return this.src[at + 1] === '\r' && this.src[at + 2] === '\n' ? 3 : 0;
+  }
+
+  /** The dialect's line continuation at the cursor (its length, 0 if none). */
+  protected abstract continuation(): number;
+
+  protected skipBlanks(): void {
+    const { src } = this;
+    while (this.i < src.length) {
+      const c = src[this.i] as string;
+      if (c === ' ' || c === '\t' || c === '\r' || this.extraBlanks.includes(c)) {
+        this.i++;
+        continue;
+      }
+      const skip = this.continuation();
+      if (skip === 0) break;
+      this.i += skip;
+    }
+  }
+
+  /** Parses a nested list (a subshell, a block) one level deeper, in a scope of its own. */
+  protected nestedList(stop: Stop, nested: string | null): void {
+    if (this.depth >= MAX_NESTING) throw new ParseError('the command is nested too deeply');
+    this.depth++;
+    this.sink.enterScope();
+    this.parseList(stop, nested);
+    this.sink.leaveScope();
+    this.depth--;
+  }
+}

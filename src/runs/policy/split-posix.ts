@@ -1,4 +1,4 @@
-import { CommandList, decodeAnsiC, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
+import { CommandList, SplitterBase, decodeAnsiC, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
 import type { ShellOperator, ShellRedirect } from './types.js';
 
 /**
@@ -17,19 +17,12 @@ export function splitPosix(src: string, sink: Sink, nested: string | null = null
   new PosixSplitter(src, sink, depth).parseList(null, nested);
 }
 
-class PosixSplitter {
-  private i = 0;
+class PosixSplitter extends SplitterBase<')'> {
   private readonly heredocs: { delim: string; stripTabs: boolean }[] = [];
   private braceDepth = 0;
   private readonly functions: { name: string; depth: number }[] = [];
   private pendingFunction: string | null = null;
   private expectFunctionName = false;
-
-  constructor(
-    private readonly src: string,
-    private readonly sink: Sink,
-    private depth: number,
-  ) {}
 
   private get currentFunction(): string | null {
     return this.functions.at(-1)?.name ?? null;
@@ -204,24 +197,11 @@ class PosixSplitter {
     return new Draft(nested, this.currentFunction);
   }
 
-  private nestedList(stop: ')', nested: string | null): void {
-    if (this.depth >= MAX_NESTING) throw new ParseError('the command is nested too deeply');
-    this.depth++;
-    this.sink.enterScope();
-    this.parseList(stop, nested);
-    this.sink.leaveScope();
-    this.depth--;
+  /** A backslash before a newline joins the lines. */
+  protected continuation(): number {
+    return this.src[this.i] === '\\' && this.src[this.i + 1] === '\n' ? 2 : 0;
   }
 
-  private skipBlanks(): void {
-    const { src } = this;
-    while (this.i < src.length) {
-      const c = src[this.i];
-      if (c === ' ' || c === '\t' || c === '\r') this.i++;
-      else if (c === '\\' && src[this.i + 1] === '\n') this.i += 2;
-      else break;
-    }
-  }
 
   private readWord(draft: Draft): WordDraft {
     const { src } = this;

@@ -1,4 +1,4 @@
-import { CommandList, Draft, MAX_NESTING, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
+import { CommandList, SplitterBase, Draft, ParseError, WordBuilder, type ListState, type Sink, type WordDraft } from './split-common.js';
 import type { ShellOperator, ShellRedirect, ShellWord } from './types.js';
 
 /**
@@ -18,15 +18,7 @@ export function splitPowerShell(src: string, sink: Sink, depth = 0): void {
   new PowerShellSplitter(src, sink, depth).parseList(null, null);
 }
 
-class PowerShellSplitter {
-  private i = 0;
-
-  constructor(
-    private readonly src: string,
-    private readonly sink: Sink,
-    private depth: number,
-  ) {}
-
+class PowerShellSplitter extends SplitterBase<')' | '}'> {
   parseList(stop: ')' | '}' | null, nested: string | null): void {
     const { src } = this;
     const commands = new CommandList(this.sink.newList(), () => new Draft(nested, null), (d, before, after, list) => this.emit(d, before, after, list));
@@ -126,25 +118,11 @@ class PowerShellSplitter {
     );
   }
 
-  private nestedList(stop: ')' | '}', nested: string): void {
-    if (this.depth >= MAX_NESTING) throw new ParseError('the command is nested too deeply');
-    this.depth++;
-    this.sink.enterScope();
-    this.parseList(stop, nested);
-    this.sink.leaveScope();
-    this.depth--;
+  /** A backtick before a newline joins the lines. */
+  protected continuation(): number {
+    return this.continuationAt(this.i, '`');
   }
 
-  private skipBlanks(): void {
-    const { src } = this;
-    while (this.i < src.length) {
-      const c = src[this.i];
-      if (c === ' ' || c === '\t' || c === '\r') this.i++;
-      else if (c === '`' && src[this.i + 1] === '\n') this.i += 2;
-      else if (c === '`' && src[this.i + 1] === '\r' && src[this.i + 2] === '\n') this.i += 3;
-      else break;
-    }
-  }
 
   private readWord(draft: Draft): WordDraft {
     const { src } = this;
