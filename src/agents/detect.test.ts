@@ -1,21 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { AgentCatalog } from './catalog.js';
 import { detectScreen, type Detection } from './detect.js';
 import { defineProfile } from './profile.js';
 import type { Screens } from './schema.js';
 import { satisfies } from './version-range.js';
+import { FIXTURES_DIR, loadScreen } from '../../test/support/screen-fixtures.js';
 
-const fixtures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures');
+const fixtures = FIXTURES_DIR;
 const catalog = new AgentCatalog();
 
-function load(file: string): { lines: string[]; ansiLines?: string[] } {
-  const rows = (f: string): string[] => readFileSync(f, 'utf8').replace(/\n$/, '').split('\n');
-  const ansi = file.replace(/\.txt$/, '.ansi.txt');
-  return { lines: rows(file), ...(existsSync(ansi) ? { ansiLines: rows(ansi) } : {}) };
-}
+const load = loadScreen;
 
 function detect(agent: string, version: string | undefined, file: string): Detection {
   return detectScreen(catalog.get(agent).screensFor(version), load(file));
