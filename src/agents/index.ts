@@ -1,7 +1,7 @@
 /** The agents layer: profiles of agent CLIs, starting them in panes, and reading their screens. */
 export { AgentCatalog, BUILTIN_PROFILES, AGENT_FILES } from './catalog.js';
 export { defineProfile, writeHomeFiles, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
-export { startAgent, firstRunPolicyOf, CI_MARKER_ENV, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
+export { startAgent, firstRunPolicyOf, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
 export { pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { sendPrompt, type PromptTarget } from './prompt.js';
 export { detectScreen, type Detection, type Evidence, type ScreenKind, type ScreenRows } from './detect.js';
@@ -15,3 +15,4 @@ export { parseApproval, optionFor, meaningOfLabel, type ApprovalRequest, type Ap
 export { TOOL_KINDS, type ApprovalRequestSpec } from './schema.js';
 export { answerDialog, chooseMenuOption, menuChoiceFor, nextMenuKey, untilScreen, MENU_STEP_TIMEOUT_MS, type MenuChoice } from './dialog-answer.js';
 export { readStatusFile, statusFilePath, type SelfReport, type StatusFileSpec } from './status-file.js';
+export { CI_MARKER_ENV, agentUnsetEnv, checkSandbox, headlessAgentEnv, seedSandbox, type HeadlessEnvOptions, type SandboxRequest } from './agent-env.js';

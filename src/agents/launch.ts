@@ -4,22 +4,13 @@ import { SwitchboardError } from '../core/errors.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
 import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
-import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
-import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
+import type { AgentProfile } from './profile.js';
+import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { answerDialog, decideDialog, defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
 export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 
 
-/**
- * Variables by which CLIs decide they run under CI and so must not be interactive: Gemini CLI then
- * refuses an untrusted folder and exits instead of asking, and Ink-based screens draw only their last
- * frame. An agent in a pane has a real terminal and someone (or Switchboard) answering it, whatever
- * started the daemon, so these are withheld and CI is set to "false", which the common detectors
- * (is-in-ci, ci-info) read as "not CI" even when other CI_* variables remain.
- */
-export const CI_MARKER_ENV: readonly string[] = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
-const INTERACTIVE_ENV: Readonly<Record<string, string>> = { CI: 'false' };
 
 export interface AgentLaunchOptions {
   cwd: string;
@@ -94,8 +85,8 @@ export function firstRunPolicyOf(pane: Pane): FirstRunPolicy | undefined {
 export async function startAgent(registry: PaneRegistry, profile: AgentProfile, options: AgentLaunchOptions): Promise<AgentStart> {
   const cwd = registry.resolveCwd(options.cwd);
   registry.environmentFor(options.env);
-  const sandbox = options.sandbox ? { home: prepareSandboxHome(options.sandbox.home), modelUrl: normalizeModelUrl(options.sandbox.modelUrl) } : undefined;
-  const unsetEnv = [...CI_MARKER_ENV, ...(sandbox ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [])];
+  const sandbox = options.sandbox ? checkSandbox(options.sandbox) : undefined;
+  const unsetEnv = agentUnsetEnv(profile, { sandboxed: sandbox !== undefined, terminal: true });
   const startEnv = registry.environmentFor({ ...INTERACTIVE_ENV, ...profile.data.env }, unsetEnv);
   const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv }) : { args: [], env: {} };
   const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...options.env };
@@ -133,15 +124,6 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   }
 }
 
-/** Seeds the sandbox HOME; a file-system failure is the caller's agent_home, and says so. */
-function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAdditions {
-  try {
-    return profile.prepareSandbox(sandbox);
-  } catch (err) {
-    if (err instanceof SwitchboardError) throw err;
-    throw new SwitchboardError('INVALID_PARAMS', `cannot prepare agent_home ${sandbox.home}: ${(err as Error).message}`, { agent_home: sandbox.home });
-  }
-}
 
 /** Watches a starting agent: answers dialogs by policy, resolves once the idle prompt holds. */
 function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {

@@ -12,8 +12,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { SwitchboardError } from '../core/errors.js';
-import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, type AgentProfile } from '../agents/index.js';
-import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from '../agents/sandbox.js';
+import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
 import type { NormalizedEntry, Normalizer } from '../events/entry.js';
 import { MsgStore, type MsgStoreOptions } from '../events/msg-store.js';
 import { ClaudeStreamJsonNormalizer } from '../events/normalize-claude.js';
@@ -22,7 +21,7 @@ import { GeminiStreamJsonNormalizer } from '../events/normalize-gemini.js';
 import { OpenCodeJsonNormalizer } from '../events/normalize-opencode.js';
 import { PlainTextNormalizer } from '../events/normalize-plain.js';
 import { SCHEMA_VERSIONS, type SchemaVersion } from '../events/stream-events.js';
-import { envNameMatches, isolatedHomeEnv, terminateProcessTree } from '../platform/index.js';
+import { terminateProcessTree } from '../platform/index.js';
 
 export type RunStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -203,18 +202,8 @@ export class HeadlessDriver {
     return this.profile.resolveBinary?.(env) ?? findAgentBinary(this.profile.data, env, this.options.binaryDirs ?? defaultBinaryDirs(env));
   }
 
-  /** The run's environment: the daemon's, less the user's keys in a sandbox, plus the profile's and the sandbox's. */
+  /** The run's environment: the agent rules for a process without a terminal (src/agents/agent-env.ts). */
   private environment(cwd: string): { env: Record<string, string>; args: string[] } {
-    const sandbox = this.options.sandbox;
-    const unset = sandbox ? [...SANDBOX_SCRUBBED_ENV, ...this.profile.data.sandbox_unset] : [];
-    const base: Record<string, string> = {};
-    for (const [key, value] of Object.entries(process.env)) {
-      if (value !== undefined && !unset.some((p) => envNameMatches(key, p)) && !key.startsWith('SWITCHBOARD_PANE')) base[key] = value;
-    }
-    if (!sandbox) return { env: { ...base, ...this.profile.data.env, ...this.options.env }, args: [] };
-    // The same checks as an interactive launch: never the user's own HOME, a plain http(s) URL.
-    const home = prepareSandboxHome(sandbox.home);
-    const additions = this.profile.prepareSandbox({ home, modelUrl: normalizeModelUrl(sandbox.modelUrl), cwd, env: base });
-    return { env: { ...base, ...isolatedHomeEnv(home), ...this.profile.data.env, ...additions.env, ...this.options.env }, args: additions.args };
+    return headlessAgentEnv(this.profile, { cwd, sandbox: this.options.sandbox, extra: this.options.env });
   }
 }

@@ -41,3 +41,16 @@ export function isolatedHomeEnv(home: string): Record<string, string> {
   if (!isWindows) return { HOME: home };
   return { HOME: home, USERPROFILE: home, APPDATA: path.join(home, 'AppData', 'Roaming'), LOCALAPPDATA: path.join(home, 'AppData', 'Local') };
 }
+
+/**
+ * A child's environment: `base` less every variable an `unset` pattern matches, then each layer in
+ * order (a later layer wins). Names compare as the OS compares them.
+ */
+export function composeEnv(base: NodeJS.ProcessEnv, unset: readonly string[], layers: readonly (Record<string, string> | undefined)[]): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(base)) {
+    if (value !== undefined && !unset.some((pattern) => envNameMatches(key, pattern))) env[key] = value;
+  }
+  for (const layer of layers) for (const [key, value] of Object.entries(layer ?? {})) setEnvVar(env, key, value);
+  return env;
+}

@@ -17,7 +17,7 @@ export {
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
 export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
-export { envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
+export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */
 export const isWindows = process.platform === 'win32';

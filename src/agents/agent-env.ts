@@ -1,0 +1,70 @@
+/**
+ * The environment rules every agent process follows, in a pane or headless: in a sandbox, the
+ * user's keys and cloud settings are withheld and the profile seeds an isolated HOME; in a pane,
+ * the CI markers are withheld too (a pane is a real terminal). One place, so the pane launch and
+ * the drivers cannot drift apart.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import { composeEnv } from '../platform/index.js';
+import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
+import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
+
+/**
+ * Variables by which CLIs decide they run under CI and so must not be interactive: Gemini CLI then
+ * refuses an untrusted folder and exits instead of asking, and Ink-based screens draw only their last
+ * frame. An agent in a pane has a real terminal and someone (or Switchboard) answering it, whatever
+ * started the daemon, so these are withheld and CI is set to "false", which the common detectors
+ * (is-in-ci, ci-info) read as "not CI" even when other CI_* variables remain.
+ */
+export const CI_MARKER_ENV: readonly string[] = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
+export const INTERACTIVE_ENV: Readonly<Record<string, string>> = { CI: 'false' };
+
+/** A sandbox as the caller gave it: an isolated HOME and the model server's URL. */
+export interface SandboxRequest {
+  home: string;
+  modelUrl: string;
+}
+
+/** The sandbox checked: never the user's own HOME, a plain http(s) URL. Throws INVALID_PARAMS. */
+export function checkSandbox(sandbox: SandboxRequest): SandboxRequest {
+  return { home: prepareSandboxHome(sandbox.home), modelUrl: normalizeModelUrl(sandbox.modelUrl) };
+}
+
+/** The variable patterns an agent process must not inherit. */
+export function agentUnsetEnv(profile: AgentProfile, options: { sandboxed: boolean; terminal: boolean }): string[] {
+  return [...(options.terminal ? CI_MARKER_ENV : []), ...(options.sandboxed ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [])];
+}
+
+/** Seeds the sandbox HOME; a file-system failure is the caller's agent_home, and says so. */
+export function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAdditions {
+  try {
+    return profile.prepareSandbox(sandbox);
+  } catch (err) {
+    if (err instanceof SwitchboardError) throw err;
+    throw new SwitchboardError('INVALID_PARAMS', `cannot prepare agent_home ${sandbox.home}: ${(err as Error).message}`, { agent_home: sandbox.home });
+  }
+}
+
+export interface HeadlessEnvOptions {
+  cwd: string;
+  sandbox?: SandboxRequest;
+  /** Variables on top of the profile's and the sandbox's. */
+  extra?: Record<string, string>;
+  /** The environment to start from (default: this process's). */
+  base?: NodeJS.ProcessEnv;
+}
+
+/**
+ * The environment and extra arguments of a headless agent process (no terminal): the base less
+ * what the sandbox withholds and less any pane's own markers, then the profile's variables, the
+ * sandbox's, and the caller's.
+ */
+export function headlessAgentEnv(profile: AgentProfile, options: HeadlessEnvOptions): { env: Record<string, string>; args: string[] } {
+  const base = options.base ?? process.env;
+  // A driver started from inside a pane must not look like that pane's program to its reaper.
+  const unset = [...agentUnsetEnv(profile, { sandboxed: options.sandbox !== undefined, terminal: false }), 'SWITCHBOARD_PANE*'];
+  if (!options.sandbox) return { env: composeEnv(base, unset, [profile.data.env, options.extra]), args: [] };
+  const sandbox = checkSandbox(options.sandbox);
+  const additions = seedSandbox(profile, { ...sandbox, cwd: options.cwd, env: composeEnv(base, unset, []) });
+  return { env: composeEnv(base, unset, [profile.data.env, additions.env, options.extra]), args: additions.args };
+}

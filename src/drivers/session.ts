@@ -1,0 +1,61 @@
+/**
+ * The contract of a multi-turn driver: one agent process (or one CLI-side conversation) kept across
+ * prompts, its whole log in one MsgStore, and every permission request the CLI raises answered by
+ * Switchboard's approval policy (then the caller's callback, then "deny"). Claude Code stream-json,
+ * Codex exec resume and ACP (Gemini CLI, OpenCode) implement it.
+ */
+import type { NormalizedEntry } from '../events/entry.js';
+import type { MsgStore, MsgStoreOptions } from '../events/msg-store.js';
+import type { ApprovalPolicy } from '../runs/policy/index.js';
+import type { PermissionAnswer, PermissionRequest } from './permission.js';
+import type { DriverCapabilities, DriverHealth, RunStatus } from './headless-driver.js';
+
+export interface AgentSessionOptions {
+  cwd: string;
+  /** Run from this isolated HOME against a model server (tests, demos). */
+  sandbox?: { home: string; modelUrl: string };
+  /** Judges every permission request (default: ask for everything). */
+  policy?: ApprovalPolicy;
+  /** Decides what the policy leaves open ("ask"); without it such a request is denied. */
+  onPermission?: (request: PermissionRequest) => Promise<'allow' | 'deny'>;
+  /** Variables on top of the profile's and the sandbox's. */
+  env?: Record<string, string>;
+  /** Arguments after the profile's own. */
+  args?: string[];
+  store?: MsgStoreOptions<NormalizedEntry>;
+  /** Aborting ends the session and its process tree. */
+  signal?: AbortSignal;
+}
+
+export interface TurnResult {
+  status: RunStatus;
+  /** The entries of this turn only (the session's MsgStore has them all). */
+  entries: NormalizedEntry[];
+  /** Every permission request of this turn and how it was answered. */
+  permissions: PermissionAnswer[];
+  /** Why the agent ended the turn, in its own words where it says (end_turn, cancelled, …). */
+  stopReason: string | null;
+  durationMs: number;
+}
+
+export interface AgentSession {
+  /** Switchboard's id for the session (also the MsgStore's). */
+  readonly id: string;
+  /** The CLI's own conversation id once it said it (for resume), else null. */
+  readonly agentSessionId: string | null;
+  /** The whole session's entries: history then live, for any number of readers. */
+  readonly entries: MsgStore<NormalizedEntry>;
+  /** Sends a prompt and resolves when the agent ends its turn. One turn at a time. */
+  prompt(text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
+  /** Stops the turn under way (the session stays usable); no-op between turns. */
+  cancelTurn(): Promise<void>;
+  /** Ends the session: its process tree is gone and its MsgStore finished when this resolves. */
+  close(): Promise<void>;
+}
+
+export interface SessionDriver {
+  readonly name: string;
+  capabilities(): DriverCapabilities;
+  health(): Promise<DriverHealth>;
+  open(options: AgentSessionOptions): Promise<AgentSession>;
+}
