@@ -1,6 +1,7 @@
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog } from '../agents/index.js';
+import type { SessionLog, SessionService } from '../sessions/index.js';
 import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
 
 /** Where a session's notifications go (a socket, a WebSocket, an in-memory test double). */
@@ -15,6 +16,8 @@ export interface NotificationSink {
 /** What operations may ask of the daemon that hosts them. */
 export interface DaemonControl {
   info(): InfoResult;
+  /** Where the daemon keeps its private files (log exports go under it). */
+  readonly home: string;
   /** Shuts the daemon down after the current response is sent. */
   requestShutdown(): void;
 }
@@ -24,6 +27,8 @@ export interface OperationContext {
   panes: PaneRegistry;
   agents: AgentCatalog;
   daemon: DaemonControl;
+  /** Every session's log, and the agent panes' trackers. */
+  sessions: SessionService;
   session: SessionLike;
   /** Aborted when the caller goes away (its connection closed). */
   signal: AbortSignal;
@@ -32,5 +37,6 @@ export interface OperationContext {
 /** The per-caller state an operation can touch: its subscriptions. */
 export interface SessionLike {
   subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen')[]; replay: boolean }): string;
+  logSubscribe(log: SessionLog, options: { history: boolean }): string;
   unsubscribe(id: string): void;
 }

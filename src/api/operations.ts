@@ -6,6 +6,7 @@ import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
 import type { MethodName, Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
+import { logHandlers } from './log-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -17,6 +18,7 @@ const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 
 /** Every method, against the pane layer. Surfaces call these and never reach around them. */
 export const handlers: HandlerTable = {
+  ...logHandlers,
   async create_pane(ctx, p) {
     if (p.agent !== undefined) {
       const profile = ctx.agents.get(p.agent);
@@ -82,6 +84,7 @@ export const handlers: HandlerTable = {
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
     // An agent pane's late first-run dialog is answered by the policy it was started with, never typed into.
     const screens = profile && pane.agent ? profile.screensFor(pane.agent.version) : undefined;
+    ctx.sessions.paneSession(pane.id)?.notePrompt(p.text);
     await sendPrompt(pane, { input, screens, policy: firstRunPolicyOf(pane) }, p.text, ctx.signal);
     return { success: true };
   },

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
+import type { SessionLog } from '../sessions/index.js';
 import type { NotificationSink, SessionLike } from './context.js';
 
 type EventKind = 'output' | 'exit' | 'screen';
@@ -206,9 +207,63 @@ class Subscription {
   }
 }
 
+/**
+ * One caller's subscription to a session's log: batches as `log_message` notifications. While the
+ * peer's backlog is over the limit, the next batch waits for it to drain, and the log's own bounded
+ * queue takes the strain (a subscriber that stays behind is dropped with `log_dropped`).
+ */
+class LogSubscription {
+  private readonly stop: () => void;
+  private waiting: { resolve: () => void; drain: Disposable } | undefined;
+  private disposed = false;
+
+  constructor(
+    readonly id: string,
+    log: SessionLog,
+    private readonly sink: NotificationSink,
+    history: boolean,
+  ) {
+    const session_id = log.id;
+    this.stop = log.store.subscribe(
+      async (batch) => {
+        if (this.disposed) return;
+        this.sink.notify('log_message', { subscription: id, session_id, messages: batch });
+        if (this.sink.backlogBytes > OUTPUT_BACKLOG_LIMIT) await this.drained();
+      },
+      {
+        history,
+        onDropped: (reason) => this.sink.notify('log_dropped', { subscription: id, session_id, reason, last_seq: log.store.stats().lastSeq }),
+        onFinished: () => this.sink.notify('log_finished', { subscription: id, session_id }),
+      },
+    );
+  }
+
+  dispose(): void {
+    this.disposed = true;
+    this.stop();
+    this.release();
+  }
+
+  private drained(): Promise<void> {
+    return new Promise((resolve) => {
+      const drain = this.sink.onDrain(() => {
+        if (this.sink.backlogBytes <= OUTPUT_BACKLOG_LIMIT / 2) this.release();
+      });
+      this.waiting = { resolve, drain };
+    });
+  }
+
+  private release(): void {
+    const waiting = this.waiting;
+    this.waiting = undefined;
+    waiting?.drain.dispose();
+    waiting?.resolve();
+  }
+}
+
 /** One caller's state (one connection): its subscriptions. Dispose it when the caller goes away. */
 export class Session implements SessionLike {
-  private readonly subscriptions = new Map<string, Subscription>();
+  private readonly subscriptions = new Map<string, Subscription | LogSubscription>();
 
   constructor(
     private readonly registry: PaneRegistry,
@@ -216,11 +271,14 @@ export class Session implements SessionLike {
   ) {}
 
   subscribe(options: { paneId?: string; events: readonly EventKind[]; replay: boolean }): string {
-    if (this.subscriptions.size >= MAX_SUBSCRIPTIONS) {
-      throw new SwitchboardError('LIMIT_EXCEEDED', `too many subscriptions on this connection (limit ${MAX_SUBSCRIPTIONS})`);
-    }
-    const id = `s${randomBytes(4).toString('hex')}`;
+    const id = this.newId();
     this.subscriptions.set(id, new Subscription(id, this.registry, this.sink, new Set(options.events), options.paneId, options.replay));
+    return id;
+  }
+
+  logSubscribe(log: SessionLog, options: { history: boolean }): string {
+    const id = this.newId();
+    this.subscriptions.set(id, new LogSubscription(id, log, this.sink, options.history));
     return id;
   }
 
@@ -234,5 +292,12 @@ export class Session implements SessionLike {
   dispose(): void {
     for (const sub of this.subscriptions.values()) sub.dispose();
     this.subscriptions.clear();
+  }
+
+  private newId(): string {
+    if (this.subscriptions.size >= MAX_SUBSCRIPTIONS) {
+      throw new SwitchboardError('LIMIT_EXCEEDED', `too many subscriptions on this connection (limit ${MAX_SUBSCRIPTIONS})`);
+    }
+    return `s${randomBytes(4).toString('hex')}`;
   }
 }

@@ -35,12 +35,19 @@ export class ClientSubscription {
     screen: new Emitter<Notifications['screen']>(),
     overflow: new Emitter<Notifications['overflow']>(),
     pane_created: new Emitter<Notifications['pane_created']>(),
+    log_message: new Emitter<Notifications['log_message']>(),
+    log_finished: new Emitter<Notifications['log_finished']>(),
+    log_dropped: new Emitter<Notifications['log_dropped']>(),
   };
   readonly onOutput: Event<Notifications['output']> = this.emitters.output.event;
   readonly onExit: Event<Notifications['exit']> = this.emitters.exit.event;
   readonly onScreen: Event<Notifications['screen']> = this.emitters.screen.event;
   readonly onOverflow: Event<Notifications['overflow']> = this.emitters.overflow.event;
   readonly onPaneCreated: Event<Notifications['pane_created']> = this.emitters.pane_created.event;
+  /** A session log subscription's messages, in order. */
+  readonly onLogMessage: Event<Notifications['log_message']> = this.emitters.log_message.event;
+  readonly onLogFinished: Event<Notifications['log_finished']> = this.emitters.log_finished.event;
+  readonly onLogDropped: Event<Notifications['log_dropped']> = this.emitters.log_dropped.event;
 
   constructor(
     readonly id: string,
@@ -229,6 +236,50 @@ export class SwitchboardClient {
     );
     if (!created) throw new SwitchboardError('INTERNAL_ERROR', 'subscribe returned no subscription');
     return created;
+  }
+
+  /** Every session with a log: each pane's, and each structured run's. */
+  logSessions(): Promise<Result<'log_sessions'>> {
+    return this.request('log_sessions', {});
+  }
+
+  /**
+   * Seed 001's logStream:subscribe: the session's retained history (unless `history` is false),
+   * then every new message, as `log_message` batches; `log_finished` when the session ends.
+   */
+  async logSubscribe(sessionId: string, options: { history?: boolean } = {}, handlers: Handlers = {}): Promise<ClientSubscription> {
+    let created: ClientSubscription | undefined;
+    await this.request(
+      'log_subscribe',
+      { session_id: sessionId, history: options.history },
+      {
+        onResult: (result) => {
+          created = new ClientSubscription(result.subscription, this, handlers);
+          this.subscriptions.set(result.subscription, created);
+        },
+      },
+    );
+    if (!created) throw new SwitchboardError('INTERNAL_ERROR', 'log_subscribe returned no subscription');
+    return created;
+  }
+
+  /** Seed 001's logStream:getHistory: retained messages after `afterSeq`, oldest first. */
+  logGetHistory(sessionId: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Result<'log_get_history'>> {
+    return this.request('log_get_history', { session_id: sessionId, after_seq: options.afterSeq, limit: options.limit });
+  }
+
+  /** Writes the session's whole log as JSONL to a private file in the daemon's home; returns its path. */
+  logExport(sessionId: string): Promise<Result<'log_export'>> {
+    return this.request('log_export', { session_id: sessionId }, { timeoutMs: 120_000 });
+  }
+
+  /** Runs a prompt on an agent's structured headless mode; follow it with logSubscribe(session_id). */
+  runAgent(params: ParamsInput<'run_agent'>): Promise<Result<'run_agent'>> {
+    return this.request('run_agent', params, { timeoutMs: 30_000 });
+  }
+
+  cancelRun(sessionId: string): Promise<Result<'cancel_run'>> {
+    return this.request('cancel_run', { session_id: sessionId });
   }
 
   info(): Promise<Result<'info'>> {

@@ -17,6 +17,7 @@ export const ERROR_CODES = [
   'SPAWN_FAILED',
   'TIMEOUT',
   'SHUTTING_DOWN',
+  'SESSION_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -36,6 +37,7 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   SPAWN_FAILED: -32006,
   TIMEOUT: -32007,
   SHUTTING_DOWN: -32008,
+  SESSION_NOT_FOUND: -32009,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
@@ -7,6 +8,7 @@ import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
+import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
@@ -53,6 +55,8 @@ export interface DaemonOptions {
 export class Daemon implements DaemonControl {
   readonly panes: PaneRegistry;
   readonly agents: AgentCatalog;
+  /** Every pane's and run's log, and the agent panes' state trackers. */
+  readonly sessions: SessionService;
   readonly token: string;
   readonly home: string;
   readonly startedAt = new Date();
@@ -62,6 +66,8 @@ export class Daemon implements DaemonControl {
   private readonly server: RpcServer;
   private readonly logger: Logger;
   private readonly publish: boolean;
+  /** Where session logs spill what memory evicts; this daemon's own, removed at shutdown. */
+  private readonly spillDir: string;
   private closing: Promise<void> | undefined;
   private readonly closedEmitter = new Emitter<void>();
   /** The daemon has shut down (after `close`, a `shutdown` request, or a signal handled by the caller). */
@@ -76,10 +82,13 @@ export class Daemon implements DaemonControl {
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
+    this.spillDir = path.join(this.home, 'logs', String(process.pid));
+    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir });
     this.server = new RpcServer({
       token: this.token,
       panes: this.panes,
       agents: this.agents,
+      sessions: this.sessions,
       daemon: this,
       logger: this.logger,
       limits: options.limits,
@@ -137,9 +146,12 @@ export class Daemon implements DaemonControl {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.logger.info('shutting down');
+      await this.sessions.close();
       await this.panes.close();
       await this.server.close();
       if (this.publish) removeRuntimeFile(this.home, process.pid);
+      // Spilled logs belong to this daemon's sessions, which end with it (exports stay).
+      rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
       this.logger.info('stopped');
       this.closedEmitter.fire();
     })();

@@ -69,6 +69,17 @@ describe('MsgStore bounds and order (properties)', () => {
 });
 
 describe('MsgStore delivery', () => {
+  it('delivers live messages in the same shape as history (seq and msg only)', async () => {
+    const store = new MsgStore<string>({ batchMs: 0 });
+    store.push('before');
+    const seen: StoredMsg<string>[] = [];
+    store.subscribe((batch) => void seen.push(...batch));
+    store.push('after');
+    await settle();
+    expect(seen).toEqual([{ seq: 1, msg: 'before' }, { seq: 2, msg: 'after' }]);
+    expect(seen).toEqual(store.history());
+  });
+
   it('batches a burst into few callbacks, to many subscribers at once', async () => {
     const store = new MsgStore<number>({ batchMs: 16 });
     const counts = Array.from({ length: 50 }, () => ({ batches: 0, messages: 0 }));

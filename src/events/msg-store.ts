@@ -126,8 +126,10 @@ export class MsgStore<T> {
     this.entries.push(entry);
     this.bytes += entry.bytes;
     this.evict();
+    // Subscribers get the message and its seq only, never the store's bookkeeping.
+    const delivered: StoredMsg<T> = { seq: entry.seq, msg };
     for (const sub of this.subscribers) {
-      sub.queue.push(entry);
+      sub.queue.push(delivered);
       // Behind means still busy with an earlier batch. One that is free will take the whole queue
       // in the next window, however big a synchronous burst made it (within reason).
       if ((sub.busy && sub.queue.length > sub.limit) || sub.queue.length > sub.limit * BURST_FACTOR) this.drop(sub, `fell more than ${this.queueLimit} messages behind`);

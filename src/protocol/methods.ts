@@ -4,11 +4,14 @@
  * seed 000 for its six methods; the rest extend them in the same style (snake_case).
  */
 import { z } from 'zod';
+import type { LogMsg } from '../events/log-msg.js';
 
 /** An optional parameter: absent, undefined and JSON null all mean "not given". */
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
 const paneId = z.string().min(1, 'pane_id must not be empty').max(128);
+const sessionId = z.string().min(1, 'session_id must not be empty').max(128);
+const subscriptionId = z.string().min(1).max(128);
 const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const MAX_TEXT = 1024 * 1024;
 
@@ -104,7 +107,28 @@ export const paramSchemas = {
     events: optional(z.array(z.enum(SUBSCRIBE_EVENTS)).min(1).max(3)),
     replay: optional(z.boolean()),
   }),
-  unsubscribe: z.strictObject({ subscription: z.string().min(1).max(128) }),
+  unsubscribe: z.strictObject({ subscription: subscriptionId }),
+  /** Every session with a log: each pane's, and each structured run's. */
+  log_sessions: z.strictObject({}),
+  /** Seed 001's logStream:subscribe: the session's retained history (unless history is false), then live. */
+  log_subscribe: z.strictObject({ session_id: sessionId, history: optional(z.boolean()) }),
+  log_unsubscribe: z.strictObject({ subscription: subscriptionId }),
+  /** Seed 001's logStream:getHistory: retained messages after `after_seq`, oldest first, at most `limit`. */
+  log_get_history: z.strictObject({ session_id: sessionId, after_seq: optional(int(0, Number.MAX_SAFE_INTEGER)), limit: optional(int(1, 10_000)) }),
+  /** Writes the session's whole log (spilled part included) as JSONL to a private file in the daemon's home. */
+  log_export: z.strictObject({ session_id: sessionId }),
+  /** Runs a prompt in an agent's structured headless mode; its entries become a new session's log. */
+  run_agent: z
+    .strictObject({
+      agent: z.string().min(1).max(64),
+      prompt: z.string().min(1).max(MAX_TEXT),
+      cwd: z.string().min(1).max(4096),
+      args: optional(z.array(z.string().max(64 * 1024)).max(256)),
+      agent_home: optional(z.string().min(1).max(4096)),
+      model_url: optional(z.url().max(2048)),
+    })
+    .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
+  cancel_run: z.strictObject({ session_id: sessionId }),
   agents: z.strictObject({}),
   info: z.strictObject({}),
   ping: z.strictObject({}),
@@ -176,6 +200,23 @@ export interface InfoResult {
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
 }
 
+/** A session as log_sessions lists it. */
+export interface SessionInfo {
+  session_id: string;
+  kind: 'pane' | 'run';
+  title: string;
+  agent: string | null;
+  created_at: string;
+  finished: boolean;
+  stats: { retained: number; retainedBytes: number; evicted: number; lastSeq: number; subscribers: number; dropped: number };
+}
+
+/** One message of a session's log with its place in it (seq counts from 1, never repeats). */
+export interface LogMessage {
+  seq: number;
+  msg: LogMsg;
+}
+
 export interface Results {
   create_pane: {
     pane_id: string;
@@ -199,6 +240,13 @@ export interface Results {
   wait_for: WaitForResult;
   subscribe: { subscription: string };
   unsubscribe: { success: true };
+  log_sessions: { sessions: SessionInfo[] };
+  log_subscribe: { subscription: string; session_id: string };
+  log_unsubscribe: { success: true };
+  log_get_history: { session_id: string; messages: LogMessage[]; finished: boolean; evicted: number; last_seq: number };
+  log_export: { session_id: string; path: string; messages: number };
+  run_agent: { session_id: string };
+  cancel_run: { cancelled: boolean };
   info: InfoResult;
   ping: { pong: true; time: string };
   shutdown: { success: true };
@@ -226,6 +274,12 @@ export interface Notifications {
   };
   /** The client read too slowly and output was dropped; re-read the screen to catch up. */
   overflow: { subscription: string; pane_id: string; dropped_bytes: number; resume_offset: number };
+  /** New messages of a session's log, in order, batched (seed 001's logStream:message). */
+  log_message: { subscription: string; session_id: string; messages: LogMessage[] };
+  /** The session ended; no message follows (seed 001's logStream:finished). */
+  log_finished: { subscription: string; session_id: string };
+  /** The subscriber fell too far behind and was let go; read log_get_history to catch up. */
+  log_dropped: { subscription: string; session_id: string; reason: string; last_seq: number };
   /** A subscription to all panes saw a new pane. */
   pane_created: { subscription: string; pane_id: string; title: string };
 }

@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { connect, type SwitchboardClient } from '../../src/index.js';
+import { connect, type NormalizedEntry, type SwitchboardClient } from '../../src/index.js';
 import { AgentCatalog, detectScreen, type Detection, type ScreenKind, type ScreenRows } from '../../src/agents/index.js';
 import { ModelServer, type Scenario } from '../../src/model-server/index.js';
 import type { TestDaemonContext } from '../support/daemon.js';
@@ -151,6 +151,8 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     expect(`${failed.error?.line ?? ''}\n${(await client.getScreen(id)).text}`).toMatch(options.errorShown);
     expect(model.modelRequests().some((r) => r.plan?.reply === 'error')).toBe(true);
 
+    await expectScreenEntries(client, id);
+
     guard.stop();
     // The guard is not vacuous: it saw the agent's connection to the scripted model…
     expect(guard.seen.some((address) => address.endsWith(`:${model.port}`))).toBe(true);
@@ -164,4 +166,33 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     home.cleanup();
     work.cleanup();
   }
+}
+
+/**
+ * The same session as structured entries read off the screens (issue 5: an interactive pane yields
+ * entries too): each prompt given, the approval asked for, each reply without the input box or the
+ * echoed prompt, and the model error.
+ */
+async function expectScreenEntries(client: SwitchboardClient, paneId: string): Promise<void> {
+  const read = async (): Promise<NormalizedEntry[]> =>
+    (await client.logGetHistory(paneId, { limit: 10_000 })).messages.flatMap((m) => (m.msg.type === 'normalized' ? [m.msg.entry] : []));
+  const replies = (entries: NormalizedEntry[]): string[] => entries.filter((e) => e.type === 'assistant_message').map((e) => e.content);
+  let entries = await read();
+  // The tracker calls a turn over once the prompt has held still (500 ms): give it that time.
+  for (let i = 0; i < 200 && !(replies(entries).some((r) => r.includes('Done: wrote tool_out.txt.')) && entries.some((e) => e.type === 'error')); i++) {
+    await sleep(50);
+    entries = await read();
+  }
+  const explain = JSON.stringify(entries.map((e) => [e.type, e.content]));
+  expect(entries.filter((e) => e.type === 'user_message').map((e) => e.content), explain).toEqual(['say hello please', 'write a file please', 'fail now please']);
+  expect(replies(entries).some((r) => r.includes('Hello from the scripted model.')), explain).toBe(true);
+  expect(replies(entries).some((r) => r.includes('Done: wrote tool_out.txt.')), explain).toBe(true);
+  for (const reply of replies(entries)) expect(reply, explain).not.toMatch(/say hello please|write a file please|[│╭╰]/);
+  const asked = entries.find((e) => e.metadata?.status === 'pending');
+  expect(asked?.type, explain).toMatch(/^(command_run|tool_use)$/);
+  if (asked?.type === 'command_run') expect(asked.content, explain).toContain('tool_out.txt');
+  expect(entries.some((e) => e.type === 'error'), explain).toBe(true);
+  // In the order they happened: the reply to a prompt comes after it.
+  const order = entries.map((e) => e.type);
+  expect(order.indexOf('assistant_message'), explain).toBeGreaterThan(order.indexOf('user_message'));
 }

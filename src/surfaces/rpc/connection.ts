@@ -5,6 +5,7 @@ import type { Logger } from '../../core/logger.js';
 import { Session, type DaemonControl, type NotificationSink } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { AgentCatalog } from '../../agents/index.js';
+import type { SessionService } from '../../sessions/index.js';
 import { LineFramer, type FrameEvent } from '../../protocol/framing.js';
 import type { JsonRpcResponse } from '../../protocol/json-rpc.js';
 import type { NotificationName, Notifications } from '../../protocol/methods.js';
@@ -36,6 +37,7 @@ export interface ConnectionDeps {
   dispatcher: Dispatcher;
   panes: PaneRegistry;
   agents: AgentCatalog;
+  sessions: SessionService;
   daemon: DaemonControl;
   limits: ConnectionLimits;
   logger: Logger;
@@ -183,7 +185,7 @@ export class RpcConnection {
     const weight = Array.isArray(message) ? Math.max(1, message.length) : 1;
     this.inFlight += weight;
     if (this.inFlight >= this.deps.limits.maxInFlight) this.pauseReasons.add('in-flight');
-    const ctx = { panes: this.deps.panes, agents: this.deps.agents, daemon: this.deps.daemon, session: this.session, signal: this.abort.signal };
+    const ctx = { panes: this.deps.panes, agents: this.deps.agents, sessions: this.deps.sessions, daemon: this.deps.daemon, session: this.session, signal: this.abort.signal };
     this.deps.dispatcher
       .handle(message, ctx, () => this.markAuthenticated())
       .then(({ reply }) => {

@@ -5,6 +5,7 @@ import { silentLogger, type Logger } from '../../core/logger.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import { AgentCatalog } from '../../agents/index.js';
+import { SessionService } from '../../sessions/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse } from './dispatch.js';
@@ -14,6 +15,8 @@ export interface RpcServerOptions {
   panes: PaneRegistry;
   /** The agent profiles create_pane can start (default: the built-ins). */
   agents?: AgentCatalog;
+  /** Session logs and agent trackers (default: a service of its own over `panes`). */
+  sessions?: SessionService;
   daemon: DaemonControl;
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
@@ -83,6 +86,7 @@ export class RpcServer {
   private readonly logger: Logger;
   private readonly maxConnections: number;
   private readonly agents: AgentCatalog;
+  private readonly sessions: SessionService;
   private socketPath: string | undefined;
 
   constructor(private readonly options: RpcServerOptions) {
@@ -90,6 +94,7 @@ export class RpcServer {
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.maxConnections = options.maxConnections ?? 256;
     this.agents = options.agents ?? new AgentCatalog();
+    this.sessions = options.sessions ?? new SessionService(options.panes, this.agents);
     this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
   }
 
@@ -186,7 +191,7 @@ export class RpcServer {
     }
     const connection = new RpcConnection(
       socket,
-      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
+      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, sessions: this.sessions, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
       () => this.connections.delete(connection),
     );
     this.connections.add(connection);

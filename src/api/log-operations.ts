@@ -1,0 +1,75 @@
+/**
+ * Seed 001's log stream for any session (a pane's, or a structured run's): list, subscribe,
+ * unsubscribe, read history, export; and structured runs started on an agent's headless mode.
+ */
+import { createWriteStream } from 'node:fs';
+import { Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import path from 'node:path';
+import { ensurePrivateDir } from '../platform/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import { checkSandbox } from '../agents/index.js';
+import type { HandlerTable } from './operations.js';
+
+type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export' | 'run_agent' | 'cancel_run';
+
+const DEFAULT_HISTORY_LIMIT = 1_000;
+
+export const logHandlers: Pick<HandlerTable, LogMethods> = {
+  log_sessions(ctx) {
+    return { sessions: ctx.sessions.logs.list() };
+  },
+
+  log_subscribe(ctx, p) {
+    const log = ctx.sessions.logs.get(p.session_id);
+    return { subscription: ctx.session.logSubscribe(log, { history: p.history ?? true }), session_id: log.id };
+  },
+
+  log_unsubscribe(ctx, p) {
+    ctx.session.unsubscribe(p.subscription);
+    return { success: true };
+  },
+
+  log_get_history(ctx, p) {
+    const log = ctx.sessions.logs.get(p.session_id);
+    const after = p.after_seq ?? 0;
+    const limit = p.limit ?? DEFAULT_HISTORY_LIMIT;
+    const stats = log.store.stats();
+    const messages = log.store.history().filter((m) => m.seq > after).slice(0, limit);
+    return { session_id: log.id, messages, finished: log.store.finished, evicted: stats.evicted, last_seq: stats.lastSeq };
+  },
+
+  async log_export(ctx, p) {
+    const log = ctx.sessions.logs.get(p.session_id);
+    const dir = path.join(ctx.daemon.home, 'exports');
+    ensurePrivateDir(dir);
+    const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    let lines = 0;
+    const counter = new Transform({
+      transform(chunk: Buffer, _encoding, done) {
+        for (const byte of chunk) if (byte === 0x0a) lines++;
+        done(null, chunk);
+      },
+    });
+    // 'wx': a name that exists is never overwritten (the timestamp makes one unlikely anyway).
+    const writing = pipeline(counter, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+    await log.store.exportJsonl(counter);
+    counter.end();
+    await writing;
+    return { session_id: log.id, path: file, messages: lines };
+  },
+
+  run_agent(ctx, p) {
+    const profile = ctx.agents.get(p.agent);
+    if (!profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${p.agent} has no headless mode`, { agent: p.agent });
+    const cwd = ctx.panes.resolveCwd(p.cwd);
+    const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
+    const { sessionId } = ctx.sessions.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args });
+    return { session_id: sessionId };
+  },
+
+  cancel_run(ctx, p) {
+    ctx.sessions.logs.get(p.session_id);
+    return { cancelled: ctx.sessions.cancelRun(p.session_id) };
+  },
+};

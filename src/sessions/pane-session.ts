@@ -1,0 +1,153 @@
+/**
+ * A pane's session log. Every pane logs its output (`stdout`). A pane that runs an agent also gets
+ * a state tracker and yields entries read from its screen, so an interactive session has the same
+ * structured view as a headless one: the prompt it was given (`user_message`), each approval it
+ * asks for (a pending `command_run` / `file_edit` / … entry), the reply once the turn settles
+ * (`assistant_message`, without the input box or the echoed prompt), errors and questions on
+ * screen, and its exit.
+ */
+import type { Disposable } from '../core/disposable.js';
+import { Emitter, type Event } from '../core/emitter.js';
+import { AgentStateTracker, parseApproval, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
+import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../events/entry.js';
+import type { Pane } from '../pane/index.js';
+import { extractFinalMessage } from '../runs/final-message.js';
+import type { SessionLog } from './session-logs.js';
+
+/** The entry type an approval prompt's tool kind stands for. */
+function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
+  switch (request.tool) {
+    case 'shell':
+      return 'command_run';
+    case 'file_edit':
+    case 'file_write':
+      return 'file_edit';
+    case 'file_read':
+      return 'file_read';
+    default:
+      return 'tool_use';
+  }
+}
+
+export class PaneSession implements Disposable {
+  readonly tracker: AgentStateTracker | undefined;
+  private readonly entries: EntryFactory;
+  private readonly disposables: Disposable[] = [];
+  private readonly screens: Screens | undefined;
+  private lastPrompt = '';
+  private lastReply: string | null = null;
+  private busySinceIdle = false;
+  private approvals = 0;
+  private pendingApproval: ApprovalRequest | null = null;
+  private readonly stateEmitter = new Emitter<StateChange>();
+  /** The agent's state changed (agent panes only). */
+  readonly onState: Event<StateChange> = this.stateEmitter.event;
+
+  constructor(
+    readonly pane: Pane,
+    readonly log: SessionLog,
+    private readonly profile: AgentProfile | undefined,
+  ) {
+    this.entries = new EntryFactory(`${pane.id}-e`);
+    this.disposables.push(
+      pane.onOutput((out) => {
+        if (!log.store.finished) log.store.push({ type: 'stdout', content: out.text });
+      }),
+    );
+    if (profile && pane.agent) {
+      this.screens = profile.screensFor(pane.agent.version ?? undefined);
+      this.tracker = new AgentStateTracker(pane, this.screens);
+      this.disposables.push(this.tracker.onChange((change) => this.onChange(change)));
+    }
+    this.disposables.push(
+      pane.onExit((exit) => {
+        this.push('system_message', `process exited (${exit.signal ? `signal ${exit.signal}` : `code ${String(exit.exitCode)}`})`, { ...(exit.exitCode !== null ? { exitCode: exit.exitCode } : {}) });
+        log.store.finish();
+      }),
+    );
+  }
+
+  /** The approval the agent waits on, as read from its screen; null when it waits on none. */
+  get approval(): ApprovalRequest | null {
+    return this.tracker?.state.state === 'waiting_approval' ? this.pendingApproval : null;
+  }
+
+  /** A prompt was given through Switchboard: log it and start a turn (errors already on screen are old). */
+  notePrompt(text: string): void {
+    // A prompt sent before the last turn's prompt held still for the tracker: its reply is on
+    // screen now, before the new prompt is typed.
+    if (this.busySinceIdle) this.noteReply();
+    this.busySinceIdle = false;
+    this.lastPrompt = text;
+    this.push('user_message', text);
+    this.tracker?.beginTurn();
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+    this.tracker?.dispose();
+    this.stateEmitter.dispose();
+  }
+
+  private onChange(change: StateChange): void {
+    switch (change.state) {
+      case 'thinking':
+      case 'executing':
+        this.busySinceIdle = true;
+        break;
+      case 'waiting_approval':
+        this.busySinceIdle = true;
+        this.noteApproval();
+        break;
+      case 'waiting_input':
+        if (change.question) this.push('system_message', `waiting for input: ${change.question}`);
+        break;
+      case 'error':
+        this.push('error', change.error ?? change.evidence?.line ?? 'error on screen');
+        break;
+      case 'idle':
+        if (this.busySinceIdle) this.noteReply();
+        this.busySinceIdle = false;
+        break;
+      default:
+        break;
+    }
+    this.stateEmitter.fire(change);
+  }
+
+  private noteApproval(): void {
+    if (!this.screens) return;
+    const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
+    this.pendingApproval = request;
+    if (!request) {
+      this.push('tool_use', 'approval asked (the prompt could not be read)', { status: 'pending' });
+      return;
+    }
+    const input: Record<string, unknown> = {};
+    if (request.command !== null) input.command = request.command;
+    if (request.path !== null) input.file_path = request.path;
+    const content = request.command ?? request.path ?? request.toolName ?? request.tool;
+    this.push(entryTypeForApproval(request), content, {
+      toolName: request.toolName ?? request.tool,
+      toolInput: input,
+      ...(request.path !== null ? { filePath: request.path } : {}),
+      status: 'pending',
+      toolCallId: `${this.pane.id}-approval-${++this.approvals}`,
+    });
+  }
+
+  private noteReply(): void {
+    if (!this.profile) return;
+    const reply = extractFinalMessage(this.profile, this.pane.screenLines(), this.lastPrompt, this.pane.agent?.version ?? undefined);
+    // The same reply still on screen after a turn that drew none (a slash command, say) is not new.
+    if (reply === null || reply === this.lastReply) return;
+    this.lastReply = reply;
+    this.push('assistant_message', reply);
+  }
+
+  private push(type: NormalizedEntryType, content: string, metadata?: EntryMetadata): NormalizedEntry {
+    const entry = this.entries.make(type, content, metadata);
+    if (!this.log.store.finished) this.log.store.push({ type: 'normalized', entry });
+    return entry;
+  }
+}

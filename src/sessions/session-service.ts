@@ -1,0 +1,111 @@
+/**
+ * The daemon's sessions: one log per pane (opened when the pane is created, forgotten when it is
+ * removed), agent panes followed by a state tracker, and structured runs started through a driver.
+ */
+import type { Disposable } from '../core/disposable.js';
+import { Emitter, type Event } from '../core/emitter.js';
+import type { AgentCatalog, StateChange } from '../agents/index.js';
+import { HeadlessDriver, type RunResult } from '../drivers/headless-driver.js';
+import type { Pane, PaneRegistry } from '../pane/index.js';
+import { PaneSession } from './pane-session.js';
+import { PANE_LOG_DEFAULTS, SessionLogs, type SessionLog } from './session-logs.js';
+
+export interface RunAgentOptions {
+  agent: string;
+  prompt: string;
+  cwd: string;
+  sandbox?: { home: string; modelUrl: string };
+  args?: string[];
+}
+
+export interface PaneStateChange {
+  pane: Pane;
+  change: StateChange;
+}
+
+export class SessionService implements Disposable {
+  readonly logs: SessionLogs;
+  private readonly panes = new Map<string, PaneSession>();
+  private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult> }>();
+  private readonly disposables: Disposable[] = [];
+  private readonly stateEmitter = new Emitter<PaneStateChange>();
+  /** An agent pane's state changed. */
+  readonly onPaneState: Event<PaneStateChange> = this.stateEmitter.event;
+
+  constructor(
+    private readonly registry: PaneRegistry,
+    private readonly catalog: AgentCatalog,
+    options: { spillDir?: string } = {},
+  ) {
+    this.logs = new SessionLogs(options);
+    for (const pane of registry.list()) this.attach(pane);
+    this.disposables.push(
+      registry.onPaneCreated((pane) => this.attach(pane)),
+      registry.onPaneRemoved((pane) => this.detach(pane.id)),
+    );
+  }
+
+  /** The pane's session (its log, and for an agent pane its tracker). */
+  paneSession(paneId: string): PaneSession | undefined {
+    return this.panes.get(paneId);
+  }
+
+  /** Starts `prompt` on an agent's headless mode; its entries are the new session's log. */
+  runAgent(options: RunAgentOptions): { sessionId: string; done: Promise<RunResult> } {
+    const driver = new HeadlessDriver({ tool: options.agent, catalog: this.catalog, sandbox: options.sandbox, args: options.args });
+    const handle = driver.stream(options.prompt, { cwd: options.cwd });
+    const log = this.logs.open({ id: handle.runId, kind: 'run', title: `${options.agent}: ${options.prompt.slice(0, 60)}`, agent: options.agent });
+    // The run's own store feeds the session log; history first, so nothing said before this is lost.
+    handle.entries.subscribe((batch) => {
+      for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
+    }, {
+      onFinished: () => {
+        void handle.done.then((result) => {
+          if (result.stderrTail.trim() !== '' && result.status === 'failed') log.store.push({ type: 'stderr', content: result.stderrTail });
+          log.store.finish();
+          void handle.entries.close();
+        });
+      },
+    });
+    this.runs.set(handle.runId, { driver, done: handle.done });
+    void handle.done.finally(() => this.runs.delete(handle.runId));
+    return { sessionId: handle.runId, done: handle.done };
+  }
+
+  /** Cancels a structured run; false when it is not running. */
+  cancelRun(sessionId: string): boolean {
+    return this.runs.get(sessionId)?.driver.cancel(sessionId) ?? false;
+  }
+
+  /** Ends every run under way and waits for them. */
+  async close(): Promise<void> {
+    const runs = [...this.runs.entries()];
+    for (const [id, run] of runs) run.driver.cancel(id);
+    await Promise.allSettled(runs.map(([, run]) => run.done));
+    this.dispose();
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+    for (const session of this.panes.values()) session.dispose();
+    this.panes.clear();
+    this.logs.dispose();
+    this.stateEmitter.dispose();
+  }
+
+  private attach(pane: Pane): void {
+    if (this.panes.has(pane.id)) return;
+    const profile = pane.agent ? this.catalog.find(pane.agent.name) : undefined;
+    // A plain shell's output is the pane's raw history already; only agent logs spill to disk.
+    const log: SessionLog = this.logs.open({ id: pane.id, kind: 'pane', title: pane.title, agent: pane.agent?.name ?? null, store: PANE_LOG_DEFAULTS, spill: profile !== undefined });
+    const session = new PaneSession(pane, log, profile);
+    session.onState((change) => this.stateEmitter.fire({ pane, change }));
+    this.panes.set(pane.id, session);
+  }
+
+  private detach(paneId: string): void {
+    this.panes.get(paneId)?.dispose();
+    this.panes.delete(paneId);
+    this.logs.remove(paneId);
+  }
+}
