@@ -36,7 +36,7 @@ export interface OperationContext {
 
 /** The per-caller state an operation can touch: its subscriptions. */
 export interface SessionLike {
-  subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen')[]; replay: boolean }): string;
+  subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen' | 'state')[]; replay: boolean }): string;
   logSubscribe(log: SessionLog, options: { history: boolean }): string;
   unsubscribe(id: string): void;
 }

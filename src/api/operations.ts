@@ -7,6 +7,7 @@ import type { MethodName, Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
 import { logHandlers } from './log-operations.js';
+import { agentStateHandlers } from './agent-state-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -19,6 +20,7 @@ const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 /** Every method, against the pane layer. Surfaces call these and never reach around them. */
 export const handlers: HandlerTable = {
   ...logHandlers,
+  ...agentStateHandlers,
   async create_pane(ctx, p) {
     if (p.agent !== undefined) {
       const profile = ctx.agents.get(p.agent);

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
-import type { SessionLog } from '../sessions/index.js';
+import { approvalInfo, type SessionLog, type SessionService } from '../sessions/index.js';
 import type { NotificationSink, SessionLike } from './context.js';
 
-type EventKind = 'output' | 'exit' | 'screen';
+type EventKind = 'output' | 'exit' | 'screen' | 'state';
 
 /** Above this many bytes waiting for the peer, output is dropped (and counted) instead of queued. */
 export const OUTPUT_BACKLOG_LIMIT = 1024 * 1024;
@@ -46,8 +46,27 @@ class Subscription {
     private readonly events: ReadonlySet<EventKind>,
     paneId: string | undefined,
     replay: boolean,
+    sessions: SessionService | undefined,
   ) {
     this.drainSub = sink.onDrain(() => this.onDrain());
+    if (events.has('state') && sessions) {
+      this.disposables.push(
+        sessions.onPaneState(({ pane, change }) => {
+          if (!this.watches.has(pane.id)) return;
+          const approval = change.state === 'waiting_approval' ? approvalInfo(sessions.paneSession(pane.id)?.approval ?? null) : null;
+          this.sink.notify('state', {
+            subscription: this.id,
+            pane_id: pane.id,
+            state: change.state,
+            previous: change.previous,
+            at: change.at,
+            approval,
+            ...(change.question !== undefined ? { question: change.question } : {}),
+            ...(change.error !== undefined ? { error: change.error } : {}),
+          });
+        }),
+      );
+    }
     // A removed pane is let go of by every subscription, so nothing keeps its history alive.
     this.disposables.push(registry.onPaneRemoved((pane) => this.unwatch(pane.id)));
     if (paneId !== undefined) {
@@ -96,7 +115,7 @@ class Subscription {
       w.disposables.push(pane.onRender(() => this.scheduleFrame(w)));
       this.scheduleFrame(w);
     }
-    if (this.events.has('exit') || this.events.has('output') || this.events.has('screen')) {
+    if (this.events.has('exit') || this.events.has('output') || this.events.has('screen') || this.events.has('state')) {
       w.disposables.push(
         pane.onExit((exit) => {
           this.flushOutput(w);
@@ -268,11 +287,12 @@ export class Session implements SessionLike {
   constructor(
     private readonly registry: PaneRegistry,
     private readonly sink: NotificationSink,
+    private readonly sessions?: SessionService,
   ) {}
 
   subscribe(options: { paneId?: string; events: readonly EventKind[]; replay: boolean }): string {
     const id = this.newId();
-    this.subscriptions.set(id, new Subscription(id, this.registry, this.sink, new Set(options.events), options.paneId, options.replay));
+    this.subscriptions.set(id, new Subscription(id, this.registry, this.sink, new Set(options.events), options.paneId, options.replay, this.sessions));
     return id;
   }
 

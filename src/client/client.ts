@@ -35,6 +35,7 @@ export class ClientSubscription {
     screen: new Emitter<Notifications['screen']>(),
     overflow: new Emitter<Notifications['overflow']>(),
     pane_created: new Emitter<Notifications['pane_created']>(),
+    state: new Emitter<Notifications['state']>(),
     log_message: new Emitter<Notifications['log_message']>(),
     log_finished: new Emitter<Notifications['log_finished']>(),
     log_dropped: new Emitter<Notifications['log_dropped']>(),
@@ -44,6 +45,8 @@ export class ClientSubscription {
   readonly onScreen: Event<Notifications['screen']> = this.emitters.screen.event;
   readonly onOverflow: Event<Notifications['overflow']> = this.emitters.overflow.event;
   readonly onPaneCreated: Event<Notifications['pane_created']> = this.emitters.pane_created.event;
+  /** An agent pane's state changed (events ['state']). */
+  readonly onState: Event<Notifications['state']> = this.emitters.state.event;
   /** A session log subscription's messages, in order. */
   readonly onLogMessage: Event<Notifications['log_message']> = this.emitters.log_message.event;
   readonly onLogFinished: Event<Notifications['log_finished']> = this.emitters.log_finished.event;
@@ -220,7 +223,7 @@ export class SwitchboardClient {
    * are attached before any notification can arrive.
    */
   async subscribe(
-    options: { paneId?: string; events?: ('output' | 'exit' | 'screen')[]; replay?: boolean } = {},
+    options: { paneId?: string; events?: ('output' | 'exit' | 'screen' | 'state')[]; replay?: boolean } = {},
     handlers: Handlers = {},
   ): Promise<ClientSubscription> {
     let created: ClientSubscription | undefined;
@@ -236,6 +239,16 @@ export class SwitchboardClient {
     );
     if (!created) throw new SwitchboardError('INTERNAL_ERROR', 'subscribe returned no subscription');
     return created;
+  }
+
+  /** The state of every agent pane now, with the approval each waits on. */
+  paneStates(): Promise<Result<'pane_states'>> {
+    return this.request('pane_states', {});
+  }
+
+  /** Answers the approval an agent pane waits on (the option meaning allow-once, or deny). */
+  answerApproval(paneId: string, decision: 'allow' | 'deny'): Promise<Result<'answer_approval'>> {
+    return this.request('answer_approval', { pane_id: paneId, decision });
   }
 
   /** Every session with a log: each pane's, and each structured run's. */

@@ -16,7 +16,7 @@ const int = (min: number, max: number) => z.number().int().min(min).max(max);
 const MAX_TEXT = 1024 * 1024;
 
 export const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as const;
-export const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen'] as const;
+export const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen', 'state'] as const;
 
 export const paramSchemas = {
   create_pane: z
@@ -104,12 +104,16 @@ export const paramSchemas = {
     .refine((p) => p.pattern !== undefined || p.idle_ms !== undefined, { message: 'give pattern, idle_ms, or both' }),
   subscribe: z.strictObject({
     pane_id: optional(paneId),
-    events: optional(z.array(z.enum(SUBSCRIBE_EVENTS)).min(1).max(3)),
+    events: optional(z.array(z.enum(SUBSCRIBE_EVENTS)).min(1).max(SUBSCRIBE_EVENTS.length)),
     replay: optional(z.boolean()),
   }),
   unsubscribe: z.strictObject({ subscription: subscriptionId }),
   /** Every session with a log: each pane's, and each structured run's. */
   log_sessions: z.strictObject({}),
+  /** The state of every agent pane now, with the approval it waits on. */
+  pane_states: z.strictObject({}),
+  /** Answers the approval an agent pane waits on, with the option that means allow-once or deny. */
+  answer_approval: z.strictObject({ pane_id: paneId, decision: z.enum(['allow', 'deny']) }),
   /** Seed 001's logStream:subscribe: the session's retained history (unless history is false), then live. */
   log_subscribe: z.strictObject({ session_id: sessionId, history: optional(z.boolean()) }),
   log_unsubscribe: z.strictObject({ subscription: subscriptionId }),
@@ -200,6 +204,22 @@ export interface InfoResult {
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
 }
 
+/** An approval prompt as parsed from an agent's screen. */
+export interface ApprovalInfo {
+  tool: string;
+  tool_name: string | null;
+  command: string | null;
+  path: string | null;
+  options: { label: string; meaning: string | null }[];
+}
+
+/** An agent pane's state (see src/agents/state-tracker.ts for the states). */
+export interface PaneStateInfo {
+  pane_id: string;
+  state: string;
+  approval: ApprovalInfo | null;
+}
+
 /** A session as log_sessions lists it. */
 export interface SessionInfo {
   session_id: string;
@@ -241,6 +261,8 @@ export interface Results {
   subscribe: { subscription: string };
   unsubscribe: { success: true };
   log_sessions: { sessions: SessionInfo[] };
+  pane_states: { states: PaneStateInfo[] };
+  answer_approval: { success: true; answered: { label: string | null; keys: string[] } };
   log_subscribe: { subscription: string; session_id: string };
   log_unsubscribe: { success: true };
   log_get_history: { session_id: string; messages: LogMessage[]; finished: boolean; evicted: number; last_seq: number };
@@ -274,6 +296,8 @@ export interface Notifications {
   };
   /** The client read too slowly and output was dropped; re-read the screen to catch up. */
   overflow: { subscription: string; pane_id: string; dropped_bytes: number; resume_offset: number };
+  /** An agent pane's state changed (subscribe with events ['state']). */
+  state: { subscription: string; pane_id: string; state: string; previous: string; at: number; approval: ApprovalInfo | null; question?: string; error?: string };
   /** New messages of a session's log, in order, batched (seed 001's logStream:message). */
   log_message: { subscription: string; session_id: string; messages: LogMessage[] };
   /** The session ended; no message follows (seed 001's logStream:finished). */

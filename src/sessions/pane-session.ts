@@ -7,10 +7,12 @@
  * screen, and its exit.
  */
 import type { Disposable } from '../core/disposable.js';
+import { SwitchboardError } from '../core/errors.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import { AgentStateTracker, parseApproval, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
+import { AgentStateTracker, optionFor, parseApproval, pressKeys, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
 import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../events/entry.js';
 import type { Pane } from '../pane/index.js';
+import type { ApprovalInfo } from '../protocol/methods.js';
 import { extractFinalMessage } from '../runs/final-message.js';
 import type { SessionLog } from './session-logs.js';
 
@@ -27,6 +29,12 @@ function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
     default:
       return 'tool_use';
   }
+}
+
+/** An approval request as the wire carries it. */
+export function approvalInfo(request: ApprovalRequest | null): ApprovalInfo | null {
+  if (!request) return null;
+  return { tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
 }
 
 export class PaneSession implements Disposable {
@@ -70,6 +78,24 @@ export class PaneSession implements Disposable {
   /** The approval the agent waits on, as read from its screen; null when it waits on none. */
   get approval(): ApprovalRequest | null {
     return this.tracker?.state.state === 'waiting_approval' ? this.pendingApproval : null;
+  }
+
+  /**
+   * Answers the approval on screen the way the policy path does (the option that means allow-once
+   * or deny, else the profile's keys), re-reading the prompt first: what a person approved must be
+   * what is on screen now. Throws INVALID_PARAMS when none is pending.
+   */
+  async answerApproval(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
+    if (!this.profile || !this.screens || this.tracker?.state.state !== 'waiting_approval') {
+      throw new SwitchboardError('INVALID_PARAMS', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
+    }
+    const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
+    const option = request ? optionFor(request, decision === 'allow' ? 'allow_once' : 'deny') : null;
+    const keys = option?.keys ?? (decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);
+    await pressKeys(this.pane, keys);
+    this.push('system_message', `${decision === 'allow' ? 'approved' : 'denied'} by ${by}${option ? ` ("${option.label}")` : ''}`);
+    this.tracker.refresh();
+    return { label: option?.label ?? null, keys };
   }
 
   /** A prompt was given through Switchboard: log it and start a turn (errors already on screen are old). */

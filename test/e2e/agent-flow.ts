@@ -9,7 +9,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'vitest';
-import { connect, type NormalizedEntry, type SwitchboardClient } from '../../src/index.js';
+import { connect, type NormalizedEntry, type Notifications, type SwitchboardClient } from '../../src/index.js';
 import { AgentCatalog, detectScreen, type Detection, type ScreenKind, type ScreenRows } from '../../src/agents/index.js';
 import { ModelServer, type Scenario } from '../../src/model-server/index.js';
 import type { TestDaemonContext } from '../support/daemon.js';
@@ -129,12 +129,20 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     }
 
     // A tool call: the approval prompt, the answer, the effect on disk, the final reply, idle.
+    const states: Notifications['state'][] = [];
+    const stateSub = await client.subscribe({ paneId: id, events: ['state'] }, { state: (n) => states.push(n) });
     await client.sendPrompt(id, 'write a file please');
     const approval = await until(client, id, detect, 'approval', 'approval prompt');
     await record('approval');
     expect(approval.evidence?.line).toBeTruthy();
     expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
-    await client.sendKeys(id, profile.data.approval_keys.allow_once, { intervalMs: 80 });
+    // Answered the way the dashboard's Approve button does: the option on screen that means allow-once.
+    for (let i = 0; i < 100 && !states.some((n) => n.state === 'waiting_approval'); i++) await sleep(50);
+    expect(states.map((n) => n.state)).toContain('waiting_approval');
+    expect((await client.paneStates()).states.find((st) => st.pane_id === id)?.state).toBe('waiting_approval');
+    const approved = await client.answerApproval(id, 'allow');
+    expect(approved.answered.keys.length).toBeGreaterThan(0);
+    await stateSub.unsubscribe();
     // The shell creates the file before it writes to it: wait for the content, not the name.
     const written = (): boolean => existsSync(path.join(work.dir, 'tool_out.txt')) && readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8').endsWith('\n');
     for (let i = 0; i < 300 && !written(); i++) await sleep(50);

@@ -97,7 +97,7 @@ export class RpcConnection {
         return toDisposable(() => this.drainListeners.delete(listener));
       },
     };
-    this.session = new Session(deps.panes, sink);
+    this.session = new Session(deps.panes, sink, deps.sessions);
     socket.setNoDelay(true);
     socket.on('data', (chunk: Buffer) => this.receive(chunk));
     socket.on('drain', () => {
