@@ -1,9 +1,13 @@
-/** Agent panes' states and their pending approvals, for the dashboard and any other client. */
+/** Agent panes' states and their pending approvals, for the dashboard and any other client; the dashboard's login link. */
 import { SwitchboardError } from '../core/errors.js';
 import { approvalInfo } from '../sessions/index.js';
 import type { HandlerTable } from './operations.js';
 
-export const agentStateHandlers: Pick<HandlerTable, 'pane_states' | 'answer_approval'> = {
+export const agentStateHandlers: Pick<HandlerTable, 'pane_states' | 'answer_approval' | 'dashboard_login'> = {
+  dashboard_login(ctx) {
+    return { url: ctx.daemon.dashboardLoginUrl() };
+  },
+
   pane_states(ctx) {
     const states = ctx.panes.list().flatMap((pane) => {
       const session = ctx.sessions.paneSession(pane.id);

@@ -241,6 +241,11 @@ export class SwitchboardClient {
     return created;
   }
 
+  /** A fresh one-time login URL for the web dashboard. */
+  dashboardLogin(): Promise<Result<'dashboard_login'>> {
+    return this.request('dashboard_login', {});
+  }
+
   /** The state of every agent pane now, with the approval each waits on. */
   paneStates(): Promise<Result<'pane_states'>> {
     return this.request('pane_states', {});

@@ -12,6 +12,7 @@ import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 
 /**
@@ -25,6 +26,8 @@ export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--enable-experimen
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
+/** The dashboard's default port (the next free one when it is taken). */
+export const DEFAULT_DASHBOARD_PORT = 8766;
 
 export interface DaemonOptions {
   /** Where the runtime file and socket live (default $SWITCHBOARD_HOME or ~/.switchboard). */
@@ -44,6 +47,8 @@ export interface DaemonOptions {
   writeRuntimeFile?: boolean;
   /** Extra method implementations (tests). */
   handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+  /** Serve the web dashboard on loopback too: `{port}` (0: any free one; default 8766 or the next free). Off by default. */
+  dashboard?: { port?: number; webRoot?: string } | false;
   /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
   agentsFile?: string;
 }
@@ -64,6 +69,7 @@ export class Daemon implements DaemonControl {
   socketPath: string | undefined;
 
   private readonly server: RpcServer;
+  private readonly dashboardServer: DashboardServer | undefined;
   private readonly logger: Logger;
   private readonly publish: boolean;
   /** Where session logs spill what memory evicts; this daemon's own, removed at shutdown. */
@@ -95,6 +101,20 @@ export class Daemon implements DaemonControl {
       maxConnections: options.maxConnections,
       handlers: options.handlers,
     });
+    if (options.dashboard) {
+      this.dashboardServer = new DashboardServer({ token: this.token, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers });
+    }
+  }
+
+  /** Where the dashboard listens, when it is on. */
+  get dashboard(): { host: string; port: number } | undefined {
+    return this.dashboardServer?.address;
+  }
+
+  /** A fresh one-time login URL for the dashboard; INVALID_PARAMS when it is off. */
+  dashboardLoginUrl(): string {
+    if (!this.dashboardServer?.address) throw new SwitchboardError('INVALID_PARAMS', 'the dashboard is off in this daemon (start it with `switchboard up`)');
+    return this.dashboardServer.loginUrl();
   }
 
   /** Starts a daemon; rejects when another one already runs for the same home. */
@@ -131,7 +151,7 @@ export class Daemon implements DaemonControl {
       started_at: this.startedAt.toISOString(),
       uptime_ms: Date.now() - this.startedAt.getTime(),
       panes: { total: panes.length, alive: panes.filter((p) => p.alive).length },
-      transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}) },
+      transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}), ...(this.dashboard ? { dashboard: this.dashboard } : {}) },
       limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
       memory: memoryNow(),
     };
@@ -149,6 +169,7 @@ export class Daemon implements DaemonControl {
       await this.sessions.close();
       await this.panes.close();
       await this.server.close();
+      await this.dashboardServer?.close();
       if (this.publish) removeRuntimeFile(this.home, process.pid);
       // Spilled logs belong to this daemon's sessions, which end with it (exports stay).
       rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
@@ -174,6 +195,9 @@ export class Daemon implements DaemonControl {
     }
     if (options.port !== false) {
       this.tcp = await this.server.listenTcp(options.host ?? DEFAULT_HOST, options.port ?? DEFAULT_PORT);
+    }
+    if (this.dashboardServer && options.dashboard) {
+      await this.dashboardServer.listen(options.host ?? DEFAULT_HOST, options.dashboard.port ?? DEFAULT_DASHBOARD_PORT);
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
     const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token };

@@ -112,6 +112,8 @@ export const paramSchemas = {
   log_sessions: z.strictObject({}),
   /** The state of every agent pane now, with the approval it waits on. */
   pane_states: z.strictObject({}),
+  /** A fresh one-time login URL for the web dashboard. */
+  dashboard_login: z.strictObject({}),
   /** Answers the approval an agent pane waits on, with the option that means allow-once or deny. */
   answer_approval: z.strictObject({ pane_id: paneId, decision: z.enum(['allow', 'deny']) }),
   /** Seed 001's logStream:subscribe: the session's retained history (unless history is false), then live. */
@@ -198,7 +200,7 @@ export interface InfoResult {
   started_at: string;
   uptime_ms: number;
   panes: { total: number; alive: number };
-  transports: { tcp?: { host: string; port: number }; socket?: string };
+  transports: { tcp?: { host: string; port: number }; socket?: string; dashboard?: { host: string; port: number } };
   limits: { max_request_bytes: number; max_connections: number };
   /** The daemon process's memory, in bytes. */
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
@@ -262,6 +264,7 @@ export interface Results {
   unsubscribe: { success: true };
   log_sessions: { sessions: SessionInfo[] };
   pane_states: { states: PaneStateInfo[] };
+  dashboard_login: { url: string };
   answer_approval: { success: true; answered: { label: string | null; keys: string[] } };
   log_subscribe: { subscription: string; session_id: string };
   log_unsubscribe: { success: true };

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../../core/logger.js';
-import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
+import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
 import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -14,6 +14,8 @@ const DAEMON_OPTIONS = {
   host: { type: 'string' },
   'no-socket': { type: 'boolean' },
   'no-tcp': { type: 'boolean' },
+  'no-dashboard': { type: 'boolean' },
+  'dashboard-port': { type: 'string' },
   'log-level': { type: 'string' },
 } as const;
 
@@ -35,6 +37,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
     host: (values.host as string | undefined) ?? DEFAULT_HOST,
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
     socket: values['no-socket'] ? false : undefined,
+    dashboard: values['no-dashboard'] ? false : { port: intOption(values['dashboard-port'], 'dashboard-port', DEFAULT_DASHBOARD_PORT) },
     logger,
   });
   // A daemon must outlive a bug in one request or pane: report it and keep serving the others.
@@ -54,6 +57,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   const where = [daemon.tcp ? `${daemon.tcp.host}:${daemon.tcp.port}` : undefined, daemon.socketPath].filter(Boolean).join(' and ');
   out(ctx, `switchboard daemon (pid ${process.pid}) listening on ${where}`);
   out(ctx, `token and address: ${path.join(daemon.home, 'daemon.json')} (mode 0600); stop with Ctrl-C or \`switchboard down\``);
+  if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);
   await new Promise<void>((resolve) => daemon.onClosed(() => resolve()));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
   return 0;
@@ -109,6 +113,8 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
         await withClient(ctx, (c) => c.ping());
         const where = [info.port ? `${info.host ?? DEFAULT_HOST}:${info.port}` : undefined, info.socket].filter(Boolean).join(' and ');
         out(ctx, `started (pid ${childPid}), listening on ${where}; log: ${logPath}`);
+        const login = await withClient(ctx, (c) => c.dashboardLogin()).catch(() => undefined);
+        if (login) out(ctx, `dashboard: open ${login.url} (a one-time link; \`switchboard dashboard\` prints a new one)`);
         return 0;
       } catch {
         // Not answering yet.
@@ -159,5 +165,14 @@ export async function statusCommand(ctx: CliContext, argv: string[]): Promise<nu
   const where = [info.transports.tcp ? `${info.transports.tcp.host}:${info.transports.tcp.port}` : undefined, info.transports.socket].filter(Boolean).join(' and ');
   out(ctx, `switchboard ${info.version}, pid ${info.pid}, up ${Math.round(info.uptime_ms / 1000)} s, on ${where}`);
   out(ctx, `panes: ${info.panes.alive} running, ${info.panes.total - info.panes.alive} exited`);
+  return 0;
+}
+
+/** `switchboard dashboard`: prints a fresh one-time login link to the running daemon's dashboard. */
+export async function dashboardCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { positionals } = parseCommandArgs(argv, {});
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const { url } = await withClient(ctx, (c) => c.dashboardLogin());
+  out(ctx, url);
   return 0;
 }

@@ -3,7 +3,7 @@ import { isSwitchboardError, errorMessage } from '../../core/errors.js';
 import { switchboardVersion } from '../../core/version.js';
 import { UsageError } from './args.js';
 import { createContext, type CliContext } from './context.js';
-import { daemonCommand, downCommand, statusCommand, upCommand } from './daemon-commands.js';
+import { daemonCommand, dashboardCommand, downCommand, statusCommand, upCommand } from './daemon-commands.js';
 import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCommand, promptCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
 import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
@@ -12,8 +12,9 @@ import { detectCommand, execCommand } from './agent-run-commands.js';
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
 const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
-  daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--log-level L]   run the daemon in the foreground' },
+  daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--log-level L]   run the daemon (and the dashboard) in the foreground' },
   up: { run: upCommand, usage: 'up [--port N] [...]                      start the daemon in the background' },
+  dashboard: { run: dashboardCommand, usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: downCommand, usage: 'down                                     stop the daemon and every pane' },
   status: { run: statusCommand, usage: 'status [--json]                          show the daemon' },
   new: {

@@ -1,0 +1,99 @@
+/**
+ * A pane's terminal over one WebSocket: output as binary frames (a replay of recent output first,
+ * then live, joined without a gap), keystrokes back as binary frames, resize and exit as small JSON
+ * text frames. A browser that reads too slowly is never queued for without bound: past the high
+ * mark, output stops; once the socket drains, the client is told to reset and gets the screen as it
+ * is now, so it catches up with nothing doubled.
+ */
+import type { WebSocket } from 'ws';
+import type { Disposable } from '../../core/disposable.js';
+import { checkPaneSize, type Pane } from '../../pane/index.js';
+import type { Logger } from '../../core/logger.js';
+
+/** Output waiting in the socket above this stops; below LOW_WATER it resumes with a repaint. */
+export const PANE_SOCKET_HIGH_WATER = 4 * 1024 * 1024;
+const LOW_WATER = 1024 * 1024;
+/** Input frames larger than this are refused (a paste this big is a mistake). */
+export const MAX_INPUT_FRAME = 1024 * 1024;
+
+export class PaneSocket {
+  private pending = 0;
+  private overflowed = false;
+  private readonly disposables: Disposable[] = [];
+
+  constructor(
+    private readonly ws: WebSocket,
+    private readonly pane: Pane,
+    private readonly logger: Logger,
+  ) {
+    // Captured now, in step with the screen: live output parsed after this moment follows it.
+    const history = pane.readRawText();
+    if (history.bytes > 0) this.sendOutput(history.text);
+    this.disposables.push(pane.onOutput((out) => this.sendOutput(out.text)));
+    this.disposables.push(pane.onExit((exit) => this.control({ type: 'exit', exit_code: exit.exitCode, signal: exit.signal })));
+    if (!pane.alive && pane.exit) this.control({ type: 'exit', exit_code: pane.exit.exitCode, signal: pane.exit.signal });
+    ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
+    ws.on('close', () => this.dispose());
+    ws.on('error', () => this.dispose());
+  }
+
+  dispose(): void {
+    for (const d of this.disposables.splice(0)) d.dispose();
+  }
+
+  private receive(data: Buffer, isBinary: boolean): void {
+    try {
+      if (isBinary) {
+        if (data.length > MAX_INPUT_FRAME) return this.error('input frame too large');
+        if (this.pane.alive) this.pane.write(data.toString('utf8'));
+        return;
+      }
+      const message = JSON.parse(data.toString('utf8')) as unknown;
+      if (typeof message !== 'object' || message === null) return this.error('control frames are JSON objects');
+      const { type, cols, rows } = message as { type?: unknown; cols?: unknown; rows?: unknown };
+      if (type === 'resize' && typeof cols === 'number' && typeof rows === 'number') {
+        checkPaneSize(cols, rows);
+        if (this.pane.alive) this.pane.resize(cols, rows);
+        return;
+      }
+      this.error(`unknown control frame: ${JSON.stringify(type)}`);
+    } catch (err) {
+      // A bad frame from one browser tab is that tab's problem: say so, keep the pane and socket.
+      this.error((err as Error).message);
+    }
+  }
+
+  private error(message: string): void {
+    this.logger.debug('pane socket: bad frame', { pane_id: this.pane.id, message });
+    this.control({ type: 'error', message });
+  }
+
+  private control(message: Record<string, unknown>): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(JSON.stringify(message));
+  }
+
+  private sendOutput(text: string): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    if (this.overflowed) return;
+    if (this.pending > PANE_SOCKET_HIGH_WATER) {
+      this.overflowed = true;
+      return;
+    }
+    const bytes = Buffer.from(text, 'utf8');
+    this.pending += bytes.length;
+    this.ws.send(bytes, { binary: true }, () => {
+      this.pending -= bytes.length;
+      if (this.overflowed && this.pending < LOW_WATER) this.repaint();
+    });
+  }
+
+  /** After an overflow: the client resets, and the screen as it is now is drawn afresh. */
+  private repaint(): void {
+    this.overflowed = false;
+    this.control({ type: 'reset' });
+    const snap = this.pane.snapshot({ ansi: true });
+    const cursor = `\x1b[${snap.cursor.y + 1};${snap.cursor.x + 1}H${snap.cursor.visible ? '\x1b[?25h' : '\x1b[?25l'}`;
+    this.sendOutput(`\x1b[0m\x1b[H\x1b[2J${snap.lines.join('\r\n')}\x1b[0m${cursor}`);
+  }
+}

@@ -1,0 +1,167 @@
+/**
+ * The dashboard's server on loopback: the built web app, a session's log export, JSON-RPC over a
+ * WebSocket (`/ws`) and each pane's terminal over its own WebSocket (`/ws/pane/<id>`). Every
+ * request passes the Host check; every upgrade the Origin check; everything but the login link
+ * needs the session cookie (or the daemon's token as a Bearer header).
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { WebSocketServer, type WebSocket } from 'ws';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { SwitchboardError } from '../../core/errors.js';
+import type { DaemonControl, OperationContext } from '../../api/index.js';
+import type { AgentCatalog } from '../../agents/index.js';
+import type { PaneRegistry } from '../../pane/index.js';
+import type { SessionService } from '../../sessions/index.js';
+import { Dispatcher } from '../rpc/dispatch.js';
+import { isLoopbackHost } from '../rpc/server.js';
+import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
+import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
+import { RpcSocket } from './rpc-socket.js';
+import { defaultWebRoot, serveStatic } from './static-files.js';
+
+export interface DashboardServerOptions {
+  token: string;
+  panes: PaneRegistry;
+  agents: AgentCatalog;
+  sessions: SessionService;
+  daemon: DaemonControl;
+  logger?: Logger;
+  /** Where the built web app is (default: this package's dist/web). */
+  webRoot?: string;
+  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+}
+
+/** Largest JSON-RPC frame a browser may send (as the TCP surface's line limit). */
+const MAX_RPC_FRAME = 4 * 1024 * 1024;
+
+const SECURITY_HEADERS = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+  // xterm.js sets inline styles; everything else comes from this origin.
+  'content-security-policy': "default-src 'self'; connect-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+};
+
+export class DashboardServer {
+  private readonly server = http.createServer((req, res) => this.request(req, res));
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(MAX_RPC_FRAME, MAX_INPUT_FRAME) });
+  private readonly access: DashboardAccess;
+  private readonly dispatcher: Dispatcher;
+  private readonly logger: Logger;
+  private readonly webRoot: string;
+  private hosts = new Set<string>();
+  address: { host: string; port: number } | undefined;
+
+  constructor(private readonly options: DashboardServerOptions) {
+    this.logger = options.logger ?? silentLogger;
+    this.access = new DashboardAccess(options.token);
+    this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, handlers: options.handlers });
+    this.webRoot = options.webRoot ?? defaultWebRoot();
+    this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
+    this.server.on('clientError', (_err, socket) => socket.destroy());
+  }
+
+  /** Listens on `host` (loopback only) and `port` (0: any free one; a taken one: the next free). */
+  async listen(host: string, port: number): Promise<{ host: string; port: number }> {
+    if (!isLoopbackHost(host)) throw new SwitchboardError('INVALID_PARAMS', `the dashboard listens on loopback only, not ${host}`);
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await new Promise<void>((resolve, reject) => {
+          this.server.once('error', reject);
+          this.server.listen(port === 0 ? 0 : port + attempt, host, () => {
+            this.server.off('error', reject);
+            resolve();
+          });
+        });
+        break;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0 || attempt >= 20) throw err;
+      }
+    }
+    const address = this.server.address();
+    if (address === null || typeof address === 'string') throw new SwitchboardError('INTERNAL_ERROR', 'the dashboard server has no address');
+    this.address = { host, port: address.port };
+    this.hosts = allowedHosts(address.port);
+    return this.address;
+  }
+
+  /** A fresh one-time login URL (good once, for ten minutes). */
+  loginUrl(): string {
+    if (!this.address) throw new SwitchboardError('INTERNAL_ERROR', 'the dashboard is not listening');
+    const host = this.address.host.includes(':') ? `[${this.address.host}]` : this.address.host;
+    return `http://${host}:${this.address.port}/login?code=${this.access.newLoginCode()}`;
+  }
+
+  async close(): Promise<void> {
+    for (const client of this.wss.clients) client.terminate();
+    this.wss.close();
+    this.server.closeAllConnections();
+    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+  }
+
+  private request(req: IncomingMessage, res: ServerResponse): void {
+    for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    if (!hostAllowed(req, this.hosts)) return this.refuse(res, 403, 'host not allowed');
+    // A page on another site must not read or act through this one, even with the cookie.
+    if (!originAllowed(req, this.hosts, false)) return this.refuse(res, 403, 'origin not allowed');
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (req.method !== 'GET' && req.method !== 'HEAD') return this.refuse(res, 405, 'method not allowed');
+    if (url.pathname === '/login') return this.login(url, res);
+    if (!this.access.allowed(req)) return this.refuse(res, 401, 'not logged in: open the login link `switchboard dashboard` prints');
+    const exportMatch = /^\/api\/sessions\/([^/]+)\/export$/.exec(url.pathname);
+    if (exportMatch?.[1] !== undefined) {
+      void this.exportSession(decodeURIComponent(exportMatch[1]), res);
+      return;
+    }
+    serveStatic(this.webRoot, url.pathname, res, req.method === 'HEAD');
+  }
+
+  private login(url: URL, res: ServerResponse): void {
+    const session = this.access.redeem(url.searchParams.get('code'));
+    if (session === undefined) return this.refuse(res, 401, 'this login link was used already or has expired: run `switchboard dashboard` for a new one');
+    res.writeHead(302, { location: '/', 'set-cookie': `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+    res.end();
+  }
+
+  private async exportSession(sessionId: string, res: ServerResponse): Promise<void> {
+    const log = this.options.sessions.logs.find(sessionId);
+    if (!log) return this.refuse(res, 404, `no such session: ${sessionId}`);
+    res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': `attachment; filename="${sessionId.replace(/[^\w.-]/g, '_')}.jsonl"` });
+    try {
+      await log.store.exportJsonl(res);
+      res.end();
+    } catch (err) {
+      this.logger.warn('export failed', { session_id: sessionId, error: (err as Error).message });
+      res.destroy();
+    }
+  }
+
+  private refuse(res: ServerResponse, status: number, message: string): void {
+    res.writeHead(status, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`${message}\n`);
+  }
+
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const reject = (status: number, message: string): void => {
+      socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`);
+    };
+    if (!hostAllowed(req, this.hosts)) return reject(403, 'host not allowed');
+    if (!originAllowed(req, this.hosts, true)) return reject(403, 'origin not allowed');
+    if (!this.access.allowed(req)) return reject(401, 'not logged in');
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/ws') {
+      this.wss.handleUpgrade(req, socket, head, (ws) => this.rpcSocket(ws));
+      return;
+    }
+    const paneMatch = /^\/ws\/pane\/([^/]+)$/.exec(url.pathname);
+    const pane = paneMatch?.[1] !== undefined ? this.options.panes.find(decodeURIComponent(paneMatch[1])) : undefined;
+    if (!pane) return reject(404, 'no such pane');
+    this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, pane, this.logger));
+  }
+
+  private rpcSocket(ws: WebSocket): void {
+    const { token, panes, agents, sessions, daemon } = this.options;
+    new RpcSocket(ws, { dispatcher: this.dispatcher, token, panes, agents, sessions, daemon, logger: this.logger });
+  }
+}
