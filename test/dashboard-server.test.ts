@@ -1,0 +1,183 @@
+/**
+ * The dashboard's server with a real daemon and real shells: who gets in (one-time login link,
+ * cookie, Bearer token), Host and Origin checks on requests and WebSocket upgrades, JSON-RPC over
+ * /ws, a pane's terminal over /ws/pane/<id> (typing, output, resize, bad frames), and export.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { useTestDaemon } from './support/daemon.js';
+import { BASH_ARGV, BASH_ENV, tempDir } from './support/shell.js';
+
+// A stand-in web root, so the static part is tested without building the app.
+const web = tempDir('sb-web-');
+mkdirSync(path.join(web.dir, 'assets'));
+writeFileSync(path.join(web.dir, 'index.html'), '<!doctype html><title>Switchboard</title>');
+writeFileSync(path.join(web.dir, 'assets', 'app-abc123.js'), 'console.log(1)');
+
+const t = useTestDaemon({ dashboard: { port: 0, webRoot: web.dir } });
+afterAll(() => web.cleanup());
+
+const base = (): string => `http://127.0.0.1:${String(t.daemon.dashboard?.port)}`;
+
+async function login(): Promise<string> {
+  const res = await fetch(t.daemon.dashboardLoginUrl(), { redirect: 'manual' });
+  expect(res.status).toBe(302);
+  const cookie = res.headers.get('set-cookie') ?? '';
+  expect(cookie).toMatch(/^sb_session=[\w-]+; HttpOnly; SameSite=Strict; Path=\//);
+  return cookie.split(';')[0] ?? '';
+}
+
+/** Opens a socket; `onMessage` is attached before it opens, since the first frames may come with the handshake. */
+function openSocket(pathname: string, headers: Record<string, string>, onMessage?: (data: WebSocket.RawData, isBinary: boolean) => void): Promise<WebSocket> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://127.0.0.1:${String(t.daemon.dashboard?.port)}${pathname}`, { headers });
+    if (onMessage) ws.on('message', onMessage);
+    ws.once('open', () => resolve(ws));
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${String(res.statusCode)}`)));
+    ws.once('error', reject);
+  });
+}
+
+/** A tiny JSON-RPC client over the dashboard's socket. */
+function rpc(ws: WebSocket): { call: (method: string, params?: Record<string, unknown>) => Promise<{ result?: unknown; error?: { code: number; data: { code: string } } }>; notes: { method: string; params: Record<string, unknown> }[] } {
+  let next = 1;
+  const waiting = new Map<number, (m: unknown) => void>();
+  const notes: { method: string; params: Record<string, unknown> }[] = [];
+  ws.on('message', (data) => {
+    const m = JSON.parse((data as Buffer).toString('utf8')) as { id?: number; method?: string; params?: Record<string, unknown> };
+    if (m.id !== undefined) waiting.get(m.id)?.(m);
+    else if (m.method) notes.push({ method: m.method, params: m.params ?? {} });
+  });
+  return {
+    notes,
+    call: (method, params = {}) =>
+      new Promise((resolve) => {
+        const id = next++;
+        waiting.set(id, resolve as (m: unknown) => void);
+        ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+      }),
+  };
+}
+
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
+  if (!check()) throw new Error(`timed out waiting for ${what}`);
+}
+
+describe('dashboard server: access', () => {
+  it('lets a browser in once per login link, by cookie, and keeps everyone else out', async () => {
+    expect((await fetch(`${base()}/`)).status).toBe(401);
+    const url = t.daemon.dashboardLoginUrl();
+    const first = await fetch(url, { redirect: 'manual' });
+    expect(first.status).toBe(302);
+    expect(first.headers.get('location')).toBe('/');
+    // The link is good once.
+    expect((await fetch(url, { redirect: 'manual' })).status).toBe(401);
+    expect((await fetch(`${base()}/login?code=made-up`, { redirect: 'manual' })).status).toBe(401);
+    const cookie = (first.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const page = await fetch(`${base()}/`, { headers: { cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>Switchboard</title>');
+    expect(page.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(page.headers.get('x-frame-options')).toBe('DENY');
+    expect((await fetch(`${base()}/assets/app-abc123.js`, { headers: { cookie } })).headers.get('cache-control')).toContain('immutable');
+    // A client-side route gets the app; a path out of the web root gets nothing of the disk.
+    expect(await (await fetch(`${base()}/panes/1`, { headers: { cookie } })).text()).toContain('Switchboard');
+    expect(await (await fetch(`${base()}/..%2f..%2fetc%2fpasswd`, { headers: { cookie } })).text()).not.toContain('root:');
+    expect((await fetch(`${base()}/`, { headers: { cookie: 'sb_session=forged' } })).status).toBe(401);
+    expect((await fetch(`${base()}/`, { headers: { authorization: `Bearer ${t.daemon.token}` } })).status).toBe(200);
+    expect((await fetch(`${base()}/`, { headers: { authorization: 'Bearer wrong' } })).status).toBe(401);
+    expect((await fetch(`${base()}/`, { method: 'POST', headers: { cookie } })).status).toBe(405);
+  });
+
+  it('refuses a foreign Host (DNS rebinding) and a foreign Origin, on requests and upgrades', async () => {
+    const cookie = await login();
+    const port = String(t.daemon.dashboard?.port);
+    const raw = (headers: Record<string, string>): Promise<number> =>
+      new Promise((resolve, reject) => {
+        import('node:http')
+          .then(({ request }) => {
+            const req = request({ host: '127.0.0.1', port, path: '/', headers: { cookie, ...headers } }, (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            });
+            req.on('error', reject);
+            req.end();
+          })
+          .catch(reject);
+      });
+    expect(await raw({ host: `evil.example:${port}` })).toBe(403);
+    expect(await raw({ host: `localhost:${port}` })).toBe(200);
+    expect(await raw({ origin: 'http://evil.example' })).toBe(403);
+    await expect(openSocket('/ws', { cookie, origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
+    await expect(openSocket('/ws', { cookie })).rejects.toThrow('HTTP 403');
+    await expect(openSocket('/ws', { origin: base() })).rejects.toThrow('HTTP 401');
+    await expect(openSocket('/ws/pane/nope', { cookie, origin: base() })).rejects.toThrow('HTTP 404');
+  });
+});
+
+describe('dashboard server: sockets', () => {
+  it('answers JSON-RPC over /ws without a token, with the same errors, and survives bad frames', async () => {
+    const cookie = await login();
+    const ws = await openSocket('/ws', { cookie, origin: base() });
+    const { call } = rpc(ws);
+    try {
+      expect((await call('ping')).result).toMatchObject({ pong: true });
+      ws.send('not json');
+      ws.send(Buffer.from([1, 2, 3]));
+      expect((await call('get_text', { pane_id: 'p00000000' })).error?.data.code).toBe('PANE_NOT_FOUND');
+      expect((await call('answer_approval', { pane_id: 'x', decision: 'maybe' })).error?.data.code).toBe('INVALID_PARAMS');
+      expect((await call('info')).result).toMatchObject({ transports: { dashboard: { port: t.daemon.dashboard?.port } } });
+    } finally {
+      ws.close();
+    }
+  });
+
+  it('carries a pane terminal: replay, typing, live output, resize, exit', async () => {
+    const cookie = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() });
+    const { call } = rpc(control);
+    const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
+    await call('send_text', { pane_id: created.pane_id, text: 'echo before-$((1+1))', add_newline: true });
+    await call('wait_for', { pane_id: created.pane_id, pattern: 'before-2' });
+
+    let output = '';
+    const controls: { type: string }[] = [];
+    const term = await openSocket(`/ws/pane/${created.pane_id}`, { cookie, origin: base() }, (data, isBinary) => {
+      if (isBinary) output += (data as Buffer).toString('utf8');
+      else controls.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string });
+    });
+    await until(() => output.includes('before-2'), 'the replay');
+    term.send(Buffer.from('echo typed-$((20+1))\r'));
+    await until(() => output.includes('typed-21'), 'typed input echoed back');
+    term.send(JSON.stringify({ type: 'resize', cols: 100, rows: 33 }));
+    term.send(JSON.stringify({ type: 'resize', cols: -1, rows: 33 }));
+    term.send('{"type":"what"}');
+    await until(() => controls.filter((c) => c.type === 'error').length >= 2, 'errors for bad frames');
+    term.send(Buffer.from('stty size\r'));
+    await until(() => output.includes('33 100'), 'the resize');
+    term.send(Buffer.from('exit\r'));
+    await until(() => controls.some((c) => c.type === 'exit'), 'the exit');
+    term.close();
+    control.close();
+  });
+
+  it('exports a session log as JSONL', async () => {
+    const cookie = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() });
+    const { call } = rpc(control);
+    const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
+    await call('send_text', { pane_id: created.pane_id, text: 'echo exported-$((2+2))', add_newline: true });
+    await call('wait_for', { pane_id: created.pane_id, pattern: 'exported-4' });
+    const res = await fetch(`${base()}/api/sessions/${created.pane_id}/export`, { headers: { cookie } });
+    expect(res.headers.get('content-type')).toContain('ndjson');
+    const lines = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { seq: number; msg: { content?: string } });
+    expect(lines.map((l) => l.seq)).toEqual(lines.map((_, i) => i + 1));
+    expect(lines.map((l) => l.msg.content ?? '').join('')).toContain('exported-4');
+    expect((await fetch(`${base()}/api/sessions/nope/export`, { headers: { cookie } })).status).toBe(404);
+    await call('kill', { pane_id: created.pane_id });
+    control.close();
+  });
+});
