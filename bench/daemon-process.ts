@@ -13,6 +13,8 @@ export class DaemonProcess {
   private constructor(
     readonly child: ChildProcess,
     readonly home: string,
+    /** The dashboard's one-time login link, as the daemon printed it. */
+    readonly loginUrl: string | undefined,
   ) {}
 
   /** `extraEnv` is added to a copy of this process's environment cleaned of Switchboard variables. */
@@ -21,16 +23,17 @@ export class DaemonProcess {
     const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_'));
     const env = { ...Object.fromEntries(inherited), ...extraEnv };
     // Launched as `switchboard up` launches it.
-    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
     await new Promise<void>((resolve, reject) => {
-      let out = '';
       child.stdout.on('data', (d: Buffer) => {
         out += d.toString();
-        if (out.includes('listening on')) resolve();
+        // The dashboard's line is the last the daemon prints at start.
+        if (out.includes('dashboard: open ')) resolve();
       });
       child.once('exit', (code) => reject(new Error(`daemon exited early (${code})`)));
     });
-    return new DaemonProcess(child, home);
+    return new DaemonProcess(child, home, /dashboard: open (\S+)/.exec(out)?.[1]);
   }
 
   get pid(): number {

@@ -17,6 +17,7 @@ import { TmuxServer, tmuxVersion } from './tmux.js';
 import { measureAgentStarts, median } from './agent-start.js';
 import { measureAgentStates } from './agent-states.js';
 import { measureEvents } from './events.js';
+import { measureDashboard } from './dashboard.js';
 
 interface Figure {
   name: string;
@@ -393,6 +394,10 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   agents: agentStarts,
   states: agentStates,
   events,
+  dashboard: async () => {
+    // No peer runs a terminal in a browser through a daemon here: these figures stand alone.
+    for (const f of await measureDashboard()) record(f.name, f.unit, f.value, null, f.better);
+  },
 };
 
 async function main(): Promise<void> {

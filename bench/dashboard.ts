@@ -1,0 +1,125 @@
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core), through the daemon:
+ * keystroke-to-echo latency on a pane's WebSocket (bytes sent from the page, until the shell's echo
+ * is back in the page), first with the dashboard idle and then while another pane streams 10 MB/s
+ * to the same page (which renders both panes in xterm.js), and the rate that stream reaches the
+ * page at. The dashboard page itself is open the whole time, so its rendering load is real.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Page } from 'playwright-core';
+import { DaemonProcess } from './daemon-process.js';
+import { percentile } from './stats.js';
+
+export interface DashboardFigure {
+  name: string;
+  unit: string;
+  value: number;
+  better: 'lower' | 'higher';
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SAMPLES = 200;
+const STREAM_BYTES_PER_SEC = 10 * 1024 * 1024;
+const STREAM_SECONDS = 8;
+
+/** A program that writes `rate` bytes a second of printable lines, for `seconds`. */
+function streamer(rate: number, seconds: number): string[] {
+  const script = `const line='x'.repeat(99)+'\\n';const chunk=line.repeat(655);const per=${rate}/chunk.length/100;let sent=0;const t0=Date.now();const tick=()=>{const due=Math.floor((Date.now()-t0)/10*per);while(sent<due){process.stdout.write(chunk);sent++;}if(Date.now()-t0<${seconds * 1000})setTimeout(tick,10);else process.exit(0);};tick();`;
+  return [process.execPath, '-e', script];
+}
+
+/** In the page: keystroke-to-echo samples over the pane's socket (ms). */
+async function echoSamples(page: Page, paneId: string, samples: number): Promise<number[]> {
+  return page.evaluate(
+    async ({ paneId, samples }) => {
+      const ws = new WebSocket(`ws://${(globalThis as unknown as { location: { host: string } }).location.host}/ws/pane/${paneId}`);
+      ws.binaryType = 'arraybuffer';
+      let received = '';
+      const decoder = new TextDecoder();
+      ws.onmessage = (e: MessageEvent) => {
+        if (e.data instanceof ArrayBuffer) received += decoder.decode(e.data, { stream: true });
+      };
+      await new Promise((resolve) => (ws.onopen = resolve));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      const out: number[] = [];
+      const letters = 'abcdefghijklmnopqrstuvwxyz';
+      for (let i = 0; i < samples; i++) {
+        const ch = letters[i % letters.length] ?? 'a';
+        received = '';
+        const t0 = performance.now();
+        ws.send(new TextEncoder().encode(ch));
+        while (!received.includes(ch)) await new Promise((resolve) => setTimeout(resolve, 0));
+        out.push(performance.now() - t0);
+        // Clear the line now and then so the prompt does not wrap.
+        if (i % 20 === 19) {
+          ws.send(new TextEncoder().encode('\u0015'));
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+      }
+      ws.close();
+      return out;
+    },
+    { paneId, samples },
+  );
+}
+
+/** In the page: bytes a second the streaming pane's socket delivers, over `seconds`. */
+async function streamRate(page: Page, paneId: string, seconds: number): Promise<number> {
+  return page.evaluate(
+    async ({ paneId, seconds }) => {
+      const ws = new WebSocket(`ws://${(globalThis as unknown as { location: { host: string } }).location.host}/ws/pane/${paneId}`);
+      ws.binaryType = 'arraybuffer';
+      let bytes = 0;
+      let first = 0;
+      let last = 0;
+      ws.onmessage = (e: MessageEvent) => {
+        if (!(e.data instanceof ArrayBuffer)) return;
+        const now = performance.now();
+        if (first === 0) first = now;
+        last = now;
+        bytes += e.data.byteLength;
+      };
+      await new Promise((resolve) => setTimeout(resolve, seconds * 1000));
+      ws.close();
+      return last > first ? bytes / ((last - first) / 1000) : 0;
+    },
+    { paneId, seconds },
+  );
+}
+
+export async function measureDashboard(): Promise<DashboardFigure[]> {
+  const daemon = await DaemonProcess.start();
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  const client = await daemon.connect();
+  try {
+    if (!daemon.loginUrl) throw new Error('the daemon printed no dashboard login link');
+    const page = await browser.newPage({ viewport: { width: 1600, height: 1000 } });
+    await page.goto(daemon.loginUrl);
+    const shell = await client.createPane({ argv: ['bash', '--norc', '--noprofile'], env: { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' }, cwd: here, title: 'echo' });
+    await client.waitFor(shell.pane_id, { pattern: 'PROMPT\\$' });
+    // Let the dashboard open its terminal for the new pane.
+    await page.waitForTimeout(1_500);
+    const idle = (await echoSamples(page, shell.pane_id, SAMPLES)).sort((a, b) => a - b);
+
+    const flood = await client.createPane({ argv: streamer(STREAM_BYTES_PER_SEC, STREAM_SECONDS + 4), cwd: here, title: 'flood' });
+    await page.waitForTimeout(1_000);
+    const [loadedSamples, rate] = await Promise.all([echoSamples(page, shell.pane_id, SAMPLES), streamRate(page, flood.pane_id, STREAM_SECONDS)]);
+    const loaded = loadedSamples.sort((a, b) => a - b);
+    await client.remove(flood.pane_id).catch(() => undefined);
+    await client.remove(shell.pane_id).catch(() => undefined);
+    return [
+      { name: 'dashboard: keystroke to echo in the browser, p50', unit: 'ms', value: percentile(idle, 50), better: 'lower' },
+      { name: 'dashboard: keystroke to echo in the browser, p99', unit: 'ms', value: percentile(idle, 99), better: 'lower' },
+      { name: 'dashboard: echo while another pane streams 10 MB/s, p50', unit: 'ms', value: percentile(loaded, 50), better: 'lower' },
+      { name: 'dashboard: echo while another pane streams 10 MB/s, p99', unit: 'ms', value: percentile(loaded, 99), better: 'lower' },
+      { name: 'dashboard: streaming pane delivered to the browser', unit: 'MB/s', value: rate / (1024 * 1024), better: 'higher' },
+    ];
+  } finally {
+    client.close();
+    await browser.close();
+    await daemon.stop();
+  }
+}
