@@ -22,3 +22,6 @@ export { logMsgBytes, type LogMsg } from './events/log-msg.js';
 export { headlessAgentEnv, agentUnsetEnv, checkSandbox } from './agents/index.js';
 export { decidePermission, subjectForTool, type PermissionRequest, type PermissionAnswer } from './drivers/permission.js';
 export type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './drivers/session.js';
+export { ClaudeSessionDriver } from './drivers/claude-session.js';
+export { CodexSessionDriver } from './drivers/codex-session.js';
+export type { SessionDriverOptions } from './drivers/agent-program.js';

@@ -2,19 +2,21 @@ import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../src/platform/index.js';
 
 /**
- * After the whole run, no process started by a test pane may still be running. Every pane process
- * carries SWITCHBOARD_PANE_ID; processes from a pane that the test runner itself runs in (if any)
- * carry the runner's own id and are left alone.
+ * After the whole run, no process started by a test pane or driver may still be running. Every pane
+ * process carries SWITCHBOARD_PANE_ID, every headless run SWITCHBOARD_RUN_ID and every multi-turn
+ * driver session SWITCHBOARD_SESSION_ID; processes from a pane that the test runner itself runs in
+ * (if any) carry the runner's own pane id and are left alone.
  */
+const MARKERS = ['SWITCHBOARD_PANE_ID', 'SWITCHBOARD_RUN_ID', 'SWITCHBOARD_SESSION_ID'];
 function ownPaneId(): string | undefined {
   return process.env.SWITCHBOARD_PANE_ID;
 }
 
-function paneIdOf(pid: number): string | undefined {
+/** The process's marker (`NAME=value`), if a pane or a driver started it. */
+function markerOf(pid: number): string | undefined {
   try {
-    const environ = readFileSync(`/proc/${pid}/environ`).toString('utf8');
-    const entry = environ.split('\0').find((e) => e.startsWith('SWITCHBOARD_PANE_ID='));
-    return entry?.slice('SWITCHBOARD_PANE_ID='.length);
+    const environ = readFileSync(`/proc/${pid}/environ`).toString('utf8').split('\0');
+    return environ.find((e) => MARKERS.some((m) => e.startsWith(`${m}=`)));
   } catch {
     return undefined;
   }
@@ -27,8 +29,8 @@ export default function setup(): () => void {
     const own = ownPaneId();
     const leaked = listProcesses()
       .filter((p) => !p.zombie && !before.has(p.pid))
-      .map((p) => ({ pid: p.pid, pane: paneIdOf(p.pid) }))
-      .filter((p) => p.pane !== undefined && p.pane !== own);
+      .map((p) => ({ pid: p.pid, marker: markerOf(p.pid) }))
+      .filter((p) => p.marker !== undefined && p.marker !== `SWITCHBOARD_PANE_ID=${own ?? ''}`);
     if (leaked.length === 0) return;
     for (const { pid } of leaked) {
       try {
@@ -40,7 +42,7 @@ export default function setup(): () => void {
     // Reaching here means a test left pane processes behind: fail the run loudly (vitest reports a
     // teardown error but keeps its exit code, so set it here).
     process.exitCode = 1;
-    throw new Error(`tests leaked pane processes: ${leaked.map((p) => `${p.pid} (pane ${p.pane ?? '?'})`).join(', ')}`);
+    throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker ?? '?'})`).join(', ')}`);
   };
 }
 

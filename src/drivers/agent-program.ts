@@ -1,0 +1,71 @@
+/**
+ * A CLI as the session drivers start it: its profile, where its program is, whether it answers
+ * for its version, and the environment of a session (the same rules as the headless driver's and a
+ * pane's, from agents/agent-env.ts).
+ */
+import { statSync } from 'node:fs';
+import { SwitchboardError } from '../core/errors.js';
+import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
+import type { DriverHealth } from './headless-driver.js';
+import type { AgentSessionOptions } from './session.js';
+
+export interface SessionDriverOptions {
+  catalog?: AgentCatalog;
+  /** Where to look for the program after PATH (default: SWITCHBOARD_AGENT_PATH and Switchboard's own). */
+  binaryDirs?: string[];
+}
+
+/** What a session starts its processes with, worked out once when it opens. */
+export interface SessionLaunch {
+  binary: string;
+  env: Record<string, string>;
+  /** The sandbox's arguments, then the caller's. */
+  args: string[];
+}
+
+export class AgentProgram {
+  readonly profile: AgentProfile;
+
+  constructor(
+    tool: string,
+    private readonly options: SessionDriverOptions,
+  ) {
+    this.profile = (options.catalog ?? AgentCatalog.load()).get(tool);
+  }
+
+  get name(): string {
+    return this.profile.data.name;
+  }
+
+  async health(): Promise<DriverHealth> {
+    const env = headlessAgentEnv(this.profile, { cwd: process.cwd() }).env;
+    const binary = this.binary(env);
+    if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env);
+    return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
+  }
+
+  /**
+   * Checks the options and prepares a session's processes: the folder exists, the sandbox HOME is
+   * seeded (once: a respawned process finds it as the first one left it), the program is found.
+   */
+  launch(options: AgentSessionOptions): SessionLaunch {
+    if (!isDirectory(options.cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${options.cwd}`, { cwd: options.cwd });
+    const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, extra: options.env });
+    const binary = this.binary(env);
+    if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+    return { binary, env, args: [...args, ...(options.args ?? [])] };
+  }
+
+  private binary(env: NodeJS.ProcessEnv): string | undefined {
+    return this.profile.resolveBinary?.(env) ?? findAgentBinary(this.profile.data, env, this.options.binaryDirs ?? defaultBinaryDirs(env));
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,448 @@
+/**
+ * The multi-turn session drivers with the real CLIs against the scripted model: Claude Code in one
+ * stream-json process for the whole session (its permission questions answered by the approval
+ * policy, then the callback), Codex in one `codex exec` per turn resumed by thread id. Each keeps
+ * the conversation across turns, reports a model error as a failed turn, stops a turn on request
+ * and leaves no process behind when closed.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isSwitchboardError } from '../../src/core/errors.js';
+import { ClaudeSessionDriver } from '../../src/drivers/claude-session.js';
+import { CodexSessionDriver } from '../../src/drivers/codex-session.js';
+import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from '../../src/drivers/session.js';
+import type { NormalizedEntry } from '../../src/events/entry.js';
+import { ModelServer } from '../../src/model-server/index.js';
+import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
+import { AUTO_APPROVE_POLICY, type ApprovalPolicy } from '../../src/runs/policy/index.js';
+import { sleep, tempDir } from '../support/shell.js';
+import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
+
+const MARKER = 'SWITCHBOARD_SESSION_ID';
+const DENY_ALL: ApprovalPolicy = { rules: [], default: 'deny' };
+
+let model: ModelServer;
+const dirs: { cleanup: () => void }[] = [];
+const sessions: AgentSession[] = [];
+
+beforeAll(async () => {
+  useAgentBinaries();
+  model = await ModelServer.start({
+    scenario: {
+      name: 'sessions',
+      title: 'Scripted multi-turn sessions',
+      rules: [
+        { match: 'remember the word', steps: [{ text: 'Noted: the word is pineapple.' }] },
+        { match: 'which word', steps: [{ text: 'The word was pineapple.' }] },
+        { match: 'say hello', steps: [{ text: 'Hello from the scripted model.' }] },
+        {
+          match: 'write a file',
+          steps: [
+            { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt' },
+            { text: 'Done: wrote tool_out.txt.' },
+          ],
+        },
+        { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
+        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
+      ],
+    },
+  });
+});
+
+afterAll(async () => {
+  for (const s of sessions) await s.close();
+  await model.close();
+  for (const d of dirs) d.cleanup();
+});
+
+interface Setup {
+  driver: SessionDriver;
+  work: string;
+  open: (extra?: Partial<AgentSessionOptions>) => Promise<AgentSession>;
+}
+
+function setup(tool: 'claude' | 'codex'): Setup {
+  const home = tempDir(`sb-session-${tool}-home-`);
+  const work = tempDir(`sb-session-${tool}-work-`);
+  dirs.push(home, work);
+  const driver = tool === 'claude' ? new ClaudeSessionDriver({ binaryDirs: AGENT_BIN_DIRS }) : new CodexSessionDriver({ binaryDirs: AGENT_BIN_DIRS });
+  const open = async (extra: Partial<AgentSessionOptions> = {}): Promise<AgentSession> => {
+    const session = await driver.open({ cwd: work.dir, sandbox: { home: home.dir, modelUrl: model.url }, ...extra });
+    sessions.push(session);
+    return session;
+  };
+  return { driver, work: work.dir, open };
+}
+
+/** The session's own CLI process: the marked process this test process started. */
+function cliPid(session: AgentSession): number | undefined {
+  const marked = new Set(findProcessesByEnv(MARKER, session.id));
+  return listProcesses().find((p) => marked.has(p.pid) && p.ppid === process.pid && !p.zombie)?.pid;
+}
+
+const requestsFor = (prompt: string): ReturnType<ModelServer['modelRequests']> => model.modelRequests().filter((r) => r.plan?.prompt.includes(prompt));
+
+/** Waits until the model has one more request for `prompt` than `before`: the CLI is in the turn. */
+async function untilModelAsked(prompt: string, before: number): Promise<void> {
+  for (let i = 0; i < 1_200 && requestsFor(prompt).length <= before; i++) await sleep(50);
+  expect(requestsFor(prompt).length).toBeGreaterThan(before);
+}
+
+const texts = (result: TurnResult, type: NormalizedEntry['type']): string[] => result.entries.filter((e) => e.type === type).map((e) => e.content.trim());
+const dump = (result: TurnResult): string => JSON.stringify(result, null, 1);
+
+/** The second turn relies on the first: the model's request for it carries the first exchange. */
+function expectConversationKept(): void {
+  const second = requestsFor('which word').at(-1);
+  const body = JSON.stringify(second?.body);
+  expect(body).toContain('remember the word pineapple');
+  expect(body).toContain('Noted: the word is pineapple.');
+}
+
+function expectShellPaired(result: TurnResult, work: string): void {
+  const call = result.entries.find((e) => e.type === 'command_run');
+  const output = result.entries.find((e) => e.type === 'tool_result');
+  expect(call?.content).toContain('echo hello-from-tool > tool_out.txt');
+  expect(call?.metadata?.toolCallId).toBeTruthy();
+  expect(output?.metadata).toMatchObject({ status: 'success', toolCallId: call?.metadata?.toolCallId });
+  expect(readFileSync(path.join(work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
+}
+
+describe('the Claude Code session driver', () => {
+  it('knows the CLI and what it can do', async () => {
+    const { driver } = setup('claude');
+    const health = await driver.health();
+    expect(health, health.problem).toMatchObject({ ok: true, version: '2.1.197' });
+    expect(driver.capabilities()).toMatchObject({ format: 'claude-stream-json', multiTurn: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
+  });
+
+  it('keeps one process and one conversation across two turns', { timeout: 180_000 }, async () => {
+    const { open } = setup('claude');
+    const session = await open();
+    const pid = cliPid(session);
+    expect(pid).toBeDefined();
+    const first = await session.prompt('remember the word pineapple please');
+    expect(first.status, dump(first)).toBe('completed');
+    expect(texts(first, 'assistant_message')).toContain('Noted: the word is pineapple.');
+    expect(first.stopReason).toBe('end_turn');
+    const agentSessionId = session.agentSessionId;
+    expect(agentSessionId).toMatch(/^[0-9a-f-]{36}$/);
+    const second = await session.prompt('which word did I ask you to remember?');
+    expect(second.status, dump(second)).toBe('completed');
+    expect(texts(second, 'assistant_message')).toContain('The word was pineapple.');
+    expect(cliPid(session)).toBe(pid);
+    expect(session.agentSessionId).toBe(agentSessionId);
+    expectConversationKept();
+    // The session's log holds both turns, the prompts included, with unique ids.
+    const log = session.entries.history().map((m) => m.msg);
+    expect(log.filter((e) => e.type === 'user_message').map((e) => e.content)).toEqual(['remember the word pineapple please', 'which word did I ask you to remember?']);
+    expect(new Set(log.map((e) => e.id)).size).toBe(log.length);
+    expect(log.some((e) => e.type === 'raw')).toBe(false);
+    await session.close();
+  });
+
+  it('runs a shell command the policy allows', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('claude');
+    const session = await open({ policy: AUTO_APPROVE_POLICY });
+    const result = await session.prompt('write a file please');
+    expect(result.status, dump(result)).toBe('completed');
+    expectShellPaired(result, work);
+    expect(result.permissions).toHaveLength(1);
+    expect(result.permissions[0]).toMatchObject({ decision: 'allow', decidedBy: 'policy', request: { toolName: 'Bash', subject: { tool: 'shell' } } });
+    expect(result.permissions[0]?.request.toolCallId).toBe(result.entries.find((e) => e.type === 'command_run')?.metadata?.toolCallId);
+    expect(texts(result, 'assistant_message')).toContain('Done: wrote tool_out.txt.');
+    await session.close();
+  });
+
+  it('refuses a shell command the policy denies', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('claude');
+    const session = await open({ policy: DENY_ALL });
+    const result = await session.prompt('write a file please');
+    expect(result.status, dump(result)).toBe('completed');
+    expect(existsSync(path.join(work, 'tool_out.txt'))).toBe(false);
+    expect(result.permissions.map((p) => [p.decision, p.decidedBy])).toEqual([['deny', 'policy']]);
+    expect(result.entries.find((e) => e.type === 'tool_result')?.metadata?.status).toBe('failed');
+    await session.close();
+  });
+
+  it('asks the onPermission callback what the policy leaves open', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('claude');
+    const asked: string[] = [];
+    const session = await open({
+      onPermission: (request) => {
+        asked.push(`${request.toolName}: ${request.subject.command ?? ''}`);
+        return Promise.resolve('allow');
+      },
+    });
+    const result = await session.prompt('write a file please');
+    expect(result.status, dump(result)).toBe('completed');
+    expect(asked).toEqual(['Bash: echo hello-from-tool > tool_out.txt && cat tool_out.txt']);
+    expect(result.permissions.map((p) => [p.decision, p.decidedBy])).toEqual([['allow', 'callback']]);
+    expectShellPaired(result, work);
+    await session.close();
+  });
+
+  it('reports a model error as a failed turn, and the session goes on', { timeout: 180_000 }, async () => {
+    const { open } = setup('claude');
+    const session = await open();
+    const failed = await session.prompt('fail now please');
+    expect(failed.status, dump(failed)).toBe('failed');
+    expect(texts(failed, 'error').join('\n')).toMatch(/scripted failure for the test/);
+    const next = await session.prompt('say hello please');
+    expect(next.status, dump(next)).toBe('completed');
+    await session.close();
+  });
+
+  it('cancels a slow turn and answers the next prompt in the same process', { timeout: 180_000 }, async () => {
+    const { open } = setup('claude');
+    const session = await open();
+    const pid = cliPid(session);
+    const before = requestsFor('take your time').length;
+    const slow = session.prompt('take your time please');
+    await untilModelAsked('take your time', before);
+    await session.cancelTurn();
+    const cancelled = await slow;
+    expect(cancelled.status, dump(cancelled)).toBe('cancelled');
+    expect(cancelled.entries.some((e) => e.type === 'error')).toBe(false);
+    const next = await session.prompt('say hello please');
+    expect(next.status, dump(next)).toBe('completed');
+    expect(texts(next, 'assistant_message')).toContain('Hello from the scripted model.');
+    expect(cliPid(session)).toBe(pid);
+    await session.close();
+  });
+
+  it('cancels a turn while a permission question waits for the callback', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('claude');
+    let asked: () => void = () => undefined;
+    const questionAsked = new Promise<void>((resolve) => (asked = resolve));
+    let answer: (decision: 'allow' | 'deny') => void = () => undefined;
+    const session = await open({
+      onPermission: () => {
+        asked();
+        return new Promise((resolve) => (answer = resolve));
+      },
+    });
+    const turn = session.prompt('write a file please');
+    await questionAsked;
+    await session.cancelTurn();
+    const cancelled = await turn;
+    expect(cancelled.status, dump(cancelled)).toBe('cancelled');
+    // The CLI withdrew the question: a late answer is not sent, nor counted.
+    answer('allow');
+    expect(cancelled.permissions).toEqual([]);
+    expect(existsSync(path.join(work, 'tool_out.txt'))).toBe(false);
+    const next = await session.prompt('say hello please');
+    expect(next.status, dump(next)).toBe('completed');
+    expect(next.permissions).toEqual([]);
+    await session.close();
+  });
+
+  it('fails the turn when the CLI dies in it, and resumes the conversation in a new process', { timeout: 180_000 }, async () => {
+    const { open } = setup('claude');
+    const session = await open();
+    expect((await session.prompt('remember the word pineapple please')).status).toBe('completed');
+    const pid = cliPid(session);
+    expect(pid).toBeDefined();
+    const before = requestsFor('take your time').length;
+    const slow = session.prompt('take your time please');
+    await untilModelAsked('take your time', before);
+    process.kill(pid ?? 0, 'SIGKILL');
+    const died = await slow;
+    expect(died.status, dump(died)).toBe('failed');
+    expect(texts(died, 'error').join('\n')).toMatch(/SIGKILL/);
+    const next = await session.prompt('which word did I ask you to remember?');
+    expect(next.status, dump(next)).toBe('completed');
+    expect(cliPid(session)).not.toBe(pid);
+    expect(requestsFor('which word').at(-1)?.body).toBeDefined();
+    expect(JSON.stringify(requestsFor('which word').at(-1)?.body)).toContain('remember the word pineapple');
+    await session.close();
+  });
+
+  it('closes with no process left, and refuses prompts after', { timeout: 180_000 }, async () => {
+    const { open } = setup('claude');
+    const session = await open();
+    const before = requestsFor('take your time').length;
+    const slow = session.prompt('take your time please');
+    await untilModelAsked('take your time', before);
+    expect(findProcessesByEnv(MARKER, session.id).length).toBeGreaterThan(0);
+    await session.close();
+    expect((await slow).status).toBe('cancelled');
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
+    expect(session.entries.finished).toBe(true);
+    const refused = await session.prompt('say hello please').catch((err: unknown) => err);
+    expect(isSwitchboardError(refused, 'INVALID_REQUEST')).toBe(true);
+  });
+});
+
+describe('the Codex session driver', () => {
+  it('knows the CLI and what it can do', async () => {
+    const { driver } = setup('codex');
+    const health = await driver.health();
+    expect(health, health.problem).toMatchObject({ ok: true, version: '0.169.0' });
+    expect(driver.capabilities()).toMatchObject({ format: 'codex-exec-json', multiTurn: true, permissionRequests: false });
+  });
+
+  it('keeps one conversation across two turns by resuming its thread', { timeout: 180_000 }, async () => {
+    const { open } = setup('codex');
+    const session = await open();
+    expect(session.agentSessionId).toBeNull();
+    const first = await session.prompt('remember the word pineapple please');
+    expect(first.status, dump(first)).toBe('completed');
+    expect(texts(first, 'assistant_message')).toContain('Noted: the word is pineapple.');
+    const threadId = session.agentSessionId;
+    expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
+    const second = await session.prompt('which word did I ask you to remember?');
+    expect(second.status, dump(second)).toBe('completed');
+    expect(texts(second, 'assistant_message')).toContain('The word was pineapple.');
+    expect(session.agentSessionId).toBe(threadId);
+    expectConversationKept();
+    await session.close();
+  });
+
+  it('runs shell commands in two turns, with ids unique in the session', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('codex');
+    const session = await open();
+    const first = await session.prompt('write a file please');
+    expect(first.status, dump(first)).toBe('completed');
+    expectShellPaired(first, work);
+    expect(first.permissions).toEqual([]);
+    const second = await session.prompt('write a file please, again');
+    expect(second.status, dump(second)).toBe('completed');
+    expectShellPaired(second, work);
+    const log = session.entries.history().map((m) => m.msg);
+    expect(new Set(log.map((e) => e.id)).size).toBe(log.length);
+    const callIds = log.filter((e) => e.type === 'command_run').map((e) => e.metadata?.toolCallId);
+    expect(callIds).toHaveLength(2);
+    expect(new Set(callIds).size).toBe(2);
+    await session.close();
+  });
+
+  it('reports a model error as a failed turn', { timeout: 180_000 }, async () => {
+    const { open } = setup('codex');
+    const session = await open();
+    const failed = await session.prompt('fail now please');
+    expect(failed.status, dump(failed)).toBe('failed');
+    expect(texts(failed, 'error').join('\n')).toMatch(/scripted failure for the test/);
+    await session.close();
+  });
+
+  it('cancels a slow turn, answers the next prompt and closes with no process left', { timeout: 180_000 }, async () => {
+    const { open } = setup('codex');
+    const session = await open();
+    expect((await session.prompt('say hello please')).status).toBe('completed');
+    const before = requestsFor('take your time').length;
+    const slow = session.prompt('take your time please');
+    await untilModelAsked('take your time', before);
+    await session.cancelTurn();
+    expect((await slow).status).toBe('cancelled');
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
+    const next = await session.prompt('say hello please');
+    expect(next.status, dump(next)).toBe('completed');
+    await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
+    expect(session.entries.finished).toBe(true);
+  });
+});
+
+/**
+ * A stand-in for Claude Code that speaks the same stream-json protocol, for what the real CLI will
+ * not do on request: send a control request the driver does not know, crash mid-turn, stop reading
+ * its input, fail to start.
+ */
+const STAND_IN = `
+const readline = require('node:readline');
+if (process.env.STANDIN_FAIL_START) { process.stderr.write('stand-in: cannot start\\n'); process.exit(2); }
+const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
+const session = process.argv.includes('--resume') ? process.argv[process.argv.indexOf('--resume') + 1] : 'standin-' + process.pid;
+const waiting = new Map();
+setInterval(() => undefined, 60000);
+readline.createInterface({ input: process.stdin }).on('line', (line) => {
+  const msg = JSON.parse(line);
+  if (msg.type === 'control_request' && msg.request.subtype === 'initialize') return out({ type: 'control_response', response: { subtype: 'success', request_id: msg.request_id, response: {} } });
+  if (msg.type === 'control_response') return waiting.get(msg.response.request_id)?.(msg.response);
+  if (msg.type !== 'user') return;
+  const text = msg.message.content[0].text;
+  const say = (t) => out({ type: 'assistant', message: { role: 'assistant', content: [{ type: 'text', text: t }] }, session_id: session });
+  const done = () => out({ type: 'result', subtype: 'success', is_error: false, result: '', stop_reason: 'end_turn', session_id: session });
+  out({ type: 'system', subtype: 'init', session_id: session, model: 'stand-in', cwd: process.cwd() });
+  if (text.includes('unknown request')) {
+    waiting.set('cli-1', (r) => { say('answer: ' + r.subtype + ': ' + r.error); done(); });
+    return out({ type: 'control_request', request_id: 'cli-1', request: { subtype: 'hook_callback', callback_id: 'cb-1' } });
+  }
+  if (text.includes('crash')) { process.stderr.write('stand-in: crashed on purpose\\n'); process.exit(3); }
+  if (text.includes('stop reading')) {
+    // Closes the read end for good before the turn ends, so that the next write fails with EPIPE.
+    process.stdin.destroy();
+    try { require('node:fs').closeSync(0); } catch {}
+    say('no longer reading');
+    return done();
+  }
+  say('echo: ' + text + ' (resumed: ' + process.argv.includes('--resume') + ')');
+  done();
+});
+`;
+
+describe('the Claude Code session driver with a stand-in CLI', () => {
+  function standIn(): { work: string; bin: string } {
+    const dir = tempDir('sb-session-standin-');
+    dirs.push(dir);
+    const bin = path.join(dir.dir, 'claude-standin.cjs');
+    writeFileSync(bin, `#!${process.execPath}\n${STAND_IN}`);
+    chmodSync(bin, 0o755);
+    return { work: dir.dir, bin };
+  }
+  const driver = new ClaudeSessionDriver({ binaryDirs: [] });
+  const openStandIn = async (env: Record<string, string> = {}): Promise<AgentSession> => {
+    const { work, bin } = standIn();
+    const session = await driver.open({ cwd: work, env: { SWITCHBOARD_CLAUDE_BIN: bin, ...env } });
+    sessions.push(session);
+    return session;
+  };
+
+  it('answers a control request it does not know with an error, and the turn goes on', { timeout: 60_000 }, async () => {
+    const session = await openStandIn();
+    const result = await session.prompt('send an unknown request');
+    expect(result.status, dump(result)).toBe('completed');
+    expect(texts(result, 'assistant_message')).toEqual(['answer: error: Switchboard does not handle hook_callback requests']);
+    expect(result.entries.some((e) => e.type === 'raw')).toBe(false);
+    await session.close();
+  });
+
+  it('fails the turn of a CLI that exits in it, with the stderr tail, then resumes in a new process', { timeout: 60_000 }, async () => {
+    const session = await openStandIn();
+    expect((await session.prompt('hello')).status).toBe('completed');
+    const agentSessionId = session.agentSessionId;
+    const crashed = await session.prompt('crash now');
+    expect(crashed.status, dump(crashed)).toBe('failed');
+    expect(crashed.stopReason).toBe('exited');
+    expect(texts(crashed, 'error').join('\n')).toMatch(/exited with code 3 in the middle of the turn; stderr: stand-in: crashed on purpose/);
+    const next = await session.prompt('are you back?');
+    expect(next.status, dump(next)).toBe('completed');
+    expect(texts(next, 'assistant_message')).toEqual(['echo: are you back? (resumed: true)']);
+    expect(session.agentSessionId).toBe(agentSessionId);
+    await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
+  });
+
+  it('fails the turn of a CLI that stopped reading its input (EPIPE), without crashing the host', { timeout: 60_000 }, async () => {
+    const session = await openStandIn();
+    expect((await session.prompt('stop reading now')).status).toBe('completed');
+    const lost = await session.prompt('can you hear me?');
+    expect(lost.status, dump(lost)).toBe('failed');
+    expect(texts(lost, 'error').join('\n')).toMatch(/stopped reading its input/);
+    const next = await session.prompt('and now?');
+    expect(next.status, dump(next)).toBe('completed');
+    await session.close();
+  });
+
+  it('says why a session cannot open', { timeout: 60_000 }, async () => {
+    const failing = await openStandIn({ STANDIN_FAIL_START: '1' }).catch((err: unknown) => err);
+    expect(isSwitchboardError(failing, 'SPAWN_FAILED'), String(failing)).toBe(true);
+    expect((failing as Error).message).toMatch(/exited with code 2 before it was ready; stderr: stand-in: cannot start/);
+    const missing = await driver.open({ cwd: standIn().work, env: { SWITCHBOARD_CLAUDE_BIN: '/nonexistent/claude' } }).catch((err: unknown) => err);
+    expect(isSwitchboardError(missing, 'SPAWN_FAILED'), String(missing)).toBe(true);
+    const nowhere = await driver.open({ cwd: '/nonexistent/folder', env: { SWITCHBOARD_CLAUDE_BIN: standIn().bin } }).catch((err: unknown) => err);
+    expect(isSwitchboardError(nowhere, 'INVALID_PARAMS'), String(nowhere)).toBe(true);
+  });
+});
