@@ -9,6 +9,7 @@ import path from 'node:path';
 import { ensurePrivateDir } from '../platform/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { checkSandbox } from '../agents/index.js';
+import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../runs/policy/index.js';
 import type { HandlerTable } from './operations.js';
 
 type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export' | 'run_agent' | 'cancel_run';
@@ -71,5 +72,37 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
   cancel_run(ctx, p) {
     ctx.sessions.logs.get(p.session_id);
     return { cancelled: ctx.sessions.cancelRun(p.session_id) };
+  },
+};
+
+export const agentSessionHandlers: Pick<HandlerTable, 'agent_session_open' | 'agent_session_prompt' | 'agent_session_cancel' | 'agent_session_close'> = {
+  async agent_session_open(ctx, p) {
+    const cwd = ctx.panes.resolveCwd(p.cwd);
+    const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
+    const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
+    return { session_id: await ctx.sessions.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy }) };
+  },
+
+  async agent_session_prompt(ctx, p) {
+    const turn = await ctx.sessions.promptAgentSession(p.session_id, p.prompt);
+    const replies = turn.entries.filter((e) => e.type === 'assistant_message');
+    return {
+      status: turn.status,
+      stop_reason: turn.stopReason,
+      duration_ms: turn.durationMs,
+      entries: turn.entries.length,
+      permissions: turn.permissions.map((a) => ({ tool_name: a.request.toolName, decision: a.decision, reason: a.reason, decided_by: a.decidedBy })),
+      reply: replies.at(-1)?.content ?? null,
+    };
+  },
+
+  async agent_session_cancel(ctx, p) {
+    await ctx.sessions.cancelAgentSessionTurn(p.session_id);
+    return { success: true };
+  },
+
+  async agent_session_close(ctx, p) {
+    await ctx.sessions.closeAgentSession(p.session_id);
+    return { success: true };
   },
 };

@@ -6,7 +6,7 @@ import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
 import type { MethodName, Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
-import { logHandlers } from './log-operations.js';
+import { agentSessionHandlers, logHandlers } from './log-operations.js';
 import { agentStateHandlers } from './agent-state-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
@@ -20,6 +20,7 @@ const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 /** Every method, against the pane layer. Surfaces call these and never reach around them. */
 export const handlers: HandlerTable = {
   ...logHandlers,
+  ...agentSessionHandlers,
   ...agentStateHandlers,
   async create_pane(ctx, p) {
     if (p.agent !== undefined) {

@@ -296,6 +296,24 @@ export class SwitchboardClient {
     return this.request('run_agent', params, { timeoutMs: 30_000 });
   }
 
+  /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
+  agentSessionOpen(params: ParamsInput<'agent_session_open'>): Promise<Result<'agent_session_open'>> {
+    return this.request('agent_session_open', params, { timeoutMs: 90_000 });
+  }
+
+  /** Gives an open session a prompt; resolves when the agent ends its turn (at most `timeoutMs`, default 10 minutes). */
+  agentSessionPrompt(sessionId: string, prompt: string, options: { timeoutMs?: number } = {}): Promise<Result<'agent_session_prompt'>> {
+    return this.request('agent_session_prompt', { session_id: sessionId, prompt }, { timeoutMs: options.timeoutMs ?? 600_000 });
+  }
+
+  agentSessionCancel(sessionId: string): Promise<Result<'agent_session_cancel'>> {
+    return this.request('agent_session_cancel', { session_id: sessionId }, { timeoutMs: 30_000 });
+  }
+
+  agentSessionClose(sessionId: string): Promise<Result<'agent_session_close'>> {
+    return this.request('agent_session_close', { session_id: sessionId }, { timeoutMs: 30_000 });
+  }
+
   cancelRun(sessionId: string): Promise<Result<'cancel_run'>> {
     return this.request('cancel_run', { session_id: sessionId });
   }

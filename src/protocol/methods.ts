@@ -135,6 +135,21 @@ export const paramSchemas = {
     })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
   cancel_run: z.strictObject({ session_id: sessionId }),
+  /** Opens a multi-turn session on an agent's structured mode (one conversation across prompts). */
+  agent_session_open: z
+    .strictObject({
+      agent: z.string().min(1).max(64),
+      cwd: z.string().min(1).max(4096),
+      args: optional(z.array(z.string().max(64 * 1024)).max(256)),
+      agent_home: optional(z.string().min(1).max(4096)),
+      model_url: optional(z.url().max(2048)),
+      /** How permission requests are judged: auto (allow inside the workdir) or ask (everything is asked, so denied). */
+      policy: optional(z.enum(['auto', 'ask'])),
+    })
+    .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
+  agent_session_prompt: z.strictObject({ session_id: sessionId, prompt: z.string().min(1).max(MAX_TEXT) }),
+  agent_session_cancel: z.strictObject({ session_id: sessionId }),
+  agent_session_close: z.strictObject({ session_id: sessionId }),
   agents: z.strictObject({}),
   info: z.strictObject({}),
   ping: z.strictObject({}),
@@ -225,7 +240,7 @@ export interface PaneStateInfo {
 /** A session as log_sessions lists it. */
 export interface SessionInfo {
   session_id: string;
-  kind: 'pane' | 'run';
+  kind: 'pane' | 'run' | 'session';
   title: string;
   agent: string | null;
   created_at: string;
@@ -272,6 +287,17 @@ export interface Results {
   log_export: { session_id: string; path: string; messages: number };
   run_agent: { session_id: string };
   cancel_run: { cancelled: boolean };
+  agent_session_open: { session_id: string };
+  agent_session_prompt: {
+    status: 'completed' | 'failed' | 'cancelled';
+    stop_reason: string | null;
+    duration_ms: number;
+    entries: number;
+    permissions: { tool_name: string; decision: 'allow' | 'deny'; reason: string; decided_by: string }[];
+    reply: string | null;
+  };
+  agent_session_cancel: { success: true };
+  agent_session_close: { success: true };
   info: InfoResult;
   ping: { pong: true; time: string };
   shutdown: { success: true };

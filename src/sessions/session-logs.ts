@@ -11,7 +11,7 @@ import { ensurePrivateDir } from '../platform/index.js';
 import { MsgStore, type MsgStoreOptions, type MsgStoreStats } from '../events/msg-store.js';
 import { logMsgBytes, type LogMsg } from '../events/log-msg.js';
 
-export type SessionKind = 'pane' | 'run';
+export type SessionKind = 'pane' | 'run' | 'session';
 
 export interface SessionLog {
   id: string;
@@ -126,7 +126,7 @@ export class SessionLogs {
 
   /** Finished runs stay readable, but not forever: past the cap the oldest finished go. */
   private forgetOldFinished(): void {
-    const finished = [...this.logs.values()].filter((l) => l.store.finished && l.kind === 'run');
+    const finished = [...this.logs.values()].filter((l) => l.store.finished && l.kind !== 'pane');
     for (const log of finished.slice(0, Math.max(0, finished.length - MAX_FINISHED_SESSIONS))) this.forget(log);
   }
 }

@@ -6,6 +6,10 @@ import type { Disposable } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { AgentCatalog, StateChange } from '../agents/index.js';
 import { HeadlessDriver, type RunResult } from '../drivers/headless-driver.js';
+import type { AgentSession, TurnResult } from '../drivers/session.js';
+import { sessionDriverFor } from '../drivers/session-drivers.js';
+import { SwitchboardError } from '../core/errors.js';
+import type { ApprovalPolicy } from '../runs/policy/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
 import { PaneSession } from './pane-session.js';
 import { PANE_LOG_DEFAULTS, SessionLogs, type SessionLog } from './session-logs.js';
@@ -18,6 +22,15 @@ export interface RunAgentOptions {
   args?: string[];
 }
 
+export interface OpenSessionOptions {
+  agent: string;
+  cwd: string;
+  sandbox?: { home: string; modelUrl: string };
+  args?: string[];
+  /** Judges the CLI's permission requests; what it leaves open ("ask") is denied, since no one is asked. */
+  policy: ApprovalPolicy;
+}
+
 export interface PaneStateChange {
   pane: Pane;
   change: StateChange;
@@ -27,6 +40,8 @@ export class SessionService implements Disposable {
   readonly logs: SessionLogs;
   private readonly panes = new Map<string, PaneSession>();
   private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult> }>();
+  /** Open sessions, and when their log has taken in the last of their entries. */
+  private readonly agentSessions = new Map<string, { session: AgentSession; logged: Promise<void> }>();
   private readonly disposables: Disposable[] = [];
   private readonly stateEmitter = new Emitter<PaneStateChange>();
   /** An agent pane's state changed. */
@@ -72,6 +87,52 @@ export class SessionService implements Disposable {
     return { sessionId: handle.runId, done: handle.done };
   }
 
+  /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
+  async openAgentSession(options: OpenSessionOptions): Promise<string> {
+    const driver = sessionDriverFor(options.agent, { catalog: this.catalog });
+    const session = await driver.open({ cwd: options.cwd, sandbox: options.sandbox, args: options.args, policy: options.policy });
+    const log = this.logs.open({ id: session.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
+    const logged = new Promise<void>((resolve) => {
+      session.entries.subscribe(
+        (batch) => {
+          for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
+        },
+        {
+          onFinished: () => {
+            log.store.finish();
+            resolve();
+          },
+        },
+      );
+    });
+    this.agentSessions.set(session.id, { session, logged });
+    return session.id;
+  }
+
+  /** Gives an open session a prompt; resolves when the agent ends its turn. */
+  promptAgentSession(id: string, text: string): Promise<TurnResult> {
+    return this.agentSession(id).prompt(text);
+  }
+
+  async cancelAgentSessionTurn(id: string): Promise<void> {
+    await this.agentSession(id).cancelTurn();
+  }
+
+  /** Ends the session; resolves once its process is gone and its log has every entry and is finished. */
+  async closeAgentSession(id: string): Promise<void> {
+    const session = this.agentSession(id);
+    const logged = this.agentSessions.get(id)?.logged;
+    this.agentSessions.delete(id);
+    await session.close();
+    await logged;
+  }
+
+  private agentSession(id: string): AgentSession {
+    const open = this.agentSessions.get(id);
+    if (!open) throw new SwitchboardError('SESSION_NOT_FOUND', `no open agent session: ${id}`, { session_id: id });
+    return open.session;
+  }
+
   /** Cancels a structured run; false when it is not running. */
   cancelRun(sessionId: string): boolean {
     return this.runs.get(sessionId)?.driver.cancel(sessionId) ?? false;
@@ -81,7 +142,9 @@ export class SessionService implements Disposable {
   async close(): Promise<void> {
     const runs = [...this.runs.entries()];
     for (const [id, run] of runs) run.driver.cancel(id);
-    await Promise.allSettled(runs.map(([, run]) => run.done));
+    const sessions = [...this.agentSessions.values()];
+    this.agentSessions.clear();
+    await Promise.allSettled([...runs.map(([, run]) => run.done), ...sessions.map((s) => s.session.close())]);
     this.dispose();
   }
 

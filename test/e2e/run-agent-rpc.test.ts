@@ -3,6 +3,8 @@
  * entries as they come, then `log_finished`; a second reader joining afterwards gets the same log
  * from history; a cancelled run finishes too.
  */
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type LogMessage, type NormalizedEntry } from '../../src/index.js';
 import { ModelServer } from '../../src/model-server/index.js';
@@ -24,6 +26,13 @@ beforeAll(async () => {
       rules: [
         { match: 'say hello', steps: [{ text: 'Hello over RPC.' }] },
         { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
+        {
+          match: 'write a file',
+          steps: [
+            { tool: 'shell', command: 'echo from-session > session_out.txt', description: 'Write session_out.txt' },
+            { text: 'Wrote session_out.txt.' },
+          ],
+        },
       ],
     },
   });
@@ -76,6 +85,33 @@ describe('run_agent and the log stream', () => {
       for (let i = 0; i < 400 && !finished.seen; i++) await new Promise((r) => setTimeout(r, 50));
       expect(finished.seen).toBe(true);
       expect((await c.cancelRun(session_id)).cancelled).toBe(false);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('keeps a multi-turn Claude session over RPC: permission requests judged by the policy, two turns, one log', { timeout: 120_000 }, async () => {
+    const home = tempDir('sb-session-rpc-home-');
+    const work = tempDir('sb-session-rpc-work-');
+    dirs.push(home, work);
+    const c = await connect({ home: t.home, env: cleanEnv() });
+    try {
+      const { session_id } = await c.agentSessionOpen({ agent: 'claude', cwd: work.dir, agent_home: home.dir, model_url: model.url, policy: 'auto' });
+      const first = await c.agentSessionPrompt(session_id, 'write a file please');
+      expect(first).toMatchObject({ status: 'completed', reply: 'Wrote session_out.txt.' });
+      expect(first.permissions).toEqual([expect.objectContaining({ tool_name: 'Bash', decision: 'allow', decided_by: 'policy' })]);
+      expect(readFileSync(path.join(work.dir, 'session_out.txt'), 'utf8')).toBe('from-session\n');
+      const second = await c.agentSessionPrompt(session_id, 'say hello please');
+      expect(second).toMatchObject({ status: 'completed', reply: 'Hello over RPC.' });
+      const history = await c.logGetHistory(session_id);
+      const types = entriesOf(history.messages).map((e) => e.type);
+      expect(types).toEqual(expect.arrayContaining(['user_message', 'command_run', 'tool_result', 'assistant_message']));
+      expect(entriesOf(history.messages).filter((e) => e.type === 'user_message')).toHaveLength(2);
+      await c.agentSessionClose(session_id);
+      await expect(c.agentSessionPrompt(session_id, 'again')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+      expect((await c.logGetHistory(session_id)).finished).toBe(true);
+      await expect(c.agentSessionOpen({ agent: 'shell', cwd: work.dir })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+      expect(existsSync(work.dir)).toBe(true);
     } finally {
       c.close();
     }

@@ -1,0 +1,32 @@
+/**
+ * Which multi-turn driver speaks to which CLI. ACP-capable CLIs (Gemini CLI, OpenCode) are added
+ * with `registerSessionDriver` by the ACP driver's module, so this table has no import cycle.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import type { SessionDriverOptions } from './agent-program.js';
+import { ClaudeSessionDriver } from './claude-session.js';
+import { CodexSessionDriver } from './codex-session.js';
+import type { SessionDriver } from './session.js';
+
+type Factory = (options: SessionDriverOptions) => SessionDriver;
+
+const factories = new Map<string, Factory>([
+  ['claude', (o) => new ClaudeSessionDriver(o)],
+  ['codex', (o) => new CodexSessionDriver(o)],
+]);
+
+export function registerSessionDriver(agent: string, factory: Factory): void {
+  factories.set(agent, factory);
+}
+
+/** The agents a multi-turn session can be opened with. */
+export function sessionAgents(): string[] {
+  return [...factories.keys()];
+}
+
+/** The multi-turn driver for `agent`; INVALID_PARAMS for a CLI without one. */
+export function sessionDriverFor(agent: string, options: SessionDriverOptions = {}): SessionDriver {
+  const factory = factories.get(agent);
+  if (!factory) throw new SwitchboardError('INVALID_PARAMS', `no multi-turn driver for ${agent} (there is one for ${sessionAgents().join(', ')})`, { agent });
+  return factory(options);
+}
