@@ -1,6 +1,6 @@
 import { defineConfig } from 'vitest/config';
 
-// Two projects: fast units beside the code, and process/PTY tests under test/ that start real
+// Two projects: fast units beside the code (the daemon's and the dashboard's), and process/PTY tests under test/ that start real
 // shells and daemons. Both run in forked workers (node-pty needs a real process, not a thread).
 export default defineConfig({
   test: {
@@ -10,7 +10,7 @@ export default defineConfig({
       {
         test: {
           name: 'unit',
-          include: ['src/**/*.test.ts'],
+          include: ['src/**/*.test.ts', 'web/src/**/*.test.ts'],
           testTimeout: 20_000,
         },
       },
