@@ -47,6 +47,8 @@ export class PaneSession implements Disposable {
   private busySinceIdle = false;
   private approvals = 0;
   private pendingApproval: ApprovalRequest | null = null;
+  /** The pending entry logged for the approval on screen, until its answer is logged. */
+  private openApproval: { toolCallId: string; toolName: string } | null = null;
   private readonly stateEmitter = new Emitter<StateChange>();
   /** The agent's state changed (agent panes only). */
   readonly onState: Event<StateChange> = this.stateEmitter.event;
@@ -92,8 +94,9 @@ export class PaneSession implements Disposable {
     const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
     const option = request ? optionFor(request, decision === 'allow' ? 'allow_once' : 'deny') : null;
     const keys = option?.keys ?? (decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);
+    // Logged before the keys go: the prompt closing under them must not read as a terminal answer.
+    this.closeApproval(`${decision === 'allow' ? 'approved' : 'denied'} by ${by}${option ? ` ("${option.label}")` : ''}`, decision === 'allow' ? 'success' : 'failed');
     await pressKeys(this.pane, keys);
-    this.push('system_message', `${decision === 'allow' ? 'approved' : 'denied'} by ${by}${option ? ` ("${option.label}")` : ''}`);
     this.tracker.refresh();
     return { label: option?.label ?? null, keys };
   }
@@ -116,6 +119,8 @@ export class PaneSession implements Disposable {
   }
 
   private onChange(change: StateChange): void {
+    // The prompt went away without an answer through Switchboard: someone answered at the terminal.
+    if (change.state !== 'waiting_approval' && this.openApproval) this.closeApproval('answered at the terminal');
     switch (change.state) {
       case 'thinking':
       case 'executing':
@@ -145,21 +150,33 @@ export class PaneSession implements Disposable {
     if (!this.screens) return;
     const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
     this.pendingApproval = request;
+    const toolCallId = `${this.pane.id}-approval-${++this.approvals}`;
     if (!request) {
-      this.push('tool_use', 'approval asked (the prompt could not be read)', { status: 'pending' });
+      this.push('tool_use', 'approval asked (the prompt could not be read)', { status: 'pending', toolCallId });
+      this.openApproval = { toolCallId, toolName: 'unknown' };
       return;
     }
     const input: Record<string, unknown> = {};
     if (request.command !== null) input.command = request.command;
     if (request.path !== null) input.file_path = request.path;
     const content = request.command ?? request.path ?? request.toolName ?? request.tool;
+    const toolName = request.toolName ?? request.tool;
     this.push(entryTypeForApproval(request), content, {
-      toolName: request.toolName ?? request.tool,
+      toolName,
       toolInput: input,
       ...(request.path !== null ? { filePath: request.path } : {}),
       status: 'pending',
-      toolCallId: `${this.pane.id}-approval-${++this.approvals}`,
+      toolCallId,
     });
+    this.openApproval = { toolCallId, toolName };
+  }
+
+  /** Logs how the open approval was answered, paired with its request by toolCallId. */
+  private closeApproval(how: string, status?: 'success' | 'failed'): void {
+    const open = this.openApproval;
+    this.openApproval = null;
+    if (!open) return;
+    this.push('tool_result', how, { toolName: open.toolName, toolCallId: open.toolCallId, ...(status ? { status } : {}) });
   }
 
   private noteReply(): void {

@@ -199,6 +199,10 @@ async function expectScreenEntries(client: SwitchboardClient, paneId: string): P
   const asked = entries.find((e) => e.metadata?.status === 'pending');
   expect(asked?.type, explain).toMatch(/^(command_run|tool_use)$/);
   if (asked?.type === 'command_run') expect(asked.content, explain).toContain('tool_out.txt');
+  // Its answer is logged too, paired with it.
+  const answer = entries.find((e) => e.type === 'tool_result' && e.metadata?.toolCallId === asked?.metadata?.toolCallId);
+  expect(answer?.content, explain).toMatch(/^approved by a client/);
+  expect(answer?.metadata?.status, explain).toBe('success');
   expect(entries.some((e) => e.type === 'error'), explain).toBe(true);
   // In the order they happened: the reply to a prompt comes after it.
   const order = entries.map((e) => e.type);
