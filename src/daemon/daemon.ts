@@ -69,7 +69,8 @@ export class Daemon implements DaemonControl {
   socketPath: string | undefined;
 
   private readonly server: RpcServer;
-  private readonly dashboardServer: DashboardServer | undefined;
+  /** The dashboard's server, when it is on. */
+  readonly dashboardServer: DashboardServer | undefined;
   private readonly logger: Logger;
   private readonly publish: boolean;
   /** Where session logs spill what memory evicts; this daemon's own, removed at shutdown. */

@@ -69,7 +69,7 @@ async function shot(page: Page, name: string): Promise<void> {
 }
 
 describe('the dashboard in Chromium', () => {
-  it('opens a shell pane from the form; typing in its terminal runs a command and shows the output', { timeout: 60_000 }, async () => {
+  it('opens a shell pane from the form; typing runs a command; after every socket drops, nothing is lost or doubled', { timeout: 90_000 }, async () => {
     const page = await openDashboard();
     try {
       await page.getByTestId('new-pane-kind-shell').check({ force: true });
@@ -87,6 +87,24 @@ describe('the dashboard in Chromium', () => {
       expect(paneId).toBeTruthy();
       expect(t.daemon.panes.get(paneId ?? '').readText(20).lines.join('\n')).toContain('browser-42');
       await shot(page, 'shell-pane');
+
+      // Every socket drops; output while the browser is away is not lost, and nothing is drawn twice.
+      const sockets = t.daemon.dashboardServer?.clientCount ?? 0;
+      expect(sockets).toBeGreaterThanOrEqual(2);
+      t.daemon.dashboardServer?.disconnectClients();
+      t.daemon.panes.get(paneId ?? '').sendText('echo during-outage-$((1+1))', true);
+      await expect.poll(() => terminalText(pane), { timeout: 20_000 }).toContain('during-outage-2');
+      await expect.poll(() => page.getByTestId('connection-status').getAttribute('data-status'), { timeout: 20_000 }).toBe('open');
+      await expect.poll(() => t.daemon.dashboardServer?.clientCount ?? 0, { timeout: 20_000 }).toBeGreaterThanOrEqual(sockets);
+      const count = (text: string, what: string): number => text.split(what).length - 1;
+      const after = await terminalText(pane);
+      expect(count(after, 'browser-42')).toBe(1);
+      expect(count(after, 'during-outage-2')).toBe(1);
+      await pane.getByTestId('log-toggle').click();
+      const log = pane.getByTestId('log-view');
+      await expect.poll(async () => count(await log.innerText(), 'during-outage-2'), { timeout: 20_000 }).toBe(1);
+      expect(count(await log.innerText(), 'browser-42')).toBe(1);
+      await shot(page, 'shell-after-reconnect');
     } finally {
       await page.close();
     }

@@ -93,6 +93,16 @@ export class DashboardServer {
     return `http://${host}:${this.address.port}/login?code=${this.access.newLoginCode()}`;
   }
 
+  /** Open WebSockets (JSON-RPC and pane terminals) of every browser. */
+  get clientCount(): number {
+    return this.wss.clients.size;
+  }
+
+  /** Ends every browser's sockets (they reconnect): after the daemon rotates what they may see, and in tests of reconnection. */
+  disconnectClients(): void {
+    for (const client of this.wss.clients) client.terminate();
+  }
+
   async close(): Promise<void> {
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
