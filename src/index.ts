@@ -25,3 +25,6 @@ export type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } fro
 export { ClaudeSessionDriver } from './drivers/claude-session.js';
 export { CodexSessionDriver } from './drivers/codex-session.js';
 export type { SessionDriverOptions } from './drivers/agent-program.js';
+export { AcpDriver, type AcpDriverOptions } from './drivers/acp-driver.js';
+export { permissionRequestFor, outcomeFor, type AcpPermissionOption, type AcpPermissionOutcome } from './drivers/acp-permission.js';
+export { AcpUpdateNormalizer, entryTypeForAcpKind } from './events/normalize-acp.js';

@@ -164,6 +164,8 @@ export const profileSchema = z.strictObject({
   interactive_args: z.array(z.string()).default([]),
   /** Arguments for the headless mode; `{prompt}` is replaced by the prompt. */
   headless_args: z.array(z.string()).optional(),
+  /** Arguments that make the program an ACP (Agent Client Protocol) agent on stdio. */
+  acp_args: z.array(z.string()).optional(),
   /** Variables set for the program (on top of the daemon's environment). */
   env: z.record(z.string(), z.string()).default({}),
   /**

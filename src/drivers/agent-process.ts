@@ -28,6 +28,18 @@ export interface ProcessExit {
 }
 
 const STDERR_TAIL_CHARS = 4_096;
+
+/** How a process ended, for a sentence that starts with its name: "claude exited with code 1". */
+export function describeExit(exit: ProcessExit): string {
+  if (exit.error) return `could not be started (${exit.error.message})`;
+  return exit.signal ? `was ended by ${exit.signal}` : `exited with code ${String(exit.code)}`;
+}
+
+/** The end of what a process wrote to stderr, to append to an error message ('' when it wrote nothing). */
+export function stderrSuffix(stderr: string): string {
+  const text = stderr.trim();
+  return text === '' ? '' : `; stderr: ${text.slice(-1_000)}`;
+}
 /**
  * After the process exits, how long to wait for its stdout to drain. Not forever: a grandchild
  * that inherited stdout (a background command) can hold the pipe open long after the CLI is gone.

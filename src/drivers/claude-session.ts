@@ -24,7 +24,7 @@ import { MsgStore } from '../events/msg-store.js';
 import { ClaudeStreamJsonNormalizer } from '../events/normalize-claude.js';
 import { SCHEMA_VERSIONS } from '../events/stream-events.js';
 import { ASK_POLICY } from '../runs/policy/index.js';
-import { AgentProcess, type ProcessExit } from './agent-process.js';
+import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
@@ -223,7 +223,7 @@ class ClaudeSession implements AgentSession {
     if (outcome === 'ready') return;
     const exit = await proc.terminate(TERMINATE_GRACE_MS);
     if (outcome === 'timeout') throw new SwitchboardError('TIMEOUT', `claude did not answer its handshake within ${INITIALIZE_TIMEOUT_MS / 1000} s`, { stderr: proc.stderrTail });
-    throw new SwitchboardError('SPAWN_FAILED', `claude ${describeExit(exit)} before it was ready${tail(proc.stderrTail)}`, { binary, stderr: proc.stderrTail });
+    throw new SwitchboardError('SPAWN_FAILED', `claude ${describeExit(exit)} before it was ready${stderrSuffix(proc.stderrTail)}`, { binary, stderr: proc.stderrTail });
   }
 
   private onLine(proc: AgentProcess, line: string): void {
@@ -273,14 +273,14 @@ class ClaudeSession implements AgentSession {
     for (const pending of this.deciding.values()) pending.withdrawn = true;
     const turn = this.turn;
     if (!turn) {
-      if (!this.closing) this.emit([this.own.make('system_message', `claude ${describeExit(exit)} between turns; the next prompt starts it again${tail(proc.stderrTail)}`)]);
+      if (!this.closing) this.emit([this.own.make('system_message', `claude ${describeExit(exit)} between turns; the next prompt starts it again${stderrSuffix(proc.stderrTail)}`)]);
       return;
     }
     const cancelled = turn.cancelRequested || this.closing !== undefined;
     if (cancelled) this.emit([this.own.make('system_message', `turn cancelled: claude ${describeExit(exit)}`)]);
     else {
       const how = proc.inputLost ? `stopped reading its input and ${describeExit(exit)}` : describeExit(exit);
-      this.emit([this.own.make('error', `claude ${how} in the middle of the turn${tail(proc.stderrTail)}`, { status: 'failed' })]);
+      this.emit([this.own.make('error', `claude ${how} in the middle of the turn${stderrSuffix(proc.stderrTail)}`, { status: 'failed' })]);
     }
     this.turn = undefined;
     turn.finish(cancelled ? 'cancelled' : 'failed', cancelled ? 'cancelled' : 'exited');
@@ -372,11 +372,6 @@ function stopReasonOf(result: Json): string | null {
   return asString(result.stop_reason) ?? terminal ?? asString(result.subtype) ?? null;
 }
 
-function describeExit(exit: ProcessExit): string {
-  if (exit.error) return `could not be started (${exit.error.message})`;
-  return exit.signal ? `was ended by ${exit.signal}` : `exited with code ${String(exit.code)}`;
-}
 
-const tail = (stderr: string): string => (stderr.trim() === '' ? '' : `; stderr: ${stderr.trim().slice(-1_000)}`);
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

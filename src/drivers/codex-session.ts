@@ -17,7 +17,7 @@ import { asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Nor
 import { MsgStore } from '../events/msg-store.js';
 import { CodexExecJsonNormalizer } from '../events/normalize-codex.js';
 import { SCHEMA_VERSIONS } from '../events/stream-events.js';
-import { AgentProcess, type ProcessExit } from './agent-process.js';
+import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './session.js';
@@ -152,9 +152,7 @@ class CodexSession implements AgentSession {
     const saidError = turn.entries.some((e) => e.type === 'error');
     if (ending === 'turn.completed' && exit.code === 0 && !saidError) return 'completed';
     if (!saidError) {
-      const how = exit.error ? `could not be started (${exit.error.message})` : exit.signal ? `was ended by ${exit.signal}` : `exited with code ${String(exit.code)}`;
-      const end = stderr.trim() === '' ? '' : `; stderr: ${stderr.trim().slice(-1_000)}`;
-      this.emit(turn, [this.own.make('error', `codex ${how} before the turn completed${end}`, { status: 'failed' })]);
+      this.emit(turn, [this.own.make('error', `codex ${describeExit(exit)} before the turn completed${stderrSuffix(stderr)}`, { status: 'failed' })]);
     }
     return 'failed';
   }

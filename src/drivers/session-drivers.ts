@@ -1,11 +1,9 @@
-/**
- * Which multi-turn driver speaks to which CLI. ACP-capable CLIs (Gemini CLI, OpenCode) are added
- * with `registerSessionDriver` by the ACP driver's module, so this table has no import cycle.
- */
+/** Which multi-turn driver speaks to which CLI; `registerSessionDriver` adds one for a user's own profile. */
 import { SwitchboardError } from '../core/errors.js';
 import type { SessionDriverOptions } from './agent-program.js';
 import { ClaudeSessionDriver } from './claude-session.js';
 import { CodexSessionDriver } from './codex-session.js';
+import { AcpDriver } from './acp-driver.js';
 import type { SessionDriver } from './session.js';
 
 type Factory = (options: SessionDriverOptions) => SessionDriver;
@@ -13,6 +11,8 @@ type Factory = (options: SessionDriverOptions) => SessionDriver;
 const factories = new Map<string, Factory>([
   ['claude', (o) => new ClaudeSessionDriver(o)],
   ['codex', (o) => new CodexSessionDriver(o)],
+  ['gemini', (o) => new AcpDriver({ tool: 'gemini', ...o })],
+  ['opencode', (o) => new AcpDriver({ tool: 'opencode', ...o })],
 ]);
 
 export function registerSessionDriver(agent: string, factory: Factory): void {

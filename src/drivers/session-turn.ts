@@ -21,28 +21,46 @@ export class Turn {
   readonly entries: NormalizedEntry[] = [];
   readonly permissions: PermissionAnswer[] = [];
   readonly done: Promise<TurnResult>;
+  /** Resolves when a cancel is asked, so that a question still open can be withdrawn. */
+  readonly cancelled: Promise<undefined>;
   /** Someone asked to stop this turn (cancelTurn, the prompt's signal, close). */
   cancelRequested = false;
+  /** Ends the process of an agent that does not stop a cancelled turn in time; cleared at the end. */
+  cancelTimer: NodeJS.Timeout | undefined;
   private readonly started = performance.now();
+  private result: TurnResult | undefined;
   private settle: ((result: TurnResult) => void) | undefined;
+  private markCancelled: () => void = () => undefined;
 
   constructor() {
     this.done = new Promise((resolve) => {
       this.settle = resolve;
     });
+    this.cancelled = new Promise((resolve) => {
+      this.markCancelled = () => resolve(undefined);
+    });
   }
 
   /** True once the turn has ended. */
   get over(): boolean {
-    return this.settle === undefined;
+    return this.result !== undefined;
   }
 
-  /** Ends the turn; later calls are ignored (the first ending wins). */
-  finish(status: RunStatus, stopReason: string | null): void {
-    const settle = this.settle;
-    if (!settle) return;
+  /** Asks the turn to stop; false when that was asked already. */
+  requestCancel(): boolean {
+    if (this.cancelRequested) return false;
+    this.cancelRequested = true;
+    this.markCancelled();
+    return true;
+  }
+
+  /** Ends the turn; the first ending is the result, whatever tries to end it later. */
+  finish(status: RunStatus, stopReason: string | null): TurnResult {
+    clearTimeout(this.cancelTimer);
+    this.result ??= { status, entries: [...this.entries], permissions: [...this.permissions], stopReason, durationMs: Math.round(performance.now() - this.started) };
+    this.settle?.(this.result);
     this.settle = undefined;
-    settle({ status, entries: [...this.entries], permissions: [...this.permissions], stopReason, durationMs: Math.round(performance.now() - this.started) });
+    return this.result;
   }
 }
 

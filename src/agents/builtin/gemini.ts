@@ -11,6 +11,9 @@ export const gemini = defineProfile(
     interactive_args: [],
     // --skip-trust: headless Gemini exits (code 55) in a folder it was not told to trust; the caller chose it.
     headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--skip-trust'],
+    // No --skip-trust here: in ACP mode an untrusted folder still works (project hooks and agents
+    // stay off), and every tool call is asked for, which is what Switchboard's policy answers.
+    acp_args: ['--acp'],
     screens: [
       {
         versions: '>=0.50.0 <1',

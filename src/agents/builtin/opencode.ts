@@ -41,6 +41,7 @@ export const opencode = defineProfile(
     binary: { names: ['opencode'], env: 'SWITCHBOARD_OPENCODE_BIN' },
     interactive_args: [],
     headless_args: ['run', '--format', 'json', '{prompt}'],
+    acp_args: ['acp'],
     screens: [
       {
         versions: '>=1.10.0 <2',
