@@ -35,7 +35,9 @@ function streamer(rate: number, seconds: number): string[] {
 async function echoSamples(page: Page, paneId: string, samples: number): Promise<number[]> {
   return page.evaluate(
     async ({ paneId, samples }) => {
-      const ws = new WebSocket(`ws://${(globalThis as unknown as { location: { host: string } }).location.host}/ws/pane/${paneId}`);
+      // The page's globals (this file is compiled without the DOM library); the dashboard keeps its key in localStorage.
+      const page_ = (): { location: { host: string }; localStorage: { getItem: (k: string) => string | null } } => globalThis as never;
+      const ws = new WebSocket(`ws://${page_().location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${page_().localStorage.getItem('switchboard.key') ?? ''}`]);
       ws.binaryType = 'arraybuffer';
       let received = '';
       const decoder = new TextDecoder();
@@ -70,7 +72,8 @@ async function echoSamples(page: Page, paneId: string, samples: number): Promise
 async function streamRate(page: Page, paneId: string, seconds: number): Promise<number> {
   return page.evaluate(
     async ({ paneId, seconds }) => {
-      const ws = new WebSocket(`ws://${(globalThis as unknown as { location: { host: string } }).location.host}/ws/pane/${paneId}`);
+      const page_ = (): { location: { host: string }; localStorage: { getItem: (k: string) => string | null } } => globalThis as never;
+      const ws = new WebSocket(`ws://${page_().location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${page_().localStorage.getItem('switchboard.key') ?? ''}`]);
       ws.binaryType = 'arraybuffer';
       let bytes = 0;
       let first = 0;

@@ -21,18 +21,21 @@ afterAll(() => web.cleanup());
 
 const base = (): string => `http://127.0.0.1:${String(t.daemon.dashboard?.port)}`;
 
-async function login(): Promise<string> {
+/** Logs in as a browser does: the cookie, and the page key from the redirect's fragment. */
+async function login(): Promise<{ cookie: string; key: string }> {
   const res = await fetch(t.daemon.dashboardLoginUrl(), { redirect: 'manual' });
   expect(res.status).toBe(302);
   const cookie = res.headers.get('set-cookie') ?? '';
   expect(cookie).toMatch(/^sb_session=[\w-]+; HttpOnly; SameSite=Strict; Path=\//);
-  return cookie.split(';')[0] ?? '';
+  const key = /^\/#key=([\w-]+)$/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
+  expect(key).not.toBe('');
+  return { cookie: cookie.split(';')[0] ?? '', key };
 }
 
 /** Opens a socket; `onMessage` is attached before it opens, since the first frames may come with the handshake. */
-function openSocket(pathname: string, headers: Record<string, string>, onMessage?: (data: WebSocket.RawData, isBinary: boolean) => void): Promise<WebSocket> {
+function openSocket(pathname: string, headers: Record<string, string>, onMessage?: (data: WebSocket.RawData, isBinary: boolean) => void, key?: string): Promise<WebSocket> {
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://127.0.0.1:${String(t.daemon.dashboard?.port)}${pathname}`, { headers });
+    const ws = new WebSocket(`ws://127.0.0.1:${String(t.daemon.dashboard?.port)}${pathname}`, key === undefined ? [] : ['switchboard', `sb-key.${key}`], { headers });
     if (onMessage) ws.on('message', onMessage);
     ws.once('open', () => resolve(ws));
     ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${String(res.statusCode)}`)));
@@ -72,7 +75,7 @@ describe('dashboard server: access', () => {
     const url = t.daemon.dashboardLoginUrl();
     const first = await fetch(url, { redirect: 'manual' });
     expect(first.status).toBe(302);
-    expect(first.headers.get('location')).toBe('/');
+    expect(first.headers.get('location')).toMatch(/^\/#key=[\w-]{43}$/);
     // The link is good once.
     expect((await fetch(url, { redirect: 'manual' })).status).toBe(401);
     expect((await fetch(`${base()}/login?code=made-up`, { redirect: 'manual' })).status).toBe(401);
@@ -93,7 +96,7 @@ describe('dashboard server: access', () => {
   });
 
   it('refuses a foreign Host (DNS rebinding) and a foreign Origin, on requests and upgrades', async () => {
-    const cookie = await login();
+    const { cookie, key } = await login();
     const port = String(t.daemon.dashboard?.port);
     const raw = (headers: Record<string, string>): Promise<number> =>
       new Promise((resolve, reject) => {
@@ -111,17 +114,22 @@ describe('dashboard server: access', () => {
     expect(await raw({ host: `evil.example:${port}` })).toBe(403);
     expect(await raw({ host: `localhost:${port}` })).toBe(200);
     expect(await raw({ origin: 'http://evil.example' })).toBe(403);
-    await expect(openSocket('/ws', { cookie, origin: 'http://evil.example' })).rejects.toThrow('HTTP 403');
-    await expect(openSocket('/ws', { cookie })).rejects.toThrow('HTTP 403');
-    await expect(openSocket('/ws', { origin: base() })).rejects.toThrow('HTTP 401');
-    await expect(openSocket('/ws/pane/nope', { cookie, origin: base() })).rejects.toThrow('HTTP 404');
+    await expect(openSocket('/ws', { cookie, origin: 'http://evil.example' }, undefined, key)).rejects.toThrow('HTTP 403');
+    await expect(openSocket('/ws', { cookie }, undefined, key)).rejects.toThrow('HTTP 403');
+    await expect(openSocket('/ws', { origin: base() }, undefined, key)).rejects.toThrow('HTTP 401');
+    // The cookie alone is not enough: any server on 127.0.0.1 gets it (cookies ignore ports), never the key.
+    await expect(openSocket('/ws', { cookie, origin: base() })).rejects.toThrow('HTTP 401');
+    await expect(openSocket('/ws', { cookie, origin: base() }, undefined, 'wrong')).rejects.toThrow('HTTP 401');
+    await expect(openSocket('/ws/pane/nope', { cookie, origin: base() }, undefined, key)).rejects.toThrow('HTTP 404');
+    expect((await fetch(`${base()}/api/check`, { headers: { cookie } })).status).toBe(401);
+    expect((await fetch(`${base()}/api/check`, { headers: { cookie, 'x-switchboard-key': key } })).status).toBe(204);
   });
 });
 
 describe('dashboard server: sockets', () => {
   it('answers JSON-RPC over /ws without a token, with the same errors, and survives bad frames', async () => {
-    const cookie = await login();
-    const ws = await openSocket('/ws', { cookie, origin: base() });
+    const { cookie, key } = await login();
+    const ws = await openSocket('/ws', { cookie, origin: base() }, undefined, key);
     const { call } = rpc(ws);
     try {
       expect((await call('ping')).result).toMatchObject({ pong: true });
@@ -136,8 +144,8 @@ describe('dashboard server: sockets', () => {
   });
 
   it('carries a pane terminal: replay, typing, live output, resize, exit', async () => {
-    const cookie = await login();
-    const control = await openSocket('/ws', { cookie, origin: base() });
+    const { cookie, key } = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() }, undefined, key);
     const { call } = rpc(control);
     const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
     await call('send_text', { pane_id: created.pane_id, text: 'echo before-$((1+1))', add_newline: true });
@@ -148,7 +156,7 @@ describe('dashboard server: sockets', () => {
     const term = await openSocket(`/ws/pane/${created.pane_id}`, { cookie, origin: base() }, (data, isBinary) => {
       if (isBinary) output += (data as Buffer).toString('utf8');
       else controls.push(JSON.parse((data as Buffer).toString('utf8')) as { type: string });
-    });
+    }, key);
     await until(() => output.includes('before-2'), 'the replay');
     term.send(Buffer.from('echo typed-$((20+1))\r'));
     await until(() => output.includes('typed-21'), 'typed input echoed back');
@@ -165,19 +173,43 @@ describe('dashboard server: sockets', () => {
   });
 
   it('exports a session log as JSONL', async () => {
-    const cookie = await login();
-    const control = await openSocket('/ws', { cookie, origin: base() });
+    const { cookie, key } = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() }, undefined, key);
     const { call } = rpc(control);
     const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
     await call('send_text', { pane_id: created.pane_id, text: 'echo exported-$((2+2))', add_newline: true });
     await call('wait_for', { pane_id: created.pane_id, pattern: 'exported-4' });
-    const res = await fetch(`${base()}/api/sessions/${created.pane_id}/export`, { headers: { cookie } });
+    expect((await fetch(`${base()}/api/sessions/${created.pane_id}/export`, { headers: { cookie } })).status).toBe(401);
+    const res = await fetch(`${base()}/api/sessions/${created.pane_id}/export?key=${key}`, { headers: { cookie } });
     expect(res.headers.get('content-type')).toContain('ndjson');
     const lines = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { seq: number; msg: { content?: string } });
     expect(lines.map((l) => l.seq)).toEqual(lines.map((_, i) => i + 1));
     expect(lines.map((l) => l.msg.content ?? '').join('')).toContain('exported-4');
-    expect((await fetch(`${base()}/api/sessions/nope/export`, { headers: { cookie } })).status).toBe(404);
+    expect((await fetch(`${base()}/api/sessions/nope/export`, { headers: { cookie, 'x-switchboard-key': key } })).status).toBe(404);
     await call('kill', { pane_id: created.pane_id });
     control.close();
+  });
+
+  it('answers malformed requests and upgrades with 400 and keeps serving', async () => {
+    const net = await import('node:net');
+    const port = t.daemon.dashboard?.port ?? 0;
+    const send = (text: string): Promise<string> =>
+      new Promise((resolve) => {
+        const socket = net.connect(port, '127.0.0.1', () => socket.write(text));
+        let got = '';
+        socket.on('data', (d: Buffer) => (got += d.toString('utf8')));
+        socket.on('close', () => resolve(got));
+        socket.on('error', () => resolve(got));
+        setTimeout(() => socket.destroy(), 2_000);
+      });
+    expect(await send(`GET http://[ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1.1 400/);
+    const { cookie, key } = await login();
+    expect((await fetch(`${base()}/api/sessions/%E0%A4%A/export?key=${key}`, { headers: { cookie } })).status).toBe(400);
+    // An upgrade refused, then the connection reset under the refusal: nothing escapes.
+    const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET /ws HTTP/1.1\r\nHost: evil:1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`));
+    socket.on('error', () => undefined);
+    socket.once('data', () => socket.resetAndDestroy());
+    await new Promise((r) => setTimeout(r, 200));
+    expect((await fetch(`${base()}/api/check`, { headers: { cookie, 'x-switchboard-key': key } })).status).toBe(204);
   });
 });

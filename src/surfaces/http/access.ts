@@ -1,9 +1,13 @@
 /**
  * Who may use the dashboard. The daemon's token never goes into a URL the browser keeps: the CLI
- * prints a one-time login code, which the server trades for an HttpOnly, SameSite=Strict session
- * cookie. Scripts may send the daemon's token as a Bearer header instead. Every request's Host
- * must name this server on loopback (DNS rebinding), and every WebSocket upgrade and every
- * state-changing request must come from this server's own Origin (cross-site WebSocket hijacking).
+ * prints a one-time login code, which the server trades for two things: an HttpOnly,
+ * SameSite=Strict session cookie, and a page key handed over in the redirect's fragment (never sent
+ * to a server) that the page keeps in its origin's storage. Cookies are not kept apart by port, so
+ * any other server on 127.0.0.1 would receive the cookie; it never sees the key, which every
+ * WebSocket upgrade and export must present too (as a subprotocol `sb-key.<key>`, a header or a
+ * query parameter). Scripts may send the daemon's token as a Bearer header instead. Every request's
+ * Host must name this server on loopback (DNS rebinding), and every WebSocket upgrade must come from
+ * this server's own Origin (cross-site WebSocket hijacking).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -15,9 +19,21 @@ export const LOGIN_CODE_TTL_MS = 10 * 60_000;
 /** Sessions end with the daemon; this caps how many browsers hold one at once. */
 const MAX_SESSIONS = 64;
 
+/** The WebSocket subprotocol prefix that carries the page key. */
+export const KEY_PROTOCOL_PREFIX = 'sb-key.';
+export const KEY_HEADER = 'x-switchboard-key';
+
+export interface DashboardLogin {
+  /** The cookie's value. */
+  session: string;
+  /** The page key, for the page's own storage. */
+  key: string;
+}
+
 export class DashboardAccess {
   private readonly codes = new Map<string, number>();
-  private readonly sessions = new Set<string>();
+  /** Session cookie → page key. */
+  private readonly sessions = new Map<string, string>();
 
   constructor(private readonly token: string) {}
 
@@ -29,29 +45,47 @@ export class DashboardAccess {
     return code;
   }
 
-  /** Trades a login code for a session id; undefined for an unknown, used or expired code. */
-  redeem(code: string | null, now = Date.now()): string | undefined {
+  /** Trades a login code for a session and its page key; undefined for an unknown, used or expired code. */
+  redeem(code: string | null, now = Date.now()): DashboardLogin | undefined {
     if (code === null) return undefined;
     // Constant time over the codes held: compare against every one.
     let found: string | undefined;
     for (const [known, expires] of this.codes) if (tokenMatches(known, code) && expires > now) found = known;
     if (found === undefined) return undefined;
     this.codes.delete(found);
-    const session = randomBytes(32).toString('base64url');
-    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.values().next().value as string);
-    this.sessions.add(session);
-    return session;
+    const login = { session: randomBytes(32).toString('base64url'), key: randomBytes(32).toString('base64url') };
+    if (this.sessions.size >= MAX_SESSIONS) this.sessions.delete(this.sessions.keys().next().value as string);
+    this.sessions.set(login.session, login.key);
+    return login;
   }
 
-  /** The request carries a live session cookie or the daemon's token as a Bearer header. */
-  allowed(req: IncomingMessage): boolean {
+  /**
+   * The request carries the daemon's token as a Bearer header, or a live session cookie and (with
+   * `needKey`: sockets, exports, the login check) that session's page key.
+   */
+  allowed(req: IncomingMessage, needKey: boolean): boolean {
     const auth = req.headers.authorization;
     if (auth?.startsWith('Bearer ') && tokenMatches(this.token, auth.slice('Bearer '.length))) return true;
     const presented = cookieValue(req.headers.cookie, SESSION_COOKIE);
     if (presented === undefined) return false;
-    let ok = false;
-    for (const session of this.sessions) if (tokenMatches(session, presented)) ok = true;
-    return ok;
+    // Constant time over the sessions held: compare against every one.
+    let key: string | undefined;
+    for (const [session, sessionKey] of this.sessions) if (tokenMatches(session, presented)) key = sessionKey;
+    if (key === undefined) return false;
+    return !needKey || tokenMatches(key, presentedKey(req) ?? '');
+  }
+}
+
+/** The page key a request presents: a WebSocket subprotocol, a header, or the `key` query parameter. */
+function presentedKey(req: IncomingMessage): string | undefined {
+  const protocols = req.headers['sec-websocket-protocol'];
+  for (const p of (protocols ?? '').split(',')) if (p.trim().startsWith(KEY_PROTOCOL_PREFIX)) return p.trim().slice(KEY_PROTOCOL_PREFIX.length);
+  const header = req.headers[KEY_HEADER];
+  if (typeof header === 'string') return header;
+  try {
+    return new URL(req.url ?? '/', 'http://localhost').searchParams.get('key') ?? undefined;
+  } catch {
+    return undefined;
   }
 }
 

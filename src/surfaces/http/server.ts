@@ -2,7 +2,8 @@
  * The dashboard's server on loopback: the built web app, a session's log export, JSON-RPC over a
  * WebSocket (`/ws`) and each pane's terminal over its own WebSocket (`/ws/pane/<id>`). Every
  * request passes the Host check; every upgrade the Origin check; everything but the login link
- * needs the session cookie (or the daemon's token as a Bearer header).
+ * needs the session cookie, and every socket and API call its page key too (access.ts), or the
+ * daemon's token as a Bearer header.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -32,6 +33,8 @@ export interface DashboardServerOptions {
   handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
 }
 
+/** Open WebSockets at most, over every browser: a tab holds one for JSON-RPC and one per pane. */
+const MAX_SOCKETS = 256;
 /** Largest JSON-RPC frame a browser may send (as the TCP surface's line limit). */
 const MAX_RPC_FRAME = 4 * 1024 * 1024;
 
@@ -45,7 +48,8 @@ const SECURITY_HEADERS = {
 
 export class DashboardServer {
   private readonly server = http.createServer((req, res) => this.request(req, res));
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(MAX_RPC_FRAME, MAX_INPUT_FRAME) });
+  // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(MAX_RPC_FRAME, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
   private readonly access: DashboardAccess;
   private readonly dispatcher: Dispatcher;
   private readonly logger: Logger;
@@ -111,6 +115,17 @@ export class DashboardServer {
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {
+    try {
+      this.route(req, res);
+    } catch (err) {
+      // A request this server cannot even read (a malformed URL or escape) is the client's mistake.
+      this.logger.debug('bad request', { error: (err as Error).message });
+      if (!res.headersSent) this.refuse(res, 400, 'bad request');
+      else res.destroy();
+    }
+  }
+
+  private route(req: IncomingMessage, res: ServerResponse): void {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
     if (!hostAllowed(req, this.hosts)) return this.refuse(res, 403, 'host not allowed');
     // A page on another site must not read or act through this one, even with the cookie.
@@ -118,19 +133,28 @@ export class DashboardServer {
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.refuse(res, 405, 'method not allowed');
     if (url.pathname === '/login') return this.login(url, res);
-    if (!this.access.allowed(req)) return this.refuse(res, 401, 'not logged in: open the login link `switchboard dashboard` prints');
+    const apiCall = url.pathname.startsWith('/api/');
+    // The page itself needs the cookie only (it brings the key); what acts or reads data needs the key too.
+    if (!this.access.allowed(req, apiCall)) return this.refuse(res, 401, 'not logged in: open the login link `switchboard dashboard` prints');
+    if (url.pathname === '/api/check') {
+      res.writeHead(204);
+      res.end();
+      return;
+    }
     const exportMatch = /^\/api\/sessions\/([^/]+)\/export$/.exec(url.pathname);
     if (exportMatch?.[1] !== undefined) {
       void this.exportSession(decodeURIComponent(exportMatch[1]), res);
       return;
     }
+    if (apiCall) return this.refuse(res, 404, 'no such endpoint');
     serveStatic(this.webRoot, url.pathname, res, req.method === 'HEAD');
   }
 
   private login(url: URL, res: ServerResponse): void {
-    const session = this.access.redeem(url.searchParams.get('code'));
-    if (session === undefined) return this.refuse(res, 401, 'this login link was used already or has expired: run `switchboard dashboard` for a new one');
-    res.writeHead(302, { location: '/', 'set-cookie': `${SESSION_COOKIE}=${session}; HttpOnly; SameSite=Strict; Path=/` });
+    const login = this.access.redeem(url.searchParams.get('code'));
+    if (login === undefined) return this.refuse(res, 401, 'this login link was used already or has expired: run `switchboard dashboard` for a new one');
+    // The key travels in the fragment: the browser keeps it for the page and never sends it anywhere.
+    res.writeHead(302, { location: `/#key=${login.key}`, 'set-cookie': `${SESSION_COOKIE}=${login.session}; HttpOnly; SameSite=Strict; Path=/` });
     res.end();
   }
 
@@ -153,21 +177,29 @@ export class DashboardServer {
   }
 
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    // Node leaves an upgraded socket without an error listener: a reset must not become an uncaught error.
+    socket.on('error', () => socket.destroy());
     const reject = (status: number, message: string): void => {
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`);
     };
-    if (!hostAllowed(req, this.hosts)) return reject(403, 'host not allowed');
-    if (!originAllowed(req, this.hosts, true)) return reject(403, 'origin not allowed');
-    if (!this.access.allowed(req)) return reject(401, 'not logged in');
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/ws') {
-      this.wss.handleUpgrade(req, socket, head, (ws) => this.rpcSocket(ws));
-      return;
+    try {
+      if (!hostAllowed(req, this.hosts)) return reject(403, 'host not allowed');
+      if (!originAllowed(req, this.hosts, true)) return reject(403, 'origin not allowed');
+      if (!this.access.allowed(req, true)) return reject(401, 'not logged in');
+      if (this.wss.clients.size >= MAX_SOCKETS) return reject(503, 'too many dashboard connections');
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      if (url.pathname === '/ws') {
+        this.wss.handleUpgrade(req, socket, head, (ws) => this.rpcSocket(ws));
+        return;
+      }
+      const paneMatch = /^\/ws\/pane\/([^/]+)$/.exec(url.pathname);
+      const pane = paneMatch?.[1] !== undefined ? this.options.panes.find(decodeURIComponent(paneMatch[1])) : undefined;
+      if (!pane) return reject(404, 'no such pane');
+      this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, pane, this.logger));
+    } catch (err) {
+      this.logger.debug('bad upgrade', { error: (err as Error).message });
+      reject(400, 'bad request');
     }
-    const paneMatch = /^\/ws\/pane\/([^/]+)$/.exec(url.pathname);
-    const pane = paneMatch?.[1] !== undefined ? this.options.panes.find(decodeURIComponent(paneMatch[1])) : undefined;
-    if (!pane) return reject(404, 'no such pane');
-    this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, pane, this.logger));
   }
 
   private rpcSocket(ws: WebSocket): void {

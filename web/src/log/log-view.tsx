@@ -6,6 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } fr
 import { useDashboard } from '../ui/dashboard-context.js';
 import { LogItemView } from './entry-view.js';
 import { SessionFeed, type FeedSnapshot } from './session-feed.js';
+import { withKey } from '../rpc/page-key.js';
 
 /** Within this many pixels of the end counts as at the bottom (fractional scroll positions, borders). */
 const BOTTOM_SLACK_PX = 24;
@@ -75,7 +76,7 @@ export function LogView({ sessionId, outputFirst }: { sessionId: string; outputF
           <input type="checkbox" data-testid="log-show-output" checked={showOutput} onChange={() => setShowOutput((v) => !v)} />
           output
         </label>
-        <a className="button" data-testid="log-export" href={`/api/sessions/${encodeURIComponent(sessionId)}/export`} download={`${sessionId}.jsonl`}>
+        <a className="button" data-testid="log-export" href={withKey(`/api/sessions/${encodeURIComponent(sessionId)}/export`)} download={`${sessionId}.jsonl`}>
           Export JSONL
         </a>
       </div>

@@ -5,6 +5,7 @@
  */
 import { Backoff } from './backoff.js';
 import { Emitter, type Unsubscribe } from './emitter.js';
+import { socketProtocols } from './page-key.js';
 
 export type ConnectionStatus =
   | { state: 'connecting' }
@@ -95,7 +96,7 @@ export class ReconnectingSocket {
 
   private connect(): void {
     this.setStatus({ state: 'connecting' });
-    const socket = new WebSocket(this.url);
+    const socket = new WebSocket(this.url, socketProtocols());
     socket.binaryType = this.binaryType;
     this.socket = socket;
     socket.onopen = () => {

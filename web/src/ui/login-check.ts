@@ -1,3 +1,5 @@
+import { pageKey } from '../rpc/page-key.js';
+
 /**
  * Whether this browser is still logged in. A WebSocket that the server refuses looks, from the
  * page, like any other failed connection; a plain request to the page's own origin says whether
@@ -6,7 +8,8 @@
  */
 export async function isLoggedOut(): Promise<boolean> {
   try {
-    const response = await fetch(window.location.pathname, { method: 'HEAD', cache: 'no-store', credentials: 'same-origin' });
+    // The check needs the cookie and the page key, as the sockets do.
+    const response = await fetch('/api/check', { cache: 'no-store', credentials: 'same-origin', headers: { 'x-switchboard-key': pageKey() } });
     return response.status === 401;
   } catch {
     // The daemon is not answering at all: that is a lost connection, not a lost session.
