@@ -35,9 +35,10 @@ function streamer(rate: number, seconds: number): string[] {
 async function echoSamples(page: Page, paneId: string, samples: number): Promise<number[]> {
   return page.evaluate(
     async ({ paneId, samples }) => {
-      // The page's globals (this file is compiled without the DOM library); the dashboard keeps its key in localStorage.
-      const page_ = (): { location: { host: string }; localStorage: { getItem: (k: string) => string | null } } => globalThis as never;
-      const ws = new WebSocket(`ws://${page_().location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${page_().localStorage.getItem('switchboard.key') ?? ''}`]);
+      // The page's globals (this file is compiled without the DOM library; and no named function in
+      // here: tsx would wrap it in a helper the page does not have). The dashboard keeps its key in localStorage.
+      const g = globalThis as unknown as { location: { host: string }; localStorage: { getItem: (k: string) => string | null } };
+      const ws = new WebSocket(`ws://${g.location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${g.localStorage.getItem('switchboard.key') ?? ''}`]);
       ws.binaryType = 'arraybuffer';
       let received = '';
       const decoder = new TextDecoder();
@@ -72,8 +73,8 @@ async function echoSamples(page: Page, paneId: string, samples: number): Promise
 async function streamRate(page: Page, paneId: string, seconds: number): Promise<number> {
   return page.evaluate(
     async ({ paneId, seconds }) => {
-      const page_ = (): { location: { host: string }; localStorage: { getItem: (k: string) => string | null } } => globalThis as never;
-      const ws = new WebSocket(`ws://${page_().location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${page_().localStorage.getItem('switchboard.key') ?? ''}`]);
+      const g = globalThis as unknown as { location: { host: string }; localStorage: { getItem: (k: string) => string | null } };
+      const ws = new WebSocket(`ws://${g.location.host}/ws/pane/${paneId}`, ['switchboard', `sb-key.${g.localStorage.getItem('switchboard.key') ?? ''}`]);
       ws.binaryType = 'arraybuffer';
       let bytes = 0;
       let first = 0;
