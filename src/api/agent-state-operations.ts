@@ -13,7 +13,7 @@ export const agentStateHandlers: Pick<HandlerTable, 'pane_states' | 'answer_appr
       const session = ctx.sessions.paneSession(pane.id);
       const tracker = session?.tracker;
       if (!session || !tracker) return [];
-      return [{ pane_id: pane.id, state: tracker.state.state, approval: approvalInfo(session.approval) }];
+      return [{ pane_id: pane.id, state: tracker.state.state, approval: approvalInfo(session.approval, session.approvalId) }];
     });
     return { states };
   },
@@ -23,7 +23,7 @@ export const agentStateHandlers: Pick<HandlerTable, 'pane_states' | 'answer_appr
     const session = ctx.sessions.paneSession(pane.id);
     if (!session?.tracker) throw new SwitchboardError('INVALID_PARAMS', `pane ${pane.id} does not run an agent`, { pane_id: pane.id });
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
-    const answered = await session.answerApproval(p.decision, 'a client (answer_approval)');
+    const answered = await session.answerApproval(p.decision, 'a client (answer_approval)', p.approval_id);
     return { success: true, answered };
   },
 };

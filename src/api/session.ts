@@ -53,7 +53,8 @@ class Subscription {
       this.disposables.push(
         sessions.onPaneState(({ pane, change }) => {
           if (!this.watches.has(pane.id)) return;
-          const approval = change.state === 'waiting_approval' ? approvalInfo(sessions.paneSession(pane.id)?.approval ?? null) : null;
+          const paneSession = sessions.paneSession(pane.id);
+          const approval = change.state === 'waiting_approval' ? approvalInfo(paneSession?.approval ?? null, paneSession?.approvalId ?? null) : null;
           this.sink.notify('state', {
             subscription: this.id,
             pane_id: pane.id,

@@ -252,8 +252,8 @@ export class SwitchboardClient {
   }
 
   /** Answers the approval an agent pane waits on (the option meaning allow-once, or deny). */
-  answerApproval(paneId: string, decision: 'allow' | 'deny'): Promise<Result<'answer_approval'>> {
-    return this.request('answer_approval', { pane_id: paneId, decision });
+  answerApproval(paneId: string, decision: 'allow' | 'deny', approvalId?: string): Promise<Result<'answer_approval'>> {
+    return this.request('answer_approval', { pane_id: paneId, decision, approval_id: approvalId });
   }
 
   /** Every session with a log: each pane's, and each structured run's. */

@@ -115,7 +115,7 @@ export const paramSchemas = {
   /** A fresh one-time login URL for the web dashboard. */
   dashboard_login: z.strictObject({}),
   /** Answers the approval an agent pane waits on, with the option that means allow-once or deny. */
-  answer_approval: z.strictObject({ pane_id: paneId, decision: z.enum(['allow', 'deny']) }),
+  answer_approval: z.strictObject({ pane_id: paneId, decision: z.enum(['allow', 'deny']), approval_id: optional(z.string().min(1).max(256)) }),
   /** Seed 001's logStream:subscribe: the session's retained history (unless history is false), then live. */
   log_subscribe: z.strictObject({ session_id: sessionId, history: optional(z.boolean()) }),
   log_unsubscribe: z.strictObject({ subscription: subscriptionId }),
@@ -223,6 +223,8 @@ export interface InfoResult {
 
 /** An approval prompt as parsed from an agent's screen. */
 export interface ApprovalInfo {
+  /** Names this prompt for answer_approval (the toolCallId of its entry in the pane's log). */
+  id: string | null;
   tool: string;
   tool_name: string | null;
   command: string | null;

@@ -32,9 +32,9 @@ function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
 }
 
 /** An approval request as the wire carries it. */
-export function approvalInfo(request: ApprovalRequest | null): ApprovalInfo | null {
+export function approvalInfo(request: ApprovalRequest | null, id: string | null = null): ApprovalInfo | null {
   if (!request) return null;
-  return { tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
+  return { id, tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
 }
 
 export class PaneSession implements Disposable {
@@ -49,6 +49,7 @@ export class PaneSession implements Disposable {
   private pendingApproval: ApprovalRequest | null = null;
   /** The pending entry logged for the approval on screen, until its answer is logged. */
   private openApproval: { toolCallId: string; toolName: string } | null = null;
+  private answering = false;
   private readonly stateEmitter = new Emitter<StateChange>();
   /** The agent's state changed (agent panes only). */
   readonly onState: Event<StateChange> = this.stateEmitter.event;
@@ -87,10 +88,31 @@ export class PaneSession implements Disposable {
    * or deny, else the profile's keys), re-reading the prompt first: what a person approved must be
    * what is on screen now. Throws INVALID_PARAMS when none is pending.
    */
-  async answerApproval(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
+  async answerApproval(decision: 'allow' | 'deny', by: string, approvalId?: string): Promise<{ label: string | null; keys: string[] }> {
     if (!this.profile || !this.screens || this.tracker?.state.state !== 'waiting_approval') {
       throw new SwitchboardError('INVALID_PARAMS', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
     }
+    // Two answers to one prompt (two tabs, a tab and the CLI) would send the second's keys to whatever
+    // comes next, perhaps the next approval: one answer at a time, and only to the prompt meant.
+    if (this.answering) throw new SwitchboardError('INVALID_PARAMS', `the approval in pane ${this.pane.id} is being answered already`, { pane_id: this.pane.id });
+    if (approvalId !== undefined && approvalId !== this.openApproval?.toolCallId) {
+      throw new SwitchboardError('INVALID_PARAMS', `approval ${approvalId} is no longer the one on screen in pane ${this.pane.id}`, { pane_id: this.pane.id, approval_id: approvalId });
+    }
+    this.answering = true;
+    try {
+      return await this.pressAnswer(decision, by);
+    } finally {
+      this.answering = false;
+    }
+  }
+
+  /** The id of the approval on screen (its entry's toolCallId), or null. */
+  get approvalId(): string | null {
+    return this.approval ? (this.openApproval?.toolCallId ?? null) : null;
+  }
+
+  private async pressAnswer(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
+    if (!this.profile || !this.screens || !this.tracker) throw new SwitchboardError('INVALID_PARAMS', `pane ${this.pane.id} does not run an agent`);
     const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
     const option = request ? optionFor(request, decision === 'allow' ? 'allow_once' : 'deny') : null;
     const keys = option?.keys ?? (decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);

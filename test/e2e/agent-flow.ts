@@ -139,8 +139,12 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     // Answered the way the dashboard's Approve button does: the option on screen that means allow-once.
     for (let i = 0; i < 100 && !states.some((n) => n.state === 'waiting_approval'); i++) await sleep(50);
     expect(states.map((n) => n.state)).toContain('waiting_approval');
-    expect((await client.paneStates()).states.find((st) => st.pane_id === id)?.state).toBe('waiting_approval');
-    const approved = await client.answerApproval(id, 'allow');
+    const pending = (await client.paneStates()).states.find((st) => st.pane_id === id);
+    expect(pending?.state).toBe('waiting_approval');
+    // An answer names the prompt it means; one meant for another prompt is refused, nothing pressed.
+    const approvalId = pending?.approval?.id ?? undefined;
+    if (approvalId !== undefined) await expect(client.answerApproval(id, 'allow', `${approvalId}-stale`)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    const approved = await client.answerApproval(id, 'allow', approvalId);
     expect(approved.answered.keys.length).toBeGreaterThan(0);
     await stateSub.unsubscribe();
     // The shell creates the file before it writes to it: wait for the content, not the name.

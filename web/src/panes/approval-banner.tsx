@@ -14,7 +14,7 @@ export function ApprovalBanner({ paneId, approval }: { paneId: string; approval:
   const answer = async (decision: 'allow' | 'deny'): Promise<void> => {
     setAnswering(decision);
     try {
-      const { answered } = await rpc.call('answer_approval', { pane_id: paneId, decision });
+      const { answered } = await rpc.call('answer_approval', { pane_id: paneId, decision, ...(approval?.id ? { approval_id: approval.id } : {}) });
       // The label is the option chosen on screen; a CLI whose options the profile cannot read has none.
       const label = answered.label;
       toasts.info(label ? `Answered “${label}”` : decision === 'allow' ? 'Approved' : 'Denied');

@@ -39,6 +39,8 @@ export interface AgentInfo {
 
 /** An approval prompt on an agent's screen, as the server parsed it. */
 export interface Approval {
+  /** Names this prompt, so an answer meant for it never lands on the next one. */
+  id: string | null;
   tool: string;
   tool_name: string | null;
   command: string | null;
@@ -89,7 +91,7 @@ export interface Methods {
   remove: { params: { pane_id: string }; result: { success: true } };
   send_text: { params: { pane_id: string; text: string; add_newline?: boolean }; result: { success: true } };
   answer_approval: {
-    params: { pane_id: string; decision: 'allow' | 'deny' };
+    params: { pane_id: string; decision: 'allow' | 'deny'; approval_id?: string };
     result: { success: true; answered: { label: string | null; keys: string[] } };
   };
   subscribe: { params: { pane_id?: string; events?: ('output' | 'exit' | 'screen' | 'state')[] }; result: { subscription: string } };
