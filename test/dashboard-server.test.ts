@@ -212,4 +212,34 @@ describe('dashboard server: sockets', () => {
     await new Promise((r) => setTimeout(r, 200));
     expect((await fetch(`${base()}/api/check`, { headers: { cookie, 'x-switchboard-key': key } })).status).toBe(204);
   });
+
+  it('gives a late browser the modes the program set, and the screen itself once the raw history is past its bound', async () => {
+    const { cookie, key } = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() }, undefined, key);
+    const { call } = rpc(control);
+    const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
+    await call('send_text', { pane_id: created.pane_id, text: "printf '\\e[?1hmodes-set\\n'", add_newline: true });
+    await call('wait_for', { pane_id: created.pane_id, pattern: '^modes-set', flags: 'm' });
+    const replay = async (): Promise<string> => {
+      let output = '';
+      const term = await openSocket(`/ws/pane/${created.pane_id}`, { cookie, origin: base() }, (data, isBinary) => {
+        if (isBinary) output += (data as Buffer).toString('utf8');
+      }, key);
+      await until(() => output.includes('modes-set') || output.includes('last-line'), 'the replay');
+      await new Promise((r) => setTimeout(r, 100));
+      term.close();
+      return output;
+    };
+    // Application cursor keys are on now: the replay ends by saying so, whatever came before.
+    expect(await replay()).toMatch(/\x1b\[\?1h[^]*$/);
+    // Past the raw history's bound, the screen is drawn as it is (no half sequence from the cut).
+    await call('send_text', { pane_id: created.pane_id, text: 'head -c 400000 /dev/zero | tr "\\0" x; echo; echo last-line', add_newline: true });
+    await call('wait_for', { pane_id: created.pane_id, pattern: '^last-line', flags: 'm' });
+    const drawn = await replay();
+    expect(drawn.startsWith('\x1b[0m\x1b[H\x1b[2J')).toBe(true);
+    expect(drawn.length).toBeLessThan(64 * 1024);
+    expect(drawn).toContain('last-line');
+    await call('kill', { pane_id: created.pane_id });
+    control.close();
+  });
 });

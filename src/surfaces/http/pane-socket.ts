@@ -26,9 +26,13 @@ export class PaneSocket {
     private readonly pane: Pane,
     private readonly logger: Logger,
   ) {
-    // Captured now, in step with the screen: live output parsed after this moment follows it.
+    // Captured now, in step with the screen: live output parsed after this moment follows it. All
+    // of it when the pane's raw history still holds its whole output (scrollback included); past
+    // that bound the kept tail may start inside an escape sequence and miss the modes set before
+    // it, so the screen as it is now is drawn instead.
     const history = pane.readRawText();
-    if (history.bytes > 0) this.sendOutput(history.text);
+    if (history.truncated) this.sendOutput(this.screenNow());
+    else if (history.bytes > 0) this.sendOutput(history.text + modeSequences(pane));
     this.disposables.push(pane.onOutput((out) => this.sendOutput(out.text)));
     this.disposables.push(pane.onExit((exit) => this.control({ type: 'exit', exit_code: exit.exitCode, signal: exit.signal })));
     if (!pane.alive && pane.exit) this.control({ type: 'exit', exit_code: pane.exit.exitCode, signal: pane.exit.signal });
@@ -92,8 +96,30 @@ export class PaneSocket {
   private repaint(): void {
     this.overflowed = false;
     this.control({ type: 'reset' });
+    this.sendOutput(this.screenNow());
+  }
+
+  /** The screen as it is now, for a terminal just reset: its buffer, contents, cursor and input modes. */
+  private screenNow(): string {
     const snap = this.pane.snapshot({ ansi: true });
     const cursor = `\x1b[${snap.cursor.y + 1};${snap.cursor.x + 1}H${snap.cursor.visible ? '\x1b[?25h' : '\x1b[?25l'}`;
-    this.sendOutput(`\x1b[0m\x1b[H\x1b[2J${snap.lines.join('\r\n')}\x1b[0m${cursor}`);
+    return `${snap.altScreen ? '\x1b[?1049h' : ''}\x1b[0m\x1b[H\x1b[2J${snap.lines.join('\r\n')}\x1b[0m${cursor}${modeSequences(this.pane)}`;
   }
+}
+
+const MOUSE_MODES: Record<string, string> = { x10: '\x1b[?9h', vt200: '\x1b[?1000h', drag: '\x1b[?1002h', any: '\x1b[?1003h' };
+
+/**
+ * The input modes the program has set, as the sequences that set them, so the browser's terminal
+ * answers keys, pastes and the mouse the way the program expects (a multi-line paste must stay
+ * one bracketed paste). The mouse encoding is not known here, so the default one is assumed.
+ */
+export function modeSequences(pane: Pane): string {
+  const modes = pane.inputModes;
+  return [
+    modes.bracketedPaste ? '\x1b[?2004h' : '\x1b[?2004l',
+    modes.applicationCursorKeys ? '\x1b[?1h' : '\x1b[?1l',
+    modes.sendFocus ? '\x1b[?1004h' : '\x1b[?1004l',
+    MOUSE_MODES[modes.mouseTracking] ?? '',
+  ].join('');
 }
