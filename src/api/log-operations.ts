@@ -2,7 +2,8 @@
  * Seed 001's log stream for any session (a pane's, or a structured run's): list, subscribe,
  * unsubscribe, read history, export; and structured runs started on an agent's headless mode.
  */
-import { createWriteStream } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { createWriteStream, rmSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
@@ -44,7 +45,7 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     const log = ctx.sessions.logs.get(p.session_id);
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
-    const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}.jsonl`);
+    const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
     let lines = 0;
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
@@ -54,9 +55,16 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     });
     // 'wx': a name that exists is never overwritten (the timestamp makes one unlikely anyway).
     const writing = pipeline(counter, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
-    await log.store.exportJsonl(counter);
-    counter.end();
-    await writing;
+    try {
+      // Both at once: a file that cannot be opened fails `writing`, which must not go unheard.
+      await Promise.all([writing, log.store.exportJsonl(counter).then(() => counter.end())]);
+    } catch (err) {
+      counter.destroy();
+      await writing.catch(() => undefined);
+      // Never someone else's file: 'wx' refused one that was there (EEXIST); anything else is ours, half written.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(file, { force: true });
+      throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
+    }
     return { session_id: log.id, path: file, messages: lines };
   },
 
@@ -80,11 +88,14 @@ export const agentSessionHandlers: Pick<HandlerTable, 'agent_session_open' | 'ag
     const cwd = ctx.panes.resolveCwd(p.cwd);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
     const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
-    return { session_id: await ctx.sessions.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy }) };
+    const id = await ctx.sessions.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy });
+    // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
+    ctx.signal.addEventListener('abort', () => void ctx.sessions.closeAgentSession(id).catch(() => undefined), { once: true });
+    return { session_id: id };
   },
 
   async agent_session_prompt(ctx, p) {
-    const turn = await ctx.sessions.promptAgentSession(p.session_id, p.prompt);
+    const turn = await ctx.sessions.promptAgentSession(p.session_id, p.prompt, ctx.signal);
     const replies = turn.entries.filter((e) => e.type === 'assistant_message');
     return {
       status: turn.status,

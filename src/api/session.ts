@@ -242,6 +242,8 @@ class LogSubscription {
     log: SessionLog,
     private readonly sink: NotificationSink,
     history: boolean,
+    /** Called once the subscription can deliver nothing more (dropped, or its session finished). */
+    onEnded: () => void,
   ) {
     const session_id = log.id;
     this.stop = log.store.subscribe(
@@ -252,8 +254,14 @@ class LogSubscription {
       },
       {
         history,
-        onDropped: (reason) => this.sink.notify('log_dropped', { subscription: id, session_id, reason, last_seq: log.store.stats().lastSeq }),
-        onFinished: () => this.sink.notify('log_finished', { subscription: id, session_id }),
+        onDropped: (reason) => {
+          this.sink.notify('log_dropped', { subscription: id, session_id, reason, last_seq: log.store.stats().lastSeq });
+          onEnded();
+        },
+        onFinished: () => {
+          this.sink.notify('log_finished', { subscription: id, session_id });
+          onEnded();
+        },
       },
     );
   }
@@ -299,7 +307,8 @@ export class Session implements SessionLike {
 
   logSubscribe(log: SessionLog, options: { history: boolean }): string {
     const id = this.newId();
-    this.subscriptions.set(id, new LogSubscription(id, log, this.sink, options.history));
+    // An ended subscription no longer counts against the connection's limit.
+    this.subscriptions.set(id, new LogSubscription(id, log, this.sink, options.history, () => this.subscriptions.delete(id)));
     return id;
   }
 

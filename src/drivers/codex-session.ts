@@ -99,7 +99,7 @@ class CodexSession implements AgentSession {
     };
     this.emit(turn, [this.own.make('user_message', text)]);
     const { binary, env, args } = this.launchSpec;
-    const proc = new AgentProcess({ binary, args: [...this.turnArgs(text), ...args], cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: false, onLine });
+    const proc = new AgentProcess({ binary, args: this.turnArgs(text, args), cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: false, onLine });
     this.current = { turn, process: proc };
     this.lastProcess = proc;
     const onAbort = (): void => void this.cancelTurn();
@@ -137,13 +137,15 @@ class CodexSession implements AgentSession {
     this.entries.finish();
   }
 
-  /** The first turn is the profile's headless command; later ones resume its thread. */
-  private turnArgs(prompt: string): string[] {
-    const headless = this.headlessArgs.includes('{prompt}') ? this.headlessArgs : [...this.headlessArgs, '{prompt}'];
-    if (!this.threadId) return headless.map((a) => (a === '{prompt}' ? prompt : a));
-    const thread = this.threadId;
-    // `exec <flags> {prompt}` becomes `exec resume <flags> <thread_id> <prompt>`.
-    return headless.flatMap((a) => (a === 'exec' ? ['exec', 'resume'] : a === '{prompt}' ? [thread, prompt] : [a]));
+  /**
+   * The first turn is the profile's headless command; later ones resume its thread. Flags first,
+   * then `--`, then the positionals: a prompt that starts with "-" is a prompt, not a flag.
+   */
+  private turnArgs(prompt: string, extra: readonly string[]): string[] {
+    const flags = this.headlessArgs.filter((a) => a !== '{prompt}');
+    if (!this.threadId) return [...flags, ...extra, '--', prompt];
+    // `exec <flags> -- {prompt}` becomes `exec resume <flags> -- <thread_id> <prompt>`.
+    return [...flags.flatMap((a) => (a === 'exec' ? ['exec', 'resume'] : [a])), ...extra, '--', this.threadId, prompt];
   }
 
   /** How the turn went, with an error entry (and the stderr tail) when the CLI did not say why it failed. */

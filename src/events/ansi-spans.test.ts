@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { AnsiSpanParser, ansiToSpans, spansToHtml } from './ansi-spans.js';
+import { AnsiSpanParser, ansiToSpans, MAX_PENDING, spansToHtml } from './ansi-spans.js';
 
 const ESC = '\x1b';
 const plain = (s: string): string => s.replace(/\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(\x07|\x1b\\)|\x1b[ -/]*[0-~]|[\x00-\x08\x0b-\x1f\x7f]/g, '');
@@ -89,5 +89,15 @@ describe('spans as HTML', () => {
     );
     expect(spansToHtml(ansiToSpans(`${ESC}[7;32;41mswap`))).toBe('<span class="sb-fg-1 sb-bg-2">swap</span>');
     expect(spansToHtml(ansiToSpans(`${ESC}[38;5;244mgrey${ESC}[0;4;9mboth`))).toBe('<span style="color:#808080">grey</span><span style="text-decoration:underline line-through">both</span>');
+  });
+
+  it('gives up an escape string that never ends instead of holding it forever', () => {
+    const parser = new AnsiSpanParser();
+    expect(parser.push('before \x1b]0;')).toEqual([{ text: 'before ', style: {} }]);
+    // Still within the bound: held back, nothing shown.
+    expect(parser.push('y'.repeat(MAX_PENDING - 100))).toEqual([]);
+    // Past it: given up, so what follows is text again rather than more of an endless string.
+    expect(parser.push('y'.repeat(200))).toEqual([]);
+    expect(parser.push('visible')).toEqual([{ text: 'visible', style: {} }]);
   });
 });

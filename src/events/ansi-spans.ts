@@ -92,6 +92,9 @@ const sameStyle = (a: SpanStyle, b: SpanStyle): boolean => {
 };
 
 /** A streaming parser: push chunks, get the spans they complete. */
+/** Longest unfinished escape sequence held back for the next chunk. */
+export const MAX_PENDING = 4_096;
+
 export class AnsiSpanParser {
   private style: SpanStyle = {};
   private pending = '';
@@ -121,7 +124,9 @@ export class AnsiSpanParser {
       const m = ESCAPE.exec(rest);
       if (!m) {
         if (PARTIAL.test(rest)) {
-          this.pending = rest;
+          // An OSC or DCS string that never ends (a binary file cat'ed) would be held and rescanned
+          // forever: past a bound it is given up, and so is what it swallowed so far.
+          this.pending = rest.length <= MAX_PENDING ? rest : '';
           break;
         }
         // A lone ESC that starts nothing: drop it.

@@ -68,6 +68,33 @@ describe('MsgStore bounds and order (properties)', () => {
   });
 });
 
+describe('MsgStore export', () => {
+  it('bounds the spill file too: past it, evicted messages are counted, not written', async () => {
+    const spillFile = path.join(scratch, 'bounded.jsonl');
+    const store = new MsgStore<string>({ maxMessages: 10, spillFile, maxSpillBytes: 2_000 });
+    for (let i = 0; i < 200; i++) store.push(`message ${i}`);
+    const stats = store.stats();
+    expect(stats.evicted).toBe(190);
+    expect(stats.unspilled).toBeGreaterThan(0);
+    const out = new PassThrough();
+    const chunks: Buffer[] = [];
+    out.on('data', (c: Buffer) => chunks.push(c));
+    await store.exportJsonl(out);
+    const lines = Buffer.concat(chunks).toString('utf8').trimEnd().split('\n');
+    expect(lines.length).toBe(200 - stats.unspilled);
+    await store.close();
+  });
+
+  it('gives up, rather than hang, when the reader closes its stream mid-export', async () => {
+    const store = new MsgStore<string>();
+    for (let i = 0; i < 2_000; i++) store.push(`message ${i} ${'x'.repeat(200)}`);
+    const out = new PassThrough({ highWaterMark: 1024 });
+    const exporting = store.exportJsonl(out);
+    setTimeout(() => out.destroy(), 20);
+    await expect(exporting).rejects.toThrow(/abandoned/);
+  });
+});
+
 describe('MsgStore delivery', () => {
   it('delivers live messages in the same shape as history (seq and msg only)', async () => {
     const store = new MsgStore<string>({ batchMs: 0 });

@@ -26,6 +26,8 @@ export interface MsgStoreOptions<T> {
   subscriberQueueLimit?: number;
   /** Where evicted messages are appended as JSONL, so exportJsonl covers the whole session. */
   spillFile?: string;
+  /** The spill file's bound (default 1 GiB): past it, evicted messages are dropped (counted in `unspilled`), not written. */
+  maxSpillBytes?: number;
 }
 
 /** A message with its place in the session: seq counts from 1 and never repeats. */
@@ -53,14 +55,27 @@ export interface MsgStoreStats {
   lastSeq: number;
   subscribers: number;
   dropped: number;
+  /** Evicted messages the spill file had no room for (they are in no export). */
+  unspilled: number;
 }
 
 export const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
 export const DEFAULT_MAX_MESSAGES = 10_000;
 export const DEFAULT_BATCH_MS = 16;
 export const DEFAULT_SUBSCRIBER_QUEUE_LIMIT = 10_000;
+export const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 /** A subscriber that is not busy may hold this many times its limit, for a synchronous burst, before it counts as behind. */
 const BURST_FACTOR = 10;
+
+/** Waits for `out` to drain; a stream closed meanwhile (a download the reader gave up on) ends the wait too. */
+async function drainOrClose(out: Writable): Promise<void> {
+  const abort = new AbortController();
+  try {
+    await Promise.race([once(out, 'drain', { signal: abort.signal }), once(out, 'close', { signal: abort.signal })]);
+  } finally {
+    abort.abort();
+  }
+}
 
 /** A message's size as JSON (undefined, which JSON cannot hold, counts as nothing). */
 function jsonBytes(msg: unknown): number {
@@ -105,6 +120,8 @@ export class MsgStore<T> {
   private spill: WriteStream | undefined;
   private spillError: Error | undefined;
   private finishedFlag = false;
+  private spilledBytes = 0;
+  private unspilledCount = 0;
 
   constructor(private readonly options: MsgStoreOptions<T> = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -174,6 +191,7 @@ export class MsgStore<T> {
       lastSeq: this.seq,
       subscribers: this.subscribers.size,
       dropped: this.droppedCount,
+      unspilled: this.unspilledCount,
     };
   }
 
@@ -188,7 +206,8 @@ export class MsgStore<T> {
       if (this.options.spillFile && this.evictedCount > 0) await pipeline(createReadStream(this.options.spillFile), out, { end: false });
     }
     for (const entry of this.history()) {
-      if (!out.write(`${JSON.stringify(entry)}\n`)) await once(out, 'drain');
+      if (out.destroyed) throw new Error('the export was abandoned (its stream was closed)');
+      if (!out.write(`${JSON.stringify(entry)}\n`)) await drainOrClose(out);
     }
   }
 
@@ -221,13 +240,20 @@ export class MsgStore<T> {
 
   private spillOut(entry: Entry<T>): void {
     if (!this.options.spillFile || this.spillError) return;
+    const line = `${JSON.stringify({ seq: entry.seq, msg: entry.msg })}\n`;
+    // A session left running for days must not fill the disk: the spill file has a bound too.
+    if (this.spilledBytes + line.length > (this.options.maxSpillBytes ?? DEFAULT_MAX_SPILL_BYTES)) {
+      this.unspilledCount++;
+      return;
+    }
+    this.spilledBytes += line.length;
     if (!this.spill) {
       // Truncated on first use: the file is this store's, not a log to append to across runs.
       this.spill = createWriteStream(this.options.spillFile, { flags: 'w', mode: 0o600 });
       this.spill.on('error', (err) => (this.spillError = err));
     }
     // The stream buffers; the producer does not wait for the disk.
-    this.spill.write(`${JSON.stringify({ seq: entry.seq, msg: entry.msg })}\n`);
+    this.spill.write(line);
   }
 
   private scheduleFlush(): void {

@@ -247,7 +247,7 @@ export interface SessionInfo {
   agent: string | null;
   created_at: string;
   finished: boolean;
-  stats: { retained: number; retainedBytes: number; evicted: number; lastSeq: number; subscribers: number; dropped: number };
+  stats: { retained: number; retainedBytes: number; evicted: number; lastSeq: number; subscribers: number; dropped: number; unspilled: number };
 }
 
 /** One message of a session's log with its place in it (seq counts from 1, never repeats). */

@@ -76,6 +76,8 @@ export class SessionService implements Disposable {
     }, {
       onFinished: () => {
         void handle.done.then((result) => {
+          // The daemon may have finished every log while shutting down: nothing to add then.
+          if (log.store.finished) return;
           if (result.stderrTail.trim() !== '' && result.status === 'failed') log.store.push({ type: 'stderr', content: result.stderrTail });
           log.store.finish();
           void handle.entries.close();
@@ -110,8 +112,8 @@ export class SessionService implements Disposable {
   }
 
   /** Gives an open session a prompt; resolves when the agent ends its turn. */
-  promptAgentSession(id: string, text: string): Promise<TurnResult> {
-    return this.agentSession(id).prompt(text);
+  promptAgentSession(id: string, text: string, signal?: AbortSignal): Promise<TurnResult> {
+    return this.agentSession(id).prompt(text, { signal });
   }
 
   async cancelAgentSessionTurn(id: string): Promise<void> {

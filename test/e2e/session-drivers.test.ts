@@ -292,7 +292,8 @@ describe('the Codex session driver', () => {
     expect(texts(first, 'assistant_message')).toContain('Noted: the word is pineapple.');
     const threadId = session.agentSessionId;
     expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
-    const second = await session.prompt('which word did I ask you to remember?');
+    // Starting with a dash: a prompt still, not a flag of `codex exec resume`.
+    const second = await session.prompt('-- which word did I ask you to remember?');
     expect(second.status, dump(second)).toBe('completed');
     expect(texts(second, 'assistant_message')).toContain('The word was pineapple.');
     expect(session.agentSessionId).toBe(threadId);

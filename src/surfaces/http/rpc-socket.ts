@@ -4,6 +4,7 @@
  * opened (session cookie), so requests carry no token; the server adds the daemon's before
  * dispatching. Requests start in the order they arrive, and answer when done.
  */
+import { setMaxListeners } from 'node:events';
 import type { WebSocket } from 'ws';
 import { toDisposable, type Disposable } from '../../core/disposable.js';
 import type { Logger } from '../../core/logger.js';
@@ -46,6 +47,8 @@ export class RpcSocket implements NotificationSink {
     private readonly deps: RpcSocketDeps,
   ) {
     this.session = new Session(deps.panes, this, deps.sessions);
+    // Every request under way listens to this signal (wait_for, prompts): many at once is normal.
+    setMaxListeners(0, this.abort.signal);
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('close', () => this.cleanup());
     ws.on('error', () => this.cleanup());
