@@ -8,6 +8,8 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Page } from 'playwright-core';
+import NodeWebSocket from 'ws';
+import { readRuntimeFile } from '../src/daemon/index.js';
 import { DaemonProcess } from './daemon-process.js';
 import { percentile } from './stats.js';
 
@@ -42,7 +44,7 @@ async function echoSamples(page: Page, paneId: string, samples: number): Promise
       ws.binaryType = 'arraybuffer';
       let received = '';
       const decoder = new TextDecoder();
-      ws.onmessage = (e: MessageEvent) => {
+      ws.onmessage = (e) => {
         if (e.data instanceof ArrayBuffer) received += decoder.decode(e.data, { stream: true });
       };
       await new Promise((resolve) => (ws.onopen = resolve));
@@ -79,7 +81,7 @@ async function streamRate(page: Page, paneId: string, seconds: number): Promise<
       let bytes = 0;
       let first = 0;
       let last = 0;
-      ws.onmessage = (e: MessageEvent) => {
+      ws.onmessage = (e) => {
         if (!(e.data instanceof ArrayBuffer)) return;
         const now = performance.now();
         if (first === 0) first = now;
@@ -92,6 +94,52 @@ async function streamRate(page: Page, paneId: string, seconds: number): Promise<
     },
     { paneId, seconds },
   );
+}
+
+/**
+ * The same two figures from a WebSocket client in this process (no browser, no rendering): what
+ * the daemon itself delivers. Authenticated as scripts are, with the daemon's token.
+ */
+async function outsideTheBrowser(daemon: DaemonProcess, dashboardPort: number, shellId: string, floodId: string, seconds: number): Promise<{ echo: number[]; rate: number }> {
+  const token = readRuntimeFile(daemon.home)?.token ?? '';
+  const open = (paneId: string, onData: (data: Buffer) => void): Promise<NodeWebSocket> =>
+    new Promise((resolve, reject) => {
+      const origin = `http://127.0.0.1:${dashboardPort}`;
+      const ws = new NodeWebSocket(`ws://127.0.0.1:${dashboardPort}/ws/pane/${paneId}`, { headers: { origin, authorization: `Bearer ${token}` } });
+      ws.on('message', (data, isBinary) => {
+        if (isBinary) onData(data as Buffer);
+      });
+      ws.once('open', () => resolve(ws));
+      ws.once('error', reject);
+    });
+  let flooded = 0;
+  let first = 0;
+  let last = 0;
+  const flood = await open(floodId, (data) => {
+    const now = performance.now();
+    if (first === 0) first = now;
+    last = now;
+    flooded += data.length;
+  });
+  let received = '';
+  const shell = await open(shellId, (data) => (received += data.toString('utf8')));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const echo: number[] = [];
+  const started = performance.now();
+  for (let i = 0; performance.now() - started < seconds * 1000 && i < SAMPLES; i++) {
+    const ch = String.fromCharCode(97 + (i % 26));
+    received = '';
+    const t0 = performance.now();
+    shell.send(Buffer.from(ch));
+    while (!received.includes(ch)) await new Promise((resolve) => setImmediate(resolve));
+    echo.push(performance.now() - t0);
+    if (i % 20 === 19) shell.send(Buffer.from('\u0015'));
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  await new Promise((resolve) => setTimeout(resolve, Math.max(0, seconds * 1000 - (performance.now() - started))));
+  flood.close();
+  shell.close();
+  return { echo: echo.sort((a, b) => a - b), rate: last > first ? flooded / ((last - first) / 1000) : 0 };
 }
 
 export async function measureDashboard(): Promise<DashboardFigure[]> {
@@ -113,8 +161,18 @@ export async function measureDashboard(): Promise<DashboardFigure[]> {
     const [loadedSamples, rate] = await Promise.all([echoSamples(page, shell.pane_id, SAMPLES), streamRate(page, flood.pane_id, STREAM_SECONDS)]);
     const loaded = loadedSamples.sort((a, b) => a - b);
     await client.remove(flood.pane_id).catch(() => undefined);
+    // The same with no browser: a fresh flood, read by a client in this process.
+    await page.close();
+    const flood2 = await client.createPane({ argv: streamer(STREAM_BYTES_PER_SEC, STREAM_SECONDS + 4), cwd: here, title: 'flood' });
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const port = Number(new URL(daemon.loginUrl).port);
+    const direct = await outsideTheBrowser(daemon, port, shell.pane_id, flood2.pane_id, STREAM_SECONDS);
+    await client.remove(flood2.pane_id).catch(() => undefined);
     await client.remove(shell.pane_id).catch(() => undefined);
     return [
+      { name: 'dashboard socket, no browser: echo while another pane streams 10 MB/s, p50', unit: 'ms', value: percentile(direct.echo, 50), better: 'lower' },
+      { name: 'dashboard socket, no browser: echo while another pane streams 10 MB/s, p99', unit: 'ms', value: percentile(direct.echo, 99), better: 'lower' },
+      { name: 'dashboard socket, no browser: streaming pane delivered', unit: 'MB/s', value: direct.rate / (1024 * 1024), better: 'higher' },
       { name: 'dashboard: keystroke to echo in the browser, p50', unit: 'ms', value: percentile(idle, 50), better: 'lower' },
       { name: 'dashboard: keystroke to echo in the browser, p99', unit: 'ms', value: percentile(idle, 99), better: 'lower' },
       { name: 'dashboard: echo while another pane streams 10 MB/s, p50', unit: 'ms', value: percentile(loaded, 50), better: 'lower' },
