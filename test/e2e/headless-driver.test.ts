@@ -32,6 +32,7 @@ beforeAll(async () => {
           ],
         },
         { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
+        { match: 'make a note', steps: [{ tool: 'write', path: 'note.txt', content: 'noted by the model\n' }, { text: 'Wrote note.txt.' }] },
         { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
       ],
     },
@@ -45,7 +46,7 @@ afterAll(async () => {
 
 /** Each CLI's own flag that lets its shell tool run without a person to ask (headless mode cannot ask). */
 const ALLOW_TOOLS: Record<string, string[]> = {
-  claude: ['--allowedTools', 'Bash'],
+  claude: ['--allowedTools', 'Bash', 'Write'],
   codex: [],
   gemini: ['--yolo'],
   opencode: ['--auto'],
@@ -92,6 +93,21 @@ describe.each(['claude', 'codex', 'gemini', 'opencode'])('the headless driver wi
     expect(output?.metadata).toMatchObject({ status: 'success', toolCallId: call?.metadata?.toolCallId });
     expect(output?.content).toContain('hello-from-tool');
     expect(readFileSync(path.join(work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
+  });
+
+  it('writes a file: a file_edit entry naming it, its result paired by id, the file on disk', { timeout: 90_000 }, async () => {
+    const { driver, work } = driverFor(tool);
+    const result = await driver.run('make a note please', { cwd: work });
+    const explain = `${result.stderrTail}\n${JSON.stringify(result.entries, null, 1)}`;
+    expect(result.status, explain).toBe('completed');
+    const edit = result.entries.find((e) => e.type === 'file_edit');
+    expect(edit?.metadata?.filePath ?? edit?.content, explain).toContain('note.txt');
+    // Its outcome: a result paired by id, or (Codex, which reports a file change only once it is
+    // made) the edit entry itself, already a success.
+    const paired = result.entries.find((e) => e.type === 'tool_result' && e.metadata?.toolCallId === edit?.metadata?.toolCallId) ?? edit;
+    expect(paired?.metadata?.status, explain).toBe('success');
+    expect(readFileSync(path.join(work, 'note.txt'), 'utf8')).toBe('noted by the model\n');
+    expect(result.entries.filter((e) => e.type === 'assistant_message').map((e) => e.content.trim())).toContain('Wrote note.txt.');
   });
 
   it('reports a model error as failed, with an error entry', { timeout: 90_000 }, async () => {
