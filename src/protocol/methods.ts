@@ -5,6 +5,8 @@
  */
 import { z } from 'zod';
 import type { LogMsg } from '../events/log-msg.js';
+// Type only: the wire names the states the tracker has (src/agents/state-tracker.ts).
+import type { AgentState } from '../agents/state-tracker.js';
 
 /** An optional parameter: absent, undefined and JSON null all mean "not given". */
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
@@ -235,7 +237,7 @@ export interface ApprovalInfo {
 /** An agent pane's state (see src/agents/state-tracker.ts for the states). */
 export interface PaneStateInfo {
   pane_id: string;
-  state: string;
+  state: AgentState;
   approval: ApprovalInfo | null;
 }
 
@@ -328,7 +330,7 @@ export interface Notifications {
   /** The client read too slowly and output was dropped; re-read the screen to catch up. */
   overflow: { subscription: string; pane_id: string; dropped_bytes: number; resume_offset: number };
   /** An agent pane's state changed (subscribe with events ['state']). */
-  state: { subscription: string; pane_id: string; state: string; previous: string; at: number; approval: ApprovalInfo | null; question?: string; error?: string };
+  state: { subscription: string; pane_id: string; state: AgentState; previous: AgentState; at: number; approval: ApprovalInfo | null; question?: string; error?: string };
   /** New messages of a session's log, in order, batched (seed 001's logStream:message). */
   log_message: { subscription: string; session_id: string; messages: LogMessage[] };
   /** The session ended; no message follows (seed 001's logStream:finished). */
