@@ -48,6 +48,8 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await browser.close();
+  // The agents first: a CLI still running would write into its home while it is being removed.
+  await Promise.all(t.daemon.panes.list().map((pane) => t.daemon.panes.remove(pane.id, { graceMs: 1_000 })));
   await model.close();
   for (const d of dirs) d.cleanup();
 });
