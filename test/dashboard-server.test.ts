@@ -242,4 +242,38 @@ describe('dashboard server: sockets', () => {
     await call('kill', { pane_id: created.pane_id });
     control.close();
   });
+
+  it('paces a client that asks for flow control: no more than its window unacknowledged, then a repaint once it acknowledges', async () => {
+    const { cookie, key } = await login();
+    const control = await openSocket('/ws', { cookie, origin: base() }, undefined, key);
+    const { call } = rpc(control);
+    const created = (await call('create_pane', { argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work })).result as { pane_id: string };
+    await call('wait_for', { pane_id: created.pane_id, idle_ms: 200 });
+    let received = 0;
+    let output = '';
+    const controls: string[] = [];
+    const term = await openSocket(`/ws/pane/${created.pane_id}`, { cookie, origin: base() }, (data, isBinary) => {
+      if (isBinary) {
+        received += (data as Buffer).length;
+        output += (data as Buffer).toString('utf8');
+      } else controls.push((JSON.parse((data as Buffer).toString('utf8')) as { type: string }).type);
+    }, key);
+    const window = 64 * 1024;
+    term.send(JSON.stringify({ type: 'flow', window }));
+    await new Promise((r) => setTimeout(r, 100));
+    const before = received;
+    // About 2 MB of output, with no acknowledgement: the server stops near the window.
+    await call('send_text', { pane_id: created.pane_id, text: 'head -c 2000000 /dev/zero | tr "\\0" y; echo; echo flood-$((1+1))-done', add_newline: true });
+    await call('wait_for', { pane_id: created.pane_id, pattern: '^flood-2-done', flags: 'm', timeout_ms: 30_000 });
+    await new Promise((r) => setTimeout(r, 300));
+    expect(received - before).toBeLessThan(window + 64 * 1024);
+    expect(output).not.toContain('flood-2-done');
+    // Acknowledged: the screen as it is now, after a reset.
+    term.send(JSON.stringify({ type: 'ack', bytes: received }));
+    await until(() => output.includes('flood-2-done'), 'the repaint after the ack');
+    expect(controls).toContain('reset');
+    term.close();
+    await call('kill', { pane_id: created.pane_id });
+    control.close();
+  });
 });

@@ -16,9 +16,20 @@ const LOW_WATER = 1024 * 1024;
 /** Input frames larger than this are refused (a paste this big is a mistake). */
 export const MAX_INPUT_FRAME = 1024 * 1024;
 
+/** The most a client may ask to have in flight unacknowledged (its flow window). */
+const MAX_FLOW_WINDOW = 16 * 1024 * 1024;
+
 export class PaneSocket {
   private pending = 0;
   private overflowed = false;
+  /**
+   * Flow control by the client's own pace, when it asks for it (`{"type":"flow","window":N}`):
+   * output it has not yet acknowledged as processed (`{"type":"ack","bytes":N}`) is held to the
+   * window. A browser terminal that parses slower than a program writes then skips to a repaint
+   * instead of falling seconds behind with its page's main thread busy.
+   */
+  private flowWindow: number | undefined;
+  private unacked = 0;
   private readonly disposables: Disposable[] = [];
 
   constructor(
@@ -54,7 +65,16 @@ export class PaneSocket {
       }
       const message = JSON.parse(data.toString('utf8')) as unknown;
       if (typeof message !== 'object' || message === null) return this.error('control frames are JSON objects');
-      const { type, cols, rows } = message as { type?: unknown; cols?: unknown; rows?: unknown };
+      const { type, cols, rows, window, bytes } = message as { type?: unknown; cols?: unknown; rows?: unknown; window?: unknown; bytes?: unknown };
+      if (type === 'flow' && typeof window === 'number' && Number.isInteger(window) && window >= 64 * 1024 && window <= MAX_FLOW_WINDOW) {
+        this.flowWindow = window;
+        return;
+      }
+      if (type === 'ack' && typeof bytes === 'number' && Number.isInteger(bytes) && bytes >= 0) {
+        this.unacked = Math.max(0, this.unacked - bytes);
+        if (this.overflowed && this.caughtUp()) this.repaint();
+        return;
+      }
       if (type === 'resize' && typeof cols === 'number' && typeof rows === 'number') {
         checkPaneSize(cols, rows);
         if (this.pane.alive) this.pane.resize(cols, rows);
@@ -80,16 +100,22 @@ export class PaneSocket {
   private sendOutput(text: string): void {
     if (this.ws.readyState !== this.ws.OPEN) return;
     if (this.overflowed) return;
-    if (this.pending > PANE_SOCKET_HIGH_WATER) {
+    if (this.pending > PANE_SOCKET_HIGH_WATER || (this.flowWindow !== undefined && this.unacked > this.flowWindow)) {
       this.overflowed = true;
       return;
     }
     const bytes = Buffer.from(text, 'utf8');
     this.pending += bytes.length;
+    this.unacked += bytes.length;
     this.ws.send(bytes, { binary: true }, () => {
       this.pending -= bytes.length;
-      if (this.overflowed && this.pending < LOW_WATER) this.repaint();
+      if (this.overflowed && this.caughtUp()) this.repaint();
     });
+  }
+
+  /** Both the socket and (with flow control) the client's terminal have room again. */
+  private caughtUp(): boolean {
+    return this.pending < LOW_WATER && (this.flowWindow === undefined || this.unacked < this.flowWindow / 2);
   }
 
   /** After an overflow: the client resets, and the screen as it is now is drawn afresh. */

@@ -20,6 +20,14 @@ export interface PaneSocketHandlers {
 }
 
 const encoder = new TextEncoder();
+/**
+ * Flow control: the server keeps at most this much output in flight that the terminal has not
+ * processed yet; past it, it skips to a repaint. Bounded work per pane keeps the page (and every
+ * other pane in it) responsive while one program floods.
+ */
+const FLOW_WINDOW = 512 * 1024;
+/** Acknowledgements go out in steps this big (one small frame per step). */
+const ACK_STEP = 64 * 1024;
 
 function parseControl(text: string): PaneControlMessage | undefined {
   try {
@@ -35,10 +43,13 @@ export class PaneSocket {
   private readonly socket: ReconnectingSocket;
   private size: { cols: number; rows: number } | undefined;
   private exited = false;
+  private processed = 0;
 
   constructor(paneId: string, handlers: PaneSocketHandlers) {
     this.socket = new ReconnectingSocket(socketUrl(`/ws/pane/${encodeURIComponent(paneId)}`), 'arraybuffer');
     this.socket.onOpen(() => {
+      this.processed = 0;
+      this.socket.send(JSON.stringify({ type: 'flow', window: FLOW_WINDOW }));
       handlers.reset();
       if (this.size) this.sendSize(this.size);
     });
@@ -70,6 +81,14 @@ export class PaneSocket {
 
   retryNow(): void {
     this.socket.retryNow();
+  }
+
+  /** The terminal has processed `bytes` more of the output (xterm's write callback). */
+  processedOutput(bytes: number): void {
+    this.processed += bytes;
+    if (this.processed < ACK_STEP) return;
+    this.socket.send(JSON.stringify({ type: 'ack', bytes: this.processed }));
+    this.processed = 0;
   }
 
   /** Typed text, as xterm's onData gives it. */

@@ -48,7 +48,8 @@ export class TerminalController {
 
     this.socket = new PaneSocket(paneId, {
       output: (bytes) => {
-        this.term.write(bytes);
+        // Acknowledged once xterm has parsed it: the server paces this pane by that.
+        this.term.write(bytes, () => this.socket.processedOutput(bytes.length));
       },
       reset: () => {
         this.term.reset();
