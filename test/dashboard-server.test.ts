@@ -166,6 +166,12 @@ describe('dashboard server: sockets', () => {
     await until(() => controls.filter((c) => c.type === 'error').length >= 2, 'errors for bad frames');
     term.send(Buffer.from('stty size\r'));
     await until(() => output.includes('33 100'), 'the resize');
+    // Input bytes go to the program as they are, UTF-8 or not (X10 mouse reports are not).
+    term.send(Buffer.from('cat -v\r'));
+    await new Promise((r) => setTimeout(r, 200));
+    term.send(Buffer.from([0x41, 0xff, 0x42, 0x0d]));
+    await until(() => output.includes('AM-^?B'), 'the raw byte, shown by cat -v');
+    term.send(Buffer.from([0x04]));
     term.send(Buffer.from('exit\r'));
     await until(() => controls.some((c) => c.type === 'exit'), 'the exit');
     term.close();

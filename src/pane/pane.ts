@@ -228,8 +228,8 @@ export class Pane implements Schedulable {
     return this.screen.inputModes;
   }
 
-  /** Writes raw input (as typed, escape sequences included). */
-  write(data: string): void {
+  /** Writes raw input (as typed, escape sequences included); bytes go as they are (legacy mouse reports are not UTF-8). */
+  write(data: string | Buffer): void {
     this.writable(data.length).write(data);
   }
 

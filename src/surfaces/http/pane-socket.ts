@@ -60,7 +60,8 @@ export class PaneSocket {
     try {
       if (isBinary) {
         if (data.length > MAX_INPUT_FRAME) return this.error('input frame too large');
-        if (this.pane.alive) this.pane.write(data.toString('utf8'));
+        // As bytes: a terminal's input is not always UTF-8 (X10 mouse reports carry bytes above 127).
+        if (this.pane.alive) this.pane.write(data);
         return;
       }
       const message = JSON.parse(data.toString('utf8')) as unknown;
