@@ -27,33 +27,25 @@ import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type Stream } from '@agentclientprotocol/sdk';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { switchboardVersion } from '../core/version.js';
-import type { AgentCatalog } from '../agents/index.js';
-import { asRecord } from '../events/entry.js';
-import type { NormalizedEntry } from '../events/entry.js';
+import { asRecord, type NormalizedEntry } from '../events/entry.js';
 import { MsgStore, type MsgStoreOptions } from '../events/msg-store.js';
 import { AcpUpdateNormalizer, describeAcpError } from '../events/normalize-acp.js';
 import { SCHEMA_VERSIONS } from '../events/stream-events.js';
 import { isWindows, terminateProcessTree } from '../platform/index.js';
 import { ASK_POLICY, type ApprovalPolicy } from '../runs/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
-import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
+import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './headless-driver.js';
 import { decidePermission, type PermissionRequest } from './permission.js';
 import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './session.js';
 import { AgentProgram } from './agent-program.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './session-turn.js';
 
-export interface AcpDriverOptions {
-  /** The agent profile: one with `acp_args` (gemini, opencode, or a user's own). */
-  tool: string;
-  catalog?: AgentCatalog;
-  /** Run from this isolated HOME against a model server (tests, demos); a session's own wins. */
-  sandbox?: { home: string; modelUrl: string };
-  /** Arguments after the profile's ACP ones (a session's own come after these). */
-  args?: string[];
-  env?: Record<string, string>;
-  binaryDirs?: string[];
-  store?: MsgStoreOptions<NormalizedEntry>;
+/**
+ * As the headless driver's options (the profile must have `acp_args`; a session's own sandbox,
+ * variables and arguments go on top of these), plus what only ACP has.
+ */
+export interface AcpDriverOptions extends HeadlessDriverOptions {
   /** Sees every JSON-RPC message on the agent's stdio, both ways: protocol logs, recorded fixtures. */
   onMessage?: (direction: 'to_agent' | 'from_agent', message: unknown) => void;
   /** How long the agent may take to start and open its session (default 120 s: a loaded machine). */
