@@ -107,6 +107,14 @@ describe('the dashboard in Chromium', () => {
       await expect.poll(async () => count(await log.innerText(), 'during-outage-2'), { timeout: 20_000 }).toBe(1);
       expect(count(await log.innerText(), 'browser-42')).toBe(1);
       await shot(page, 'shell-after-reconnect');
+
+      // The layout survives a reload: the maximized pane is still maximized.
+      await pane.getByTestId('maximize').click();
+      await page.reload();
+      await pane.waitFor();
+      await expect.poll(() => pane.getByTestId('maximize').getAttribute('aria-pressed')).toBe('true');
+      await pane.getByTestId('maximize').click();
+      await expect.poll(() => pane.getByTestId('maximize').getAttribute('aria-pressed')).toBe('false');
     } finally {
       await page.close();
     }

@@ -12,20 +12,7 @@ import { ConnectionIndicator } from './ui/connection-status.js';
 import { isLoggedOut } from './ui/login-check.js';
 import { useDashboard } from './ui/dashboard-context.js';
 import { Toasts } from './ui/toasts.js';
-
-const COLUMNS_KEY = 'switchboard.columns';
-
-function useStoredColumns(): [number, (n: number) => void] {
-  const [columns, setColumns] = useState(() => {
-    const stored = Number(window.localStorage.getItem(COLUMNS_KEY));
-    return stored >= 1 && stored <= 4 ? stored : 2;
-  });
-  const set = (n: number): void => {
-    setColumns(n);
-    window.localStorage.setItem(COLUMNS_KEY, String(n));
-  };
-  return [columns, set];
-}
+import { isColumnCount, useStoredState } from './ui/stored-state.js';
 
 function useRpcStatus(): ConnectionStatus {
   const { rpc } = useDashboard();
@@ -59,7 +46,7 @@ export function App() {
   const views = useSyncExternalStore(panes.subscribe, panes.getSnapshot);
   const status = useRpcStatus();
   const loggedOut = useLoggedOut(status);
-  const [columns, setColumns] = useStoredColumns();
+  const [columns, setColumns] = useStoredState('switchboard.columns', 2, isColumnCount);
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
 
   const toggleSelected = (paneId: string): void => {

@@ -2,7 +2,7 @@
  * The panes as a grid of 1 to 4 columns, in the user's order; one pane can fill the grid
  * (maximized) while the others stay mounted, hidden, so their terminals keep their connections.
  */
-import { useState } from 'react';
+import { isStringArray, isStringOrNull, useStoredState } from '../ui/stored-state.js';
 import { PaneCard } from './pane-card.js';
 import { movePane, orderPanes } from './pane-order.js';
 import type { PaneView } from './pane-store.js';
@@ -15,8 +15,9 @@ export interface GridProps {
 }
 
 export function PaneGrid({ views, columns, selected, onToggleSelected }: GridProps) {
-  const [order, setOrder] = useState<readonly string[]>([]);
-  const [maximized, setMaximized] = useState<string | null>(null);
+  // Kept across reloads (pane ids stay valid while the daemon runs; unknown ones are ignored).
+  const [order, setOrder] = useStoredState<string[]>('switchboard.order', [], isStringArray);
+  const [maximized, setMaximized] = useStoredState<string | null>('switchboard.maximized', null, isStringOrNull);
   const shown = orderPanes(views, order);
   const maximizedShown = maximized !== null && shown.some((v) => v.info.pane_id === maximized) ? maximized : null;
 
@@ -45,7 +46,7 @@ export function PaneGrid({ views, columns, selected, onToggleSelected }: GridPro
               canMoveLeft: index > 0,
               canMoveRight: index < shown.length - 1,
               selected: selected.has(id),
-              onToggleMaximize: () => setMaximized((current) => (current === id ? null : id)),
+              onToggleMaximize: () => setMaximized(maximized === id ? null : id),
               onMove: (delta) => setOrder(movePane(shown, id, delta)),
               onToggleSelected: () => onToggleSelected(id),
             }}
