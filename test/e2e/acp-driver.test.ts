@@ -8,7 +8,7 @@
  * once per CLI version (ids and times differ every run, so a recording is kept, not rewritten),
  * with the temporary folders replaced by fixed paths: the normalizer's unit tests read them.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -17,41 +17,28 @@ import type { PermissionRequest } from '../../src/drivers/permission.js';
 import type { AgentSession, AgentSessionOptions } from '../../src/drivers/session.js';
 import { isSwitchboardError } from '../../src/core/errors.js';
 import type { NormalizedEntry } from '../../src/events/entry.js';
-import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
 import { AUTO_APPROVE_POLICY, ASK_POLICY, type ApprovalPolicy } from '../../src/runs/policy/index.js';
-import { tempDir } from '../support/shell.js';
-import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
+import { AGENT_BIN_DIRS } from './agent-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'acp');
 const SESSION_MARKER = 'SWITCHBOARD_SESSION_ID';
 const SHELL_COMMAND = 'echo hello-from-tool > tool_out.txt && cat tool_out.txt';
 
-let model: ModelServer;
-const dirs: { cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  useAgentBinaries();
-  model = await ModelServer.start({
-    scenario: {
-      name: 'acp',
-      title: 'Scripted ACP sessions',
-      rules: [
-        // In pieces, so that joining the chunks of one message is part of what is recorded.
-        { match: 'say hello', steps: [{ text: 'Hello from the scripted model.', chunk_chars: 8 }] },
-        { match: 'say more', steps: [{ text: 'More from the scripted model.', chunk_chars: 8 }] },
-        { match: 'write a file', steps: [{ tool: 'shell', command: SHELL_COMMAND, description: 'Write tool_out.txt' }, { text: 'Done: wrote tool_out.txt.' }] },
-        { match: 'write a note', steps: [{ tool: 'write', path: 'note.txt', content: 'a note\n' }, { text: 'Done: wrote note.txt.' }] },
-        { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
-        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
-      ],
-    },
-  });
-});
-
-afterAll(async () => {
-  await model.close();
-  for (const d of dirs) d.cleanup();
+const scripted = useScriptedModel({
+  name: 'acp',
+  title: 'Scripted ACP sessions',
+  rules: [
+    // In pieces, so that joining the chunks of one message is part of what is recorded.
+    { match: 'say hello', steps: [{ text: 'Hello from the scripted model.', chunk_chars: 8 }] },
+    { match: 'say more', steps: [{ text: 'More from the scripted model.', chunk_chars: 8 }] },
+    RULES.writeFileByShell,
+    { match: 'write a note', steps: [{ tool: 'write', path: 'note.txt', content: 'a note\n' }, { text: 'Done: wrote note.txt.' }] },
+    RULES.failNow,
+    RULES.takeYourTime,
+  ],
 });
 
 /** What every CLI message of one case is kept as, once per version. */
@@ -81,11 +68,10 @@ interface Case {
 }
 
 function caseFor(tool: string): Case {
-  const home = tempDir(`sb-acp-${tool}-home-`);
-  const work = tempDir(`sb-acp-${tool}-work-`);
+  const home = scripted.tempDir(`sb-acp-${tool}-home-`);
+  const work = scripted.tempDir(`sb-acp-${tool}-work-`);
   // Gemini writes an error report into the temporary folder on a model error: this case's own.
-  const tmp = tempDir(`sb-acp-${tool}-tmp-`);
-  dirs.push(home, work, tmp);
+  const tmp = scripted.tempDir(`sb-acp-${tool}-tmp-`);
   const recording = new Recording([
     [work.dir, '/home/dev/work'],
     [home.dir, '/home/dev'],
@@ -93,7 +79,7 @@ function caseFor(tool: string): Case {
   const onMessage = (direction: string, message: unknown): void => {
     if (direction === 'from_agent') recording.messages.push(message);
   };
-  const driver = new AcpDriver({ tool, sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, env: { TMPDIR: tmp.dir }, onMessage });
+  const driver = new AcpDriver({ tool, sandbox: { home: home.dir, modelUrl: scripted.model.url }, binaryDirs: AGENT_BIN_DIRS, env: { TMPDIR: tmp.dir }, onMessage });
   return { driver, work: work.dir, recording, open: (options = {}) => driver.open({ cwd: work.dir, policy: AUTO_APPROVE_POLICY, ...options }) };
 }
 
@@ -111,7 +97,7 @@ const kinds = (entries: NormalizedEntry[]): string[] => entries.map((e) => e.typ
 const replies = (entries: NormalizedEntry[]): string[] => entries.filter((e) => e.type === 'assistant_message').map((e) => e.content.trim());
 const show = (value: unknown): string => JSON.stringify(value, null, 1);
 const fileText = (file: string): string | undefined => (existsSync(file) ? readFileSync(file, 'utf8') : undefined);
-const askedFor = (text: string): number => model.modelRequests().filter((r) => r.plan?.role === 'main' && r.plan.prompt.includes(text)).length;
+const askedFor = (text: string): number => scripted.model.modelRequests().filter((r) => r.plan?.role === 'main' && r.plan.prompt.includes(text)).length;
 
 async function until(condition: () => boolean, what: string, timeoutMs = 60_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
@@ -160,7 +146,7 @@ describe.each(['gemini', 'opencode'])('the ACP driver with %s', (tool) => {
       expect(session.agentSessionId).toBe(agentSessionId);
       expect(findProcessesByEnv(SESSION_MARKER, session.id)).toEqual(expect.arrayContaining(pids));
       // The same conversation: the model was sent the first reply with the second prompt.
-      const secondRequest = model.modelRequests().find((r) => r.plan?.role === 'main' && r.plan.prompt.includes('say more please'));
+      const secondRequest = scripted.model.modelRequests().find((r) => r.plan?.role === 'main' && r.plan.prompt.includes('say more please'));
       expect(JSON.stringify(secondRequest?.body)).toContain('Hello from the scripted model.');
       // The session's log holds both turns, in order.
       const log = session.entries.history().map((m) => m.msg);

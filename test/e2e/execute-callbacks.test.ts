@@ -3,53 +3,38 @@
  * leaves open (an approval the policy asks about, a question from the model), and a task that is
  * cancelled or runs out of time leaves no process behind.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CodingAgent, type CodingAgentOptions, type ProgressEvent } from '../../src/index.js';
-import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
-import { tempDir } from '../support/shell.js';
-import { useAgentBinaries } from './agent-flow.js';
 import { QUESTION, sandboxedAgentOptions } from './execute-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
 
-let model: ModelServer;
-const dirs: { cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  useAgentBinaries();
-  model = await ModelServer.start({
-    scenario: {
-      name: 'callbacks',
-      title: 'Scripted callbacks',
-      rules: [
-        {
-          match: 'write the notes',
-          steps: [
-            { tool: 'shell', command: 'echo notes-body > notes.txt', description: 'Write notes.txt', escalate: true },
-            { text: 'Wrote notes.txt.' },
-          ],
-        },
-        { match: 'set up the server', steps: [{ text: QUESTION }] },
-        { match: 'use port 8080', steps: [{ text: 'Listening on port 8080 now.' }] },
-        // A model that takes its time: long enough for the test to cancel or time out the task.
-        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
+const scripted = useScriptedModel({
+  name: 'callbacks',
+  title: 'Scripted callbacks',
+  rules: [
+    {
+      match: 'write the notes',
+      steps: [
+        { tool: 'shell', command: 'echo notes-body > notes.txt', description: 'Write notes.txt', escalate: true },
+        { text: 'Wrote notes.txt.' },
       ],
     },
-  });
-});
-
-afterAll(async () => {
-  await model.close();
-  for (const d of dirs) d.cleanup();
+    { match: 'set up the server', steps: [{ text: QUESTION }] },
+    { match: 'use port 8080', steps: [{ text: 'Listening on port 8080 now.' }] },
+    // A model that takes its time: long enough for the test to cancel or time out the task.
+    RULES.takeYourTime,
+  ],
 });
 
 function newAgent(extra: Partial<CodingAgentOptions> = {}): { agent: CodingAgent; work: string; events: ProgressEvent[] } {
-  const home = tempDir('sb-exec-cb-home-');
-  const work = tempDir('sb-exec-cb-work-');
-  dirs.push(home, work);
+  const home = scripted.tempDir('sb-exec-cb-home-');
+  const work = scripted.tempDir('sb-exec-cb-work-');
   const events: ProgressEvent[] = [];
-  const agent = new CodingAgent({ ...sandboxedAgentOptions('claude', home.dir, model.url, events), ...extra });
+  const agent = new CodingAgent({ ...sandboxedAgentOptions('claude', home.dir, scripted.model.url, events), ...extra });
   return { agent, work: work.dir, events };
 }
 
@@ -81,7 +66,7 @@ describe('CodingAgent.execute() callbacks, cancellation and timeouts, with claud
       const answered = await agent.execute('set up the server please', { workdir: work });
       expect(answered.status, answered.errorMessage ?? '').toBe('completed');
       expect(answered.finalMessage).toContain('Listening on port 8080 now.');
-      expect(model.modelRequests().some((r) => r.plan?.prompt.includes('use port 8080'))).toBe(true);
+      expect(scripted.model.modelRequests().some((r) => r.plan?.prompt.includes('use port 8080'))).toBe(true);
     } finally {
       await agent.dispose();
     }

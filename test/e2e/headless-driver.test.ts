@@ -3,45 +3,26 @@
  * reply, a shell command with its result and its effect on disk, a model error, and a cancelled
  * run that leaves no process behind. Entries arrive in the run's MsgStore while it goes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HeadlessDriver } from '../../src/drivers/headless-driver.js';
 import type { NormalizedEntry } from '../../src/events/entry.js';
-import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
-import { tempDir } from '../support/shell.js';
-import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
+import { AGENT_BIN_DIRS } from './agent-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
 
-let model: ModelServer;
-const dirs: { cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  useAgentBinaries();
-  model = await ModelServer.start({
-    scenario: {
-      name: 'headless',
-      title: 'Scripted headless runs',
-      rules: [
-        { match: 'say hello', steps: [{ text: 'Hello from the scripted model.' }] },
-        {
-          match: 'write a file',
-          steps: [
-            { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt' },
-            { text: 'Done: wrote tool_out.txt.' },
-          ],
-        },
-        { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
-        { match: 'make a note', steps: [{ tool: 'write', path: 'note.txt', content: 'noted by the model\n' }, { text: 'Wrote note.txt.' }] },
-        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
-      ],
-    },
-  });
-});
-
-afterAll(async () => {
-  await model.close();
-  for (const d of dirs) d.cleanup();
+const scripted = useScriptedModel({
+  name: 'headless',
+  title: 'Scripted headless runs',
+  rules: [
+    RULES.sayHello,
+    RULES.writeFileByShell,
+    RULES.failNow,
+    { match: 'make a note', steps: [{ tool: 'write', path: 'note.txt', content: 'noted by the model\n' }, { text: 'Wrote note.txt.' }] },
+    RULES.takeYourTime,
+  ],
 });
 
 /** Each CLI's own flag that lets its shell tool run without a person to ask (headless mode cannot ask). */
@@ -53,10 +34,9 @@ const ALLOW_TOOLS: Record<string, string[]> = {
 };
 
 function driverFor(tool: string): { driver: HeadlessDriver; work: string } {
-  const home = tempDir(`sb-headless-${tool}-home-`);
-  const work = tempDir(`sb-headless-${tool}-work-`);
-  dirs.push(home, work);
-  return { driver: new HeadlessDriver({ tool, sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, args: ALLOW_TOOLS[tool] }), work: work.dir };
+  const home = scripted.tempDir(`sb-headless-${tool}-home-`);
+  const work = scripted.tempDir(`sb-headless-${tool}-work-`);
+  return { driver: new HeadlessDriver({ tool, sandbox: { home: home.dir, modelUrl: scripted.model.url }, binaryDirs: AGENT_BIN_DIRS, args: ALLOW_TOOLS[tool] }), work: work.dir };
 }
 
 const kinds = (entries: NormalizedEntry[]): string[] => entries.map((e) => e.type).filter((t) => t !== 'system_message' && t !== 'user_message');
@@ -121,7 +101,7 @@ describe.each(['claude', 'codex', 'gemini', 'opencode'])('the headless driver wi
   it('cancels a run and leaves no process behind', { timeout: 90_000 }, async () => {
     const { driver, work } = driverFor(tool);
     const controller = new AbortController();
-    const asked = (): number => model.modelRequests().filter((r) => r.plan?.prompt.includes('take your time')).length;
+    const asked = (): number => scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('take your time')).length;
     const before = asked();
     const handle = driver.stream('take your time please', { cwd: work, signal: controller.signal });
     // Cancel once the model has this run's request: the CLI is up and waiting on it.

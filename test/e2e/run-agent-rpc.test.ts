@@ -5,53 +5,40 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { connect, type LogMessage, type NormalizedEntry } from '../../src/index.js';
-import { ModelServer } from '../../src/model-server/index.js';
 import { useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
-import { tempDir } from '../support/shell.js';
 import { useAgentBinaries } from './agent-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
 
 useAgentBinaries();
 const t = useTestDaemon();
-let model: ModelServer;
-const dirs: { cleanup: () => void }[] = [];
 
-beforeAll(async () => {
-  model = await ModelServer.start({
-    scenario: {
-      name: 'run-agent',
-      title: 'run_agent over RPC',
-      rules: [
-        { match: 'say hello', steps: [{ text: 'Hello over RPC.' }] },
-        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
-        {
-          match: 'write a file',
-          steps: [
-            { tool: 'shell', command: 'echo from-session > session_out.txt', description: 'Write session_out.txt' },
-            { text: 'Wrote session_out.txt.' },
-          ],
-        },
+const scripted = useScriptedModel({
+  name: 'run-agent',
+  title: 'run_agent over RPC',
+  rules: [
+    { match: 'say hello', steps: [{ text: 'Hello over RPC.' }] },
+    RULES.takeYourTime,
+    {
+      match: 'write a file',
+      steps: [
+        { tool: 'shell', command: 'echo from-session > session_out.txt', description: 'Write session_out.txt' },
+        { text: 'Wrote session_out.txt.' },
       ],
     },
-  });
-});
-
-afterAll(async () => {
-  await model.close();
-  for (const d of dirs) d.cleanup();
+  ],
 });
 
 const entriesOf = (messages: LogMessage[]): NormalizedEntry[] => messages.flatMap((m) => (m.msg.type === 'normalized' ? [m.msg.entry] : []));
 
 describe('run_agent and the log stream', () => {
   it('streams a headless run to a subscriber, then says it finished', { timeout: 90_000 }, async () => {
-    const home = tempDir('sb-run-rpc-home-');
-    dirs.push(home);
+    const home = scripted.tempDir('sb-run-rpc-home-');
     const c = await connect({ home: t.home, env: cleanEnv() });
     try {
-      const { session_id } = await c.runAgent({ agent: 'claude', prompt: 'say hello please', cwd: t.work, agent_home: home.dir, model_url: model.url });
+      const { session_id } = await c.runAgent({ agent: 'claude', prompt: 'say hello please', cwd: t.work, agent_home: home.dir, model_url: scripted.model.url });
       const seen: LogMessage[] = [];
       const finished = new Promise<void>((resolve) => {
         void c.logSubscribe(session_id, {}, { log_message: (n) => seen.push(...n.messages), log_finished: () => resolve() });
@@ -72,15 +59,14 @@ describe('run_agent and the log stream', () => {
   });
 
   it('cancels a run; its log finishes', { timeout: 90_000 }, async () => {
-    const home = tempDir('sb-run-rpc-home-');
-    dirs.push(home);
+    const home = scripted.tempDir('sb-run-rpc-home-');
     const c = await connect({ home: t.home, env: cleanEnv() });
     try {
-      const { session_id } = await c.runAgent({ agent: 'claude', prompt: 'take your time', cwd: t.work, agent_home: home.dir, model_url: model.url });
+      const { session_id } = await c.runAgent({ agent: 'claude', prompt: 'take your time', cwd: t.work, agent_home: home.dir, model_url: scripted.model.url });
       const finished = { seen: false };
       await c.logSubscribe(session_id, {}, { log_finished: () => (finished.seen = true) });
       // Wait until the model was asked, so the cancel lands mid-run.
-      for (let i = 0; i < 400 && !model.modelRequests().some((r) => r.plan?.prompt.includes('take your time')); i++) await new Promise((r) => setTimeout(r, 50));
+      for (let i = 0; i < 400 && !scripted.model.modelRequests().some((r) => r.plan?.prompt.includes('take your time')); i++) await new Promise((r) => setTimeout(r, 50));
       expect((await c.cancelRun(session_id)).cancelled).toBe(true);
       for (let i = 0; i < 400 && !finished.seen; i++) await new Promise((r) => setTimeout(r, 50));
       expect(finished.seen).toBe(true);
@@ -91,12 +77,11 @@ describe('run_agent and the log stream', () => {
   });
 
   it('keeps a multi-turn Claude session over RPC: permission requests judged by the policy, two turns, one log', { timeout: 120_000 }, async () => {
-    const home = tempDir('sb-session-rpc-home-');
-    const work = tempDir('sb-session-rpc-work-');
-    dirs.push(home, work);
+    const home = scripted.tempDir('sb-session-rpc-home-');
+    const work = scripted.tempDir('sb-session-rpc-work-');
     const c = await connect({ home: t.home, env: cleanEnv() });
     try {
-      const { session_id } = await c.agentSessionOpen({ agent: 'claude', cwd: work.dir, agent_home: home.dir, model_url: model.url, policy: 'auto' });
+      const { session_id } = await c.agentSessionOpen({ agent: 'claude', cwd: work.dir, agent_home: home.dir, model_url: scripted.model.url, policy: 'auto' });
       const first = await c.agentSessionPrompt(session_id, 'write a file please');
       expect(first).toMatchObject({ status: 'completed', reply: 'Wrote session_out.txt.' });
       expect(first.permissions).toEqual([expect.objectContaining({ tool_name: 'Bash', decision: 'allow', decided_by: 'policy' })]);

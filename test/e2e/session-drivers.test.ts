@@ -5,7 +5,7 @@
  * the conversation across turns, reports a model error as a failed turn, stops a turn on request
  * and leaves no process behind when closed.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isSwitchboardError } from '../../src/core/errors.js';
@@ -16,44 +16,30 @@ import type { NormalizedEntry } from '../../src/events/entry.js';
 import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
 import { AUTO_APPROVE_POLICY, type ApprovalPolicy } from '../../src/runs/policy/index.js';
-import { sleep, tempDir } from '../support/shell.js';
-import { AGENT_BIN_DIRS, useAgentBinaries } from './agent-flow.js';
+import { sleep } from '../support/shell.js';
+import { AGENT_BIN_DIRS } from './agent-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
 
 const MARKER = 'SWITCHBOARD_SESSION_ID';
 const DENY_ALL: ApprovalPolicy = { rules: [], default: 'deny' };
 
-let model: ModelServer;
-const dirs: { cleanup: () => void }[] = [];
 const sessions: AgentSession[] = [];
-
-beforeAll(async () => {
-  useAgentBinaries();
-  model = await ModelServer.start({
-    scenario: {
-      name: 'sessions',
-      title: 'Scripted multi-turn sessions',
-      rules: [
-        { match: 'remember the word', steps: [{ text: 'Noted: the word is pineapple.' }] },
-        { match: 'which word', steps: [{ text: 'The word was pineapple.' }] },
-        { match: 'say hello', steps: [{ text: 'Hello from the scripted model.' }] },
-        {
-          match: 'write a file',
-          steps: [
-            { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt' },
-            { text: 'Done: wrote tool_out.txt.' },
-          ],
-        },
-        { match: 'fail now', steps: [{ error: 400, message: 'scripted failure for the test' }] },
-        { match: 'take your time', steps: [{ text: 'Finally done.', delay_ms: 60_000 }] },
-      ],
-    },
-  });
+const scripted = useScriptedModel({
+  name: 'sessions',
+  title: 'Scripted multi-turn sessions',
+  rules: [
+    { match: 'remember the word', steps: [{ text: 'Noted: the word is pineapple.' }] },
+    { match: 'which word', steps: [{ text: 'The word was pineapple.' }] },
+    RULES.sayHello,
+    RULES.writeFileByShell,
+    RULES.failNow,
+    RULES.takeYourTime,
+  ],
 });
 
+// Before the model stops (this hook runs first): sessions end while their model still answers.
 afterAll(async () => {
   for (const s of sessions) await s.close();
-  await model.close();
-  for (const d of dirs) d.cleanup();
 });
 
 interface Setup {
@@ -63,12 +49,11 @@ interface Setup {
 }
 
 function setup(tool: 'claude' | 'codex'): Setup {
-  const home = tempDir(`sb-session-${tool}-home-`);
-  const work = tempDir(`sb-session-${tool}-work-`);
-  dirs.push(home, work);
+  const home = scripted.tempDir(`sb-session-${tool}-home-`);
+  const work = scripted.tempDir(`sb-session-${tool}-work-`);
   const driver = tool === 'claude' ? new ClaudeSessionDriver({ binaryDirs: AGENT_BIN_DIRS }) : new CodexSessionDriver({ binaryDirs: AGENT_BIN_DIRS });
   const open = async (extra: Partial<AgentSessionOptions> = {}): Promise<AgentSession> => {
-    const session = await driver.open({ cwd: work.dir, sandbox: { home: home.dir, modelUrl: model.url }, ...extra });
+    const session = await driver.open({ cwd: work.dir, sandbox: { home: home.dir, modelUrl: scripted.model.url }, ...extra });
     sessions.push(session);
     return session;
   };
@@ -81,7 +66,7 @@ function cliPid(session: AgentSession): number | undefined {
   return listProcesses().find((p) => marked.has(p.pid) && p.ppid === process.pid && !p.zombie)?.pid;
 }
 
-const requestsFor = (prompt: string): ReturnType<ModelServer['modelRequests']> => model.modelRequests().filter((r) => r.plan?.prompt.includes(prompt));
+const requestsFor = (prompt: string): ReturnType<ModelServer['modelRequests']> => scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes(prompt));
 
 /** Waits until the model has one more request for `prompt` than `before`: the CLI is in the turn. */
 async function untilModelAsked(prompt: string, before: number): Promise<void> {
@@ -386,8 +371,7 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
 
 describe('the Claude Code session driver with a stand-in CLI', () => {
   function standIn(): { work: string; bin: string } {
-    const dir = tempDir('sb-session-standin-');
-    dirs.push(dir);
+    const dir = scripted.tempDir('sb-session-standin-');
     const bin = path.join(dir.dir, 'claude-standin.cjs');
     writeFileSync(bin, `#!${process.execPath}\n${STAND_IN}`);
     chmodSync(bin, 0o755);
