@@ -1,6 +1,6 @@
 /** The agents layer: profiles of agent CLIs, starting them in panes, and reading their screens. */
 export { AgentCatalog, BUILTIN_PROFILES, AGENT_FILES } from './catalog.js';
-export { defineProfile, writeHomeFiles, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
+export { defineProfile, writeHomeFiles, versionSupportOf, type VersionSupport, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
 export { startAgent, firstRunPolicyOf, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
 export { pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { sendPrompt, type PromptTarget } from './prompt.js';

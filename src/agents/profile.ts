@@ -30,12 +30,29 @@ export interface AgentProfile {
   readonly data: ProfileData;
   /** Writes what the CLI needs into `sandbox.home` and says what to add to its launch. */
   prepareSandbox(sandbox: SandboxOptions): LaunchAdditions;
-  /** The screen patterns for a CLI version (the newest set when none matches or the version is unknown). */
+  /** The screen patterns for a CLI version (the nearest set when none lists it; the newest when the version is unknown). */
   screensFor(version: string | undefined): Screens;
+  /** How well Switchboard knows `version`'s screens, and which pattern set reads them. */
+  versionSupport(version: string | undefined): VersionSupport;
   /** Where the program is, when the profile knows better than a PATH search (the shell profile). */
   resolveBinary?(env: NodeJS.ProcessEnv): string | undefined;
   /** True for profiles that ship with Switchboard. */
   readonly builtin: boolean;
+}
+
+/**
+ * How well a profile knows a CLI version: `exact` when its screens were recorded with that version;
+ * `nearest` when the version is only inside a set's range, or outside every range (then the set
+ * closest to it is used); `none` when the version is unknown (it could not be read), and the newest
+ * set is the guess. The structural rules (input box, menus, spinners) apply at every level.
+ */
+export interface VersionSupport {
+  level: 'exact' | 'nearest' | 'none';
+  screens: Screens;
+  /** The chosen set's range. */
+  versions: string;
+  /** In words, for evidence and `switchboard doctor`. */
+  note: string;
 }
 
 /** Writes `files` (paths relative to `home`) into `home`, creating directories. */
@@ -73,8 +90,7 @@ export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: Sa
   const data = parsed.data;
   const problems = profileProblems(data);
   if (problems.length > 0) throw new SwitchboardError('INVALID_PARAMS', `invalid agent profile '${data.name}': ${problems.join('; ')}`);
-  // When no set matches the version (a newer CLI, or none known), the newest set is the best guess.
-  const newest = data.screens.reduce((a, b) => (compareVersions(rangeFloor(b.versions), rangeFloor(a.versions)) >= 0 ? b : a));
+  const support = (version: string | undefined): VersionSupport => versionSupportOf(data.screens, version);
   return {
     data,
     builtin,
@@ -87,8 +103,39 @@ export function defineProfile(input: ProfileInput, hooks: ProfileHooks | ((s: Sa
       return { args: [...base.args, ...extra.args], env: { ...base.env, ...extra.env } };
     },
     screensFor(version) {
-      const matching = version ? data.screens.find((s) => satisfies(version, s.versions)) : undefined;
-      return matching ?? newest;
+      return support(version).screens;
     },
+    versionSupport: support,
   };
+}
+
+/** The newest set: the guess when the version is unknown. */
+function newestSet(sets: readonly Screens[]): Screens {
+  return sets.reduce((a, b) => (compareVersions(rangeFloor(b.versions), rangeFloor(a.versions)) >= 0 ? b : a));
+}
+
+/**
+ * The set for `version`: one that recorded it; else one whose range holds it; else the nearest
+ * one (see below).
+ */
+export function versionSupportOf(sets: readonly Screens[], version: string | undefined): VersionSupport {
+  if (version === undefined) {
+    const screens = newestSet(sets);
+    return { level: 'none', screens, versions: screens.versions, note: `version unknown; reading with the newest patterns (${screens.versions}) and the structural rules` };
+  }
+  const recorded = sets.find((s) => s.recorded.includes(version));
+  if (recorded) return { level: 'exact', screens: recorded, versions: recorded.versions, note: `version ${version} recorded` };
+  const inRange = sets.find((s) => satisfies(version, s.versions));
+  if (inRange) {
+    const seen = inRange.recorded.length > 0 ? `; recorded: ${inRange.recorded.join(', ')}` : '';
+    return { level: 'nearest', screens: inRange, versions: inRange.versions, note: `version ${version} not recorded; within ${inRange.versions}${seen}` };
+  }
+  // The newest set known before this version (a release looks most like the one just before it),
+  // else, for a version older than everything known, the oldest set.
+  const anchor = (set: Screens): string => set.recorded.reduce((a, b) => (compareVersions(a, b) >= 0 ? a : b), rangeFloor(set.versions));
+  const before = sets.filter((set) => compareVersions(anchor(set), version) <= 0);
+  const pool = before.length > 0 ? before : [...sets];
+  const pick = before.length > 0 ? (a: Screens, b: Screens) => (compareVersions(anchor(b), anchor(a)) > 0 ? b : a) : (a: Screens, b: Screens) => (compareVersions(anchor(b), anchor(a)) < 0 ? b : a);
+  const best = pool.reduce(pick);
+  return { level: 'nearest', screens: best, versions: best.versions, note: `version ${version} is outside every known range; reading with the nearest patterns (${best.versions}) and the structural rules` };
 }

@@ -118,8 +118,14 @@ export const dialogSchema = z.strictObject({
 });
 
 export const screensSchema = z.strictObject({
-  /** The CLI versions these patterns were recorded against, as a range: ">=2.1.197 <2.2". */
+  /** The CLI versions these patterns hold for, as a range: ">=2.1.300 <2.2". */
   versions: z.string().min(1),
+  /**
+   * The versions whose real screens these patterns were checked against (recorded fixtures): the
+   * ones Switchboard knows exactly. Others in the range, or outside every range, are read with the
+   * nearest set and the structural rules, and say so.
+   */
+  recorded: z.array(z.string().regex(/^\d+\.\d+\.\d+$/, 'a version x.y.z')).default([]),
   /** Ready for the next instruction. */
   idle: z.array(screenPatternSchema).min(1),
   /** Working on a turn (thinking or running a tool). */

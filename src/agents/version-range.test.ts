@@ -47,3 +47,38 @@ describe('version ranges', () => {
     expect(profile.screensFor(undefined).idle).toEqual(['three']);
   });
 });
+
+describe('version support', () => {
+  const set = (versions: string, idle: string, recorded: string[] = []) => ({ versions, idle: [idle], recorded });
+  const profile = defineProfile(
+    {
+      name: 'x',
+      binary: { names: ['x'] },
+      screens: [set('>=2.1.0 <2.1.300', 'old', ['2.1.197']), set('>=2.1.300 <2.2', 'new', ['2.1.330']), set('>=0.5.0 <1', 'ancient')],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+    },
+    { builtin: false },
+  );
+
+  it('is exact for a recorded version, nearest inside a range, and says which set reads it', () => {
+    expect(profile.versionSupport('2.1.330')).toMatchObject({ level: 'exact', versions: '>=2.1.300 <2.2' });
+    expect(profile.versionSupport('2.1.197')).toMatchObject({ level: 'exact', versions: '>=2.1.0 <2.1.300' });
+    const inRange = profile.versionSupport('2.1.250');
+    expect(inRange).toMatchObject({ level: 'nearest', versions: '>=2.1.0 <2.1.300' });
+    expect(inRange.note).toContain('not recorded');
+  });
+
+  it('reads a version outside every range with the newest set known before it (the oldest for an older one)', () => {
+    expect(profile.versionSupport('2.2.5').screens.idle).toEqual(['new']);
+    expect(profile.versionSupport('2.1.400').screens.idle).toEqual(['new']);
+    expect(profile.versionSupport('3.0.0').screens.idle).toEqual(['new']);
+    expect(profile.versionSupport('1.2.0').screens.idle).toEqual(['ancient']);
+    expect(profile.versionSupport('2.0.9').screens.idle).toEqual(['ancient']);
+    expect(profile.versionSupport('0.1.0').screens.idle).toEqual(['ancient']);
+    expect(profile.versionSupport('3.0.0').note).toContain('outside every known range');
+  });
+
+  it('has no level for an unknown version, and guesses the newest set', () => {
+    expect(profile.versionSupport(undefined)).toMatchObject({ level: 'none', versions: '>=2.1.300 <2.2' });
+  });
+});

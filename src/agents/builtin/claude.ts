@@ -15,6 +15,7 @@ export const claude = defineProfile(
     screens: [
       {
         versions: '>=2.1.0 <3',
+        recorded: ['2.1.197'],
         idle: [{ pattern: '^\\s*\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 3 }, { pattern: '^[·✢✳✶✻✽*] \\S.*…', rows: 8 }],
         approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)', '^\\s*❯ 1\\. Yes'],

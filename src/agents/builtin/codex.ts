@@ -17,6 +17,7 @@ export const codex = defineProfile(
     screens: [
       {
         versions: '>=0.160.0 <1',
+        recorded: ['0.169.0'],
         idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 6 }],
         approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel'],

@@ -17,6 +17,7 @@ export const gemini = defineProfile(
     screens: [
       {
         versions: '>=0.50.0 <1',
+        recorded: ['0.61.0'],
         idle: ['Type your message or @path/to/file'],
         busy: [{ pattern: '\\(esc to cancel', rows: 12 }],
         approval: ['Allow execution of', 'Apply this change\\?', 'Allow (once|for this session)'],

@@ -45,6 +45,7 @@ export const opencode = defineProfile(
     screens: [
       {
         versions: '>=1.10.0 <2',
+        recorded: ['1.18.33'],
         idle: [{ pattern: 'ctrl\\+p commands', rows: 3 }],
         busy: [{ pattern: 'esc interrupt', rows: 3 }],
         approval: ['△ Permission required', 'Allow once\\s+Allow always\\s+Reject'],
