@@ -13,8 +13,16 @@ const catalog = new AgentCatalog();
 
 const load = loadScreen;
 
-const screensOf = (agent: string): ReturnType<ReturnType<AgentCatalog['get']>['screensFor']> => catalog.get(agent).screensFor(undefined);
-const parse = (agent: string, screen: ScreenRows | readonly string[]): ApprovalRequest | null => parseApproval(screensOf(agent), screen);
+const screensOf = (agent: string, version?: string): ReturnType<ReturnType<AgentCatalog['get']>['screensFor']> => catalog.get(agent).screensFor(version);
+const parse = (agent: string, screen: ScreenRows | readonly string[], version?: string): ApprovalRequest | null => parseApproval(screensOf(agent, version), screen);
+
+/** The CLI version a fixture was recorded with: from its folder (screens/<agent>-<version>/), or the captures' README. */
+function versionOf(file: string): string | undefined {
+  const folder = /^screens\/[a-z]+(?:-standin)?-(\d+\.\d+\.\d+)\//.exec(file);
+  if (folder) return folder[1];
+  return file.startsWith('cli-captures/claude-') ? '2.1.197' : undefined;
+}
+const parseFile = (agent: string, file: string): ApprovalRequest | null => parse(agent, load(path.join(fixtures, file)), versionOf(file));
 
 /** Every recorded TUI screen: [agent, fixture path relative to test/fixtures]. */
 function recordedScreens(): [string, string][] {
@@ -51,7 +59,8 @@ const opencodeOptions: Expected['options'] = [
   ['Reject', 'deny', ['Right', 'Right', 'Enter'], false],
 ];
 
-const shell = (toolName: string | null, row: number, options: Expected['options']): Expected => ({ tool: 'shell', toolName, command: COMMAND, path: null, row, options });
+// Every recorded prompt is read with certainty: each of its rows is placed by the profile's layout.
+const shell = (toolName: string | null, row: number, options: Expected['options']): Expected => ({ certain: true, doubts: [], tool: 'shell', toolName, command: COMMAND, path: null, row, options });
 
 /** The approval screens of every CLI, recorded by the end-to-end tests and captured from the real CLIs. */
 const APPROVALS: Record<string, [string, Expected]> = {
@@ -85,14 +94,14 @@ describe('parseApproval on the recorded approval screens', () => {
   });
 
   it.each(Object.entries(APPROVALS))('%s', (file, [agent, expected]) => {
-    const request = parse(agent, load(path.join(fixtures, file)));
+    const request = parseFile(agent, file);
     expect(asExpected(request)).toEqual(expected);
     // The prompt's first row is the tool header (Claude, Gemini, OpenCode), the question (Codex), or the fenced command (Aider).
     expect(load(path.join(fixtures, file)).lines[expected.row]).toMatch(/Bash command|Would you like to run|\? Shell|Permission required|^```bash/);
   });
 
   it.each(Object.entries(APPROVALS))('%s: the keys agree with the profile approval_keys the end-to-end tests use', (file, [agent]) => {
-    const request = parse(agent, load(path.join(fixtures, file)));
+    const request = parseFile(agent, file);
     if (!request) throw new Error('not parsed');
     const keys = catalog.get(agent).data.approval_keys;
     expect(optionFor(request, 'allow_once')?.keys).toEqual(keys.allow_once);
@@ -104,7 +113,7 @@ describe('parseApproval on the recorded approval screens', () => {
   });
 
   it.each(recordedScreens().filter(([, f]) => !(f in APPROVALS)))('%s %s → null', (agent, file) => {
-    expect(parse(agent, load(path.join(fixtures, file)))).toBeNull();
+    expect(parseFile(agent, file)).toBeNull();
   });
 
   it('reads OpenCode colours when it has them, and takes the first option as highlighted when it has not', () => {
@@ -142,7 +151,7 @@ describe('parseApproval on the recorded approval screens', () => {
       [false, ['Escape']],
     ]);
     const claude = load(path.join(fixtures, 'screens/claude-2.1.197/approval.txt')).lines.map((l) => l.replace(/^ ❯ 1\./, '   1.').replace(/^ {3}3\./, ' ❯ 3.'));
-    expect(parse('claude', claude)?.options.map((o) => [o.selected, o.keys])).toEqual([
+    expect(parse('claude', claude, '2.1.197')?.options.map((o) => [o.selected, o.keys])).toEqual([
       [false, ['1']],
       [false, ['2']],
       [true, ['3']],
@@ -186,7 +195,9 @@ describe('parseApproval on the file approvals documented in real-clis.md (not re
       '',
       ' Esc to cancel · Tab to amend',
     ];
-    expect(asExpected(parse('claude', lines))).toEqual({
+    expect(asExpected(parse('claude', lines, '2.1.197'))).toEqual({
+      certain: true,
+      doubts: [],
       tool: 'file_write',
       toolName: 'Write',
       command: null,
@@ -201,8 +212,10 @@ describe('parseApproval on the file approvals documented in real-clis.md (not re
   });
 
   it('Claude Code 2.1.330: "Yes, and switch to auto mode" is never a policy pick', () => {
-    const lines = [' Bash command', '', '   rm -rf build', '   Clean the build', '', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. Yes, and always allow access to work/ from this project', '   3. Yes, and switch to auto mode', '   4. No'];
-    const request = parse('claude', lines);
+    const rule = '╌'.repeat(80);
+    const lines = [' Bash command', ' Tip: auto mode handles these prompts for you — choose "switch to auto mode" below', ' Clean the build', rule, ' rm -rf build', rule, ' Do you want to proceed?', ' ❯ 1. Yes', '   2. Yes, and always allow access to work/ from this project', '   3. Yes, and switch to auto mode · auto mode handles these prompts for you', '   4. No', '', ' Esc to cancel · Tab to amend'];
+    const request = parse('claude', lines, '2.1.330');
+    expect(request?.certain).toBe(true);
     expect(request?.options.map((o) => [o.meaning, o.keys])).toEqual([
       ['allow_once', ['1']],
       ['allow_always', ['2']],
@@ -214,12 +227,13 @@ describe('parseApproval on the file approvals documented in real-clis.md (not re
 
   it('Gemini CLI: "? WriteFile  Writing to …" and "Apply this change?"', () => {
     const box = (text: string): string => `│ ${text.padEnd(70)} │`;
+    // The content in an inner box, as Gemini CLI 0.61.0 draws it (recorded since).
     const lines = [
       `╭${'─'.repeat(72)}╮`,
       box('? WriteFile  Writing to fake_written.txt'),
-      box(''),
-      box('1 + written by fake model'),
-      box(''),
+      box(`╭${'─'.repeat(68)}╮`),
+      box(`│ ${'1 written by fake model'.padEnd(66)} │`),
+      box(`╰${'─'.repeat(68)}╯`),
       box('Apply this change?'),
       box(''),
       box('● 1. Allow once'),
@@ -229,6 +243,8 @@ describe('parseApproval on the file approvals documented in real-clis.md (not re
       `╰${'─'.repeat(72)}╯`,
     ];
     expect(asExpected(parse('gemini', lines))).toEqual({
+      certain: true,
+      doubts: [],
       tool: 'file_write',
       toolName: 'WriteFile',
       command: null,
@@ -243,15 +259,17 @@ describe('parseApproval on the file approvals documented in real-clis.md (not re
     });
   });
 
-  it('Gemini CLI: a tool it has no kind for is `other`, named as the CLI names it', () => {
+  it('Gemini CLI: a tool it has no kind for is `other`, named as the CLI names it, and never certain', () => {
     const box = (text: string): string => `│ ${text.padEnd(70)} │`;
-    const lines = [box('? Edit  src/app.ts: old => new'), box('Apply this change?'), box('● 1. Allow once'), box('  2. No, suggest changes (esc)')];
-    expect(parse('gemini', lines)).toMatchObject({ tool: 'other', toolName: 'Edit', command: null, path: null, row: 0 });
+    const lines = [box('? ReadManyFiles  src/**/*.ts'), box('Allow execution of [ReadManyFiles]?'), box('● 1. Allow once'), box('  2. No, suggest changes (esc)')];
+    expect(parse('gemini', lines)).toMatchObject({ certain: false, tool: 'other', toolName: 'ReadManyFiles', command: null, path: null, row: 0 });
   });
 
   it('the Aider stand-in: "Allow creation of new file …?" (its source is the documentation)', () => {
     const lines = ['> write a file please', "Allow creation of new file notes/todo.md? (Y)es/(N)o/(D)on't ask again [Yes]: "];
     expect(asExpected(parse('aider', lines))).toEqual({
+      certain: true,
+      doubts: [],
       tool: 'file_write',
       toolName: null,
       command: null,
@@ -295,6 +313,8 @@ describe('meanings and choices', () => {
   });
 
   const request = (options: [string, AnswerMeaning | null][]): ApprovalRequest => ({
+    certain: true,
+    doubts: [],
     tool: 'shell',
     toolName: null,
     command: 'ls',
@@ -343,6 +363,8 @@ describe('user-defined profiles', () => {
     );
     const request = parseApproval(profile.screensFor('1.0.0'), ['patcher> fix it', 'Apply patch to src/a.ts? [a]pprove / [s]kip / [e]dit']);
     expect(asExpected(request)).toEqual({
+      certain: true,
+      doubts: [],
       tool: 'file_edit',
       toolName: null,
       command: null,
@@ -358,7 +380,16 @@ describe('user-defined profiles', () => {
 
   it('without approval_request still say an approval is up, with no options (callers use approval_keys)', () => {
     const profile = defineProfile(base(undefined), { builtin: false });
-    expect(parseApproval(profile.screensFor(undefined), ['Apply patch to a.ts? [a]pprove / [r]eject'])).toEqual({ tool: 'other', toolName: null, command: null, path: null, options: [], row: 0 });
+    expect(parseApproval(profile.screensFor(undefined), ['Apply patch to a.ts? [a]pprove / [r]eject'])).toEqual({
+      certain: false,
+      doubts: ['the profile does not say how to read its approval prompts'],
+      tool: 'other',
+      toolName: null,
+      command: null,
+      path: null,
+      options: [],
+      row: 0,
+    });
     expect(parseApproval(profile.screensFor(undefined), ['patcher> '])).toBeNull();
   });
 

@@ -7,7 +7,8 @@
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
-import { detectScreen, lineIndexAt, region, type ScreenRows } from './detect.js';
+import { detectScreen, lineIndexAt, lowestMatchOf, region, type ScreenRows } from './detect.js';
+import { isRule, rowContent } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
@@ -30,6 +31,14 @@ export interface ApprovalOption {
 
 /** A tool approval prompt, as parsed from the screen. */
 export interface ApprovalRequest {
+  /**
+   * True only when every row of the prompt was placed where its layout says (the kind's rows, the
+   * question, known decorations), a witness on screen agrees, and nothing may be cut by wrapping.
+   * A policy acts on an unsure request only by asking: it is never allowed automatically.
+   */
+  certain: boolean;
+  /** Why the parse is not sure, in words (empty when certain). */
+  doubts: string[];
   tool: ToolKind;
   /** The tool as the CLI names it ('Bash', 'Shell', 'WriteFile', …); null when the prompt does not say. */
   toolName: string | null;
@@ -42,7 +51,9 @@ export interface ApprovalRequest {
 }
 
 interface Compiled {
-  kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined }[];
+  kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined; gutter: RegExp | undefined }[];
+  decorations: RegExp[];
+  witnesses: { regex: RegExp; rows: number | undefined }[];
   option: RegExp;
   continuation: RegExp | undefined;
   separator: RegExp;
@@ -64,7 +75,9 @@ function compiled(spec: ApprovalRequestSpec): Compiled {
   if (!c) {
     const { options } = spec;
     c = {
-      kinds: spec.kinds.map((k) => ({ kind: k.kind, toolName: k.tool_name ?? null, regex: regex(k.pattern, true), rows: typeof k.pattern === 'string' ? undefined : k.pattern.rows })),
+      kinds: spec.kinds.map((k) => ({ kind: k.kind, toolName: k.tool_name ?? null, regex: regex(k.pattern, true), rows: typeof k.pattern === 'string' ? undefined : k.pattern.rows, gutter: k.gutter ? regex(k.gutter) : undefined })),
+      decorations: spec.decorations.map((d) => regex(d)),
+      witnesses: spec.witnesses.map((w) => ({ regex: regex(w, true), rows: typeof w === 'string' ? undefined : w.rows })),
       option: regex(options.pattern),
       continuation: options.continuation ? regex(options.continuation) : undefined,
       separator: regex(options.separator ?? ' {2,}', true),
@@ -159,6 +172,15 @@ function inlineOptions(c: Compiled, screen: ScreenRows): RawOption[] {
   return [];
 }
 
+/** Captured rows without what the CLI draws before each of them. */
+function ungutter(text: string | undefined, gutter: RegExp | undefined): string | undefined {
+  if (text === undefined || !gutter) return text;
+  return text
+    .split('\n')
+    .map((row) => row.replace(gutter, ''))
+    .join('\n');
+}
+
 /** Captured text without the screen's padding: each row's trailing blanks, and the ends. */
 function clean(text: string | undefined): string | null {
   if (text === undefined) return null;
@@ -176,6 +198,10 @@ interface KindMatch {
   command: string | null;
   path: string | null;
   row: number;
+  /** The last row the match covers. */
+  endRow: number;
+  /** The rows the command was read from (for the wrap check). */
+  commandRows: number;
 }
 
 /**
@@ -196,7 +222,11 @@ function findKind(c: Compiled, lines: readonly string[], limit: number): KindMat
       const specific = k.kind !== 'other';
       const better = !best || (specific && !best.specific) || (specific === best.specific && row > best.row);
       if (better) {
-        best = { kind: k.kind, toolName: clean(m.groups?.tool) ?? k.toolName, command: clean(m.groups?.command), path: clean(m.groups?.path), row, specific };
+        // The row of the match's last character (a match may end with the newline of its last row).
+        const endAt = Math.max(m.index, m.index + m[0].replace(/\n$/, '').length - 1);
+        const endRow = rowOf[lineIndexAt(starts, endAt)] ?? row;
+        const command = clean(ungutter(m.groups?.command, k.gutter));
+        best = { kind: k.kind, toolName: clean(m.groups?.tool) ?? k.toolName, command, path: clean(ungutter(m.groups?.path, k.gutter)), row, endRow, commandRows: command?.split('\n').length ?? 0, specific };
       }
     }
   }
@@ -280,7 +310,9 @@ export function parseApproval(screens: Screens, screen: ScreenRows | readonly st
   if (detection.kind !== 'approval') return null;
   const anchor = detection.evidence?.row ?? 0;
   const spec = screens.approval_request;
-  if (!spec) return { tool: 'other', toolName: null, command: null, path: null, options: [], row: anchor };
+  if (!spec) {
+    return { certain: false, doubts: ['the profile does not say how to read its approval prompts'], tool: 'other', toolName: null, command: null, path: null, options: [], row: anchor };
+  }
   const c = compiled(spec);
   const raw = spec.options.layout === 'list' ? listOptions(c, rows) : inlineOptions(c, rows);
   const top = raw[0]?.row;
@@ -296,8 +328,12 @@ export function parseApproval(screens: Screens, screen: ScreenRows | readonly st
   if (first && !parsed.some((o) => o.selected)) first.selected = true;
   const selected = parsed.findIndex((o) => o.selected);
   const options = parsed.map((o, i) => ({ label: o.label, keys: keysFor(spec, parsed, i, selected), meaning: meaningOf(o.label, c), selected: o.selected }));
+  const doubts = kind ? doubtsAbout(kind, screens, c, rows, top) : ['no part of the prompt says what it asks'];
+  if (options.length === 0) doubts.push('the answers it offers could not be read');
 
   return {
+    certain: doubts.length === 0,
+    doubts,
     tool: kind?.kind ?? 'other',
     toolName: kind?.toolName ?? null,
     command: kind?.command ?? null,
@@ -305,6 +341,84 @@ export function parseApproval(screens: Screens, screen: ScreenRows | readonly st
     options,
     row: kind?.row ?? Math.min(anchor, top ?? anchor),
   };
+}
+
+/** Rows a prompt never hides a call in: blank, a rule, a frame. */
+const isFiller = (content: string): boolean => content === '' || isRule(content) || /^[\s│┃╭╮╰╯─]*$/.test(content);
+
+/**
+ * Why the parse of a prompt may not say what the CLI will do: a catch-all kind; a row between the
+ * kind's match and the answers that no part of the layout explains (a tip read as the command is
+ * how a destructive command was once approved); a witness that disagrees; a command that may be cut
+ * where a long row wrapped.
+ */
+function doubtsAbout(kind: KindMatch, screens: Screens, c: Compiled, rows: ScreenRows, optionsTop: number | undefined): string[] {
+  const doubts: string[] = [];
+  if (kind.kind === 'other') doubts.push('the prompt is not one of the kinds this profile reads');
+  if (kind.kind === 'shell' && kind.command === null) doubts.push('no command was read from the prompt');
+  if ((kind.kind === 'file_edit' || kind.kind === 'file_write' || kind.kind === 'file_read') && kind.path === null) doubts.push('no file was read from the prompt');
+  const { lines } = rows;
+  const end = optionsTop ?? lines.length;
+  for (let row = kind.endRow + 1; row < end; row++) {
+    const line = lines[row] ?? '';
+    const content = rowContent(line);
+    if (isFiller(content)) continue;
+    if (lowestMatchOf(screens.approval, { lines: [line] })) continue;
+    if (c.decorations.some((d) => d.test(content))) continue;
+    doubts.push(`a row of the prompt is not part of any layout this profile knows: "${content.slice(0, 80)}"`);
+  }
+  const said = witnessFor(c, lines, kind.row);
+  if (said) {
+    const read = said.group === 'command' ? kind.command : kind.path;
+    const agrees = read !== null && (said.group === 'command' ? sameCall(said.text, read) : sameFile(said.text, read));
+    if (!agrees) doubts.push(`the prompt reads "${(read ?? '').slice(0, 80)}" but the CLI also shows "${said.text.slice(0, 80)}"`);
+  }
+  if (kind.commandRows > 1 && mayWrap(lines, kind)) doubts.push('the command spans rows that reach the edge of the screen: it may be cut where it wrapped');
+  return doubts;
+}
+
+/** The lowest witness above the prompt, with what it says. */
+function witnessFor(c: Compiled, lines: readonly string[], promptRow: number): { group: 'command' | 'path'; text: string } | undefined {
+  let best: { row: number; group: 'command' | 'path'; text: string } | undefined;
+  for (const w of c.witnesses) {
+    const { text, rowOf, starts } = region(lines.slice(0, promptRow), w.rows);
+    w.regex.lastIndex = 0;
+    for (let m = w.regex.exec(text); m; m = w.regex.exec(text)) {
+      if (m[0].length === 0) w.regex.lastIndex += 1;
+      const row = rowOf[lineIndexAt(starts, m.index)] ?? 0;
+      const group = m.groups?.command !== undefined ? 'command' : m.groups?.path !== undefined ? 'path' : undefined;
+      const said = group ? clean(m.groups?.[group]) : null;
+      if (group && said !== null && (!best || row >= best.row)) best = { row, group, text: said };
+    }
+  }
+  return best;
+}
+
+/** The same call, whitespace aside; a witness cut short with … need only begin the same way. */
+function sameCall(witness: string, read: string): boolean {
+  const squeeze = (t: string): string => t.replace(/\s+/g, '');
+  const w = squeeze(witness);
+  const r = squeeze(read);
+  if (w.endsWith('…')) return r.startsWith(w.slice(0, -1));
+  return w === r;
+}
+
+/**
+ * The same file: CLIs name it relative in one place and absolute or by its bare name in another
+ * ("Write(/home/dev/a.txt)" above "../a.txt"), so the names must agree; where the file is, the
+ * policy judges from the prompt's own path.
+ */
+function sameFile(witness: string, read: string): boolean {
+  const name = (p: string): string => p.replace(/…$/, '').split(/[\\/]/).filter(Boolean).pop() ?? '';
+  const w = name(witness);
+  return witness.endsWith('…') ? name(read).startsWith(w) : w === name(read);
+}
+
+/** True when a row of a multi-row command reaches within two columns of the screen's widest row. */
+function mayWrap(lines: readonly string[], kind: KindMatch): boolean {
+  const width = lines.reduce((w, l) => Math.max(w, l.length), 0);
+  const commandLines = (kind.command ?? '').split('\n');
+  return commandLines.slice(0, -1).some((l) => lines.some((row) => row.includes(l) && row.trimEnd().length >= width - 2));
 }
 
 /**

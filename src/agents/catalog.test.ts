@@ -103,10 +103,10 @@ ${extra}
     expect(problemsOf('        dialogs: [{ id: trust, when: ["Trust"], decides: trust_folder, accept: [Entr], decline: [Escape] }]')).toEqual([
       expect.stringMatching(/screens\.0\.dialogs\.0\.accept: .*Entr/),
     ]);
-    // Choosing by label needs the menu's rows, with the label and the highlight.
-    expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, accept: { choose: "^Use" }, decline: [Enter] }]')).toEqual([
-      expect.stringMatching(/screens\.0\.dialogs\.0\.accept: choose needs the dialog's options/),
-    ]);
+    // Choosing by label reads the menu by its shape when the dialog gives no option pattern (issue 10:
+    // dialogs answered by meaning on releases no pattern has seen); a pattern given must name the
+    // label and the highlight.
+    expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, accept: { choose: "^Use" }, decline: [Enter] }]')).toEqual([]);
     expect(problemsOf('        dialogs: [{ id: nudge, when: ["Try"], decides: keep_current_model, options: { pattern: "^\\\\d+\\\\. (?<label>.*)" }, accept: { choose: "^Use" }, decline: [Enter] }]')).toEqual([
       expect.stringMatching(/screens\.0\.dialogs\.0\.options\.pattern: needs a group named 'selected'/),
     ]);

@@ -71,6 +71,7 @@ export function profileProblems(data: ProfileData): string[] {
     spec.kinds.forEach((kind, j) => {
       if (typeof kind.pattern !== 'string' && kind.pattern.ansi === true) problems.push(`${where}.kinds.${j}.pattern: kinds match the plain rows (ansi is not supported here)`);
       checkGroups(`${where}.kinds.${j}.pattern`, kind.pattern, { allowed: ['tool', 'command', 'path'] });
+      if (kind.gutter) checkGroups(`${where}.kinds.${j}.gutter`, kind.gutter, { allowed: [] });
     });
     const optionGroups = checkGroups(`${where}.options.pattern`, options.pattern, list ? { allowed: ['label', 'number', 'selected'], required: ['label'] } : { allowed: ['options', 'selected'], required: ['options'] });
     if (options.continuation) {
@@ -87,6 +88,11 @@ export function profileProblems(data: ProfileData): string[] {
     if (spec.select.includes('shortcut') && !options.shortcut) problems.push(`${where}.select: 'shortcut' needs options.shortcut`);
     checkKeys(`${where}.submit`, spec.submit);
     spec.meanings.forEach((m, j) => checkGroups(`${where}.meanings.${j}.pattern`, m.pattern, { allowed: [] }));
+    spec.decorations.forEach((d, j) => checkGroups(`${where}.decorations.${j}`, d, { allowed: [] }));
+    spec.witnesses.forEach((w, j) => {
+      const names = checkGroups(`${where}.witnesses.${j}`, w, { allowed: ['command', 'path'] });
+      if (names.length === 0) problems.push(`${where}.witnesses.${j}: needs a group named 'command' or 'path'`);
+    });
   };
 
   data.screens.forEach((screens, i) => {
@@ -109,7 +115,6 @@ export function profileProblems(data: ProfileData): string[] {
         if (Array.isArray(given)) checkKeys(`${at}.dialogs.${j}.${answer}`, given);
         else {
           checkGroups(`${at}.dialogs.${j}.${answer}.choose`, given.choose, { allowed: [] });
-          if (!dialog.options) problems.push(`${at}.dialogs.${j}.${answer}: choose needs the dialog's options`);
         }
       }
       if (dialog.options) checkGroups(`${at}.dialogs.${j}.options.pattern`, dialog.options.pattern, { allowed: ['label', 'selected'], required: ['label', 'selected'] });

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { AgentCatalog } from './catalog.js';
-import { detectScreen, type Detection } from './detect.js';
+import { detectScreen, lowestMatchOf, type Detection } from './detect.js';
 import { defineProfile } from './profile.js';
 import type { Screens } from './schema.js';
 import { satisfies } from './version-range.js';
@@ -114,9 +114,10 @@ describe('detection rules', () => {
 
   it('reports the line where the match starts and its row', () => {
     const claude = catalog.get('claude').screensFor(undefined);
-    const d = detectScreen(claude, ['', '', ' Do you want to proceed?', ' ❯ 1. Yes', '   3. No']);
+    // The pattern's leading \s* starts its match on the blank rows above; the evidence is the question's row.
+    const d = detectScreen(claude, ['', '', ' Do you want to proceed?', ' ❯ 1. Yes', '   2. No']);
     expect(d.kind).toBe('approval');
-    expect(d.evidence?.row).toBe(3);
+    expect(d.evidence?.row).toBe(2);
   });
 
   it('finishes on a crafted screen even with a catastrophic pattern from a user profile', () => {
@@ -147,11 +148,8 @@ describe('executing and question patterns on the recorded screens', () => {
     for (const f of readdirSync(path.join(fixtures, 'cli-captures'))) if (/-tui-.*(?<!\.ansi)\.txt$/.test(f)) out.push([f.split('-')[0] ?? '', `cli-captures/${f}`]);
     return out;
   };
-  /** Whether any of `patterns` matches, with detectScreen's rules (rows, ansi), through the busy slot. */
-  const matches = (agent: string, patterns: Screens['busy'], lines: readonly string[]): boolean => {
-    const screens = catalog.get(agent).screensFor(undefined);
-    return detectScreen({ ...screens, dialogs: [], approval: [], error: [], idle: [], busy: patterns }, lines).kind === 'busy';
-  };
+  /** Whether any of `patterns` matches, with detectScreen's rules (rows, ansi), and nothing else (no structural rules). */
+  const matches = (_agent: string, patterns: Screens['busy'], lines: readonly string[]): boolean => lowestMatchOf(patterns, { lines }) !== undefined;
   const executing = (agent: string, lines: readonly string[]): boolean => matches(agent, catalog.get(agent).screensFor(undefined).executing, lines);
 
   // Only Codex and OpenCode draw a pending tool call differently from a finished one, and no

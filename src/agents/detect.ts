@@ -1,6 +1,7 @@
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import type { Dialog, ScreenPattern, Screens } from './schema.js';
+import { findInputBox, findMenu, findWorkSign, type InputBox, type StructuralMenu, type WorkSign } from './structure.js';
 
 /** What a screen shows, as far as a profile's patterns can tell. */
 export type ScreenKind = 'dialog' | 'approval' | 'busy' | 'idle' | 'unknown';
@@ -130,30 +131,59 @@ function allMatch(patterns: readonly ScreenPattern[], screen: ScreenRows): Match
   return lowest;
 }
 
+/** What the screen's shape says, computed once per classification. */
+interface Shape {
+  menu: StructuralMenu | undefined;
+  input: InputBox | undefined;
+  work: WorkSign | undefined;
+}
+
+function shapeOf(lines: readonly string[]): Shape {
+  const menu = findMenu(lines);
+  return { menu, input: findInputBox(lines, menu), work: findWorkSign(lines) };
+}
+
+const evidenceAt = (rule: string, lines: readonly string[], row: number, pattern: string): Evidence => ({ rule, pattern, line: (lines[row] ?? '').trim(), row });
+
 /**
- * Classifies a rendered screen with a profile's patterns.
+ * Classifies a rendered screen with a profile's patterns, and with the screen's shape where the
+ * patterns say nothing (a release they have not seen).
  *
  * Dialogs and approval prompts are modal: while one is live, the CLI draws nothing interactive
  * below it. One with the idle prompt below it is history (a trust dialog left on screen after a
- * restart), and is ignored. Signs of work win over the idle prompt, which some CLIs keep drawn
- * under their spinner. Error messages are reported on the side: CLIs show them and go straight
- * back to their prompt.
+ * restart), and is ignored. A menu waiting for a choice that no pattern explains is a dialog of
+ * unknown meaning: nothing answers it by policy, so an unknown offer is never taken for an
+ * approval or an idle prompt. Signs of work win over the idle prompt, which some CLIs keep drawn
+ * under their spinner. Error messages are reported on the side: CLIs show them and go straight back
+ * to their prompt.
  */
 export function detectScreen(screens: Screens, screen: ScreenRows | readonly string[]): Detection {
   const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
+  const { lines } = rows;
   const errorMatch = lowestMatch(screens.error, rows);
   const idleMatch = lowestMatch(screens.idle, rows);
-  const live = (m: Match): boolean => idleMatch === undefined || idleMatch.row <= m.row;
+  const shape = shapeOf(lines);
+  // The lowest row that takes typing: anything modal drawn above it is history.
+  const typingRow = Math.max(idleMatch?.row ?? -1, shape.input?.row ?? -1);
+  const live = (row: number): boolean => typingRow < 0 || typingRow <= row;
   const decide = (): Detection => {
     for (const dialog of screens.dialogs) {
       const m = allMatch(dialog.when, rows);
-      if (m && live(m)) return { kind: 'dialog', dialog, evidence: { rule: `dialog:${dialog.id}`, ...m } };
+      if (m && live(m.row)) return { kind: 'dialog', dialog, evidence: { rule: `dialog:${dialog.id}`, ...m } };
     }
     const approval = lowestMatch(screens.approval, rows);
-    if (approval && live(approval)) return { kind: 'approval', evidence: { rule: 'approval', ...approval } };
+    if (approval && live(approval.row)) return { kind: 'approval', evidence: { rule: 'approval', ...approval } };
+    const menu = shape.menu;
+    if (menu && live(menu.top) && !(idleMatch && idleMatch.row > menu.bottom)) {
+      const chosen = menu.options.find((o) => o.selected) ?? menu.options[0];
+      return { kind: 'dialog', evidence: evidenceAt('structure:menu', lines, chosen?.row ?? menu.top, 'a menu waiting for a choice') };
+    }
     const busy = lowestMatch(screens.busy, rows);
     if (busy) return { kind: 'busy', evidence: { rule: 'busy', ...busy } };
+    if (shape.work?.kind === 'interrupt') return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a hint on how to interrupt') };
     if (idleMatch) return { kind: 'idle', evidence: { rule: 'idle', ...idleMatch } };
+    if (shape.work) return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a spinner row') };
+    if (shape.input) return { kind: 'idle', evidence: evidenceAt('structure:input', lines, shape.input.row, 'the input box') };
     return { kind: 'unknown' };
   };
   const detection = decide();

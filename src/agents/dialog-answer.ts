@@ -9,6 +9,7 @@ import { menuRows, type MenuRow } from './approval-request.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { pressKeys } from './input.js';
 import type { Dialog } from './schema.js';
+import { findMenu } from './structure.js';
 
 /** How to answer the questions a CLI asks on first run (and sometimes later). */
 export interface FirstRunPolicy {
@@ -18,6 +19,8 @@ export interface FirstRunPolicy {
   useEnvApiKey: boolean;
   /** Keep the configured model when a CLI suggests switching. */
   keepCurrentModel: boolean;
+  /** Take a CLI up on an offer to try something new (a renderer, a mode); no by default: the screens read are the known ones. */
+  tryNewFeatures: boolean;
 }
 
 /**
@@ -26,7 +29,7 @@ export interface FirstRunPolicy {
  * isolated HOME every answer stays in that HOME, and the key is the sandbox's own.
  */
 export function defaultFirstRunPolicy(sandboxed: boolean): FirstRunPolicy {
-  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true };
+  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true, tryNewFeatures: false };
 }
 
 export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = defaultFirstRunPolicy(false);
@@ -40,6 +43,8 @@ export function decideDialog(dialog: Dialog, policy: FirstRunPolicy): 'accept' |
       return policy.useEnvApiKey ? 'accept' : 'decline';
     case 'keep_current_model':
       return policy.keepCurrentModel ? 'accept' : 'decline';
+    case 'try_new_feature':
+      return policy.tryNewFeatures ? 'accept' : 'decline';
     case 'continue':
       return 'accept';
   }
@@ -56,13 +61,17 @@ export interface MenuChoice {
   target: RegExp;
 }
 
-/** The menu choice behind a dialog's answer, or null when the answer is plain keys. */
+/**
+ * The menu choice behind a dialog's answer, or null when the answer is plain keys. The menu is read
+ * with the dialog's own option pattern, or by its shape (findMenu) when it has none.
+ */
 export function menuChoiceFor(dialog: Dialog, decision: 'accept' | 'decline'): MenuChoice | null {
   const answer = dialog[decision];
   if (Array.isArray(answer)) return null;
-  if (!dialog.options) throw new Error(`dialog ${dialog.id}: choose needs options`);
+  const target = compileSafeRegex(patternSource(answer.choose), patternFlags(answer.choose));
+  if (!dialog.options) return { readMenu: (lines) => findMenu(lines)?.options ?? [], target };
   const option = compileSafeRegex(patternSource(dialog.options.pattern), patternFlags(dialog.options.pattern));
-  return { readMenu: (lines) => menuRows(lines, option), target: compileSafeRegex(patternSource(answer.choose), patternFlags(answer.choose)) };
+  return { readMenu: (lines) => menuRows(lines, option), target };
 }
 
 /** The next key toward `choice` on this screen: an arrow toward it, or Enter once it is highlighted. */

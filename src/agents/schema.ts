@@ -48,6 +48,11 @@ export const approvalKindSchema = z.strictObject({
   pattern: screenPatternSchema,
   /** The tool's name when the prompt does not show it (Claude Code's "Create file" is its Write tool). */
   tool_name: z.string().min(1).optional(),
+  /**
+   * What the CLI draws before each row of a multi-row command or path (Claude Code's " │ " gutter,
+   * an indent), removed from every row the groups captured.
+   */
+  gutter: textPatternSchema.optional(),
 });
 
 /** How the answers of an approval prompt are laid out on screen. */
@@ -95,6 +100,19 @@ export const approvalRequestSchema = z.strictObject({
    * wrong, tried first: a pattern on the label and its meaning (null: never chosen by a policy).
    */
   meanings: z.array(z.strictObject({ pattern: textPatternSchema, meaning: z.enum(ANSWER_MEANINGS).nullable() })).default([]),
+  /**
+   * Rows a prompt may hold that say nothing about what it asks (a tip, the model's reason, a hint
+   * on how to auto-accept), tested on a row's text without its box sides. Every row between the
+   * kind's match and the options must be blank, a rule, the question (an `approval` pattern) or one
+   * of these: any other row means the parse cannot be sure, and a policy then asks instead of allowing.
+   */
+  decorations: z.array(textPatternSchema).default([]),
+  /**
+   * Where the CLI shows the same call a second time, above the prompt (Claude Code's
+   * "● Bash(rm -r dir)"), with group `command` or `path` (a trailing … marks a cut). When it is on
+   * screen and disagrees with what the prompt was read to say, the parse is not sure.
+   */
+  witnesses: z.array(screenPatternSchema).default([]),
 });
 
 export const dialogSchema = z.strictObject({
@@ -103,7 +121,7 @@ export const dialogSchema = z.strictObject({
   /** The dialog is on screen when every one of these matches. */
   when: z.array(screenPatternSchema).min(1),
   /** The first-run policy decision this dialog asks for. */
-  decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'continue']),
+  decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'try_new_feature', 'continue']),
   /**
    * What to do when the policy says yes, and when it says no: keys to press (named keys, as
    * send_keys takes them), or `{ choose: pattern }`, the option whose label matches, reached by
@@ -113,7 +131,10 @@ export const dialogSchema = z.strictObject({
    */
   accept: z.union([z.array(z.string()).min(1), z.strictObject({ choose: textPatternSchema })]),
   decline: z.union([z.array(z.string()).min(1), z.strictObject({ choose: textPatternSchema })]),
-  /** The dialog's menu, for `choose`: a row per option, with groups `label` and `selected` (only on the highlighted one). */
+  /**
+   * The dialog's menu, for `choose`: a row per option, with groups `label` and `selected` (only on
+   * the highlighted one). Without it, the menu is read by its shape (option rows, one highlighted).
+   */
   options: z.strictObject({ pattern: textPatternSchema }).optional(),
 });
 

@@ -1,7 +1,7 @@
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
-/** The version the patterns below were recorded against. */
-export const CLAUDE_VERSION = '2.1.197';
+/** The newest version the patterns below were recorded against (the one the tests pin). */
+export const CLAUDE_VERSION = '2.1.330';
 
 /** Claude Code (`@anthropic-ai/claude-code`). */
 export const claude = defineProfile(
@@ -13,12 +13,14 @@ export const claude = defineProfile(
     interactive_args: ['--permission-mode', 'default'],
     headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--verbose'],
     screens: [
+      // 2.1.197: the command under its heading, then the description Claude always fills ("Run
+      // shell command" when the model gave none). Kept so that version's screens stay readable.
       {
-        versions: '>=2.1.0 <3',
+        versions: '>=2.1.0 <2.1.300',
         recorded: ['2.1.197'],
         idle: [{ pattern: '^\\s*\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 3 }, { pattern: '^[·✢✳✶✻✽*] \\S.*…', rows: 8 }],
-        approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)', '^\\s*❯ 1\\. Yes'],
+        approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)'],
         // No recording tells a running tool from thinking: after an approval the collapsed tool
         // group keeps its "Reading 1 file…" header while the model is already answering
         // (claude-tui-after-approve-thinking), so nothing on these screens marks `executing`.
@@ -29,33 +31,92 @@ export const claude = defineProfile(
         reply: ['^● '],
         approval_request: {
           kinds: [
-            // " Bash command", a blank row, then the command (its first row; the description follows).
-            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?: *\\n)? +(?<command>\\S.*)' },
-            // Documented, not recorded: "Create file / ../fake_written.txt / (diff) / Do you want to create …?".
-            { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n(?: *\\n)? *(?<path>\\S.*)' },
+            // " Bash command", a blank row, the command's rows, the description's row, a blank row,
+            // the question: the whole block, so a row of any other kind leaves the prompt unread.
+            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?: *\\n)?(?<command>(?: {3}\\S.*\\n)+?) {3}\\S.*\\n *\\n', gutter: '^ {3}' },
+            { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
+            { kind: 'file_edit', tool_name: 'Edit', pattern: '^ Edit file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
             { kind: 'other', pattern: '^ Do you want to ' },
           ],
-          options: { layout: 'list', pattern: '^ (?<selected>❯)? *(?<number>\\d+)\\. +(?<label>.*\\S)' },
+          options: { layout: 'list', pattern: '^ (?<selected>❯)? *(?<number>\\d+)\\. +(?<label>.*\\S)', continuation: '^ {6}(?<label>\\S.*)' },
           // The number chooses at once ("1" is what the end-to-end tests press); Esc also says no.
           select: ['number'],
-          // 2.1.330 offers "3. Yes, and switch to auto mode": more than this call, never a policy's pick.
-          meanings: [{ pattern: 'switch to auto mode', meaning: null }],
+          witnesses: [
+            '^● Bash\\((?<command>[^\\n]*(?:\\n {6}[^\\n]*)*)\\)$',
+            '^\\s+⎿\\s+\\$ (?<command>.*\\S)',
+            '^● (?:Write|Update|Edit)\\((?<path>[^\\n]*)\\)$',
+            '^ Do you want to (?:create|make this edit to|overwrite) (?<path>.+)\\?$',
+          ],
         },
         dialogs: [
           {
             id: 'trust_folder',
             when: ['Is this a project you created or one you trust', 'Yes, I trust this folder'],
             decides: 'trust_folder',
-            accept: ['Enter'],
-            decline: ['Escape'],
+            accept: { choose: 'I trust this folder' },
+            decline: { choose: '^No\\b' },
           },
           {
             id: 'use_api_key',
             when: ['Detected a custom API key', 'Do you want to use this API key'],
             decides: 'use_env_api_key',
-            options: { pattern: '^ +(?<selected>❯)? *\\d+\\. +(?<label>.*\\S)' },
             accept: { choose: '^Yes$' },
             decline: { choose: '^No\\b' },
+          },
+        ],
+      },
+      // 2.1.330: a footer before "? for shortcuts" ("⏸ manual mode on · …"); menus without numbers
+      // in dialogs ("❯ No, exit" listed first); the command between dashed rules, a tip and the
+      // description above it, a " │ " gutter on each row of a multi-row command.
+      {
+        versions: '>=2.1.300 <2.2',
+        recorded: ['2.1.330'],
+        idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
+        busy: [{ pattern: 'esc to interrupt', rows: 3 }, { pattern: '^[·✢✳✶✻✽*] \\S.*…', rows: 8 }],
+        approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)'],
+        executing: [],
+        question: [],
+        error: ['API Error', '^\\s*⎿\\s+(Error|API Error)'],
+        reply: ['^● '],
+        approval_request: {
+          kinds: [
+            // The heading, an optional tip, the description, then the command between dashed rules.
+            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?: Tip: .*\\n)?(?: \\S.*\\n)?╌{8,}\\n(?<command>(?: .*\\n)+?)╌{8,}$', gutter: '^ (?:│ )?' },
+            { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
+            { kind: 'file_edit', tool_name: 'Edit', pattern: '^ Edit file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
+            { kind: 'other', pattern: '^ Do you want to ' },
+          ],
+          options: { layout: 'list', pattern: '^ (?<selected>❯)? *(?<number>\\d+)\\. +(?<label>.*\\S)', continuation: '^ {6}(?<label>\\S.*)' },
+          select: ['number'],
+          // "Yes, and switch to auto mode": more than this call, never a policy's pick.
+          meanings: [{ pattern: 'switch to auto mode', meaning: null }],
+          witnesses: [
+            '^● Bash\\((?<command>[^\\n]*(?:\\n {6}[^\\n]*)*)\\)$',
+            '^● (?:Write|Update|Edit)\\((?<path>[^\\n]*)\\)$',
+            '^ Do you want to (?:create|make this edit to|overwrite) (?<path>.+)\\?$',
+          ],
+        },
+        dialogs: [
+          {
+            id: 'trust_folder',
+            when: ['Is this a project you created or one you trust', 'Yes, I trust this folder'],
+            decides: 'trust_folder',
+            accept: { choose: 'I trust this folder' },
+            decline: { choose: '^No\\b' },
+          },
+          {
+            id: 'use_api_key',
+            when: ['Detected a custom API key', 'Do you want to use this API key'],
+            decides: 'use_env_api_key',
+            accept: { choose: '^Yes$' },
+            decline: { choose: '^No\\b' },
+          },
+          {
+            id: 'fullscreen_renderer',
+            when: ['Try the new fullscreen renderer'],
+            decides: 'try_new_feature',
+            accept: { choose: '^Yes' },
+            decline: { choose: '^(Not now|No)\\b' },
           },
         ],
       },

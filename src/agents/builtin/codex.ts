@@ -34,7 +34,9 @@ export const codex = defineProfile(
         interrupted: ['■ Conversation interrupted'],
         approval_request: {
           kinds: [
-            { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?:.*\\n){0,8}? *\\$ (?<command>.*\\S)' },
+            // The question, the environment and the model's reason, then "$ <command>": every row
+            // named, so anything else between them leaves the prompt unread (and asked).
+            { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
             { kind: 'other', pattern: '^ *Would you like to ' },
           ],
           options: {
@@ -46,14 +48,16 @@ export const codex = defineProfile(
           },
           // "y", "p" and Esc, as the labels say (and as approval_keys has them).
           select: ['shortcut', 'number'],
+          // The exec cell above the prompt names the same command.
+          witnesses: ['^[•◦] Running (?<command>.*\\S)'],
         },
         dialogs: [
           {
             id: 'trust_folder',
             when: ['Trust this folder\\?', 'Trust and continue'],
             decides: 'trust_folder',
-            accept: ['Enter'],
-            decline: ['2', 'Enter'],
+            accept: { choose: '^Trust and continue' },
+            decline: { choose: '^(Back|Quit|Exit|No)\\b' },
           },
           {
             id: 'model_migration',

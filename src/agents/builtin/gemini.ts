@@ -33,8 +33,12 @@ export const gemini = defineProfile(
             // "│ ? Shell  <command>" and the command again in an inner box (taken from the box).
             { kind: 'shell', pattern: '^│ \\? (?<tool>Shell) .*\\n│ ╭─*╮ │\\n│ │ (?<command>.*?) *│ │$' },
             { kind: 'shell', pattern: '^│ \\? (?<tool>Shell) +(?<command>.*?) *│$' },
-            // Documented, not recorded: "? WriteFile  Writing to fake_written.txt", a diff, "Apply this change?".
-            { kind: 'file_write', pattern: '^│ \\? (?<tool>WriteFile) +Writing to (?<path>.*?) *│$' },
+            // "? WriteFile  Writing to b.txt", then the new content in an inner box (recorded by doctor
+            // and the file-edit e2e test), then "Apply this change?".
+            { kind: 'file_write', pattern: '^│ \\? (?<tool>WriteFile) +Writing to (?<path>.*?) *│(?:\\n│ [╭│╰].*│)*$' },
+            // "? Edit  a.txt: alpha => beta", the diff in an inner box. The path ends at the first ": "
+            // and no other ": " may come before " => ": a path with ": " in it is not read (asked).
+            { kind: 'file_edit', pattern: '^│ \\? (?<tool>Edit) +(?<path>[^\\s:│]+): (?:[^:│]|:[^ ])* => .*│(?:\\n│ [╭│╰].*│)*$' },
             { kind: 'other', pattern: '^│ \\? (?<tool>\\S+)' },
           ],
           options: {
@@ -44,14 +48,16 @@ export const gemini = defineProfile(
           },
           // "1" and "2" choose at once; "No, suggest changes (esc)" is Esc (approval_keys has the same).
           select: ['shortcut', 'number'],
+          // Hints Gemini adds under a shell command it could run in more than one way.
+          decorations: ['^Redirection detected\\.', 'To auto-accept, press Shift\\+Tab'],
         },
         dialogs: [
           {
             id: 'trust_folder',
             when: ['Do you trust the files in this folder\\?', 'Trust folder'],
             decides: 'trust_folder',
-            accept: ['Enter'],
-            decline: ['3', 'Enter'],
+            accept: { choose: '^Trust folder' },
+            decline: { choose: "^Don't trust" },
           },
           {
             // After choosing "Use Gemini API Key", the key from the environment is filled in.
@@ -65,7 +71,7 @@ export const gemini = defineProfile(
             id: 'choose_auth',
             when: ['How would you like to authenticate', 'Use Gemini API Key'],
             decides: 'use_env_api_key',
-            accept: ['2', 'Enter'],
+            accept: { choose: '^Use Gemini API Key' },
             decline: ['Escape'],
           },
         ],

@@ -62,6 +62,8 @@ export const opencode = defineProfile(
         approval_request: {
           kinds: [
             { kind: 'shell', tool_name: 'bash', pattern: '^ *┃ +△ Permission required *\\n *┃ +# .*\\n(?: *┃ *\\n)* *┃ +\\$ (?<command>.*\\S)' },
+            // A write or an edit: "→ Edit b.txt", then the diff (recorded by doctor and the e2e file tests).
+            { kind: 'file_edit', tool_name: 'edit', pattern: '^ *┃ +△ Permission required *\\n *┃ +→ Edit (?<path>.*\\S) *(?:\\n *┃.*)*$' },
             // Before a tool may touch a folder outside the project, OpenCode asks for the folder itself.
             { kind: 'other', tool_name: 'external_directory', pattern: '^ *┃ +△ Permission required *\\n *┃ +← Access external directory (?<path>.*\\S)' },
             { kind: 'other', pattern: '^ *┃ +△ Permission required' },
