@@ -2,7 +2,7 @@
 // Part of the test line only: a user installing Switchboard never downloads them. Skips the install
 // when the installed versions already match the pins.
 import { execFileSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -35,5 +35,8 @@ for (const dir of dirs) {
   // npm is a .cmd shim on Windows, which Node only runs through a shell.
   const windows = process.platform === 'win32';
   const args = ['install', '--no-save', '--no-audit', '--no-fund'];
+  // npm trusts its hidden lockfile over what is on disk: one that already names the new pins (left
+  // by a lockfile-only update) makes it report "up to date" and keep the old package.
+  rmSync(path.join(dir, 'node_modules', '.package-lock.json'), { force: true });
   execFileSync(windows ? 'npm.cmd' : 'npm', args, { cwd: dir, stdio: 'inherit', shell: windows });
 }

@@ -7,7 +7,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog, answerDialog, defineProfile, menuChoiceFor, nextMenuKey, sendPrompt, type Dialog } from '../src/agents/index.js';
-import { PaneRegistry } from '../src/pane/index.js';
+import { PaneRegistry, waitForScreen } from '../src/pane/index.js';
 import { tempDir } from './support/shell.js';
 
 const registry = new PaneRegistry();
@@ -82,11 +82,11 @@ describe('choosing a dialog option by its label', () => {
 
   it('comes back up when the highlight sits below the choice', async () => {
     const pane = registry.create({ argv: [process.execPath, menuProgram(['Alpha', 'Beta', 'Gamma'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
-    for (let i = 0; i < 2; i++) {
-      await new Promise((resolve) => setTimeout(resolve, 150));
-      pane.sendKeys(['Down']);
+    // Moved down twice, each step waited for on screen (a busy machine draws late).
+    for (const row of ['› 1. Alpha', '› 2. Beta', '› 3. Gamma']) {
+      expect((await waitForScreen(pane, { pattern: new RegExp(`^${row.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'), timeoutMs: 10_000 })).matched).toBe(true);
+      if (!row.includes('Gamma')) pane.sendKeys(['Down']);
     }
-    await new Promise((resolve) => setTimeout(resolve, 150));
     expect(pane.screenLines()).toContain('› 3. Gamma');
     expect(await answerDialog(pane, { ...MIGRATION, accept: { choose: '^Alpha$' } }, 'accept')).toEqual(['Up', 'Up', 'Enter']);
     expect(await chosen(pane)).toBe('chose: Alpha');
@@ -199,8 +199,9 @@ describe('a prompt sent while a late first-run dialog is up', () => {
     { when: 'types the prompt again when the dialog swallowed it', nudge: 'first key' as const, lookAfterMs: 200, seen: 'idle>' },
   ])('$when', async ({ nudge, lookAfterMs, seen }) => {
     const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(nudge)], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, lookAfterMs));
-    expect(pane.screenLines()).toContain(seen);
+    // What the agent shows when the prompt is sent, waited for on screen (a busy machine starts it late).
+    expect((await waitForScreen(pane, { pattern: new RegExp(`^${seen}`, 'm'), timeoutMs: 10_000 })).matched).toBe(true);
+    await new Promise((resolve) => setTimeout(resolve, lookAfterMs - 150));
     await sendPrompt(pane, target, 'say hello please');
     await pane.waitForExit();
     const text = pane.readText(20).lines.join('\n');

@@ -66,6 +66,16 @@ const shell = (toolName: string | null, row: number, options: Expected['options'
 const APPROVALS: Record<string, [string, Expected]> = {
   'screens/claude-2.1.197/approval.txt': ['claude', shell('Bash', 25, claudeOptions('sb-claude-work-XXXXXX'))],
   'cli-captures/claude-tui-approval.txt': ['claude', shell('Bash', 19, claudeOptions('work-claude-tui'))],
+  // 2.1.330: a tip line between the heading and the command, the command between dashed rules.
+  'screens/claude-2.1.330/approval.txt': [
+    'claude',
+    shell('Bash', 17, [
+      ['Yes', 'allow_once', ['1'], true],
+      ['Yes, and always allow access to /home/dev/work from this project', 'allow_always', ['2'], false],
+      ['Yes, and switch to auto mode · auto mode handles these prompts for you', null, ['3'], false],
+      ['No', 'deny', ['4'], false],
+    ]),
+  ],
   'screens/codex-0.169.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
   'cli-captures/codex-tui-approval.txt': ['codex', shell(null, 26, codexOptions)],
   'screens/gemini-0.61.0/approval.txt': ['gemini', shell('Shell', 27, geminiOptions)],
@@ -108,7 +118,7 @@ describe('parseApproval on the recorded approval screens', () => {
     if (keys.allow_always) expect(optionFor(request, 'allow_always')?.keys).toEqual(keys.allow_always);
     // Claude's "No" is chosen by its number like the others; approval_keys cancels with Esc, which
     // also says no (real-clis.md), because the number of "No" differs between Claude versions.
-    if (agent === 'claude') expect(optionFor(request, 'deny')?.keys).toEqual(['3']);
+    if (agent === 'claude') expect(optionFor(request, 'deny')?.keys).toEqual([file.includes('2.1.330') ? '4' : '3']);
     else expect(optionFor(request, 'deny')?.keys).toEqual(keys.deny);
   });
 

@@ -7,8 +7,10 @@ import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
 import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
-import { answerDialog, decideDialog, defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
+import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
+import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
 export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
+export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
 
 
 
@@ -35,17 +37,6 @@ export interface AgentLaunchOptions {
   signal?: AbortSignal;
 }
 
-/** A dialog answered during start-up. */
-export interface AnsweredDialog {
-  id: string;
-  decision: 'accept' | 'decline';
-  /** The keys pressed (for a `choose` answer, the arrows it took and Enter). */
-  keys: string[];
-  atMs: number;
-  /** Why the answer could not be carried out (the dialog is then answered again once it sits still). */
-  error?: string;
-}
-
 export interface AgentStart {
   pane: Pane;
   version: string | undefined;
@@ -56,10 +47,6 @@ export interface AgentStart {
 
 /** How long the idle prompt must stay on screen before the agent counts as ready (redraws look idle mid-start). */
 export const READY_SETTLE_MS = 400;
-/** A dialog still on screen, unchanged, this long after its answer is answered again (the keys were lost). */
-export const DIALOG_REPEAT_MS = 3_000;
-/** A dialog is answered once it has been on screen this long: keys sent while it draws are lost. */
-export const DIALOG_SETTLE_MS = 250;
 
 const packageBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin');
 
@@ -70,12 +57,9 @@ export function defaultBinaryDirs(env: NodeJS.ProcessEnv): string[] {
 }
 
 
-/** The first-run policy each agent pane was started with: dialogs that open later are answered by it too. */
-const policies = new WeakMap<Pane, FirstRunPolicy>();
-
 /** The first-run policy `pane`'s agent was started with (undefined for panes startAgent did not start). */
 export function firstRunPolicyOf(pane: Pane): FirstRunPolicy | undefined {
-  return policies.get(pane);
+  return dialogResponderOf(pane)?.policy;
 }
 
 /**
@@ -114,9 +98,10 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
     agent: { name: profile.data.name, version },
   });
   const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
-  policies.set(pane, policy);
+  // The pane's dialogs are answered by this policy for as long as it lives, not only now.
+  const responder = attachDialogResponder(pane, screens, policy);
   try {
-    const ready = await awaitReady(pane, screens, policy, options.readyTimeoutMs ?? 90_000, options.signal);
+    const ready = await awaitReady(pane, screens, responder, options.readyTimeoutMs ?? 90_000, options.signal);
     return { pane, version, ...ready };
   } catch (err) {
     await pane.kill({ graceMs: 1_000 }).catch(() => undefined);
@@ -125,14 +110,11 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
 }
 
 
-/** Watches a starting agent: answers dialogs by policy, resolves once the idle prompt holds. */
-function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
+/** Watches a starting agent while its responder answers the dialogs; resolves once the idle prompt holds. */
+function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
   const started = performance.now();
-  const dialogs: AnsweredDialog[] = [];
-  const lastAnswered = new Map<string, { at: number; screen: string }>();
   return new Promise((resolve, reject) => {
     let idleSince: number | undefined;
-    let dialogSince: { id: string; at: number } | undefined;
     let settleTimer: NodeJS.Timeout | undefined;
     let last: Detection = { kind: 'unknown' };
     let settled = false;
@@ -141,62 +123,23 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
       clearTimeout(timer);
       clearTimeout(settleTimer);
       renderSub.dispose();
+      answeredSub.dispose();
       exitSub.dispose();
       signal?.removeEventListener('abort', onAbort);
       if (err) reject(err);
-      else resolve({ readyMs: Math.round(performance.now() - started), dialogs });
+      else resolve({ readyMs: Math.round(performance.now() - started), dialogs: [...responder.answered] });
     };
     const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
-    // While an answer is being pressed, its own keys redraw the screen: look again when it is done.
-    let answering = false;
     const evaluate = (): void => {
-      if (!pane.alive || answering || settled) return;
-      last = detectScreen(screens, { lines: pane.screenLines() });
-      const now = performance.now();
-      if (last.kind === 'dialog' && last.dialog) {
-        idleSince = undefined;
-        const previous = lastAnswered.get(last.dialog.id);
-        const screenNow = pane.screenLines().join('\n');
-        // The CLI is still reacting to the answer (a slow restart redraws below the old dialog):
-        // answer again only when the screen has sat unchanged, i.e. the keys were lost.
-        if (previous !== undefined && screenNow !== previous.screen) {
-          lastAnswered.set(last.dialog.id, { at: now, screen: screenNow });
-          clearTimeout(settleTimer);
-          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS + 5);
-          return;
-        }
-        if (previous !== undefined && now - previous.at < DIALOG_REPEAT_MS) {
-          // Look again when a repeat is allowed: a still dialog draws nothing new to wake us.
-          clearTimeout(settleTimer);
-          settleTimer = setTimeout(evaluate, DIALOG_REPEAT_MS - (now - previous.at) + 5);
-          return;
-        }
-        if (dialogSince?.id !== last.dialog.id) dialogSince = { id: last.dialog.id, at: now };
-        if (now - dialogSince.at < DIALOG_SETTLE_MS) {
-          clearTimeout(settleTimer);
-          settleTimer = setTimeout(evaluate, DIALOG_SETTLE_MS - (now - dialogSince.at) + 5);
-          return;
-        }
-        dialogSince = undefined;
-        const dialog = last.dialog;
-        const decision = decideDialog(dialog, policy);
-        const answered: AnsweredDialog = { id: dialog.id, decision, keys: [], atMs: Math.round(now - started) };
-        dialogs.push(answered);
-        answering = true;
-        answerDialog(pane, dialog, decision, signal)
-          .then((keys) => answered.keys.push(...keys))
-          // A key refused (the pane exited meanwhile) or a menu that would not move shows up as no
-          // progress: the dialog is answered again once it sits still, and the timeout says so.
-          .catch((err: unknown) => (answered.error = (err as Error).message))
-          .finally(() => {
-            answering = false;
-            lastAnswered.set(dialog.id, { at: performance.now(), screen: pane.screenLines().join('\n') });
-            evaluate();
-          });
+      if (!pane.alive || settled) return;
+      const stuck = responder.stuck;
+      if (stuck) {
+        finish(new SwitchboardError('TIMEOUT', `the agent's ${stuck.id} dialog is still on screen after ${stuck.answers} answers; screen:\n${screenTail()}`, { dialog: stuck.id }));
         return;
       }
-      dialogSince = undefined;
-      if (last.kind !== 'idle') {
+      last = detectScreen(screens, { lines: pane.screenLines() });
+      const now = performance.now();
+      if (last.kind !== 'idle' || !responder.clear) {
         idleSince = undefined;
         return;
       }
@@ -210,9 +153,11 @@ function awaitReady(pane: Pane, screens: Screens, policy: FirstRunPolicy, timeou
     };
     const onAbort = (): void => finish(new SwitchboardError('TIMEOUT', 'cancelled while the agent was starting'));
     const timer = setTimeout(() => {
-      finish(new SwitchboardError('TIMEOUT', `the agent did not reach its idle prompt within ${Math.round(timeoutMs / 1000)} s (last seen: ${last.kind}); screen:\n${screenTail()}`));
+      const what = last.kind === 'dialog' && !last.dialog ? 'a menu Switchboard does not know, waiting for a choice' : last.kind;
+      finish(new SwitchboardError('TIMEOUT', `the agent did not reach its idle prompt within ${Math.round(timeoutMs / 1000)} s (last seen: ${what}); screen:\n${screenTail()}`));
     }, timeoutMs);
     const renderSub = pane.onRender(evaluate);
+    const answeredSub = responder.onAnswered(evaluate);
     const exitSub = pane.onExit((exit) => {
       const how = exit.signal ?? `code ${exit.exitCode ?? '?'}`;
       finish(new SwitchboardError('SPAWN_FAILED', `the agent exited while starting (${how}); screen:\n${screenTail()}`));

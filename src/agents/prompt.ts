@@ -1,136 +1,205 @@
 /**
- * Gives an agent a prompt the way a person would: with each CLI's input quirks, and never into a
- * dialog. CLIs open some first-run dialogs late (Codex's model nudge arrives once its model list
- * loads, after the idle prompt was already drawn); text and Enter typed then would pick the
- * dialog's default and the prompt would be lost. So a dialog in the way is answered by the
- * first-run policy first, and a prompt whose echo never came is looked at again before Enter.
+ * Gives an agent a prompt the way a person would, and makes sure it arrived. A long prompt is
+ * pasted (bracketed, as a terminal pastes), because Codex and Gemini take a long typed line for a
+ * paste anyway and then swallow the Enter after it; the submit key goes once the CLI shows the
+ * text or its placeholder for it ("[Pasted Content 1374 chars]"); and the prompt counts as sent
+ * only when the CLI shows it took it (it starts working, or its input box empties), with Enter
+ * pressed again while the text still sits in the box. A dialog in the way is answered first by the
+ * pane's dialog responder, never typed into.
  */
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { SwitchboardError } from '../core/errors.js';
-import { waitForScreen, type Pane } from '../pane/index.js';
+import type { Pane } from '../pane/index.js';
 import { detectScreen } from './detect.js';
-import { answerDialog, decideDialog, DEFAULT_FIRST_RUN_POLICY, untilScreen, type FirstRunPolicy } from './dialog-answer.js';
-import type { Dialog, ProfileData, Screens } from './schema.js';
+import { untilScreen, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
+import { DialogResponder, dialogResponderOf } from './dialog-responder.js';
+import type { ProfileData, Screens } from './schema.js';
+import { findInputBox } from './structure.js';
 
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** How the prompt goes in, and what is in its way. */
 export interface PromptTarget {
   input: ProfileData['input'];
-  /** The agent's screens: with them, a dialog in the way is answered before the prompt is typed. */
+  /** The agent's screens: with them, dialogs are answered and the submission is confirmed. */
   screens?: Screens;
-  /** How to answer such a dialog (default: DEFAULT_FIRST_RUN_POLICY). */
+  /** How to answer a dialog in the way when the pane has no responder of its own (default: DEFAULT_FIRST_RUN_POLICY). */
   policy?: FirstRunPolicy;
 }
 
-/** Answers to one dialog before it counts as stuck (a lost key, then the CLI's slow reaction). */
-const MAX_ANSWERS_PER_DIALOG = 3;
-/** How long an answered dialog may stay on screen before it is answered again. */
-const DIALOG_GONE_TIMEOUT_MS = 3_000;
-/** After answering, how long to wait for the idle prompt (a CLI may restart after a trust answer). */
-const IDLE_AFTER_DIALOG_TIMEOUT_MS = 15_000;
-/** The idle prompt must hold this long to count as back. */
+/** How a prompt was delivered. */
+export interface PromptSubmission {
+  /**
+   * What showed the CLI took it: it started working (or asking), its input box emptied, or it ended
+   * (a one-shot program); `unconfirmed` when nothing on screen could tell (no profile screens, no
+   * input box found, and no work seen).
+   */
+  confirmedBy: 'work' | 'input cleared' | 'exited' | 'unconfirmed';
+  /** Enter presses it took (more than one when the CLI swallowed one). */
+  enters: number;
+  /** True when the prompt was pasted rather than typed. */
+  pasted: boolean;
+}
+
+/** Prompts longer than this (or with a line break) are pasted: typed, CLIs read them as a paste and lose the Enter. */
+export const PASTE_THRESHOLD_CHARS = 200;
+/** How CLIs show a pasted text they fold away: "[Pasted text #1]", "[Pasted Content 1374 chars]", "[Pasted ~1 lines]". */
+const PASTE_PLACEHOLDER = /\[Pasted[^\]\n]{0,40}\]|Press Ctrl\+O to expand pasted|paste again to expand/i;
+/** Longest wait for a pasted prompt to show (a large paste takes the CLI a moment to take in). */
+const PASTE_ECHO_TIMEOUT_MS = 5_000;
+/** After Enter, how long to wait for a sign the prompt was taken before looking at the input box again. */
+const SUBMIT_CONFIRM_MS = 1_500;
+/** Enter presses for one prompt: the first, and retries while the text still sits in the box. */
+const MAX_ENTERS = 3;
+/** With the text gone from the box but no work seen yet, how long to keep watching. */
+const SUBMIT_PATIENCE_MS = 5_000;
+/** A dialog in the way may take this long to be answered and gone (a CLI restarting after a trust answer). */
+const DIALOG_CLEAR_TIMEOUT_MS = 15_000;
+/** After a dialog was answered, the idle prompt must hold this long before typing (a restart redraws it). */
 const IDLE_HOLD_MS = 400;
-/** Typed text shorter than this (without spaces) could be a menu's own words: it cannot mark a dialog as history. */
-const MIN_PROBE_CHARS = 4;
 
 /**
- * Types `text` into the agent and submits it: multi-line text pasted (bracketed), a single line
- * typed; then, once the text shows in the input box (or after a short wait), Enter as its own
- * write, because Codex and Gemini read text and Enter in one burst as a paste and submit nothing.
+ * Types or pastes `text` into the agent and submits it; resolves once the CLI took it. Throws
+ * TIMEOUT when a dialog in the way cannot be answered, and NOT_DELIVERED when the text still sat in
+ * the input box after every Enter.
  */
-export async function sendPrompt(pane: Pane, target: PromptTarget, text: string, signal?: AbortSignal): Promise<void> {
-  const { input } = target;
-  await answerDialogsInTheWay(pane, target, signal);
-  signal?.throwIfAborted();
-  // A bare CR is Enter to a terminal, as much as LF is: either makes a prompt multi-line.
-  const normalized = text.replace(/\r\n?/g, '\n');
-  const type = (): void => {
-    if (normalized.includes('\n') && input.paste_multiline) pane.paste(normalized, 'auto');
-    else pane.sendText(normalized.replace(/\n/g, ' '));
+export async function sendPrompt(pane: Pane, target: PromptTarget, text: string, signal?: AbortSignal): Promise<PromptSubmission> {
+  const { input, screens } = target;
+  // A pane started by startAgent has its own responder; any other gets one for the prompt's length.
+  const own = dialogResponderOf(pane);
+  const responder = own ?? (screens ? new DialogResponder(pane, screens, target.policy ?? DEFAULT_FIRST_RUN_POLICY) : undefined);
+  try {
+    const answeredBefore = responder?.answered.length ?? 0;
+    await dialogsOutOfTheWay(pane, responder, signal);
+    if (screens && responder && responder.answered.length > answeredBefore) await idleHeld(pane, screens, signal);
+    signal?.throwIfAborted();
+    // A bare CR is Enter to a terminal, as much as LF is: either makes a prompt multi-line.
+    const normalized = text.replace(/\r\n?/g, '\n');
+    const paste = normalized.includes('\n') ? input.paste_multiline : normalized.length > PASTE_THRESHOLD_CHARS;
+    const type = (): void => {
+      if (paste) pane.paste(normalized, 'auto');
+      else pane.sendText(normalized.replace(/\n/g, ' '));
+    };
+    const answeredAtType = responder?.answered.length ?? 0;
+    type();
+    if (!input.separate_enter) {
+      pane.sendKeys(['Enter']);
+      return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
+    }
+    const shown = textShown(normalized);
+    const echoTimeout = paste ? Math.max(input.echo_timeout_ms, PASTE_ECHO_TIMEOUT_MS) : input.echo_timeout_ms;
+    const echo = async (): Promise<boolean> => {
+      const seen = echoTimeout > 0 ? await untilScreen(pane, (lines) => shown(inputRegion(lines)), echoTimeout, signal) : false;
+      if (input.enter_delay_ms > 0) await sleep(input.enter_delay_ms);
+      return seen;
+    };
+    await echo();
+    // A dialog that opened while the text went in would take the Enter: have it answered first,
+    // and type the text again if the dialog swallowed it.
+    if (responder) {
+      await dialogsOutOfTheWay(pane, responder, signal);
+      const dialogCame = responder.answered.length > answeredAtType;
+      if (dialogCame && !shown(inputRegion(pane.screenLines()))) {
+        type();
+        await echo();
+      }
+    }
+    signal?.throwIfAborted();
+    if (!pane.alive) return { confirmedBy: 'exited', enters: 0, pasted: paste };
+    if (!screens) {
+      pane.sendKeys(['Enter']);
+      return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
+    }
+    return await submit(pane, screens, responder, shown, paste, signal);
+  } finally {
+    if (!own) responder?.dispose();
+  }
+}
+
+/**
+ * Presses Enter until the CLI shows it took the prompt. Enter is pressed again only while the input
+ * box can be seen still holding the text (a swallowed Enter); where no input box can be found, a
+ * second Enter could submit twice, so the prompt is left unconfirmed instead.
+ */
+async function submit(pane: Pane, screens: Screens, responder: DialogResponder | undefined, shown: (lines: readonly string[]) => boolean, pasted: boolean, signal?: AbortSignal): Promise<PromptSubmission> {
+  const working = (lines: readonly string[]): boolean => {
+    const kind = detectScreen(screens, { lines }).kind;
+    return kind === 'busy' || kind === 'approval' || (kind === 'dialog' && responder?.clear !== false);
   };
-  type();
-  if (!input.separate_enter) {
+  const waitForWork = async (enters: number, otherwise: PromptSubmission['confirmedBy']): Promise<PromptSubmission> => {
+    const started = await untilScreen(pane, working, SUBMIT_PATIENCE_MS, signal);
+    return { confirmedBy: started ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
+  };
+  for (let enters = 1; enters <= MAX_ENTERS; enters++) {
+    const before = pane.screenLines().join('\n');
+    const answered = responder?.answered.length ?? 0;
+    // The program may end at any moment (one that exits once it has its input already did).
+    if (gone(pane)) return { confirmedBy: 'exited', enters: enters - 1, pasted };
     pane.sendKeys(['Enter']);
-    return;
-  }
-  // The end of the text is what shows last; TUIs may wrap it (so any whitespace may fall between
-  // its characters) or scroll its start away.
-  const probe = (normalized.trim().split('\n').pop() ?? '').replace(/\s+/g, '').slice(-24);
-  const pattern = probe.length > 0 && input.echo_timeout_ms > 0 ? compileSafeRegex(Array.from(probe, (c) => escapeRegex(c)).join('\\s*')) : undefined;
-  const pause = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, input.enter_delay_ms));
-  const echo = async (): Promise<void> => {
-    if (pattern) await waitForScreen(pane, { pattern, timeoutMs: input.echo_timeout_ms, signal });
-    if (input.enter_delay_ms > 0) await pause();
-  };
-  await echo();
-  // A dialog that opened while the text went in would take the Enter: answer it first, and type
-  // the text again if the dialog swallowed it. Our own text drawn below a dialog shows that dialog
-  // is history (Gemini leaves its trust box on screen after a restart, and typed text hides the
-  // idle placeholder that would otherwise say so); a text too short to tell apart from a menu's
-  // own words ("y", "1") cannot show that.
-  const typed = probe.length >= MIN_PROBE_CHARS ? probe : undefined;
-  for (let round = 0; round < 2 && (await answerDialogsInTheWay(pane, target, signal, typed)); round++) {
+    const took = (lines: readonly string[]): boolean => working(lines) || (!shown(inputRegion(lines)) && lines.join('\n') !== before);
+    await untilScreen(pane, took, SUBMIT_CONFIRM_MS, signal);
     signal?.throwIfAborted();
-    if (pattern && !pattern.test(pane.screenLines().join('\n'))) {
-      type();
-      await echo();
-    }
+    // A program that ends once it has its input (a script, a one-shot CLI) took it.
+    if (gone(pane)) return { confirmedBy: 'exited', enters, pasted };
+    // A dialog that opened on the Enter (a late model nudge) took that Enter: once it is answered,
+    // the text still showing means it still waits to be sent.
+    if (responder && !responder.clear) await dialogsOutOfTheWay(pane, responder, signal);
+    const intervened = (responder?.answered.length ?? 0) > answered;
+    const lines = pane.screenLines();
+    if (working(lines)) return { confirmedBy: 'work', enters, pasted };
+    if (intervened && shown(inputRegion(lines))) continue;
+    if (!findInputBox(lines)) return waitForWork(enters, 'unconfirmed');
+    if (shown(inputRegion(lines))) continue;
+    // The box is empty: the CLI took the text. Work usually shows at once; give it a moment.
+    return waitForWork(enters, 'input cleared');
   }
+  throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${MAX_ENTERS} presses of Enter`, { pane_id: pane.id });
+}
+
+/** Waits until no known dialog is on screen; throws TIMEOUT when one stays after every answer. */
+async function dialogsOutOfTheWay(pane: Pane, responder: DialogResponder | undefined, signal?: AbortSignal): Promise<void> {
+  if (!responder) return;
+  const how = await responder.whenClear(DIALOG_CLEAR_TIMEOUT_MS, signal);
   signal?.throwIfAborted();
-  if (pane.alive) pane.sendKeys(['Enter']);
-}
-
-/**
- * Answers whatever first-run dialog is on screen, by policy, until none is and the CLI has settled
- * (its idle prompt back, or, with text typed, no dialog for a moment); a dialog that opens while it
- * settles is answered too. Resolves true when it answered something.
- */
-async function answerDialogsInTheWay(pane: Pane, target: PromptTarget, signal?: AbortSignal, typed?: string): Promise<boolean> {
-  const { screens } = target;
-  if (!screens) return false;
-  const dialogNow = (lines: readonly string[] = pane.screenLines()): Dialog | undefined => {
-    const seen = detectScreen(screens, { lines });
-    if (!seen.dialog || !seen.evidence) return undefined;
-    if (typed !== undefined && lines.slice(seen.evidence.row + 1).join('').replace(/\s+/g, '').includes(typed)) return undefined;
-    return seen.dialog;
-  };
-  const answers = new Map<string, number>();
-  for (;;) {
-    signal?.throwIfAborted();
-    const dialog = dialogNow();
-    if (!dialog) {
-      if (answers.size === 0) return false;
-      if ((await settleAfterAnswers(pane, screens, dialogNow, typed !== undefined, signal)) === 'settled') return true;
-      continue;
-    }
-    if (!pane.alive) return answers.size > 0;
-    const count = (answers.get(dialog.id) ?? 0) + 1;
-    if (count > MAX_ANSWERS_PER_DIALOG) {
-      throw new SwitchboardError('TIMEOUT', `the agent's ${dialog.id} dialog is still on screen after ${MAX_ANSWERS_PER_DIALOG} answers; answer it in the pane`, { pane_id: pane.id, dialog: dialog.id });
-    }
-    answers.set(dialog.id, count);
-    const id = dialog.id;
-    await answerDialog(pane, dialog, decideDialog(dialog, target.policy ?? DEFAULT_FIRST_RUN_POLICY), signal).catch(() => undefined);
-    await untilScreen(pane, (lines) => dialogNow(lines)?.id !== id, DIALOG_GONE_TIMEOUT_MS, signal);
+  const stuck = responder.stuck;
+  if (how === 'stuck' && stuck) {
+    throw new SwitchboardError('TIMEOUT', `the agent's ${stuck.id} dialog is still on screen after ${stuck.answers} answers; answer it in the pane`, { pane_id: pane.id, dialog: stuck.id });
   }
 }
 
-/**
- * After an answer: waits until the CLI is ready for text (the idle prompt held for IDLE_HOLD_MS;
- * with text already typed, which hides the idle marker, the screen free of dialogs for as long),
- * or until a new dialog opens. Gives up after IDLE_AFTER_DIALOG_TIMEOUT_MS and lets the caller go on.
- */
-async function settleAfterAnswers(pane: Pane, screens: Screens, dialogNow: (lines?: readonly string[]) => Dialog | undefined, textTyped: boolean, signal?: AbortSignal): Promise<'dialog' | 'settled'> {
-  const deadline = performance.now() + IDLE_AFTER_DIALOG_TIMEOUT_MS;
-  const ready = (lines: readonly string[]): boolean => textTyped || detectScreen(screens, { lines }).kind === 'idle';
+/** Waits (up to DIALOG_CLEAR_TIMEOUT_MS) for the idle prompt to hold: a CLI may restart after a dialog's answer. */
+async function idleHeld(pane: Pane, screens: Screens, signal?: AbortSignal): Promise<void> {
+  const idle = (lines: readonly string[]): boolean => detectScreen(screens, { lines }).kind === 'idle';
+  const deadline = performance.now() + DIALOG_CLEAR_TIMEOUT_MS;
   while (performance.now() < deadline && pane.alive && !signal?.aborted) {
-    const arrived = await untilScreen(pane, (lines) => dialogNow(lines) !== undefined || ready(lines), deadline - performance.now(), signal);
-    if (dialogNow()) return 'dialog';
-    if (!arrived) return 'settled';
-    const left = await untilScreen(pane, (lines) => dialogNow(lines) !== undefined || !ready(lines), IDLE_HOLD_MS, signal);
-    if (dialogNow()) return 'dialog';
-    if (!left) return 'settled';
+    if (!(await untilScreen(pane, idle, deadline - performance.now(), signal))) return;
+    if (!(await untilScreen(pane, (lines) => !idle(lines), IDLE_HOLD_MS, signal))) return;
   }
-  return 'settled';
 }
+
+/**
+ * The rows where typed text shows: from the input box down (the history above holds earlier
+ * prompts), or the whole screen when no input box can be found.
+ */
+function inputRegion(lines: readonly string[]): readonly string[] {
+  const box = findInputBox(lines);
+  return box ? lines.slice(box.row) : lines;
+}
+
+/**
+ * Whether rows show `text` as typed: its end (TUIs may wrap it, so any whitespace may fall between
+ * its characters, or scroll its start away), or a paste placeholder.
+ */
+function textShown(text: string): (lines: readonly string[]) => boolean {
+  const probe = (text.trim().split('\n').pop() ?? '').replace(/\s+/g, '').slice(-24);
+  const pattern = probe.length > 0 ? compileSafeRegex(Array.from(probe, (c) => escapeRegex(c)).join('\\s*')) : undefined;
+  return (lines) => {
+    const joined = lines.join('\n');
+    return PASTE_PLACEHOLDER.test(joined) || (pattern !== undefined && pattern.test(joined));
+  };
+}
+
+/** Whether the pane's program has ended (read anew each time: it ends while we wait). */
+const gone = (pane: Pane): boolean => !pane.alive;
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -8,8 +8,8 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
-import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, answerDialog, decideDialog, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressKeys, readStatusFile, sendPrompt, startAgent, type AgentProfile, type Dialog, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
-import { PaneRegistry, waitForScreen, type Pane } from '../pane/index.js';
+import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, dialogResponderOf, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressUntilTaken, promptSettled, readStatusFile, sendPrompt, startAgent, type AgentProfile, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
+import { PaneRegistry, type Pane } from '../pane/index.js';
 import { collectProcessTree } from '../platform/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
@@ -28,6 +28,8 @@ export interface ApprovalRecord {
   decidedBy: 'policy' | 'callback' | 'none';
   /** The option chosen and the keys pressed (null when nothing was pressed). */
   answered: { label: string; keys: string[] } | null;
+  /** How many times the keys were pressed: more than once when the CLI ignored them (Claude Code drops keys for a moment after drawing a prompt). */
+  presses: number;
 }
 
 export interface ExecuteResult {
@@ -88,11 +90,10 @@ const COMPLETION_QUIET_MS = 700;
 const NO_WORK_QUIET_MS = 2_500;
 /** After keys answer an approval, the same prompt still on screen this long is answered again. */
 const APPROVAL_RETRY_MS = 3_000;
+/** A question (or a menu no pattern knows) is handed on only once the screen has held still this long: a dialog half drawn looks like one. */
+const QUESTION_SETTLE_MS = 500;
 /** Questions in a row that onQuestion may answer within one task before it is handed back. */
 const MAX_QUESTION_ROUNDS = 5;
-/** An approval prompt is read once the screen has held still this long (at most APPROVAL_SETTLE_MAX_MS). */
-const APPROVAL_SETTLE_MS = 100;
-const APPROVAL_SETTLE_MAX_MS = 600;
 /** How long a finished screen waits for a status file that still says "busy" before the screen wins. */
 const STATUS_FILE_PATIENCE_MS = 15_000;
 
@@ -127,6 +128,19 @@ function subjectOf(request: ApprovalRequest | null): Parameters<typeof evaluateP
     ...(request.path !== null ? { path: request.path } : {}),
     ...(request.toolName !== null ? { toolName: request.toolName } : {}),
   };
+}
+
+/**
+ * The policy's verdict on a prompt read off the screen. A prompt that could not be read, or not with
+ * certainty, is asked about whatever the policy would say: approving text that may not be what the
+ * CLI runs is how a blocklisted command once ran.
+ */
+function verdictOnScreen(policy: ApprovalPolicy, request: ApprovalRequest | null, context: { workdir: string; home: string }): PolicyVerdict {
+  const subject = subjectOf(request);
+  if (!request || !subject) return { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, parts: [] };
+  const verdict = evaluatePolicy(policy, subject, context);
+  if (request.certain || verdict.decision !== 'allow') return verdict;
+  return { decision: 'ask', reason: `asked: the prompt could not be read with certainty (${request.doubts.join('; ')})`, rule: null, parts: [] };
 }
 
 export class CodingAgent {
@@ -306,20 +320,23 @@ export class CodingAgent {
       let submitted = false;
       let workSeen = false;
       let busyWithCallback = false;
-      // A late first-run dialog is being answered: its own redraws must not start a second answer.
-      let answeringDialog = false;
       let answeringApproval = false;
-      let dialogAnsweredAt = 0;
+      /** Where the turn's output begins, and how many reply marks were in view when the prompt went in. */
+      let linesAtSubmit = 0;
+      let repliesAtSubmit = 0;
       /** Since when the screen has said "done" while the CLI's status file said it still works. */
       let screenDoneSince: number | undefined;
       /** When the prompt went in (ms since the epoch): a status file older than this says nothing about the turn. */
       let submittedAt = Number.POSITIVE_INFINITY;
       let lastScreen = '';
-      let screenAtSubmit = '';
       let lastChange = performance.now();
       let answeredAt = 0;
-      let answeredRow = -1;
+      /** The last prompt answered (its row and what it asked), so a prompt still drawn is not answered and counted twice. */
+      let answeredPrompt = '';
       let done = false;
+      const responder = dialogResponderOf(pane);
+      /** Reply marks in everything drawn since the prompt went in (the screen then, and all after it). */
+      const repliesSince = (): number => countReplies(screens, pane.readText(Math.max(0, pane.readText(0).totalLines - linesAtSubmit) + pane.rows).lines);
       const finish = (outcome: TurnOutcome): void => {
         if (done) return;
         done = true;
@@ -334,9 +351,9 @@ export class CodingAgent {
         if (answeringApproval) return;
         answeringApproval = true;
         try {
-          // A prompt is drawn in steps (OpenCode shows "Writing command…" before the command):
-          // read it once the screen has held still a moment, or the policy judges half a prompt.
-          await waitForScreen(pane, { idleMs: APPROVAL_SETTLE_MS, timeoutMs: APPROVAL_SETTLE_MAX_MS, signal });
+          // A prompt is drawn in steps, and a CLI may ignore keys while it draws: read and answer it
+          // once the screen has held still a moment, or the policy judges half a prompt.
+          await promptSettled(pane, signal);
           if (done || tracker.state.state !== 'waiting_approval') return;
           await decideApproval();
         } finally {
@@ -346,18 +363,15 @@ export class CodingAgent {
 
       const decideApproval = async (): Promise<void> => {
         const request = parseApproval(screens, { lines: pane.screenLines(), ansiLines: pane.snapshot({ ansi: true }).lines });
-        const row = request?.row ?? -1;
+        const identity = JSON.stringify([request?.row, request?.command, request?.path, request?.options.map((o) => o.label)]);
         const now = performance.now();
         // The prompt answered a moment ago may still be on screen while the CLI reacts to the keys.
-        if (row === answeredRow && now - answeredAt < APPROVAL_RETRY_MS) return;
-        const subject = subjectOf(request);
-        let verdict: PolicyVerdict = subject
-          ? evaluatePolicy(this.policy, subject, { workdir: session.workdir, home: this.options.sandbox?.home ?? homedir() })
-          : { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, parts: [] };
+        if (identity === answeredPrompt && now - answeredAt < APPROVAL_RETRY_MS) return;
+        let verdict = verdictOnScreen(this.policy, request, { workdir: session.workdir, home: this.options.sandbox?.home ?? homedir() });
         let decidedBy: ApprovalRecord['decidedBy'] = 'policy';
         if (verdict.decision === 'ask') {
           if (!this.options.onApproval) {
-            const record: ApprovalRecord = { at: Date.now(), request: request ? stripRow(request) : null, decision: 'ask', reason: verdict.reason, decidedBy: 'none', answered: null };
+            const record: ApprovalRecord = { at: Date.now(), request: request ? stripRow(request) : null, decision: 'ask', reason: verdict.reason, decidedBy: 'none', answered: null, presses: 0 };
             approvals.push(record);
             this.progress.fire({ type: 'approval', approval: record });
             const what = request?.command ?? request?.path ?? request?.toolName ?? 'a tool call';
@@ -380,25 +394,17 @@ export class CodingAgent {
           reason: verdict.reason,
           decidedBy,
           answered: { label: option?.label ?? (verdict.decision === 'allow' ? 'allow once' : 'deny'), keys },
+          presses: 0,
         };
         approvals.push(record);
         this.progress.fire({ type: 'approval', approval: record });
+        answeredPrompt = identity;
+        // Pressed until the prompt reacts: a CLI that drops keys right after drawing a prompt gets
+        // them again, as the same answer (one record), not as a second approval.
         answeredAt = performance.now();
-        answeredRow = row;
-        await pressKeys(pane, keys);
+        record.presses = (await pressUntilTaken(pane, keys, signal)).presses;
+        answeredAt = performance.now();
         tracker.refresh();
-      };
-
-      /** Answers a late first-run dialog; check() answers it again if it is still there a while later (a lost key). */
-      const answerLateDialog = (dialog: Dialog): void => {
-        if (answeringDialog) return;
-        answeringDialog = true;
-        answerDialog(pane, dialog, decideDialog(dialog, dialogPolicy), signal)
-          .catch(() => undefined)
-          .finally(() => {
-            answeringDialog = false;
-            dialogAnsweredAt = performance.now();
-          });
       };
 
       const answerQuestion = async (question: string): Promise<void> => {
@@ -415,7 +421,8 @@ export class CodingAgent {
           return;
         }
         tracker.beginTurn();
-        await sendPrompt(pane, promptTarget, answer, signal);
+        const sent = await sendPrompt(pane, promptTarget, answer, signal);
+        if (sent.confirmedBy === 'work') workSeen = true;
       };
 
       const onState = (change: StateChange): void => {
@@ -425,27 +432,21 @@ export class CodingAgent {
       };
 
       const react = (change: StateChange): void => {
-        if (!submitted || done) return;
+        if (done) return;
+        // Work seen while the prompt was still being confirmed counts too.
+        if (change.state === 'thinking' || change.state === 'executing' || change.state === 'waiting_approval') workSeen = true;
+        if (!submitted) return;
         switch (change.state) {
           case 'thinking':
           case 'executing':
-            workSeen = true;
             return;
           case 'waiting_approval':
-            workSeen = true;
             if (!busyWithCallback) answerApproval().catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
             return;
-          case 'waiting_input': {
-            // A first-run dialog that shows up late (Codex's model nudge) is answered by the same
-            // policy as at start-up; only other questions go to the caller.
-            const dialog = tracker.lastDetection.dialog;
-            if (dialog) {
-              answerLateDialog(dialog);
-              return;
-            }
-            if (!busyWithCallback) answerQuestion(change.question ?? change.evidence?.line ?? 'the agent is asking something').catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
+          case 'waiting_input':
+            // A dialog the launch policy answers (Codex's late model nudge) is the pane's responder's
+            // to answer; a question, or a menu nothing knows, is handed on once it holds still (check()).
             return;
-          }
           case 'error': {
             const line = errorText(screens, pane, change.evidence?.row, change.error ?? change.evidence?.line ?? 'the agent reported an error');
             // A refusal stops some CLIs' turn with a notice that looks like an error: the agent now
@@ -485,17 +486,26 @@ export class CodingAgent {
           answerApproval().catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
           return;
         }
-        const dialog = state === 'waiting_input' ? tracker.lastDetection.dialog : undefined;
-        if (dialog && now - dialogAnsweredAt > APPROVAL_RETRY_MS) {
-          answerLateDialog(dialog);
+        if (state === 'waiting_input') {
+          const stuck = responder?.stuck;
+          if (stuck) {
+            finish({ status: 'needs_input', errorMessage: null, question: `the agent's ${stuck.id} dialog stays on screen after ${stuck.answers} answers: ${tracker.state.evidence?.line ?? ''}` });
+            return;
+          }
+          const known = tracker.lastDetection.dialog !== undefined || responder?.clear === false;
+          // Asked only once the screen has held still: a dialog half drawn can look like a question.
+          if (known || busyWithCallback || now - lastChange < QUESTION_SETTLE_MS) return;
+          const asked = tracker.state.question ?? tracker.state.evidence?.line ?? 'the agent is asking something';
+          answerQuestion(asked).catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
           return;
         }
         if (state !== 'idle') return;
         const quiet = Math.min(now - lastChange, Date.now() - pane.lastOutputTime);
-        // Without any sign of work, only a reply drawn since the prompt went in can end the turn.
-        const replied = workSeen || text !== screenAtSubmit;
+        // A turn ends only once it was seen to start: work on screen, or a reply drawn since the
+        // prompt went in (the input box redrawing is neither).
+        const replied = !workSeen && repliesSince() > repliesAtSubmit;
         const needQuiet = workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS;
-        if (!replied || quiet < needQuiet) {
+        if (!(workSeen || replied) || quiet < needQuiet) {
           screenDoneSince = undefined;
           return;
         }
@@ -522,17 +532,20 @@ export class CodingAgent {
       // The agent still waits on an approval or a question from before: typing now would answer
       // it with the task's text. The caller has to deal with it first.
       const pending = tracker.state;
-      if (pending.state === 'waiting_approval' || (pending.state === 'waiting_input' && !tracker.lastDetection.dialog)) {
+      const dialogKnown = tracker.lastDetection.dialog !== undefined || responder?.clear === false;
+      if (pending.state === 'waiting_approval' || (pending.state === 'waiting_input' && !dialogKnown)) {
         finish({ status: 'needs_input', errorMessage: null, question: `the agent is still waiting on: ${pending.question ?? pending.evidence?.line ?? pending.state}` });
         return;
       }
       tracker.beginTurn();
+      submittedAt = Date.now();
+      linesAtSubmit = pane.readText(0).totalLines;
+      repliesAtSubmit = countReplies(screens, pane.screenLines());
       sendPrompt(pane, promptTarget, task, signal).then(
-        () => {
+        (sent) => {
           submitted = true;
-          submittedAt = Date.now();
+          if (sent.confirmedBy === 'work') workSeen = true;
           lastChange = performance.now();
-          screenAtSubmit = pane.screenLines().join('\n');
           // A state reached while the prompt was typed counts too.
           react(tracker.state);
         },
@@ -540,6 +553,15 @@ export class CodingAgent {
       );
     });
   }
+}
+
+/** Rows that mark a reply (its first row, or the row after it), by the profile's patterns. */
+function countReplies(screens: Screens, lines: readonly string[]): number {
+  const patterns = [...screens.reply, ...screens.reply_end];
+  if (patterns.length === 0) return 0;
+  let n = 0;
+  for (const line of lines) if (lowestMatchOf(patterns, { lines: [line] })) n++;
+  return n;
 }
 
 function stripRow(request: ApprovalRequest): Omit<ApprovalRequest, 'row'> {

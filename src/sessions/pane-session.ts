@@ -9,7 +9,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import { AgentStateTracker, optionFor, parseApproval, pressKeys, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
+import { AgentStateTracker, optionFor, parseApproval, pressUntilTaken, promptSettled, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
 import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../events/entry.js';
 import type { Pane } from '../pane/index.js';
 import type { ApprovalInfo } from '../protocol/methods.js';
@@ -113,12 +113,14 @@ export class PaneSession implements Disposable {
 
   private async pressAnswer(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
     if (!this.profile || !this.screens || !this.tracker) throw new SwitchboardError('INVALID_PARAMS', `pane ${this.pane.id} does not run an agent`);
+    // Keys sent while a prompt is still being drawn are lost (Claude Code ignores them for a moment).
+    await promptSettled(this.pane);
     const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
     const option = request ? optionFor(request, decision === 'allow' ? 'allow_once' : 'deny') : null;
     const keys = option?.keys ?? (decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);
     // Logged before the keys go: the prompt closing under them must not read as a terminal answer.
     this.closeApproval(`${decision === 'allow' ? 'approved' : 'denied'} by ${by}${option ? ` ("${option.label}")` : ''}`, decision === 'allow' ? 'success' : 'failed');
-    await pressKeys(this.pane, keys);
+    await pressUntilTaken(this.pane, keys);
     this.tracker.refresh();
     return { label: option?.label ?? null, keys };
   }

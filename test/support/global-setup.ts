@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../src/platform/index.js';
 
@@ -12,10 +13,18 @@ function ownPaneId(): string | undefined {
   return process.env.SWITCHBOARD_PANE_ID;
 }
 
-/** The process's marker (`NAME=value`), if a pane or a driver started it. */
-function markerOf(pid: number): string | undefined {
+/**
+ * Every process this run starts inherits this variable (workers, daemons, panes, drivers; test
+ * helpers pass it on where they clean Switchboard's own variables out), so the teardown counts
+ * only this run's processes: never a user's own panes, nor another test run's on the same machine.
+ */
+const RUN_VAR = 'SB_TEST_RUN';
+
+/** The process's marker (`NAME=value`), if a pane or a driver of this run started it. */
+function markerOf(pid: number, run: string): string | undefined {
   try {
     const environ = readFileSync(`/proc/${pid}/environ`).toString('utf8').split('\0');
+    if (!environ.includes(`${RUN_VAR}=${run}`)) return undefined;
     return environ.find((e) => MARKERS.some((m) => e.startsWith(`${m}=`)));
   } catch {
     return undefined;
@@ -24,12 +33,14 @@ function markerOf(pid: number): string | undefined {
 
 export default function setup(): () => void {
   if (process.platform !== 'linux') return () => undefined;
+  const run = randomUUID();
+  process.env[RUN_VAR] = run;
   const before = new Set(listProcesses().map((p) => p.pid));
   return () => {
     const own = ownPaneId();
     const leaked = listProcesses()
       .filter((p) => !p.zombie && !before.has(p.pid))
-      .map((p) => ({ pid: p.pid, marker: markerOf(p.pid) }))
+      .map((p) => ({ pid: p.pid, marker: markerOf(p.pid, run) }))
       .filter((p) => p.marker !== undefined && p.marker !== `SWITCHBOARD_PANE_ID=${own ?? ''}`);
     if (leaked.length === 0) return;
     for (const { pid } of leaked) {
