@@ -121,7 +121,7 @@ export interface WorkSign {
 }
 
 /** The lowest row among the last `within` non-empty ones that shows the CLI at work, if any. */
-export function findWorkSign(lines: readonly string[], within = 12): WorkSign | undefined {
+export function findWorkSign(lines: readonly string[], within = 16): WorkSign | undefined {
   let seen = 0;
   let spinner: WorkSign | undefined;
   for (let row = lines.length - 1; row >= 0 && seen < within; row--) {
@@ -182,6 +182,8 @@ function optionRunEndingAt(lines: readonly string[], end: number): Candidate[] |
   for (; row >= 0; row--) {
     const line = lines[row] ?? '';
     if (line.trim() === '' || isRule(line)) break;
+    // A box's side alone on a row: the end of a long row wrapped by a narrow terminal.
+    if (/^\s*[│┃]\s*$/.test(line)) continue;
     const c = candidate(line, row);
     if (!c) break;
     block.unshift(c);

@@ -19,7 +19,7 @@ export const gemini = defineProfile(
         versions: '>=0.50.0 <1',
         recorded: ['0.61.0'],
         idle: ['Type your message or @path/to/file'],
-        busy: [{ pattern: '\\(esc to cancel', rows: 12 }],
+        busy: [{ pattern: '\\(esc to cancel', rows: 16 }],
         approval: ['Allow execution of', 'Apply this change\\?', 'Allow (once|for this session)'],
         // No recording shows a tool running: the tool box reads "? Shell" while it asks and "✓ Shell"
         // once done (gemini-tui-after-approve already shows ✓ beside "Thinking...").
