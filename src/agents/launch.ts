@@ -8,6 +8,7 @@ import type { AgentProfile } from './profile.js';
 import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
+import { attachLongPromptFolder, prepareLongPromptFolder, releaseLongPromptFolder } from './long-prompt.js';
 import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
 export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
@@ -29,6 +30,8 @@ export interface AgentLaunchOptions {
   policy?: Partial<FirstRunPolicy>;
   /** Wait this long for the idle prompt (default 90 s). */
   readyTimeoutMs?: number;
+  /** How long a menu no profile knows may sit still before the start gives up (default UNKNOWN_DIALOG_PATIENCE_MS). */
+  unknownDialogPatienceMs?: number;
   cols?: number;
   rows?: number;
   scrollbackRows?: number;
@@ -47,6 +50,11 @@ export interface AgentStart {
 
 /** How long the idle prompt must stay on screen before the agent counts as ready (redraws look idle mid-start). */
 export const READY_SETTLE_MS = 400;
+/**
+ * A menu no profile pattern knows, unchanged this long during start-up, ends the start with its
+ * screen: nothing will answer it (an unknown offer is never guessed at), so waiting longer helps nobody.
+ */
+export const UNKNOWN_DIALOG_PATIENCE_MS = 15_000;
 
 const packageBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'node_modules', '.bin');
 
@@ -86,22 +94,30 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   // The caller may have gone while the version was asked: start nothing nobody will own.
   options.signal?.throwIfAborted();
   const screens = profile.screensFor(version);
-  const pane = registry.create({
-    argv: [binary, ...profile.data.interactive_args, ...additions.args, ...(options.args ?? [])],
-    cwd,
-    title: options.title ?? profile.data.name,
-    env,
-    unsetEnv,
-    cols: options.cols,
-    rows: options.rows,
-    scrollbackRows: options.scrollbackRows,
-    agent: { name: profile.data.name, version },
-  });
+  const prompts = prepareLongPromptFolder(profile.data);
+  let pane: Pane;
+  try {
+    pane = registry.create({
+      argv: [binary, ...profile.data.interactive_args, ...additions.args, ...(prompts?.args ?? []), ...(options.args ?? [])],
+      cwd,
+      title: options.title ?? profile.data.name,
+      env,
+      unsetEnv,
+      cols: options.cols,
+      rows: options.rows,
+      scrollbackRows: options.scrollbackRows,
+      agent: { name: profile.data.name, version },
+    });
+  } catch (err) {
+    if (prompts) releaseLongPromptFolder(prompts.dir);
+    throw err;
+  }
+  if (prompts) attachLongPromptFolder(pane, profile.data, prompts.dir);
   const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
   // The pane's dialogs are answered by this policy for as long as it lives, not only now.
   const responder = attachDialogResponder(pane, screens, policy);
   try {
-    const ready = await awaitReady(pane, screens, responder, options.readyTimeoutMs ?? 90_000, options.signal);
+    const ready = await awaitReady(pane, screens, responder, { timeoutMs: options.readyTimeoutMs ?? 90_000, unknownPatienceMs: options.unknownDialogPatienceMs ?? UNKNOWN_DIALOG_PATIENCE_MS }, options.signal);
     return { pane, version, ...ready };
   } catch (err) {
     await pane.kill({ graceMs: 1_000 }).catch(() => undefined);
@@ -111,12 +127,15 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
 
 
 /** Watches a starting agent while its responder answers the dialogs; resolves once the idle prompt holds. */
-function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, timeoutMs: number, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
+function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, limits: { timeoutMs: number; unknownPatienceMs: number }, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
+  const { timeoutMs, unknownPatienceMs } = limits;
   const started = performance.now();
   return new Promise((resolve, reject) => {
     let idleSince: number | undefined;
     let settleTimer: NodeJS.Timeout | undefined;
     let last: Detection = { kind: 'unknown' };
+    /** Since when an unknown menu has sat unchanged on screen. */
+    let unknownSince: { at: number; screen: string } | undefined;
     let settled = false;
     const finish = (err?: Error): void => {
       settled = true;
@@ -137,8 +156,20 @@ function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, ti
         finish(new SwitchboardError('TIMEOUT', `the agent's ${stuck.id} dialog is still on screen after ${stuck.answers} answers; screen:\n${screenTail()}`, { dialog: stuck.id }));
         return;
       }
-      last = detectScreen(screens, { lines: pane.screenLines() });
+      const lines = pane.screenLines();
+      last = detectScreen(screens, { lines });
       const now = performance.now();
+      const unknownMenu = last.kind === 'dialog' && !last.dialog;
+      const screen = lines.join('\n');
+      if (!unknownMenu || screen !== unknownSince?.screen) unknownSince = unknownMenu ? { at: now, screen } : undefined;
+      if (unknownSince && now - unknownSince.at >= unknownPatienceMs) {
+        finish(new SwitchboardError('SPAWN_FAILED', `the agent stopped at a menu Switchboard does not know (${last.evidence?.line ?? ''}): describe it in the profile's dialogs, or run the CLI once by hand to answer it; screen:\n${screenTail()}`));
+        return;
+      }
+      if (unknownSince) {
+        clearTimeout(settleTimer);
+        settleTimer = setTimeout(evaluate, unknownPatienceMs - (now - unknownSince.at) + 5);
+      }
       if (last.kind !== 'idle' || !responder.clear) {
         idleSince = undefined;
         return;

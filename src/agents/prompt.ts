@@ -15,6 +15,7 @@ import { untilScreen, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './di
 import { DialogResponder, dialogResponderOf } from './dialog-responder.js';
 import type { ProfileData, Screens } from './schema.js';
 import { findInputBox } from './structure.js';
+import { longPromptReference } from './long-prompt.js';
 
 const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
@@ -47,10 +48,14 @@ export const PASTE_THRESHOLD_CHARS = 200;
 const PASTE_PLACEHOLDER = /\[Pasted[^\]\n]{0,40}\]|Press Ctrl\+O to expand pasted|paste again to expand/i;
 /** Longest wait for a pasted prompt to show (a large paste takes the CLI a moment to take in). */
 const PASTE_ECHO_TIMEOUT_MS = 5_000;
-/** After Enter, how long to wait for a sign the prompt was taken before looking at the input box again. */
-const SUBMIT_CONFIRM_MS = 1_500;
-/** Enter presses for one prompt: the first, and retries while the text still sits in the box. */
-const MAX_ENTERS = 3;
+/**
+ * After each Enter, how long to wait for a sign the prompt was taken before looking at the input
+ * box again; the waits grow, because a CLI may ignore Enter for seconds after a large paste (Codex
+ * 0.169.0 ignored it 2 s after a 200 KB paste and took it at 4 s).
+ */
+const SUBMIT_CONFIRM_MS = [1_500, 2_000, 3_000, 4_000, 5_000] as const;
+/** Enter presses for one prompt: the first, and retries while the text still sits in the box (about 15 s in all). */
+const MAX_ENTERS = SUBMIT_CONFIRM_MS.length;
 /** With the text gone from the box but no work seen yet, how long to keep watching. */
 const SUBMIT_PATIENCE_MS = 5_000;
 /** A dialog in the way may take this long to be answered and gone (a CLI restarting after a trust answer). */
@@ -73,8 +78,9 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
     await dialogsOutOfTheWay(pane, responder, signal);
     if (screens && responder && responder.answered.length > answeredBefore) await idleHeld(pane, screens, signal);
     signal?.throwIfAborted();
-    // A bare CR is Enter to a terminal, as much as LF is: either makes a prompt multi-line.
-    const normalized = text.replace(/\r\n?/g, '\n');
+    // A bare CR is Enter to a terminal, as much as LF is: either makes a prompt multi-line. A
+    // prompt too long for the CLI to take goes by a file it reads (input.long_prompt).
+    const normalized = longPromptReference(pane, text.replace(/\r\n?/g, '\n'));
     const paste = normalized.includes('\n') ? input.paste_multiline : normalized.length > PASTE_THRESHOLD_CHARS;
     const type = (): void => {
       if (paste) pane.paste(normalized, 'auto');
@@ -137,7 +143,7 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     if (gone(pane)) return { confirmedBy: 'exited', enters: enters - 1, pasted };
     pane.sendKeys(['Enter']);
     const took = (lines: readonly string[]): boolean => working(lines) || (!shown(inputRegion(lines)) && lines.join('\n') !== before);
-    await untilScreen(pane, took, SUBMIT_CONFIRM_MS, signal);
+    await untilScreen(pane, took, SUBMIT_CONFIRM_MS[enters - 1] ?? 5_000, signal);
     signal?.throwIfAborted();
     // A program that ends once it has its input (a script, a one-shot CLI) took it.
     if (gone(pane)) return { confirmedBy: 'exited', enters, pasted };

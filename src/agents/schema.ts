@@ -219,6 +219,25 @@ export const profileSchema = z.strictObject({
       enter_delay_ms: z.number().int().min(0).max(5_000).default(50),
       /** Paste multi-line prompts (bracketed) instead of typing them. */
       paste_multiline: z.boolean().default(true),
+      /**
+       * For a CLI that chokes on a long prompt typed or pasted (Gemini CLI 0.61.0 takes a 200 KB
+       * paste and never sends it): prompts longer than `above_chars` are written to a file in a
+       * folder of Switchboard's, given to the CLI at launch by `launch_args` ({dir}), and the CLI
+       * is sent `template` ({path}) instead, a reference it reads the whole prompt from.
+       */
+      long_prompt: z
+        .strictObject({
+          above_chars: z.number().int().min(1),
+          template: z.string().min(1),
+          launch_args: z.array(z.string()).default([]),
+          /**
+           * The longest line the CLI reads whole from such a file (Gemini CLI cuts longer ones):
+           * longer lines are folded at spaces, so the words are the same and some spaces become
+           * line breaks.
+           */
+          max_line_chars: z.number().int().min(80).optional(),
+        })
+        .optional(),
     })
     .default({ separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true }),
   /** Where the CLI writes its transcript: a directory under HOME ({cwd_dashed}, {project} expand) and a file pattern. */

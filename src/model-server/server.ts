@@ -19,7 +19,11 @@ export interface LoggedRequest {
   /** The parsed JSON, or the raw text (bounded) when the body is not JSON. */
   body: unknown;
   /** Absent for probes and for model requests rejected before planning (see `rejected`). */
-  plan?: { role: Plan['role']; rule: Plan['rule']; step: number; reply: string; status: number; prompt: string; stepsDone: number; tools: string[] };
+  /**
+   * `prompt` is the prompt's first 2,000 characters; `promptChars` its whole length and `promptEnd`
+   * its last 200, so a test can tell a long prompt arrived whole without the log holding it all.
+   */
+  plan?: { role: Plan['role']; rule: Plan['rule']; step: number; reply: string; status: number; prompt: string; promptChars: number; promptEnd: string; stepsDone: number; tools: string[] };
   /** Why a model request was answered with an error without asking the scenario. */
   rejected?: { status: number; message: string };
 }
@@ -268,7 +272,7 @@ export class ModelServer {
       api: target.api,
       headers,
       body,
-      plan: { role: decided.role, rule: decided.rule, step: decided.step, reply: decided.reply.kind, status: rendered.status, prompt: view.prompt.slice(0, 2_000), stepsDone: view.stepsDone, tools: view.tools },
+      plan: { role: decided.role, rule: decided.rule, step: decided.step, reply: decided.reply.kind, status: rendered.status, prompt: view.prompt.slice(0, 2_000), promptChars: view.prompt.length, promptEnd: view.prompt.slice(-200), stepsDone: view.stepsDone, tools: view.tools },
     });
     if (decided.reply.timing.delayMs > 0) await sleep(decided.reply.timing.delayMs);
     await send(res, rendered);

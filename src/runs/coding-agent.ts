@@ -8,7 +8,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
-import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, dialogResponderOf, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressUntilTaken, promptSettled, readStatusFile, sendPrompt, startAgent, type AgentProfile, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
+import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, classifyScreen, dialogResponderOf, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressUntilTaken, promptSettled, readStatusFile, sendPrompt, startAgent, type AgentProfile, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
 import { PaneRegistry, type Pane } from '../pane/index.js';
 import { collectProcessTree } from '../platform/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
@@ -495,7 +495,11 @@ export class CodingAgent {
           const known = tracker.lastDetection.dialog !== undefined || responder?.clear === false;
           // Asked only once the screen has held still: a dialog half drawn can look like a question.
           if (known || busyWithCallback || now - lastChange < QUESTION_SETTLE_MS) return;
-          const asked = tracker.state.question ?? tracker.state.evidence?.line ?? 'the agent is asking something';
+          // The tracker keeps its last state over screens it cannot read: the question must be on
+          // the screen now (a dialog answered a moment ago leaves waiting_input behind it).
+          const current = classifyScreen(screens, { lines: pane.screenLines() });
+          if (current.state !== 'waiting_input' || current.detection.dialog) return;
+          const asked = current.question ?? current.evidence?.line ?? 'the agent is asking something';
           answerQuestion(asked).catch((err: unknown) => finish(this.outcomeOfError(err, signal)));
           return;
         }

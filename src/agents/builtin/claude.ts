@@ -143,6 +143,8 @@ export const claude = defineProfile(
         DISABLE_TELEMETRY: '1',
         DISABLE_ERROR_REPORTING: '1',
         CLAUDE_CODE_MAX_RETRIES: '0',
+        // Otherwise it clones its plugin marketplace from GitHub at start (seen with strace).
+        CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1',
       },
     };
   },

@@ -60,6 +60,14 @@ export const gemini = defineProfile(
             decline: { choose: "^Don't trust" },
           },
           {
+            // Switchboard's own prompt folder, added with --include-directories for long prompts.
+            id: 'trust_added_folders',
+            when: ['Do you trust the following folders being added to this workspace'],
+            decides: 'trust_folder',
+            accept: { choose: '^Yes$' },
+            decline: { choose: '^No$' },
+          },
+          {
             // After choosing "Use Gemini API Key", the key from the environment is filled in.
             id: 'enter_api_key',
             when: ['Enter Gemini API Key', 'Press Enter to submit'],
@@ -78,7 +86,18 @@ export const gemini = defineProfile(
       },
     ],
     approval_keys: { allow_once: ['1'], allow_always: ['2'], deny: ['Escape'] },
-    input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 150, paste_multiline: true },
+    input: {
+      separate_enter: true,
+      echo_timeout_ms: 1_000,
+      enter_delay_ms: 150,
+      paste_multiline: true,
+      // Measured on 0.61.0: a 20 KB paste takes it about 10 s to send, a 200 KB one it never sends
+      // (the input box empties, no request goes out, and a 408 shows two minutes later). An @ file
+      // reference of the same 200 KB reaches the model in under 3 s, whole once its lines stay
+      // within the 2,000 characters Gemini reads of a line (DEFAULT_MAX_LINES_TEXT_FILE and
+      // MAX_LINE_LENGTH_TEXT_FILE are both 2e3 in its bundle; longer lines are cut, with a note).
+      long_prompt: { above_chars: 8_000, template: '@{path}', launch_args: ['--include-directories', '{dir}'], max_line_chars: 1_900 },
+    },
     transcript: { format: 'gemini-chat', dir: '.gemini/tmp/{project}/chats', pattern: 'session-*.jsonl' },
   },
   (s) => {
