@@ -70,7 +70,7 @@ export async function runFaithfulFlow(options: FaithfulFlowOptions): Promise<voi
   const agent = new CodingAgent({ ...sandboxedAgentOptions(options.agent, home.dir, model.url, events), autoApprove: true });
   /** The main model requests that carried the long task, by how much of it they carried. */
   const received = (size: number): boolean =>
-    model.modelRequests().some((r) => r.plan?.role === 'main' && (r.plan.promptChars ?? 0) >= size && (r.plan.promptEnd ?? '').includes(MARK));
+    model.modelRequests().some((r) => r.plan?.role === 'main' && r.plan.promptChars >= size && r.plan.promptEnd.includes(MARK));
   try {
     // 1. Long tasks, typed the way this CLI takes them, reach the model whole.
     for (const size of [20_000, 200_000]) {
