@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'TIMEOUT',
   'SHUTTING_DOWN',
   'SESSION_NOT_FOUND',
+  'AGENT_ERROR',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -38,6 +39,8 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   TIMEOUT: -32007,
   SHUTTING_DOWN: -32008,
   SESSION_NOT_FOUND: -32009,
+  /** The agent CLI showed an error or exited during a task (a run's outcome, not a fault of the call). */
+  AGENT_ERROR: -32010,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(
