@@ -9,6 +9,7 @@ export { SwitchboardError, isSwitchboardError, ERROR_CODES, RPC_CODE_BY_ERROR, t
 export { createStreamLogger, silentLogger, type Logger } from './core/logger.js';
 export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, ScreenResult, WaitForResult, InfoResult, LogMessage, SessionInfo } from './protocol/methods.js';
 export { CodingAgent, AUTO_APPROVE_POLICY, ASK_POLICY, evaluatePolicy, parsePolicy, loadPolicyFile, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent, type ApprovalPolicy, type PolicyRule, type PolicyVerdict } from './runs/index.js';
+export { runDoctor, type DoctorOptions, type DoctorReport, type AgentReport, type StepReport } from './runs/index.js';
 export { MsgStore, type MsgStoreOptions, type MsgStoreStats, type StoredMsg, type SubscribeOptions, type BatchListener } from './events/msg-store.js';
 export { AnsiSpanParser, ansiToSpans, spansToHtml, type AnsiColor, type SpanStyle, type StyledSpan } from './events/ansi-spans.js';
 export { ENTRY_TYPES, type NormalizedEntry, type NormalizedEntryType, type EntryMetadata, type Normalizer } from './events/entry.js';

@@ -111,7 +111,7 @@ describe('switchboard CLI', () => {
     expect(badKey.code).toBe(1);
     const usage = await sb('send');
     expect(usage.code).toBe(64);
-    expect(usage.stderr).toMatch(/^switchboard send: missing PANE\nusage: switchboard send PANE TEXT/);
+    expect(usage).toMatchObject({ stdout: '', stderr: 'switchboard send: missing PANE (see switchboard send --help)\n' });
     const unknown = await sb('frobnicate');
     expect(unknown).toMatchObject({ code: 64, stderr: "switchboard: unknown command 'frobnicate' (see switchboard --help)\n" });
     const elsewhere = tempDir();

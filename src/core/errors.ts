@@ -19,6 +19,7 @@ export const ERROR_CODES = [
   'SHUTTING_DOWN',
   'SESSION_NOT_FOUND',
   'NOT_DELIVERED',
+  'AGENT_ERROR',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -39,8 +40,10 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   TIMEOUT: -32007,
   SHUTTING_DOWN: -32008,
   SESSION_NOT_FOUND: -32009,
-  // -32010 is left for the scope errors of issue 11.
+  // -32010 is FORBIDDEN (issue 11's scopes).
   NOT_DELIVERED: -32011,
+  /** The agent CLI showed an error or exited during a task (a run's outcome, not a fault of the call). */
+  AGENT_ERROR: -32012,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(

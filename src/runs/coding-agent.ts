@@ -5,7 +5,7 @@
  * changed, the approvals and why, the final message. One agent session serves several tasks in turn.
  */
 import { Emitter, type Event } from '../core/emitter.js';
-import { SwitchboardError } from '../core/errors.js';
+import { SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { homedir } from 'node:os';
 import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, classifyScreen, dialogResponderOf, firstRunPolicyOf, lowestMatchOf, optionFor, parseApproval, pressUntilTaken, promptSettled, readStatusFile, sendPrompt, startAgent, type AgentProfile, type SelfReport, type Screens, type ApprovalRequest, type StateChange } from '../agents/index.js';
@@ -43,6 +43,12 @@ export interface ExecuteResult {
   durationMs: number;
   approvals: ApprovalRecord[];
   errorMessage: string | null;
+  /**
+   * For error and timeout: the stable code (SPAWN_FAILED when the CLI could not start, TIMEOUT,
+   * AGENT_ERROR when the agent showed an error or exited, …), so a caller can branch without
+   * reading the message.
+   */
+  errorCode: ErrorCode | null;
   /** For needs_input: the question or approval the agent is waiting on. */
   question: string | null;
   /** Every state change of the task, with its evidence. */
@@ -75,6 +81,11 @@ export interface CodingAgentOptions {
   sandbox?: { home: string; modelUrl: string };
   /** Profiles to choose from (default: built-ins plus the user's agents.yaml). */
   catalog?: AgentCatalog;
+  /**
+   * The registry the agent's pane is created in (default: one of its own). Given, it is the
+   * caller's: its pane defaults (size, base environment) apply and dispose() leaves it open.
+   */
+  registry?: PaneRegistry;
   /** Where else to look for the CLI. */
   binaryDirs?: string[];
   env?: Record<string, string>;
@@ -109,6 +120,7 @@ interface Session {
 interface TurnOutcome {
   status: ExecuteStatus;
   errorMessage: string | null;
+  errorCode?: ErrorCode;
   question: string | null;
   completedBy?: string[];
 }
@@ -145,6 +157,7 @@ function verdictOnScreen(policy: ApprovalPolicy, request: ApprovalRequest | null
 
 export class CodingAgent {
   private readonly registry: PaneRegistry;
+  private readonly ownsRegistry: boolean;
   private readonly catalog: AgentCatalog;
   private readonly profile: AgentProfile;
   private readonly policy: ApprovalPolicy;
@@ -160,7 +173,8 @@ export class CodingAgent {
     this.catalog = options.catalog ?? AgentCatalog.load();
     this.profile = this.catalog.get(options.tool);
     this.policy = toPolicy(options.autoApprove);
-    this.registry = new PaneRegistry({ logger: this.logger });
+    this.ownsRegistry = options.registry === undefined;
+    this.registry = options.registry ?? new PaneRegistry({ logger: this.logger });
     if (options.onProgress) this.progress.event(options.onProgress);
   }
 
@@ -227,10 +241,21 @@ export class CodingAgent {
       durationMs: Math.round(performance.now() - started),
       approvals,
       errorMessage: outcome.errorMessage,
+      errorCode: outcome.status === 'error' || outcome.status === 'timeout' ? (outcome.errorCode ?? (outcome.status === 'timeout' ? 'TIMEOUT' : 'AGENT_ERROR')) : null,
       question: outcome.question,
       states,
       completedBy: outcome.status === 'completed' ? (outcome.completedBy ?? []) : [],
     };
+  }
+
+  /**
+   * Starts the CLI in `workdir` and waits for its idle prompt, so the first task does not pay for
+   * the start (execute() starts it when needed). Throws SPAWN_FAILED, TIMEOUT or INVALID_PARAMS.
+   */
+  async start(options: { workdir: string; signal?: AbortSignal }): Promise<{ paneId: string; version: string | undefined }> {
+    if (this.running) throw new SwitchboardError('INVALID_PARAMS', 'this agent is running a task');
+    const session = await this.ensureSession(options.workdir, options.signal);
+    return { paneId: session.pane.id, version: session.version };
   }
 
   /** Ends the agent session: the CLI and everything it started. */
@@ -245,7 +270,7 @@ export class CodingAgent {
   /** Closes the session and releases everything (the agent cannot be used afterwards). */
   async dispose(): Promise<void> {
     await this.close();
-    await this.registry.close({ graceMs: 2_000 });
+    if (this.ownsRegistry) await this.registry.close({ graceMs: 2_000 });
     this.progress.dispose();
   }
 
@@ -278,7 +303,7 @@ export class CodingAgent {
     if (signal?.aborted) return { status: 'cancelled', errorMessage: 'cancelled', question: null };
     const message = err instanceof Error ? err.message : String(err);
     if (err instanceof SwitchboardError && err.code === 'TIMEOUT') return { status: 'timeout', errorMessage: message, question: null };
-    return { status: 'error', errorMessage: message, question: null };
+    return { status: 'error', errorMessage: message, question: null, errorCode: err instanceof SwitchboardError ? err.code : 'INTERNAL_ERROR' };
   }
 
   private async ensureSession(workdir: string, signal: AbortSignal | undefined): Promise<Session> {

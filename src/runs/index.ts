@@ -3,3 +3,4 @@ export { CodingAgent, type CodingAgentOptions, type ExecuteResult, type ExecuteS
 export { snapshotWorkdir, diffSnapshots, type FileChange, type FileChangeKind, type WorkdirSnapshot } from './files-changed.js';
 export { extractFinalMessage } from './final-message.js';
 export * from './policy/index.js';
+export { runDoctor, DOCTOR_STEPS, UNREAD_SCREEN_MS, type DoctorOptions, type DoctorReport, type AgentReport, type StepReport, type SeenState } from './doctor/index.js';

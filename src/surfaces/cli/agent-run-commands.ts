@@ -1,23 +1,44 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { SwitchboardError } from '../../core/errors.js';
 import { AgentCatalog, classifyScreen, parseApproval } from '../../agents/index.js';
 import { renderCapture } from '../../pane/index.js';
 import { switchboardHome } from '../../platform/index.js';
 import { CodingAgent, loadPolicyFile, type ApprovalPolicy, type ExecuteResult, type ProgressEvent } from '../../runs/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
+import { errorResult, oneLine } from './failure.js';
 
-function loadCatalog(ctx: CliContext): AgentCatalog {
+/** Builds the catalog, warning on stderr about the user's profiles that could not be used. */
+export function loadCatalog(ctx: CliContext): AgentCatalog {
   const catalog = AgentCatalog.load({ home: ctx.home ?? switchboardHome(ctx.env), file: ctx.env.SWITCHBOARD_AGENTS });
   for (const problem of catalog.problems) ctx.stderr.write(`warning: skipped ${problem}\n`);
   return catalog;
 }
 
-async function readInput(ctx: CliContext, file: string): Promise<string> {
-  if (file !== '-') return readFileSync(path.resolve(file), 'utf8');
+/** A file's text, or standard input's for `-`. A missing file is INVALID_PARAMS, not a crash. */
+export async function readInput(ctx: CliContext, file: string): Promise<string> {
+  if (file !== '-') {
+    try {
+      return readFileSync(path.resolve(file), 'utf8');
+    } catch (err) {
+      throw new SwitchboardError('INVALID_PARAMS', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file });
+    }
+  }
   const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(chunk as Buffer);
+  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
   return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * The task: the words after AGENT, standard input for `-`, or the file of --task-file. Standard
+ * input and files have no size limit of ours; one argument is limited by the OS (128 KiB on Linux).
+ */
+export async function taskArgument(ctx: CliContext, words: readonly string[], file: string | undefined): Promise<string> {
+  if (file !== undefined && words.length > 0) throw new UsageError('give the task as words, as - (standard input) or with --task-file, not two of them');
+  const task = file !== undefined ? await readInput(ctx, file) : words.length === 1 && words[0] === '-' ? await readInput(ctx, '-') : words.join(' ');
+  if (task.trim() === '') throw new UsageError(file !== undefined || words[0] === '-' ? 'the task is empty' : 'missing the task');
+  return task;
 }
 
 /**
@@ -26,7 +47,8 @@ async function readInput(ctx: CliContext, file: string): Promise<string> {
  * and the evidence: how to check the detectors against a new CLI version.
  */
 export async function detectCommand(ctx: CliContext, argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { agent: { type: 'string', short: 'a' }, version: { type: 'string' } });
+  // --json is accepted for symmetry: the report is JSON anyway, and so are errors with it.
+  const { values, positionals } = parseCommandArgs(argv, { agent: { type: 'string', short: 'a' }, version: { type: 'string' }, json: { type: 'boolean' } });
   const agent = values.agent as string | undefined;
   if (!agent) throw new UsageError('missing --agent NAME');
   const file = positionals[0];
@@ -69,27 +91,66 @@ function describeProgress(event: ProgressEvent): string | null {
 
 const EXIT_BY_STATUS: Record<ExecuteResult['status'], number> = { completed: 0, error: 1, timeout: 2, cancelled: 130, needs_input: 3 };
 
+/** What `exec --help` prints below the usage line. */
+export const EXEC_HELP = [
+  'Starts the agent CLI in a terminal of its own (no daemon needed), types the task, answers approvals by',
+  'policy and prints the result. TASK is the words after AGENT; - reads it from standard input, --task-file F',
+  'from a file (no size limit; one argument is limited to 128 KiB by the OS).',
+  '',
+  '  --workdir D         where the agent works (default: here)',
+  '  --auto-approve      allow shell commands and file changes inside the workdir; ask about the rest',
+  '  --policy FILE       an approval policy (YAML or JSON) instead',
+  '  --timeout S         longest the task may take; --idle-timeout S: longest without a change on screen',
+  '  --json              the result as JSON on stdout (errors too: {"status":"error","error":{"code","message"}})',
+  '  --quiet             no progress lines on stderr',
+  '',
+  'exit status: 0 completed, 1 error, 2 timeout, 3 needs input, 130 cancelled, 64 usage',
+];
+
+/** The result as `exec --json` prints it: failures also carry `error` with a stable code. */
+function execJson(result: ExecuteResult): Record<string, unknown> {
+  const failed = (result.status === 'error' || result.status === 'timeout') && result.errorCode !== null;
+  return { ...result, ...(failed ? errorResult(result.errorCode ?? 'INTERNAL_ERROR', result.errorMessage ?? result.status) : {}), status: result.status };
+}
+
+/** The one stderr line of a task that did not complete. */
+function outcomeLine(result: ExecuteResult): string {
+  switch (result.status) {
+    case 'completed':
+      return '';
+    case 'needs_input':
+      return `switchboard exec: needs input: ${oneLine(result.question ?? 'the agent is waiting')}`;
+    case 'timeout':
+      return `switchboard exec: timed out: ${oneLine(result.errorMessage ?? '')}`;
+    case 'cancelled':
+      return 'switchboard exec: cancelled';
+    case 'error':
+      return `switchboard: ${oneLine(result.errorMessage ?? 'the agent failed')}`;
+  }
+}
+
 /**
- * `exec AGENT "task" [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json]
- * [--agent-home DIR --model-url URL]`: drives the agent CLI through the task, printing its state
- * and approvals as they happen, then the result. Exit status: 0 completed, 1 error, 2 timeout,
- * 3 needs input, 130 cancelled.
+ * `exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S]
+ * [--json] [--quiet] [--agent-home DIR --model-url URL]`: drives the agent CLI through the task,
+ * printing its state and approvals on stderr as they happen, then the result on stdout. Exit
+ * status: 0 completed, 1 error, 2 timeout, 3 needs input, 130 cancelled. An error prints one line
+ * on stderr and nothing on stdout (with --json, the JSON result).
  */
 export async function execCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, {
     workdir: { type: 'string', short: 'w' },
+    'task-file': { type: 'string' },
     policy: { type: 'string' },
     'auto-approve': { type: 'boolean' },
     timeout: { type: 'string' },
     'idle-timeout': { type: 'string' },
     json: { type: 'boolean' },
+    quiet: { type: 'boolean', short: 'q' },
     'agent-home': { type: 'string' },
     'model-url': { type: 'string' },
   });
   const [tool, ...taskWords] = positionals;
   if (tool === undefined) throw new UsageError('missing AGENT');
-  const task = taskWords.join(' ');
-  if (task.trim() === '') throw new UsageError('missing the task');
   if (values.policy !== undefined && values['auto-approve']) throw new UsageError('--policy and --auto-approve are exclusive');
   const agentHome = values['agent-home'] as string | undefined;
   const modelUrl = values['model-url'] as string | undefined;
@@ -98,14 +159,21 @@ export async function execCommand(ctx: CliContext, argv: string[]): Promise<numb
   const timeoutS = intOption(values.timeout, 'timeout');
   const idleS = intOption(values['idle-timeout'], 'idle-timeout');
   const json = values.json === true;
+  const workdir = path.resolve((values.workdir as string | undefined) ?? process.cwd());
+  if (!statSync(workdir, { throwIfNoEntry: false })?.isDirectory()) throw new SwitchboardError('INVALID_PARAMS', `workdir ${workdir} is not a folder that exists`, { workdir });
+  const catalog = loadCatalog(ctx);
+  catalog.get(tool);
+  const task = await taskArgument(ctx, taskWords, values['task-file'] as string | undefined);
+  const quiet = values.quiet === true;
   const agent = new CodingAgent({
     tool,
-    catalog: loadCatalog(ctx),
+    catalog,
     autoApprove: policy,
     ...(timeoutS !== undefined ? { timeoutMs: timeoutS * 1000 } : {}),
     ...(idleS !== undefined ? { idleTimeoutMs: idleS * 1000 } : {}),
     ...(agentHome !== undefined && modelUrl !== undefined ? { sandbox: { home: path.resolve(agentHome), modelUrl } } : {}),
     onProgress: (event) => {
+      if (quiet) return;
       const line = describeProgress(event);
       if (line !== null) ctx.stderr.write(`[${new Date().toISOString().slice(11, 23)}] ${line}\n`);
     },
@@ -115,9 +183,10 @@ export async function execCommand(ctx: CliContext, argv: string[]): Promise<numb
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const result = await agent.execute(task, { workdir: path.resolve((values.workdir as string | undefined) ?? process.cwd()), signal: abort.signal });
-    if (json) out(ctx, JSON.stringify(result, null, 2));
-    else {
+    const result = await agent.execute(task, { workdir, signal: abort.signal });
+    if (json) out(ctx, JSON.stringify(execJson(result), null, 2));
+    // An error has no result to show: its line on stderr says it all.
+    else if (result.status !== 'error') {
       out(ctx, `status: ${result.status} (${(result.durationMs / 1000).toFixed(1)} s)`);
       if (result.errorMessage) out(ctx, `error: ${result.errorMessage}`);
       if (result.question) out(ctx, `question: ${result.question}`);
@@ -125,6 +194,8 @@ export async function execCommand(ctx: CliContext, argv: string[]): Promise<numb
       for (const a of result.approvals) out(ctx, `approval: ${a.decision} ${a.request?.command ?? a.request?.path ?? '?'} — ${a.reason}`);
       if (result.finalMessage) out(ctx, `\n${result.finalMessage}`);
     }
+    const line = outcomeLine(result);
+    if (line !== '') ctx.stderr.write(`${line}\n`);
     return EXIT_BY_STATUS[result.status];
   } finally {
     process.off('SIGINT', onSignal);

@@ -19,7 +19,10 @@ export function parseCommandArgs(argv: string[], options: Options): { values: Re
     const parsed = parseArgs({ args: head, options, allowPositionals: true, strict: true });
     return { values: parsed.values, positionals: parsed.positionals, rest };
   } catch (err) {
-    throw new UsageError((err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, ''));
+    const message = (err as Error).message.replace(/^TypeError \[[A-Z_]+\]: /, '');
+    // Node's own wording goes on about positionals; the option is what the person needs to see.
+    const unknown = /^Unknown option '([^']+)'/.exec(message);
+    throw new UsageError(unknown ? `unknown option '${unknown[1] ?? ''}'` : message);
   }
 }
 

@@ -1,17 +1,19 @@
 #!/usr/bin/env node
-import { isSwitchboardError, errorMessage } from '../../core/errors.js';
 import { switchboardVersion } from '../../core/version.js';
 import { UsageError } from './args.js';
+import { reportFailure, wantsHelp, wantsJson } from './failure.js';
 import { createContext, type CliContext } from './context.js';
 import { daemonCommand, dashboardCommand, downCommand, statusCommand, upCommand } from './daemon-commands.js';
 import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCommand, promptCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
 import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
-import { detectCommand, execCommand } from './agent-run-commands.js';
+import { detectCommand, execCommand, EXEC_HELP } from './agent-run-commands.js';
+import { doctorCommand, DOCTOR_HELP } from './doctor-command.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
-const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
+/** A command: how it runs, its usage line(s), and what `--help` adds below them. */
+const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
   daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--log-level L]   run the daemon (and the dashboard) in the foreground' },
   up: { run: upCommand, usage: 'up [--port N] [...]                      start the daemon in the background' },
   dashboard: { run: dashboardCommand, usage: 'dashboard                                print a one-time login link to the web dashboard' },
@@ -26,7 +28,7 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
   },
   ls: { run: lsCommand, usage: 'ls [--json]                              list panes' },
   send: { run: sendCommand, usage: 'send PANE TEXT [--enter]                 type text (TEXT - reads stdin)' },
-  prompt: { run: promptCommand, usage: 'prompt PANE TEXT                         give an agent a prompt (typed its way, then Enter)' },
+  prompt: { run: promptCommand, usage: 'prompt PANE TEXT|- [--task-file F]       give an agent a prompt (typed its way, then Enter)' },
   agents: { run: agentsCommand, usage: 'agents [--json]                          list agent profiles and their programs' },
   paste: { run: pasteCommand, usage: 'paste PANE TEXT|-                        paste text (bracketed if the program asked)' },
   keys: { run: keysCommand, usage: 'keys PANE KEY...                         press keys: Enter Esc Tab Up C-c M-x F5 …' },
@@ -38,9 +40,11 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
   attach: { run: attachCommand, usage: 'attach PANE [--detach-key C-]]          this terminal becomes the pane' },
   exec: {
     run: execCommand,
-    usage: 'exec AGENT TASK [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--agent-home DIR --model-url URL]   drive an agent through a task',
+    usage: 'exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--quiet] [--agent-home DIR --model-url URL]   drive an agent through a task',
+    help: EXEC_HELP,
   },
   detect: { run: detectCommand, usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
+  doctor: { run: doctorCommand, usage: 'doctor [AGENT...] [--save DIR] [--json] [--size COLSxROWS] [--timeout S] [--jobs N]   check that each agent CLI is found and read right', help: DOCTOR_HELP },
   'model-server': { run: modelServerCommand, usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };
 
@@ -72,32 +76,26 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (flag === '--home') home = args.shift();
     else if (flag.startsWith('--home=')) home = flag.slice('--home='.length);
-    else {
-      process.stderr.write(`switchboard: unknown option ${flag}\n${help()}\n`);
-      return 64;
-    }
+    else return reportFailure(process, new UsageError(`unknown option ${flag}`), { name: undefined, json: wantsJson(argv) });
   }
   const name = args.shift();
-  if (name === undefined || name === 'help') {
+  if (name === 'help') {
     process.stdout.write(`${help()}\n`);
-    return name === undefined ? 64 : 0;
+    return 0;
   }
+  if (name === undefined) return reportFailure(process, new UsageError('missing command'), { name: undefined, json: false });
   const command = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
-  if (!command) {
-    process.stderr.write(`switchboard: unknown command '${name}' (see switchboard --help)\n`);
-    return 64;
+  if (!command) return reportFailure(process, new UsageError(`unknown command '${name}'`), { name: undefined, json: wantsJson(args) });
+  if (wantsHelp(args)) {
+    const usage = (Array.isArray(command.usage) ? command.usage : [command.usage]).map((u) => `usage: switchboard ${u}`);
+    process.stdout.write(`${[...usage, ...(command.help ? ['', ...command.help] : [])].join('\n')}\n`);
+    return 0;
   }
   const ctx = createContext({ home });
   try {
     return await command.run(ctx, args);
   } catch (err) {
-    if (err instanceof UsageError) {
-      const usage = Array.isArray(command.usage) ? command.usage : [command.usage];
-      process.stderr.write(`switchboard ${name}: ${err.message}\n${usage.map((u) => `usage: switchboard ${u}`).join('\n')}\n`);
-      return 64;
-    }
-    process.stderr.write(`switchboard: ${isSwitchboardError(err) ? err.message : errorMessage(err)}\n`);
-    return 1;
+    return reportFailure(process, err, { name, json: wantsJson(args) });
   }
 }
 

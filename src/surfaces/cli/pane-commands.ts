@@ -4,6 +4,7 @@ import { out, withClient, type CliContext } from './context.js';
 import path from 'node:path';
 import { paneTable, table } from './format.js';
 import { resolvePane } from './pane-ref.js';
+import { taskArgument } from './agent-run-commands.js';
 
 /** The PANE argument (an id, a title, or a unique id prefix). */
 function paneArg(positionals: string[]): string {
@@ -87,13 +88,16 @@ export async function lsCommand(ctx: CliContext, argv: string[]): Promise<number
   return 0;
 }
 
-/** `prompt PANE TEXT...` (TEXT `-` reads standard input): typed the way the pane's agent needs, then Enter. */
+/**
+ * `prompt PANE TEXT... | - | --task-file F`: typed the way the pane's agent needs, then Enter. Standard
+ * input and files take prompts larger than one argument may be (128 KiB on Linux).
+ */
 export async function promptCommand(ctx: CliContext, argv: string[]): Promise<number> {
-  const { positionals, rest } = parseCommandArgs(argv, {});
+  const { values, positionals, rest } = parseCommandArgs(argv, { 'task-file': { type: 'string' } });
   const ref = paneArg(positionals);
   const words = [...positionals.slice(1), ...rest];
-  if (words.length === 0) throw new UsageError('missing TEXT');
-  const text = await textArgument(ctx, words);
+  if (words.length === 0 && values['task-file'] === undefined) throw new UsageError('missing TEXT');
+  const text = await taskArgument(ctx, words, values['task-file'] as string | undefined);
   await withClient(ctx, async (c) => c.sendPrompt(await resolvePane(c, ref), text));
   return 0;
 }
