@@ -228,7 +228,8 @@ export async function runLiveCheck(profile: AgentProfile, options: LiveCheckOpti
         .modelRequests()
         .filter((r) => r.plan?.role === 'main' && r.plan.prompt.includes(head) && r.api !== undefined)
         .map((r) => readConversation(r.api as NonNullable<typeof r.api>, r.body).prompt);
-      const whole = prompts.some((p) => p.includes(long));
+      // Whitespace aside: a CLI that takes a long prompt from a file gets its lines folded (Gemini).
+      const whole = prompts.some((p) => squeeze(p).includes(squeeze(long)));
       if (!whole && prompts.length > 0 && !running.stopped) {
         const longest = Math.max(...prompts.map((p) => p.length));
         return fail(`the model received ${longest} characters of the ${long.length} sent`, watch?.tail());
