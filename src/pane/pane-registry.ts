@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { defaultShell, envNameMatches, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
+import { closeOnExecProblem, defaultShell, envNameMatches, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
 import { Pane, PANE_MARKER_VARIABLE, type ExitInfo, type PaneAgent } from './pane.js';
 import { RenderScheduler } from './render-scheduler.js';
 
@@ -98,6 +98,8 @@ export class PaneRegistry {
     this.paneEnv = options.paneEnv ?? {};
     this.maxPanes = options.maxPanes ?? 256;
     this.maxExitedPanes = options.maxExitedPanes ?? 128;
+    const problem = closeOnExecProblem();
+    if (problem) this.logger.warn('every program started from here will inherit the terminals of the panes before it', { problem });
   }
 
   /** Starts a new pane. Throws INVALID_PARAMS, LIMIT_EXCEEDED or SPAWN_FAILED. */

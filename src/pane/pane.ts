@@ -4,11 +4,11 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { Utf8Stream, incompleteUtf8Tail, leadingContinuationBytes } from '../core/utf8.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { killProcessGroupNow, terminateProcessTree, type EnvMarker } from '../platform/index.js';
+import { killProcessGroupNow, setCloseOnExec, terminateProcessTree, type EnvMarker } from '../platform/index.js';
 import { Screen, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
-import { discardPendingInput, pendingInputBytes } from './pty-internals.js';
+import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, releaseMaster } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -90,6 +90,9 @@ const PARSE_SLICE_BYTES = 32 * 1024;
 /** Input the program has not read yet above this is refused (it is not reading its terminal). */
 const MAX_PENDING_INPUT = 4 * 1024 * 1024;
 
+/** node-pty's internals are checked on the first pane of the process (pty-internals.ts). */
+let internalsChecked = false;
+
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, num]) => [num, name]));
 
 /**
@@ -113,6 +116,8 @@ export class Pane implements Schedulable {
   private readonly scheduler: RenderScheduler;
   private readonly logger: Logger;
   private pty: IPty | undefined;
+  /** The PTY until the pane is disposed (`pty` goes at exit), so disposal can release its master. */
+  private master: IPty | undefined;
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
   private readingPaused = false;
@@ -162,7 +167,21 @@ export class Pane implements Schedulable {
       throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
     }
     this.pty = pty;
+    this.master = pty;
     this.pid = pty.pid;
+    try {
+      if (!internalsChecked) checkPtyInternals(pty);
+      internalsChecked = true;
+      // Before anything else can fork (this thread is the only one that spawns): no program started
+      // from now on, later panes included, may inherit this pane's terminal and type into it.
+      const fd = masterFd(pty);
+      if (fd !== undefined) setCloseOnExec(fd);
+    } catch (err) {
+      killProcessGroupNow(pty.pid);
+      releaseMaster(pty);
+      this.screen.dispose();
+      throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
+    }
     // node-pty rethrows unexpected stream errors unless someone else listens: keep them from
     // taking the daemon down, and log them instead.
     (pty as unknown as { on(event: 'error', listener: (err: Error) => void): void }).on('error', (err) => {
@@ -349,6 +368,9 @@ export class Pane implements Schedulable {
   dispose(): void {
     discardPendingInput(this.pty);
     if (this.pty && this.alive) killProcessGroupNow(this.pid);
+    // The terminal goes with the pane, even while a process that escaped it holds the other side.
+    releaseMaster(this.master);
+    this.master = undefined;
     this.scheduler.forget(this);
     this.pending.length = 0;
     this.pendingBytes = 0;
@@ -385,7 +407,7 @@ export class Pane implements Schedulable {
     if (info) return info;
     this.logger.warn('no exit event after kill; marking the pane exited');
     // Release the PTY: a survivor holding its other end would otherwise keep it open.
-    (this.pty as unknown as { destroy?: () => void } | undefined)?.destroy?.();
+    releaseMaster(this.pty);
     this.handleExit(-1, 9);
     return this.exitInfo ?? { exitCode: null, signal: 'SIGKILL' };
   }

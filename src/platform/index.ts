@@ -16,6 +16,7 @@ export {
   type TerminateResult,
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
+export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
 export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
