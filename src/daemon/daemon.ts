@@ -10,10 +10,11 @@ import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
-import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
+import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, killMarkedNow, localSocketPath, processIdentity, switchboardHome } from '../platform/index.js';
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
+import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
 /**
  * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
@@ -67,6 +68,10 @@ export class Daemon implements DaemonControl {
   readonly startedAt = new Date();
   tcp: { host: string; port: number } | undefined;
   socketPath: string | undefined;
+  /** What this daemon found at start of a daemon of the same home that had died, and ended. */
+  recovered: RecoveryReport | undefined;
+  /** The marker value every pane of this daemon carries (recovery.ts). */
+  readonly marker: string;
 
   private readonly server: RpcServer;
   /** The dashboard's server, when it is on. */
@@ -84,6 +89,7 @@ export class Daemon implements DaemonControl {
     this.home = options.home ?? switchboardHome();
     this.logger = options.logger ?? silentLogger;
     this.publish = options.writeRuntimeFile ?? true;
+    this.marker = daemonMarkerValue(this.home, processIdentity());
     this.token = generateToken();
     this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
@@ -155,6 +161,7 @@ export class Daemon implements DaemonControl {
       transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}), ...(this.dashboard ? { dashboard: this.dashboard } : {}) },
       limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
       memory: memoryNow(),
+      ...(this.recovered ? { recovered: this.recovered } : {}),
     };
   }
 
@@ -180,9 +187,23 @@ export class Daemon implements DaemonControl {
     return this.closing;
   }
 
+  /**
+   * The last resort of a second signal during shutdown: every pane's processes killed at once
+   * (SIGKILL, wherever they went), then the runtime file, socket and spilled logs removed.
+   * Synchronous, so the caller can exit right after.
+   */
+  abortNow(): void {
+    this.panes.killAllNow();
+    killMarkedNow({ name: DAEMON_MARKER_VARIABLE, value: this.marker });
+    this.server.removeSocketFile();
+    if (this.publish) removeRuntimeFile(this.home, process.pid);
+    rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
+  }
+
   private async listen(options: DaemonOptions): Promise<void> {
     ensurePrivateDir(this.home);
-    await refuseIfRunning(this.home);
+    const existing = await refuseIfRunning(this.home);
+    this.recovered = await recoverFromDeadDaemon(this.home, existing, this.logger);
     if (options.socket !== false) {
       const socketPath = options.socket ?? localSocketPath(this.home);
       // The default path falls back to a directory of our own under the temp dir when the home is
@@ -201,7 +222,7 @@ export class Daemon implements DaemonControl {
       await this.dashboardServer.listen(options.host ?? DEFAULT_HOST, options.dashboard.port ?? DEFAULT_DASHBOARD_PORT);
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
-    const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token };
+    const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token, [DAEMON_MARKER_VARIABLE]: this.marker };
     if (this.tcp) {
       Object.assign(env, {
         SWITCHBOARD_RPC_HOST: this.tcp.host,
@@ -222,16 +243,17 @@ function memoryNow(): InfoResult['memory'] {
   return { rss: m.rss, heap_total: m.heapTotal, heap_used: m.heapUsed, external: m.external, array_buffers: m.arrayBuffers };
 }
 
-/** Refuses to start when the runtime file names a live daemon that still answers. */
-async function refuseIfRunning(home: string): Promise<void> {
+/** Refuses to start when the runtime file names a live daemon that still answers; otherwise resolves with the file as found. */
+async function refuseIfRunning(home: string): Promise<RuntimeInfo | undefined> {
   const existing = readRuntimeFile(home);
-  if (!existing || existing.pid === process.pid || !isProcessRunning(existing.pid)) return;
+  if (!existing || existing.pid === process.pid || !isProcessRunning(existing.pid)) return existing;
   const answers = await canConnect(existing);
   if (answers) {
     throw new SwitchboardError('CONNECTION_FAILED', `a daemon is already running (pid ${existing.pid}); stop it with \`switchboard down\``, {
       pid: existing.pid,
     });
   }
+  return existing;
 }
 
 function canConnect(info: RuntimeInfo): Promise<boolean> {

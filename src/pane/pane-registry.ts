@@ -186,6 +186,11 @@ export class PaneRegistry {
     this.forget(pane);
   }
 
+  /** SIGKILL to every pane's processes at once, without waiting (a daemon that must exit now). */
+  killAllNow(): void {
+    for (const pane of this.list()) pane.killNow();
+  }
+
   /** Ends every pane and what they left running (in parallel), and releases them all. Later creates fail with SHUTTING_DOWN. */
   async close(options: { graceMs?: number } = {}): Promise<void> {
     this.closed = true;

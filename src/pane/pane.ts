@@ -4,7 +4,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { Utf8Stream, incompleteUtf8Tail, leadingContinuationBytes } from '../core/utf8.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { killProcessGroupNow, setCloseOnExec, terminateProcessTree, type EnvMarker } from '../platform/index.js';
+import { killMarkedNow, killProcessGroupNow, setCloseOnExec, signalProcessTree, terminateProcessTree, type EnvMarker } from '../platform/index.js';
 import { Screen, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
@@ -357,6 +357,15 @@ export class Pane implements Schedulable {
     }
     this.killing ??= this.terminate(options);
     return this.killing;
+  }
+
+  /** SIGKILL to the pane's process group, its tree and everything carrying its marker, at once, without waiting (a last resort). */
+  killNow(): void {
+    if (this.alive) {
+      killProcessGroupNow(this.pid);
+      signalProcessTree(this.pid, 'SIGKILL');
+    }
+    killMarkedNow(this.marker);
   }
 
   /** The variable every process of this pane inherits. */

@@ -6,6 +6,9 @@ export { absolutePathEntries, defaultShell, execCommand, resolveExecutable, shel
 export {
   collectProcessTree,
   findProcessesByEnv,
+  findProcessesWithEnv,
+  killMarkedNow,
+  processIdentity,
   isProcessRunning,
   killProcessGroupNow,
   listProcesses,

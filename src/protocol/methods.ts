@@ -221,6 +221,15 @@ export interface InfoResult {
   limits: { max_request_bytes: number; max_connections: number };
   /** The daemon process's memory, in bytes. */
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
+  /** What the daemon found at start of a daemon of the same home that had died (SIGKILL, a crash), and ended. */
+  recovered?: {
+    daemon_pids: number[];
+    panes: number;
+    processes: number;
+    survivors: number[];
+    runtime_file_removed: boolean;
+    socket_removed: boolean;
+  };
 }
 
 /** An approval prompt as parsed from an agent's screen. */

@@ -160,6 +160,11 @@ export class RpcServer {
     this.servers.push(server);
   }
 
+  /** Removes the socket file now (a daemon exiting at once, on a second signal). */
+  removeSocketFile(): void {
+    if (this.socketPath) rmSync(this.socketPath, { force: true });
+  }
+
   /** Stops listening, closes every connection and removes the socket file. */
   async close(): Promise<void> {
     const closing = this.servers.splice(0).map((server) => new Promise<void>((resolve) => server.close(() => resolve())));
