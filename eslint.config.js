@@ -45,6 +45,6 @@ export default tseslint.config(
     // Plain JavaScript that runs at install time, before TypeScript is there.
     files: ['scripts/**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
-    languageOptions: { globals: { process: 'readonly', console: 'readonly' } },
+    languageOptions: { parserOptions: { projectService: false, project: null }, globals: { process: 'readonly', console: 'readonly' } },
   },
 );

@@ -109,7 +109,7 @@ export class Daemon implements DaemonControl {
       handlers: options.handlers,
     });
     if (options.dashboard) {
-      this.dashboardServer = new DashboardServer({ token: this.token, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers });
+      this.dashboardServer = new DashboardServer({ token: this.token, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers, limits: options.limits });
     }
   }
 
