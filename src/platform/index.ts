@@ -20,7 +20,7 @@ export {
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
 export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
-export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
+export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */
