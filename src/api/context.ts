@@ -18,6 +18,8 @@ export interface DaemonControl {
   info(): InfoResult;
   /** Where the daemon keeps its private files (log exports go under it). */
   readonly home: string;
+  /** The most disk the exports folder may hold, in bytes: an export past it is refused or cut off. */
+  readonly exportsMaxBytes: number;
   /** A fresh one-time login URL for the dashboard; INVALID_PARAMS when it is off. */
   dashboardLoginUrl(): string;
   /** Shuts the daemon down after the current response is sent. */

@@ -10,7 +10,7 @@ import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
-import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, killMarkedNow, localSocketPath, processIdentity, switchboardHome } from '../platform/index.js';
+import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
 import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
@@ -29,6 +29,8 @@ export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
 /** The dashboard's default port (the next free one when it is taken). */
 export const DEFAULT_DASHBOARD_PORT = 8766;
+/** The most disk `log_export` files may take in the home's exports folder, together. */
+export const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;
 
 export interface DaemonOptions {
   /** Where the runtime file and socket live (default $SWITCHBOARD_HOME or ~/.switchboard). */
@@ -52,6 +54,8 @@ export interface DaemonOptions {
   dashboard?: { port?: number; webRoot?: string } | false;
   /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
   agentsFile?: string;
+  /** The most disk `log_export` files may take together (default 1 GiB). */
+  exportsMaxBytes?: number;
 }
 
 /**
@@ -65,6 +69,7 @@ export class Daemon implements DaemonControl {
   readonly sessions: SessionService;
   readonly token: string;
   readonly home: string;
+  readonly exportsMaxBytes: number;
   readonly startedAt = new Date();
   tcp: { host: string; port: number } | undefined;
   socketPath: string | undefined;
@@ -80,6 +85,8 @@ export class Daemon implements DaemonControl {
   private readonly publish: boolean;
   /** Where session logs spill what memory evicts; this daemon's own, removed at shutdown. */
   private readonly spillDir: string;
+  /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
+  private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
   private readonly closedEmitter = new Emitter<void>();
   /** The daemon has shut down (after `close`, a `shutdown` request, or a signal handled by the caller). */
@@ -87,6 +94,7 @@ export class Daemon implements DaemonControl {
 
   private constructor(options: DaemonOptions) {
     this.home = options.home ?? switchboardHome();
+    this.exportsMaxBytes = options.exportsMaxBytes ?? DEFAULT_EXPORTS_MAX_BYTES;
     this.logger = options.logger ?? silentLogger;
     this.publish = options.writeRuntimeFile ?? true;
     this.marker = daemonMarkerValue(this.home, processIdentity());
@@ -132,6 +140,7 @@ export class Daemon implements DaemonControl {
     } catch (err) {
       await daemon.server.close();
       await daemon.panes.close({ graceMs: 0 });
+      daemon.removeSocketDir();
       throw err;
     }
     return daemon;
@@ -179,6 +188,7 @@ export class Daemon implements DaemonControl {
       await this.server.close();
       await this.dashboardServer?.close();
       if (this.publish) removeRuntimeFile(this.home, process.pid);
+      this.removeSocketDir();
       // Spilled logs belong to this daemon's sessions, which end with it (exports stay).
       rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
       this.logger.info('stopped');
@@ -197,7 +207,12 @@ export class Daemon implements DaemonControl {
     killMarkedNow({ name: DAEMON_MARKER_VARIABLE, value: this.marker });
     this.server.removeSocketFile();
     if (this.publish) removeRuntimeFile(this.home, process.pid);
+    this.removeSocketDir();
     rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
+  }
+
+  private removeSocketDir(): void {
+    if (this.socketDir !== undefined) rmSync(this.socketDir, { recursive: true, force: true });
   }
 
   private async listen(options: DaemonOptions): Promise<void> {
@@ -205,12 +220,14 @@ export class Daemon implements DaemonControl {
     const existing = await refuseIfRunning(this.home);
     this.recovered = await recoverFromDeadDaemon(this.home, existing, this.logger);
     if (options.socket !== false) {
-      const socketPath = options.socket ?? localSocketPath(this.home);
-      // The default path falls back to a directory of our own under the temp dir when the home is
-      // too deep for a socket path: make that one private. A path the caller chose is left alone
-      // (its directory may be shared, like /tmp); the socket itself is 0600 either way.
-      if (options.socket === undefined && isFilesystemSocket(socketPath) && path.dirname(socketPath) !== this.home) {
-        ensurePrivateDir(path.dirname(socketPath));
+      // A home too deep for a socket path gets a folder of its own under the temp dir, with a name
+      // no one can guess. A path the caller chose is left alone (its directory may be shared, like
+      // /tmp); the socket itself is 0600 either way.
+      let socketPath = options.socket ?? localSocketPath(this.home);
+      if (socketPath === undefined) {
+        this.socketDir = privateSocketDir();
+        ensurePrivateDir(this.socketDir);
+        socketPath = path.join(this.socketDir, 'sb.sock');
       }
       await this.server.listenLocal(socketPath);
       this.socketPath = socketPath;

@@ -18,7 +18,7 @@ export {
   type ProcessInfo,
   type TerminateResult,
 } from './processes.js';
-export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
+export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
 export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
 export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
