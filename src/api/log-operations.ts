@@ -54,12 +54,13 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
     let lines = 0;
     let bytes = 0;
-    let overflowed = false;
+    // Set from the stream's transform: an object, so the catch below sees the change.
+    const cut = { overflowed: false };
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
         bytes += chunk.length;
         if (bytes > room) {
-          overflowed = true;
+          cut.overflowed = true;
           done(full());
           return;
         }
@@ -77,7 +78,7 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
       await writing.catch(() => undefined);
       // Never someone else's file: 'wx' refused one that was there (EEXIST); anything else is ours, half written.
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(file, { force: true });
-      if (overflowed) throw full();
+      if (cut.overflowed) throw full();
       throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
     }
     return { session_id: log.id, path: file, messages: lines };

@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'TIMEOUT',
   'SHUTTING_DOWN',
   'SESSION_NOT_FOUND',
+  'FORBIDDEN',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -38,6 +39,7 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   TIMEOUT: -32007,
   SHUTTING_DOWN: -32008,
   SESSION_NOT_FOUND: -32009,
+  FORBIDDEN: -32010,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(

@@ -11,7 +11,8 @@ import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
-import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { RpcServer, TokenRegistry, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
@@ -67,7 +68,9 @@ export class Daemon implements DaemonControl {
   readonly agents: AgentCatalog;
   /** Every pane's and run's log, and the agent panes' state trackers. */
   readonly sessions: SessionService;
+  /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
   readonly token: string;
+  readonly tokens: TokenRegistry;
   readonly home: string;
   readonly exportsMaxBytes: number;
   readonly startedAt = new Date();
@@ -99,14 +102,22 @@ export class Daemon implements DaemonControl {
     this.publish = options.writeRuntimeFile ?? true;
     this.marker = daemonMarkerValue(this.home, processIdentity());
     this.token = generateToken();
+    this.tokens = new TokenRegistry(this.token);
     this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
+    // Each pane's programs get the token they may have: the owner's for a shell the owner opens,
+    // a scoped one of their own for an agent (never the owner's), revoked with the pane.
+    this.panes.setPaneEnvProvider(({ id, agent, scopes }) => {
+      const token = scopes === undefined && agent === undefined ? this.token : this.tokens.issue(id, (scopes ?? AGENT_PANE_SCOPES).filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)));
+      return { SWITCHBOARD_RPC_TOKEN: token, ENSO_RPC_TOKEN: token };
+    });
+    this.panes.onPaneRemoved((pane) => this.tokens.revokePane(pane.id));
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
     this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir });
     this.server = new RpcServer({
-      token: this.token,
+      token: this.tokens,
       panes: this.panes,
       agents: this.agents,
       sessions: this.sessions,
@@ -117,7 +128,7 @@ export class Daemon implements DaemonControl {
       handlers: options.handlers,
     });
     if (options.dashboard) {
-      this.dashboardServer = new DashboardServer({ token: this.token, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers, limits: options.limits });
+      this.dashboardServer = new DashboardServer({ token: this.token, tokens: this.tokens, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers, limits: options.limits });
     }
   }
 
@@ -239,7 +250,8 @@ export class Daemon implements DaemonControl {
       await this.dashboardServer.listen(options.host ?? DEFAULT_HOST, options.dashboard.port ?? DEFAULT_DASHBOARD_PORT);
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
-    const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token, [DAEMON_MARKER_VARIABLE]: this.marker };
+    // The token is each pane's own (the provider above); these are shared.
+    const env: Record<string, string> = { [DAEMON_MARKER_VARIABLE]: this.marker };
     if (this.tcp) {
       Object.assign(env, {
         SWITCHBOARD_RPC_HOST: this.tcp.host,

@@ -28,7 +28,13 @@ describe('log_export', () => {
     let refusal: unknown;
     let written = 0;
     for (let i = 0; i < 10 && refusal === undefined; i++) {
-      refusal = await client.request('log_export', { session_id: pane_id }).then(() => void written++, (err: unknown) => err);
+      refusal = await client.request('log_export', { session_id: pane_id }).then(
+        () => {
+          written += 1;
+          return undefined;
+        },
+        (err: unknown) => err,
+      );
     }
     expect(refusal).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringMatching(/the exports folder is full \(300000 bytes at most\): remove old exports from /) as unknown });
     expect(used()).toBeLessThanOrEqual(EXPORTS_MAX);

@@ -17,6 +17,7 @@ import type { AgentCatalog } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { SessionService } from '../../sessions/index.js';
 import { Dispatcher } from '../rpc/dispatch.js';
+import type { TokenRegistry } from '../rpc/auth.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../rpc/connection.js';
 import { isLoopbackHost } from '../rpc/server.js';
 import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
@@ -25,7 +26,10 @@ import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
 
 export interface DashboardServerOptions {
+  /** The owner's token: a logged-in browser acts as the owner. */
   token: string;
+  /** The daemon's tokens, so a socket's calls are checked as any other surface's (default: the owner's only). */
+  tokens?: TokenRegistry;
   panes: PaneRegistry;
   agents: AgentCatalog;
   sessions: SessionService;
@@ -89,7 +93,7 @@ export class DashboardServer {
     // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
     this.access = new DashboardAccess(options.token);
-    this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, handlers: options.handlers });
+    this.dispatcher = new Dispatcher({ token: options.tokens ?? options.token, logger: this.logger, handlers: options.handlers });
     this.webRoot = options.webRoot ?? defaultWebRoot();
     this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));

@@ -10,9 +10,11 @@ import { SessionService } from '../../sessions/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse } from './dispatch.js';
+import type { TokenRegistry } from './auth.js';
 
 export interface RpcServerOptions {
-  token: string;
+  /** The daemon's tokens (or just the owner's). */
+  token: string | TokenRegistry;
   panes: PaneRegistry;
   /** The agent profiles create_pane can start (default: the built-ins). */
   agents?: AgentCatalog;
