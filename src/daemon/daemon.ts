@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
@@ -19,17 +20,28 @@ import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type 
 
 /**
  * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
- * young generation instead of 16 MiB keeps resident memory down under floods of output (about
- * 15 MiB with ten busy panes) at no measurable cost in throughput; the regexp fallback (also set at
- * run time by safe-regex.ts, for library use) is pinned from the start.
+ * young generation instead of 16 MiB, and V8's size-over-speed mode, keep resident memory down
+ * under floods of output (output strings die old; these collect them sooner) at no measurable
+ * cost in throughput; the regexp fallback (also set at run time by safe-regex.ts, for library
+ * use) is pinned from the start. What panes hold of their output is bounded by the memory budget
+ * below, not by these.
  */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
 
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
 /** The dashboard's default port (the next free one when it is taken). */
 export const DEFAULT_DASHBOARD_PORT = 8766;
+/**
+ * The daemon's memory for what panes and sessions hold of their output (logs, and output not yet
+ * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
+ * the number of panes, not how much they print. Logs spill what their share cannot hold to disk.
+ */
+export const OUTPUT_MEMORY_BUDGET = { totalBytes: 32 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
+/** The disk spilled logs may take together, shared the same way (4 MiB to 1 GiB each). */
+export const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
+
 /** The most disk `log_export` files may take in the home's exports folder, together. */
 export const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;
 
@@ -57,6 +69,8 @@ export interface DaemonOptions {
   agentsFile?: string;
   /** The most disk `log_export` files may take together (default 1 GiB). */
   exportsMaxBytes?: number;
+  /** The memory budget for what panes and sessions hold of their output (default OUTPUT_MEMORY_BUDGET's 32 MiB). */
+  outputMemoryBytes?: number;
 }
 
 /**
@@ -82,6 +96,9 @@ export class Daemon implements DaemonControl {
   readonly marker: string;
 
   private readonly server: RpcServer;
+  /** What panes and sessions may hold of their output, in memory and in spill files. */
+  private readonly memoryBudget: MemoryBudget;
+  private readonly diskBudget: MemoryBudget;
   /** The dashboard's server, when it is on. */
   readonly dashboardServer: DashboardServer | undefined;
   private readonly logger: Logger;
@@ -115,7 +132,9 @@ export class Daemon implements DaemonControl {
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
-    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir });
+    this.memoryBudget = new MemoryBudget(options.outputMemoryBytes ?? OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET);
+    this.diskBudget = new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET);
+    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
     this.server = new RpcServer({
       token: this.tokens,
       panes: this.panes,
@@ -181,6 +200,7 @@ export class Daemon implements DaemonControl {
       transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}), ...(this.dashboard ? { dashboard: this.dashboard } : {}) },
       limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
       memory: memoryNow(),
+      output_budget: { total_bytes: this.memoryBudget.totalBytes, members: this.memoryBudget.memberCount, share_bytes: this.memoryBudget.share, spill_total_bytes: this.diskBudget.totalBytes },
       ...(this.recovered ? { recovered: this.recovered } : {}),
     };
   }

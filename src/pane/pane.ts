@@ -82,9 +82,13 @@ export interface ScreenSnapshot {
 /** Set in every pane's environment to the pane's id; lets a kill find processes that daemonized. */
 export const PANE_MARKER_VARIABLE = 'SWITCHBOARD_PANE_ID';
 
-/** Pending output above this pauses reading from the program (it blocks on a full PTY, as under tmux). */
-const PENDING_HIGH_WATER = 4 * 1024 * 1024;
-const PENDING_LOW_WATER = 1024 * 1024;
+/**
+ * Pending output above this pauses reading from the program (it blocks on a full PTY, as under
+ * tmux), unless the pane was given a smaller limit (its share of the daemon's memory budget).
+ */
+export const PENDING_HIGH_WATER = 4 * 1024 * 1024;
+/** The smallest pending limit: a few parse slices, so parsing always has a batch to take. */
+const MIN_PENDING_LIMIT = 128 * 1024;
 /** Largest piece parsed in one go, so one pane cannot hold the event loop for long. */
 const PARSE_SLICE_BYTES = 32 * 1024;
 /** Input the program has not read yet above this is refused (it is not reading its terminal). */
@@ -120,6 +124,8 @@ export class Pane implements Schedulable {
   private master: IPty | undefined;
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Pending output above this pauses reading; below a quarter of it, reading resumes. */
+  private pendingLimit = PENDING_HIGH_WATER;
   private readingPaused = false;
   private exitInfo: ExitInfo | undefined;
   private exitedAt: Date | undefined;
@@ -232,6 +238,14 @@ export class Pane implements Schedulable {
   /** Bytes received but not yet parsed. */
   get pendingOutputBytes(): number {
     return this.pendingBytes;
+  }
+
+  /**
+   * Sets how much unparsed output the pane may hold before it stops reading from the program (its
+   * share of the daemon's memory; between 128 KiB and 4 MiB).
+   */
+  setPendingLimit(bytes: number): void {
+    this.pendingLimit = Math.max(MIN_PENDING_LIMIT, Math.min(PENDING_HIGH_WATER, Math.floor(bytes)));
   }
 
   /** Milliseconds since the epoch at which output was last parsed, or 0. */
@@ -446,7 +460,7 @@ export class Pane implements Schedulable {
     if (this.exitInfo) return;
     this.pending.push(data);
     this.pendingBytes += data.length;
-    if (!this.readingPaused && this.pendingBytes > PENDING_HIGH_WATER && this.pty) {
+    if (!this.readingPaused && this.pendingBytes > this.pendingLimit && this.pty) {
       this.readingPaused = true;
       this.pty.pause();
     }
@@ -477,7 +491,7 @@ export class Pane implements Schedulable {
 
   private afterParse(): void {
     this.lastOutputAt = Date.now();
-    if (this.readingPaused && this.pendingBytes < PENDING_LOW_WATER && this.pty) {
+    if (this.readingPaused && this.pendingBytes < this.pendingLimit / 4 && this.pty) {
       this.readingPaused = false;
       this.pty.resume();
     }

@@ -224,6 +224,8 @@ export interface InfoResult {
   limits: { max_request_bytes: number; max_connections: number };
   /** The daemon process's memory, in bytes. */
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
+  /** The budget for what panes and sessions hold of their output: each member (pane or session) has an equal share. */
+  output_budget: { total_bytes: number; members: number; share_bytes: number; spill_total_bytes: number };
   /** What the daemon found at start of a daemon of the same home that had died (SIGKILL, a crash), and ended. */
   recovered?: {
     daemon_pids: number[];
