@@ -12,7 +12,7 @@ import { connect, type SwitchboardClient } from '../../src/index.js';
 import { isProcessRunning } from '../../src/platform/index.js';
 import { cleanEnv, runCli, spawnCli } from '../support/cli.js';
 import { BASH_ARGV, BASH_ENV, tempDir } from '../support/shell.js';
-import { daemonPidOf, exitOf, killMarked, markedProcesses, until, waitForOutput } from '../support/processes.js';
+import { daemonPidOf, exitOf, killMarked, paneProcesses, until, waitForOutput } from '../support/processes.js';
 
 const homes: { dir: string; cleanup: () => void }[] = [];
 afterEach(async () => {
@@ -38,7 +38,7 @@ const LEFT_ITS_SESSION = ['bash', '-c', 'setsid sleep 600 & echo ready; wait'];
 
 describe.runIf(process.platform === 'linux')('a daemon killed with SIGKILL', () => {
   it('leaves panes that get a hangup: a shell and a plain program end by themselves', async () => {
-    const { client, child, pid, home } = await startDaemon();
+    const { client, child, pid } = await startDaemon();
     const shell = await client.createPane({ argv: [...BASH_ARGV], env: BASH_ENV });
     const sleeper = await client.createPane({ argv: ['sleep', '600'] });
     // Created last, it would hold both terminals above if descriptors leaked, so neither would hang up.
@@ -51,7 +51,7 @@ describe.runIf(process.platform === 'linux')('a daemon killed with SIGKILL', () 
     await until(() => !isProcessRunning(shell.pid) && !isProcessRunning(sleeper.pid), 'the hangup to end the shell and sleep');
     // What ignores the hangup is still there: that is the next daemon's job (the next test).
     expect(isProcessRunning(stubborn.pid)).toBe(true);
-    expect(markedProcesses(home, pid).length).toBeGreaterThan(0);
+    expect(paneProcesses([stubborn.pane_id]).length).toBeGreaterThan(0);
   });
 
   it('is cleaned up after by the next `switchboard up`: 20 panes ended, stale files removed, and it says so', async () => {
@@ -64,8 +64,10 @@ describe.runIf(process.platform === 'linux')('a daemon killed with SIGKILL', () 
       ...Array.from({ length: 3 }, () => IGNORES_HUP_AND_TERM),
       ...Array.from({ length: 3 }, () => LEFT_ITS_SESSION),
     ];
+    const ids: string[] = [];
     for (const argv of argvs) {
       const { pane_id } = await client.createPane({ argv, env: BASH_ENV });
+      ids.push(pane_id);
       if (argv[0] !== 'sleep') await client.waitFor(pane_id, { pattern: argv[1] === '-c' ? 'ready' : 'PROMPT\\$' });
     }
     expect((await client.list()).panes.filter((p) => p.alive)).toHaveLength(20);
@@ -73,7 +75,7 @@ describe.runIf(process.platform === 'linux')('a daemon killed with SIGKILL', () 
     process.kill(pid, 'SIGKILL');
     await exitOf(child);
     expect(existsSync(path.join(home, 'daemon.json'))).toBe(true);
-    expect(markedProcesses(home, pid).length).toBeGreaterThan(0);
+    expect(paneProcesses(ids).length).toBeGreaterThan(0);
 
     const started = performance.now();
     const up = await runCli(home, ['up', '--port', '0', '--no-dashboard']);
@@ -81,9 +83,9 @@ describe.runIf(process.platform === 'linux')('a daemon killed with SIGKILL', () 
     expect(up.code).toBe(0);
     expect(up.stdout).toMatch(new RegExp(`found what daemon pid ${pid} left when it died: ended \\d+ process(es)? of \\d+ panes? it left running .*; removed its runtime file; removed its socket`));
     // Nothing of the dead daemon is left by the time `up` returns.
-    await until(() => markedProcesses(home, pid).length === 0, 'the dead daemon\u2019s processes to be gone', 5_000);
+    await until(() => paneProcesses(ids).length === 0, 'the dead daemon\u2019s processes to be gone', 5_000);
     console.log(`after kill -9 with 20 panes: nothing left ${Math.round(performance.now() - started)} ms after \`switchboard up\` began`);
-    expect(markedProcesses(home, pid)).toEqual([]);
+    expect(paneProcesses(ids)).toEqual([]);
     expect(existsSync(socket) && !socket.startsWith(home)).toBe(false);
     const status = await runCli(home, ['status']);
     expect(status.stdout).toMatch(/panes: 0 running/);
@@ -94,12 +96,14 @@ describe.runIf(process.platform === 'linux')('a second signal during shutdown', 
   it('kills every pane at once and still removes the runtime file and socket', async () => {
     const { client, child, home } = await startDaemon();
     const socket = (await client.info()).transports.socket ?? '';
+    const ids: string[] = [];
     for (let i = 0; i < 3; i++) {
       const { pane_id } = await client.createPane({ argv: IGNORES_HUP_AND_TERM });
       await client.waitFor(pane_id, { pattern: 'ready' });
+      ids.push(pane_id);
     }
     client.close();
-    expect(markedProcesses(home).length).toBeGreaterThanOrEqual(6);
+    expect(paneProcesses(ids).length).toBeGreaterThanOrEqual(6);
     child.kill('SIGINT');
     await waitForOutput(child, /shutting down/);
     // The panes ignore HUP and TERM: the daemon is now in its grace period, waiting on them.
@@ -107,6 +111,6 @@ describe.runIf(process.platform === 'linux')('a second signal during shutdown', 
     expect(await exitOf(child)).toBe(130);
     expect(existsSync(path.join(home, 'daemon.json'))).toBe(false);
     expect(existsSync(socket)).toBe(false);
-    await until(() => markedProcesses(home).length === 0, 'every pane process to be gone', 5_000);
+    await until(() => paneProcesses(ids).length === 0, 'every pane process to be gone', 5_000);
   });
 });

@@ -73,3 +73,11 @@ export async function daemonPidOf(home: string): Promise<number> {
   await until(() => existsSync(runtimeFilePath(home)) && readRuntimeFile(home) !== undefined, 'the runtime file');
   return readRuntimeFile(home)?.pid ?? -1;
 }
+
+/** Running processes of the panes `paneIds` (found by the marker every pane process carries). */
+export function paneProcesses(paneIds: Iterable<string>): number[] {
+  const ids = new Set(paneIds);
+  return findProcessesWithEnv('SWITCHBOARD_PANE_ID')
+    .filter((p) => ids.has(p.value))
+    .map((p) => p.pid);
+}

@@ -273,13 +273,23 @@ export class RpcPeer {
 
   private write(json: string): void {
     if (this.closed) return;
-    const unread = this.transport.unreadBytes;
-    if (unread > this.deps.limits.maxOutboundBytes || (!this.authenticated && unread > UNAUTHENTICATED_OUTBOUND_LIMIT)) {
+    if (this.overOutboundLimit()) {
       this.close('client is not reading its responses');
       return;
     }
     this.transport.send(json);
+    // One reply can be large (a batch of get_text): past the limit, it is dropped with the
+    // connection rather than held for a client that is not reading.
+    if (this.overOutboundLimit()) {
+      this.close('client is not reading its responses');
+      return;
+    }
     if (this.transport.unreadBytes > READ_PAUSE_OUTBOUND) this.pauseReasons.add('unread-replies');
+  }
+
+  private overOutboundLimit(): boolean {
+    const unread = this.transport.unreadBytes;
+    return unread > this.deps.limits.maxOutboundBytes || (!this.authenticated && unread > UNAUTHENTICATED_OUTBOUND_LIMIT);
   }
 }
 
