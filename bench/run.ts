@@ -296,6 +296,41 @@ async function memory(tmuxName: string): Promise<void> {
   record('memory: daemon with 10 panes x 10,000 lines of scrollback', 'MiB', ours10k, t10k, 'lower');
   record('memory: idle shell pane, per pane', 'MiB', (ours50 - ours10) / 40, (t50 - t10) / 40, 'lower');
   record('memory: pane with 10,000 lines of scrollback, per pane', 'MiB', (ours10k - base2) / 10, (t10k - tBase2) / 10, 'lower');
+  await floodingMemory(tmuxName);
+}
+
+const FLOOD_SECONDS = 15;
+const FLOOD = 'yes "flooding the terminal with a long line of output text, over and over again 0123456789"';
+
+/** The highest resident set of `pid` over FLOOD_SECONDS, looking every 500 ms, and the last. */
+async function rssWhileFlooding(pid: () => number): Promise<{ peak: number; end: number }> {
+  let peak = 0;
+  let end = 0;
+  for (let t = 0; t < FLOOD_SECONDS * 2; t++) {
+    await sleep(500);
+    end = await rssMiB(pid());
+    peak = Math.max(peak, end);
+  }
+  return { peak, end };
+}
+
+/** Memory with panes that never stop printing: what the output budget is for (issue 11). */
+async function floodingMemory(tmuxName: string): Promise<void> {
+  for (const count of [10, 50]) {
+    const daemon = await DaemonProcess.start();
+    const client = await daemon.connect();
+    for (let i = 0; i < count; i++) await client.createPane({ argv: ['bash', '-c', FLOOD], cwd: here });
+    const ours = await rssWhileFlooding(() => daemon.pid);
+    client.close();
+    await daemon.stop();
+    const tmux = new TmuxServer(`${tmuxName}-flood${count}`);
+    tmux.start();
+    for (let i = 0; i < count; i++) await tmux.newPane(FLOOD);
+    const peer = await rssWhileFlooding(() => tmux.serverPid());
+    tmux.killSync();
+    record(`memory: daemon with ${count} panes flooding, peak over ${FLOOD_SECONDS} s`, 'MiB', ours.peak, peer.peak, 'lower');
+    record(`memory: daemon with ${count} panes flooding, after ${FLOOD_SECONDS} s`, 'MiB', ours.end, peer.end, 'lower');
+  }
 }
 
 async function aliveUnderFlood(daemon: DaemonProcess, tmux: TmuxServer): Promise<void> {

@@ -186,7 +186,7 @@ describe('dashboard server: sockets', () => {
     await call('send_text', { pane_id: created.pane_id, text: 'echo exported-$((2+2))', add_newline: true });
     await call('wait_for', { pane_id: created.pane_id, pattern: 'exported-4' });
     expect((await fetch(`${base()}/api/sessions/${created.pane_id}/export`, { headers: { cookie } })).status).toBe(401);
-    const res = await fetch(`${base()}/api/sessions/${created.pane_id}/export?key=${key}`, { headers: { cookie } });
+    const res = await fetch(`${base()}/api/sessions/${created.pane_id}/export`, { headers: { cookie, 'x-switchboard-key': key } });
     expect(res.headers.get('content-type')).toContain('ndjson');
     const lines = (await res.text()).trimEnd().split('\n').map((l) => JSON.parse(l) as { seq: number; msg: { content?: string } });
     expect(lines.map((l) => l.seq)).toEqual(lines.map((_, i) => i + 1));
@@ -210,7 +210,7 @@ describe('dashboard server: sockets', () => {
       });
     expect(await send(`GET http://[ HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nConnection: close\r\n\r\n`)).toMatch(/^HTTP\/1.1 400/);
     const { cookie, key } = await login();
-    expect((await fetch(`${base()}/api/sessions/%E0%A4%A/export?key=${key}`, { headers: { cookie } })).status).toBe(400);
+    expect((await fetch(`${base()}/api/sessions/%E0%A4%A/export`, { headers: { cookie, 'x-switchboard-key': key } })).status).toBe(400);
     // An upgrade refused, then the connection reset under the refusal: nothing escapes.
     const socket = net.connect(port, '127.0.0.1', () => socket.write(`GET /ws HTTP/1.1\r\nHost: evil:1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`));
     socket.on('error', () => undefined);

@@ -38,6 +38,8 @@ export interface AgentLaunchOptions {
   /** Where else to look for the program (default: SWITCHBOARD_AGENT_PATH, then Switchboard's own node_modules/.bin). */
   binaryDirs?: string[];
   signal?: AbortSignal;
+  /** What the pane's programs may do when they call the daemon back (see CreatePaneOptions.scopes). */
+  scopes?: readonly string[];
 }
 
 export interface AgentStart {
@@ -107,6 +109,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
       rows: options.rows,
       scrollbackRows: options.scrollbackRows,
       agent: { name: profile.data.name, version },
+      scopes: options.scopes,
     });
   } catch (err) {
     if (prompts) releaseLongPromptFolder(prompts.dir);

@@ -3,6 +3,7 @@ import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog } from '../agents/index.js';
 import type { SessionLog, SessionService } from '../sessions/index.js';
 import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
+import type { Grant } from './authorize.js';
 
 /** Where a session's notifications go (a socket, a WebSocket, an in-memory test double). */
 export interface NotificationSink {
@@ -18,6 +19,8 @@ export interface DaemonControl {
   info(): InfoResult;
   /** Where the daemon keeps its private files (log exports go under it). */
   readonly home: string;
+  /** The most disk the exports folder may hold, in bytes: an export past it is refused or cut off. */
+  readonly exportsMaxBytes: number;
   /** A fresh one-time login URL for the dashboard; INVALID_PARAMS when it is off. */
   dashboardLoginUrl(): string;
   /** Shuts the daemon down after the current response is sent. */
@@ -34,6 +37,8 @@ export interface OperationContext {
   session: SessionLike;
   /** Aborted when the caller goes away (its connection closed). */
   signal: AbortSignal;
+  /** What the caller's token allows (the dispatcher sets it; the owner's when absent, as in-process). */
+  grant?: Grant;
 }
 
 /** The per-caller state an operation can touch: its subscriptions. */

@@ -3,7 +3,7 @@
  * unsubscribe, read history, export; and structured runs started on an agent's headless mode.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, rmSync } from 'node:fs';
+import { createWriteStream, readdirSync, rmSync, statSync } from 'node:fs';
 import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
@@ -45,10 +45,25 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     const log = ctx.sessions.logs.get(p.session_id);
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
+    // One budget for the folder: exports are the caller's to remove, and the disk is not endless.
+    const budget = ctx.daemon.exportsMaxBytes;
+    const room = budget - folderBytes(dir);
+    const full = (): SwitchboardError =>
+      new SwitchboardError('LIMIT_EXCEEDED', `the exports folder is full (${budget} bytes at most): remove old exports from ${dir}`, { session_id: log.id, max_bytes: budget });
+    if (room <= 0) throw full();
     const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
     let lines = 0;
+    let bytes = 0;
+    // Set from the stream's transform: an object, so the catch below sees the change.
+    const cut = { overflowed: false };
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
+        bytes += chunk.length;
+        if (bytes > room) {
+          cut.overflowed = true;
+          done(full());
+          return;
+        }
         for (const byte of chunk) if (byte === 0x0a) lines++;
         done(null, chunk);
       },
@@ -63,6 +78,7 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
       await writing.catch(() => undefined);
       // Never someone else's file: 'wx' refused one that was there (EEXIST); anything else is ours, half written.
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(file, { force: true });
+      if (cut.overflowed) throw full();
       throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
     }
     return { session_id: log.id, path: file, messages: lines };
@@ -82,6 +98,20 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     return { cancelled: ctx.sessions.cancelRun(p.session_id) };
   },
 };
+
+/** Bytes of the files directly in `dir`. */
+function folderBytes(dir: string): number {
+  let total = 0;
+  for (const name of readdirSync(dir)) {
+    try {
+      const stat = statSync(path.join(dir, name));
+      if (stat.isFile()) total += stat.size;
+    } catch {
+      // removed meanwhile
+    }
+  }
+  return total;
+}
 
 export const agentSessionHandlers: Pick<HandlerTable, 'agent_session_open' | 'agent_session_prompt' | 'agent_session_cancel' | 'agent_session_close'> = {
   async agent_session_open(ctx, p) {

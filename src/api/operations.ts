@@ -8,6 +8,7 @@ import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
 import { agentSessionHandlers, logHandlers } from './log-operations.js';
 import { agentStateHandlers } from './agent-state-operations.js';
+import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -23,6 +24,8 @@ export const handlers: HandlerTable = {
   ...agentSessionHandlers,
   ...agentStateHandlers,
   async create_pane(ctx, p) {
+    // Which token the pane's programs get: never more than the caller has.
+    const scopes = scopesForNewPane(ctx.grant ?? OWNER_GRANT, p.agent !== undefined, p.grants);
     if (p.agent !== undefined) {
       const profile = ctx.agents.get(p.agent);
       const started = await startAgent(ctx.panes, profile, {
@@ -41,6 +44,7 @@ export const handlers: HandlerTable = {
         },
         readyTimeoutMs: p.ready_timeout_ms,
         signal: ctx.signal,
+        scopes,
       });
       const pane = started.pane;
       return {
@@ -59,6 +63,7 @@ export const handlers: HandlerTable = {
       cols: p.cols,
       rows: p.rows,
       scrollbackRows: p.scrollback,
+      scopes,
     });
     return { pane_id: pane.id, title: pane.title, pid: pane.pid };
   },

@@ -1,6 +1,6 @@
 import { SwitchboardError } from '../core/errors.js';
 import { switchboardHome } from '../platform/index.js';
-import { readRuntimeFile } from '../daemon/runtime-file.js';
+import { readTrustedRuntimeFile } from '../daemon/runtime-file.js';
 
 /** Where and how to reach a daemon. */
 export interface Endpoint {
@@ -26,12 +26,13 @@ export const NO_DAEMON_MESSAGE = 'no daemon running: start one with `switchboard
 
 /**
  * Finds the daemon: explicit options first, then the variables a pane gets (a program inside a
- * pane calls its own daemon), then the runtime file of the Switchboard home.
+ * pane calls its own daemon), then the runtime file of the Switchboard home, once it has been
+ * checked: owned by this user, writable by no one else, not a symbolic link.
  */
 export function resolveEndpoint(options: EndpointOptions = {}): Endpoint {
   const env = options.env ?? process.env;
   if (options.socketPath !== undefined || options.port !== undefined) {
-    const token = options.token ?? env.SWITCHBOARD_RPC_TOKEN ?? readRuntimeFile(options.home ?? switchboardHome(env))?.token;
+    const token = options.token ?? env.SWITCHBOARD_RPC_TOKEN ?? readTrustedRuntimeFile(options.home ?? switchboardHome(env))?.token;
     if (!token) throw new SwitchboardError('CONNECTION_FAILED', 'no token: pass one, or set SWITCHBOARD_RPC_TOKEN');
     return { socketPath: options.socketPath, host: options.host ?? '127.0.0.1', port: options.port, token, source: 'options' };
   }
@@ -46,7 +47,7 @@ export function resolveEndpoint(options: EndpointOptions = {}): Endpoint {
       source: 'environment',
     };
   }
-  const info = readRuntimeFile(options.home ?? switchboardHome(env));
+  const info = readTrustedRuntimeFile(options.home ?? switchboardHome(env));
   if (!info) throw new SwitchboardError('CONNECTION_FAILED', NO_DAEMON_MESSAGE);
   return { socketPath: info.socket, host: info.host, port: info.port, token: options.token ?? info.token, source: 'runtime file' };
 }

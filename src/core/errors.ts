@@ -18,6 +18,7 @@ export const ERROR_CODES = [
   'TIMEOUT',
   'SHUTTING_DOWN',
   'SESSION_NOT_FOUND',
+  'FORBIDDEN',
   'NOT_DELIVERED',
   'AGENT_ERROR',
 ] as const;
@@ -40,7 +41,7 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   TIMEOUT: -32007,
   SHUTTING_DOWN: -32008,
   SESSION_NOT_FOUND: -32009,
-  // -32010 is FORBIDDEN (issue 11's scopes).
+  FORBIDDEN: -32010,
   NOT_DELIVERED: -32011,
   /** The agent CLI showed an error or exited during a task (a run's outcome, not a fault of the call). */
   AGENT_ERROR: -32012,

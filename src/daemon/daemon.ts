@@ -4,30 +4,46 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
 import type { InfoResult } from '../protocol/methods.js';
-import { ensurePrivateDir, isFilesystemSocket, isProcessRunning, localSocketPath, switchboardHome } from '../platform/index.js';
-import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
+import { RpcServer, TokenRegistry, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
+import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
 /**
  * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
- * young generation instead of 16 MiB keeps resident memory down under floods of output (about
- * 15 MiB with ten busy panes) at no measurable cost in throughput; the regexp fallback (also set at
- * run time by safe-regex.ts, for library use) is pinned from the start.
+ * young generation instead of 16 MiB, and V8's size-over-speed mode, keep resident memory down
+ * under floods of output (output strings die old; these collect them sooner) at no measurable
+ * cost in throughput; the regexp fallback (also set at run time by safe-regex.ts, for library
+ * use) is pinned from the start. What panes hold of their output is bounded by the memory budget
+ * below, not by these.
  */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
+export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
 
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
 /** The dashboard's default port (the next free one when it is taken). */
 export const DEFAULT_DASHBOARD_PORT = 8766;
+/**
+ * The daemon's memory for what panes and sessions hold of their output (logs, and output not yet
+ * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
+ * the number of panes, not how much they print. Logs spill what their share cannot hold to disk.
+ */
+export const OUTPUT_MEMORY_BUDGET = { totalBytes: 32 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
+/** The disk spilled logs may take together, shared the same way (4 MiB to 1 GiB each). */
+export const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
+
+/** The most disk `log_export` files may take in the home's exports folder, together. */
+export const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;
 
 export interface DaemonOptions {
   /** Where the runtime file and socket live (default $SWITCHBOARD_HOME or ~/.switchboard). */
@@ -51,6 +67,10 @@ export interface DaemonOptions {
   dashboard?: { port?: number; webRoot?: string } | false;
   /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
   agentsFile?: string;
+  /** The most disk `log_export` files may take together (default 1 GiB). */
+  exportsMaxBytes?: number;
+  /** The memory budget for what panes and sessions hold of their output (default OUTPUT_MEMORY_BUDGET's 32 MiB). */
+  outputMemoryBytes?: number;
 }
 
 /**
@@ -62,19 +82,31 @@ export class Daemon implements DaemonControl {
   readonly agents: AgentCatalog;
   /** Every pane's and run's log, and the agent panes' state trackers. */
   readonly sessions: SessionService;
+  /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
   readonly token: string;
+  readonly tokens: TokenRegistry;
   readonly home: string;
+  readonly exportsMaxBytes: number;
   readonly startedAt = new Date();
   tcp: { host: string; port: number } | undefined;
   socketPath: string | undefined;
+  /** What this daemon found at start of a daemon of the same home that had died, and ended. */
+  recovered: RecoveryReport | undefined;
+  /** The marker value every pane of this daemon carries (recovery.ts). */
+  readonly marker: string;
 
   private readonly server: RpcServer;
+  /** What panes and sessions may hold of their output, in memory and in spill files. */
+  private readonly memoryBudget: MemoryBudget;
+  private readonly diskBudget: MemoryBudget;
   /** The dashboard's server, when it is on. */
   readonly dashboardServer: DashboardServer | undefined;
   private readonly logger: Logger;
   private readonly publish: boolean;
   /** Where session logs spill what memory evicts; this daemon's own, removed at shutdown. */
   private readonly spillDir: string;
+  /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
+  private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
   private readonly closedEmitter = new Emitter<void>();
   /** The daemon has shut down (after `close`, a `shutdown` request, or a signal handled by the caller). */
@@ -82,17 +114,29 @@ export class Daemon implements DaemonControl {
 
   private constructor(options: DaemonOptions) {
     this.home = options.home ?? switchboardHome();
+    this.exportsMaxBytes = options.exportsMaxBytes ?? DEFAULT_EXPORTS_MAX_BYTES;
     this.logger = options.logger ?? silentLogger;
     this.publish = options.writeRuntimeFile ?? true;
+    this.marker = daemonMarkerValue(this.home, processIdentity());
     this.token = generateToken();
+    this.tokens = new TokenRegistry(this.token);
     this.panes = new PaneRegistry({ logger: this.logger, defaults: options.paneDefaults, baseEnv: options.env });
+    // Each pane's programs get the token they may have: the owner's for a shell the owner opens,
+    // a scoped one of their own for an agent (never the owner's), revoked with the pane.
+    this.panes.setPaneEnvProvider(({ id, agent, scopes }) => {
+      const token = scopes === undefined && agent === undefined ? this.token : this.tokens.issue(id, (scopes ?? AGENT_PANE_SCOPES).filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)));
+      return { SWITCHBOARD_RPC_TOKEN: token, ENSO_RPC_TOKEN: token };
+    });
+    this.panes.onPaneRemoved((pane) => this.tokens.revokePane(pane.id));
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
-    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir });
+    this.memoryBudget = new MemoryBudget(options.outputMemoryBytes ?? OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET);
+    this.diskBudget = new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET);
+    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
     this.server = new RpcServer({
-      token: this.token,
+      token: this.tokens,
       panes: this.panes,
       agents: this.agents,
       sessions: this.sessions,
@@ -103,7 +147,7 @@ export class Daemon implements DaemonControl {
       handlers: options.handlers,
     });
     if (options.dashboard) {
-      this.dashboardServer = new DashboardServer({ token: this.token, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers });
+      this.dashboardServer = new DashboardServer({ token: this.token, tokens: this.tokens, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers, limits: options.limits });
     }
   }
 
@@ -126,6 +170,7 @@ export class Daemon implements DaemonControl {
     } catch (err) {
       await daemon.server.close();
       await daemon.panes.close({ graceMs: 0 });
+      daemon.removeSocketDir();
       throw err;
     }
     return daemon;
@@ -155,6 +200,8 @@ export class Daemon implements DaemonControl {
       transports: { ...(this.tcp ? { tcp: this.tcp } : {}), ...(this.socketPath ? { socket: this.socketPath } : {}), ...(this.dashboard ? { dashboard: this.dashboard } : {}) },
       limits: { max_request_bytes: this.server.requestSizeLimit, max_connections: this.server.connectionLimit },
       memory: memoryNow(),
+      output_budget: { total_bytes: this.memoryBudget.totalBytes, members: this.memoryBudget.memberCount, share_bytes: this.memoryBudget.share, spill_total_bytes: this.diskBudget.totalBytes },
+      ...(this.recovered ? { recovered: this.recovered } : {}),
     };
   }
 
@@ -172,6 +219,7 @@ export class Daemon implements DaemonControl {
       await this.server.close();
       await this.dashboardServer?.close();
       if (this.publish) removeRuntimeFile(this.home, process.pid);
+      this.removeSocketDir();
       // Spilled logs belong to this daemon's sessions, which end with it (exports stay).
       rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
       this.logger.info('stopped');
@@ -180,16 +228,37 @@ export class Daemon implements DaemonControl {
     return this.closing;
   }
 
+  /**
+   * The last resort of a second signal during shutdown: every pane's processes killed at once
+   * (SIGKILL, wherever they went), then the runtime file, socket and spilled logs removed.
+   * Synchronous, so the caller can exit right after.
+   */
+  abortNow(): void {
+    this.panes.killAllNow();
+    killMarkedNow({ name: DAEMON_MARKER_VARIABLE, value: this.marker });
+    this.server.removeSocketFile();
+    if (this.publish) removeRuntimeFile(this.home, process.pid);
+    this.removeSocketDir();
+    rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
+  }
+
+  private removeSocketDir(): void {
+    if (this.socketDir !== undefined) rmSync(this.socketDir, { recursive: true, force: true });
+  }
+
   private async listen(options: DaemonOptions): Promise<void> {
     ensurePrivateDir(this.home);
-    await refuseIfRunning(this.home);
+    const existing = await refuseIfRunning(this.home);
+    this.recovered = await recoverFromDeadDaemon(this.home, existing, this.logger);
     if (options.socket !== false) {
-      const socketPath = options.socket ?? localSocketPath(this.home);
-      // The default path falls back to a directory of our own under the temp dir when the home is
-      // too deep for a socket path: make that one private. A path the caller chose is left alone
-      // (its directory may be shared, like /tmp); the socket itself is 0600 either way.
-      if (options.socket === undefined && isFilesystemSocket(socketPath) && path.dirname(socketPath) !== this.home) {
-        ensurePrivateDir(path.dirname(socketPath));
+      // A home too deep for a socket path gets a folder of its own under the temp dir, with a name
+      // no one can guess. A path the caller chose is left alone (its directory may be shared, like
+      // /tmp); the socket itself is 0600 either way.
+      let socketPath = options.socket ?? localSocketPath(this.home);
+      if (socketPath === undefined) {
+        this.socketDir = privateSocketDir();
+        ensurePrivateDir(this.socketDir);
+        socketPath = path.join(this.socketDir, 'sb.sock');
       }
       await this.server.listenLocal(socketPath);
       this.socketPath = socketPath;
@@ -201,7 +270,8 @@ export class Daemon implements DaemonControl {
       await this.dashboardServer.listen(options.host ?? DEFAULT_HOST, options.dashboard.port ?? DEFAULT_DASHBOARD_PORT);
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
-    const env: Record<string, string> = { SWITCHBOARD_RPC_TOKEN: this.token, ENSO_RPC_TOKEN: this.token };
+    // The token is each pane's own (the provider above); these are shared.
+    const env: Record<string, string> = { [DAEMON_MARKER_VARIABLE]: this.marker };
     if (this.tcp) {
       Object.assign(env, {
         SWITCHBOARD_RPC_HOST: this.tcp.host,
@@ -222,16 +292,17 @@ function memoryNow(): InfoResult['memory'] {
   return { rss: m.rss, heap_total: m.heapTotal, heap_used: m.heapUsed, external: m.external, array_buffers: m.arrayBuffers };
 }
 
-/** Refuses to start when the runtime file names a live daemon that still answers. */
-async function refuseIfRunning(home: string): Promise<void> {
+/** Refuses to start when the runtime file names a live daemon that still answers; otherwise resolves with the file as found. */
+async function refuseIfRunning(home: string): Promise<RuntimeInfo | undefined> {
   const existing = readRuntimeFile(home);
-  if (!existing || existing.pid === process.pid || !isProcessRunning(existing.pid)) return;
+  if (!existing || existing.pid === process.pid || !isProcessRunning(existing.pid)) return existing;
   const answers = await canConnect(existing);
   if (answers) {
     throw new SwitchboardError('CONNECTION_FAILED', `a daemon is already running (pid ${existing.pid}); stop it with \`switchboard down\``, {
       pid: existing.pid,
     });
   }
+  return existing;
 }
 
 function canConnect(info: RuntimeInfo): Promise<boolean> {

@@ -1,6 +1,7 @@
 import { readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { writePrivateFileAtomic } from '../platform/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import { untrustedFileProblem, writePrivateFileAtomic } from '../platform/index.js';
 
 /** What a running daemon publishes so clients on this machine can find and call it. */
 export interface RuntimeInfo {
@@ -40,6 +41,21 @@ export function readRuntimeFile(home: string): RuntimeInfo | undefined {
   } catch {
     return undefined;
   }
+}
+
+/**
+ * Reads the runtime file as a client must: only if it can be trusted (a regular file of this user,
+ * writable by no one else, in a folder no one else can write to), since whoever can write it can
+ * point every client at a daemon of their own and collect the token it is given. Throws
+ * CONNECTION_FAILED saying what is wrong; undefined when there is no file.
+ */
+export function readTrustedRuntimeFile(home: string): RuntimeInfo | undefined {
+  const file = runtimeFilePath(home);
+  const problem = untrustedFileProblem(file);
+  if (problem !== undefined) {
+    throw new SwitchboardError('CONNECTION_FAILED', `refusing to trust the runtime file: ${problem}; only the daemon writes it, with mode 0600 in a private folder (remove it and run \`switchboard up\`)`, { file });
+  }
+  return readRuntimeFile(home);
 }
 
 /** Removes the runtime file if it is still the one `pid` wrote. */

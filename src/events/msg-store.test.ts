@@ -221,3 +221,23 @@ describe('MsgStore export', () => {
     await store.close();
   });
 });
+
+describe('MsgStore bounds that move (a share of the daemon\u2019s budget)', () => {
+  it('evicts at once what a smaller bound no longer holds, spills it, and says once when the spill file is full', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-bounds-'));
+    let full = 0;
+    const store = new MsgStore<string>({ maxBytes: 10_000, sizeOf: (m) => m.length, spillFile: path.join(dir, 'spill.jsonl'), maxSpillBytes: 1_000, onSpillFull: () => full++ });
+    for (let i = 0; i < 50; i++) store.push('x'.repeat(100));
+    expect(store.stats()).toMatchObject({ retained: 50, retainedBytes: 5_000, evicted: 0 });
+    store.setBounds({ maxBytes: 1_000 });
+    expect(store.stats()).toMatchObject({ retained: 10, retainedBytes: 1_000, evicted: 40 });
+    // About 120 bytes a line: 8 fit in the spill file's 1,000, the other 32 are dropped, and counted.
+    expect(store.stats().unspilled).toBe(32);
+    expect(full).toBe(1);
+    store.setBounds({ maxSpillBytes: 1_000_000 });
+    store.push('y'.repeat(100));
+    expect(store.stats().unspilled).toBe(32);
+    await store.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+});

@@ -28,6 +28,8 @@ export interface MsgStoreOptions<T> {
   spillFile?: string;
   /** The spill file's bound (default 1 GiB): past it, evicted messages are dropped (counted in `unspilled`), not written. */
   maxSpillBytes?: number;
+  /** Called once, when the spill file first has no room for an evicted message (it and later ones are dropped). */
+  onSpillFull?: () => void;
 }
 
 /** A message with its place in the session: seq counts from 1 and never repeats. */
@@ -103,7 +105,8 @@ class Subscriber<T> {
 }
 
 export class MsgStore<T> {
-  private readonly maxBytes: number;
+  private maxBytes: number;
+  private maxSpillBytes: number;
   private readonly maxMessages: number;
   private readonly sizeOf: (msg: T) => number;
   private readonly batchMs: number;
@@ -125,6 +128,7 @@ export class MsgStore<T> {
 
   constructor(private readonly options: MsgStoreOptions<T> = {}) {
     this.maxBytes = options.maxBytes ?? DEFAULT_MAX_BYTES;
+    this.maxSpillBytes = options.maxSpillBytes ?? DEFAULT_MAX_SPILL_BYTES;
     this.maxMessages = options.maxMessages ?? DEFAULT_MAX_MESSAGES;
     if (!(this.maxBytes > 0) || !(this.maxMessages > 0)) throw new RangeError('maxBytes and maxMessages must be positive');
     this.sizeOf = options.sizeOf ?? jsonBytes;
@@ -134,6 +138,19 @@ export class MsgStore<T> {
 
   get finished(): boolean {
     return this.finishedFlag;
+  }
+
+  /**
+   * Changes the bounds (a share of a daemon-wide budget that moved): `maxBytes` in memory, evicting
+   * (and spilling) at once what no longer fits; `maxSpillBytes` on disk, for what is evicted next.
+   */
+  setBounds(bounds: { maxBytes?: number; maxSpillBytes?: number }): void {
+    if (bounds.maxBytes !== undefined) {
+      if (!(bounds.maxBytes > 0)) throw new RangeError('maxBytes must be positive');
+      this.maxBytes = bounds.maxBytes;
+      this.evict();
+    }
+    if (bounds.maxSpillBytes !== undefined) this.maxSpillBytes = Math.max(0, bounds.maxSpillBytes);
   }
 
   /** Adds a message; returns its seq. Never waits: slow subscribers are dropped, not waited for. */
@@ -242,8 +259,8 @@ export class MsgStore<T> {
     if (!this.options.spillFile || this.spillError) return;
     const line = `${JSON.stringify({ seq: entry.seq, msg: entry.msg })}\n`;
     // A session left running for days must not fill the disk: the spill file has a bound too.
-    if (this.spilledBytes + line.length > (this.options.maxSpillBytes ?? DEFAULT_MAX_SPILL_BYTES)) {
-      this.unspilledCount++;
+    if (this.spilledBytes + line.length > this.maxSpillBytes) {
+      if (this.unspilledCount++ === 0) this.safely(() => this.options.onSpillFull?.());
       return;
     }
     this.spilledBytes += line.length;

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { defaultShell, envNameMatches, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
+import { closeOnExecProblem, defaultShell, envNameMatches, resolveExecutable, setEnvVar, shellCommandLine, type CommandLine } from '../platform/index.js';
 import { Pane, PANE_MARKER_VARIABLE, type ExitInfo, type PaneAgent } from './pane.js';
 import { RenderScheduler } from './render-scheduler.js';
 
@@ -28,7 +28,15 @@ export interface CreatePaneOptions {
   scrollbackRows?: number;
   /** The agent CLI the pane runs (set by the agent launcher). */
   agent?: PaneAgent;
+  /**
+   * What the pane's programs may do when they call the daemon back: the scopes of the token they
+   * are given (docs/rpc.md). Undefined: whatever the pane environment provider decides by default.
+   */
+  scopes?: readonly string[];
 }
+
+/** What decides a pane's own variables (the daemon: which token its programs get). */
+export type PaneEnvProvider = (pane: { id: string; agent: PaneAgent | undefined; scopes: readonly string[] | undefined }) => Record<string, string>;
 
 export interface PaneDefaults {
   cols: number;
@@ -79,6 +87,7 @@ export class PaneRegistry {
   private readonly scheduler: RenderScheduler;
   private readonly baseEnv: NodeJS.ProcessEnv;
   private paneEnv: Record<string, string>;
+  private paneEnvProvider: PaneEnvProvider | undefined;
   private readonly maxPanes: number;
   private readonly maxExitedPanes: number;
   private closed = false;
@@ -98,6 +107,8 @@ export class PaneRegistry {
     this.paneEnv = options.paneEnv ?? {};
     this.maxPanes = options.maxPanes ?? 256;
     this.maxExitedPanes = options.maxExitedPanes ?? 128;
+    const problem = closeOnExecProblem();
+    if (problem) this.logger.warn('every program started from here will inherit the terminals of the panes before it', { problem });
   }
 
   /** Starts a new pane. Throws INVALID_PARAMS, LIMIT_EXCEEDED or SPAWN_FAILED. */
@@ -117,6 +128,7 @@ export class PaneRegistry {
     const rows = options.rows ?? this.defaults.rows;
     checkSize(cols, rows);
     const id = this.newId();
+    for (const [key, value] of Object.entries(this.paneEnvProvider?.({ id, agent: options.agent, scopes: options.scopes }) ?? {})) setEnvVar(env, key, value);
     setEnvVar(env, PANE_MARKER_VARIABLE, id);
     // The daemon's own $PWD would be wrong here, and some programs (OpenCode) trust $PWD over their cwd.
     if (!('PWD' in (options.env ?? {}))) setEnvVar(env, 'PWD', cwd);
@@ -148,6 +160,11 @@ export class PaneRegistry {
   /** Sets the variables every pane created from now on gets (after the base environment). */
   setPaneEnv(vars: Record<string, string>): void {
     this.paneEnv = { ...vars };
+  }
+
+  /** Sets what adds each new pane's own variables (after the shared ones and the caller's `env`). */
+  setPaneEnvProvider(provider: PaneEnvProvider | undefined): void {
+    this.paneEnvProvider = provider;
   }
 
   /** The pane with this id; throws PANE_NOT_FOUND. */
@@ -182,6 +199,11 @@ export class PaneRegistry {
     const pane = this.get(id);
     await pane.kill({ graceMs: options.graceMs ?? this.defaults.killGraceMs });
     this.forget(pane);
+  }
+
+  /** SIGKILL to every pane's processes at once, without waiting (a daemon that must exit now). */
+  killAllNow(): void {
+    for (const pane of this.list()) pane.killNow();
   }
 
   /** Ends every pane and what they left running (in parallel), and releases them all. Later creates fail with SHUTTING_DOWN. */

@@ -4,11 +4,11 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { Utf8Stream, incompleteUtf8Tail, leadingContinuationBytes } from '../core/utf8.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { killProcessGroupNow, terminateProcessTree, type EnvMarker } from '../platform/index.js';
+import { killMarkedNow, killProcessGroupNow, setCloseOnExec, signalProcessTree, terminateProcessTree, type EnvMarker } from '../platform/index.js';
 import { Screen, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
-import { discardPendingInput, pendingInputBytes } from './pty-internals.js';
+import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, releaseMaster } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -82,13 +82,20 @@ export interface ScreenSnapshot {
 /** Set in every pane's environment to the pane's id; lets a kill find processes that daemonized. */
 export const PANE_MARKER_VARIABLE = 'SWITCHBOARD_PANE_ID';
 
-/** Pending output above this pauses reading from the program (it blocks on a full PTY, as under tmux). */
-const PENDING_HIGH_WATER = 4 * 1024 * 1024;
-const PENDING_LOW_WATER = 1024 * 1024;
+/**
+ * Pending output above this pauses reading from the program (it blocks on a full PTY, as under
+ * tmux), unless the pane was given a smaller limit (its share of the daemon's memory budget).
+ */
+export const PENDING_HIGH_WATER = 4 * 1024 * 1024;
+/** The smallest pending limit: a few parse slices, so parsing always has a batch to take. */
+const MIN_PENDING_LIMIT = 128 * 1024;
 /** Largest piece parsed in one go, so one pane cannot hold the event loop for long. */
 const PARSE_SLICE_BYTES = 32 * 1024;
 /** Input the program has not read yet above this is refused (it is not reading its terminal). */
 const MAX_PENDING_INPUT = 4 * 1024 * 1024;
+
+/** node-pty's internals are checked on the first pane of the process (pty-internals.ts). */
+let internalsChecked = false;
 
 const SIGNAL_NAMES = new Map<number, string>(Object.entries(osConstants.signals).map(([name, num]) => [num, name]));
 
@@ -113,8 +120,12 @@ export class Pane implements Schedulable {
   private readonly scheduler: RenderScheduler;
   private readonly logger: Logger;
   private pty: IPty | undefined;
+  /** The PTY until the pane is disposed (`pty` goes at exit), so disposal can release its master. */
+  private master: IPty | undefined;
   private readonly pending: Buffer[] = [];
   private pendingBytes = 0;
+  /** Pending output above this pauses reading; below a quarter of it, reading resumes. */
+  private pendingLimit = PENDING_HIGH_WATER;
   private readingPaused = false;
   private exitInfo: ExitInfo | undefined;
   private exitedAt: Date | undefined;
@@ -162,7 +173,21 @@ export class Pane implements Schedulable {
       throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
     }
     this.pty = pty;
+    this.master = pty;
     this.pid = pty.pid;
+    try {
+      if (!internalsChecked) checkPtyInternals(pty);
+      internalsChecked = true;
+      // Before anything else can fork (this thread is the only one that spawns): no program started
+      // from now on, later panes included, may inherit this pane's terminal and type into it.
+      const fd = masterFd(pty);
+      if (fd !== undefined) setCloseOnExec(fd);
+    } catch (err) {
+      killProcessGroupNow(pty.pid);
+      releaseMaster(pty);
+      this.screen.dispose();
+      throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
+    }
     // node-pty rethrows unexpected stream errors unless someone else listens: keep them from
     // taking the daemon down, and log them instead.
     (pty as unknown as { on(event: 'error', listener: (err: Error) => void): void }).on('error', (err) => {
@@ -213,6 +238,14 @@ export class Pane implements Schedulable {
   /** Bytes received but not yet parsed. */
   get pendingOutputBytes(): number {
     return this.pendingBytes;
+  }
+
+  /**
+   * Sets how much unparsed output the pane may hold before it stops reading from the program (its
+   * share of the daemon's memory; between 128 KiB and 4 MiB).
+   */
+  setPendingLimit(bytes: number): void {
+    this.pendingLimit = Math.max(MIN_PENDING_LIMIT, Math.min(PENDING_HIGH_WATER, Math.floor(bytes)));
   }
 
   /** Milliseconds since the epoch at which output was last parsed, or 0. */
@@ -340,6 +373,15 @@ export class Pane implements Schedulable {
     return this.killing;
   }
 
+  /** SIGKILL to the pane's process group, its tree and everything carrying its marker, at once, without waiting (a last resort). */
+  killNow(): void {
+    if (this.alive) {
+      killProcessGroupNow(this.pid);
+      signalProcessTree(this.pid, 'SIGKILL');
+    }
+    killMarkedNow(this.marker);
+  }
+
   /** The variable every process of this pane inherits. */
   private get marker(): EnvMarker {
     return { name: PANE_MARKER_VARIABLE, value: this.id };
@@ -349,6 +391,9 @@ export class Pane implements Schedulable {
   dispose(): void {
     discardPendingInput(this.pty);
     if (this.pty && this.alive) killProcessGroupNow(this.pid);
+    // The terminal goes with the pane, even while a process that escaped it holds the other side.
+    releaseMaster(this.master);
+    this.master = undefined;
     this.scheduler.forget(this);
     this.pending.length = 0;
     this.pendingBytes = 0;
@@ -385,7 +430,7 @@ export class Pane implements Schedulable {
     if (info) return info;
     this.logger.warn('no exit event after kill; marking the pane exited');
     // Release the PTY: a survivor holding its other end would otherwise keep it open.
-    (this.pty as unknown as { destroy?: () => void } | undefined)?.destroy?.();
+    releaseMaster(this.pty);
     this.handleExit(-1, 9);
     return this.exitInfo ?? { exitCode: null, signal: 'SIGKILL' };
   }
@@ -415,7 +460,7 @@ export class Pane implements Schedulable {
     if (this.exitInfo) return;
     this.pending.push(data);
     this.pendingBytes += data.length;
-    if (!this.readingPaused && this.pendingBytes > PENDING_HIGH_WATER && this.pty) {
+    if (!this.readingPaused && this.pendingBytes > this.pendingLimit && this.pty) {
       this.readingPaused = true;
       this.pty.pause();
     }
@@ -446,7 +491,7 @@ export class Pane implements Schedulable {
 
   private afterParse(): void {
     this.lastOutputAt = Date.now();
-    if (this.readingPaused && this.pendingBytes < PENDING_LOW_WATER && this.pty) {
+    if (this.readingPaused && this.pendingBytes < this.pendingLimit / 4 && this.pty) {
       this.readingPaused = false;
       this.pty.resume();
     }

@@ -1,10 +1,17 @@
 /**
  * node-pty internals Switchboard relies on (node-pty is pinned to an exact version; pane tests
- * exercise both). node-pty queues writes the program has not read yet, retrying without bound:
- * Switchboard caps that queue, and drops it when the program is gone so no retry writes to a closed
- * descriptor.
+ * exercise every access here, and `checkPtyInternals` looks at each on the first pane, so an
+ * upgrade that moves one fails loudly):
+ * - `_writeStream._writeQueue` / `dispose`: node-pty queues writes the program has not read yet,
+ *   retrying without bound; Switchboard caps that queue, and drops it when the program is gone so
+ *   no retry writes to a closed descriptor.
+ * - `_fd` (POSIX): the PTY's master descriptor, which node-pty 1.1.0 leaves inheritable
+ *   (microsoft/node-pty#657); Switchboard marks it close-on-exec so no later program gets it.
+ * - `_socket.destroy()`: closes the master, so a removed pane's terminal is released even while
+ *   a process that escaped the pane still holds the other side.
  */
 import type { IPty } from 'node-pty';
+import { isWindows } from '../platform/index.js';
 
 interface WriteTask {
   buffer: Buffer;
@@ -16,8 +23,42 @@ interface WriteStreamInternals {
   dispose?: () => void;
 }
 
+interface PtyInternals {
+  _writeStream?: WriteStreamInternals;
+  _fd?: unknown;
+  _socket?: { destroy?: () => void; destroyed?: boolean };
+}
+
+function internals(pty: IPty | undefined): PtyInternals | undefined {
+  return pty as unknown as PtyInternals | undefined;
+}
+
 function writeStreamOf(pty: IPty | undefined): WriteStreamInternals | undefined {
-  return (pty as unknown as { _writeStream?: WriteStreamInternals } | undefined)?._writeStream;
+  return internals(pty)?._writeStream;
+}
+
+/** Throws when a fresh PTY lacks an internal this module relies on (checked on the first pane). */
+export function checkPtyInternals(pty: IPty): void {
+  const fail = (what: string): never => {
+    throw new Error(`unsupported node-pty version: ${what} is missing (Switchboard pins 1.1.0)`);
+  };
+  if (isWindows) return;
+  const inner = internals(pty);
+  if (!Array.isArray(inner?._writeStream?._writeQueue) || typeof inner._writeStream.dispose !== 'function') fail('UnixTerminal._writeStream');
+  if (typeof inner?._fd !== 'number') fail('UnixTerminal._fd');
+  if (typeof inner?._socket?.destroy !== 'function') fail('UnixTerminal._socket');
+}
+
+/** The PTY's master descriptor (POSIX), or undefined (Windows: ConPTY has handles, not descriptors). */
+export function masterFd(pty: IPty | undefined): number | undefined {
+  const fd = internals(pty)?._fd;
+  return typeof fd === 'number' && fd >= 0 ? fd : undefined;
+}
+
+/** Closes the PTY's master (idempotent): the terminal is released and nothing more is read from it. */
+export function releaseMaster(pty: IPty | undefined): void {
+  const socket = internals(pty)?._socket;
+  if (socket && socket.destroyed !== true) socket.destroy?.();
 }
 
 /** Bytes written to the PTY that the program has not taken yet (0 when unknown). */

@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -48,4 +48,37 @@ export function writePrivateFileAtomic(file: string, data: string): void {
 /** Sets a filesystem socket to 0600 so only its owner can connect. */
 export function restrictSocket(socketPath: string): void {
   if (!isWindows) chmodSync(socketPath, 0o600);
+}
+
+/**
+ * Why `file` (and the folder holding it) cannot be trusted to say something only its owner may say
+ * (where the daemon is, and its token), or undefined when it can: it must be a regular file, not a
+ * symbolic link, owned by this user and writable by nobody else, in a folder owned by this user
+ * that nobody else can write to. The checks the daemon makes of its own folder, made by a reader.
+ * Windows has no such modes: nothing to check there.
+ */
+export function untrustedFileProblem(file: string): string | undefined {
+  if (isWindows) return undefined;
+  const uid = process.getuid?.();
+  const describe = (what: string, stat: Stats): string | undefined => {
+    if (uid !== undefined && stat.uid !== uid) return `${what} belongs to another user (uid ${stat.uid})`;
+    if ((stat.mode & 0o022) !== 0) return `${what} can be written by other users (mode ${(stat.mode & 0o777).toString(8).padStart(3, '0')})`;
+    return undefined;
+  };
+  let stat: Stats;
+  try {
+    stat = lstatSync(file);
+  } catch {
+    return undefined; // no file: nothing to trust or distrust
+  }
+  if (stat.isSymbolicLink()) return `${file} is a symbolic link`;
+  if (!stat.isFile()) return `${file} is not a regular file`;
+  const dir = path.dirname(file);
+  let dirStat: Stats;
+  try {
+    dirStat = lstatSync(dir);
+  } catch {
+    return undefined;
+  }
+  return describe(file, stat) ?? describe(dir, dirStat);
 }

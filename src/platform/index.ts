@@ -6,6 +6,9 @@ export { absolutePathEntries, defaultShell, execCommand, resolveExecutable, shel
 export {
   collectProcessTree,
   findProcessesByEnv,
+  findProcessesWithEnv,
+  killMarkedNow,
+  processIdentity,
   isProcessRunning,
   killProcessGroupNow,
   listProcesses,
@@ -15,8 +18,9 @@ export {
   type ProcessInfo,
   type TerminateResult,
 } from './processes.js';
-export { isFilesystemSocket, localSocketPath, switchboardHome } from './paths.js';
-export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
+export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
+export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
+export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */

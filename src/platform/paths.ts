@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
 import { homedir, tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 
@@ -18,15 +19,26 @@ function shortHash(text: string): string {
   return createHash('sha256').update(text).digest('hex').slice(0, 12);
 }
 
-/** Where the daemon's local socket lives: a Unix socket in `home`, or a named pipe on Windows. */
-export function localSocketPath(home: string): string {
+/**
+ * Where the daemon's local socket lives: a Unix socket in `home`, or a named pipe on Windows.
+ * Undefined when `home` is too deep for a socket path: the socket then goes in a fresh private
+ * folder (privateSocketDir), and clients learn where from the runtime file.
+ */
+export function localSocketPath(home: string): string | undefined {
   if (isWindows) {
     return `\\\\.\\pipe\\switchboard-${safeUserName()}-${shortHash(home)}`;
   }
   const inHome = path.join(home, 'switchboard.sock');
-  if (Buffer.byteLength(inHome) <= MAX_SOCKET_PATH) return inHome;
-  // Deep homes (long temp paths) fall back to a private directory under the temp dir.
-  return path.join(tmpdir(), `switchboard-${process.getuid?.() ?? 0}-${shortHash(home)}`, 'sb.sock');
+  return Buffer.byteLength(inHome) <= MAX_SOCKET_PATH ? inHome : undefined;
+}
+
+/**
+ * A new folder for a socket under the temp dir, with a name no one can guess (mkdtemp: created
+ * atomically, mode 0700), so another user can neither squat it before the daemon starts nor
+ * reach into it. The daemon removes it when it stops.
+ */
+export function privateSocketDir(): string {
+  return mkdtempSync(path.join(tmpdir(), `switchboard-${process.getuid?.() ?? 0}-`));
 }
 
 /** True when the local transport is a filesystem socket that has to be created and removed. */

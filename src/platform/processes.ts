@@ -112,15 +112,8 @@ export function collectProcessTree(rootPid: number, processes = listProcesses())
   return [...members];
 }
 
-/**
- * Processes (other than this one) whose environment holds `name=value`. Every process a pane starts
- * inherits the pane's marker variable, so this finds descendants that left the pane's session and
- * process tree (double fork + setsid, as daemons do). Linux only; elsewhere it finds nothing.
- */
-export function findProcessesByEnv(name: string, value: string): number[] {
-  if (platform !== 'linux') return [];
-  const needle = Buffer.from(`${name}=${value}\0`);
-  const found: number[] = [];
+/** Calls `visit` with each other process's environment block (Linux: /proc; unreadable ones skipped). */
+function forEachEnviron(visit: (pid: number, environ: Buffer) => void): void {
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     const pid = Number(entry);
@@ -131,16 +124,61 @@ export function findProcessesByEnv(name: string, value: string): number[] {
     } catch {
       continue; // gone, or another user's process
     }
-    let at = environ.indexOf(needle);
-    while (at !== -1) {
-      if (at === 0 || environ[at - 1] === 0) {
-        found.push(pid);
-        break;
-      }
-      at = environ.indexOf(needle, at + 1);
-    }
+    visit(pid, environ);
   }
+}
+
+/** Where `needle` (`NAME=`, or `NAME=value\0`) starts a variable in `environ`, or -1. */
+function variableAt(environ: Buffer, needle: Buffer): number {
+  let at = environ.indexOf(needle);
+  while (at !== -1) {
+    if (at === 0 || environ[at - 1] === 0) return at;
+    at = environ.indexOf(needle, at + 1);
+  }
+  return -1;
+}
+
+/**
+ * Processes (other than this one) whose environment holds `name=value`. Every process a pane starts
+ * inherits the pane's marker variable, so this finds descendants that left the pane's session and
+ * process tree (double fork + setsid, as daemons do). Linux only; elsewhere it finds nothing.
+ */
+export function findProcessesByEnv(name: string, value: string): number[] {
+  if (platform !== 'linux') return [];
+  const needle = Buffer.from(`${name}=${value}\0`);
+  const found: number[] = [];
+  forEachEnviron((pid, environ) => {
+    if (variableAt(environ, needle) !== -1) found.push(pid);
+  });
   return found;
+}
+
+/**
+ * Processes (other than this one) whose environment sets `name`, with the value each has, so a
+ * daemon can find what a daemon before it started (the marker names that daemon). Linux only;
+ * elsewhere it finds nothing.
+ */
+export function findProcessesWithEnv(name: string): { pid: number; value: string }[] {
+  if (platform !== 'linux') return [];
+  const needle = Buffer.from(`${name}=`);
+  const found: { pid: number; value: string }[] = [];
+  forEachEnviron((pid, environ) => {
+    const at = variableAt(environ, needle);
+    if (at === -1) return;
+    const end = environ.indexOf(0, at);
+    found.push({ pid, value: environ.subarray(at + needle.length, end === -1 ? environ.length : end).toString('utf8') });
+  });
+  return found;
+}
+
+/** This process (or `pid`) with its start time, which tells it apart from a later one given the same pid (0 where unknown). */
+export function processIdentity(pid = process.pid): { pid: number; startTime: number } {
+  return { pid, startTime: platform === 'linux' ? (readProcStat(pid)?.startTime ?? 0) : 0 };
+}
+
+/** Sends SIGKILL to every process carrying `marker`, at once, without waiting (a last resort). */
+export function killMarkedNow(marker: EnvMarker): void {
+  sendSignal(findProcessesByEnv(marker.name, marker.value), 'SIGKILL');
 }
 
 function sendSignal(pids: Iterable<number>, signal: NodeJS.Signals): void {

@@ -7,6 +7,7 @@ import { z } from 'zod';
 import type { LogMsg } from '../events/log-msg.js';
 // Type only: the wire names the states the tracker has (src/agents/state-tracker.ts).
 import type { AgentState } from '../agents/state-tracker.js';
+import { SCOPES } from './scopes.js';
 
 /** An optional parameter: absent, undefined and JSON null all mean "not given". */
 const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
@@ -41,13 +42,15 @@ export const paramSchemas = {
       /** How to answer first-run questions (all true by default). */
       first_run: optional(z.strictObject({ trust_folder: optional(z.boolean()), use_env_api_key: optional(z.boolean()), keep_current_model: optional(z.boolean()) })),
       ready_timeout_ms: optional(int(1_000, 600_000)),
+      /** Scopes the agent pane's token gets beyond read and ask (docs/rpc.md, "Tokens and scopes"). */
+      grants: optional(z.array(z.enum(SCOPES)).max(SCOPES.length)),
     })
     .refine((p) => p.agent === undefined || (p.command === undefined && p.argv === undefined), { message: 'give agent, or command/argv, not both' })
     // An agent works on a project: starting one in whatever folder the daemon runs from is never meant.
     .refine((p) => p.agent === undefined || p.cwd !== undefined, { message: 'an agent needs cwd: the folder it works in' })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' })
-    .refine((p) => p.agent !== undefined || (p.agent_home === undefined && p.args === undefined && p.first_run === undefined), {
-      message: 'agent_home, model_url, args and first_run need an agent',
+    .refine((p) => p.agent !== undefined || (p.agent_home === undefined && p.args === undefined && p.first_run === undefined && p.grants === undefined), {
+      message: 'agent_home, model_url, args, first_run and grants need an agent',
     }),
   send_text: z.strictObject({
     pane_id: paneId,
@@ -221,6 +224,17 @@ export interface InfoResult {
   limits: { max_request_bytes: number; max_connections: number };
   /** The daemon process's memory, in bytes. */
   memory: { rss: number; heap_total: number; heap_used: number; external: number; array_buffers: number };
+  /** The budget for what panes and sessions hold of their output: each member (pane or session) has an equal share. */
+  output_budget: { total_bytes: number; members: number; share_bytes: number; spill_total_bytes: number };
+  /** What the daemon found at start of a daemon of the same home that had died (SIGKILL, a crash), and ended. */
+  recovered?: {
+    daemon_pids: number[];
+    panes: number;
+    processes: number;
+    survivors: number[];
+    runtime_file_removed: boolean;
+    socket_removed: boolean;
+  };
 }
 
 /** An approval prompt as parsed from an agent's screen. */

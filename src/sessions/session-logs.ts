@@ -6,6 +6,9 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
+import type { Disposable } from '../core/disposable.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import type { MemoryBudget } from '../core/memory-budget.js';
 import { SwitchboardError } from '../core/errors.js';
 import { ensurePrivateDir } from '../platform/index.js';
 import { MsgStore, type MsgStoreOptions, type MsgStoreStats } from '../events/msg-store.js';
@@ -44,23 +47,56 @@ export interface SessionLogsOptions {
    * Without it, an export holds what is retained.
    */
   spillDir?: string;
+  /**
+   * The daemon's memory budget: every log is a member, and keeps in memory its share's part for
+   * logs (LOG_PART_OF_SHARE; a pane's unparsed output has the rest). Without it, each log keeps
+   * its own bounds.
+   */
+  memory?: MemoryBudget;
+  /** The daemon's disk budget for spill files: every spilling log is a member. */
+  disk?: MemoryBudget;
+  logger?: Logger;
 }
+
+/** The part of a member's share of the memory budget that its log keeps (the pane's pending output gets the rest). */
+export const LOG_PART_OF_SHARE = 2 / 3;
 
 export class SessionLogs {
   private readonly logs = new Map<string, SessionLog>();
   private readonly spillFiles = new Map<string, string>();
+  /** Each log's membership of the budgets, left when it is forgotten. */
+  private readonly memberships = new Map<string, Disposable[]>();
+  private readonly logger: Logger;
 
-  constructor(private readonly options: SessionLogsOptions = {}) {}
+  constructor(private readonly options: SessionLogsOptions = {}) {
+    this.logger = options.logger ?? silentLogger;
+  }
 
   private readonly created = new Emitter<SessionLog>();
   /** A session's log was opened. */
   readonly onCreated: Event<SessionLog> = this.created.event;
 
-  /** Opens a log under `id` (a pane's id, or a run's); an id in use is refused. */
-  open(options: { id: string; kind: SessionKind; title: string; agent?: string | null; store?: MsgStoreOptions<LogMsg>; spill?: boolean }): SessionLog {
+  /**
+   * Opens a log under `id` (a pane's id, or a run's); an id in use is refused. With the daemon's
+   * budgets, its bounds are its share; `onShare` hears of each new share too (a pane's pending output).
+   */
+  open(options: { id: string; kind: SessionKind; title: string; agent?: string | null; store?: MsgStoreOptions<LogMsg>; spill?: boolean; onShare?: (share: number) => void }): SessionLog {
     if (this.logs.has(options.id)) throw new SwitchboardError('INVALID_PARAMS', `session ${options.id} already exists`, { session_id: options.id });
     const spillFile = this.spillFileFor(options.id, options.spill ?? true);
-    const store = new MsgStore<LogMsg>({ sizeOf: logMsgBytes, ...options.store, ...(spillFile ? { spillFile } : {}) });
+    const onSpillFull = (): void => this.logger.warn('a session log has used its share of the disk: what memory evicts from it now is dropped, not exported', { session_id: options.id });
+    const store = new MsgStore<LogMsg>({ sizeOf: logMsgBytes, ...options.store, ...(spillFile ? { spillFile, onSpillFull } : {}) });
+    const memberships: Disposable[] = [];
+    const { memory, disk } = this.options;
+    if (memory) {
+      memberships.push(
+        memory.join((share) => {
+          store.setBounds({ maxBytes: Math.floor(share * LOG_PART_OF_SHARE) });
+          options.onShare?.(share);
+        }),
+      );
+    }
+    if (disk && spillFile) memberships.push(disk.join((share) => store.setBounds({ maxSpillBytes: share })));
+    this.memberships.set(options.id, memberships);
     return this.adopt({ id: options.id, kind: options.kind, title: options.title, agent: options.agent ?? null, store });
   }
 
@@ -114,6 +150,8 @@ export class SessionLogs {
   /** Drops the log and, once its store has closed, its spill file. */
   private forget(log: SessionLog): void {
     this.logs.delete(log.id);
+    for (const membership of this.memberships.get(log.id) ?? []) membership.dispose();
+    this.memberships.delete(log.id);
     const file = this.spillFiles.get(log.id);
     this.spillFiles.delete(log.id);
     // Readers finish first (the store delivers its last batch and finished notice), then it closes.

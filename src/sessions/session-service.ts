@@ -12,7 +12,7 @@ import { SwitchboardError } from '../core/errors.js';
 import type { ApprovalPolicy } from '../runs/policy/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
 import { PaneSession } from './pane-session.js';
-import { PANE_LOG_DEFAULTS, SessionLogs, type SessionLog } from './session-logs.js';
+import { LOG_PART_OF_SHARE, PANE_LOG_DEFAULTS, SessionLogs, type SessionLog, type SessionLogsOptions } from './session-logs.js';
 
 export interface RunAgentOptions {
   agent: string;
@@ -50,7 +50,7 @@ export class SessionService implements Disposable {
   constructor(
     private readonly registry: PaneRegistry,
     private readonly catalog: AgentCatalog,
-    options: { spillDir?: string } = {},
+    options: SessionLogsOptions = {},
   ) {
     this.logs = new SessionLogs(options);
     for (const pane of registry.list()) this.attach(pane);
@@ -162,7 +162,16 @@ export class SessionService implements Disposable {
     if (this.panes.has(pane.id)) return;
     const profile = pane.agent ? this.catalog.find(pane.agent.name) : undefined;
     // A plain shell's output is the pane's raw history already; only agent logs spill to disk.
-    const log: SessionLog = this.logs.open({ id: pane.id, kind: 'pane', title: pane.title, agent: pane.agent?.name ?? null, store: PANE_LOG_DEFAULTS, spill: profile !== undefined });
+    // A pane's share of the daemon's memory: its log keeps part, its unparsed output the rest.
+    const log: SessionLog = this.logs.open({
+      id: pane.id,
+      kind: 'pane',
+      title: pane.title,
+      agent: pane.agent?.name ?? null,
+      store: PANE_LOG_DEFAULTS,
+      spill: profile !== undefined,
+      onShare: (share) => pane.setPendingLimit(share * (1 - LOG_PART_OF_SHARE)),
+    });
     const session = new PaneSession(pane, log, profile);
     session.onState((change) => this.stateEmitter.fire({ pane, change }));
     this.panes.set(pane.id, session);

@@ -35,7 +35,10 @@ export function spawnCli(home: string, args: string[]): ChildProcess {
   return spawn(process.execPath, [CLI, '--home', home, ...args], { env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
 }
 
-/** This process's environment without any Switchboard variables a surrounding pane may have set. */
+/**
+ * This process's environment without any Switchboard variables a surrounding pane may have set;
+ * the test run's own marker stays (global-setup.ts: what this run starts is known by it).
+ */
 export function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([key]) => !key.startsWith('SWITCHBOARD_') && !key.startsWith('ENSO_RPC_')));
+  return Object.fromEntries(Object.entries(process.env).filter(([key]) => key === 'SWITCHBOARD_TEST_RUN' || (!key.startsWith('SWITCHBOARD_') && !key.startsWith('ENSO_RPC_'))));
 }

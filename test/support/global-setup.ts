@@ -1,47 +1,48 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../src/platform/index.js';
 
 /**
  * After the whole run, no process started by a test pane or driver may still be running. Every pane
  * process carries SWITCHBOARD_PANE_ID, every headless run SWITCHBOARD_RUN_ID and every multi-turn
- * driver session SWITCHBOARD_SESSION_ID; processes from a pane that the test runner itself runs in
- * (if any) carry the runner's own pane id and are left alone.
+ * driver session SWITCHBOARD_SESSION_ID. Only this run's are looked at: the run sets
+ * SWITCHBOARD_TEST_RUN to a value of its own, which its workers, their daemons and every process
+ * they start inherit (cleanEnv keeps it), so a user's real panes and another run's are never
+ * touched, let alone killed.
  */
 const MARKERS = ['SWITCHBOARD_PANE_ID', 'SWITCHBOARD_RUN_ID', 'SWITCHBOARD_SESSION_ID'];
-function ownPaneId(): string | undefined {
-  return process.env.SWITCHBOARD_PANE_ID;
+export const RUN_MARKER = 'SWITCHBOARD_TEST_RUN';
+
+/** The process's environment as NAME=value entries, or [] when it cannot be read. */
+function environOf(pid: number): string[] {
+  try {
+    return readFileSync(`/proc/${pid}/environ`).toString('utf8').split('\0');
+  } catch {
+    return [];
+  }
 }
 
-/**
- * Every process this run starts inherits this variable (workers, daemons, panes, drivers; test
- * helpers pass it on where they clean Switchboard's own variables out), so the teardown counts
- * only this run's processes: never a user's own panes, nor another test run's on the same machine.
- */
-const RUN_VAR = 'SB_TEST_RUN';
-
-/** The process's marker (`NAME=value`), if a pane or a driver of this run started it. */
-function markerOf(pid: number, run: string): string | undefined {
-  try {
-    const environ = readFileSync(`/proc/${pid}/environ`).toString('utf8').split('\0');
-    if (!environ.includes(`${RUN_VAR}=${run}`)) return undefined;
-    return environ.find((e) => MARKERS.some((m) => e.startsWith(`${m}=`)));
-  } catch {
-    return undefined;
-  }
+/** Running processes of run `run` that a pane or driver started (not counting those in `ignore`), with their marker. */
+export function processesOfRun(run: string, ignore: ReadonlySet<number> = new Set()): { pid: number; marker: string }[] {
+  const ours = `${RUN_MARKER}=${run}`;
+  return listProcesses()
+    .filter((p) => !p.zombie && !ignore.has(p.pid))
+    .map((p) => ({ pid: p.pid, environ: environOf(p.pid) }))
+    .filter((p) => p.environ.includes(ours))
+    .flatMap((p) => {
+      const marker = p.environ.find((e) => MARKERS.some((m) => e.startsWith(`${m}=`)));
+      return marker === undefined ? [] : [{ pid: p.pid, marker }];
+    });
 }
 
 export default function setup(): () => void {
   if (process.platform !== 'linux') return () => undefined;
-  const run = randomUUID();
-  process.env[RUN_VAR] = run;
+  const run = randomBytes(8).toString('hex');
+  // Set before vitest forks its workers, which inherit it.
+  process.env[RUN_MARKER] = run;
   const before = new Set(listProcesses().map((p) => p.pid));
   return () => {
-    const own = ownPaneId();
-    const leaked = listProcesses()
-      .filter((p) => !p.zombie && !before.has(p.pid))
-      .map((p) => ({ pid: p.pid, marker: markerOf(p.pid, run) }))
-      .filter((p) => p.marker !== undefined && p.marker !== `SWITCHBOARD_PANE_ID=${own ?? ''}`);
+    const leaked = processesOfRun(run, before);
     if (leaked.length === 0) return;
     for (const { pid } of leaked) {
       try {
@@ -50,10 +51,9 @@ export default function setup(): () => void {
         // gone already
       }
     }
-    // Reaching here means a test left pane processes behind: fail the run loudly (vitest reports a
-    // teardown error but keeps its exit code, so set it here).
+    // Reaching here means a test of this run left pane processes behind: fail the run loudly
+    // (vitest reports a teardown error but keeps its exit code, so set it here).
     process.exitCode = 1;
-    throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker ?? '?'})`).join(', ')}`);
+    throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
   };
 }
-

@@ -8,6 +8,7 @@ import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAUL
 import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
+import type { InfoResult } from '../../protocol/methods.js';
 
 const DAEMON_OPTIONS = {
   port: { type: 'string' },
@@ -47,7 +48,9 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   const onSignal = (signal: NodeJS.Signals): void => {
     signalled += 1;
     if (signalled > 1) {
-      logger.warn('second signal: exiting now', { signal });
+      // Impatience is not a reason to leave programs running or files behind: kill, clean, exit.
+      logger.warn('second signal: killing every pane now and exiting', { signal });
+      daemon.abortNow();
       process.exit(130);
     }
     logger.info('signal received', { signal });
@@ -57,6 +60,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   const where = [daemon.tcp ? `${daemon.tcp.host}:${daemon.tcp.port}` : undefined, daemon.socketPath].filter(Boolean).join(' and ');
   out(ctx, `switchboard daemon (pid ${process.pid}) listening on ${where}`);
   out(ctx, `token and address: ${path.join(daemon.home, 'daemon.json')} (mode 0600); stop with Ctrl-C or \`switchboard down\``);
+  if (daemon.recovered) out(ctx, describeRecovery(daemon.recovered));
   if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);
   await new Promise<void>((resolve) => daemon.onClosed(() => resolve()));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);
@@ -113,6 +117,8 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
         await withClient(ctx, (c) => c.ping());
         const where = [info.port ? `${info.host ?? DEFAULT_HOST}:${info.port}` : undefined, info.socket].filter(Boolean).join(' and ');
         out(ctx, `started (pid ${childPid}), listening on ${where}; log: ${logPath}`);
+        const recovered = (await withClient(ctx, (c) => c.info())).recovered;
+        if (recovered) out(ctx, describeRecovery(recovered));
         const login = await withClient(ctx, (c) => c.dashboardLogin()).catch(() => undefined);
         if (login) out(ctx, `dashboard: open ${login.url} (a one-time link; \`switchboard dashboard\` prints a new one)`);
         return 0;
@@ -123,6 +129,18 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
     await sleep(50);
   }
   throw new SwitchboardError('TIMEOUT', `the daemon did not answer within 15 s; see ${logPath}`);
+}
+
+/** What a start found of a daemon that died, in a sentence. */
+function describeRecovery(found: NonNullable<InfoResult['recovered']>): string {
+  const who = found.daemon_pids.length > 0 ? `daemon ${found.daemon_pids.map((p) => `pid ${p}`).join(', ')}` : 'a daemon';
+  const parts = [
+    found.processes > 0 ? `ended ${found.processes} process${found.processes === 1 ? '' : 'es'} of ${found.panes} pane${found.panes === 1 ? '' : 's'} it left running (their terminals died with it, so they cannot be adopted)` : 'no pane of it was still running',
+    ...(found.runtime_file_removed ? ['removed its runtime file'] : []),
+    ...(found.socket_removed ? ['removed its socket'] : []),
+    ...(found.survivors.length > 0 ? [`could not end ${found.survivors.join(', ')}`] : []),
+  ];
+  return `found what ${who} left when it died: ${parts.join('; ')}`;
 }
 
 function lastLine(file: string): string {

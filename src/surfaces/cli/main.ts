@@ -23,7 +23,7 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: 
     run: newCommand,
     usage: [
       'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]',
-      'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [--use-api-key] [-- args...]   start an agent CLI, ready at its prompt',
+      'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [--use-api-key] [--grant SCOPE,...] [-- args...]   start an agent CLI, ready at its prompt (its token: read and ask, plus the scopes granted)',
     ],
   },
   ls: { run: lsCommand, usage: 'ls [--json]                              list panes' },

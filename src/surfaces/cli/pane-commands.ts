@@ -5,6 +5,7 @@ import path from 'node:path';
 import { paneTable, table } from './format.js';
 import { resolvePane } from './pane-ref.js';
 import { taskArgument } from './agent-run-commands.js';
+import type { Scope } from '../../protocol/scopes.js';
 
 /** The PANE argument (an id, a title, or a unique id prefix). */
 function paneArg(positionals: string[]): string {
@@ -39,11 +40,15 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
     'no-trust': { type: 'boolean' },
     'use-api-key': { type: 'boolean' },
     'ready-timeout': { type: 'string' },
+    grant: { type: 'string', multiple: true },
   });
   const words = [...positionals, ...rest];
+  // Scopes for the agent's own token beyond read and ask: --grant send,create or --grant send --grant create.
+  const grants = ((values.grant as string[] | undefined) ?? []).flatMap((g) => g.split(',')).map((g) => g.trim()).filter(Boolean);
   const agent = values.agent as string | undefined;
   const agentHome = values['agent-home'] as string | undefined;
   if ((agentHome === undefined) !== (values['model-url'] === undefined)) throw new UsageError('--agent-home and --model-url go together');
+  if (grants.length > 0 && agent === undefined) throw new UsageError('--grant is for agent panes (a shell you open has every scope)');
   // For an agent, the words are extra arguments to it. Otherwise one word is a shell command line
   // (as tmux does) and several are a program and its arguments.
   const command = agent === undefined && words.length === 1 ? words[0] : undefined;
@@ -68,6 +73,7 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
           ? { ...(values['no-trust'] ? { trust_folder: false } : {}), ...(values['use-api-key'] ? { use_env_api_key: true } : {}) }
           : undefined,
       ready_timeout_ms: readyTimeout === undefined ? undefined : Math.round(readyTimeout),
+      grants: grants.length > 0 ? (grants as Scope[]) : undefined,
     }),
   );
   out(ctx, values.json ? JSON.stringify(created) : created.pane_id);

@@ -4,8 +4,8 @@
  * SameSite=Strict session cookie, and a page key handed over in the redirect's fragment (never sent
  * to a server) that the page keeps in its origin's storage. Cookies are not kept apart by port, so
  * any other server on 127.0.0.1 would receive the cookie; it never sees the key, which every
- * WebSocket upgrade and export must present too (as a subprotocol `sb-key.<key>`, a header or a
- * query parameter). Scripts may send the daemon's token as a Bearer header instead. Every request's
+ * WebSocket upgrade and export must present too (as a subprotocol `sb-key.<key>`, or a header;
+ * never in a URL, which ends up in history, logs and Referer headers). Scripts may send the daemon's token as a Bearer header instead. Every request's
  * Host must name this server on loopback (DNS rebinding), and every WebSocket upgrade must come from
  * this server's own Origin (cross-site WebSocket hijacking).
  */
@@ -76,17 +76,12 @@ export class DashboardAccess {
   }
 }
 
-/** The page key a request presents: a WebSocket subprotocol, a header, or the `key` query parameter. */
+/** The page key a request presents: a WebSocket subprotocol or a header (headers only). */
 function presentedKey(req: IncomingMessage): string | undefined {
   const protocols = req.headers['sec-websocket-protocol'];
   for (const p of (protocols ?? '').split(',')) if (p.trim().startsWith(KEY_PROTOCOL_PREFIX)) return p.trim().slice(KEY_PROTOCOL_PREFIX.length);
   const header = req.headers[KEY_HEADER];
-  if (typeof header === 'string') return header;
-  try {
-    return new URL(req.url ?? '/', 'http://localhost').searchParams.get('key') ?? undefined;
-  } catch {
-    return undefined;
-  }
+  return typeof header === 'string' ? header : undefined;
 }
 
 /** The value of cookie `name` in a Cookie header. */

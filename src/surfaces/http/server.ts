@@ -8,13 +8,17 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer, type WebSocket } from 'ws';
+import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
+import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { AgentCatalog } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { SessionService } from '../../sessions/index.js';
 import { Dispatcher } from '../rpc/dispatch.js';
+import type { TokenRegistry } from '../rpc/auth.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../rpc/connection.js';
 import { isLoopbackHost } from '../rpc/server.js';
 import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
@@ -22,7 +26,10 @@ import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
 
 export interface DashboardServerOptions {
+  /** The owner's token: a logged-in browser acts as the owner. */
   token: string;
+  /** The daemon's tokens, so a socket's calls are checked as any other surface's (default: the owner's only). */
+  tokens?: TokenRegistry;
   panes: PaneRegistry;
   agents: AgentCatalog;
   sessions: SessionService;
@@ -30,13 +37,27 @@ export interface DashboardServerOptions {
   logger?: Logger;
   /** Where the built web app is (default: this package's dist/web). */
   webRoot?: string;
+  /** The limits of JSON-RPC over `/ws`: the same as every other transport's by default. */
+  limits?: Partial<ConnectionLimits>;
   handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
 }
 
 /** Open WebSockets at most, over every browser: a tab holds one for JSON-RPC and one per pane. */
 const MAX_SOCKETS = 256;
-/** Largest JSON-RPC frame a browser may send (as the TCP surface's line limit). */
-const MAX_RPC_FRAME = 4 * 1024 * 1024;
+/** Connections to the dashboard's port at once, whoever holds them: far below the daemon's descriptors. */
+export const MAX_HTTP_CONNECTIONS = 512;
+/**
+ * Connections that have not shown a login yet (cookie, page key, token or login code): a small
+ * budget of their own, whose oldest member makes room for a new one, so strangers can never crowd
+ * out the owner's browser.
+ */
+export const MAX_UNAUTHENTICATED_HTTP = 32;
+/** A connection that has not authenticated by then is closed. */
+export const HTTP_AUTH_DEADLINE_MS = 5_000;
+/** An idle keep-alive connection, and a request's headers, get this long. */
+const HTTP_IDLE_MS = 5_000;
+/** A whole request (GET only: headers and nothing else) must have arrived by then. */
+const HTTP_REQUEST_MS = 10_000;
 
 const SECURITY_HEADERS = {
   'x-content-type-options': 'nosniff',
@@ -47,23 +68,72 @@ const SECURITY_HEADERS = {
 };
 
 export class DashboardServer {
-  private readonly server = http.createServer((req, res) => this.request(req, res));
-  // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
-  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(MAX_RPC_FRAME, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
+  private readonly server = http.createServer(
+    { headersTimeout: HTTP_IDLE_MS, requestTimeout: HTTP_REQUEST_MS, keepAliveTimeout: HTTP_IDLE_MS, connectionsCheckingInterval: 1_000 },
+    (req, res) => this.request(req, res),
+  );
+  private readonly wss: WebSocketServer;
   private readonly access: DashboardAccess;
   private readonly dispatcher: Dispatcher;
   private readonly logger: Logger;
+  /** What strangers can make this server log, bounded. */
+  private readonly strangerLog: LogLimiter;
+  private readonly limits: ConnectionLimits;
   private readonly webRoot: string;
+  /** Every connection to the port, and those not authenticated yet (oldest first) with their deadline. */
+  private readonly connections = new Set<Socket>();
+  private readonly unauthenticated = new Map<Socket, NodeJS.Timeout>();
   private hosts = new Set<string>();
   address: { host: string; port: number } | undefined;
 
   constructor(private readonly options: DashboardServerOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.strangerLog = new LogLimiter(this.logger);
+    this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+    // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
+    this.wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
     this.access = new DashboardAccess(options.token);
-    this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, handlers: options.handlers });
+    this.dispatcher = new Dispatcher({ token: options.tokens ?? options.token, logger: this.logger, handlers: options.handlers });
     this.webRoot = options.webRoot ?? defaultWebRoot();
+    this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
     this.server.on('clientError', (_err, socket) => socket.destroy());
+  }
+
+  /** Connections to the dashboard's port now (HTTP and WebSocket), and those not authenticated yet. */
+  get connectionCounts(): { all: number; unauthenticated: number } {
+    return { all: this.connections.size, unauthenticated: this.unauthenticated.size };
+  }
+
+  /** A new connection: within the budgets, and on the clock until it shows a login. */
+  private admit(socket: Socket): void {
+    socket.on('error', () => socket.destroy());
+    if (this.connections.size >= MAX_HTTP_CONNECTIONS) {
+      this.strangerLog.log('info', 'dashboard: refused a connection over the limit', { limit: MAX_HTTP_CONNECTIONS });
+      socket.destroy();
+      return;
+    }
+    if (this.unauthenticated.size >= MAX_UNAUTHENTICATED_HTTP) {
+      const oldest = this.unauthenticated.keys().next().value;
+      this.strangerLog.log('info', 'dashboard: dropped the oldest unauthenticated connection to make room', { limit: MAX_UNAUTHENTICATED_HTTP });
+      oldest?.destroy();
+    }
+    this.connections.add(socket);
+    const deadline = setTimeout(() => {
+      if (this.unauthenticated.has(socket)) socket.destroy();
+    }, HTTP_AUTH_DEADLINE_MS);
+    deadline.unref();
+    this.unauthenticated.set(socket, deadline);
+    socket.once('close', () => {
+      this.connections.delete(socket);
+      this.authenticated(socket);
+    });
+  }
+
+  /** The connection showed a login: it leaves the strangers' budget and their clock. */
+  private authenticated(socket: Socket): void {
+    clearTimeout(this.unauthenticated.get(socket));
+    this.unauthenticated.delete(socket);
   }
 
   /** Listens on `host` (loopback only) and `port` (0: any free one; a taken one: the next free). */
@@ -108,6 +178,8 @@ export class DashboardServer {
   }
 
   async close(): Promise<void> {
+    this.strangerLog.flush();
+    for (const timer of this.unauthenticated.values()) clearTimeout(timer);
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
     this.server.closeAllConnections();
@@ -119,7 +191,7 @@ export class DashboardServer {
       this.route(req, res);
     } catch (err) {
       // A request this server cannot even read (a malformed URL or escape) is the client's mistake.
-      this.logger.debug('bad request', { error: (err as Error).message });
+      this.strangerLog.log('debug', 'bad request', { error: (err as Error).message });
       if (!res.headersSent) this.refuse(res, 400, 'bad request');
       else res.destroy();
     }
@@ -132,10 +204,13 @@ export class DashboardServer {
     if (!originAllowed(req, this.hosts, false)) return this.refuse(res, 403, 'origin not allowed');
     const url = new URL(req.url ?? '/', 'http://localhost');
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.refuse(res, 405, 'method not allowed');
-    if (url.pathname === '/login') return this.login(url, res);
+    if (url.pathname === '/login') return this.login(url, req, res);
     const apiCall = url.pathname.startsWith('/api/');
+    // The page key travels in a header only: a URL ends up in history, logs and Referer headers.
+    if (url.searchParams.has('key')) return this.refuse(res, 400, 'the page key goes in the x-switchboard-key header, never in the URL');
     // The page itself needs the cookie only (it brings the key); what acts or reads data needs the key too.
     if (!this.access.allowed(req, apiCall)) return this.refuse(res, 401, 'not logged in: open the login link `switchboard dashboard` prints');
+    this.authenticated(req.socket);
     if (url.pathname === '/api/check') {
       res.writeHead(204);
       res.end();
@@ -150,9 +225,10 @@ export class DashboardServer {
     serveStatic(this.webRoot, url.pathname, res, req.method === 'HEAD');
   }
 
-  private login(url: URL, res: ServerResponse): void {
+  private login(url: URL, req: IncomingMessage, res: ServerResponse): void {
     const login = this.access.redeem(url.searchParams.get('code'));
     if (login === undefined) return this.refuse(res, 401, 'this login link was used already or has expired: run `switchboard dashboard` for a new one');
+    this.authenticated(req.socket);
     // The key travels in the fragment: the browser keeps it for the page and never sends it anywhere.
     res.writeHead(302, { location: `/#key=${login.key}`, 'set-cookie': `${SESSION_COOKIE}=${login.session}; HttpOnly; SameSite=Strict; Path=/` });
     res.end();
@@ -186,6 +262,7 @@ export class DashboardServer {
       if (!hostAllowed(req, this.hosts)) return reject(403, 'host not allowed');
       if (!originAllowed(req, this.hosts, true)) return reject(403, 'origin not allowed');
       if (!this.access.allowed(req, true)) return reject(401, 'not logged in');
+      this.authenticated(req.socket);
       if (this.wss.clients.size >= MAX_SOCKETS) return reject(503, 'too many dashboard connections');
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (url.pathname === '/ws') {
@@ -197,13 +274,13 @@ export class DashboardServer {
       if (!pane) return reject(404, 'no such pane');
       this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, pane, this.logger));
     } catch (err) {
-      this.logger.debug('bad upgrade', { error: (err as Error).message });
+      this.strangerLog.log('debug', 'bad upgrade', { error: (err as Error).message });
       reject(400, 'bad request');
     }
   }
 
   private rpcSocket(ws: WebSocket): void {
     const { token, panes, agents, sessions, daemon } = this.options;
-    new RpcSocket(ws, { dispatcher: this.dispatcher, token, panes, agents, sessions, daemon, logger: this.logger });
+    new RpcSocket(ws, { dispatcher: this.dispatcher, token, panes, agents, sessions, daemon, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog }, () => undefined);
   }
 }

@@ -3,10 +3,12 @@ import type { Logger } from '../../core/logger.js';
 import { handlers as defaultHandlers, type OperationContext } from '../../api/index.js';
 import { describeIssues, paramSchemas, type MethodName } from '../../protocol/methods.js';
 import { isValidId, type JsonRpcId, type JsonRpcResponse } from '../../protocol/json-rpc.js';
-import { tokenMatches } from './auth.js';
+import { authorize } from '../../api/authorize.js';
+import { TokenRegistry } from './auth.js';
 
 export interface DispatcherOptions {
-  token: string;
+  /** The daemon's tokens (or just the owner's). */
+  token: string | TokenRegistry;
   logger: Logger;
   /** Most requests in one batch. */
   maxBatch?: number;
@@ -35,8 +37,10 @@ export function errorResponse(id: JsonRpcId, code: ErrorCode, message: string, d
 export class Dispatcher {
   private readonly handlers: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
   private readonly maxBatch: number;
+  private readonly tokens: TokenRegistry;
 
   constructor(private readonly options: DispatcherOptions) {
+    this.tokens = typeof options.token === 'string' ? new TokenRegistry(options.token) : options.token;
     this.handlers = { ...(defaultHandlers as unknown as Record<string, (ctx: OperationContext, params: never) => unknown>), ...options.handlers };
     this.maxBatch = options.maxBatch ?? 100;
   }
@@ -91,7 +95,8 @@ export class Dispatcher {
     if (token === undefined) {
       return { response: reply(errorResponse(id, 'INVALID_TOKEN', 'invalid token: params.token is missing')), authenticated: false };
     }
-    if (!tokenMatches(this.options.token, token)) {
+    const grant = this.tokens.resolve(token);
+    if (!grant) {
       return { response: reply(errorResponse(id, 'INVALID_TOKEN', 'invalid token')), authenticated: false };
     }
     // Known before the request runs, so a slow first request does not count as unauthenticated.
@@ -109,7 +114,10 @@ export class Dispatcher {
       validated = parsed.data;
     }
     try {
-      const result = await handler(ctx, validated as never);
+      const callerCtx = { ...ctx, grant };
+      // Every surface comes through here: the scope is checked once, for all of them.
+      authorize(grant, method, validated, callerCtx);
+      const result = await handler(callerCtx, validated as never);
       return { response: reply({ jsonrpc: '2.0', id, result: result ?? null }), authenticated: true };
     } catch (err) {
       if (err instanceof SwitchboardError) {

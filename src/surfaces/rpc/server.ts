@@ -2,6 +2,7 @@ import net from 'node:net';
 import { lstatSync, rmSync } from 'node:fs';
 import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
+import { LogLimiter } from '../../core/log-limiter.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import { AgentCatalog } from '../../agents/index.js';
@@ -9,9 +10,11 @@ import { SessionService } from '../../sessions/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse } from './dispatch.js';
+import type { TokenRegistry } from './auth.js';
 
 export interface RpcServerOptions {
-  token: string;
+  /** The daemon's tokens (or just the owner's). */
+  token: string | TokenRegistry;
   panes: PaneRegistry;
   /** The agent profiles create_pane can start (default: the built-ins). */
   agents?: AgentCatalog;
@@ -22,6 +25,8 @@ export interface RpcServerOptions {
   limits?: Partial<ConnectionLimits>;
   /** Most connections at once, over all transports. */
   maxConnections?: number;
+  /** Most connections on each transport (TCP, the local socket) that have not authenticated yet; past it the oldest of them is dropped. */
+  maxUnauthenticated?: number;
   maxBatch?: number;
   /** Extra or replacement method implementations (tests use this to inject failures). */
   handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
@@ -32,11 +37,20 @@ export function isLoopbackHost(host: string): boolean {
   return host === 'localhost' || host === '::1' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
-function isLoopbackPeer(address: string | undefined): boolean {
-  if (address === undefined) return false;
+function isLoopbackPeer(address: string): boolean {
   const plain = address.startsWith('::ffff:') ? address.slice(7) : address;
   return isLoopbackHost(plain);
 }
+
+/** Connections over all transports, by default. */
+export const DEFAULT_MAX_CONNECTIONS = 256;
+/**
+ * Connections on each transport that have not yet presented a token. Strangers fill this budget,
+ * never the daemon's whole one, and never another transport's: the owner always gets in.
+ */
+export const DEFAULT_MAX_UNAUTHENTICATED = 32;
+
+type Transport = 'tcp' | 'local';
 
 function listen(server: net.Server, options: net.ListenOptions): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -81,18 +95,25 @@ function socketInUse(socketPath: string): Promise<boolean> {
 export class RpcServer {
   private readonly servers: net.Server[] = [];
   private readonly connections = new Set<RpcConnection>();
+  /** Each transport's connections that have not authenticated yet, oldest first. */
+  private readonly unauthenticated: Record<Transport, Set<RpcConnection>> = { tcp: new Set(), local: new Set() };
   private readonly dispatcher: Dispatcher;
   private readonly limits: ConnectionLimits;
   private readonly logger: Logger;
+  /** What strangers can make this server log, bounded. */
+  private readonly strangerLog: LogLimiter;
   private readonly maxConnections: number;
+  private readonly maxUnauthenticated: number;
   private readonly agents: AgentCatalog;
   private readonly sessions: SessionService;
   private socketPath: string | undefined;
 
   constructor(private readonly options: RpcServerOptions) {
     this.logger = options.logger ?? silentLogger;
+    this.strangerLog = new LogLimiter(this.logger);
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
-    this.maxConnections = options.maxConnections ?? 256;
+    this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+    this.maxUnauthenticated = Math.min(this.maxConnections, options.maxUnauthenticated ?? DEFAULT_MAX_UNAUTHENTICATED);
     this.agents = options.agents ?? new AgentCatalog();
     this.sessions = options.sessions ?? new SessionService(options.panes, this.agents);
     this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
@@ -120,7 +141,7 @@ export class RpcServer {
     }
     const last = port === 0 ? 0 : Math.min(65535, port + tryNextPorts);
     for (let candidate = port; candidate <= last; candidate++) {
-      const server = this.createServer(true);
+      const server = this.createServer('tcp');
       try {
         await listen(server, { host, port: candidate, exclusive: true });
       } catch (err) {
@@ -128,8 +149,11 @@ export class RpcServer {
         if ((err as NodeJS.ErrnoException).code === 'EADDRINUSE' && candidate < last) continue;
         throw err;
       }
+      this.watchErrors(server);
       this.servers.push(server);
       const address = server.address() as net.AddressInfo;
+      // A busy port is normal (another daemon, another program): said once, as information.
+      if (candidate !== port) this.logger.info('port busy, using the next free one', { requested: port, port: address.port });
       return { host, port: address.port };
     }
     throw new SwitchboardError('CONNECTION_FAILED', `no free port from ${port} to ${last}`);
@@ -147,7 +171,7 @@ export class RpcServer {
       }
       rmSync(socketPath, { force: true });
     }
-    const server = this.createServer(false);
+    const server = this.createServer('local');
     // Create the socket without group/other permissions from the start, then make sure of it.
     const previous = fsSocket ? process.umask(0o177) : undefined;
     try {
@@ -157,7 +181,13 @@ export class RpcServer {
     }
     if (fsSocket) restrictSocket(socketPath);
     this.socketPath = fsSocket ? socketPath : undefined;
+    this.watchErrors(server);
     this.servers.push(server);
+  }
+
+  /** Removes the socket file now (a daemon exiting at once, on a second signal). */
+  removeSocketFile(): void {
+    if (this.socketPath) rmSync(this.socketPath, { force: true });
   }
 
   /** Stops listening, closes every connection and removes the socket file. */
@@ -166,34 +196,59 @@ export class RpcServer {
     for (const connection of [...this.connections]) connection.close('server shutting down', true);
     await Promise.all(closing);
     if (this.socketPath) rmSync(this.socketPath, { force: true });
+    this.strangerLog.flush();
   }
 
-  private createServer(tcp: boolean): net.Server {
+  private createServer(transport: Transport): net.Server {
     // Half-open: a client may finish sending (shutdown(SHUT_WR), `nc -N`) and still get its replies.
-    const server = net.createServer({ pauseOnConnect: false, allowHalfOpen: true }, (socket) => this.accept(socket, tcp));
-    server.on('error', (err) => this.logger.error('server error', { error: err.message }));
-    return server;
+    return net.createServer({ pauseOnConnect: false, allowHalfOpen: true }, (socket) => this.accept(socket, transport));
   }
 
-  private accept(socket: net.Socket, tcp: boolean): void {
-    if (tcp && !isLoopbackPeer(socket.remoteAddress)) {
-      this.logger.warn('refused a non-loopback connection', { peer: socket.remoteAddress });
-      socket.destroy();
-      return;
-    }
+  /** Errors of a listening server (failed accepts under a flood of connections, say), logged within bounds. */
+  private watchErrors(server: net.Server): void {
+    server.on('error', (err) => this.strangerLog.log('error', 'server error', { error: err.message }));
+  }
+
+  private accept(socket: net.Socket, transport: Transport): void {
     socket.on('error', () => undefined);
+    if (transport === 'tcp') {
+      const peer = socket.remoteAddress;
+      // A connection reset before it was accepted has no address any more: nobody to refuse or log.
+      if (peer === undefined) {
+        socket.destroy();
+        return;
+      }
+      if (!isLoopbackPeer(peer)) {
+        this.strangerLog.log('warn', 'refused a non-loopback connection', { peer });
+        socket.destroy();
+        return;
+      }
+    }
+    const strangers = this.unauthenticated[transport];
+    if (strangers.size >= this.maxUnauthenticated) {
+      // The oldest stranger goes: a client that authenticates at once (as the owner's do) is never it.
+      const oldest = strangers.values().next().value;
+      this.strangerLog.log('info', 'dropped the oldest unauthenticated connection to make room', { transport, limit: this.maxUnauthenticated });
+      oldest?.close('too many unauthenticated connections');
+    }
     if (this.connections.size >= this.maxConnections) {
+      this.strangerLog.log('info', 'refused a connection over the limit', { transport, limit: this.maxConnections });
       const reply = errorResponse(null, 'LIMIT_EXCEEDED', `too many connections (limit ${this.maxConnections})`);
       // Say why, then let go of the descriptor whether or not the client reads or closes.
       socket.end(`${JSON.stringify(reply)}\n`, () => socket.destroy());
       setTimeout(() => socket.destroy(), 1_000).unref();
       return;
     }
-    const connection = new RpcConnection(
+    const connection: RpcConnection = new RpcConnection(
       socket,
-      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, sessions: this.sessions, daemon: this.options.daemon, limits: this.limits, logger: this.logger },
-      () => this.connections.delete(connection),
+      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, sessions: this.sessions, daemon: this.options.daemon, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog },
+      () => {
+        this.connections.delete(connection);
+        strangers.delete(connection);
+      },
+      () => strangers.delete(connection),
     );
     this.connections.add(connection);
+    if (!connection.isClosed) strangers.add(connection);
   }
 }

@@ -6,7 +6,7 @@ import { useEffect, useLayoutEffect, useRef, useState, useSyncExternalStore } fr
 import { useDashboard } from '../ui/dashboard-context.js';
 import { LogItemView } from './entry-view.js';
 import { SessionFeed, type FeedSnapshot } from './session-feed.js';
-import { withKey } from '../rpc/page-key.js';
+import { downloadWithKey } from '../rpc/page-key.js';
 
 /** Within this many pixels of the end counts as at the bottom (fractional scroll positions, borders). */
 const BOTTOM_SLACK_PX = 24;
@@ -35,6 +35,10 @@ function useSessionLog(sessionId: string): FeedSnapshot {
  */
 export function LogView({ sessionId, outputFirst }: { sessionId: string; outputFirst: boolean }) {
   const { items: all, hidden, finished } = useSessionLog(sessionId);
+  const { toasts } = useDashboard();
+  const exportLog = (): void => {
+    downloadWithKey(`/api/sessions/${encodeURIComponent(sessionId)}/export`, `${sessionId}.jsonl`).catch((err: unknown) => toasts.error(`export failed: ${(err as Error).message}`));
+  };
   const [showOutput, setShowOutput] = useState(outputFirst);
   const items = showOutput ? all : all.filter((item) => item.kind !== 'output');
   const scroller = useRef<HTMLDivElement>(null);
@@ -76,9 +80,9 @@ export function LogView({ sessionId, outputFirst }: { sessionId: string; outputF
           <input type="checkbox" data-testid="log-show-output" checked={showOutput} onChange={() => setShowOutput((v) => !v)} />
           output
         </label>
-        <a className="button" data-testid="log-export" href={withKey(`/api/sessions/${encodeURIComponent(sessionId)}/export`)} download={`${sessionId}.jsonl`}>
+        <button type="button" className="button" data-testid="log-export" onClick={exportLog}>
           Export JSONL
-        </a>
+        </button>
       </div>
       <div className="log-scroll" ref={scroller} onScroll={onScroll} data-testid="log-scroll">
         {items.length === 0 && <div className="log-empty">No log messages yet.</div>}

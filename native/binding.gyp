@@ -1,0 +1,9 @@
+{
+  "targets": [
+    {
+      "target_name": "fd_flags",
+      "sources": ["fd-flags.c"],
+      "cflags": ["-Wall", "-Wextra", "-O2"]
+    }
+  ]
+}

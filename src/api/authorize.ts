@@ -1,0 +1,64 @@
+/**
+ * Least privilege, checked on every call whatever surface it came by: the caller's grant (from its
+ * token) against the scope the method needs (protocol/scopes.ts), and for `ask`, against the pane it
+ * would type into. A refusal says which scope is missing and how the user grants it.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import { METHOD_SCOPES, SCOPES, SCOPE_MEANINGS, AGENT_PANE_SCOPES, type Scope } from '../protocol/scopes.js';
+import type { OperationContext } from './context.js';
+
+/** What a caller may do: every scope (the owner), or some, for the programs of one pane. */
+export interface Grant {
+  /** The owner's token: everything, and panes it creates get the owner's token too. */
+  readonly owner: boolean;
+  readonly scopes: ReadonlySet<Scope>;
+  /** The pane whose programs hold this token (a scoped token always belongs to one). */
+  readonly paneId?: string;
+}
+
+export const OWNER_GRANT: Grant = { owner: true, scopes: new Set(SCOPES) };
+
+function who(grant: Grant): string {
+  return grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
+}
+
+function forbidden(grant: Grant, method: string, scope: Scope, why?: string): SwitchboardError {
+  const how = grant.paneId === undefined ? '' : `; the user grants it when starting the pane (create_pane {grants: ["${scope}"]}, or \`switchboard new --agent NAME --grant ${scope}\`)`;
+  return new SwitchboardError(
+    'FORBIDDEN',
+    `forbidden: ${who(grant)} may not call ${method}${why ? ` (${why})` : ''}: it needs the scope '${scope}' (${SCOPE_MEANINGS[scope]})${how}`,
+    { method, scope, ...(grant.paneId !== undefined ? { pane_id: grant.paneId } : {}) },
+  );
+}
+
+/** Throws FORBIDDEN unless `grant` may call `method` with `params`. */
+export function authorize(grant: Grant, method: string, params: unknown, ctx: Pick<OperationContext, 'panes' | 'sessions'>): void {
+  if (grant.owner) return;
+  const needed: Scope = Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method as keyof typeof METHOD_SCOPES] : 'admin';
+  if (needed !== 'ask') {
+    if (!grant.scopes.has(needed)) throw forbidden(grant, method, needed);
+    return;
+  }
+  // send_prompt: anywhere with `send`; with `ask` only, to an agent pane that is not waiting on an
+  // approval (a prompt's Enter would answer it).
+  if (grant.scopes.has('send')) return;
+  if (!grant.scopes.has('ask')) throw forbidden(grant, method, 'ask');
+  const paneId = (params as { pane_id?: unknown }).pane_id;
+  const pane = typeof paneId === 'string' ? ctx.panes.find(paneId) : undefined;
+  if (!pane) return; // the method itself answers PANE_NOT_FOUND
+  if (pane.agent === undefined) throw forbidden(grant, method, 'send', `pane ${pane.id} is not an agent pane; asking is for agents`);
+  if (ctx.sessions.paneSession(pane.id)?.tracker?.state.state === 'waiting_approval') {
+    throw forbidden(grant, method, 'approve', `pane ${pane.id} is waiting on an approval, which a prompt would answer`);
+  }
+}
+
+/**
+ * The scopes of the token a new pane's programs get, or undefined for the owner's token: a shell
+ * the owner opens gets the owner's; an agent pane gets read and ask and what was granted; a pane a
+ * scoped caller starts never gets more than that caller has.
+ */
+export function scopesForNewPane(creator: Grant, agent: boolean, grants: readonly Scope[] = []): Scope[] | undefined {
+  const wanted = agent ? [...new Set([...AGENT_PANE_SCOPES, ...grants])] : undefined;
+  if (creator.owner) return wanted;
+  return (wanted ?? [...creator.scopes]).filter((s) => creator.scopes.has(s));
+}
