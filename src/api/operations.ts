@@ -8,6 +8,7 @@ import type { OperationContext } from './context.js';
 import { paneInfo } from './pane-info.js';
 import { agentSessionHandlers, logHandlers } from './log-operations.js';
 import { agentStateHandlers } from './agent-state-operations.js';
+import { tmuxHandlers, tmuxPlacement } from './tmux-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -22,6 +23,7 @@ export const handlers: HandlerTable = {
   ...logHandlers,
   ...agentSessionHandlers,
   ...agentStateHandlers,
+  ...tmuxHandlers,
   async create_pane(ctx, p) {
     if (p.agent !== undefined) {
       const profile = ctx.agents.get(p.agent);
@@ -137,7 +139,7 @@ export const handlers: HandlerTable = {
   },
 
   list(ctx) {
-    return { panes: ctx.panes.list().map(paneInfo) };
+    return { panes: ctx.panes.list().map((pane) => paneInfo(pane, tmuxPlacement(ctx.panes, pane.id))) };
   },
 
   async kill(ctx, p) {

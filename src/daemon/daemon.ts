@@ -6,6 +6,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
+import { disposeTmuxService } from '../api/tmux-operations.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
@@ -15,13 +16,7 @@ import { RpcServer, generateToken, type ConnectionLimits } from '../surfaces/rpc
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 
-/**
- * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
- * young generation instead of 16 MiB keeps resident memory down under floods of output (about
- * 15 MiB with ten busy panes) at no measurable cost in throughput; the regexp fallback (also set at
- * run time by safe-regex.ts, for library use) is pinned from the start.
- */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
+export { DAEMON_NODE_FLAGS } from './daemon-flags.js';
 
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
@@ -168,6 +163,7 @@ export class Daemon implements DaemonControl {
     this.closing ??= (async () => {
       this.logger.info('shutting down');
       await this.sessions.close();
+      disposeTmuxService(this.panes);
       await this.panes.close();
       await this.server.close();
       await this.dashboardServer?.close();
