@@ -8,6 +8,7 @@ import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCo
 import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
 import { detectCommand, execCommand } from './agent-run-commands.js';
+import { compatCommand, herdrCliCommand, tmuxCliCommand } from '../tmux/tmux-cli.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
@@ -41,6 +42,9 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[] }> = {
     usage: 'exec AGENT TASK [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--agent-home DIR --model-url URL]   drive an agent through a task',
   },
   detect: { run: detectCommand, usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
+  tmux: { run: tmuxCliCommand, usage: 'tmux [-S PATH | -L NAME] COMMAND [ARGS] [\\; COMMAND …]   a tmux command line, answered as tmux 3.3 with Switchboard panes' },
+  herdr: { run: herdrCliCommand, usage: 'herdr pane|workspace|status …                 the herdr-compatible front end (CCB on Windows)' },
+  compat: { run: compatCommand, usage: 'compat install [--dir DIR] [--no-compile]       put tmux (and herdr) launchers in a folder for PATH' },
   'model-server': { run: modelServerCommand, usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };
 
