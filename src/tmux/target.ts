@@ -14,6 +14,8 @@ export interface TargetState {
   pane: TmuxPane | undefined;
   /** The window index named, when it need not exist (new-window -t s:5). */
   index: number | undefined;
+  /** The index came from a window part of the target, not from a session's current window. */
+  indexNamed?: boolean;
 }
 
 export const EMPTY_TARGET: TargetState = { session: undefined, window: undefined, pane: undefined, index: undefined };
@@ -55,6 +57,13 @@ export class TargetResolver {
 
   /** Resolves `text` (undefined: the current state); throws TargetError with tmux's message. */
   resolve(text: string | undefined, type: TargetType, options: ResolveOptions = {}): TargetState {
+    const state = this.resolveState(text, type, options);
+    // A window index is named only by a window part; a session (or nothing) leaves it to the command.
+    if (options.windowIndex && !state.indexNamed) state.index = undefined;
+    return state;
+  }
+
+  private resolveState(text: string | undefined, type: TargetType, options: ResolveOptions): TargetState {
     if (text === undefined || text === '') {
       if (!this.current.session) throw new TargetError('no current target');
       return { ...this.current };
@@ -217,6 +226,7 @@ export class TargetResolver {
       if (!window) return false;
       state.window = window;
       state.index = window.index;
+      state.indexNamed = true;
       return true;
     };
     if (text.startsWith('@')) return set(windows.find((w) => w.ref === text));
@@ -242,6 +252,7 @@ export class TargetResolver {
       if (options.windowIndex) {
         state.index = index;
         state.window = undefined;
+        state.indexNamed = true;
         return true;
       }
     }

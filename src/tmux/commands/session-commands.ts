@@ -106,9 +106,8 @@ const newWindow: Command = async (ctx, runtime, command) => {
       return;
     }
   }
-  // An index named in the target is used as it is; a session or window alone means the next free index.
-  const named = flagValue(command, 't');
-  let index = named !== undefined && /:[=]?\d+$/.test(named) ? target.index : undefined;
+  // A window (or index) named in the target is where the new one goes; a session alone means the next free index.
+  let index = target.index;
   if (hasFlag(command, 'a') || hasFlag(command, 'b')) {
     const anchor = target.window?.index ?? session.current?.index ?? 0;
     index = hasFlag(command, 'a') ? anchor + 1 : anchor;
