@@ -129,8 +129,9 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       if (!binary) throw new Error(`${agent} is not installed (npm run test installs it)`);
       // Claude Code clones its plugin marketplace from GitHub at start unless told not to (found with
       // strace: a DNS query the loopback guard catches); CCB users' setups are theirs, the test stays offline.
-      const offline = agent === 'claude' ? { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' } : {};
-      const exports = Object.entries({ ...profile.data.env, ...additions.env, ...offline, HOME: home, CI: 'false' })
+      const offline: Record<string, string> = agent === 'claude' ? { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' } : {};
+      const vars: Record<string, string> = { ...profile.data.env, ...additions.env, ...offline, HOME: home, CI: 'false' };
+      const exports = Object.entries(vars)
         .map(([k, v]) => `export ${k}=${shq(v)}`)
         .join('; ');
       const cli = [binary, ...profile.data.interactive_args, ...additions.args].map(shq).join(' ');
