@@ -174,7 +174,8 @@ function parseModifiers(key: string, e: Expansion): { modifiers: Modifier[]; res
         i++;
         break;
       }
-      const end = skip(key, i + 1, sep);
+      // An argument ends at the separator, or at the ';' or ':' that ends the modifier.
+      const end = skip(key, i + 1, `${sep};:`);
       if (end === -1) {
         i = key.length;
         break;
@@ -227,35 +228,27 @@ function replace(key: string, e: Expansion): string {
   } else if (body.includes('#{')) {
     value = expand(body, next);
   } else {
+    const found = find(body, e.scope);
+    if (found === undefined) return applyValueModifiers('', modifiers, next);
     const t = has('t');
-    if (t) {
-      const found = find(body, e.scope);
-      if (found === undefined) return '';
-      value = formatTime(found, t.args);
-    } else value = find(body, e.scope) ?? '';
+    value = foundModifiers(t ? formatTime(found, t.args) : found, modifiers);
   }
   return applyValueModifiers(value, modifiers, next);
 }
 
-/** `#{?cond,a,b}` (and `#{?c1,a,c2,b,else}`): a name that is set and not 0, or an expansion that changes. */
+/** `#{?cond,a,b}`: a name that is set and not 0, or an expansion that changes, chooses a (3.3 has no further conditions: b is the rest). */
 function conditional(body: string, e: Expansion): string {
-  let rest = body;
-  for (;;) {
-    const comma = skip(rest, 0, ',');
-    if (comma === -1) return expand(rest, e);
-    const condition = rest.slice(0, comma);
-    let found = find(condition, e.scope);
-    if (found === undefined) {
-      const expanded = expand(condition, e);
-      found = expanded === condition ? '' : expanded;
-    }
-    const branches = choose(rest.slice(comma + 1));
-    if (!branches) return '';
-    if (formatTrue(found)) return expand(branches[0], e);
-    // More than one comma left means another condition follows (tmux 3.3's #{?c1,a,c2,b,c}).
-    if (skip(branches[1], 0, ',') === -1) return expand(branches[1], e);
-    rest = branches[1];
+  const comma = skip(body, 0, ',');
+  if (comma === -1) return '';
+  const condition = body.slice(0, comma);
+  let found = find(condition, e.scope);
+  if (found === undefined) {
+    const expanded = expand(condition, e);
+    found = expanded === condition ? '' : expanded;
   }
+  const branches = choose(body.slice(comma + 1));
+  if (!branches) return '';
+  return expand(formatTrue(found) ? branches[0] : branches[1], e);
 }
 
 function compareValues(m: Modifier, left: string, right: string): string {
@@ -339,8 +332,8 @@ function expandLoop(kind: 'S' | 'W' | 'P', body: string, e: Expansion): string {
   return out;
 }
 
-/** Modifiers that change the found value: basename, dirname, quoting, substitution, width, padding, length, expansion. */
-function applyValueModifiers(input: string, modifiers: Modifier[], e: Expansion): string {
+/** Modifiers tmux applies to a value it found by name: basename, dirname, shell quoting. */
+function foundModifiers(input: string, modifiers: Modifier[]): string {
   let value = input;
   for (const m of modifiers) {
     switch (m.name) {
@@ -356,6 +349,18 @@ function applyValueModifiers(input: string, modifiers: Modifier[], e: Expansion)
       case 'q':
         value = value.replace(/([|&;<>()$`\\"' *?[#=%])/g, '\\$1');
         break;
+      default:
+        break;
+    }
+  }
+  return value;
+}
+
+/** Modifiers tmux applies to any value at the end: expansion again, substitution, width, padding, length. */
+function applyValueModifiers(input: string, modifiers: Modifier[], e: Expansion): string {
+  let value = input;
+  for (const m of modifiers) {
+    switch (m.name) {
       case 'E':
         value = expand(value, e);
         break;

@@ -61,7 +61,7 @@ export class TmuxRuntime {
   }
 
   /** A new session with one window running `spawn` (new-session). */
-  async createSession(options: { name: string; cwd: string; sx: number; sy: number; windowName: string | undefined; spawn: SpawnRequest; clientEnv: Record<string, string> }): Promise<TmuxSession> {
+  async createSession(options: { name: string; cwd: string; sx: number; sy: number; windowName: string | undefined; spawn: SpawnRequest; clientEnv: Record<string, string>; sessionEnv: Record<string, string> }): Promise<TmuxSession> {
     const server = this.server;
     const session = new TmuxSession(server.nextSessionId++, options.name, options.cwd, server.globalSessionOptions);
     // update-environment: the client's value of each listed variable, or removed when it has none.
@@ -70,6 +70,7 @@ export class TmuxRuntime {
       const value = options.clientEnv[name];
       session.environment.set(name, value ?? null);
     }
+    for (const [name, value] of Object.entries(options.sessionEnv)) session.environment.set(name, value);
     server.sessions.push(session);
     const base = Number(optionString(session.options.get('base-index')) ?? '0');
     await this.createWindow(session, { index: base, name: options.windowName, sx: options.sx, sy: options.sy, spawn: options.spawn, select: true });

@@ -129,7 +129,8 @@ export class TmuxService implements Disposable {
         const leftBehind = this.ended.has(key) || existsSync(key);
         return { stdout: '', stderr: leftBehind ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`, exit_code: 1 };
       }
-      if (!existsSync(path.dirname(key))) return { stdout: '', stderr: `error creating ${shown} (No such file or directory)\n`, exit_code: 0 };
+      // tmux makes its own socket directory for -L names; a -S path's directory must exist (tmux prints this and exits 0).
+      if (flags.socketPath !== undefined && !existsSync(path.dirname(key))) return { stdout: '', stderr: `error creating ${shown} (No such file or directory)\n`, exit_code: 0 };
       runtime = this.startServer(key, shown, request.env);
     }
     const client: ClientInfo = { env: request.env, cwd: request.cwd, tty: request.tty, stdin: request.stdin };

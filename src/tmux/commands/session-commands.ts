@@ -79,8 +79,9 @@ const newSession: Command = async (ctx, runtime, command) => {
     windowName: flagValue(command, 'n'),
     spawn,
     clientEnv: ctx.client.env,
+    // -e goes into the new session's environment, which its first pane already starts with.
+    sessionEnv: envFlags(command),
   });
-  for (const [k, v] of Object.entries(envFlags(command))) session.environment.set(k, v);
   if (width !== undefined || height !== undefined) session.options.set('default-size', `${width ?? defaultX}x${height ?? defaultY}`);
   ctx.setCurrent(ctx.resolver.sessionCurrent(session));
   runtime.fireHook('session-created', undefined);
