@@ -25,7 +25,10 @@ export interface TmuxFrontFigure {
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
   return new Promise((resolve, reject) => {
-    execFile(file, args, { env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => (err ? reject(err) : resolve(stdout)));
+    execFile(file, args, { env, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
+      if (err) reject(new Error(`${file} ${args.join(' ')}: ${err.message}`));
+      else resolve(stdout);
+    });
   });
 }
 
@@ -58,9 +61,15 @@ export async function measureTmuxFrontEnd(samples = 300, warmup = 30): Promise<T
     }
     const figures: TmuxFrontFigure[] = [];
     const measure = async (label: string, args: string[]): Promise<void> => {
-      const peer = await sample(samples, warmup, async () => void (await real(args)));
-      const c = await sample(samples, warmup, async () => void (await native(args)));
-      const n = await sample(Math.max(30, Math.floor(samples / 5)), Math.min(warmup, 10), async () => void (await node(args)));
+      const peer = await sample(samples, warmup, async () => {
+        await real(args);
+      });
+      const c = await sample(samples, warmup, async () => {
+        await native(args);
+      });
+      const n = await sample(Math.max(30, Math.floor(samples / 5)), Math.min(warmup, 10), async () => {
+        await node(args);
+      });
       for (const q of [50, 99]) {
         figures.push({ name: `tmux front end ${label} p${q} (C launcher)`, unit: 'ms', ours: percentile(c, q), peer: percentile(peer, q) });
         figures.push({ name: `tmux front end ${label} p${q} (Node launcher)`, unit: 'ms', ours: percentile(n, q), peer: percentile(peer, q) });
