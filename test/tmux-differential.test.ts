@@ -141,7 +141,8 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['set-option', '-t', 'ccb', 'remain-on-exit', 'on']);
       await pair.same(['show-options', '-w', '-t', 'ccb']);
       await pair.same(['split-window', '-t', '%0', '-P', '-F', '#{pane_id}', SH('echo bye; exit 3')]);
-      const dead = await pair.until(['display-message', '-p', '-t', '%1', '#{pane_dead}'], (out) => out.trim() === '1');
+      // Real tmux marks a pane dead when its terminal closes and learns the status a moment later: wait for both.
+      const dead = await pair.until(['display-message', '-p', '-t', '%1', '#{pane_dead}/#{pane_dead_status}'], (out) => out.trim() === '1/3');
       expect(dead.ours).toEqual(dead.real);
       await pair.same(['display-message', '-p', '-t', '%1', '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']);
       await pair.same(['list-panes', '-t', 'ccb', '-F', '#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_height}']);

@@ -168,12 +168,22 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
         expect(captured).toContain('Hello from the scripted model.');
       }
 
-      // Each CLI's own transcript holds the answer, under its anchor.
-      const codexLog = filesUnder(path.join(homes.codex ?? '', '.codex', 'sessions'), /^rollout-.*\.jsonl$/).map((f) => readFileSync(f, 'utf8')).join('\n');
+      // Each CLI's own transcript holds the answer, under its anchor: CCB reads replies there, and a CLI
+      // may write its transcript a moment after the screen shows the reply, so read until it is there.
+      const transcript = async (dir: string, name: RegExp, wanted: string[]): Promise<string> => {
+        let text = '';
+        for (let i = 0; i < 300; i++) {
+          text = filesUnder(dir, name).map((f) => readFileSync(f, 'utf8')).join('\n');
+          if (wanted.every((w) => text.includes(w))) break;
+          await sleep(100);
+        }
+        return text;
+      };
+      const codexLog = await transcript(path.join(homes.codex ?? '', '.codex', 'sessions'), /^rollout-.*\.jsonl$/, ['Hello from the scripted model.', 'task_complete']);
       expect(codexLog).toContain('CCB_REQ_ID: req-codex-0001');
       expect(codexLog).toContain('Hello from the scripted model.');
       expect(codexLog).toContain('task_complete');
-      const claudeLog = filesUnder(path.join(homes.claude ?? '', '.claude', 'projects'), /\.jsonl$/).map((f) => readFileSync(f, 'utf8')).join('\n');
+      const claudeLog = await transcript(path.join(homes.claude ?? '', '.claude', 'projects'), /\.jsonl$/, ['CCB_REQ_ID: req-claude-0001', 'Hello from the scripted model.']);
       expect(claudeLog).toContain('CCB_REQ_ID: req-claude-0001');
       expect(claudeLog).toContain('Hello from the scripted model.');
 
