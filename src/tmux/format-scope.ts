@@ -167,7 +167,15 @@ function paneVariable(scopes: FormatScopes, pane: TmuxPane, name: string): strin
     case 'pane_index': return String(pane.index);
     case 'pane_active': return flag(window.active === pane);
     case 'pane_last': return flag(window.lastPane === pane);
-    case 'pane_title': return pane.title;
+    case 'pane_title': {
+      // A title the program sets (OSC 2) replaces the pane's, as in tmux; select-pane -T sets it too.
+      const set = host?.windowTitle ?? '';
+      if (set !== '' && set !== pane.programTitle) {
+        pane.programTitle = set;
+        pane.title = set;
+      }
+      return pane.title;
+    }
     case 'pane_width': return String(cell?.sx ?? host?.cols ?? 0);
     case 'pane_height': return String(cell?.sy ?? host?.rows ?? 0);
     case 'pane_left': return String(cell?.xoff ?? 0);

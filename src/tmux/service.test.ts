@@ -104,6 +104,20 @@ describe('the tmux service', () => {
     expect((await run(['delete-buffer', '-b', 'b'])).stderr).toBe('unknown buffer: b\n');
   });
 
+  it('shows the title a program sets, and select-pane -T until the program sets another', async () => {
+    const { tmux, host } = setup();
+    await tmux('new-session', '-d', '-s', 's', 'sleep 9');
+    expect((await tmux('display', '-p', '#{pane_title}')).stdout).toBe('box\n');
+    const pane = host.panes[0];
+    if (!pane) throw new Error('no pane');
+    pane.windowTitle = 'vim main.c';
+    expect((await tmux('display', '-p', '#{pane_title}')).stdout).toBe('vim main.c\n');
+    await tmux('select-pane', '-t', '%0', '-T', 'mine');
+    expect((await tmux('display', '-p', '#{pane_title}')).stdout).toBe('mine\n');
+    pane.windowTitle = 'vim other.c';
+    expect((await tmux('display', '-p', '#{pane_title}')).stdout).toBe('vim other.c\n');
+  });
+
   it('runs after- hooks with the command and keeps key bindings', async () => {
     const { tmux } = setup();
     await tmux('new-session', '-d', '-s', 's', 'sleep 9');
