@@ -18,6 +18,7 @@ import { measureAgentStarts, median } from './agent-start.js';
 import { measureAgentStates } from './agent-states.js';
 import { measureEvents } from './events.js';
 import { measureDashboard } from './dashboard.js';
+import { measureTmuxFrontEnd } from './tmux-front.js';
 
 interface Figure {
   name: string;
@@ -432,6 +433,10 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   dashboard: async () => {
     // No peer runs a terminal in a browser through a daemon here: these figures stand alone.
     for (const f of await measureDashboard()) record(f.name, f.unit, f.value, null, f.better);
+  },
+  tmux: async () => {
+    console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');
+    for (const f of await measureTmuxFrontEnd()) record(f.name, f.unit, f.ours, f.peer, 'lower');
   },
 };
 

@@ -9,6 +9,7 @@ import { paneInfo } from './pane-info.js';
 import { agentSessionHandlers, logHandlers } from './log-operations.js';
 import { agentStateHandlers } from './agent-state-operations.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
+import { tmuxHandlers, tmuxPlacement } from './tmux-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -23,6 +24,7 @@ export const handlers: HandlerTable = {
   ...logHandlers,
   ...agentSessionHandlers,
   ...agentStateHandlers,
+  ...tmuxHandlers,
   async create_pane(ctx, p) {
     // Which token the pane's programs get: never more than the caller has.
     const scopes = scopesForNewPane(ctx.grant ?? OWNER_GRANT, p.agent !== undefined, p.grants);
@@ -142,7 +144,7 @@ export const handlers: HandlerTable = {
   },
 
   list(ctx) {
-    return { panes: ctx.panes.list().map(paneInfo) };
+    return { panes: ctx.panes.list().map((pane) => paneInfo(pane, tmuxPlacement(ctx.panes, pane.id))) };
   },
 
   async kill(ctx, p) {

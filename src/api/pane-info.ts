@@ -2,7 +2,7 @@ import type { Pane } from '../pane/index.js';
 import type { PaneInfo } from '../protocol/methods.js';
 
 /** A pane as listed over the wire. */
-export function paneInfo(pane: Pane): PaneInfo {
+export function paneInfo(pane: Pane, tmux?: PaneInfo['tmux']): PaneInfo {
   const info: PaneInfo = {
     pane_id: pane.id,
     title: pane.title,
@@ -16,6 +16,7 @@ export function paneInfo(pane: Pane): PaneInfo {
   };
   if (pane.alive) info.pid = pane.pid;
   if (pane.agent) info.agent = { name: pane.agent.name, version: pane.agent.version ?? null };
+  if (tmux) info.tmux = tmux;
   const exit = pane.exit;
   if (exit) {
     info.exit_code = exit.exitCode;

@@ -318,6 +318,11 @@ export class SwitchboardClient {
     return this.request('cancel_run', { session_id: sessionId });
   }
 
+  /** Runs one tmux command line through the daemon's tmux front end (as the `tmux` launcher does). */
+  tmuxCommand(params: ParamsInput<'tmux_command'>): Promise<Result<'tmux_command'>> {
+    return this.request('tmux_command', params, { timeoutMs: 120_000 });
+  }
+
   info(): Promise<Result<'info'>> {
     return this.request('info', {});
   }

@@ -7,6 +7,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import type { DaemonControl, OperationContext } from '../api/index.js';
+import { disposeTmuxService } from '../api/tmux-operations.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { SessionService } from '../sessions/index.js';
@@ -18,15 +19,7 @@ import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
-/**
- * Node flags for a daemon process started by Switchboard (`switchboard up`, `npm start`): a 2 MiB
- * young generation instead of 16 MiB, and V8's size-over-speed mode, keep resident memory down
- * under floods of output (output strings die old; these collect them sooner) at no measurable
- * cost in throughput; the regexp fallback (also set at run time by safe-regex.ts, for library
- * use) is pinned from the start. What panes hold of their output is bounded by the memory budget
- * below, not by these.
- */
-export const DAEMON_NODE_FLAGS = ['--max-semi-space-size=2', '--optimize-for-size', '--enable-experimental-regexp-engine-on-excessive-backtracks'] as const;
+export { DAEMON_NODE_FLAGS } from './daemon-flags.js';
 
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;
@@ -215,6 +208,7 @@ export class Daemon implements DaemonControl {
     this.closing ??= (async () => {
       this.logger.info('shutting down');
       await this.sessions.close();
+      disposeTmuxService(this.panes);
       await this.panes.close();
       await this.server.close();
       await this.dashboardServer?.close();

@@ -4,5 +4,5 @@ export { PaneRegistry, DEFAULT_PANE_DEFAULTS, LIMITS, checkPaneSize, type Create
 export { RenderScheduler } from './render-scheduler.js';
 export { waitForScreen, type WaitOptions, type WaitReason, type WaitResult } from './wait-for.js';
 export { encodeKey, encodeKeys, KEY_NAMES, type KeyModes } from './keys.js';
-export type { CursorState, TailResult } from './screen.js';
+export type { CursorState, TailResult, CapturedRow, CapturedCell, CellColour } from './screen.js';
 export { renderCapture } from './render-capture.js';

@@ -5,10 +5,10 @@ import { Utf8Stream, incompleteUtf8Tail, leadingContinuationBytes } from '../cor
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { killMarkedNow, killProcessGroupNow, setCloseOnExec, signalProcessTree, terminateProcessTree, type EnvMarker } from '../platform/index.js';
-import { Screen, type CursorState, type TailResult } from './screen.js';
+import { Screen, type CapturedRow, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
-import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, releaseMaster } from './pty-internals.js';
+import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, ptyDeviceName, releaseMaster } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -114,6 +114,8 @@ export class Pane implements Schedulable {
   readonly pid: number;
   /** The agent CLI this pane runs, if it was started as one. */
   readonly agent: PaneAgent | undefined;
+  /** The terminal device (/dev/pts/N on Unix; '' where there is none to name). */
+  readonly ttyName: string;
 
   private readonly screen: Screen;
   private readonly raw: RawHistory;
@@ -188,6 +190,7 @@ export class Pane implements Schedulable {
       this.screen.dispose();
       throw new SwitchboardError('SPAWN_FAILED', `could not start ${spec.file}: ${errorMessage(err)}`, { file: spec.file });
     }
+    this.ttyName = ptyDeviceName(pty);
     // node-pty rethrows unexpected stream errors unless someone else listens: keep them from
     // taking the daemon down, and log them instead.
     (pty as unknown as { on(event: 'error', listener: (err: Error) => void): void }).on('error', (err) => {
@@ -326,6 +329,33 @@ export class Pane implements Schedulable {
       altScreen: this.screen.altScreen,
       windowTitle: this.screen.title,
     };
+  }
+
+  /** Rows [from, to) of history then screen, for a capture (see Screen.captureRows); parses pending output first. */
+  captureRows(from: number, to: number, styled: boolean): CapturedRow[] {
+    this.drainAll();
+    return this.screen.captureRows(from, to, styled);
+  }
+
+  /** Rows of history held (above the screen). */
+  get historyLength(): number {
+    return this.screen.historyLength;
+  }
+
+  /** The cursor's place on the screen, 0-based. */
+  get cursor(): CursorState {
+    return this.screen.cursor;
+  }
+
+  /** True while the program uses the alternate screen. */
+  get altScreen(): boolean {
+    return this.screen.altScreen;
+  }
+
+  /** Forgets the history above the screen (tmux's clear-history). */
+  clearHistory(): void {
+    this.drainAll();
+    this.screen.clearHistory();
   }
 
   /** Raw output from stream offset `from` (default: all that is held). */

@@ -76,3 +76,9 @@ export function discardPendingInput(pty: IPty | undefined): void {
   if (Array.isArray(stream?._writeQueue)) stream._writeQueue.length = 0;
   stream?.dispose?.();
 }
+
+/** The terminal device's name (/dev/pts/N) on Unix, or '' (node-pty keeps it in `_pty`). */
+export function ptyDeviceName(pty: IPty | undefined): string {
+  const name = (pty as unknown as { _pty?: unknown } | undefined)?._pty;
+  return typeof name === 'string' ? name : '';
+}

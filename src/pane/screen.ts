@@ -1,4 +1,4 @@
-import type { IBufferCell, IBufferNamespace } from '@xterm/headless';
+import type { IBufferCell, IBufferLine, IBufferNamespace } from '@xterm/headless';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Disposable } from '../core/disposable.js';
 import { RowStore, type StoredRow } from './row-store.js';
@@ -42,6 +42,37 @@ export interface CursorState {
 }
 
 /** The last `n` rows of history plus screen, and how many rows there are in all. */
+/** A cell's colour: the terminal's default, one of the 16 (SGR 30-37/90-97), one of 256 (38;5;n), or RGB (0xRRGGBB). */
+export interface CellColour {
+  mode: 'default' | 'p16' | 'p256' | 'rgb';
+  value: number;
+}
+
+/** One cell of a captured row, as drawn: its characters, width and style. */
+export interface CapturedCell {
+  chars: string;
+  width: number;
+  fg: CellColour;
+  bg: CellColour;
+  bold: boolean;
+  dim: boolean;
+  italic: boolean;
+  underline: boolean;
+  blink: boolean;
+  inverse: boolean;
+  invisible: boolean;
+  strikethrough: boolean;
+  overline: boolean;
+}
+
+/** One row as captureRows returns it. */
+export interface CapturedRow {
+  text: string;
+  wrapped: boolean;
+  /** The row's cells up to the last one written; only when asked for and still held by xterm. */
+  cells?: CapturedCell[];
+}
+
 export interface TailResult {
   lines: string[];
   totalLines: number;
@@ -231,6 +262,49 @@ export class Screen implements Disposable {
     }
   }
 
+  /**
+   * Rows [from, to) of history then screen, 0 being the oldest history row held: each row's text
+   * (never-written cells at the end left out, written blanks kept), whether it continues the row
+   * above, and with `styled` its cells' colours and attributes where xterm still holds the row (the
+   * screen, and the tail of history it mirrors); older history rows come as text only.
+   */
+  captureRows(from: number, to: number, styled: boolean): CapturedRow[] {
+    const historyLength = this.history.length;
+    const total = historyLength + this.term.rows;
+    const start = Math.max(0, from);
+    const end = Math.min(total, to);
+    const out: CapturedRow[] = [];
+    if (start >= end) return out;
+    const normal = this.core.buffers.normal;
+    const mirrored = Math.min(this.buffers.normal.baseY, this.harvestedSinceReset, historyLength);
+    if (start < historyLength) {
+      const rows = this.history.slice(start, Math.min(end, historyLength));
+      rows.forEach((row, i) => {
+        const index = start + i;
+        const fromXterm = styled && index >= historyLength - mirrored ? this.buffers.normal.getLine(normal.ybase - (historyLength - index)) : undefined;
+        out.push({ text: row.text, wrapped: row.wrapped, ...(fromXterm ? { cells: readCells(fromXterm, this.cell) } : {}) });
+      });
+    }
+    const active = this.core.buffers.active;
+    for (let y = Math.max(0, start - historyLength); y < end - historyLength; y++) {
+      const line = active.lines.get(active.ybase + y);
+      const text = line ? rowText(line) : '';
+      const row: CapturedRow = { text, wrapped: line?.isWrapped ?? false };
+      if (styled) {
+        const publicLine = this.buffers.active.getLine(this.buffers.active.baseY + y);
+        if (publicLine) row.cells = readCells(publicLine, this.cell);
+      }
+      out.push(row);
+    }
+    return out;
+  }
+
+  /** Forgets every history row (the screen stays), as tmux's clear-history does. */
+  clearHistory(): void {
+    this.history.clear();
+    this.harvestedSinceReset = 0;
+  }
+
   /** Resizes the screen; xterm reflows its rows and the history tail is re-mirrored without loss. */
   resize(cols: number, rows: number): void {
     if (cols === this.term.cols && rows === this.term.rows) return;
@@ -320,4 +394,49 @@ export class Screen implements Disposable {
     for (const row of screenRows) if (!row.wrapped) count += 1;
     return count;
   }
+}
+
+function colourOf(mode: number, value: number): CellColour {
+  // @xterm/headless's colour modes: 0 default, 0x1000000 the 16 colours, 0x2000000 the 256, 0x3000000 RGB.
+  if (mode === 0x1000000) return { mode: 'p16', value };
+  if (mode === 0x2000000) return { mode: 'p256', value };
+  if (mode === 0x3000000) return { mode: 'rgb', value };
+  return { mode: 'default', value: 0 };
+}
+
+/** A row's cells up to the last one holding anything (a character, or a visible style on a blank). */
+function readCells(line: IBufferLine, scratch: IBufferCell | undefined): CapturedCell[] {
+  let last = -1;
+  let cell = scratch;
+  for (let x = line.length - 1; x >= 0; x--) {
+    cell = line.getCell(x, cell);
+    if (!cell) break;
+    if (cell.getCode() !== 0 || cell.getChars() !== '' || !cell.isBgDefault()) {
+      last = x;
+      break;
+    }
+  }
+  const cells: CapturedCell[] = [];
+  for (let x = 0; x <= last; x++) {
+    cell = line.getCell(x, cell);
+    if (!cell) break;
+    const width = cell.getWidth();
+    if (width === 0) continue;
+    cells.push({
+      chars: cell.getChars() || ' ',
+      width,
+      fg: colourOf(cell.getFgColorMode(), cell.getFgColor()),
+      bg: colourOf(cell.getBgColorMode(), cell.getBgColor()),
+      bold: cell.isBold() !== 0,
+      dim: cell.isDim() !== 0,
+      italic: cell.isItalic() !== 0,
+      underline: cell.isUnderline() !== 0,
+      blink: cell.isBlink() !== 0,
+      inverse: cell.isInverse() !== 0,
+      invisible: cell.isInvisible() !== 0,
+      strikethrough: cell.isStrikethrough() !== 0,
+      overline: cell.isOverline() !== 0,
+    });
+  }
+  return cells;
 }

@@ -2,7 +2,7 @@
  * Everything that differs between operating systems lives behind this module: shells, process
  * trees, socket paths and file permissions. No other module checks process.platform.
  */
-export { absolutePathEntries, defaultShell, execCommand, resolveExecutable, shellCommandLine, type CommandLine, type ExecCommand } from './shell.js';
+export { absolutePathEntries, defaultShell, execCommand, fallbackShell, isExecutable, loginShellArgv, resolveExecutable, shellArgv, shellCommandLine, type CommandLine, type ExecCommand } from './shell.js';
 export {
   collectProcessTree,
   findProcessesByEnv,
@@ -21,6 +21,7 @@ export {
 export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
 export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
 export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
+export { foregroundProcess, type ForegroundProcess } from './foreground.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */

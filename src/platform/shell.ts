@@ -96,3 +96,30 @@ export function execCommand(file: string, args: readonly string[]): ExecCommand 
   const line = [file, ...args].map(quote).join(' ');
   return { file: process.env.ComSpec ?? 'cmd.exe', args: ['/d', '/s', '/c', `"${line}"`], windowsVerbatimArguments: true };
 }
+
+/** The argv that runs `command` through `shell` (a tmux-style `default-shell -c command`). */
+export function shellArgv(shell: string, command: string): string[] {
+  if (isWindows) {
+    const name = path.basename(shell).toLowerCase();
+    if (name.startsWith('pwsh') || name.startsWith('powershell')) return [shell, '-NoLogo', '-Command', command];
+    if (name === 'cmd.exe' || name === 'cmd') return [shell, '/d', '/s', '/c', command];
+  }
+  return [shell, '-c', command];
+}
+
+/** The argv of `shell` started as a login shell, as tmux starts its default shell. */
+export function loginShellArgv(shell: string): string[] {
+  if (isWindows) return /pwsh|powershell/i.test(path.basename(shell)) ? [shell, '-NoLogo'] : [shell];
+  return [shell, '-l'];
+}
+
+/** The shell to use when the given one is unusable: /bin/sh, or PowerShell on Windows. */
+export function fallbackShell(env: NodeJS.ProcessEnv = process.env): string {
+  if (isWindows) return defaultShell(env).file;
+  return '/bin/sh';
+}
+
+/** True when `file` is a file this process may execute. */
+export function isExecutable(file: string): boolean {
+  return isExecutableFile(file);
+}

@@ -155,6 +155,17 @@ export const paramSchemas = {
   agent_session_prompt: z.strictObject({ session_id: sessionId, prompt: z.string().min(1).max(MAX_TEXT) }),
   agent_session_cancel: z.strictObject({ session_id: sessionId }),
   agent_session_close: z.strictObject({ session_id: sessionId }),
+  /** Runs one tmux command line (the `tmux` launcher's argv) against the daemon's tmux front end. */
+  tmux_command: z.strictObject({
+    argv: z.array(z.string().max(MAX_TEXT)).max(4096),
+    /** The client's whole environment (tmux's server takes it at start; TMUX_PANE names the client's pane). */
+    env: optional(z.record(z.string(), z.string().max(128 * 1024))),
+    cwd: optional(z.string().min(1).max(4096)),
+    /** The client's standard input is a terminal (attach-session and new-session without -d need one). */
+    tty: optional(z.boolean()),
+    /** The client's standard input, sent once a reply asked for it (load-buffer -). */
+    stdin: optional(z.string().max(16 * MAX_TEXT)),
+  }),
   agents: z.strictObject({}),
   info: z.strictObject({}),
   ping: z.strictObject({}),
@@ -185,6 +196,8 @@ export interface PaneInfo {
   window_title: string;
   /** The agent CLI the pane runs, if started as one. */
   agent?: { name: string; version: string | null };
+  /** Where the pane sits when the tmux front end made it. */
+  tmux?: { socket: string; session: string; window: string; window_index: number; pane: string; title: string };
 }
 
 export interface AgentInfo {
@@ -316,6 +329,8 @@ export interface Results {
   };
   agent_session_cancel: { success: true };
   agent_session_close: { success: true };
+  /** What tmux would have printed and its exit code; `attach` names a pane to attach the terminal to; `need_stdin` asks for the call again with stdin. */
+  tmux_command: { stdout: string; stderr: string; exit_code: number; attach?: string; need_stdin?: boolean };
   info: InfoResult;
   ping: { pong: true; time: string };
   shutdown: { success: true };

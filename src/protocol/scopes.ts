@@ -63,4 +63,6 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   log_export: 'export',
   shutdown: 'admin',
   dashboard_login: 'admin',
+  // tmux's command language can do anything a tmux client can: start, type into, kill panes.
+  tmux_command: 'admin',
 };

@@ -9,6 +9,7 @@ import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
 import { detectCommand, execCommand, EXEC_HELP } from './agent-run-commands.js';
 import { doctorCommand, DOCTOR_HELP } from './doctor-command.js';
+import { compatCommand, herdrCliCommand, tmuxCliCommand } from '../tmux/tmux-cli.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
@@ -45,6 +46,9 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: 
   },
   detect: { run: detectCommand, usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
   doctor: { run: doctorCommand, usage: 'doctor [AGENT...] [--save DIR] [--json] [--size COLSxROWS] [--timeout S] [--jobs N]   check that each agent CLI is found and read right', help: DOCTOR_HELP },
+  tmux: { run: tmuxCliCommand, usage: 'tmux [-S PATH | -L NAME] COMMAND [ARGS] [\\; COMMAND …]   a tmux command line, answered as tmux 3.3 with Switchboard panes' },
+  herdr: { run: herdrCliCommand, usage: 'herdr pane|workspace|status …                 the herdr-compatible front end (CCB on Windows)' },
+  compat: { run: compatCommand, usage: 'compat install [--dir DIR] [--no-compile]       put tmux (and herdr) launchers in a folder for PATH' },
   'model-server': { run: modelServerCommand, usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };
 

@@ -1,0 +1,108 @@
+/**
+ * `switchboard compat install`: puts a `tmux` (and a `herdr`) in a folder of Switchboard's for the
+ * user to put first on PATH. Where a C compiler exists (node-pty's build already needs one), `tmux`
+ * is the small C launcher, compiled here; otherwise, and on Windows (`tmux.cmd`, `herdr.cmd`),
+ * a script that runs the Node launcher. Both find the daemon through the runtime file, so no token
+ * is ever written into them.
+ */
+import { execFile } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { isWindows, resolveExecutable } from '../../platform/index.js';
+
+export interface CompatInstallOptions {
+  /** Where the launchers go. */
+  dir: string;
+  /** A Switchboard home to build into the launchers (when the user chose one); else they find it at run time. */
+  home: string | undefined;
+  /** Compile the C launcher when a compiler is found (default true). */
+  compile?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
+
+export interface CompatInstallResult {
+  dir: string;
+  files: string[];
+  /** 'native' when `tmux` is the compiled C launcher. */
+  tmux: 'native' | 'node';
+  notes: string[];
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const ext = path.extname(fileURLToPath(import.meta.url));
+
+/** The scripts the launchers run, next to this module (in dist, or in src under tsx). */
+function scripts(): { tmux: string; herdr: string; cli: string } {
+  return { tmux: path.join(here, `tmux-main${ext}`), herdr: path.join(here, `herdr-main${ext}`), cli: path.join(here, '..', 'cli', `main${ext}`) };
+}
+
+/** The C source: shipped beside the sources (the package includes src/surfaces/tmux/native). */
+function cSource(): string | undefined {
+  const candidates = [path.join(here, 'native', 'tmux-launcher.c'), path.join(here, '..', '..', '..', 'src', 'surfaces', 'tmux', 'native', 'tmux-launcher.c')];
+  return candidates.find((c) => existsSync(c));
+}
+
+const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+const cString = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
+
+function posixScript(script: string, home: string | undefined): string {
+  const node = [process.execPath, ...process.execArgv].map(shQuote).join(' ');
+  const homeLine = home !== undefined ? `SWITCHBOARD_HOME=${shQuote(home)} ` : '';
+  return `#!/bin/sh\n# Written by \`switchboard compat install\`: runs Switchboard's front end.\n${homeLine}exec ${node} ${shQuote(script)} "$@"\n`;
+}
+
+function cmdScript(script: string, home: string | undefined): string {
+  const homeLine = home !== undefined ? `set "SWITCHBOARD_HOME=${home}"\r\n` : '';
+  return `@echo off\r\nrem Written by \`switchboard compat install\`: runs Switchboard's front end.\r\nsetlocal\r\n${homeLine}"${process.execPath}" "${script}" %*\r\n`;
+}
+
+function compileLauncher(compiler: string, source: string, output: string, defines: Record<string, string>): Promise<string | undefined> {
+  const args = ['-O2', '-o', output, source, ...Object.entries(defines).map(([k, v]) => `-D${k}=${cString(v)}`)];
+  return new Promise((resolve) => {
+    execFile(compiler, args, { timeout: 120_000 }, (err, _stdout, stderr) => resolve(err ? (stderr.trim() || err.message) : undefined));
+  });
+}
+
+/** Writes the launchers into `options.dir`. */
+export async function installCompat(options: CompatInstallOptions): Promise<CompatInstallResult> {
+  const env = options.env ?? process.env;
+  const dir = path.resolve(options.dir);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const { tmux, herdr, cli } = scripts();
+  const notes: string[] = [];
+  const files: string[] = [];
+  if (isWindows) {
+    for (const [name, script] of [['tmux.cmd', tmux], ['herdr.cmd', herdr]] as const) {
+      writeFileSync(path.join(dir, name), cmdScript(script, options.home));
+      files.push(path.join(dir, name));
+    }
+    return { dir, files, tmux: 'node', notes };
+  }
+  const write = (name: string, text: string): string => {
+    const file = path.join(dir, name);
+    writeFileSync(file, text, { mode: 0o755 });
+    chmodSync(file, 0o755);
+    files.push(file);
+    return file;
+  };
+  write('tmux-node', posixScript(tmux, options.home));
+  write('herdr', posixScript(herdr, options.home));
+  let kind: 'native' | 'node' = 'node';
+  const compiler = options.compile === false ? undefined : resolveExecutable(env.CC ?? 'cc', env, dir) ?? resolveExecutable('gcc', env, dir) ?? resolveExecutable('clang', env, dir);
+  const source = cSource();
+  if (options.compile !== false && compiler && source && process.execArgv.length === 0) {
+    const defines: Record<string, string> = { SB_NODE: process.execPath, SB_SCRIPT: tmux, SB_CLI: cli };
+    if (options.home !== undefined) defines.SB_HOME = options.home;
+    const output = path.join(dir, 'tmux');
+    const error = await compileLauncher(compiler, source, output, defines);
+    if (error === undefined) {
+      kind = 'native';
+      files.push(output);
+    } else notes.push(`the C launcher did not compile (${error.split('\n')[0] ?? ''}); tmux runs the Node launcher instead`);
+  } else if (options.compile !== false) {
+    notes.push(compiler ? 'the C launcher was not compiled (no source, or running from sources): tmux runs the Node launcher' : 'no C compiler found: tmux runs the Node launcher (slower to start)');
+  }
+  if (kind === 'node') write('tmux', posixScript(tmux, options.home));
+  return { dir, files, tmux: kind, notes };
+}

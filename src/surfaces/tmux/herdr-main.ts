@@ -1,0 +1,5 @@
+#!/usr/bin/env node
+// The `herdr` command `switchboard compat install` writes (herdr.cmd on Windows, for CCB_HERDR_EXE).
+import { runHerdrLauncher } from './herdr-cli.js';
+
+process.exitCode = await runHerdrLauncher(process.argv.slice(2), { env: process.env, cwd: process.cwd(), stdout: process.stdout, stderr: process.stderr });

@@ -1,0 +1,219 @@
+/**
+ * The `tmux` launcher (the Node one; a C one speeds up the same protocol where a compiler exists):
+ * sends its argv, environment, directory and, when asked, its stdin to the daemon as one
+ * `tmux_command` call over the local socket, prints the reply and exits with tmux's code.
+ *
+ * It finds the daemon the hard way, because tools like CCB run it with SWITCHBOARD_* stripped and
+ * HOME rewritten: the runtime file of $SWITCHBOARD_HOME, else of ~/.switchboard under the user's
+ * real home from the user database. When no daemon runs and the command would start a tmux server,
+ * it starts one, as tmux starts its server. Imports stay light: this runs on every poll.
+ */
+import { spawn } from 'node:child_process';
+import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import net from 'node:net';
+import { userInfo } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseGlobalFlags, tmuxSocketPath } from '../../tmux/client-args.js';
+import { CommandParseError, parseArgv } from '../../tmux/grammar.js';
+
+/** Where the launcher reads and writes. */
+export interface LauncherIo {
+  env: NodeJS.ProcessEnv;
+  cwd: string;
+  stdout: NodeJS.WritableStream;
+  stderr: NodeJS.WritableStream;
+  /** Standard input, opened only when a command reads it. */
+  stdin: () => NodeJS.ReadableStream;
+  /** Standard input is a terminal. */
+  stdinIsTTY: boolean;
+  /** The Switchboard home (default: $SWITCHBOARD_HOME, else ~/.switchboard under the real home). */
+  home?: string;
+}
+
+interface Runtime {
+  socket?: string;
+  host?: string;
+  port?: number;
+  token: string;
+  pid: number;
+}
+
+interface Reply {
+  stdout: string;
+  stderr: string;
+  exit_code: number;
+  attach?: string;
+  need_stdin?: boolean;
+}
+
+/** How long a started daemon gets to answer. */
+const DAEMON_START_TIMEOUT_MS = 15_000;
+const POLL_MS = 25;
+
+/** The Switchboard home the launcher uses: $SWITCHBOARD_HOME, else the real home's ~/.switchboard (not $HOME). */
+export function launcherHome(env: NodeJS.ProcessEnv): string {
+  const fromEnv = env.SWITCHBOARD_HOME;
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return path.resolve(fromEnv);
+  let home: string;
+  try {
+    home = userInfo().homedir;
+  } catch {
+    home = env.HOME ?? env.USERPROFILE ?? '.';
+  }
+  return path.join(home, '.switchboard');
+}
+
+function readRuntime(home: string): Runtime | undefined {
+  try {
+    const data = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as Partial<Runtime>;
+    if (typeof data.token !== 'string' || typeof data.pid !== 'number') return undefined;
+    return data as Runtime;
+  } catch {
+    return undefined;
+  }
+}
+
+/** One request, one reply, over a fresh connection. */
+function call(runtime: Runtime, params: Record<string, unknown>): Promise<Reply> {
+  return new Promise((resolve, reject) => {
+    const socket = runtime.socket ? net.connect(runtime.socket) : net.connect(runtime.port ?? 0, runtime.host ?? '127.0.0.1');
+    const chunks: Buffer[] = [];
+    socket.once('error', reject);
+    socket.on('data', (chunk: Buffer) => {
+      chunks.push(chunk);
+      if (!chunk.includes(10)) return;
+      socket.destroy();
+      const line = Buffer.concat(chunks).toString('utf8').split('\n')[0] ?? '';
+      try {
+        const message = JSON.parse(line) as { result?: Reply; error?: { message: string } };
+        if (message.error) reject(new Error(message.error.message));
+        else if (message.result) resolve(message.result);
+        else reject(new Error('the daemon sent no result'));
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    });
+    socket.once('connect', () => {
+      socket.write(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tmux_command', params: { ...params, token: runtime.token } })}\n`);
+    });
+  });
+}
+
+function readAll(stream: NodeJS.ReadableStream): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    stream.on('data', (c: Buffer | string) => chunks.push(typeof c === 'string' ? Buffer.from(c) : c));
+    stream.once('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    stream.once('error', reject);
+  });
+}
+
+/** The CLI script that starts daemons and attaches terminals (next to this file in dist). */
+function cliScript(): string {
+  const here = fileURLToPath(import.meta.url);
+  return path.join(path.dirname(here), '..', 'cli', `main${path.extname(here)}`);
+}
+
+/** Starts a daemon for `home` in the background, as `switchboard up` does, and waits until it answers. */
+async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<Runtime | undefined> {
+  const { DAEMON_NODE_FLAGS } = await import('../../daemon/daemon-flags.js');
+  const { ensurePrivateDir } = await import('../../platform/files.js');
+  ensurePrivateDir(home);
+  const log = openSync(path.join(home, 'daemon.log'), 'a', 0o600);
+  const flags = [...DAEMON_NODE_FLAGS.filter((f) => !process.execArgv.includes(f)), ...process.execArgv];
+  const child = spawn(process.execPath, [...flags, cliScript(), '--home', home, 'daemon'], { detached: true, stdio: ['ignore', log, log], env, windowsHide: true });
+  closeSync(log);
+  child.unref();
+  const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
+  while (Date.now() < deadline) {
+    const runtime = readRuntime(home);
+    if (runtime && runtime.pid === child.pid) {
+      const answered = await call(runtime, { argv: ['-V'] }).then(() => true, () => false);
+      if (answered) return runtime;
+    }
+    if (child.exitCode !== null) return undefined;
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+  return undefined;
+}
+
+/** Runs `switchboard attach PANE` on this terminal (attach-session). */
+function attach(home: string, paneId: string, env: NodeJS.ProcessEnv): Promise<number> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [...process.execArgv, cliScript(), '--home', home, 'attach', paneId], { stdio: 'inherit', env });
+    child.once('exit', (code) => resolve(code ?? 1));
+    child.once('error', () => resolve(1));
+  });
+}
+
+/** What one tmux command line printed, its exit code, and the pane to attach to. */
+export interface TmuxCallResult {
+  stdout: string;
+  stderr: string;
+  exitCode: number;
+  attach?: string;
+  home: string;
+}
+
+/** True when a daemon answers for the launcher's home. */
+export async function daemonAnswers(io: Pick<LauncherIo, 'env' | 'home'>): Promise<boolean> {
+  const runtime = readRuntime(io.home ?? launcherHome(io.env));
+  if (!runtime) return false;
+  return call(runtime, { argv: ['-V'] }).then(() => true, () => false);
+}
+
+/** Runs one tmux command line through the daemon (starting it when the command needs a server). */
+export async function tmuxCall(argv: string[], io: Omit<LauncherIo, 'stdout' | 'stderr'>): Promise<TmuxCallResult> {
+  const home = io.home ?? launcherHome(io.env);
+  const flags = parseGlobalFlags(argv);
+  if ('error' in flags) return { stdout: '', stderr: flags.error, exitCode: 1, home };
+  if (flags.version) return { stdout: 'tmux 3.3a\n', stderr: '', exitCode: 0, home };
+  const env = Object.fromEntries(Object.entries(io.env).filter((e): e is [string, string] => e[1] !== undefined));
+  const tty = io.stdinIsTTY;
+  let runtime = readRuntime(home);
+  const params: Record<string, unknown> = { argv, env, cwd: io.cwd, tty };
+  // A load-buffer reading stdin gets it in the first call, saving a round trip.
+  let stdinNeeded = false;
+  try {
+    stdinNeeded = parseArgv(flags.rest).some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-');
+  } catch (err) {
+    if (!(err instanceof CommandParseError)) throw err;
+  }
+  if (stdinNeeded) params.stdin = await readAll(io.stdin());
+  let reply: Reply | undefined;
+  if (runtime) reply = await call(runtime, params).catch(() => undefined);
+  if (!reply) {
+    // No daemon: start one only for a command that would start a tmux server, as tmux does.
+    let starts: boolean;
+    try {
+      starts = !flags.noStart && (flags.rest.length === 0 || parseArgv(flags.rest).some((c) => c.spec.startsServer));
+    } catch (err) {
+        if (!(err instanceof CommandParseError)) throw err;
+      return { stdout: '', stderr: `${err.message}\n`, exitCode: 1, home };
+    }
+    if (!starts) {
+      const shown = tmuxSocketPath(flags, io.env, process.getuid?.() ?? 0);
+      const left = existsSync(path.resolve(io.cwd, shown));
+      return { stdout: '', stderr: left ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`, exitCode: 1, home };
+    }
+    try {
+      runtime = await startDaemon(home, io.env);
+    } catch (err) {
+      return { stdout: '', stderr: `server exited unexpectedly (the Switchboard daemon could not start: ${err instanceof Error ? err.message : String(err)})\n`, exitCode: 1, home };
+    }
+    if (!runtime) return { stdout: '', stderr: `server exited unexpectedly (the Switchboard daemon did not start; see ${path.join(home, 'daemon.log')})\n`, exitCode: 1, home };
+    reply = await call(runtime, params);
+  }
+  if (reply.need_stdin && runtime) reply = await call(runtime, { ...params, stdin: await readAll(io.stdin()) });
+  return { stdout: reply.stdout, stderr: reply.stderr, exitCode: reply.exit_code, ...(reply.attach !== undefined ? { attach: reply.attach } : {}), home };
+}
+
+/** Runs one tmux command line, prints what tmux would, and resolves with its exit code. */
+export async function runTmuxLauncher(argv: string[], io: LauncherIo): Promise<number> {
+  const result = await tmuxCall(argv, io);
+  io.stdout.write(result.stdout);
+  io.stderr.write(result.stderr);
+  if (result.attach !== undefined && result.exitCode === 0) return attach(result.home, result.attach, io.env);
+  return result.exitCode;
+}

@@ -1,0 +1,299 @@
+/**
+ * The tmux front end in the daemon: one call runs one `tmux` command line. It reads tmux's own
+ * flags (-S, -L, -V, …), finds the server (namespace) the socket names, starts it when a command
+ * needs one (as tmux starts its server), parses every command before any runs, runs them in order
+ * until one fails, and answers with what tmux would have printed and its exit code.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Disposable } from '../core/disposable.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { CommandContext, CommandError, type ClientInfo } from './commands/context.js';
+import { COMMAND_IMPLEMENTATIONS } from './commands/index.js';
+import { TMUX_VERSION } from './format-scope.js';
+import { CommandParseError, parseArgv, tokenizeCommandString, type ParsedCommand } from './grammar.js';
+import { parseGlobalFlags, tmuxSocketPath, type GlobalFlags } from './client-args.js';
+import type { PaneHost } from './host.js';
+import type { TmuxPane } from './model.js';
+import { TmuxRuntime } from './runtime.js';
+import { EMPTY_TARGET, TargetResolver, type TargetState } from './target.js';
+
+/** One tmux invocation as the launcher sends it. */
+export interface TmuxRequest {
+  argv: readonly string[];
+  env: Record<string, string>;
+  cwd: string;
+  /** The client's standard input is a terminal. */
+  tty: boolean;
+  /** The client's standard input, when a command reads it (load-buffer -). */
+  stdin?: string;
+}
+
+/** What the launcher prints and exits with. */
+export interface TmuxReply {
+  stdout: string;
+  stderr: string;
+  exit_code: number;
+  /** Switchboard pane to attach the terminal to (attach-session, new-session without -d). */
+  attach?: string;
+  /** Send the request again with stdin: a command reads it. */
+  need_stdin?: boolean;
+}
+
+export interface TmuxServiceOptions {
+  /** The pid #{pid} reports (the daemon's). */
+  pid: number;
+  hostName: string;
+  /** For the default socket directory, /tmp/tmux-UID. */
+  uid: number;
+  logger?: Logger;
+}
+
+/** Most commands one hook run may queue, so a hook that fires itself cannot loop forever. */
+const MAX_HOOK_DEPTH = 8;
+
+/** Runs tmux command lines against the namespaces this daemon holds. */
+export class TmuxService implements Disposable {
+  private readonly runtimes = new Map<string, TmuxRuntime>();
+  /** Socket paths of servers that ran and ended (tmux leaves the socket file behind). */
+  private readonly ended = new Set<string>();
+  /** One lock per namespace: a command line runs to its end (or to a wait) before the next starts. */
+  private readonly locks = new Map<string, NamespaceLock>();
+  private readonly logger: Logger;
+
+  constructor(
+    private readonly host: PaneHost,
+    private readonly options: TmuxServiceOptions,
+  ) {
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  /** Namespaces with a running server, by socket path. */
+  get servers(): ReadonlyMap<string, TmuxRuntime> {
+    return this.runtimes;
+  }
+
+  /** The tmux pane (with its server) that a Switchboard pane backs, if any. */
+  paneOf(hostPaneId: string): { runtime: TmuxRuntime; pane: TmuxPane } | undefined {
+    for (const runtime of this.runtimes.values()) {
+      const pane = runtime.server.allPanes().find((p) => p.host?.id === hostPaneId);
+      if (pane) return { runtime, pane };
+    }
+    return undefined;
+  }
+
+  /** Runs one command line. */
+  run(request: TmuxRequest): Promise<TmuxReply> {
+    const flags = parseGlobalFlags(request.argv);
+    if ('error' in flags) return Promise.resolve({ stdout: '', stderr: flags.error, exit_code: 1 });
+    if (flags.version) return Promise.resolve({ stdout: `tmux ${TMUX_VERSION}\n`, stderr: '', exit_code: 0 });
+    if (flags.control) return Promise.resolve({ stdout: '', stderr: 'control mode is not supported by this tmux front end\n', exit_code: 1 });
+    const shown = this.socketPath(flags, request.env);
+    const key = path.resolve(request.cwd, shown);
+    return this.lockOf(key).run((lock) => this.runQueued(flags, request, shown, key, lock));
+  }
+
+  private lockOf(key: string): NamespaceLock {
+    let lock = this.locks.get(key);
+    if (!lock) {
+      lock = new NamespaceLock(() => {
+        if (this.locks.get(key) === lock) this.locks.delete(key);
+      });
+      this.locks.set(key, lock);
+    }
+    return lock;
+  }
+
+  /** The socket path as tmux would name it (see tmuxSocketPath). */
+  socketPath(flags: Pick<GlobalFlags, 'socketPath' | 'label'>, env: Record<string, string>): string {
+    return tmuxSocketPath(flags, env, this.options.uid);
+  }
+
+  private async runQueued(flags: GlobalFlags, request: TmuxRequest, shown: string, key: string, lock: LockHandle): Promise<TmuxReply> {
+    if (flags.shellCommand !== undefined) return { stdout: '', stderr: 'tmux -c is not supported by this tmux front end\n', exit_code: 1 };
+    const words = flags.rest.length > 0 ? flags.rest : ['new-session'];
+    let commands: ParsedCommand[];
+    let runtime = this.runtimes.get(key);
+    try {
+      commands = parseArgv(words, runtime ? commandAliases(runtime) : {});
+    } catch (err) {
+      if (err instanceof CommandParseError) return { stdout: '', stderr: `${err.message}\n`, exit_code: 1 };
+      throw err;
+    }
+    if (request.stdin === undefined && commands.some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-')) {
+      return { stdout: '', stderr: '', exit_code: 0, need_stdin: true };
+    }
+    if (!runtime) {
+      const starts = !flags.noStart && commands.some((c) => c.spec.startsServer);
+      if (!starts) {
+        const leftBehind = this.ended.has(key) || existsSync(key);
+        return { stdout: '', stderr: leftBehind ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`, exit_code: 1 };
+      }
+      // tmux makes its own socket directory for -L names; a -S path's directory must exist (tmux prints this and exits 0).
+      if (flags.socketPath !== undefined && !existsSync(path.dirname(key))) return { stdout: '', stderr: `error creating ${shown} (No such file or directory)\n`, exit_code: 0 };
+      runtime = this.startServer(key, shown, request.env);
+    }
+    const client: ClientInfo = { env: request.env, cwd: request.cwd, tty: request.tty, stdin: request.stdin };
+    const ctx = this.context(runtime, client, currentTarget(runtime, request.env), 0);
+    ctx.suspend = (promise) => lock.suspend(promise);
+    let exitCode = 0;
+    for (const command of commands) {
+      if (runtime.isClosed) break;
+      const ok = await this.execute(ctx, runtime, command, 0);
+      if (!ok) {
+        exitCode = 1;
+        break;
+      }
+    }
+    runtime.closeIfEmpty();
+    const reply: TmuxReply = { stdout: ctx.stdout.join(''), stderr: ctx.stderr.join(''), exit_code: exitCode };
+    if (ctx.attachPane !== undefined && exitCode === 0) reply.attach = ctx.attachPane;
+    return reply;
+  }
+
+  /** Runs one command and its after- hooks; false when it failed (its message is in stderr). */
+  private async execute(ctx: CommandContext, runtime: TmuxRuntime, command: ParsedCommand, depth: number): Promise<boolean> {
+    const implementation = COMMAND_IMPLEMENTATIONS[command.spec.name];
+    try {
+      if (!implementation) throw new CommandError(`${command.spec.name}: not supported by the Switchboard tmux front end`);
+      await implementation(ctx, runtime, command);
+    } catch (err) {
+      if (err instanceof CommandError) {
+        ctx.stderr.push(`${err.message}\n`);
+        return false;
+      }
+      this.logger.error('tmux command failed', { command: command.spec.name, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+      ctx.stderr.push(`${command.spec.name}: ${err instanceof Error ? err.message : String(err)}\n`);
+      return false;
+    }
+    if (depth < MAX_HOOK_DEPTH && !runtime.isClosed) {
+      const hooks = runtime.server.sessionHooks.get(`after-${command.spec.name}`) ?? [];
+      const session = ctx.current.session;
+      const own = session?.hooks.get(`after-${command.spec.name}`) ?? [];
+      for (const text of [...own, ...hooks]) await this.runCommandString(ctx, runtime, text, depth + 1);
+    }
+    return true;
+  }
+
+  /** Runs a stored command string (a hook's, a sourced file's) in `ctx`; false when a command failed. */
+  private async runCommandString(ctx: CommandContext, runtime: TmuxRuntime, text: string, depth: number): Promise<boolean> {
+    let commands: ParsedCommand[];
+    try {
+      commands = tokenizeCommandString(text, ctx.client.env).flatMap((words) => parseArgv(words, commandAliases(runtime)));
+    } catch (err) {
+      ctx.stderr.push(`${err instanceof Error ? err.message : String(err)}\n`);
+      return false;
+    }
+    for (const command of commands) if (!(await this.execute(ctx, runtime, command, depth))) return false;
+    return true;
+  }
+
+  /** A context whose nested command strings run through this service. */
+  private context(runtime: TmuxRuntime, client: ClientInfo, current: TargetState, depth: number): CommandContext {
+    const ctx = new CommandContext(runtime.server, this.host, client, current);
+    ctx.runCommands = (text) => (depth >= MAX_HOOK_DEPTH ? Promise.resolve(false) : this.runCommandString(ctx, runtime, text, depth + 1));
+    return ctx;
+  }
+
+  private startServer(key: string, shown: string, env: Record<string, string>): TmuxRuntime {
+    const runtime = new TmuxRuntime(shown, this.options.pid, this.options.hostName, this.host, this.logger, env);
+    this.runtimes.set(key, runtime);
+    this.ended.delete(key);
+    runtime.onClosed(() => {
+      if (this.runtimes.get(key) === runtime) this.runtimes.delete(key);
+      this.ended.add(key);
+    });
+    // Hooks fired by events (a pane died) run on the namespace's queue; their output goes nowhere.
+    runtime.runHookCommands = (commands, pane) => {
+      void this.lockOf(key)
+        .run(async (lock) => {
+          if (runtime.isClosed) return;
+          const current = pane && runtime.server.findPane(pane.id) ? new TargetResolver(runtime.server, EMPTY_TARGET).ofPane(pane) : currentTarget(runtime, env);
+          const ctx = this.context(runtime, { env, cwd: '/', tty: false, stdin: undefined }, current, 1);
+          ctx.suspend = (promise) => lock.suspend(promise);
+          for (const text of commands) await this.runCommandString(ctx, runtime, text, 1);
+          runtime.closeIfEmpty();
+        })
+        .catch((err: unknown) => this.logger.warn('tmux hook failed', { error: String(err) }));
+    };
+    this.logger.info('tmux server started', { socket: shown });
+    return runtime;
+  }
+
+  /** Ends every namespace (the daemon is shutting down). */
+  dispose(): void {
+    for (const runtime of [...this.runtimes.values()]) void runtime.kill();
+    this.runtimes.clear();
+  }
+}
+
+/** What a running command line holds of its namespace's lock. */
+interface LockHandle {
+  /** Lets other command lines run while `promise` settles (wait-for, run-shell), then takes the lock back. */
+  suspend<T>(promise: Promise<T>): Promise<T>;
+}
+
+/** A namespace's lock: command lines run one at a time, in arrival order. */
+class NamespaceLock {
+  private held = false;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly onIdle: () => void) {}
+
+  async run<T>(fn: (handle: LockHandle) => Promise<T>): Promise<T> {
+    await this.acquire();
+    try {
+      return await fn({
+        suspend: async (promise) => {
+          this.release();
+          try {
+            return await promise;
+          } finally {
+            await this.acquire();
+          }
+        },
+      });
+    } finally {
+      this.release();
+      if (!this.held && this.waiting.length === 0) this.onIdle();
+    }
+  }
+
+  private acquire(): Promise<void> {
+    if (!this.held) {
+      this.held = true;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.waiting.push(resolve));
+  }
+
+  private release(): void {
+    const next = this.waiting.shift();
+    if (next) next();
+    else this.held = false;
+  }
+}
+
+/** The command-alias server option as a table. */
+function commandAliases(runtime: TmuxRuntime): Record<string, string> {
+  const aliases: Record<string, string> = {};
+  const value = runtime.server.options.get('command-alias');
+  for (const item of typeof value === 'string' || value === undefined ? [] : value) {
+    const eq = item.indexOf('=');
+    if (eq > 0) aliases[item.slice(0, eq)] = item.slice(eq + 1);
+  }
+  return aliases;
+}
+
+/** The client's current target: the pane it runs in ($TMUX_PANE), else the most recently used session. */
+function currentTarget(runtime: TmuxRuntime, env: Record<string, string>): TargetState {
+  const resolver = new TargetResolver(runtime.server, EMPTY_TARGET);
+  const paneName = env.TMUX_PANE;
+  if (paneName) {
+    const pane = runtime.server.allPanes().find((p) => p.name === paneName);
+    if (pane) return resolver.ofPane(pane);
+  }
+  const session = runtime.server.bestSession();
+  return session ? resolver.sessionCurrent(session) : { ...EMPTY_TARGET };
+}
+

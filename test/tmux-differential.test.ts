@@ -1,0 +1,318 @@
+/**
+ * The tmux front end against real tmux 3.3 (Debian's, on a private -S socket), command shape by
+ * command shape as CCB uses them (shared/reference/tmux-compat.md) and their error cases: the same
+ * command lines, the same environment, and the same stdout, stderr and exit code once socket
+ * paths, dates and pids are normalized.
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type SwitchboardClient } from '../src/client/index.js';
+import { isProcessRunning } from '../src/platform/index.js';
+import { useTestDaemon } from './support/daemon.js';
+import { TmuxPair, realTmuxVersion } from './support/tmux-pair.js';
+
+const version = realTmuxVersion();
+const t = useTestDaemon();
+let client: SwitchboardClient;
+let env: Record<string, string>;
+
+beforeAll(async () => {
+  client = await connect({ home: t.home, env: {} });
+  env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: t.work, SHELL: '/bin/sh', LANG: 'C.UTF-8', TMUX_TMPDIR: t.work, PS1: '$ ' };
+});
+afterAll(() => client.close());
+
+/** A fresh pair of servers for one test, stopped after it. */
+async function withPair(name: string, body: (pair: TmuxPair) => Promise<void>): Promise<void> {
+  const pair = new TmuxPair(client, t.work, env, name);
+  try {
+    await body(pair);
+  } finally {
+    const made = (await client.list()).panes.filter((p) => p.tmux !== undefined);
+    await pair.stop();
+    // kill-server removes every pane it made, and their programs are gone.
+    expect((await client.list()).panes.filter((p) => p.tmux !== undefined)).toEqual([]);
+    for (const pane of made) if (pane.pid !== undefined) expect(isProcessRunning(pane.pid)).toBe(false);
+  }
+}
+
+const CCB_POLL = ['#{pane_id}', '#{pane_dead}', '#{pane_title}', '[pid:#{pane_pid}]', '#{pane_in_mode}', '#{pane_width}', '#{pane_height}', '#{window_zoomed_flag}', '#{session_name}', '#{window_id}', '#{window_name}', '#{@ccb_agent}', '#{@ccb_project_id}', '#{@ccb_role}', '#{@ccb_slot}', '#{@ccb_managed_by}', '#{@ccb_namespace_epoch}', '#{@ccb_session_id}', '#{@ccb_window}'].join('\t');
+const LIST_FORMAT = '#{pane_id} #{pane_index} #{pane_active} #{pane_left} #{pane_top} #{pane_width}x#{pane_height} #{window_width} #{window_layout} #{history_size} [#{?pane_active,#{pane_id},}]';
+const SH = (script: string): string => `sh -c '${script}'`;
+
+describe.skipIf(version === undefined)(`the tmux front end answers as ${version ?? 'tmux'} does`, () => {
+  it('without a server: has-session, list-panes -a and display fail with tmux error messages; start-server alone ends at once', async () => {
+    await withPair('noserver', async (pair) => {
+      await pair.same(['has-session', '-t', 'ccb-x']);
+      await pair.same(['list-panes', '-a', '-F', '#{pane_id}']);
+      await pair.same(['display-message', '-p', '#{pane_id}']);
+      await pair.same(['start-server']);
+      // A server with no session exits; real tmux's takes a moment, so wait for it to be gone.
+      await pair.until(['has-session', '-t', 'ccb-x'], () => true);
+      for (let i = 0; i < 100 && !(await pair.real(['has-session', '-t', 'ccb-x'])).stderr.includes('no server running'); i++) await new Promise((r) => setTimeout(r, 20));
+      await pair.same(['has-session', '-t', 'ccb-x']);
+      await pair.same(['kill-server']);
+    });
+  });
+
+  it('new-session -d -x -y -s -n -c CMD, has-session (exact, prefix, missing), the CCB poll format, user options at each scope', async () => {
+    await withPair('session', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '160', '-y', '48', '-s', 'ccb-proj-1234abcd', '-n', 'main', '-c', pair.dir, 'sleep 1000']);
+      await pair.same(['has-session', '-t', 'ccb-proj-1234abcd']);
+      await pair.same(['has-session', '-t', 'ccb-proj']);
+      await pair.same(['has-session', '-t', '=ccb-proj']);
+      await pair.same(['has-session', '-t', 'nosuch']);
+      await pair.same(['new-session', '-d', '-s', 'ccb-proj-1234abcd', 'sleep 1000']);
+      await pair.same(['set-option', '-p', '-t', '%0', '@ccb_agent', 'codex']);
+      await pair.same(['set-option', '-t', 'ccb-proj-1234abcd', '@ccb_project_id', 'proj 1']);
+      await pair.same(['set-option', '-g', '@ccb_managed_by', 'ccb']);
+      await pair.same(['set-window-option', '-t', 'ccb-proj-1234abcd:main', '@ccb_window', 'main']);
+      await pair.same(['display-message', '-p', '-t', '%0', CCB_POLL]);
+      await pair.same(['display-message', '-p', '-t', 'ccb-proj-1234abcd:main', '#{session_name}:#{window_index}.#{pane_index} #{pane_start_command} #{pane_current_path}']);
+      await pair.same(['display-message', '-p', '-t', '%9', CCB_POLL]);
+      await pair.same(['show-option', '-qv', '-t', 'ccb-proj-1234abcd', '@ccb_project_id']);
+      await pair.same(['show-option', '-qv', '-t', 'ccb-proj-1234abcd', '@ccb_missing']);
+      await pair.same(['show-option', '-v', '-t', 'ccb-proj-1234abcd', '@ccb_missing']);
+      await pair.same(['show-option', '-gqv', 'default-shell']);
+      await pair.same(['show-options', '-t', 'ccb-proj-1234abcd']);
+      await pair.same(['show-options', '-w', '-t', 'ccb-proj-1234abcd:main']);
+      await pair.same(['show-options', '-p', '-t', '%0']);
+      await pair.same(['set-option', '-u', '-p', '-t', '%0', '@ccb_agent']);
+      await pair.same(['display-message', '-p', '-t', '%0', '[#{@ccb_agent}] #{?@ccb_agent,set,unset} #{?pane_active,#{pane_id},} #{==:#{window_name},main}']);
+      await pair.same(['list-sessions', '-F', '#{session_name} #{session_windows} #{session_attached} #{session_id}']);
+      await pair.same(['list-sessions']);
+    });
+  });
+
+  it('split-window -v|-h -l N -t %N [-c DIR] -P -F, list-panes [-a] [-t S[:W]] -F, list-windows -t S -F, kill-pane', async () => {
+    await withPair('split', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '160', '-y', '48', '-s', 'ccb', '-n', 'main', 'sleep 1000']);
+      await pair.same(['split-window', '-v', '-l', '12', '-t', '%0', '-P', '-F', '#{pane_id}', 'sleep 1000']);
+      await pair.same(['split-window', '-h', '-l', '40', '-t', '%0', '-c', pair.dir, '-P', '-F', '#{pane_id} #{pane_index} #{pane_width}x#{pane_height}', 'sleep 1000']);
+      await pair.same(['split-window', '-h', '-t', '%1', '-d', '-P', 'sleep 1000']);
+      await pair.same(['split-window', '-v', '-l', '30%', '-t', '%2', '-P', '-F', '#{pane_id} #{pane_height}', 'sleep 1000']);
+      await pair.same(['split-window', '-v', '-l', 'abc', '-t', '%2', 'sleep 1000']);
+      await pair.same(['split-window', '-t', '%99', 'sleep 1000']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', LIST_FORMAT]);
+      await pair.same(['list-panes', '-t', 'ccb:main', '-F', LIST_FORMAT]);
+      await pair.same(['list-panes', '-a', '-F', LIST_FORMAT]);
+      await pair.same(['list-panes', '-t', 'nosuch', '-F', '#{pane_id}']);
+      await pair.same(['list-panes', '-t', 'ccb:7', '-F', '#{pane_id}']);
+      await pair.same(['list-panes']);
+      await pair.same(['list-panes', '-a']);
+      await pair.same(['list-windows', '-t', 'ccb', '-F', '#{window_id}\t#{window_name}\t#{window_active}']);
+      await pair.same(['list-windows', '-t', 'ccb']);
+      await pair.same(['kill-pane', '-t', '%1']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', LIST_FORMAT]);
+      await pair.same(['kill-pane', '-t', '%1']);
+      await pair.same(['resize-pane', '-t', '%0', '-x', '50']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', LIST_FORMAT]);
+      await pair.same(['kill-pane', '-a', '-t', '%0']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', LIST_FORMAT]);
+    });
+  });
+
+  it('new-window -d -t S -n NAME -c DIR CMD, select-window -t S:W, rename, kill-window', async () => {
+    await withPair('window', async (pair) => {
+      await pair.same(['new-session', '-d', '-s', 'ccb', '-n', 'main', 'sleep 1000']);
+      await pair.same(['new-window', '-d', '-t', 'ccb', '-n', 'ccb', '-c', pair.dir, 'sleep 1000']);
+      await pair.same(['new-window', '-d', '-t', 'ccb', '-n', '__ccb_ctl', '-P', '-F', '#{window_index} #{pane_id}', 'sleep 1000']);
+      await pair.same(['new-window', '-t', 'ccb:0', 'sleep 1000']);
+      await pair.same(['list-windows', '-t', 'ccb', '-F', '#{window_id}\t#{window_name}\t#{window_active}']);
+      await pair.same(['select-window', '-t', 'ccb:ccb']);
+      await pair.same(['select-window', '-t', 'ccb:nosuch']);
+      await pair.same(['list-windows', '-t', 'ccb', '-F', '#{window_id}\t#{window_name}\t#{window_active}\t#{window_flags}']);
+      await pair.same(['rename-window', '-t', 'ccb:ccb', 'renamed']);
+      await pair.same(['list-windows', '-a']);
+      await pair.same(['kill-window', '-t', 'ccb:renamed']);
+      await pair.same(['list-windows', '-t', 'ccb', '-F', '#{window_index} #{window_name} #{window_active}']);
+    });
+  });
+
+  it('respawn-pane -k -t %N -c DIR CMD, and without -k on a live pane; remain-on-exit keeps dead panes with their status', async () => {
+    await withPair('respawn', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '80', '-y', '10', '-s', 'ccb', '-n', 'main', 'sleep 1000']);
+      await pair.same(['respawn-pane', '-t', '%0', 'sleep 1000']);
+      await pair.same(['respawn-pane', '-k', '-t', '%0', '-c', pair.dir, SH('echo started; exec sleep 1000')]);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('started'));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_dead} #{pane_start_command}']);
+      await pair.same(['set-option', '-t', 'ccb', 'remain-on-exit', 'on']);
+      await pair.same(['show-options', '-w', '-t', 'ccb']);
+      await pair.same(['split-window', '-t', '%0', '-P', '-F', '#{pane_id}', SH('echo bye; exit 3')]);
+      // Real tmux marks a pane dead when its terminal closes and learns the status a moment later: wait for both.
+      const dead = await pair.until(['display-message', '-p', '-t', '%1', '#{pane_dead}/#{pane_dead_status}'], (out) => out.trim() === '1/3');
+      expect(dead.ours).toEqual(dead.real);
+      await pair.same(['display-message', '-p', '-t', '%1', '#{pane_dead} #{pane_dead_status} #{pane_dead_signal}']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', '#{pane_id} #{pane_dead} #{pane_dead_status} #{pane_height}']);
+      await pair.same(['capture-pane', '-p', '-t', '%1']);
+      await pair.same(['respawn-pane', '-t', '%1', SH('echo again; exit 0')]);
+      await pair.until(['display-message', '-p', '-t', '%1', '#{pane_dead}/#{pane_dead_status}'], (out) => out.trim() === '1/0');
+      await pair.same(['capture-pane', '-p', '-t', '%1', '-S', '-']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', '#{pane_id} #{pane_dead} #{pane_dead_status} #{?pane_dead, (dead),}']);
+      await pair.same(['kill-pane', '-t', '%1']);
+      await pair.same(['list-panes', '-t', 'ccb', '-F', '#{pane_id} #{pane_height}']);
+    });
+  });
+
+  it('capture-pane -p with -S -120 (history), -E, -e (colours), -J (wrapped lines), on a shell', async () => {
+    await withPair('capture', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '40', '-y', '8', '-s', 'cap', '-n', 'main', 'env PS1="$ " sh']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.startsWith('$'));
+      await pair.same(['send-keys', '-t', '%0', 'i=0; while [ $i -lt 30 ]; do echo line-$i; i=$((i+1)); done', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('line-29'));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
+      await pair.same(['capture-pane', '-p', '-t', '%0', '-S', '-120']);
+      await pair.same(['capture-pane', '-p', '-t', '%0', '-S', '-5', '-E', '2']);
+      await pair.same(['capture-pane', '-p', '-t', '%0', '-S', '-']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{history_size} #{cursor_x},#{cursor_y}']);
+      await pair.same(['send-keys', '-t', '%0', 'clear; printf "\\033[31mred\\033[0m \\033[1;44mbold-on-blue\\033[0m \\033[38;5;208morange\\033[m\\n"', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('orange\n$'));
+      await pair.same(['capture-pane', '-p', '-e', '-t', '%0']);
+      await pair.same(['send-keys', '-t', '%0', 'clear; printf "%060d\\n" 7', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => /0007\n\$/.test(out));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
+      await pair.same(['capture-pane', '-p', '-J', '-t', '%0']);
+      await pair.same(['clear-history', '-t', '%0']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{history_size}']);
+      await pair.same(['capture-pane', '-p', '-t', '%99']);
+    });
+  });
+
+  it('send-keys (named keys, -l, -X cancel), copy-mode, load-buffer -b BUF -, paste-buffer -p, delete-buffer', async () => {
+    await withPair('keys', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '60', '-y', '8', '-s', 'k', '-n', 'main', 'env PS1="$ " sh']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.startsWith('$'));
+      await pair.same(['send-keys', '-t', '%0', '-X', 'cancel']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_in_mode}']);
+      await pair.same(['copy-mode', '-t', '%0']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_in_mode}']);
+      await pair.same(['send-keys', '-t', '%0', '-X', 'cancel']);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_in_mode}']);
+      await pair.same(['send-keys', '-t', '%0', '-l', 'echo literal Enter']);
+      await pair.same(['send-keys', '-t', '%0', 'Space', 'C-a', 'e', 'c', 'h', 'o', 'Space', 'k', 'e', 'y', 's', 'Space', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('literal Enter echo keys\n$'));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
+      await pair.same(['load-buffer', '-b', 'ccb-buf', '-'], { stdin: 'echo from-buffer\necho second-line' });
+      await pair.same(['list-buffers']);
+      await pair.same(['show-buffer', '-b', 'ccb-buf']);
+      await pair.same(['paste-buffer', '-p', '-t', '%0', '-b', 'ccb-buf']);
+      await pair.same(['send-keys', '-t', '%0', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('second-line\n'));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
+      await pair.same(['delete-buffer', '-b', 'ccb-buf']);
+      await pair.same(['delete-buffer', '-b', 'ccb-buf']);
+      await pair.same(['paste-buffer', '-b', 'ccb-buf', '-t', '%0']);
+      await pair.same(['show-buffer', '-b', 'nope']);
+      await pair.same(['send-keys', '-t', '%99', 'x']);
+    });
+  });
+
+  it('pipe-pane -o -t %N "tee -a FILE" appends the pane output to a file, and -o toggles it off', async () => {
+    await withPair('pipe', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '60', '-y', '8', '-s', 'p', '-n', 'main', 'env PS1="$ " sh']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.startsWith('$'));
+      const realLog = path.join(pair.dir, 'pipe-real.log');
+      const oursLog = path.join(pair.dir, 'pipe-ours.log');
+      await pair.real(['pipe-pane', '-o', '-t', '%0', `tee -a ${realLog}`]);
+      await pair.ours(['pipe-pane', '-o', '-t', '%0', `tee -a ${oursLog}`]);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_pipe}']);
+      await pair.same(['send-keys', '-t', '%0', 'echo piped-output', 'Enter']);
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('piped-output\n$'));
+      const deadline = Date.now() + 10_000;
+      const logged = (file: string): string => {
+        try {
+          return readFileSync(file, 'utf8');
+        } catch {
+          return '';
+        }
+      };
+      while ((!logged(realLog).includes('piped-output\r\n') || !logged(oursLog).includes('piped-output\r\n')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      expect(logged(oursLog)).toContain('piped-output\r\n');
+      expect(logged(oursLog)).toBe(logged(realLog));
+      await pair.real(['pipe-pane', '-o', '-t', '%0', `tee -a ${realLog}`]);
+      await pair.ours(['pipe-pane', '-o', '-t', '%0', `tee -a ${oursLog}`]);
+      await pair.same(['display-message', '-p', '-t', '%0', '#{pane_pipe}']);
+    });
+  });
+
+  it('options and environment at every scope: set-option [-g|-t S|-p -t %N] [-u] [-a] [-o], show-options -qv, set-window-option, set-environment -g', async () => {
+    await withPair('options', async (pair) => {
+      await pair.same(['new-session', '-d', '-s', 'o', '-n', 'main', 'sleep 1000']);
+      for (const [name, value] of [['history-limit', '5000'], ['mouse', 'on'], ['escape-time', '0'], ['focus-events', 'on'], ['set-clipboard', 'on'], ['destroy-unattached', 'off'], ['status-style', 'bg=blue'], ['pane-border-style', 'fg=red'], ['update-environment', 'CCB_A CCB_B']] as const) {
+        await pair.same(['set-option', '-g', name, value]);
+      }
+      await pair.same(['set-option', '-g', 'allow-passthrough', 'on']);
+      await pair.same(['show-options', '-g', 'history-limit']);
+      await pair.same(['show-options', '-s']);
+      await pair.same(['show-options', '-g']);
+      await pair.same(['show-options', '-gw']);
+      await pair.same(['set-option', '-g', 'mouse', 'maybe']);
+      await pair.same(['set-option', '-g', 'history-limit', 'abc']);
+      await pair.same(['set-option', '-g', 'status-keys', 'foo']);
+      await pair.same(['set-option', '-g', 'nonexist', '1']);
+      await pair.same(['set-option', '-g', '@u']);
+      await pair.same(['set-option', '-t', 'nosuch', '@x', '1']);
+      await pair.same(['set-option', '-p', '-t', '%99', '@x', '1']);
+      await pair.same(['set-option', '-o', '-g', '@once', '1']);
+      await pair.same(['set-option', '-o', '-g', '@once', '2']);
+      await pair.same(['set-option', '-a', '-g', '@once', '3']);
+      await pair.same(['show-option', '-gv', '@once']);
+      await pair.same(['set-option', '-t', 'o', 'escape-time', '5']);
+      await pair.same(['show-options', '-s', 'escape-time']);
+      await pair.same(['set-option', '-w', '-t', 'o', 'remain-on-exit', 'failed']);
+      await pair.same(['show-options', '-A', '-w', '-t', 'o', 'remain-on-exit']);
+      await pair.same(['set-window-option', '-g', 'mode-keys', 'vi']);
+      await pair.same(['set-window-option', '-t', 'o:main', 'automatic-rename', 'off']);
+      await pair.same(['set-window-option', '-g', '-u', 'mode-keys']);
+      await pair.same(['show-window-options', '-t', 'o:main']);
+      await pair.same(['show-options', '-A', '-t', 'o', 'history-limit']);
+      await pair.same(['set-option', '-g', '@s', 'with space']);
+      await pair.same(['set-option', '-g', '@q', `it's "quoted"`]);
+      await pair.same(['show-options', '-g', '@s']);
+      await pair.same(['show-options', '-g', '@q']);
+      await pair.same(['set-environment', '-g', 'CCB_RUN', 'yes']);
+      await pair.same(['show-environment', '-g', 'CCB_RUN']);
+      await pair.same(['set-environment', '-t', 'o', 'CCB_S', '1']);
+      await pair.same(['show-environment', '-t', 'o', 'CCB_S']);
+      await pair.same(['show-environment', 'CCB_NOPE']);
+    });
+  });
+
+  it('hooks and key bindings are stored: set-hook [-g|-t S], show-hooks, bind-key [-r] [-T TABLE], list-keys', async () => {
+    await withPair('hooks', async (pair) => {
+      await pair.same(['new-session', '-d', '-s', 'h', '-n', 'main', 'sleep 1000']);
+      await pair.same(['set-hook', '-g', 'after-new-window', 'display -p x']);
+      await pair.same(['set-hook', '-t', 'h', 'session-closed', 'run-shell true']);
+      await pair.same(['show-hooks', '-g']);
+      await pair.same(['show-hooks', '-t', 'h']);
+      await pair.same(['set-hook', '-g', 'pane-died', 'display -p died']);
+      await pair.same(['show-hooks', '-gw']);
+      await pair.same(['bind-key', '-r', '-T', 'prefix', 'Z', 'display', '-p', 'z']);
+      await pair.same(['list-keys', '-T', 'prefix', 'Z']);
+      await pair.same(['bind-key', '-T', 'prefix', 'NoSuchKey', 'display', '-p', 'z']);
+    });
+  });
+
+  it('chains with \\;, select-pane -T, tmux parse errors, client commands without a terminal, kill-server', async () => {
+    await withPair('chain', async (pair) => {
+      await pair.same(['new-session', '-d', '-s', 'c', '-n', 'main', 'sleep 1000', ';', 'split-window', '-t', 'c', 'sleep 1000', ';', 'display', '-p', '#{pane_id}']);
+      await pair.same(['select-pane', '-t', '%0', '-T', 'agent-1', ';', 'set-option', '-p', '-t', '%0', '@ccb_role', 'worker', ';', 'display-message', '-p', '-t', '%0', '#{pane_title} #{@ccb_role}']);
+      await pair.same(['display', '-p', 'a', ';', 'has-session', '-t', 'nosuch', ';', 'display', '-p', 'b']);
+      await pair.same(['display', '-p', 'a', ';', 'bogus', ';', 'display', '-p', 'b']);
+      await pair.same(['display', '-p', 'semi\\;colon']);
+      await pair.same(['li']);
+      await pair.same(['list-p', '-F', '#{pane_id}']);
+      await pair.same(['display-message', '-Z']);
+      await pair.same(['has-session', 'extra']);
+      await pair.same(['rename-window']);
+      await pair.same(['attach-session', '-t', 'c']);
+      await pair.same(['list-clients']);
+      await pair.same(['refresh-client']);
+      await pair.same(['switch-client', '-t', 'c']);
+      await pair.same(['kill-server']);
+      await pair.same(['has-session', '-t', 'c']);
+    });
+  });
+});
