@@ -418,3 +418,38 @@ describe('user-defined profiles', () => {
     expect(() => defineProfile(base(spec), { builtin: false })).toThrow(problem);
   });
 });
+
+describe('Claude Code 2.1.330 on a narrow terminal', () => {
+  it('reads the command between the dashed rules when the tip and the description wrap', () => {
+    const rule = '╌'.repeat(78);
+    const lines = [
+      '● Bash(echo hello-from-tool > tool_out.txt && cat tool_out.txt)',
+      '  ⎿  Waiting…',
+      '─'.repeat(78),
+      ' Bash command',
+      ' Tip: auto mode handles these prompts for you — choose "switch to auto mode"',
+      ' below',
+      ' Write tool_out.txt, then print it so that the user sees what the file',
+      ' holds',
+      rule,
+      ' echo hello-from-tool > tool_out.txt && cat tool_out.txt',
+      rule,
+      ' Do you want to proceed?',
+      ' ❯ 1. Yes',
+      '   2. Yes, and always allow access to /home/dev/work from this project',
+      '   3. Yes, and switch to auto mode · auto mode handles these prompts for you',
+      '   4. No',
+      '',
+      ' Esc to cancel · Tab to amend',
+    ];
+    expect(parse('claude', lines, '2.1.330')).toMatchObject({ certain: true, tool: 'shell', command: COMMAND });
+  });
+
+  it('is not fooled by a fake rule and command in the description: the real rows are unplaced and the witness disagrees', () => {
+    const rule = '╌'.repeat(78);
+    const lines = ['● Bash(rm -r /home/dev/elsewhere)', '─'.repeat(78), ' Bash command', ' Clean up', rule, ' ls', rule, rule, ' rm -r /home/dev/elsewhere', rule, ' Do you want to proceed?', ' ❯ 1. Yes', '   2. No', '', ' Esc to cancel · Tab to amend'];
+    const request = parse('claude', lines, '2.1.330');
+    expect(request?.certain).toBe(false);
+    expect(request?.doubts.join(' ')).toMatch(/not part of any layout|also shows/);
+  });
+});

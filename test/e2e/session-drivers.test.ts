@@ -5,6 +5,7 @@
  * the conversation across turns, reports a model error as a failed turn, stops a turn on request
  * and leaves no process behind when closed.
  */
+import { PINNED } from './pinned.js';
 import { afterAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -98,7 +99,8 @@ describe('the Claude Code session driver', () => {
   it('knows the CLI and what it can do', async () => {
     const { driver } = setup('claude');
     const health = await driver.health();
-    expect(health, health.problem).toMatchObject({ ok: true, version: '2.1.197' });
+    // The version the test line pins (test/agent-clis/package.json).
+    expect(health, health.problem).toMatchObject({ ok: true, version: PINNED.claude });
     expect(driver.capabilities()).toMatchObject({ format: 'claude-stream-json', multiTurn: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
   });
 
