@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { connect, type SwitchboardClient } from '../src/index.js';
 import { DAEMON_NODE_FLAGS } from '../src/daemon/index.js';
 
-const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'surfaces', 'cli', 'main.js');
+const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
 
 /** A Switchboard daemon in its own process (as users run it), with a private home. */
 export class DaemonProcess {

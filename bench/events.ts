@@ -9,12 +9,12 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Normalizer } from '../src/events/entry.js';
-import { MsgStore } from '../src/events/msg-store.js';
-import { ClaudeStreamJsonNormalizer } from '../src/events/normalize-claude.js';
-import { CodexExecJsonNormalizer } from '../src/events/normalize-codex.js';
-import { GeminiStreamJsonNormalizer } from '../src/events/normalize-gemini.js';
-import { OpenCodeJsonNormalizer } from '../src/events/normalize-opencode.js';
+import type { Normalizer } from '../src/output/entry.js';
+import { MsgStore } from '../src/output/msg-store.js';
+import { ClaudeStreamJsonNormalizer } from '../src/output/normalize-claude.js';
+import { CodexExecJsonNormalizer } from '../src/output/normalize-codex.js';
+import { GeminiStreamJsonNormalizer } from '../src/output/normalize-gemini.js';
+import { OpenCodeJsonNormalizer } from '../src/output/normalize-opencode.js';
 import { sleep } from './stats.js';
 
 const captures = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'test', 'fixtures', 'cli-captures');

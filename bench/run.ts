@@ -19,6 +19,7 @@ import { measureAgentStates } from './agent-states.js';
 import { measureEvents } from './events.js';
 import { measureDashboard } from './dashboard.js';
 import { measureTmuxFrontEnd } from './tmux-front.js';
+import { measureReliability } from './reliability.js';
 
 interface Figure {
   name: string;
@@ -433,6 +434,10 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   dashboard: async () => {
     // No peer runs a terminal in a browser through a daemon here: these figures stand alone.
     for (const f of await measureDashboard()) record(f.name, f.unit, f.value, null, f.better);
+  },
+  reliability: async () => {
+    console.log('\n# execute() with each real CLI while both cores are busy (two busy loops); no peer drives these CLIs to completion');
+    for (const f of await measureReliability()) record(f.name, f.unit, f.value, null, f.better);
   },
   tmux: async () => {
     console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');

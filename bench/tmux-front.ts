@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { DaemonProcess } from './daemon-process.js';
 import { percentile, sample, sleep } from './stats.js';
 
-const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'surfaces', 'cli', 'main.js');
+const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
 /** CCB's poll: the pane's state and identity in one display-message. */
 const POLL_FORMAT = '#{pane_id}\t#{pane_dead}\t#{pane_title}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_width}\t#{pane_height}\t#{window_zoomed_flag}\t#{session_name}\t#{window_id}\t#{window_name}\t#{@ccb_agent}';
 

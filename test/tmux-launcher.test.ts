@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readRuntimeFile } from '../src/daemon/index.js';
 import { isProcessRunning } from '../src/platform/index.js';
-import { launcherHome } from '../src/surfaces/tmux/launcher.js';
+import { launcherHome } from '../src/cli/tmux/launcher.js';
 import { CLI, cleanEnv, runCli } from './support/cli.js';
 import { tempDir } from './support/shell.js';
 

@@ -1,6 +1,6 @@
 /** Agent panes' states and their pending approvals, for the dashboard and any other client; the dashboard's login link. */
 import { SwitchboardError } from '../core/errors.js';
-import { approvalInfo } from '../sessions/index.js';
+import { approvalInfo } from '../logs/index.js';
 import type { HandlerTable } from './operations.js';
 
 export const agentStateHandlers: Pick<HandlerTable, 'pane_states' | 'answer_approval' | 'dashboard_login'> = {

@@ -1,7 +1,7 @@
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog } from '../agents/index.js';
-import type { SessionLog, SessionService } from '../sessions/index.js';
+import type { SessionLog, LogService } from '../logs/index.js';
 import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
 import type { Grant } from './authorize.js';
 
@@ -33,8 +33,8 @@ export interface OperationContext {
   agents: AgentCatalog;
   daemon: DaemonControl;
   /** Every session's log, and the agent panes' trackers. */
-  sessions: SessionService;
-  session: SessionLike;
+  sessions: LogService;
+  session: CallerLike;
   /** Aborted when the caller goes away (its connection closed). */
   signal: AbortSignal;
   /** What the caller's token allows (the dispatcher sets it; the owner's when absent, as in-process). */
@@ -42,7 +42,7 @@ export interface OperationContext {
 }
 
 /** The per-caller state an operation can touch: its subscriptions. */
-export interface SessionLike {
+export interface CallerLike {
   subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen' | 'state')[]; replay: boolean }): string;
   logSubscribe(log: SessionLog, options: { history: boolean }): string;
   unsubscribe(id: string): void;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { ensurePrivateDir } from '../platform/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { checkSandbox } from '../agents/index.js';
-import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../runs/policy/index.js';
+import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../approvals/policy/index.js';
 import type { HandlerTable } from './operations.js';
 
 type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export' | 'run_agent' | 'cancel_run';

@@ -10,7 +10,7 @@ import type { DaemonControl, OperationContext } from '../api/index.js';
 import { disposeTmuxService } from '../api/tmux-operations.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
-import { SessionService } from '../sessions/index.js';
+import { LogService } from '../logs/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
 import { RpcServer, TokenRegistry, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
@@ -74,7 +74,7 @@ export class Daemon implements DaemonControl {
   readonly panes: PaneRegistry;
   readonly agents: AgentCatalog;
   /** Every pane's and run's log, and the agent panes' state trackers. */
-  readonly sessions: SessionService;
+  readonly sessions: LogService;
   /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
   readonly token: string;
   readonly tokens: TokenRegistry;
@@ -127,7 +127,7 @@ export class Daemon implements DaemonControl {
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
     this.memoryBudget = new MemoryBudget(options.outputMemoryBytes ?? OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET);
     this.diskBudget = new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET);
-    this.sessions = new SessionService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
+    this.sessions = new LogService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
     this.server = new RpcServer({
       token: this.tokens,
       panes: this.panes,

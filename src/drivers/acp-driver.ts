@@ -1,5 +1,5 @@
 /**
- * A SessionDriver over ACP, the Agent Client Protocol (Gemini CLI `--acp`, `opencode acp`):
+ * A ConversationDriver over ACP, the Agent Client Protocol (Gemini CLI `--acp`, `opencode acp`):
  * Switchboard is the client, one agent process per session, JSON-RPC over its stdio through the
  * ACP SDK. Each prompt is a `session/prompt` in the same ACP session; what the agent says comes
  * as `session/update` notifications, turned into entries (events/normalize-acp.ts); each
@@ -27,19 +27,19 @@ import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type Stream } from '@agentclientprotocol/sdk';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { switchboardVersion } from '../core/version.js';
-import { asRecord, type NormalizedEntry } from '../events/entry.js';
-import { MsgStore, type MsgStoreOptions } from '../events/msg-store.js';
-import { AcpUpdateNormalizer, describeAcpError } from '../events/normalize-acp.js';
-import { SCHEMA_VERSIONS } from '../events/stream-events.js';
+import { asRecord, type NormalizedEntry } from '../output/entry.js';
+import { MsgStore, type MsgStoreOptions } from '../output/msg-store.js';
+import { AcpUpdateNormalizer, describeAcpError } from '../output/normalize-acp.js';
+import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { isWindows, terminateProcessTree } from '../platform/index.js';
-import { ASK_POLICY, type ApprovalPolicy } from '../runs/policy/index.js';
+import { ASK_POLICY, type ApprovalPolicy } from '../approvals/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
 import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './headless-driver.js';
 import { decidePermission, type PermissionRequest } from './permission.js';
-import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './session.js';
+import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
 import { AgentProgram } from './agent-program.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './session-turn.js';
+import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * As the headless driver's options (the profile must have `acp_args`; a session's own sandbox,
@@ -64,7 +64,7 @@ const STDERR_TAIL_CHARS = 4_096;
 /** ACP's error code for "authenticate first". */
 const AUTH_REQUIRED = -32000;
 
-export class AcpDriver implements SessionDriver {
+export class AcpDriver implements ConversationDriver {
   private readonly program: AgentProgram;
 
   constructor(private readonly options: AcpDriverOptions) {
@@ -85,7 +85,7 @@ export class AcpDriver implements SessionDriver {
   }
 
   /** Starts the agent, initializes ACP and opens a session in `cwd`; resolves once it takes prompts. */
-  async open(options: AgentSessionOptions): Promise<AgentSession> {
+  async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
     const sandbox = options.sandbox ?? this.options.sandbox;
     // The driver's own settings first, the session's on top (its variables win, its arguments go last).
@@ -125,7 +125,7 @@ interface SessionSetup {
 
 type PromptOutcome = { kind: 'answered'; stopReason: string } | { kind: 'error'; error: unknown } | { kind: 'exited' };
 
-class AcpSession implements AgentSession {
+class AcpSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
   private acpSessionId: string | null = null;

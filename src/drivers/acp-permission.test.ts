@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { asRecord } from '../events/entry.js';
+import { asRecord } from '../output/entry.js';
 import { describeSubject, outcomeFor, permissionRequestFor, type AcpPermissionOption } from './acp-permission.js';
 
 /** The permission requests test/e2e/acp-driver.test.ts recorded from each CLI. */

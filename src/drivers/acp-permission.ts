@@ -4,9 +4,9 @@
  * kind, title, input and locations, never by the CLI's tool name, so the kind decides what the
  * policy judges.
  */
-import { asRecord, asString } from '../events/entry.js';
-import { commandOfInput, filePathOfCall, locationsOf } from '../events/normalize-acp.js';
-import type { ApprovalSubject } from '../runs/policy/index.js';
+import { asRecord, asString } from '../output/entry.js';
+import { commandOfInput, filePathOfCall, locationsOf } from '../output/normalize-acp.js';
+import type { ApprovalSubject } from '../approvals/policy/index.js';
 import { subjectForTool, type PermissionRequest } from './permission.js';
 
 /** An option of a permission request, as ACP sends it. */

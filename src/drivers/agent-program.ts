@@ -7,7 +7,7 @@ import { statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
 import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
 import type { DriverHealth } from './headless-driver.js';
-import type { AgentSessionOptions } from './session.js';
+import type { ConversationOptions } from './conversation.js';
 
 export interface SessionDriverOptions {
   catalog?: AgentCatalog;
@@ -49,7 +49,7 @@ export class AgentProgram {
    * Checks the options and prepares a session's processes: the folder exists, the sandbox HOME is
    * seeded (once: a respawned process finds it as the first one left it), the program is found.
    */
-  launch(options: AgentSessionOptions): SessionLaunch {
+  launch(options: ConversationOptions): SessionLaunch {
     if (!isDirectory(options.cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${options.cwd}`, { cwd: options.cwd });
     const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, extra: options.env });
     const binary = this.binary(env);

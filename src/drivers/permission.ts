@@ -4,8 +4,8 @@
  * then the caller's callback for what the policy leaves open, else deny (no one is there to ask).
  */
 import { homedir } from 'node:os';
-import { entryTypeForTool, filePathOf } from '../events/entry.js';
-import { evaluatePolicy, type ApprovalPolicy, type ApprovalSubject, type Decision } from '../runs/policy/index.js';
+import { entryTypeForTool, filePathOf } from '../output/entry.js';
+import { evaluatePolicy, type ApprovalPolicy, type ApprovalSubject, type Decision } from '../approvals/policy/index.js';
 
 export interface PermissionRequest {
   /** The CLI's tool name (Bash, run_shell_command, edit, …). */

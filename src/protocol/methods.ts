@@ -4,7 +4,7 @@
  * seed 000 for its six methods; the rest extend them in the same style (snake_case).
  */
 import { z } from 'zod';
-import type { LogMsg } from '../events/log-msg.js';
+import type { LogMsg } from '../output/log-msg.js';
 // Type only: the wire names the states the tracker has (src/agents/state-tracker.ts).
 import type { AgentState } from '../agents/state-tracker.js';
 import { SCOPES } from './scopes.js';

@@ -12,7 +12,7 @@ import { AgentCatalog, AgentStateTracker, DEFAULT_FIRST_RUN_POLICY, classifyScre
 import { PaneRegistry, type Pane } from '../pane/index.js';
 import { collectProcessTree } from '../platform/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
-import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from './policy/index.js';
+import { ASK_POLICY, AUTO_APPROVE_POLICY, evaluatePolicy, type ApprovalPolicy, type Decision, type PolicyVerdict } from '../approvals/policy/index.js';
 import { extractFinalMessage } from './final-message.js';
 
 export type ExecuteStatus = 'completed' | 'error' | 'timeout' | 'cancelled' | 'needs_input';
@@ -108,7 +108,7 @@ const MAX_QUESTION_ROUNDS = 5;
 /** How long a finished screen waits for a status file that still says "busy" before the screen wins. */
 const STATUS_FILE_PATIENCE_MS = 15_000;
 
-interface Session {
+interface AgentInPane {
   pane: Pane;
   tracker: AgentStateTracker;
   workdir: string;
@@ -162,7 +162,7 @@ export class CodingAgent {
   private readonly profile: AgentProfile;
   private readonly policy: ApprovalPolicy;
   private readonly logger: Logger;
-  private session: Session | undefined;
+  private session: AgentInPane | undefined;
   private running = false;
   private readonly progress = new Emitter<ProgressEvent>();
   /** Progress of every task: state changes, approvals, output. */
@@ -279,7 +279,7 @@ export class CodingAgent {
    * which is the pane's process unless a wrapper script started it: then it is looked up once
    * among the pane's process tree.
    */
-  private readSelfReport(session: Session): SelfReport | undefined {
+  private readSelfReport(session: AgentInPane): SelfReport | undefined {
     const spec = this.profile.data.status_file;
     if (!spec) return undefined;
     const home = this.options.sandbox?.home ?? homedir();
@@ -306,7 +306,7 @@ export class CodingAgent {
     return { status: 'error', errorMessage: message, question: null, errorCode: err instanceof SwitchboardError ? err.code : 'INTERNAL_ERROR' };
   }
 
-  private async ensureSession(workdir: string, signal: AbortSignal | undefined): Promise<Session> {
+  private async ensureSession(workdir: string, signal: AbortSignal | undefined): Promise<AgentInPane> {
     if (this.session && this.session.workdir === workdir && this.session.pane.alive) return this.session;
     await this.close();
     const started = await startAgent(this.registry, this.profile, {
@@ -331,7 +331,7 @@ export class CodingAgent {
     return pane.readText(Math.max(pane.rows, total - startLines + pane.rows)).lines.join('\n').replace(/\s+$/, '');
   }
 
-  private runTurn(session: Session, task: string, signal: AbortSignal | undefined, states: StateChange[], approvals: ApprovalRecord[]): Promise<TurnOutcome> {
+  private runTurn(session: AgentInPane, task: string, signal: AbortSignal | undefined, states: StateChange[], approvals: ApprovalRecord[]): Promise<TurnOutcome> {
     const { pane, tracker } = session;
     const timeoutMs = this.options.timeoutMs ?? 30 * 60_000;
     const idleTimeoutMs = this.options.idleTimeoutMs ?? 5 * 60_000;

@@ -14,11 +14,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AcpDriver } from '../../src/drivers/acp-driver.js';
 import type { PermissionRequest } from '../../src/drivers/permission.js';
-import type { AgentSession, AgentSessionOptions } from '../../src/drivers/session.js';
+import type { Conversation, ConversationOptions } from '../../src/drivers/conversation.js';
 import { isSwitchboardError } from '../../src/core/errors.js';
-import type { NormalizedEntry } from '../../src/events/entry.js';
+import type { NormalizedEntry } from '../../src/output/entry.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
-import { AUTO_APPROVE_POLICY, ASK_POLICY, type ApprovalPolicy } from '../../src/runs/policy/index.js';
+import { AUTO_APPROVE_POLICY, ASK_POLICY, type ApprovalPolicy } from '../../src/approvals/policy/index.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
 
@@ -64,7 +64,7 @@ interface Case {
   driver: AcpDriver;
   work: string;
   recording: Recording;
-  open: (options?: Partial<AgentSessionOptions>) => Promise<AgentSession>;
+  open: (options?: Partial<ConversationOptions>) => Promise<Conversation>;
 }
 
 function caseFor(tool: string): Case {
@@ -84,7 +84,7 @@ function caseFor(tool: string): Case {
 }
 
 /** Runs `body` with a session, and always closes it. */
-async function withSession<T>(c: Case, options: Partial<AgentSessionOptions>, body: (session: AgentSession) => Promise<T>): Promise<T> {
+async function withSession<T>(c: Case, options: Partial<ConversationOptions>, body: (session: Conversation) => Promise<T>): Promise<T> {
   const session = await c.open(options);
   try {
     return await body(session);

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { HeadlessDriver } from '../../src/drivers/headless-driver.js';
-import type { NormalizedEntry } from '../../src/events/entry.js';
+import type { NormalizedEntry } from '../../src/output/entry.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';

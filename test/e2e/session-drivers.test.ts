@@ -10,13 +10,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { isSwitchboardError } from '../../src/core/errors.js';
-import { ClaudeSessionDriver } from '../../src/drivers/claude-session.js';
-import { CodexSessionDriver } from '../../src/drivers/codex-session.js';
-import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from '../../src/drivers/session.js';
-import type { NormalizedEntry } from '../../src/events/entry.js';
+import { ClaudeConversationDriver } from '../../src/drivers/claude-conversation.js';
+import { CodexConversationDriver } from '../../src/drivers/codex-conversation.js';
+import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from '../../src/drivers/conversation.js';
+import type { NormalizedEntry } from '../../src/output/entry.js';
 import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
-import { AUTO_APPROVE_POLICY, type ApprovalPolicy } from '../../src/runs/policy/index.js';
+import { AUTO_APPROVE_POLICY, type ApprovalPolicy } from '../../src/approvals/policy/index.js';
 import { sleep } from '../support/shell.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
@@ -24,7 +24,7 @@ import { RULES, useScriptedModel } from './scripted-model.js';
 const MARKER = 'SWITCHBOARD_SESSION_ID';
 const DENY_ALL: ApprovalPolicy = { rules: [], default: 'deny' };
 
-const sessions: AgentSession[] = [];
+const sessions: Conversation[] = [];
 const scripted = useScriptedModel({
   name: 'sessions',
   title: 'Scripted multi-turn sessions',
@@ -44,16 +44,16 @@ afterAll(async () => {
 });
 
 interface Setup {
-  driver: SessionDriver;
+  driver: ConversationDriver;
   work: string;
-  open: (extra?: Partial<AgentSessionOptions>) => Promise<AgentSession>;
+  open: (extra?: Partial<ConversationOptions>) => Promise<Conversation>;
 }
 
 function setup(tool: 'claude' | 'codex'): Setup {
   const home = scripted.tempDir(`sb-session-${tool}-home-`);
   const work = scripted.tempDir(`sb-session-${tool}-work-`);
-  const driver = tool === 'claude' ? new ClaudeSessionDriver({ binaryDirs: AGENT_BIN_DIRS }) : new CodexSessionDriver({ binaryDirs: AGENT_BIN_DIRS });
-  const open = async (extra: Partial<AgentSessionOptions> = {}): Promise<AgentSession> => {
+  const driver = tool === 'claude' ? new ClaudeConversationDriver({ binaryDirs: AGENT_BIN_DIRS }) : new CodexConversationDriver({ binaryDirs: AGENT_BIN_DIRS });
+  const open = async (extra: Partial<ConversationOptions> = {}): Promise<Conversation> => {
     const session = await driver.open({ cwd: work.dir, sandbox: { home: home.dir, modelUrl: scripted.model.url }, ...extra });
     sessions.push(session);
     return session;
@@ -62,7 +62,7 @@ function setup(tool: 'claude' | 'codex'): Setup {
 }
 
 /** The session's own CLI process: the marked process this test process started. */
-function cliPid(session: AgentSession): number | undefined {
+function cliPid(session: Conversation): number | undefined {
   const marked = new Set(findProcessesByEnv(MARKER, session.id));
   return listProcesses().find((p) => marked.has(p.pid) && p.ppid === process.pid && !p.zombie)?.pid;
 }
@@ -379,8 +379,8 @@ describe('the Claude Code session driver with a stand-in CLI', () => {
     chmodSync(bin, 0o755);
     return { work: dir.dir, bin };
   }
-  const driver = new ClaudeSessionDriver({ binaryDirs: [] });
-  const openStandIn = async (env: Record<string, string> = {}): Promise<AgentSession> => {
+  const driver = new ClaudeConversationDriver({ binaryDirs: [] });
+  const openStandIn = async (env: Record<string, string> = {}): Promise<Conversation> => {
     const { work, bin } = standIn();
     const session = await driver.open({ cwd: work, env: { SWITCHBOARD_CLAUDE_BIN: bin, ...env } });
     sessions.push(session);

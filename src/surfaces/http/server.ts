@@ -15,7 +15,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { AgentCatalog } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
-import type { SessionService } from '../../sessions/index.js';
+import type { LogService } from '../../logs/index.js';
 import { Dispatcher } from '../rpc/dispatch.js';
 import type { TokenRegistry } from '../rpc/auth.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../rpc/connection.js';
@@ -32,7 +32,7 @@ export interface DashboardServerOptions {
   tokens?: TokenRegistry;
   panes: PaneRegistry;
   agents: AgentCatalog;
-  sessions: SessionService;
+  sessions: LogService;
   daemon: DaemonControl;
   logger?: Logger;
   /** Where the built web app is (default: this package's dist/web). */

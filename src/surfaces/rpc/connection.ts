@@ -3,10 +3,10 @@ import type { Socket } from 'node:net';
 import { toDisposable } from '../../core/disposable.js';
 import type { Logger } from '../../core/logger.js';
 import type { LogLimiter } from '../../core/log-limiter.js';
-import { Session, type DaemonControl, type NotificationSink } from '../../api/index.js';
+import { Caller, type DaemonControl, type NotificationSink } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { AgentCatalog } from '../../agents/index.js';
-import type { SessionService } from '../../sessions/index.js';
+import type { LogService } from '../../logs/index.js';
 import { LineFramer } from '../../protocol/framing.js';
 import type { JsonRpcResponse } from '../../protocol/json-rpc.js';
 import type { NotificationName, Notifications } from '../../protocol/methods.js';
@@ -41,7 +41,7 @@ export interface ConnectionDeps {
   dispatcher: Dispatcher;
   panes: PaneRegistry;
   agents: AgentCatalog;
-  sessions: SessionService;
+  sessions: LogService;
   daemon: DaemonControl;
   limits: ConnectionLimits;
   logger: Logger;
@@ -98,7 +98,7 @@ export interface RpcPeerOptions {
  * a bounded amount of replies.
  */
 export class RpcPeer {
-  private readonly session: Session;
+  private readonly caller: Caller;
   private readonly abort = new AbortController();
   private readonly drainListeners = new Set<() => void>();
   private readonly queue: PeerInput[] = [];
@@ -130,7 +130,7 @@ export class RpcPeer {
         return toDisposable(() => this.drainListeners.delete(listener));
       },
     };
-    this.session = new Session(deps.panes, sink, deps.sessions);
+    this.caller = new Caller(deps.panes, sink, deps.sessions);
     if (!this.authenticated) {
       this.authTimer = setTimeout(() => {
         if (!this.authenticated) this.close('no authenticated request in time');
@@ -194,7 +194,7 @@ export class RpcPeer {
     clearTimeout(this.authTimer);
     this.queue.length = 0;
     this.abort.abort();
-    this.session.dispose();
+    this.caller.dispose();
     this.drainListeners.clear();
     this.onClosed();
   }
@@ -238,7 +238,7 @@ export class RpcPeer {
     const weight = Array.isArray(message) ? Math.max(1, message.length) : 1;
     this.inFlight += weight;
     if (this.inFlight >= this.deps.limits.maxInFlight) this.pauseReasons.add('in-flight');
-    const ctx = { panes: this.deps.panes, agents: this.deps.agents, sessions: this.deps.sessions, daemon: this.deps.daemon, session: this.session, signal: this.abort.signal };
+    const ctx = { panes: this.deps.panes, agents: this.deps.agents, sessions: this.deps.sessions, daemon: this.deps.daemon, session: this.caller, signal: this.abort.signal };
     this.deps.dispatcher
       .handle(message, ctx, () => this.markAuthenticated())
       .then(({ reply }) => {

@@ -6,7 +6,7 @@ import { LogLimiter } from '../../core/log-limiter.js';
 import type { DaemonControl, OperationContext } from '../../api/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import { AgentCatalog } from '../../agents/index.js';
-import { SessionService } from '../../sessions/index.js';
+import { LogService } from '../../logs/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse } from './dispatch.js';
@@ -19,7 +19,7 @@ export interface RpcServerOptions {
   /** The agent profiles create_pane can start (default: the built-ins). */
   agents?: AgentCatalog;
   /** Session logs and agent trackers (default: a service of its own over `panes`). */
-  sessions?: SessionService;
+  sessions?: LogService;
   daemon: DaemonControl;
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
@@ -105,7 +105,7 @@ export class RpcServer {
   private readonly maxConnections: number;
   private readonly maxUnauthenticated: number;
   private readonly agents: AgentCatalog;
-  private readonly sessions: SessionService;
+  private readonly sessions: LogService;
   private socketPath: string | undefined;
 
   constructor(private readonly options: RpcServerOptions) {
@@ -115,7 +115,7 @@ export class RpcServer {
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     this.maxUnauthenticated = Math.min(this.maxConnections, options.maxUnauthenticated ?? DEFAULT_MAX_UNAUTHENTICATED);
     this.agents = options.agents ?? new AgentCatalog();
-    this.sessions = options.sessions ?? new SessionService(options.panes, this.agents);
+    this.sessions = options.sessions ?? new LogService(options.panes, this.agents);
     this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
   }
 

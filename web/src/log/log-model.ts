@@ -5,7 +5,7 @@
  * (the feed drops repeats by seq); an entry that arrives again with the same id replaces the
  * earlier one (an approval's status moving on).
  */
-import { AnsiSpanParser, spansToHtml, type StyledSpan } from '../../../src/events/ansi-spans.js';
+import { AnsiSpanParser, spansToHtml, type StyledSpan } from '../../../src/output/ansi-spans.js';
 import type { LogMessage, NormalizedEntry } from '../rpc/wire.js';
 
 export type LogItem =

@@ -4,10 +4,10 @@
  * and the notifications the server pushes. Types only, from src/protocol: erased from the bundle,
  * so zod and Node-only code never reach the browser.
  */
-import type { LogMsg } from '../../../src/events/log-msg.js';
+import type { LogMsg } from '../../../src/output/log-msg.js';
 
 export type { LogMsg };
-export type { NormalizedEntry, EntryMetadata } from '../../../src/events/entry.js';
+export type { NormalizedEntry, EntryMetadata } from '../../../src/output/entry.js';
 
 import type { Notifications as AllNotifications, ParamsInput, Result } from '../../../src/protocol/methods.js';
 

@@ -112,7 +112,7 @@ function readAll(stream: NodeJS.ReadableStream): Promise<string> {
 /** The CLI script that starts daemons and attaches terminals (next to this file in dist). */
 function cliScript(): string {
   const here = fileURLToPath(import.meta.url);
-  return path.join(path.dirname(here), '..', 'cli', `main${path.extname(here)}`);
+  return path.join(path.dirname(here), '..', `main${path.extname(here)}`);
 }
 
 /** Starts a daemon for `home` in the background, as `switchboard up` does, and waits until it answers. */

@@ -1,11 +1,11 @@
-import { SwitchboardError } from '../../core/errors.js';
+import { SwitchboardError } from '../core/errors.js';
 import { envOptions, intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
 import path from 'node:path';
 import { paneTable, table } from './format.js';
 import { resolvePane } from './pane-ref.js';
 import { taskArgument } from './agent-run-commands.js';
-import type { Scope } from '../../protocol/scopes.js';
+import type { Scope } from '../protocol/scopes.js';
 
 /** The PANE argument (an id, a title, or a unique id prefix). */
 function paneArg(positionals: string[]): string {

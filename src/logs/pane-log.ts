@@ -10,7 +10,7 @@ import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { AgentStateTracker, optionFor, parseApproval, pressUntilTaken, promptSettled, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
-import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../events/entry.js';
+import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../output/entry.js';
 import type { Pane } from '../pane/index.js';
 import type { ApprovalInfo } from '../protocol/methods.js';
 import { extractFinalMessage } from '../runs/final-message.js';
@@ -37,7 +37,7 @@ export function approvalInfo(request: ApprovalRequest | null, id: string | null 
   return { id, tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
 }
 
-export class PaneSession implements Disposable {
+export class PaneLog implements Disposable {
   readonly tracker: AgentStateTracker | undefined;
   private readonly entries: EntryFactory;
   private readonly disposables: Disposable[] = [];

@@ -1,4 +1,4 @@
-import type { PaneInfo } from '../../protocol/methods.js';
+import type { PaneInfo } from '../protocol/methods.js';
 
 /** Formats rows as left-aligned columns. */
 export function table(header: string[], rows: string[][]): string {

@@ -34,12 +34,12 @@ const ext = path.extname(fileURLToPath(import.meta.url));
 
 /** The scripts the launchers run, next to this module (in dist, or in src under tsx). */
 function scripts(): { tmux: string; herdr: string; cli: string } {
-  return { tmux: path.join(here, `tmux-main${ext}`), herdr: path.join(here, `herdr-main${ext}`), cli: path.join(here, '..', 'cli', `main${ext}`) };
+  return { tmux: path.join(here, `tmux-main${ext}`), herdr: path.join(here, `herdr-main${ext}`), cli: path.join(here, '..', `main${ext}`) };
 }
 
-/** The C source: shipped beside the sources (the package includes src/surfaces/tmux/native). */
+/** The C source: shipped beside the sources (the package includes src/cli/tmux/native). */
 function cSource(): string | undefined {
-  const candidates = [path.join(here, 'native', 'tmux-launcher.c'), path.join(here, '..', '..', '..', 'src', 'surfaces', 'tmux', 'native', 'tmux-launcher.c')];
+  const candidates = [path.join(here, 'native', 'tmux-launcher.c'), path.join(here, '..', '..', '..', 'src', 'cli', 'tmux', 'native', 'tmux-launcher.c')];
   return candidates.find((c) => existsSync(c));
 }
 

@@ -3,7 +3,7 @@
  * code (1 error, 64 usage), nothing on stdout, and with --json a JSON result on stdout as well,
  * `{"status":"error","error":{"code":…,"message":…}}` with the stable codes of core/errors.ts.
  */
-import { SwitchboardError, errorMessage, isSwitchboardError, type ErrorCode } from '../../core/errors.js';
+import { SwitchboardError, errorMessage, isSwitchboardError, type ErrorCode } from '../core/errors.js';
 import { UsageError } from './args.js';
 
 export const EXIT_ERROR = 1;

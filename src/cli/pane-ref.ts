@@ -1,5 +1,5 @@
-import { SwitchboardError } from '../../core/errors.js';
-import type { SwitchboardClient } from '../../client/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import type { SwitchboardClient } from '../client/index.js';
 
 /**
  * Resolves what a person typed to a pane id: an exact id, else an exact title (if only one pane has

@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { HELLO_SCENARIO, ModelServer, loadScenario } from '../../model-server/index.js';
+import { HELLO_SCENARIO, ModelServer, loadScenario } from '../model-server/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
 

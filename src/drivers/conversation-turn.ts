@@ -4,10 +4,10 @@
  * cancel) race to end it.
  */
 import { randomBytes } from 'node:crypto';
-import type { NormalizedEntry } from '../events/entry.js';
+import type { NormalizedEntry } from '../output/entry.js';
 import type { RunStatus } from './headless-driver.js';
 import type { PermissionAnswer } from './permission.js';
-import type { TurnResult } from './session.js';
+import type { TurnResult } from './conversation.js';
 
 /** The variable every process of a session carries, so that closing it finds them all. */
 export const SESSION_MARKER = 'SWITCHBOARD_SESSION_ID';

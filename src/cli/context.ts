@@ -1,4 +1,4 @@
-import { connect, type SwitchboardClient } from '../../client/index.js';
+import { connect, type SwitchboardClient } from '../client/index.js';
 
 /** What every command gets: where to print, the environment, and how to reach the daemon. */
 export interface CliContext {

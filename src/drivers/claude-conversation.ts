@@ -19,17 +19,17 @@
  *   the same to ours), so neither side waits for an answer that never comes.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { asRecord, asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../events/entry.js';
-import { MsgStore } from '../events/msg-store.js';
-import { ClaudeStreamJsonNormalizer } from '../events/normalize-claude.js';
-import { SCHEMA_VERSIONS } from '../events/stream-events.js';
-import { ASK_POLICY } from '../runs/policy/index.js';
+import { asRecord, asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../output/entry.js';
+import { MsgStore } from '../output/msg-store.js';
+import { ClaudeStreamJsonNormalizer } from '../output/normalize-claude.js';
+import { SCHEMA_VERSIONS } from '../output/stream-events.js';
+import { ASK_POLICY } from '../approvals/policy/index.js';
 import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
-import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './session.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './session-turn.js';
+import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * The profile's headless arguments (`-p … --output-format stream-json --verbose`) without a prompt
@@ -47,7 +47,7 @@ const TERMINATE_GRACE_MS = 2_000;
 type Json = Record<string, unknown>;
 type ControlAnswer = 'success' | 'error' | 'unanswered';
 
-export class ClaudeSessionDriver implements SessionDriver {
+export class ClaudeConversationDriver implements ConversationDriver {
   private readonly program: AgentProgram;
 
   constructor(options: SessionDriverOptions = {}) {
@@ -67,7 +67,7 @@ export class ClaudeSessionDriver implements SessionDriver {
   }
 
   /** Starts the CLI and resolves once it answered the handshake. */
-  async open(options: AgentSessionOptions): Promise<AgentSession> {
+  async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
     const session = new ClaudeSession(this.program.launch(options), options);
     await session.start();
@@ -75,7 +75,7 @@ export class ClaudeSessionDriver implements SessionDriver {
   }
 }
 
-class ClaudeSession implements AgentSession {
+class ClaudeSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
   private cliSessionId: string | null = null;
@@ -99,7 +99,7 @@ class ClaudeSession implements AgentSession {
 
   constructor(
     private readonly launchSpec: SessionLaunch,
-    private readonly options: AgentSessionOptions,
+    private readonly options: ConversationOptions,
   ) {
     this.entries = new MsgStore<NormalizedEntry>(options.store);
   }

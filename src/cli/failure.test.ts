@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { SwitchboardError } from '../../core/errors.js';
+import { SwitchboardError } from '../core/errors.js';
 import { UsageError } from './args.js';
 import { oneLine, reportFailure, wantsHelp, wantsJson } from './failure.js';
 

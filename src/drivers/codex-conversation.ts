@@ -13,19 +13,19 @@
  * `--ephemeral`… but not `--sandbox`/`-s` or `--cd` (say `-c sandbox_mode=…` instead).
  */
 import { SwitchboardError } from '../core/errors.js';
-import { asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../events/entry.js';
-import { MsgStore } from '../events/msg-store.js';
-import { CodexExecJsonNormalizer } from '../events/normalize-codex.js';
-import { SCHEMA_VERSIONS } from '../events/stream-events.js';
+import { asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../output/entry.js';
+import { MsgStore } from '../output/msg-store.js';
+import { CodexExecJsonNormalizer } from '../output/normalize-codex.js';
+import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
-import type { AgentSession, AgentSessionOptions, SessionDriver, TurnResult } from './session.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './session-turn.js';
+import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 const TERMINATE_GRACE_MS = 2_000;
 
-export class CodexSessionDriver implements SessionDriver {
+export class CodexConversationDriver implements ConversationDriver {
   private readonly program: AgentProgram;
 
   constructor(options: SessionDriverOptions = {}) {
@@ -46,7 +46,7 @@ export class CodexSessionDriver implements SessionDriver {
   }
 
   /** Checks the options and finds the program; no process runs until the first prompt. */
-  open(options: AgentSessionOptions): Promise<AgentSession> {
+  open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) return Promise.reject(new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened'));
     try {
       return Promise.resolve(new CodexSession(this.program.launch(options), this.program.profile.data.headless_args ?? [], options));
@@ -56,7 +56,7 @@ export class CodexSessionDriver implements SessionDriver {
   }
 }
 
-class CodexSession implements AgentSession {
+class CodexSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
   private threadId: string | null = null;
@@ -70,7 +70,7 @@ class CodexSession implements AgentSession {
   constructor(
     private readonly launchSpec: SessionLaunch,
     private readonly headlessArgs: readonly string[],
-    private readonly options: AgentSessionOptions,
+    private readonly options: ConversationOptions,
   ) {
     this.entries = new MsgStore<NormalizedEntry>(options.store);
     options.signal?.addEventListener('abort', this.onAbort, { once: true });

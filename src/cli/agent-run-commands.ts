@@ -1,10 +1,10 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { SwitchboardError } from '../../core/errors.js';
-import { AgentCatalog, classifyScreen, parseApproval } from '../../agents/index.js';
-import { renderCapture } from '../../pane/index.js';
-import { switchboardHome } from '../../platform/index.js';
-import { CodingAgent, loadPolicyFile, type ApprovalPolicy, type ExecuteResult, type ProgressEvent } from '../../runs/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import { AgentCatalog, classifyScreen, parseApproval } from '../agents/index.js';
+import { renderCapture } from '../pane/index.js';
+import { switchboardHome } from '../platform/index.js';
+import { CodingAgent, loadPolicyFile, type ApprovalPolicy, type ExecuteResult, type ProgressEvent } from '../runs/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
 import { errorResult, oneLine } from './failure.js';

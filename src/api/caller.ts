@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
-import { approvalInfo, type SessionLog, type SessionService } from '../sessions/index.js';
-import type { NotificationSink, SessionLike } from './context.js';
+import { approvalInfo, type SessionLog, type LogService } from '../logs/index.js';
+import type { NotificationSink, CallerLike } from './context.js';
 
 type EventKind = 'output' | 'exit' | 'screen' | 'state';
 
@@ -46,7 +46,7 @@ class Subscription {
     private readonly events: ReadonlySet<EventKind>,
     paneId: string | undefined,
     replay: boolean,
-    sessions: SessionService | undefined,
+    sessions: LogService | undefined,
   ) {
     this.drainSub = sink.onDrain(() => this.onDrain());
     if (events.has('state') && sessions) {
@@ -290,13 +290,13 @@ class LogSubscription {
 }
 
 /** One caller's state (one connection): its subscriptions. Dispose it when the caller goes away. */
-export class Session implements SessionLike {
+export class Caller implements CallerLike {
   private readonly subscriptions = new Map<string, Subscription | LogSubscription>();
 
   constructor(
     private readonly registry: PaneRegistry,
     private readonly sink: NotificationSink,
-    private readonly sessions?: SessionService,
+    private readonly sessions?: LogService,
   ) {}
 
   subscribe(options: { paneId?: string; events: readonly EventKind[]; replay: boolean }): string {

@@ -4,13 +4,13 @@
  * Switchboard's approval policy (then the caller's callback, then "deny"). Claude Code stream-json,
  * Codex exec resume and ACP (Gemini CLI, OpenCode) implement it.
  */
-import type { NormalizedEntry } from '../events/entry.js';
-import type { MsgStore, MsgStoreOptions } from '../events/msg-store.js';
-import type { ApprovalPolicy } from '../runs/policy/index.js';
+import type { NormalizedEntry } from '../output/entry.js';
+import type { MsgStore, MsgStoreOptions } from '../output/msg-store.js';
+import type { ApprovalPolicy } from '../approvals/policy/index.js';
 import type { PermissionAnswer, PermissionRequest } from './permission.js';
 import type { DriverCapabilities, DriverHealth, RunStatus } from './headless-driver.js';
 
-export interface AgentSessionOptions {
+export interface ConversationOptions {
   cwd: string;
   /** Run from this isolated HOME against a model server (tests, demos). */
   sandbox?: { home: string; modelUrl: string };
@@ -38,7 +38,7 @@ export interface TurnResult {
   durationMs: number;
 }
 
-export interface AgentSession {
+export interface Conversation {
   /** Switchboard's id for the session (also the MsgStore's). */
   readonly id: string;
   /** The CLI's own conversation id once it said it (for resume), else null. */
@@ -53,9 +53,9 @@ export interface AgentSession {
   close(): Promise<void>;
 }
 
-export interface SessionDriver {
+export interface ConversationDriver {
   readonly name: string;
   capabilities(): DriverCapabilities;
   health(): Promise<DriverHealth>;
-  open(options: AgentSessionOptions): Promise<AgentSession>;
+  open(options: ConversationOptions): Promise<Conversation>;
 }

@@ -6,12 +6,12 @@ import type { Disposable } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { AgentCatalog, StateChange } from '../agents/index.js';
 import { HeadlessDriver, type RunResult } from '../drivers/headless-driver.js';
-import type { AgentSession, TurnResult } from '../drivers/session.js';
-import { sessionDriverFor } from '../drivers/session-drivers.js';
+import type { Conversation, TurnResult } from '../drivers/conversation.js';
+import { conversationDriverFor } from '../drivers/conversation-drivers.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { ApprovalPolicy } from '../runs/policy/index.js';
+import type { ApprovalPolicy } from '../approvals/policy/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
-import { PaneSession } from './pane-session.js';
+import { PaneLog } from './pane-log.js';
 import { LOG_PART_OF_SHARE, PANE_LOG_DEFAULTS, SessionLogs, type SessionLog, type SessionLogsOptions } from './session-logs.js';
 
 export interface RunAgentOptions {
@@ -22,7 +22,7 @@ export interface RunAgentOptions {
   args?: string[];
 }
 
-export interface OpenSessionOptions {
+export interface OpenConversationOptions {
   agent: string;
   cwd: string;
   sandbox?: { home: string; modelUrl: string };
@@ -36,12 +36,12 @@ export interface PaneStateChange {
   change: StateChange;
 }
 
-export class SessionService implements Disposable {
+export class LogService implements Disposable {
   readonly logs: SessionLogs;
-  private readonly panes = new Map<string, PaneSession>();
+  private readonly panes = new Map<string, PaneLog>();
   private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult> }>();
   /** Open sessions, and when their log has taken in the last of their entries. */
-  private readonly agentSessions = new Map<string, { session: AgentSession; logged: Promise<void> }>();
+  private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void> }>();
   private readonly disposables: Disposable[] = [];
   private readonly stateEmitter = new Emitter<PaneStateChange>();
   /** An agent pane's state changed. */
@@ -61,7 +61,7 @@ export class SessionService implements Disposable {
   }
 
   /** The pane's session (its log, and for an agent pane its tracker). */
-  paneSession(paneId: string): PaneSession | undefined {
+  paneSession(paneId: string): PaneLog | undefined {
     return this.panes.get(paneId);
   }
 
@@ -90,8 +90,8 @@ export class SessionService implements Disposable {
   }
 
   /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
-  async openAgentSession(options: OpenSessionOptions): Promise<string> {
-    const driver = sessionDriverFor(options.agent, { catalog: this.catalog });
+  async openAgentSession(options: OpenConversationOptions): Promise<string> {
+    const driver = conversationDriverFor(options.agent, { catalog: this.catalog });
     const session = await driver.open({ cwd: options.cwd, sandbox: options.sandbox, args: options.args, policy: options.policy });
     const log = this.logs.open({ id: session.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
     const logged = new Promise<void>((resolve) => {
@@ -129,7 +129,7 @@ export class SessionService implements Disposable {
     await logged;
   }
 
-  private agentSession(id: string): AgentSession {
+  private agentSession(id: string): Conversation {
     const open = this.agentSessions.get(id);
     if (!open) throw new SwitchboardError('SESSION_NOT_FOUND', `no open agent session: ${id}`, { session_id: id });
     return open.session;
@@ -172,7 +172,7 @@ export class SessionService implements Disposable {
       spill: profile !== undefined,
       onShare: (share) => pane.setPendingLimit(share * (1 - LOG_PART_OF_SHARE)),
     });
-    const session = new PaneSession(pane, log, profile);
+    const session = new PaneLog(pane, log, profile);
     session.onState((change) => this.stateEmitter.fire({ pane, change }));
     this.panes.set(pane.id, session);
   }

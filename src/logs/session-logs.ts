@@ -11,8 +11,8 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import type { MemoryBudget } from '../core/memory-budget.js';
 import { SwitchboardError } from '../core/errors.js';
 import { ensurePrivateDir } from '../platform/index.js';
-import { MsgStore, type MsgStoreOptions, type MsgStoreStats } from '../events/msg-store.js';
-import { logMsgBytes, type LogMsg } from '../events/log-msg.js';
+import { MsgStore, type MsgStoreOptions, type MsgStoreStats } from '../output/msg-store.js';
+import { logMsgBytes, type LogMsg } from '../output/log-msg.js';
 
 export type SessionKind = 'pane' | 'run' | 'session';
 

@@ -2,8 +2,8 @@
 import path from 'node:path';
 import { isatty } from 'node:tty';
 import { switchboardHome } from '../../platform/index.js';
-import type { CliContext } from '../cli/context.js';
-import { parseCommandArgs, UsageError } from '../cli/args.js';
+import type { CliContext } from '../context.js';
+import { parseCommandArgs, UsageError } from '../args.js';
 import { installCompat } from './compat.js';
 import { runHerdrLauncher } from './herdr-cli.js';
 import { runTmuxLauncher } from './launcher.js';

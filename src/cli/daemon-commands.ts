@@ -2,13 +2,13 @@ import { spawn } from 'node:child_process';
 import { closeSync, openSync, readFileSync, statSync, truncateSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { SwitchboardError, isSwitchboardError } from '../../core/errors.js';
-import { createStreamLogger, type LogLevel } from '../../core/logger.js';
-import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../../daemon/index.js';
-import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../../platform/index.js';
+import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
+import { createStreamLogger, type LogLevel } from '../core/logger.js';
+import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
-import type { InfoResult } from '../../protocol/methods.js';
+import type { InfoResult } from '../protocol/methods.js';
 
 const DAEMON_OPTIONS = {
   port: { type: 'string' },

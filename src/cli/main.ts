@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-import { switchboardVersion } from '../../core/version.js';
+import { switchboardVersion } from '../core/version.js';
 import { UsageError } from './args.js';
 import { reportFailure, wantsHelp, wantsJson } from './failure.js';
 import { createContext, type CliContext } from './context.js';
@@ -9,7 +9,7 @@ import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
 import { detectCommand, execCommand, EXEC_HELP } from './agent-run-commands.js';
 import { doctorCommand, DOCTOR_HELP } from './doctor-command.js';
-import { compatCommand, herdrCliCommand, tmuxCliCommand } from '../tmux/tmux-cli.js';
+import { compatCommand, herdrCliCommand, tmuxCliCommand } from './tmux/tmux-cli.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 

@@ -1,8 +1,8 @@
 import { StringDecoder } from 'node:string_decoder';
-import { SwitchboardError } from '../../core/errors.js';
-import { encodeKey } from '../../pane/keys.js';
-import type { ClientSubscription } from '../../client/index.js';
-import type { Notifications } from '../../protocol/methods.js';
+import { SwitchboardError } from '../core/errors.js';
+import { encodeKey } from '../pane/keys.js';
+import type { ClientSubscription } from '../client/index.js';
+import type { Notifications } from '../protocol/methods.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import type { CliContext } from './context.js';
 import { resolvePane } from './pane-ref.js';
