@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 const isWindows = process.platform === 'win32';
 
 /** Files Switchboard itself keeps in its directories. */
-const OWN_FILES = /^(daemon\.json|daemon\.log|switchboard\.sock|sb\.sock|\..+\.tmp|agents\.(json|ya?ml))$/;
+const OWN_FILES = /^(daemon\.json|daemon\.log|switchboard\.sock|sb\.sock|\..+\.tmp|agents\.(json|ya?ml)|ledger\.db(-wal|-shm|-journal)?|policy\.ya?ml)$/;
 
 /**
  * Makes sure `dir` exists as a directory only its owner can enter (0700). Refuses a symlink or a

@@ -1,0 +1,68 @@
+/**
+ * The run ledger's storage, behind one small interface: SQLite on one machine today
+ * (`sqlite-store.ts`), PostgreSQL for teams later. Asynchronous, so a store over the network fits;
+ * the ledger in front of it (`run-ledger.ts`) numbers events and batches writes, so a store only
+ * ever sees whole batches in order.
+ */
+import type { Writable } from 'node:stream';
+import type { EndReason, RunSpec, RunStatus } from '../bridge/run-model.js';
+import type { RunEvent } from '../bridge/run-events.js';
+
+/** A run as the ledger knows it: what it is, and where its events have got to. */
+export interface RunRecord {
+  spec: RunSpec;
+  status: RunStatus;
+  reason: EndReason | null;
+  message: string;
+  started_at: number | null;
+  ended_at: number | null;
+  /** The highest sequence number recorded (0: none yet). */
+  last_seq: number;
+  /** Events recorded and their size (JSON bytes), for retention by size. */
+  events: number;
+  bytes: number;
+}
+
+/** One write: new runs first, then events (any runs, each run's in sequence order). */
+export interface LedgerBatch {
+  runs: readonly RunSpec[];
+  events: readonly RunEvent[];
+}
+
+export interface RunQuery {
+  status?: RunStatus | undefined;
+  backend?: string | undefined;
+  /** Newest first; at most this many (default 100). */
+  limit?: number | undefined;
+  /** Only runs created before this time (ms since the epoch): the next page. */
+  before?: number | undefined;
+}
+
+/** What retention keeps: runs that ended longer ago than `maxAgeMs` go, then the oldest ended runs until the events fit in `maxBytes`. Runs in flight are never removed. */
+export interface RetentionRule {
+  maxAgeMs?: number | undefined;
+  maxBytes?: number | undefined;
+}
+
+export interface PruneResult {
+  runs: number;
+  events: number;
+  bytes: number;
+}
+
+export interface LedgerStore {
+  /** Writes a batch atomically: all of it or none. */
+  write(batch: LedgerBatch): Promise<void>;
+  /** A run's events with seq > `afterSeq`, in order, at most `limit`. */
+  events(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
+  run(runId: string): Promise<RunRecord | undefined>;
+  runs(query: RunQuery): Promise<RunRecord[]>;
+  /** Runs not yet ended (queued, running, streaming): in flight when a service stopped. */
+  unfinished(): Promise<RunRecord[]>;
+  prune(rule: RetentionRule, now: number): Promise<PruneResult>;
+  /** Every run (or those named) as JSON lines: a `run` line, then its `event` lines. Resolves with the lines written. */
+  exportJsonl(out: Writable, runIds?: readonly string[]): Promise<number>;
+  /** The store's own consistency check ('ok' when sound). */
+  check(): Promise<string>;
+  close(): Promise<void>;
+}
