@@ -1,0 +1,202 @@
+/**
+ * Governance, one policy for every surface (seed 004's 统一治理): `~/.switchboard/policy.yaml`.
+ * A directory sandbox (the roots a run's folder must be under), the approval policy that already
+ * judges tool calls (src/approvals/policy/, its rules and default, extended here by the sandbox),
+ * concurrency limits, timeouts and output limits, what the ledger records and keeps, and per-backend
+ * overrides of all of these. Validated with zod; every problem is named with where it is
+ * (`backends.claude.limits.wall_clock_ms: …`).
+ *
+ * ```yaml
+ * sandbox: { roots: [~/code, /srv/work] }
+ * approvals: { rules: [{ decision: deny, tool: shell, command: '^git push' }], default: ask }
+ * limits: { concurrency: 4, wall_clock_ms: 1800000, no_output_ms: 300000, max_output_bytes: 10485760, max_events: 100000 }
+ * ledger: { raw_output: false, retention: { max_age_days: 30, max_bytes: 1073741824 } }
+ * backends:
+ *   claude: { concurrency: 2, limits: { wall_clock_ms: 600000 } }
+ * ```
+ */
+import { readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { SwitchboardError, errorMessage } from '../../core/errors.js';
+import { switchboardHome } from '../../platform/index.js';
+import { AUTO_APPROVE_POLICY, parsePolicy, type ApprovalPolicy } from '../../approvals/policy/index.js';
+import { policySchema as approvalSchema } from '../../approvals/policy/schema.js';
+import type { RunLimits } from '../bridge/run-model.js';
+
+export const POLICY_FILE = 'policy.yaml';
+/** Runs at once, over every backend, when the policy does not say. */
+export const DEFAULT_CONCURRENCY = 4;
+/** A run's bounds when the policy does not say: half an hour, five silent minutes, 64 MiB, 200,000 events. */
+export const DEFAULT_LIMITS: Required<RunLimits> = { wall_clock_ms: 30 * 60_000, no_output_ms: 5 * 60_000, max_output_bytes: 64 * 1024 * 1024, max_events: 200_000 };
+
+const positive = z.number().int().positive();
+const limitsSchema = z.strictObject({
+  /** Runs at once (global at the top level, per backend under `backends`). */
+  concurrency: positive.optional(),
+  wall_clock_ms: positive.optional(),
+  no_output_ms: positive.optional(),
+  max_output_bytes: positive.optional(),
+  max_events: positive.optional(),
+});
+const sandboxSchema = z.strictObject({
+  /** A run's folder must be under one of these (after symlinks are resolved); `~` is the home folder. */
+  roots: z.array(z.string().min(1)).min(1),
+});
+const backendSchema = z.strictObject({
+  /** false: runs on this backend are refused. */
+  enabled: z.boolean().optional(),
+  sandbox: sandboxSchema.optional(),
+  approvals: approvalSchema.optional(),
+  limits: limitsSchema.optional(),
+});
+
+export const governancePolicySchema = z.strictObject({
+  version: z.literal(1).optional(),
+  sandbox: sandboxSchema.optional(),
+  approvals: approvalSchema.optional(),
+  limits: limitsSchema.optional(),
+  ledger: z
+    .strictObject({
+      /** Record raw terminal output of PTY runs (off: only structured events are kept). */
+      raw_output: z.boolean().optional(),
+      retention: z.strictObject({ max_age_days: z.number().positive().optional(), max_bytes: positive.optional() }).optional(),
+    })
+    .optional(),
+  backends: z.record(z.string().min(1), backendSchema).optional(),
+});
+
+export type GovernancePolicyInput = z.input<typeof governancePolicySchema>;
+
+/** The policy one backend's runs are held to, every override applied. */
+export interface BackendPolicy {
+  backend: string;
+  enabled: boolean;
+  /** Absolute roots, `~` expanded (symlinks are resolved when a path is checked). */
+  roots: string[];
+  approvals: ApprovalPolicy;
+  limits: Required<RunLimits>;
+  /** This backend's runs at once (null: only the global limit). */
+  concurrency: number | null;
+  /** Where each part came from, for the ledger's decisions: `policy.yaml`, `backends.claude`, `default`. */
+  source: { sandbox: string; approvals: string; limits: string };
+}
+
+export interface GovernancePolicy {
+  /** Where it was read from, or `default` / `inline`. */
+  origin: string;
+  concurrency: number;
+  rawOutput: boolean;
+  retention: { maxAgeMs?: number; maxBytes?: number };
+  /** The policy for one backend (the defaults with every override applied). */
+  forBackend(backend: string): BackendPolicy;
+}
+
+function where(parts: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of parts) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
+  return out;
+}
+
+function problemsOf(error: z.ZodError): string[] {
+  return error.issues.map((issue) => {
+    const at = where(issue.path);
+    const what = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
+    return at === '' ? what : `${at}: ${what}`;
+  });
+}
+
+const expandHome = (p: string, home: string): string => (p === '~' ? home : p.startsWith('~/') || p.startsWith('~\\') ? path.join(home, p.slice(2)) : p);
+
+/** The approval policy at `at`, compiled (bad patterns fail here), problems prefixed with where it is. */
+function approvalsAt(input: unknown, at: string): ApprovalPolicy {
+  try {
+    return parsePolicy(input);
+  } catch (err) {
+    const problems = ((err as SwitchboardError).details?.problems as string[] | undefined) ?? [errorMessage(err)];
+    throw new SwitchboardError('INVALID_PARAMS', `invalid governance policy: ${problems.map((p) => `${at}.${p}`).join('; ')}`, { problems: problems.map((p) => `${at}.${p}`) });
+  }
+}
+
+/**
+ * Validates a governance policy (from YAML or JSON); throws INVALID_PARAMS naming every problem
+ * and where it is. `home` expands `~` (default: the user's home).
+ */
+export function parseGovernancePolicy(input: unknown, options: { origin?: string; home?: string } = {}): GovernancePolicy {
+  const parsed = governancePolicySchema.safeParse(input ?? {});
+  if (!parsed.success) {
+    const problems = problemsOf(parsed.error);
+    throw new SwitchboardError('INVALID_PARAMS', `invalid governance policy: ${problems.join('; ')}`, { problems });
+  }
+  const data = parsed.data;
+  const home = options.home ?? homedir();
+  const globalApprovals = data.approvals ? approvalsAt(data.approvals, 'approvals') : AUTO_APPROVE_POLICY;
+  const backends = new Map<string, { enabled: boolean; approvals?: ApprovalPolicy; roots?: string[]; limits?: z.infer<typeof limitsSchema> }>();
+  for (const [name, b] of Object.entries(data.backends ?? {})) {
+    backends.set(name, {
+      enabled: b.enabled ?? true,
+      ...(b.approvals ? { approvals: approvalsAt(b.approvals, `backends.${name}.approvals`) } : {}),
+      ...(b.sandbox ? { roots: b.sandbox.roots.map((r) => path.resolve(expandHome(r, home))) } : {}),
+      ...(b.limits ? { limits: b.limits } : {}),
+    });
+  }
+  const globalRoots = (data.sandbox?.roots ?? ['~']).map((r) => path.resolve(expandHome(r, home)));
+  const { concurrency: globalConcurrency, ...globalLimits } = data.limits ?? {};
+  const origin = options.origin ?? 'inline';
+  const retentionInput = data.ledger?.retention;
+  return {
+    origin,
+    concurrency: globalConcurrency ?? DEFAULT_CONCURRENCY,
+    rawOutput: data.ledger?.raw_output ?? false,
+    retention: {
+      ...(retentionInput?.max_age_days !== undefined ? { maxAgeMs: retentionInput.max_age_days * 86_400_000 } : {}),
+      ...(retentionInput?.max_bytes !== undefined ? { maxBytes: retentionInput.max_bytes } : {}),
+    },
+    forBackend(backend) {
+      const b = backends.get(backend);
+      const { concurrency, ...limits } = b?.limits ?? {};
+      return {
+        backend,
+        enabled: b?.enabled ?? true,
+        roots: b?.roots ?? globalRoots,
+        approvals: b?.approvals ?? globalApprovals,
+        limits: { ...DEFAULT_LIMITS, ...globalLimits, ...limits },
+        concurrency: concurrency ?? null,
+        source: {
+          sandbox: b?.roots ? `backends.${backend}.sandbox` : data.sandbox ? 'sandbox' : 'default',
+          approvals: b?.approvals ? `backends.${backend}.approvals` : data.approvals ? 'approvals' : 'default',
+          limits: b?.limits ? `backends.${backend}.limits` : data.limits ? 'limits' : 'default',
+        },
+      };
+    },
+  };
+}
+
+/**
+ * The policy file (`policy.yaml` in the Switchboard home, or `file`); the defaults when there is
+ * none. Errors name the file and every problem with its field path.
+ */
+export function loadGovernancePolicy(options: { file?: string; home?: string; env?: NodeJS.ProcessEnv } = {}): GovernancePolicy {
+  const file = options.file ?? path.join(switchboardHome(options.env), POLICY_FILE);
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT' && options.file === undefined) return parseGovernancePolicy({}, { origin: 'default', ...(options.home ? { home: options.home } : {}) });
+    throw new SwitchboardError('INVALID_PARAMS', `cannot read the governance policy ${file}: ${errorMessage(err)}`, { file }, { cause: err });
+  }
+  let data: unknown;
+  try {
+    data = file.endsWith('.json') ? JSON.parse(text) : parseYaml(text);
+  } catch (err) {
+    throw new SwitchboardError('INVALID_PARAMS', `${file}: not valid ${file.endsWith('.json') ? 'JSON' : 'YAML'}: ${errorMessage(err)}`, { file }, { cause: err });
+  }
+  try {
+    return parseGovernancePolicy(data, { origin: file, ...(options.home ? { home: options.home } : {}) });
+  } catch (err) {
+    if (err instanceof SwitchboardError) throw new SwitchboardError('INVALID_PARAMS', `${file}: ${err.message}`, { file, ...err.details }, { cause: err });
+    throw err;
+  }
+}
