@@ -21,6 +21,7 @@ export const ERROR_CODES = [
   'FORBIDDEN',
   'NOT_DELIVERED',
   'AGENT_ERROR',
+  'RUN_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
@@ -45,6 +46,8 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   NOT_DELIVERED: -32011,
   /** The agent CLI showed an error or exited during a task (a run's outcome, not a fault of the call). */
   AGENT_ERROR: -32012,
+  /** No run by that id in the run ledger (never recorded, or removed by retention). */
+  RUN_NOT_FOUND: -32013,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(

@@ -1,0 +1,255 @@
+/**
+ * A backend on stdio, through the CLI's structured multi-turn driver (src/drivers: Claude Code
+ * stream-json, Codex exec/resume, ACP for Gemini CLI and OpenCode). A run is one turn of a
+ * conversation; a run without a parent opens a conversation of its own, and a follow-up run
+ * continues its parent's, which stays open (idle) for a while after each turn.
+ *
+ * Every permission request the CLI raises goes to governance (`request.judge`). A conversation
+ * process that died is started again on the next turn, with a growing pause between attempts: the
+ * Claude and Codex drivers resume the CLI's own conversation by its id, an ACP agent starts a fresh
+ * session (said in a notice). Cancelling a run ends its conversation and the whole process tree.
+ */
+import type { Disposable } from '../../core/disposable.js';
+import { SwitchboardError, errorMessage, isSwitchboardError } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { AgentCatalog, type AgentProfile } from '../../agents/index.js';
+import type { Conversation, ConversationDriver, TurnResult } from '../../drivers/conversation.js';
+import { ASK_POLICY } from '../../approvals/policy/index.js';
+import { reachable, type BackendCapabilities, type BackendDriver, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
+
+export interface ConversationBackendOptions {
+  driver: ConversationDriver;
+  catalog?: AgentCatalog;
+  /** Run the CLI from this isolated HOME against this model (tests, demos). */
+  sandbox?: { home: string; modelUrl: string };
+  args?: string[];
+  env?: Record<string, string>;
+  /** How long a conversation stays open for a follow-up after its last turn (default 10 minutes). */
+  idleMs?: number;
+  /** Idle conversations kept at most; the least recently used is closed past it (default 8). */
+  maxIdle?: number;
+  logger?: Logger;
+}
+
+const DEFAULT_IDLE_MS = 10 * 60_000;
+const DEFAULT_MAX_IDLE = 8;
+/** Restarts of a dead conversation process in a row before the run fails as crashed. */
+const MAX_RESTARTS = 3;
+const RESTART_BACKOFF_MS = 250;
+const MAX_RESTART_BACKOFF_MS = 5_000;
+/** The drivers' own words for a CLI that died in the middle of a turn (src/drivers: claude, ACP, codex). */
+const CRASH_PATTERN = /(in the middle of the turn|during the turn|before the turn completed)/;
+
+interface Slot {
+  thread: string;
+  cwd: string;
+  conversation: Conversation | undefined;
+  busy: boolean;
+  lastUsed: number;
+  restarts: number;
+  idleTimer: NodeJS.Timeout | undefined;
+  closed: boolean;
+}
+
+export class ConversationBackend implements BackendDriver {
+  readonly mode = 'stdio' as const;
+  private readonly profile: AgentProfile;
+  private readonly slots = new Map<string, Slot>();
+  private readonly runs = new Map<string, DriverRun>();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: ConversationBackendOptions) {
+    this.profile = (options.catalog ?? AgentCatalog.load()).get(options.driver.name);
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  get name(): string {
+    return this.options.driver.name;
+  }
+
+  capabilities(): BackendCapabilities {
+    const c = this.options.driver.capabilities();
+    return { backend: this.name, mode: 'stdio', format: c.format, streaming: c.streaming, followUps: c.multiTurn, permissionRequests: c.permissionRequests, schemaVersions: c.schemaVersions };
+  }
+
+  async health(): Promise<BackendHealth> {
+    const h = await this.options.driver.health();
+    const support = h.version === null ? null : this.profile.versionSupport(h.version).level;
+    const model = this.options.sandbox ? await reachable(this.options.sandbox.modelUrl) : null;
+    return { ok: h.ok && model !== false, binary: h.binary, version: h.version, version_support: support, model_reachable: model, ...(h.problem !== undefined ? { problem: h.problem } : model === false ? { problem: `the model at ${this.options.sandbox?.modelUrl ?? ''} does not answer` } : {}) };
+  }
+
+  run(request: DriverRunRequest): Promise<DriverOutcome> {
+    return this.stream(request).done;
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (!run) return false;
+    await run.cancel();
+    return true;
+  }
+
+  stream(request: DriverRunRequest): DriverRun {
+    const slot = this.slotFor(request);
+    let cancelling = false;
+    const done = this.turn(slot, request, () => cancelling).finally(() => {
+      this.runs.delete(request.runId);
+      slot.busy = false;
+      slot.lastUsed = Date.now();
+      if (slot.closed) this.slots.delete(slot.thread);
+      else this.keepIdle(slot);
+    });
+    const run: DriverRun = {
+      done,
+      cancel: async () => {
+        cancelling = true;
+        await this.closeSlot(slot);
+        await done;
+      },
+    };
+    this.runs.set(request.runId, run);
+    return run;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.slots.values()].map((s) => this.closeSlot(s)));
+    await Promise.all([...this.runs.values()].map((r) => r.done.catch(() => undefined)));
+  }
+
+  private slotFor(request: DriverRunRequest): Slot {
+    if (!request.followUp) {
+      const slot: Slot = { thread: request.thread, cwd: request.cwd, conversation: undefined, busy: true, lastUsed: Date.now(), restarts: 0, idleTimer: undefined, closed: false };
+      this.slots.set(request.thread, slot);
+      return slot;
+    }
+    const slot = this.slots.get(request.thread);
+    if (!slot || slot.closed) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.thread} has ended: start a new run instead of a follow-up`, { thread: request.thread });
+    if (slot.busy) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.thread} is busy with another run`, { thread: request.thread });
+    if (slot.cwd !== request.cwd) throw new SwitchboardError('INVALID_PARAMS', `a follow-up runs in its conversation's folder (${slot.cwd})`, { cwd: request.cwd });
+    clearTimeout(slot.idleTimer);
+    slot.busy = true;
+    return slot;
+  }
+
+  private async turn(slot: Slot, request: DriverRunRequest, cancelling: () => boolean): Promise<DriverOutcome> {
+    for (;;) {
+      let conversation: Conversation;
+      try {
+        conversation = await this.open(slot, request);
+      } catch (err) {
+        if (cancelling()) return { status: 'cancelled', message: 'cancelled while the CLI started' };
+        return { status: 'failed', reason: 'spawn_failed', message: errorMessage(err) };
+      }
+      if (cancelling()) return { status: 'cancelled', message: 'cancelled while the CLI started' };
+      let result: TurnResult;
+      const feed = this.feed(conversation, request);
+      try {
+        result = await conversation.prompt(request.prompt);
+      } catch (err) {
+        feed.dispose();
+        if (cancelling()) return { status: 'cancelled', message: 'cancelled' };
+        // The conversation's process is gone for good (an ACP agent that died): start it again.
+        if (isSwitchboardError(err, 'INVALID_REQUEST') && slot.restarts < MAX_RESTARTS) {
+          await this.restart(slot, request, errorMessage(err));
+          continue;
+        }
+        return { status: 'failed', reason: 'crashed', message: errorMessage(err) };
+      }
+      await feed.drained();
+      feed.dispose();
+      if (cancelling() || result.status === 'cancelled') return { status: 'cancelled', message: result.stopReason ?? 'cancelled' };
+      const errors = result.entries.filter((e) => e.type === 'error').map((e) => e.content);
+      if (result.status === 'completed') {
+        slot.restarts = 0;
+        return { status: 'completed', message: result.stopReason ?? '' };
+      }
+      const crashed = errors.some((e) => CRASH_PATTERN.test(e));
+      if (crashed) slot.restarts++;
+      return { status: 'failed', reason: crashed ? 'crashed' : 'agent_error', message: errors.join('; ') || `the turn failed (${result.stopReason ?? 'no reason given'})` };
+    }
+  }
+
+  private async open(slot: Slot, request: DriverRunRequest): Promise<Conversation> {
+    if (slot.conversation) return slot.conversation;
+    const conversation = await this.options.driver.open({
+      cwd: request.cwd,
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+      // Every request reaches governance: nothing is decided by a policy of the driver's own.
+      policy: ASK_POLICY,
+      onPermission: (p) => request.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
+      env: { ...this.options.env, ...request.env },
+      ...(this.options.args ? { args: this.options.args } : {}),
+      // Entries go on at once (the run service batches its own writes): no 16 ms window here.
+      store: { batchMs: 0 },
+    });
+    if (slot.closed) {
+      await conversation.close();
+      throw new SwitchboardError('INVALID_REQUEST', 'the run was cancelled while its conversation opened');
+    }
+    slot.conversation = conversation;
+    return conversation;
+  }
+
+  private async restart(slot: Slot, request: DriverRunRequest, why: string): Promise<void> {
+    const pause = Math.min(RESTART_BACKOFF_MS * 2 ** slot.restarts, MAX_RESTART_BACKOFF_MS);
+    slot.restarts++;
+    const old = slot.conversation;
+    slot.conversation = undefined;
+    await old?.close().catch(() => undefined);
+    request.emit({ kind: 'notice', text: `${this.name}'s conversation process had ended (${why}); starting it again in ${pause} ms without its earlier context` });
+    this.logger.warn('restarting a conversation process', { backend: this.name, thread: slot.thread, attempt: slot.restarts });
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
+
+  /** The conversation's new entries to the run, as they come; `drained` waits for the last one pushed so far. */
+  private feed(conversation: Conversation, request: DriverRunRequest): Disposable & { drained(): Promise<void> } {
+    let delivered = conversation.entries.stats().lastSeq;
+    const waiters: { seq: number; resolve: () => void }[] = [];
+    const unsubscribe = conversation.entries.subscribe(
+      (batch) => {
+        for (const m of batch) {
+          if (m.seq <= delivered) continue;
+          delivered = m.seq;
+          request.emit({ kind: 'entry', entry: m.msg });
+        }
+        for (let i = waiters.length - 1; i >= 0; i--) {
+          const w = waiters[i];
+          if (w && w.seq <= delivered) {
+            waiters.splice(i, 1);
+            w.resolve();
+          }
+        }
+      },
+      { history: false, onFinished: () => waiters.splice(0).forEach((w) => w.resolve()) },
+    );
+    return {
+      dispose: () => {
+        unsubscribe();
+        waiters.splice(0).forEach((w) => w.resolve());
+      },
+      drained: () => {
+        const seq = conversation.entries.stats().lastSeq;
+        if (seq <= delivered || conversation.entries.finished) return Promise.resolve();
+        return new Promise<void>((resolve) => waiters.push({ seq, resolve }));
+      },
+    };
+  }
+
+  private keepIdle(slot: Slot): void {
+    clearTimeout(slot.idleTimer);
+    slot.idleTimer = setTimeout(() => void this.closeSlot(slot), this.options.idleMs ?? DEFAULT_IDLE_MS);
+    slot.idleTimer.unref();
+    const idle = [...this.slots.values()].filter((s) => !s.busy && !s.closed).sort((a, b) => a.lastUsed - b.lastUsed);
+    for (const s of idle.slice(0, Math.max(0, idle.length - (this.options.maxIdle ?? DEFAULT_MAX_IDLE)))) void this.closeSlot(s);
+  }
+
+  private async closeSlot(slot: Slot): Promise<void> {
+    slot.closed = true;
+    clearTimeout(slot.idleTimer);
+    if (!slot.busy) this.slots.delete(slot.thread);
+    const conversation = slot.conversation;
+    slot.conversation = undefined;
+    await conversation?.close().catch((err: unknown) => this.logger.warn('a conversation did not close cleanly', { backend: this.name, error: errorMessage(err) }));
+  }
+}

@@ -1,0 +1,190 @@
+/**
+ * One run while it lives in the run service: its state (moved only by the step function of
+ * run-model.ts, each move recorded), its driver run, its limits (wall clock, silence, bytes and
+ * events of output) and its governance (every tool call judged, every decision recorded with its
+ * rule). Whatever ends it first (the driver, a timeout, a limit, a cancel) decides how it ends;
+ * the rest find it ending and change nothing. The driver's processes are gone before the end is
+ * recorded, so a run recorded as ended has nothing left running.
+ */
+import { errorMessage } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { RunLedger } from '../ledger/run-ledger.js';
+import type { Governor } from '../governance/governor.js';
+import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from './run-model.js';
+import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from './run-events.js';
+import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backend-driver.js';
+
+export interface LiveRunContext {
+  ledger: RunLedger;
+  governor: Governor;
+  logger: Logger;
+  now: () => number;
+}
+
+/** How a run that is ending will be recorded, once its processes are gone. */
+type Ending = Extract<RunInput, { type: 'fail' | 'cancel' }>;
+
+export class LiveRun {
+  state: RunState;
+  private ending: Ending | undefined;
+  private driverRun: DriverRun | undefined;
+  private readonly mapper: EntryEventMapper;
+  private outputBytes = 0;
+  private outputEvents = 0;
+  private sawError = false;
+  private wallTimer: NodeJS.Timeout | undefined;
+  private quietTimer: NodeJS.Timeout | undefined;
+  private settle: () => void = () => undefined;
+  /** Resolves once the run's end is recorded. */
+  readonly ended: Promise<void>;
+
+  constructor(
+    readonly spec: RunSpec,
+    private readonly ctx: LiveRunContext,
+    private readonly onEnded: (run: LiveRun) => void,
+  ) {
+    this.state = initialState(spec.created_at);
+    this.mapper = new EntryEventMapper(spec.id);
+    this.ended = new Promise((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  get limits(): RunLimits {
+    return this.spec.limits;
+  }
+
+  /** Records the run, its prompt and the decision that let it in. */
+  open(admission: DecisionRecord): void {
+    this.ctx.ledger.createRun(this.spec);
+    this.record(inputEvent(this.spec.created_at, 'prompt', this.spec.prompt));
+    this.record(decisionEvent(this.ctx.now(), admission));
+  }
+
+  record(event: NewRunEvent): void {
+    this.ctx.ledger.append(this.spec.id, event);
+  }
+
+  /** Starts the run on `driver` (it has its place under the concurrency limits). */
+  start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>): void {
+    if (this.ending || isEnded(this.state.status)) return;
+    this.move({ type: 'start' });
+    const { wall_clock_ms: wall, no_output_ms: quiet } = this.limits;
+    if (wall !== undefined) this.wallTimer = setTimeout(() => void this.end({ type: 'fail', reason: 'timeout', message: `the run took longer than its wall-clock limit (${wall} ms)` }), wall);
+    this.armQuiet(quiet);
+    try {
+      this.driverRun = driver.stream({
+        runId: this.spec.id,
+        prompt: this.spec.prompt,
+        cwd: this.spec.cwd,
+        thread,
+        followUp,
+        env,
+        judge: (request) => Promise.resolve(this.judge(request)),
+        emit: (emission) => this.onEmission(emission),
+      });
+    } catch (err) {
+      this.finish({ type: 'fail', reason: 'spawn_failed', message: errorMessage(err) });
+      return;
+    }
+    this.driverRun.done.then(
+      (outcome) => this.finish(this.ending ?? this.inputFor(outcome)),
+      (err: unknown) => this.finish(this.ending ?? { type: 'fail', reason: 'crashed', message: errorMessage(err) }),
+    );
+  }
+
+  /**
+   * Ends the run: a queued one at once, a running one once its driver has ended its processes.
+   * A second request while it ends changes nothing (the first reason stands).
+   */
+  end(input: Ending): Promise<void> {
+    if (this.ending || isEnded(this.state.status)) return this.ended;
+    this.ending = input;
+    this.clearTimers();
+    if (!this.driverRun) this.finish(input);
+    else
+      this.driverRun.cancel().catch((err: unknown) => {
+        this.ctx.logger.warn('a run did not cancel cleanly', { run_id: this.spec.id, error: errorMessage(err) });
+      });
+    return this.ended;
+  }
+
+  private inputFor(outcome: DriverOutcome): RunInput {
+    if (outcome.status === 'completed') return { type: 'complete', message: outcome.message };
+    if (outcome.status === 'cancelled') return { type: 'cancel', reason: 'cancelled_by_user', message: outcome.message };
+    return { type: 'fail', reason: outcome.reason ?? 'agent_error', message: outcome.message };
+  }
+
+  private finish(input: RunInput): void {
+    if (isEnded(this.state.status)) return;
+    this.clearTimers();
+    const now = this.ctx.now();
+    if (input.type === 'fail' && !this.sawError) this.record(errorEvent(now, input.message, input.reason));
+    this.move(input);
+    const s = this.state;
+    if (isEnded(s.status) && 'reason' in s) this.record(doneEvent(now, s.status, s.reason, s.message));
+    this.settle();
+    this.onEnded(this);
+  }
+
+  private move(input: RunInput): void {
+    const next = step(this.state, input, this.ctx.now());
+    this.state = next.state;
+    this.record(stateEvent(next.transition));
+  }
+
+  /** Governance's answer to a tool call, recorded with its rule. Nobody is asked yet: "ask" denies. */
+  private judge(request: ToolCallRequest): 'allow' | 'deny' {
+    const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
+    if (this.ending || isEnded(this.state.status)) return 'deny';
+    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, request.subject);
+    const decision = d.decision === 'allow' ? 'allow' : 'deny';
+    const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
+    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
+    return decision;
+  }
+
+  private onEmission(emission: DriverEmission): void {
+    if (this.ending || isEnded(this.state.status)) return;
+    const now = this.ctx.now();
+    const events = emission.kind === 'entry' ? this.mapper.map(emission.entry) : emission.kind === 'output' ? [outputEvent(now, emission.text)] : emission.kind === 'notice' ? [noticeEvent(now, emission.text)] : [emission.event];
+    for (const event of events) {
+      if (OUTPUT_EVENT_TYPES.has(event.type)) {
+        this.armQuiet(this.limits.no_output_ms);
+        const recorded = event.type !== 'output' || this.ctx.ledger.recordsRawOutput;
+        if (recorded && this.overLimit(event)) return;
+        if (this.state.status === 'running') this.move({ type: 'first_output' });
+        if (event.type === 'error') this.sawError = true;
+      }
+      this.record(event);
+    }
+  }
+
+  /** True (and the run ending) when `event` would take the run past its output limits: it is not recorded. */
+  private overLimit(event: NewRunEvent): boolean {
+    const bytes = JSON.stringify(event.data).length + JSON.stringify(event.compat).length;
+    const { max_output_bytes: maxBytes, max_events: maxEvents } = this.limits;
+    if (maxEvents !== undefined && this.outputEvents + 1 > maxEvents) {
+      void this.end({ type: 'fail', reason: 'output_limit', message: `the run passed its limit of ${maxEvents} events` });
+      return true;
+    }
+    if (maxBytes !== undefined && this.outputBytes + bytes > maxBytes) {
+      void this.end({ type: 'fail', reason: 'output_limit', message: `the run passed its limit of ${maxBytes} bytes of output` });
+      return true;
+    }
+    this.outputEvents++;
+    this.outputBytes += bytes;
+    return false;
+  }
+
+  private armQuiet(ms: number | undefined): void {
+    if (ms === undefined) return;
+    clearTimeout(this.quietTimer);
+    this.quietTimer = setTimeout(() => void this.end({ type: 'fail', reason: 'no_output_timeout', message: `the run produced no output for ${ms} ms` }), ms);
+  }
+
+  private clearTimers(): void {
+    clearTimeout(this.wallTimer);
+    clearTimeout(this.quietTimer);
+  }
+}

@@ -1,0 +1,237 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { RunLedger } from '../ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
+import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
+import { negotiateRunSchema, RunService, type RunView } from './run-service.js';
+import { FakeBackend } from './fake-backend.js';
+import { renderEvent, type RunEvent } from './run-events.js';
+import { isSwitchboardError } from '../../core/errors.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+interface Setup {
+  service: RunService;
+  ledger: RunLedger;
+  root: string;
+  work: string;
+  fake: FakeBackend;
+}
+
+async function setup(policy: GovernancePolicyInput = {}, options: { stepMs?: number; file?: string } = {}): Promise<Setup> {
+  const root = mkdtempSync(path.join(tmpdir(), 'sb-runs-'));
+  const work = path.join(root, 'work');
+  mkdirSync(work);
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(options.file ?? ':memory:') });
+  const fake = new FakeBackend({ stepMs: options.stepMs ?? 0 });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends: [fake], scope: root });
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  cleanups.push(() => ledger.close());
+  cleanups.push(() => service.dispose());
+  return { service, ledger, root, work, fake };
+}
+
+/** Follows a run to its end: every event from `after`. */
+function follow(service: RunService, runId: string, after = 0): Promise<RunEvent[]> {
+  const got: RunEvent[] = [];
+  return new Promise((resolve, reject) => {
+    service.subscribe(runId, after, (e) => got.push(e), { onEnd: () => resolve(got), onError: reject }).catch(reject);
+  });
+}
+
+const types = (events: RunEvent[]): string[] => events.map((e) => (e.type === 'state' ? `state:${String(e.data.to)}` : e.type));
+
+async function refusal(p: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSwitchboardError(err)) return { code: err.code, details: { ...err.details } };
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+describe('the run service', () => {
+  it('runs a prompt: queued, running, streaming, completed, with token, tool_call, tool_result, patch and done', async () => {
+    const { service, work } = await setup({ approvals: { rules: [{ decision: 'allow', tool: ['shell', 'file_write'] }], default: 'deny' } });
+    const run = await service.submit({ backend: 'fake', prompt: 'use a tool please', cwd: work });
+    expect(run).toMatchObject({ backend: 'fake', mode: 'stdio', schema_version: 'v2', parent: null });
+    const events = await follow(service, run.id);
+    expect(types(events)).toEqual(['input', 'decision', 'state:running', 'decision', 'state:streaming', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'patch', 'token', 'state:completed', 'done']);
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    expect(events[3]?.data).toMatchObject({ decision: 'allow', rule: 'approvals.rules[0]', by: 'governance' });
+    expect(events.find((e) => e.type === 'patch')?.data).toMatchObject({ path: 'note.txt', applied: true });
+    expect(await service.get(run.id)).toMatchObject({ status: 'completed', reason: 'finished', last_seq: events.length });
+    // The same records in either schema version, with the compat fields.
+    const done = events.at(-1) as RunEvent;
+    expect(renderEvent(done, 'v1')).toEqual({ schema_version: 'v1', type: 'done', run_id: run.id, seq: done.seq, ts: done.ts, text: 'end_turn', status: 'completed', is_error: false });
+    expect(renderEvent(done, 'v2')).toMatchObject({ schema_version: 'v2', data: { outcome: 'completed', reason: 'finished' }, compat: { status: 'completed', is_error: false } });
+  });
+
+  it('replays a run from the ledger exactly as it streamed live, from any point', async () => {
+    const { service, work } = await setup({}, { stepMs: 1 });
+    const run = await service.submit({ backend: 'fake', prompt: 'tokens 300', cwd: work });
+    const live = await follow(service, run.id);
+    expect(await service.events(run.id, 0, 10_000)).toEqual(live);
+    for (const from of [1, 7, 150, live.length - 1]) expect(await follow(service, run.id, from)).toEqual(live.slice(from));
+  });
+
+  it('with a limit of 2, ten runs at once never have more than 2 running, and all complete in order', async () => {
+    const { service, work, fake } = await setup({ limits: { concurrency: 2 } }, { stepMs: 5 });
+    const runs: RunView[] = [];
+    for (let i = 0; i < 10; i++) runs.push(await service.submit({ backend: 'fake', prompt: `tokens ${20 + i}`, cwd: work }));
+    expect(runs.slice(2).map((r) => r.status)).toEqual(Array(8).fill('queued'));
+    expect(runs.slice(2).map((r) => r.queue_position)).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+    const all = await Promise.all(runs.map((r) => follow(service, r.id)));
+    // From the ledger: the intervals each run spent running never overlap more than two deep.
+    const spans = all.map((events) => {
+      const at = (to: string): number => events.find((e) => e.type === 'state' && e.data.to === to)?.seq ?? -1;
+      return { start: events[at('running') - 1]?.ts ?? 0, end: events.find((e) => e.type === 'done')?.ts ?? 0, startSeq: at('running') };
+    });
+    const points = spans.flatMap((s) => [{ t: s.start, d: 1 }, { t: s.end, d: -1 }]).sort((a, b) => a.t - b.t || a.d - b.d);
+    let depth = 0;
+    let most = 0;
+    for (const p of points) most = Math.max(most, (depth += p.d));
+    expect(most).toBeLessThanOrEqual(2);
+    expect(fake.maxRunning).toBe(2);
+    const records = await Promise.all(runs.map((r) => service.get(r.id)));
+    expect(records.map((r) => r.status)).toEqual(Array(10).fill('completed'));
+    // First in, first started.
+    const started = records.map((r) => r.started_at ?? 0);
+    expect([...started].sort((a, b) => a - b)).toEqual(started);
+    // The queued ones say why they waited.
+    expect(all[5]?.find((e) => e.type === 'decision' && e.data.decision === 'queue')?.data).toMatchObject({ rule: 'limits.concurrency' });
+  });
+
+  it('refuses a folder outside the sandbox, and records the refusal with its rule', async () => {
+    const { service } = await setup();
+    const outside = mkdtempSync(path.join(tmpdir(), 'sb-outside-'));
+    cleanups.push(() => rmSync(outside, { recursive: true, force: true }));
+    const refused = await refusal(service.submit({ backend: 'fake', prompt: 'hello', cwd: outside }));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN', details: { rule: 'sandbox.roots' } });
+    const runId = refused.details.run_id as string;
+    expect(await service.get(runId)).toMatchObject({ status: 'failed', reason: 'policy' });
+    const events = await follow(service, runId);
+    expect(types(events)).toEqual(['input', 'decision', 'error', 'state:failed', 'done']);
+    expect(events[1]?.data).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
+  });
+
+  it('denies a file write outside the sandbox and records it', async () => {
+    const { service, work } = await setup({ approvals: { rules: [], default: 'allow' } });
+    const run = await service.submit({ backend: 'fake', prompt: 'write outside /etc/sb-test.txt', cwd: work });
+    const events = await follow(service, run.id);
+    const decision = events.find((e) => e.type === 'decision' && (e.data.subject as { tool?: string }).tool === 'file_write');
+    expect(decision?.data).toMatchObject({ decision: 'deny', rule: 'sandbox.roots', subject: { path: '/etc/sb-test.txt', tool_call_id: 'w1' } });
+    expect(events.find((e) => e.type === 'tool_result')?.data).toMatchObject({ is_error: true });
+    expect(events.some((e) => e.type === 'patch')).toBe(false);
+  });
+
+  it('ends a run past its output limit as failed (output_limit), keeping what came before', async () => {
+    const { service, work } = await setup({ limits: { max_events: 50 } });
+    const run = await service.submit({ backend: 'fake', prompt: 'tokens 500', cwd: work });
+    const events = await follow(service, run.id);
+    expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'output_limit' });
+    expect(events.filter((e) => e.type === 'token')).toHaveLength(50);
+    expect(types(events).slice(-3)).toEqual(['error', 'state:failed', 'done']);
+    const bytes = await setup({ limits: { max_output_bytes: 2_000 } });
+    const second = await bytes.service.submit({ backend: 'fake', prompt: 'tokens 500', cwd: bytes.work });
+    await follow(bytes.service, second.id);
+    expect(await bytes.service.get(second.id)).toMatchObject({ status: 'failed', reason: 'output_limit' });
+  });
+
+  it('ends a run past its wall clock, or silent too long, with that reason', async () => {
+    const { service, work } = await setup({ limits: { wall_clock_ms: 200 } });
+    const slow = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work });
+    await follow(service, slow.id);
+    expect(await service.get(slow.id)).toMatchObject({ status: 'failed', reason: 'timeout' });
+    const quiet = await setup({ limits: { no_output_ms: 150 } });
+    const silent = await quiet.service.submit({ backend: 'fake', prompt: 'silent', cwd: quiet.work });
+    await follow(quiet.service, silent.id);
+    expect(await quiet.service.get(silent.id)).toMatchObject({ status: 'failed', reason: 'no_output_timeout' });
+    // A caller may tighten a limit, never loosen it.
+    const tight = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work, limits: { wall_clock_ms: 100_000, no_output_ms: 50 } });
+    expect(tight.limits).toMatchObject({ wall_clock_ms: 200, no_output_ms: 50 });
+    await follow(service, tight.id);
+  });
+
+  it('cancels a queued run and a running one', async () => {
+    const { service, work, fake } = await setup({ limits: { concurrency: 1 } });
+    const running = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work });
+    const queued = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    expect((await service.cancel(queued.id)).status).toBe('cancelled');
+    expect(await service.cancel(running.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    expect(fake.running).toBe(0);
+    // Cancelling an ended run changes nothing.
+    expect(await service.cancel(running.id)).toMatchObject({ status: 'cancelled' });
+    const next = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, next.id);
+    expect((await service.get(next.id)).status).toBe('completed');
+  });
+
+  it('records a crash as failed (crashed) and a model error as failed (agent_error)', async () => {
+    const { service, work } = await setup();
+    const crash = await service.submit({ backend: 'fake', prompt: 'crash', cwd: work });
+    await follow(service, crash.id);
+    expect(await service.get(crash.id)).toMatchObject({ status: 'failed', reason: 'crashed', message: expect.stringContaining('SIGKILL') });
+    const fail = await service.submit({ backend: 'fake', prompt: 'fail', cwd: work });
+    await follow(service, fail.id);
+    expect(await service.get(fail.id)).toMatchObject({ status: 'failed', reason: 'agent_error' });
+  });
+
+  it('continues a run in the same conversation, and refuses follow-ups that cannot be', async () => {
+    const { service, work, fake } = await setup();
+    const first = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, first.id);
+    const second = await service.submit({ backend: 'fake', prompt: 'hello again', parent: first.id });
+    expect(second).toMatchObject({ parent: first.id, cwd: work });
+    await follow(service, second.id);
+    expect([...fake.threads]).toEqual([first.id]);
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', parent: 'run_nope' }))).code).toBe('RUN_NOT_FOUND');
+    const busy = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work });
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', parent: busy.id }))).code).toBe('INVALID_REQUEST');
+    await service.cancel(busy.id);
+  });
+
+  it('refuses bad requests without recording them', async () => {
+    const { service, work } = await setup();
+    expect((await refusal(service.submit({ backend: 'nope', prompt: 'x', cwd: work }))).code).toBe('INVALID_PARAMS');
+    expect((await refusal(service.submit({ backend: 'fake', prompt: '  ', cwd: work }))).code).toBe('INVALID_PARAMS');
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', cwd: path.join(work, 'missing') }))).code).toBe('INVALID_PARAMS');
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', cwd: work, mode: 'pty' }))).code).toBe('INVALID_PARAMS');
+    expect((await refusal(service.get('run_nope'))).code).toBe('RUN_NOT_FOUND');
+    expect(await service.list()).toEqual([]);
+  });
+
+  it('records the runs a service that died left in flight as failed (interrupted)', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-recover-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'ledger.db');
+    const first = new RunLedger({ store: new SqliteLedgerStore(file) });
+    first.createRun({ id: 'run_old', backend: 'fake', mode: 'stdio', prompt: 'p', cwd: dir, policy: 'x', limits: {}, schema_version: 'v2', parent: null, created_at: 1 });
+    first.append('run_old', { type: 'state', ts: 2, data: { from: 'queued', to: 'running', reason: null, message: '' }, compat: { text: '', status: 'running', is_error: false } });
+    first.append('run_old', { type: 'token', ts: 3, data: { text: 'hi' }, compat: { text: 'hi', status: 'streaming', is_error: false } });
+    await first.close();
+    const { service } = await setup({}, { file });
+    expect(await service.get('run_old')).toMatchObject({ status: 'failed', reason: 'interrupted', last_seq: 4 });
+    expect(types(await service.events('run_old'))).toEqual(['state:running', 'token', 'state:failed', 'done']);
+  });
+
+  it('negotiates the schema version as ACP does', () => {
+    expect(negotiateRunSchema('v2')).toBe('v2');
+    expect(negotiateRunSchema('v1')).toBe('v1');
+    expect(negotiateRunSchema('v7')).toBe('v2');
+    expect(negotiateRunSchema(undefined)).toBe('v2');
+    expect(() => negotiateRunSchema('v0')).toThrow(/no common schema_version/);
+    expect(() => negotiateRunSchema('latest')).toThrow(/look like v1/);
+  });
+
+  it('lists its backends with capabilities and health', async () => {
+    const { service } = await setup();
+    expect(await service.backends()).toEqual([{ name: 'fake', modes: ['stdio'], default_mode: 'stdio', capabilities: [expect.objectContaining({ backend: 'fake', followUps: true })], health: expect.objectContaining({ ok: true, version: '1.0.0' }) }]);
+  });
+});

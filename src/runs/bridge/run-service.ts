@@ -1,0 +1,326 @@
+/**
+ * The run service (seed 004's bridge, as one object the API layer calls): submit a run, see it,
+ * list runs, cancel one, read or follow its events from any sequence number, and see the backends
+ * with their capabilities and health. It is the supervisor too: it starts each backend's processes
+ * on demand through its driver, holds runs in `queued` while the concurrency limits are full,
+ * ends a run past its limits, and at start records the runs a service that died left in flight as
+ * `failed (interrupted)` and ends the processes it left behind.
+ */
+import { randomBytes } from 'node:crypto';
+import { statSync } from 'node:fs';
+import type { Disposable } from '../../core/disposable.js';
+import { SwitchboardError, errorMessage } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { SCHEMA_VERSIONS, type SchemaVersion } from '../../output/stream-events.js';
+import type { RunLedger, SubscribeOptions } from '../ledger/run-ledger.js';
+import type { RunQuery, RunRecord } from '../ledger/ledger-store.js';
+import { AdmissionQueue } from '../governance/admission.js';
+import { Governor } from '../governance/governor.js';
+import type { GovernancePolicy } from '../governance/policy-file.js';
+import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunStatus } from './run-model.js';
+import { doneEvent, stateEvent, type RunEvent } from './run-events.js';
+import type { BackendCapabilities, BackendDriver, BackendHealth } from './backend-driver.js';
+import { LiveRun } from './live-run.js';
+import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, endOrphans, markerScope } from './process-marker.js';
+
+export interface RunServiceOptions {
+  ledger: RunLedger;
+  policy: GovernancePolicy;
+  /** The drivers, at most one per backend and mode. */
+  backends: readonly BackendDriver[];
+  /** The folder of a run that names none (the chat proxy's); it must be inside the sandbox. */
+  defaultCwd?: string;
+  /** Whose processes the markers name (default: the ledger's file); services of another scope are never touched. */
+  scope?: string;
+  /** Expands `~` in tool calls (default: the user's home). */
+  home?: string;
+  logger?: Logger;
+  now?: () => number;
+}
+
+export interface SubmitRequest {
+  backend: string;
+  prompt: string;
+  cwd?: string | undefined;
+  /** `auto` (default): stdio where the backend has a structured driver, else PTY. */
+  mode?: 'auto' | RunMode | undefined;
+  /** The latest schema version the client speaks; the run speaks the highest both know. */
+  schema_version?: string | undefined;
+  /** Continue this earlier run's conversation. */
+  parent?: string | undefined;
+  /** Tighter bounds than the policy's (a caller can lower a limit, never raise it). */
+  limits?: RunLimits | undefined;
+}
+
+/** A run as every surface shows it. */
+export interface RunView extends RunSpec {
+  status: RunStatus;
+  reason: string | null;
+  message: string;
+  started_at: number | null;
+  ended_at: number | null;
+  /** The last event's number (a reader resumes after it). */
+  last_seq: number;
+  /** Where a queued run is in line (0: next), else null. */
+  queue_position: number | null;
+}
+
+export interface BackendInfo {
+  name: string;
+  modes: RunMode[];
+  default_mode: RunMode;
+  capabilities: BackendCapabilities[];
+  health: BackendHealth;
+}
+
+export interface RecoveryReport {
+  interrupted: string[];
+  processes: number;
+}
+
+/** How long a backend's health is reused before it is checked again. */
+const HEALTH_TTL_MS = 30_000;
+
+/**
+ * The schema version to speak, as ACP negotiates a protocol version: the client proposes the latest
+ * it speaks, and the answer is that one if this side speaks it, else this side's latest below it.
+ */
+export function negotiateRunSchema(proposed: string | undefined, supported: readonly SchemaVersion[] = SCHEMA_VERSIONS): SchemaVersion {
+  const latest = supported[supported.length - 1] ?? 'v2';
+  if (proposed === undefined) return latest;
+  const n = /^v(\d+)$/.exec(proposed);
+  if (!n) throw new SwitchboardError('INVALID_PARAMS', `schema_version must look like v1 or v2, not ${JSON.stringify(proposed)}`, { schema_version: proposed, supported });
+  const below = supported.filter((v) => Number(v.slice(1)) <= Number(n[1]));
+  const pick = below[below.length - 1];
+  if (!pick) throw new SwitchboardError('INVALID_PARAMS', `no common schema_version: the client speaks up to ${proposed}, this server ${supported.join(', ')}`, { schema_version: proposed, supported });
+  return pick;
+}
+
+export class RunService {
+  private readonly ledger: RunLedger;
+  private readonly governor: Governor;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly drivers = new Map<string, Map<RunMode, BackendDriver>>();
+  private readonly live = new Map<string, LiveRun>();
+  /** Each run's conversation (its first run's id), for follow-ups. */
+  private readonly threads = new Map<string, { thread: string; mode: RunMode }>();
+  private readonly admission: AdmissionQueue;
+  private readonly health = new Map<string, { at: number; value: Promise<BackendHealth> }>();
+  private readonly scope: string;
+  private readonly marker: string;
+  private closing = false;
+
+  constructor(private readonly options: RunServiceOptions) {
+    this.ledger = options.ledger;
+    this.governor = new Governor(options.policy, options.home);
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? Date.now;
+    for (const d of options.backends) {
+      let modes = this.drivers.get(d.name);
+      if (!modes) this.drivers.set(d.name, (modes = new Map<RunMode, BackendDriver>()));
+      modes.set(d.mode, d);
+    }
+    this.admission = new AdmissionQueue(options.policy.concurrency, (backend) => options.policy.forBackend(backend).concurrency);
+    this.scope = markerScope(options.scope ?? 'default');
+    this.marker = bridgeMarkerValue(this.scope);
+  }
+
+  /** Creates the service and recovers what a service of the same scope left behind. */
+  static async start(options: RunServiceOptions): Promise<{ service: RunService; recovered: RecoveryReport }> {
+    const service = new RunService(options);
+    const recovered = await service.recover();
+    return { service, recovered };
+  }
+
+  /**
+   * Runs in flight in the ledger belonged to a service that is gone: each is recorded as
+   * `failed (interrupted)`, every event before kept; processes it left behind are ended.
+   */
+  async recover(): Promise<RecoveryReport> {
+    const orphans = await endOrphans(this.scope);
+    const interrupted: string[] = [];
+    for (const record of await this.ledger.unfinished()) {
+      if (this.live.has(record.spec.id)) continue;
+      this.ledger.resumeRun(record.spec.id, record.last_seq);
+      const state = { status: record.status, since: record.spec.created_at, started_at: record.started_at ?? record.spec.created_at } as Parameters<typeof step>[0];
+      const at = this.now();
+      const message = 'the service running it stopped before it ended (a restart found it in flight)';
+      const next = step(state, { type: 'fail', reason: 'interrupted', message }, at);
+      this.ledger.append(record.spec.id, stateEvent(next.transition));
+      this.ledger.append(record.spec.id, doneEvent(at, 'failed', 'interrupted', message));
+      interrupted.push(record.spec.id);
+    }
+    await this.ledger.flush();
+    if (interrupted.length > 0 || orphans.processes > 0) this.logger.info('recorded runs left in flight as interrupted', { runs: interrupted.length, processes: orphans.processes });
+    return { interrupted, processes: orphans.processes };
+  }
+
+  /** The latest schema version both sides speak (see negotiateRunSchema). */
+  negotiate(proposed: string | undefined): SchemaVersion {
+    return negotiateRunSchema(proposed);
+  }
+
+  /**
+   * Submits a run. Bad input is refused with INVALID_PARAMS and not recorded; a run governance
+   * refuses (a folder outside the sandbox, a backend turned off) is recorded as `failed (policy)`
+   * and refused with FORBIDDEN, naming the run and the rule.
+   */
+  async submit(request: SubmitRequest): Promise<RunView> {
+    if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
+    const modes = this.drivers.get(request.backend);
+    if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys()].join(', ')}`, { backend: request.backend });
+    if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
+    const schema = this.negotiate(request.schema_version);
+    let parent: { thread: string; mode: RunMode } | undefined;
+    let cwd = request.cwd;
+    if (request.parent !== undefined) {
+      const record = await this.ledger.run(request.parent);
+      if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
+      if (record.spec.backend !== request.backend) throw new SwitchboardError('INVALID_PARAMS', `run ${request.parent} ran on ${record.spec.backend}: a follow-up goes to the same backend`, { parent: request.parent });
+      if (!isEnded(record.status)) throw new SwitchboardError('INVALID_REQUEST', `run ${request.parent} is still ${record.status}: follow it up once it has ended`, { parent: request.parent });
+      parent = this.threads.get(request.parent);
+      if (!parent) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.parent} is no longer open: start a new run`, { parent: request.parent });
+      cwd ??= record.spec.cwd;
+    }
+    cwd ??= this.options.defaultCwd;
+    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in');
+    if (!isDirectory(cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${cwd}`, { cwd });
+    const mode: RunMode = parent?.mode ?? (request.mode === undefined || request.mode === 'auto' ? (modes.has('stdio') ? 'stdio' : 'pty') : request.mode);
+    const driver = modes.get(mode);
+    if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
+    if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
+
+    const backendPolicy = this.governor.backend(request.backend);
+    const spec: RunSpec = {
+      id: newRunId(),
+      backend: request.backend,
+      mode,
+      prompt: request.prompt,
+      cwd,
+      policy: `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
+      limits: tighter(backendPolicy.limits, request.limits),
+      schema_version: schema,
+      parent: request.parent ?? null,
+      created_at: this.now(),
+    };
+    const admit = this.governor.admit(request.backend, cwd);
+    const run = new LiveRun(spec, { ledger: this.ledger, governor: this.governor, logger: this.logger, now: this.now }, (r) => this.onEnded(r));
+    this.live.set(spec.id, run);
+    run.open({ subject: { run: 'admission', backend: spec.backend, cwd }, decision: admit.decision === 'allow' ? 'allow' : 'deny', rule: admit.rule, reason: admit.reason, by: 'governance' });
+    if (admit.decision !== 'allow') {
+      await run.end({ type: 'fail', reason: 'policy', message: admit.reason });
+      throw new SwitchboardError('FORBIDDEN', `refused by the policy: ${admit.reason}`, { run_id: spec.id, rule: admit.rule });
+    }
+    const thread = parent?.thread ?? spec.id;
+    this.threads.set(spec.id, { thread, mode });
+    const env = { [BRIDGE_MARKER_VARIABLE]: this.marker, SWITCHBOARD_BRIDGE_RUN: thread };
+    this.admission.request(spec.id, spec.backend, () => run.start(driver, thread, parent !== undefined, env));
+    if (run.state.status === 'queued') {
+      const stats = this.admission.stats();
+      run.record({ type: 'decision', ts: this.now(), data: { subject: { run: 'concurrency', backend: spec.backend }, decision: 'queue', rule: 'limits.concurrency', reason: `${stats.running} runs are running (limit ${this.options.policy.concurrency}${backendPolicy.concurrency !== null ? `, ${backendPolicy.concurrency} on ${spec.backend}` : ''}); waiting in line`, by: 'governance' }, compat: { text: 'queued', status: 'queue', is_error: false } });
+    }
+    return this.view(spec.id);
+  }
+
+  /** A run by id: RUN_NOT_FOUND when the ledger has none. */
+  async get(runId: string): Promise<RunView> {
+    return this.view(runId);
+  }
+
+  async list(query: RunQuery = {}): Promise<RunView[]> {
+    return (await this.ledger.runs(query)).map((r) => this.toView(r));
+  }
+
+  /** Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is left as it is. */
+  async cancel(runId: string): Promise<RunView> {
+    const run = this.live.get(runId);
+    if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' });
+    return this.view(runId);
+  }
+
+  /** A run's recorded events after `afterSeq`. */
+  async events(runId: string, afterSeq = 0, limit = 1_000): Promise<RunEvent[]> {
+    await this.view(runId);
+    return this.ledger.events(runId, afterSeq, limit);
+  }
+
+  /** Follows a run from `afterSeq`: recorded events, then live ones, ending after `done` (RUN_NOT_FOUND first if there is no such run). */
+  async subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: SubscribeOptions = {}): Promise<Disposable> {
+    await this.view(runId);
+    return this.ledger.subscribe(runId, afterSeq, listener, options);
+  }
+
+  /** Every backend: its modes, capabilities and health (binary, version, how well its screens are known, the model). */
+  async backends(): Promise<BackendInfo[]> {
+    return Promise.all(
+      [...this.drivers.entries()].map(async ([name, modes]) => {
+        const drivers = [...modes.values()];
+        const primary = modes.get('stdio') ?? drivers[0];
+        if (!primary) throw new SwitchboardError('INTERNAL_ERROR', `backend ${name} has no driver`);
+        return { name, modes: [...modes.keys()], default_mode: primary.mode, capabilities: drivers.map((d) => d.capabilities()), health: await this.healthOf(primary) };
+      }),
+    );
+  }
+
+  /** Backend names, for validating a request before anything runs. */
+  backendNames(): string[] {
+    return [...this.drivers.keys()];
+  }
+
+  /** Ends every run (`cancelled (shutdown)`), every driver's processes, and writes the ledger out. The ledger stays open (its owner closes it). */
+  async dispose(): Promise<void> {
+    this.closing = true;
+    await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' })));
+    for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
+    await this.ledger.flush();
+  }
+
+  private onEnded(run: LiveRun): void {
+    this.live.delete(run.spec.id);
+    // Its place (or its spot in line) goes to the next run waiting.
+    this.admission.release(run.spec.id);
+  }
+
+  private healthOf(driver: BackendDriver): Promise<BackendHealth> {
+    const key = `${driver.name}/${driver.mode}`;
+    const cached = this.health.get(key);
+    if (cached && this.now() - cached.at < HEALTH_TTL_MS) return cached.value;
+    const value = driver.health().catch((err: unknown): BackendHealth => ({ ok: false, binary: null, version: null, version_support: null, model_reachable: null, problem: errorMessage(err) }));
+    this.health.set(key, { at: this.now(), value });
+    return value;
+  }
+
+  private async view(runId: string): Promise<RunView> {
+    const record = await this.ledger.run(runId);
+    if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId}`, { run_id: runId });
+    return this.toView(record);
+  }
+
+  private toView(r: RunRecord): RunView {
+    const position = r.status === 'queued' ? this.admission.position(r.spec.id) : -1;
+    return { ...r.spec, status: r.status, reason: r.reason, message: r.message, started_at: r.started_at, ended_at: r.ended_at, last_seq: r.last_seq, queue_position: position >= 0 ? position : null };
+  }
+}
+
+function newRunId(): string {
+  return `run_${randomBytes(8).toString('hex')}`;
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The policy's limits, lowered (never raised) by the caller's. */
+function tighter(policy: Required<RunLimits>, asked: RunLimits | undefined): RunLimits {
+  const out: RunLimits = { ...policy };
+  for (const key of Object.keys(policy) as (keyof RunLimits)[]) {
+    const value = asked?.[key];
+    if (value !== undefined) out[key] = Math.min(value, policy[key]);
+  }
+  return out;
+}

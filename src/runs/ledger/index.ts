@@ -1,0 +1,4 @@
+/** The Run Ledger: every run and event, numbered, replayable, behind one small storage interface. */
+export { RunLedger, LEDGER_FILE, type RunLedgerOptions, type SubscribeOptions } from './run-ledger.js';
+export { SqliteLedgerStore, type SqliteStoreOptions } from './sqlite-store.js';
+export type { LedgerStore, LedgerBatch, RunRecord, RunQuery, RetentionRule, PruneResult } from './ledger-store.js';
