@@ -1,0 +1,80 @@
+/**
+ * Seed 004's agent endpoints: `POST /api/v2/agent/run`, `GET /api/v2/agent/stream?run_id=…` (SSE,
+ * resumable with Last-Event-ID), `POST /api/v2/agent/cancel`, `GET /api/v2/agent/backends`, and
+ * the ledger's view, `GET /api/v2/agent/runs` and `GET /api/v2/agent/runs/{id}`.
+ */
+import { SwitchboardError } from '../../core/errors.js';
+import { readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
+import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
+import { openSse } from './sse.js';
+import { renderWire, type RunsPort, type RunView } from './runs-port.js';
+
+export const API_PREFIX = '/api/v2';
+const MAX_EVENTS_PAGE = 10_000;
+
+/** A run as the API answers it: with where to follow it. */
+export function withStreamUrl(run: RunView): RunView & { stream_url: string } {
+  return { ...run, stream_url: `${API_PREFIX}/agent/stream?run_id=${encodeURIComponent(run.id)}` };
+}
+
+/** Where a reader resumes: the Last-Event-ID header (what EventSource sends on reconnect), else the query's. */
+function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
+  const header = ctx.req.headers['last-event-id'];
+  const raw = typeof header === 'string' ? header.trim() : fromQuery;
+  if (raw === undefined || raw === '') return 0;
+  if (!/^\d{1,15}$/.test(raw)) throw new SwitchboardError('INVALID_PARAMS', `Last-Event-ID must be an event number, not ${JSON.stringify(raw.slice(0, 40))}`);
+  return Number(raw);
+}
+
+export function addAgentRoutes(router: Router, runs: RunsPort): void {
+  router.add('POST', `${API_PREFIX}/agent/run`, async (ctx) => {
+    const body = validate(runRequestSchema, await readJson(ctx.req), 'run request');
+    const run = await runs.submit(body);
+    sendJson(ctx.res, 202, withStreamUrl(run));
+  });
+
+  router.add('GET', `${API_PREFIX}/agent/stream`, async (ctx) => {
+    const query = validate(streamQuerySchema, queryOf(ctx.url), 'stream query');
+    const after = resumeAfter(ctx, query.last_event_id);
+    // Before the stream opens, so that an unknown run is a 404 in the error shape, not an empty stream.
+    const run = await runs.get(query.run_id);
+    const version = query.schema_version === undefined ? run.schema_version : runs.negotiate(query.schema_version);
+    const sse = openSse(ctx.res, { 'X-Switchboard-Schema-Version': version });
+    const subscription = await runs.subscribe(query.run_id, after, (event) => sse.send({ id: event.seq, event: event.type, data: JSON.stringify(renderWire(event, version)) }), {
+      onEnd: () => sse.close(),
+      onError: (err) => {
+        sse.send({ event: 'error', data: JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: err.message } }) });
+        sse.close();
+      },
+    });
+    sse.onClose(() => subscription.dispose());
+  });
+
+  router.add('POST', `${API_PREFIX}/agent/cancel`, async (ctx) => {
+    const body = validate(cancelRequestSchema, await readJson(ctx.req), 'cancel request');
+    sendJson(ctx.res, 200, withStreamUrl(await runs.cancel(body.run_id)));
+  });
+
+  router.add('GET', `${API_PREFIX}/agent/backends`, async (ctx) => {
+    validate(emptyQuerySchema, queryOf(ctx.url), 'backends query');
+    sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends() });
+  });
+
+  router.add('GET', `${API_PREFIX}/agent/runs`, async (ctx) => {
+    const q = validate(runsQuerySchema, queryOf(ctx.url), 'runs query');
+    const list = await runs.list({ status: q.status, backend: q.backend, limit: q.limit === undefined ? undefined : Number(q.limit), before: q.before === undefined ? undefined : Number(q.before) });
+    sendJson(ctx.res, 200, { runs: list.map(withStreamUrl) });
+  });
+
+  router.add('GET', `${API_PREFIX}/agent/runs/:id`, async (ctx) => {
+    const q = validate(runQuerySchema, queryOf(ctx.url), 'run query');
+    const run = await runs.get(ctx.params.id ?? '');
+    if (q.events !== 'true') {
+      sendJson(ctx.res, 200, { run: withStreamUrl(run) });
+      return;
+    }
+    const version = q.schema_version === undefined ? run.schema_version : runs.negotiate(q.schema_version);
+    const events = await runs.events(run.id, q.after === undefined ? 0 : Number(q.after), Math.min(Number(q.limit ?? MAX_EVENTS_PAGE), MAX_EVENTS_PAGE));
+    sendJson(ctx.res, 200, { run: withStreamUrl(run), schema_version: version, events: events.map((e) => renderWire(e, version)) });
+  });
+}

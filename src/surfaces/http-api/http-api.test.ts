@@ -1,0 +1,284 @@
+/**
+ * The HTTP API in-process against the run service with the scripted fake backend: the endpoints,
+ * SSE with Last-Event-ID, the ledger's replay, cancel, the chat proxy with the official `openai`
+ * client, the OpenAPI document, and every kind of bad request answered in the error shape, never
+ * a 5xx (fast-check properties over the request schemas).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import OpenAI from 'openai';
+import { RunLedger } from '../../runs/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../../runs/ledger/sqlite-store.js';
+import { parseGovernancePolicy } from '../../runs/governance/policy-file.js';
+import { RunService } from '../../runs/bridge/run-service.js';
+import { FakeBackend } from '../../runs/bridge/fake-backend.js';
+import { startHttpApiServer, type HttpApiServer } from './server.js';
+import { apiClient, type ApiClient, type SseFrame } from '../../../test/support/sse.js';
+import { errorSchema, runViewSchema, runEventSchema, backendsResponseSchema } from './schemas.js';
+import { MAX_BODY_BYTES } from './router.js';
+
+const TOKEN = 'test-token-0123456789';
+let root: string;
+let work: string;
+let ledger: RunLedger;
+let service: RunService;
+let server: HttpApiServer;
+let api: ApiClient;
+
+beforeAll(async () => {
+  root = mkdtempSync(path.join(tmpdir(), 'sb-http-api-'));
+  work = path.join(root, 'work');
+  mkdirSync(work);
+  ledger = new RunLedger({ store: new SqliteLedgerStore(':memory:') });
+  const policy = parseGovernancePolicy({ sandbox: { roots: [root] }, approvals: { rules: [{ decision: 'allow', tool: ['shell', 'file_write', 'file_edit'], path: 'inside_workdir' }], default: 'deny' }, limits: { concurrency: 4 } });
+  ({ service } = await RunService.start({ ledger, policy, backends: [new FakeBackend({ stepMs: 2 }), new FakeBackend({ name: 'fake-pty', mode: 'pty' })], defaultCwd: work, scope: root }));
+  server = await startHttpApiServer({ runs: service, token: TOKEN });
+  api = apiClient(server.url, TOKEN);
+});
+
+afterAll(async () => {
+  await server.close();
+  await service.dispose();
+  await ledger.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+interface RunJson {
+  id: string;
+  status: string;
+  schema_version: string;
+  stream_url: string;
+  reason: string | null;
+}
+
+async function submit(body: Record<string, unknown>): Promise<RunJson> {
+  const res = await api.call('POST', '/api/v2/agent/run', { backend: 'fake', cwd: work, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  runViewSchema.parse(res.body);
+  return res.body as RunJson;
+}
+
+const parsed = (frames: SseFrame[]): Record<string, unknown>[] => frames.map((f) => JSON.parse(f.data) as Record<string, unknown>);
+
+describe('the agent endpoints', () => {
+  it.each(['v1', 'v2'])('streams a run in schema %s: token, tool_call, tool_result, patch, done, with the compat fields', async (version) => {
+    const run = await submit({ prompt: 'use a tool please', schema_version: version });
+    expect(run.schema_version).toBe(version);
+    const { status, frames, headers } = await api.stream(run.stream_url);
+    expect(status).toBe(200);
+    expect(headers.get('x-switchboard-schema-version')).toBe(version);
+    const events = parsed(frames);
+    for (const e of events) runEventSchema.parse(e);
+    expect(frames.map((f) => f.event)).toEqual(expect.arrayContaining(['token', 'tool_call', 'tool_result', 'patch', 'done']));
+    expect(frames.at(-1)?.event).toBe('done');
+    expect(frames.map((f) => Number(f.id))).toEqual(events.map((_, i) => i + 1));
+    expect(events.every((e) => e.schema_version === version)).toBe(true);
+    const done = events.at(-1) ?? {};
+    if (version === 'v1') expect(done).toMatchObject({ status: 'completed', is_error: false, text: 'end_turn' });
+    else expect(done).toMatchObject({ data: { outcome: 'completed', reason: 'finished' }, compat: { status: 'completed', is_error: false } });
+  });
+
+  it('replays a run from the ledger exactly as it streamed', async () => {
+    const run = await submit({ prompt: 'tokens 120' });
+    const live = parsed((await api.stream(run.stream_url)).frames);
+    const replay = await api.call('GET', `/api/v2/agent/runs/${run.id}?events=true`);
+    expect(replay.status).toBe(200);
+    expect((replay.body as { events: unknown[] }).events).toEqual(live);
+    // A stream opened after the end replays the same.
+    expect(parsed((await api.stream(run.stream_url)).frames)).toEqual(live);
+  });
+
+  it('resumes a cut stream with Last-Event-ID: no gap, no duplicate', async () => {
+    const run = await submit({ prompt: 'tokens 400' });
+    const first = await api.stream(run.stream_url, { stopAfter: 37 });
+    const lastId = first.frames.at(-1)?.id;
+    expect(lastId).toBe('37');
+    const rest = await api.stream(run.stream_url, { lastEventId: lastId ?? '' });
+    const ids = [...first.frames, ...rest.frames].map((f) => Number(f.id));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect(rest.frames.at(-1)?.event).toBe('done');
+    // The query parameter does the same for clients that cannot set headers.
+    const viaQuery = await api.stream(`${run.stream_url}&last_event_id=${ids.length - 3}`);
+    expect(viaQuery.frames.map((f) => Number(f.id))).toEqual([ids.length - 2, ids.length - 1, ids.length]);
+  });
+
+  it('follows one run with 100 subscribers, each getting every event', async () => {
+    const run = await submit({ prompt: 'tokens 200' });
+    const all = await Promise.all(Array.from({ length: 100 }, () => api.stream(run.stream_url)));
+    const expected = all[0]?.frames.map((f) => f.id);
+    expect(expected?.length).toBeGreaterThan(200);
+    for (const s of all) expect(s.frames.map((f) => f.id)).toEqual(expected);
+  });
+
+  it('cancels a run', async () => {
+    const run = await submit({ prompt: 'slow' });
+    const cancelled = await api.call('POST', '/api/v2/agent/cancel', { run_id: run.id });
+    expect(cancelled).toMatchObject({ status: 200, body: { id: run.id, status: 'cancelled', reason: 'cancelled_by_user' } });
+    const frames = (await api.stream(run.stream_url)).frames;
+    expect(parsed(frames).at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
+  });
+
+  it('lists backends, runs, and one run', async () => {
+    const backends = await api.call('GET', '/api/v2/agent/backends');
+    expect(backends.status).toBe(200);
+    backendsResponseSchema.parse(backends.body);
+    expect((backends.body as { backends: { name: string }[] }).backends.map((b) => b.name)).toEqual(['fake', 'fake-pty']);
+    const run = await submit({ prompt: 'hello' });
+    await api.stream(run.stream_url);
+    const runs = await api.call('GET', '/api/v2/agent/runs?limit=2');
+    expect((runs.body as { runs: RunJson[] }).runs[0]).toMatchObject({ id: run.id, status: 'completed' });
+    expect((runs.body as { runs: unknown[] }).runs).toHaveLength(2);
+    const one = await api.call('GET', `/api/v2/agent/runs/${run.id}`);
+    expect(one.body).toMatchObject({ run: { id: run.id, status: 'completed', reason: 'finished' } });
+    const missing = await api.call('GET', '/api/v2/agent/runs/run_missing');
+    expect(missing).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND', rpc_code: -32013 } } });
+    const noStream = await api.call('GET', '/api/v2/agent/stream?run_id=run_missing');
+    expect(noStream).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
+  });
+
+  it('refuses a folder outside the sandbox with 403, naming the run and the rule', async () => {
+    const res = await api.call('POST', '/api/v2/agent/run', { backend: 'fake', prompt: 'hello', cwd: tmpdir() });
+    expect(res).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', details: { rule: 'sandbox.roots' } } } });
+    const runId = (res.body as { error: { details: { run_id: string } } }).error.details.run_id;
+    expect((await api.call('GET', `/api/v2/agent/runs/${runId}`)).body).toMatchObject({ run: { status: 'failed', reason: 'policy' } });
+  });
+});
+
+describe('the chat proxy', () => {
+  const client = (): OpenAI => new OpenAI({ apiKey: TOKEN, baseURL: `${server.url}/api/v2/chat/proxy`, maxRetries: 0 });
+
+  it('answers the official openai client, whole', async () => {
+    const completion = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'system', content: 'be brief' }, { role: 'user', content: 'say hello' }] });
+    expect(completion.object).toBe('chat.completion');
+    expect(completion.choices[0]?.message.content).toBe('Hello from the fake backend.');
+    expect(completion.choices[0]?.finish_reason).toBe('stop');
+    const runId = (completion as unknown as { switchboard: { run_id: string } }).switchboard.run_id;
+    expect((await api.call('GET', `/api/v2/agent/runs/${runId}`)).body).toMatchObject({ run: { backend: 'fake', status: 'completed', prompt: '[system] be brief\n\n[user] say hello' } });
+  });
+
+  it('streams to the official openai client', async () => {
+    const stream = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'tokens 30' }], stream: true });
+    let text = '';
+    let finish: string | null = null;
+    for await (const chunk of stream) {
+      text += chunk.choices[0]?.delta.content ?? '';
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    expect(text).toBe(Array.from({ length: 30 }, (_, i) => `piece ${i} `).join(''));
+    expect(finish).toBe('stop');
+  });
+
+  it('reports a failed run and a bad request as errors the client understands', async () => {
+    await expect(client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'fail' }] })).rejects.toMatchObject({ status: 502, code: 'AGENT_ERROR' });
+    await expect(client().chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 400, code: 'INVALID_PARAMS' });
+    const stream = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'crash' }], stream: true });
+    await expect(
+      (async () => {
+        const chunks: unknown[] = [];
+        for await (const chunk of stream) chunks.push(chunk);
+      })(),
+    ).rejects.toThrow(/crashed|SIGKILL/);
+    const models = await client().models.list();
+    expect(models.data.map((m) => m.id)).toEqual(['fake', 'fake-pty']);
+  });
+});
+
+describe('the OpenAPI document', () => {
+  it('is OpenAPI 3.1, generated from the request schemas, naming every endpoint', async () => {
+    const res = await api.call('GET', '/api/v2/openapi.json');
+    expect(res.status).toBe(200);
+    const doc = res.body as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> } };
+    expect(doc.openapi).toBe('3.1.0');
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
+    expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'limits']);
+    expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
+  });
+});
+
+/** A raw request (any method, Host, headers, body), for what fetch will not send. */
+function raw(method: string, target: string, options: { host?: string; body?: string | Buffer; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string; headers: Record<string, string | string[] | undefined> }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: '127.0.0.1', port: server.port, method, path: target, headers: { Host: options.host ?? `127.0.0.1:${server.port}`, Authorization: `Bearer ${TOKEN}`, ...options.headers } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), headers: res.headers }));
+    });
+    req.on('error', reject);
+    if (options.body !== undefined) req.end(options.body);
+    else req.end();
+  });
+}
+
+function expectErrorShape(res: { status: number; body: string }, status?: number): void {
+  if (status !== undefined) expect(res.status, res.body).toBe(status);
+  expect(res.status, res.body).toBeGreaterThanOrEqual(400);
+  expect(res.status, res.body).toBeLessThan(500);
+  errorSchema.parse(JSON.parse(res.body));
+}
+
+describe('bad requests', () => {
+  it('are answered in the error shape: token, Host, path, method, size, JSON', async () => {
+    expectErrorShape(await raw('GET', '/api/v2/agent/backends', { headers: { Authorization: 'Bearer wrong' } }), 401);
+    expectErrorShape(await raw('GET', '/api/v2/agent/backends', { headers: { Authorization: '' } }), 401);
+    expectErrorShape(await raw('GET', '/api/v2/agent/backends', { host: 'evil.example:80' }), 403);
+    expectErrorShape(await raw('GET', '/api/v2/agent/nothing-here'), 404);
+    const wrong = await raw('DELETE', '/api/v2/agent/run');
+    expectErrorShape(wrong, 405);
+    expect(wrong.headers.allow).toBe('POST');
+    expectErrorShape(await raw('OPTIONS', '/api/v2/agent/run', { headers: { Origin: 'http://evil.example' } }), 405);
+    expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: Buffer.alloc(MAX_BODY_BYTES + 10, 0x20) }), 413);
+    expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: '{"backend": "fake", ' }), 400);
+    expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: '' }), 400);
+    expectErrorShape(await raw('GET', '/api/v2/agent/stream?run_id=x&run_id=y'), 400);
+    expectErrorShape(await raw('GET', '/api/v2/agent/stream?run_id=../../etc'), 400);
+    const unknown = await raw('POST', '/api/v2/agent/run', { body: JSON.stringify({ backend: 'fake', prompt: 'x', cwd: work, colour: 'blue' }) });
+    expectErrorShape(unknown, 400);
+    expect(unknown.body).toContain("unknown field 'colour'");
+    const typed = await raw('POST', '/api/v2/agent/run', { body: JSON.stringify({ backend: 'fake', prompt: 42 }) });
+    expectErrorShape(typed, 400);
+    expect(typed.body).toContain('prompt:');
+    // No CORS, ever.
+    const ok = await raw('GET', '/api/v2/agent/backends', { headers: { Origin: 'http://evil.example' } });
+    expect(ok.status).toBe(200);
+    expect(ok.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  const json = fc.jsonValue({ maxDepth: 3 });
+  /** Bodies near the schemas: the right keys with any values, plus unknown keys, plus anything at all. */
+  const nearRun = fc.record({ backend: fc.oneof(fc.constant('fake'), json), prompt: fc.oneof(fc.constant('hello'), json), cwd: fc.oneof(fc.constant('/nonexistent'), json), mode: json, schema_version: json, parent: json, limits: json }, { requiredKeys: [] });
+  const withExtra = (arb: fc.Arbitrary<Record<string, unknown>>): fc.Arbitrary<unknown> => fc.oneof(arb, fc.tuple(arb, fc.dictionary(fc.string({ maxLength: 8 }), json, { maxKeys: 2 })).map(([a, b]) => ({ ...b, ...a })), json);
+
+  it.each([
+    ['/api/v2/agent/run', withExtra(nearRun)],
+    ['/api/v2/agent/cancel', withExtra(fc.record({ run_id: fc.oneof(fc.constant('run_x'), json) }, { requiredKeys: [] }))],
+    ['/api/v2/chat/proxy', withExtra(fc.record({ model: fc.oneof(fc.constant('nope'), json), messages: fc.oneof(fc.constant([{ role: 'user', content: 'x' }]), json), stream: json }, { requiredKeys: [] }))],
+  ])('POST %s never answers a malformed body with a 5xx', async (target, arb) => {
+    await fc.assert(
+      fc.asyncProperty(arb, fc.boolean(), async (body, garble) => {
+        const text = JSON.stringify(body);
+        const res = await raw('POST', target, { body: garble ? text.slice(0, Math.max(0, text.length - 1)) : text });
+        // Valid-looking requests may start runs (the fake answers at once); anything else is refused in the shape.
+        if (res.status < 300) return;
+        expectErrorShape(res);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('never answers a malformed query with a 5xx', async () => {
+    const targets = ['/api/v2/agent/stream', '/api/v2/agent/runs', '/api/v2/agent/runs/run_x', '/api/v2/agent/backends'];
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...targets), fc.dictionary(fc.constantFrom('run_id', 'schema_version', 'last_event_id', 'status', 'limit', 'before', 'events', 'after', 'x'), fc.string({ maxLength: 12 }), { maxKeys: 3 }), async (target, query) => {
+        const qs = new URLSearchParams(query).toString();
+        const res = await raw('GET', `${target}${qs ? `?${qs}` : ''}`);
+        if (res.status === 200) return;
+        expectErrorShape(res);
+      }),
+      { numRuns: 80 },
+    );
+  });
+});

@@ -1,0 +1,82 @@
+/**
+ * The HTTP API's OpenAPI 3.1 document (`GET /api/v2/openapi.json`), generated from the zod schemas
+ * that validate the requests (zod 4's JSON Schema output is draft 2020-12, which OpenAPI 3.1 uses).
+ */
+import { z } from 'zod';
+import { switchboardVersion } from '../../core/version.js';
+import { backendsResponseSchema, cancelRequestSchema, chatRequestSchema, errorSchema, runEventSchema, runQuerySchema, runRequestSchema, runsQuerySchema, runViewSchema, streamQuerySchema } from './schemas.js';
+import { API_PREFIX } from './agent-routes.js';
+
+type Json = Record<string, unknown>;
+
+function schema(s: z.ZodType): Json {
+  const out = z.toJSONSchema(s, { io: 'input', unrepresentable: 'any' }) as Json;
+  delete out.$schema;
+  return out;
+}
+
+/** Query parameters from a strict object schema of strings. */
+function queryParameters(s: z.ZodObject): Json[] {
+  const json = schema(s) as { properties?: Record<string, Json>; required?: string[] };
+  return Object.entries(json.properties ?? {}).map(([name, p]) => ({ name, in: 'query', required: json.required?.includes(name) ?? false, schema: p }));
+}
+
+const errorResponse = { description: 'An error in the one shape every endpoint uses (the same stable codes as JSON-RPC).', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
+const errors = (...statuses: number[]): Json => Object.fromEntries(statuses.map((s) => [String(s), errorResponse]));
+const json = (ref: string, description: string): Json => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const body = (ref: string): Json => ({ required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+
+export function openApiDocument(): Json {
+  const common = errors(400, 401, 403, 404, 405, 413);
+  return {
+    openapi: '3.1.0',
+    info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy.' },
+    servers: [{ url: '/' }],
+    security: [{ bearer: [] }],
+    components: {
+      securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } },
+      schemas: {
+        RunRequest: schema(runRequestSchema),
+        CancelRequest: schema(cancelRequestSchema),
+        ChatCompletionRequest: schema(chatRequestSchema),
+        Run: schema(runViewSchema),
+        RunEvent: schema(runEventSchema),
+        Backends: schema(backendsResponseSchema),
+        Error: schema(errorSchema),
+      },
+    },
+    paths: {
+      [`${API_PREFIX}/agent/run`]: { post: { operationId: 'agentRun', summary: 'Submit a run', requestBody: body('RunRequest'), responses: { '202': json('Run', 'The run, queued or started; follow it at stream_url.'), ...common } } },
+      [`${API_PREFIX}/agent/stream`]: {
+        get: {
+          operationId: 'agentStream',
+          summary: "Follow a run's events (SSE): recorded ones, then live ones, ending after `done`",
+          parameters: [...queryParameters(streamQuerySchema), { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+$' }, description: 'Resume after this event: no gap, no duplicate.' }],
+          responses: { '200': { description: 'text/event-stream: `id` is the event number, `event` its type, `data` the event (RunEvent).', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...common },
+        },
+      },
+      [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
+      [`${API_PREFIX}/agent/backends`]: { get: { operationId: 'agentBackends', summary: 'Backends with their capabilities and health', responses: { '200': json('Backends', 'Every backend.'), ...common } } },
+      [`${API_PREFIX}/agent/runs`]: {
+        get: { operationId: 'agentRuns', summary: 'Runs in the ledger, newest first', parameters: queryParameters(runsQuerySchema), responses: { '200': { description: 'Runs.', content: { 'application/json': { schema: { type: 'object', properties: { runs: { type: 'array', items: { $ref: '#/components/schemas/Run' } } }, required: ['runs'] } } } }, ...common } },
+      },
+      [`${API_PREFIX}/agent/runs/{id}`]: {
+        get: {
+          operationId: 'agentRunGet',
+          summary: 'One run, with its events from the ledger when asked',
+          parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }, ...queryParameters(runQuerySchema)],
+          responses: { '200': { description: 'The run (and its events).', content: { 'application/json': { schema: { type: 'object', properties: { run: { $ref: '#/components/schemas/Run' }, schema_version: { type: 'string' }, events: { type: 'array', items: { $ref: '#/components/schemas/RunEvent' } } }, required: ['run'] } } } }, ...common },
+        },
+      },
+      [`${API_PREFIX}/chat/proxy`]: {
+        post: {
+          operationId: 'chatProxy',
+          summary: 'OpenAI Chat Completions; `model` names a backend (also at /chat/proxy/chat/completions)',
+          requestBody: body('ChatCompletionRequest'),
+          responses: { '200': { description: 'A chat.completion, or with stream: true a text/event-stream of chat.completion.chunk ending with [DONE].', content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } } }, ...common, ...errors(502) },
+        },
+      },
+      [`${API_PREFIX}/openapi.json`]: { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } } },
+    },
+  };
+}

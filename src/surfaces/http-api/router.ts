@@ -1,0 +1,211 @@
+/**
+ * A small router for the HTTP API, and the one error shape every answer uses:
+ * `{"error": {"code": "INVALID_PARAMS", "rpc_code": -32602, "type": "invalid_params", "message": …, "details": …}}`,
+ * the same stable codes as JSON-RPC (src/core/errors.ts). In order, before any handler runs: the
+ * Host must name this server on loopback (DNS rebinding), the caller must authenticate (a Bearer
+ * token compared in constant time, or whatever step the server is given), the path must be known
+ * (404) and the method one it takes (405, with Allow). Bodies are read up to a limit (413) and must
+ * be JSON (400). No CORS headers are ever sent, so no other origin's page can read an answer.
+ * A handler's SwitchboardError becomes its status; anything else is a bug: 500, logged.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { RPC_CODE_BY_ERROR, SwitchboardError, errorMessage, type ErrorCode } from '../../core/errors.js';
+import type { Logger } from '../../core/logger.js';
+import type { z } from 'zod';
+
+/** Request bodies past this are refused with 413 (a prompt of a megabyte is already a large one). */
+export const MAX_BODY_BYTES = 1024 * 1024;
+
+const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
+  PARSE_ERROR: 400,
+  INVALID_REQUEST: 400,
+  INVALID_PARAMS: 400,
+  INVALID_TOKEN: 401,
+  FORBIDDEN: 403,
+  METHOD_NOT_FOUND: 404,
+  RUN_NOT_FOUND: 404,
+  SESSION_NOT_FOUND: 404,
+  PANE_NOT_FOUND: 404,
+  LIMIT_EXCEEDED: 429,
+  SHUTTING_DOWN: 503,
+  TIMEOUT: 504,
+  AGENT_ERROR: 502,
+  SPAWN_FAILED: 502,
+};
+
+/** An error with an HTTP status of its own (405, 413), still in the one shape. */
+export class HttpError extends SwitchboardError {
+  constructor(
+    readonly status: number,
+    code: ErrorCode,
+    message: string,
+    details?: Record<string, unknown>,
+  ) {
+    super(code, message, details);
+  }
+}
+
+export interface ApiContext {
+  req: IncomingMessage;
+  res: ServerResponse;
+  url: URL;
+  params: Readonly<Record<string, string>>;
+}
+
+export type Handler = (ctx: ApiContext) => Promise<void>;
+
+interface Route {
+  method: string;
+  parts: string[];
+  handler: Handler;
+}
+
+export interface RouterOptions {
+  /** The Host values that name this server (checked on every request). */
+  hosts: () => ReadonlySet<string>;
+  /** True when the request may use the API (a Bearer token, a dashboard session…). */
+  authenticate: (req: IncomingMessage) => boolean;
+  logger: Logger;
+}
+
+export class Router {
+  private readonly routes: Route[] = [];
+
+  constructor(private readonly options: RouterOptions) {}
+
+  /** Adds a route; `:name` in the pattern is a path parameter. */
+  add(method: string, pattern: string, handler: Handler): this {
+    this.routes.push({ method, parts: pattern.split('/'), handler });
+    return this;
+  }
+
+  /** True when some route has this path (whatever its method). */
+  knows(pathname: string): boolean {
+    return this.routes.some((r) => matchParts(r.parts, pathname.split('/')) !== undefined);
+  }
+
+  async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    try {
+      const host = req.headers.host?.toLowerCase();
+      if (host === undefined || !this.options.hosts().has(host)) throw new HttpError(403, 'FORBIDDEN', 'the Host header does not name this server');
+      if (!this.options.authenticate(req)) {
+        res.setHeader('WWW-Authenticate', 'Bearer');
+        throw new HttpError(401, 'INVALID_TOKEN', 'a Bearer token is required (Authorization: Bearer <token>)');
+      }
+      const url = new URL(req.url ?? '/', 'http://localhost');
+      const segments = url.pathname.split('/');
+      const matches = this.routes.map((r) => ({ r, params: matchParts(r.parts, segments) })).filter((m) => m.params !== undefined);
+      if (matches.length === 0) throw new HttpError(404, 'METHOD_NOT_FOUND', `no such endpoint: ${url.pathname}`);
+      const hit = matches.find((m) => m.r.method === req.method);
+      if (!hit) {
+        const allowed = [...new Set(matches.map((m) => m.r.method))];
+        res.setHeader('Allow', allowed.join(', '));
+        throw new HttpError(405, 'INVALID_REQUEST', `${req.method ?? '?'} is not allowed on ${url.pathname} (allowed: ${allowed.join(', ')})`);
+      }
+      await hit.r.handler({ req, res, url, params: hit.params ?? {} });
+    } catch (err) {
+      this.fail(res, err);
+    }
+  }
+
+  /** Answers with the error shape (or, once an answer has begun, ends it). */
+  fail(res: ServerResponse, err: unknown): void {
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    if (!(err instanceof SwitchboardError)) this.options.logger.error('the HTTP API failed', { error: errorMessage(err) });
+    sendError(res, err);
+  }
+}
+
+function matchParts(pattern: readonly string[], segments: readonly string[]): Record<string, string> | undefined {
+  if (pattern.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < pattern.length; i++) {
+    const p = pattern[i] as string;
+    const s = segments[i] as string;
+    if (p.startsWith(':')) {
+      if (s === '') return undefined;
+      try {
+        params[p.slice(1)] = decodeURIComponent(s);
+      } catch {
+        return undefined;
+      }
+    } else if (p !== s) return undefined;
+  }
+  return params;
+}
+
+/** The one error shape, with the status for its code. */
+export function errorBody(err: unknown): { status: number; body: { error: { code: ErrorCode; rpc_code: number; type: string; message: string; details?: Record<string, unknown> } } } {
+  const e = err instanceof SwitchboardError ? err : new SwitchboardError('INTERNAL_ERROR', 'internal error');
+  const status = e instanceof HttpError ? e.status : (STATUS_BY_CODE[e.code] ?? 500);
+  return { status, body: { error: { code: e.code, rpc_code: RPC_CODE_BY_ERROR[e.code], type: e.code.toLowerCase(), message: e.message, ...(e.details ? { details: { ...e.details } } : {}) } } };
+}
+
+export function sendError(res: ServerResponse, err: unknown): void {
+  const { status, body } = errorBody(err);
+  sendJson(res, status, body);
+}
+
+export function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  const text = JSON.stringify(body);
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
+  res.end(text);
+}
+
+/** The request's body as JSON: 413 past the limit, 400 when it is not JSON. */
+export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const declared = Number(req.headers['content-length'] ?? NaN);
+  if (Number.isFinite(declared) && declared > limit) {
+    req.resume();
+    throw new HttpError(413, 'LIMIT_EXCEEDED', `the body is larger than ${limit} bytes`, { limit });
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    const buf = chunk as Buffer;
+    size += buf.length;
+    if (size > limit) {
+      req.resume();
+      throw new HttpError(413, 'LIMIT_EXCEEDED', `the body is larger than ${limit} bytes`, { limit });
+    }
+    chunks.push(buf);
+  }
+  const text = Buffer.concat(chunks).toString('utf8');
+  if (text.trim() === '') throw new SwitchboardError('PARSE_ERROR', 'the body is empty: a JSON object was expected');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new SwitchboardError('PARSE_ERROR', `the body is not JSON: ${errorMessage(err)}`);
+  }
+}
+
+function where(parts: readonly PropertyKey[]): string {
+  let out = '';
+  for (const p of parts) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
+  return out;
+}
+
+/** Validates `value` with `schema`: INVALID_PARAMS naming every problem and where it is. */
+export function validate<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  const problems = parsed.error.issues.map((issue) => {
+    const at = where(issue.path);
+    const text = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
+    return at === '' ? text : `${at}: ${text}`;
+  });
+  throw new SwitchboardError('INVALID_PARAMS', `invalid ${what}: ${problems.join('; ')}`, { problems });
+}
+
+/** The query string as an object; a parameter given twice is an error. */
+export function queryOf(url: URL): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [key, value] of url.searchParams) {
+    if (Object.hasOwn(out, key)) throw new SwitchboardError('INVALID_PARAMS', `the query parameter '${key}' is given more than once`);
+    out[key] = value;
+  }
+  return out;
+}

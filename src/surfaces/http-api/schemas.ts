@@ -1,0 +1,146 @@
+/**
+ * The HTTP API's requests and answers as zod schemas: the same schemas validate every request and
+ * generate the OpenAPI 3.1 document (`openapi.ts`), so the document cannot drift from what the
+ * server accepts. Request bodies are strict: an unknown field is an error, never silently ignored.
+ */
+import { z } from 'zod';
+import { ERROR_CODES } from '../../core/errors.js';
+
+const RUN_STATUS = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+const EVENT_TYPES = ['state', 'input', 'decision', 'notice', 'output', 'token', 'tool_call', 'tool_result', 'patch', 'done', 'error'] as const;
+const positiveInt = z.number().int().positive();
+/** Run ids as the service makes them; anything else cannot name a run. */
+export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a run id has only letters, digits, _ and -');
+/** A schema version the client proposes: its latest (v1, v2, …). */
+const schemaVersion = z.string().regex(/^v\d{1,3}$/, 'a schema version looks like v1 or v2');
+
+export const limitsSchema = z.strictObject({
+  wall_clock_ms: positiveInt.optional(),
+  no_output_ms: positiveInt.optional(),
+  max_output_bytes: positiveInt.optional(),
+  max_events: positiveInt.optional(),
+});
+
+export const runRequestSchema = z
+  .strictObject({
+    backend: z.string().min(1).max(64).describe('The backend (agent profile): claude, codex, gemini, opencode, aider, or a user profile.'),
+    prompt: z.string().min(1).max(1_000_000),
+    cwd: z.string().min(1).max(4_096).optional().describe("The folder the agent works in; it must be inside the policy's sandbox. A follow-up takes its parent's."),
+    mode: z.enum(['auto', 'stdio', 'pty']).optional().describe('auto (default): the structured mode on stdio where the CLI has one, else its screen in a PTY.'),
+    schema_version: schemaVersion.optional().describe("The latest event schema the client speaks; the answer's schema_version is the one the server will speak."),
+    parent: runIdSchema.optional().describe('Continue this earlier run in the same agent conversation.'),
+    limits: limitsSchema.optional().describe("Tighter bounds than the policy's (never looser)."),
+  })
+  .describe('A run to submit.');
+
+export const cancelRequestSchema = z.strictObject({ run_id: runIdSchema });
+
+export const streamQuerySchema = z.strictObject({
+  run_id: runIdSchema,
+  schema_version: schemaVersion.optional(),
+  /** Resume after this event (the Last-Event-ID header says the same, and wins). */
+  last_event_id: z.string().regex(/^\d{1,15}$/).optional(),
+});
+
+export const runsQuerySchema = z.strictObject({
+  status: z.enum(RUN_STATUS).optional(),
+  backend: z.string().min(1).max(64).optional(),
+  limit: z.string().regex(/^\d{1,4}$/).optional(),
+  before: z.string().regex(/^\d{1,15}$/).optional(),
+});
+
+export const runQuerySchema = z.strictObject({
+  /** Include the run's events (after `after`, at most `limit`). */
+  events: z.enum(['true', 'false']).optional(),
+  after: z.string().regex(/^\d{1,15}$/).optional(),
+  limit: z.string().regex(/^\d{1,5}$/).optional(),
+  schema_version: schemaVersion.optional(),
+});
+
+const chatContentPart = z.looseObject({ type: z.string(), text: z.string().optional() });
+const chatMessage = z.looseObject({
+  role: z.enum(['system', 'developer', 'user', 'assistant', 'tool']),
+  content: z.union([z.string(), z.array(chatContentPart), z.null()]).optional(),
+});
+
+/**
+ * OpenAI Chat Completions, as `/api/v2/chat/proxy` takes it: `model` names a backend. The sampling
+ * parameters an OpenAI client may send are accepted and have no effect (a coding agent chooses its
+ * own); a field OpenAI does not define is an error.
+ */
+export const chatRequestSchema = z.strictObject({
+  model: z.string().min(1).max(64),
+  messages: z.array(chatMessage).min(1).max(1_000),
+  stream: z.boolean().optional(),
+  stream_options: z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional(),
+  temperature: z.number().nullable().optional(),
+  top_p: z.number().nullable().optional(),
+  n: z.literal(1).nullable().optional(),
+  max_tokens: z.number().int().nullable().optional(),
+  max_completion_tokens: z.number().int().nullable().optional(),
+  presence_penalty: z.number().nullable().optional(),
+  frequency_penalty: z.number().nullable().optional(),
+  stop: z.union([z.string(), z.array(z.string())]).nullable().optional(),
+  user: z.string().optional(),
+  seed: z.number().int().nullable().optional(),
+  metadata: z.record(z.string(), z.string()).nullable().optional(),
+  store: z.boolean().nullable().optional(),
+  parallel_tool_calls: z.boolean().optional(),
+});
+
+export const errorSchema = z.strictObject({
+  error: z.strictObject({
+    code: z.enum(ERROR_CODES).describe('The stable code, the same as JSON-RPC `data.code`.'),
+    rpc_code: z.number().int().describe('The JSON-RPC numeric code of the same error.'),
+    /** OpenAI clients read `type`: the code in lower case. */
+    type: z.string(),
+    message: z.string(),
+    details: z.record(z.string(), z.unknown()).optional(),
+  }),
+});
+
+const compatSchema = z.strictObject({ text: z.string(), status: z.string(), is_error: z.boolean() });
+export const runEventSchema = z.union([
+  z.strictObject({ schema_version: z.literal('v2'), type: z.enum(EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), data: z.record(z.string(), z.unknown()), compat: compatSchema }),
+  z.strictObject({ schema_version: z.literal('v1'), type: z.enum(EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), text: z.string(), status: z.string(), is_error: z.boolean() }),
+]);
+
+export const runViewSchema = z.strictObject({
+  id: z.string(),
+  backend: z.string(),
+  mode: z.enum(['stdio', 'pty']),
+  prompt: z.string(),
+  cwd: z.string(),
+  policy: z.string(),
+  limits: limitsSchema,
+  schema_version: z.enum(['v1', 'v2']),
+  parent: z.string().nullable(),
+  created_at: z.number(),
+  status: z.enum(RUN_STATUS),
+  reason: z.string().nullable(),
+  message: z.string(),
+  started_at: z.number().nullable(),
+  ended_at: z.number().nullable(),
+  last_seq: z.number().int(),
+  queue_position: z.number().int().nullable(),
+  stream_url: z.string(),
+});
+
+export const backendsResponseSchema = z.strictObject({
+  schema_versions: z.array(z.string()),
+  backends: z.array(
+    z.strictObject({
+      name: z.string(),
+      modes: z.array(z.enum(['stdio', 'pty'])),
+      default_mode: z.enum(['stdio', 'pty']),
+      capabilities: z.array(z.record(z.string(), z.unknown())),
+      health: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
+export type RunRequest = z.infer<typeof runRequestSchema>;
+export type ChatRequest = z.infer<typeof chatRequestSchema>;
+
+/** An endpoint that takes no query parameters (any given is an error). */
+export const emptyQuerySchema = z.strictObject({});

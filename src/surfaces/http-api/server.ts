@@ -1,0 +1,93 @@
+/**
+ * The agent bridge's HTTP API as one request handler, to mount on the daemon's HTTP server under
+ * `/api/v2/` (phase 2) or to serve on its own (`startHttpApiServer`, loopback only). It takes the
+ * run service through the RunsPort and an authenticate step (by default: the daemon's token as a
+ * Bearer header, compared in constant time).
+ */
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { tokenMatches } from '../rpc/auth.js';
+import { allowedHosts } from '../http/access.js';
+import { Router, sendJson } from './router.js';
+import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
+import { addChatProxyRoutes } from './chat-proxy.js';
+import { openApiDocument } from './openapi.js';
+import type { RunsPort } from './runs-port.js';
+
+export interface HttpApiOptions {
+  runs: RunsPort;
+  /** The daemon's token (checked as `Authorization: Bearer <token>`), unless `authenticate` is given. */
+  token?: string;
+  /** Who may call (a dashboard session, a scoped token…); overrides the token check. */
+  authenticate?: (req: IncomingMessage) => boolean;
+  /** The Host values that name the server (default: loopback names with the port it listens on). */
+  hosts?: () => ReadonlySet<string>;
+  logger?: Logger;
+}
+
+export interface HttpApi {
+  /** Handles one request; true when the path is the API's (`/api/v2/…`), false to let another handler have it. */
+  handle(req: IncomingMessage, res: ServerResponse): boolean;
+}
+
+/** The API as a handler. With neither a token nor an authenticate step nothing is allowed. */
+export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlySet<string> }): HttpApi {
+  const token = options.token;
+  const authenticate =
+    options.authenticate ??
+    ((req: IncomingMessage): boolean => {
+      const auth = req.headers.authorization;
+      return token !== undefined && auth?.startsWith('Bearer ') === true && tokenMatches(token, auth.slice('Bearer '.length));
+    });
+  const router = new Router({ hosts: options.hosts, authenticate, logger: options.logger ?? silentLogger });
+  addAgentRoutes(router, options.runs);
+  addChatProxyRoutes(router, options.runs);
+  const doc = openApiDocument();
+  router.add('GET', `${API_PREFIX}/openapi.json`, (ctx) => {
+    sendJson(ctx.res, 200, doc);
+    return Promise.resolve();
+  });
+  return {
+    handle(req, res) {
+      const path = (req.url ?? '/').split('?')[0] ?? '/';
+      if (path !== API_PREFIX && !path.startsWith(`${API_PREFIX}/`)) return false;
+      void router.handle(req, res);
+      return true;
+    },
+  };
+}
+
+export interface HttpApiServer {
+  url: string;
+  port: number;
+  server: Server;
+  close(): Promise<void>;
+}
+
+/** Serves the API alone on 127.0.0.1 (tests, the bench, embedding without the dashboard). */
+export async function startHttpApiServer(options: HttpApiOptions & { port?: number }): Promise<HttpApiServer> {
+  let port = 0;
+  const api = createHttpApi({ ...options, hosts: options.hosts ?? (() => allowedHosts(port)) });
+  const server = createServer((req, res) => {
+    if (!api.handle(req, res)) sendJson(res, 404, { error: { code: 'METHOD_NOT_FOUND', rpc_code: -32601, type: 'method_not_found', message: `no such endpoint: ${(req.url ?? '/').split('?')[0] ?? '/'}` } });
+  });
+  // Short limits for strangers: headers must arrive quickly; streams stay open as long as they run.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 0;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, '127.0.0.1', () => resolve());
+  });
+  port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    server,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
