@@ -118,9 +118,10 @@ export class FakeBackend implements BackendDriver {
         entry('command_run', command, { toolName: 'Bash', toolCallId: 't1', toolInput: { command } });
         await step();
         entry('tool_result', answer === 'allow' ? 'hello-from-tool' : 'denied', { toolCallId: 't1', toolName: 'Bash', status: answer === 'allow' ? 'success' : 'failed', exitCode: answer === 'allow' ? 0 : 1 });
+        const write = await request.judge({ subject: { tool: 'file_write', path: 'note.txt', toolName: 'Write' }, toolName: 'Write', input: { file_path: 'note.txt' }, toolCallId: 't2' });
         entry('file_edit', 'note.txt', { toolName: 'Write', toolCallId: 't2', filePath: 'note.txt', toolInput: { file_path: 'note.txt' } });
         await step();
-        entry('tool_result', 'written', { toolCallId: 't2', toolName: 'Write', status: 'success' });
+        entry('tool_result', write === 'allow' ? 'written' : 'denied', { toolCallId: 't2', toolName: 'Write', status: write === 'allow' ? 'success' : 'failed' });
       }
       if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
       entry('assistant_message', /tool/.test(p) ? 'Done: wrote tool_out.txt.' : 'Hello from the fake backend.');

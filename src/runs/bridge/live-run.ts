@@ -12,6 +12,7 @@ import type { RunLedger } from '../ledger/run-ledger.js';
 import type { Governor } from '../governance/governor.js';
 import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from './run-model.js';
 import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from './run-events.js';
+import type { ApprovalSubject } from '../../approvals/policy/index.js';
 import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backend-driver.js';
 
 export interface LiveRunContext {
@@ -32,6 +33,9 @@ export class LiveRun {
   private outputBytes = 0;
   private outputEvents = 0;
   private sawError = false;
+  /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
+  private readonly judged = new Set<string>();
+  private readonly unjudged = new Map<string, ApprovalSubject>();
   private wallTimer: NodeJS.Timeout | undefined;
   private quietTimer: NodeJS.Timeout | undefined;
   private settle: () => void = () => undefined;
@@ -137,7 +141,11 @@ export class LiveRun {
   private judge(request: ToolCallRequest): 'allow' | 'deny' {
     const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
     if (this.ending || isEnded(this.state.status)) return 'deny';
-    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, request.subject);
+    if (request.toolCallId !== undefined) {
+      this.judged.add(request.toolCallId);
+      this.unjudged.delete(request.toolCallId);
+    }
+    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, request.subject, request.input);
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
@@ -157,7 +165,48 @@ export class LiveRun {
         if (event.type === 'error') this.sawError = true;
       }
       this.record(event);
+      if ((event.type === 'tool_call' || event.type === 'tool_result' || event.type === 'patch') && this.audit(event)) return;
     }
+  }
+
+  /**
+   * A tool call governance was not asked about (Codex decides every call by its own sandbox; other
+   * CLIs refuse some on their own, such as Gemini CLI a path outside its workspace) is judged once
+   * its outcome is known, and the decision recorded as the CLI's: refused by the CLI, or carried out
+   * and what governance says of it. One governance would deny that was carried out stops the run as
+   * `failed (policy)`. True when it stopped the run.
+   */
+  private audit(event: NewRunEvent): boolean {
+    const d = event.data;
+    const id = typeof d.id === 'string' ? d.id : undefined;
+    if (event.type === 'tool_call') {
+      if (id === undefined || this.judged.has(id)) return false;
+      const input = (typeof d.input === 'object' && d.input !== null ? d.input : {}) as Record<string, unknown>;
+      const path = typeof d.path === 'string' ? d.path : undefined;
+      if (d.kind === 'file_edit') this.unjudged.set(id, { tool: 'file_write', ...(path !== undefined ? { path } : {}) });
+      else if (d.kind === 'command_run') this.unjudged.set(id, { tool: 'shell', command: typeof input.command === 'string' ? input.command : event.compat.text });
+      return false;
+    }
+    // A patch with no call before it is a change the CLI reports done (Codex's file changes).
+    const path = typeof d.path === 'string' ? d.path : undefined;
+    const subject = id !== undefined ? (this.unjudged.get(id) ?? (event.type === 'patch' && !this.judged.has(id) ? { tool: 'file_write' as const, ...(path !== undefined ? { path } : {}) } : undefined)) : undefined;
+    if (!subject || id === undefined) return false;
+    this.unjudged.delete(id);
+    this.judged.add(id);
+    const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
+    const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, subject);
+    const denied = verdict.decision === 'deny';
+    const who = this.spec.backend;
+    let reason: string;
+    if (!carriedOut) reason = `${who} refused it itself (${event.compat.text.slice(0, 200)}); governance: ${verdict.reason}`;
+    else if (denied) reason = `${verdict.reason}; ${who} carried it out on its own authority, so the run is stopped`;
+    else reason = `${who} carried it out on its own authority; governance: ${verdict.reason}`;
+    this.record(decisionEvent(this.ctx.now(), { subject: { ...subject, tool_call_id: id }, decision: carriedOut && !denied ? 'allow' : 'deny', rule: denied ? verdict.rule : carriedOut ? verdict.rule : 'cli', reason, by: 'cli' }));
+    if (carriedOut && denied) {
+      void this.end({ type: 'fail', reason: 'policy', message: verdict.reason });
+      return true;
+    }
+    return false;
   }
 
   /** True (and the run ending) when `event` would take the run past its output limits: it is not recorded. */

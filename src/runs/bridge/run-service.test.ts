@@ -62,7 +62,7 @@ describe('the run service', () => {
     const run = await service.submit({ backend: 'fake', prompt: 'use a tool please', cwd: work });
     expect(run).toMatchObject({ backend: 'fake', mode: 'stdio', schema_version: 'v2', parent: null });
     const events = await follow(service, run.id);
-    expect(types(events)).toEqual(['input', 'decision', 'state:running', 'decision', 'state:streaming', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'patch', 'token', 'state:completed', 'done']);
+    expect(types(events)).toEqual(['input', 'decision', 'state:running', 'decision', 'state:streaming', 'tool_call', 'tool_result', 'decision', 'tool_call', 'tool_result', 'patch', 'token', 'state:completed', 'done']);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
     expect(events[3]?.data).toMatchObject({ decision: 'allow', rule: 'approvals.rules[0]', by: 'governance' });
     expect(events.find((e) => e.type === 'patch')?.data).toMatchObject({ path: 'note.txt', applied: true });

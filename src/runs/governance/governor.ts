@@ -46,9 +46,9 @@ export class Governor {
   }
 
   /** May the agent of a run in `cwd` make this tool call: the sandbox first, then the approval policy. */
-  judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject): GovernanceDecision {
+  judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown> = {}): GovernanceDecision {
     const b = this.backend(backend);
-    const boxed = this.sandbox(backend).checkToolCall(subject, cwd);
+    const boxed = this.sandbox(backend).checkToolCall(subject, cwd, input);
     if (boxed.decision === 'deny') return { decision: 'deny', rule: this.sandboxRule(b, boxed.rule), reason: `denied: ${boxed.reason}` };
     const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
     const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;

@@ -24,6 +24,8 @@ export interface SandboxVerdict {
   rule: string;
 }
 
+/** Where tools name a file or folder in their input, whatever their kind. */
+const PATH_KEYS = ['file_path', 'filePath', 'filepath', 'path', 'absolute_path', 'directory', 'dir'];
 /** Nested `bash -c '…'` scripts are read this deep, like the approval policy. */
 const MAX_SCRIPT_DEPTH = 4;
 
@@ -81,7 +83,7 @@ export class Sandbox {
    * A tool call of a run in `cwd`: file edits and writes must stay inside, and so must every path a
    * shell command names or runs in. Reads and other tools are the approval policy's to judge.
    */
-  checkToolCall(subject: ApprovalSubject, cwd: string): SandboxVerdict {
+  checkToolCall(subject: ApprovalSubject, cwd: string, input: Record<string, unknown> = {}): SandboxVerdict {
     switch (subject.tool) {
       case 'file_edit':
       case 'file_write': {
@@ -93,6 +95,15 @@ export class Sandbox {
         const env = pathEnv({ workdir: realPathLoose(cwd), home: this.home });
         const problem = this.shellProblem(subject.command ?? '', subject.shell ?? (isWindows ? 'powershell' : 'posix'), [[]], env, 0);
         return problem ?? { decision: 'allow', reason: 'every path it names is inside the sandbox', rule: 'sandbox.roots' };
+      }
+      case 'other':
+      case 'mcp': {
+        // A tool the policy has no kind for may still name where it acts (OpenCode asks for an
+        // "external directory" with the file in its input): a place outside is outside.
+        const named = PATH_KEYS.map((k) => input[k]).find((v): v is string => typeof v === 'string' && v !== '');
+        if (named === undefined) return { decision: 'allow', reason: `the sandbox does not judge ${subject.tool}`, rule: 'sandbox.roots' };
+        const target = path.resolve(cwd, named.startsWith('~') ? path.join(this.home, named.slice(1)) : named);
+        return this.contains(target) ? { decision: 'allow', reason: `${named} is inside the sandbox`, rule: 'sandbox.roots' } : { decision: 'deny', reason: `${named} is outside the sandbox`, rule: 'sandbox.roots' };
       }
       default:
         return { decision: 'allow', reason: `the sandbox does not judge ${subject.tool}`, rule: 'sandbox.roots' };

@@ -1,0 +1,258 @@
+/**
+ * The agent bridge end to end over HTTP, with each of the four real CLIs against the scripted
+ * model: a run streams token, tool_call, tool_result, patch and done in schema v1 and v2; the
+ * ledger's replay equals the live stream event for event; a stream cut and resumed with
+ * Last-Event-ID has no gap and no duplicate; a cancel mid-run ends `cancelled` with no process
+ * left; a CLI killed with SIGKILL mid-run ends `failed (crashed)`; a file write outside the sandbox
+ * is denied and recorded. Then, on one CLI: ten runs under a limit of 2, the output and time
+ * limits, a folder outside the sandbox, and the official `openai` client on the chat proxy.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import OpenAI from 'openai';
+import { RunLedger } from '../../src/runs/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../../src/runs/ledger/sqlite-store.js';
+import { parseGovernancePolicy, type GovernancePolicyInput } from '../../src/runs/governance/policy-file.js';
+import { RunService } from '../../src/runs/bridge/run-service.js';
+import { defaultBackends } from '../../src/runs/bridge/default-backends.js';
+import { startHttpApiServer, type HttpApiServer } from '../../src/surfaces/http-api/server.js';
+import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
+import { apiClient, type ApiClient, type SseFrame } from '../support/sse.js';
+import { sleep } from '../support/shell.js';
+import { AGENT_BIN_DIRS } from './agent-flow.js';
+import { RULES, useScriptedModel } from './scripted-model.js';
+
+const CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
+const TOKEN = 'bridge-e2e-token';
+/** A folder outside every sandbox, known before the scenario is written. */
+const OUTSIDE = mkdtempSync(path.join(tmpdir(), 'sb-bridge-outside-'));
+
+const scripted = useScriptedModel({
+  name: 'bridge',
+  title: 'Scripted bridge runs',
+  rules: [
+    RULES.sayHello,
+    RULES.takeYourTime,
+    RULES.writeFileByShell,
+    {
+      match: 'note and shell',
+      steps: [
+        { tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt', description: 'Write tool_out.txt' },
+        { tool: 'write', path: 'note.txt', content: 'noted by the model\n' },
+        { text: 'Wrote tool_out.txt and note.txt.' },
+      ],
+    },
+    { match: 'write outside', steps: [{ tool: 'write', path: path.join(OUTSIDE, 'escaped.txt'), content: 'should never be written\n' }, { text: 'Tried to write outside.' }] },
+  ],
+});
+
+interface Bridge {
+  service: RunService;
+  server: HttpApiServer;
+  api: ApiClient;
+  ledger: RunLedger;
+  work: string;
+}
+
+const bridges: Bridge[] = [];
+// Before the model stops (this hook runs first): conversations end while their model still answers.
+afterAll(async () => {
+  for (const b of bridges) {
+    await b.server.close();
+    await b.service.dispose();
+    await b.ledger.close();
+  }
+  rmSync(OUTSIDE, { recursive: true, force: true });
+});
+
+async function startBridge(only: readonly string[], policy: GovernancePolicyInput = {}): Promise<Bridge> {
+  const root = scripted.tempDir('sb-bridge-root-').dir;
+  const work = path.join(root, 'work');
+  const { mkdirSync } = await import('node:fs');
+  mkdirSync(work);
+  const homes = new Map<string, string>();
+  const backends = defaultBackends({
+    only,
+    stdioOnly: true,
+    binaryDirs: AGENT_BIN_DIRS,
+    sandbox: (name) => {
+      if (!homes.has(name)) homes.set(name, scripted.tempDir(`sb-bridge-${name}-home-`).dir);
+      return { home: homes.get(name) ?? '', modelUrl: scripted.model.url };
+    },
+  });
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, 'ledger.db')) });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends, defaultCwd: work, scope: root });
+  const server = await startHttpApiServer({ runs: service, token: TOKEN });
+  const bridge = { service, server, api: apiClient(server.url, TOKEN), ledger, work };
+  bridges.push(bridge);
+  return bridge;
+}
+
+interface RunJson {
+  id: string;
+  status: string;
+  reason: string | null;
+  message: string;
+  stream_url: string;
+  schema_version: string;
+  started_at: number | null;
+  ended_at: number | null;
+}
+
+async function submit(b: Bridge, body: Record<string, unknown>): Promise<RunJson> {
+  const res = await b.api.call('POST', '/api/v2/agent/run', { cwd: b.work, ...body });
+  expect(res.status, JSON.stringify(res.body)).toBe(202);
+  return res.body as RunJson;
+}
+
+async function runOf(b: Bridge, id: string): Promise<RunJson> {
+  return ((await b.api.call('GET', `/api/v2/agent/runs/${id}`)).body as { run: RunJson }).run;
+}
+
+async function replay(b: Bridge, id: string): Promise<Record<string, unknown>[]> {
+  return ((await b.api.call('GET', `/api/v2/agent/runs/${id}?events=true`)).body as { events: Record<string, unknown>[] }).events;
+}
+
+const parsed = (frames: SseFrame[]): Record<string, unknown>[] => frames.map((f) => JSON.parse(f.data) as Record<string, unknown>);
+const explain = (events: Record<string, unknown>[]): string => JSON.stringify(events.map((e) => [e.type, (e as { compat?: { text?: string } }).compat?.text ?? e.text]), null, 1);
+
+const requestsFor = (prompt: string): number => scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes(prompt)).length;
+
+/** Waits until the model has one more request for `prompt` than `before`: the CLI is in the turn. */
+async function untilModelAsked(prompt: string, before: number): Promise<void> {
+  for (let i = 0; i < 1_800 && requestsFor(prompt) <= before; i++) await sleep(50);
+  expect(requestsFor(prompt)).toBeGreaterThan(before);
+}
+
+/** The run's processes (the CLI and whatever it started), by the marker every one carries. */
+const processesOf = (runId: string): number[] => findProcessesByEnv('SWITCHBOARD_BRIDGE_RUN', runId);
+
+describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
+  let bridge: Bridge | undefined;
+  const get = async (): Promise<Bridge> => (bridge ??= await startBridge([cli], { limits: { concurrency: 4 } }));
+
+  it('streams token, tool_call, tool_result, patch and done in v2; a cut stream resumes with no gap; the replay is the same', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const run = await submit(b, { backend: cli, prompt: 'note and shell please', schema_version: 'v2' });
+    const first = await b.api.stream(run.stream_url, { stopAfter: 4 });
+    expect(first.frames.map((f) => f.id)).toEqual(['1', '2', '3', '4']);
+    const rest = await b.api.stream(run.stream_url, { lastEventId: '4' });
+    const live = parsed([...first.frames, ...rest.frames]);
+    expect(live.map((e) => e.seq)).toEqual(live.map((_, i) => i + 1));
+    const types = live.map((e) => e.type);
+    for (const t of ['token', 'tool_call', 'tool_result', 'patch', 'done']) expect(types, explain(live)).toContain(t);
+    expect(live.at(-1), explain(live)).toMatchObject({ type: 'done', schema_version: 'v2', data: { outcome: 'completed' }, compat: { status: 'completed', is_error: false } });
+    expect(await replay(b, run.id)).toEqual(live);
+    expect(existsSync(path.join(b.work, 'note.txt'))).toBe(true);
+  });
+
+  it('streams the same kinds of events in v1, flat with the compat fields, and the replay is the same', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const run = await submit(b, { backend: cli, prompt: 'note and shell please', schema_version: 'v1' });
+    const live = parsed((await b.api.stream(run.stream_url)).frames);
+    const types = live.map((e) => e.type);
+    for (const t of ['token', 'tool_call', 'tool_result', 'patch', 'done']) expect(types, explain(live)).toContain(t);
+    for (const e of live) expect(Object.keys(e).sort()).toEqual(['is_error', 'run_id', 'schema_version', 'seq', 'status', 'text', 'ts', 'type']);
+    expect(live.at(-1)).toMatchObject({ type: 'done', status: 'completed', is_error: false });
+    expect(await replay(b, run.id)).toEqual(live);
+  });
+
+  it('cancels a run mid-turn: cancelled, with no process left', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const before = requestsFor('take your time');
+    const run = await submit(b, { backend: cli, prompt: 'take your time please' });
+    await untilModelAsked('take your time', before);
+    expect(processesOf(run.id).length).toBeGreaterThan(0);
+    const cancelled = await b.api.call('POST', '/api/v2/agent/cancel', { run_id: run.id });
+    expect(cancelled.body).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    expect(processesOf(run.id)).toEqual([]);
+    expect(parsed((await b.api.stream(run.stream_url)).frames).at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
+  });
+
+  it('records a CLI killed with SIGKILL mid-run as failed (crashed)', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const before = requestsFor('take your time');
+    const run = await submit(b, { backend: cli, prompt: 'take your time please' });
+    await untilModelAsked('take your time', before);
+    const marked = new Set(processesOf(run.id));
+    const cliProcess = listProcesses().find((p) => marked.has(p.pid) && p.ppid === process.pid && !p.zombie);
+    expect(cliProcess).toBeDefined();
+    process.kill(cliProcess?.pid ?? 0, 'SIGKILL');
+    const frames = (await b.api.stream(run.stream_url)).frames;
+    const ended = await runOf(b, run.id);
+    expect(ended, explain(parsed(frames))).toMatchObject({ status: 'failed', reason: 'crashed' });
+    expect(ended.message).toMatch(/SIGKILL/);
+    await b.api.call('POST', '/api/v2/agent/cancel', { run_id: run.id });
+    for (let i = 0; i < 100 && processesOf(run.id).length > 0; i++) await sleep(50);
+  });
+
+  it('denies a file write outside the sandbox and records the decision with its rule', { timeout: 240_000 }, async () => {
+    const b = await get();
+    rmSync(path.join(OUTSIDE, 'escaped.txt'), { force: true });
+    const run = await submit(b, { backend: cli, prompt: 'write outside please' });
+    await b.api.stream(run.stream_url);
+    const events = await replay(b, run.id);
+    const denied = events.find((e) => e.type === 'decision' && (e.data as { decision?: string }).decision === 'deny');
+    expect(denied, explain(events)).toBeDefined();
+    expect(denied?.data).toMatchObject({ rule: expect.stringMatching(/^sandbox\./) as string });
+    // Gemini CLI refuses a path outside its workspace before it asks: the decision is the CLI's,
+    // recorded when its refusal comes back. The others ask (OpenCode first for the folder outside
+    // its project), or carry it out (Codex), and governance names the path.
+    if (cli === 'gemini') expect(denied?.data).toMatchObject({ by: 'cli' });
+    else expect(JSON.stringify(denied?.data)).toContain(OUTSIDE);
+    if (cli === 'codex') expect(await runOf(b, run.id)).toMatchObject({ status: 'failed', reason: 'policy' });
+    // Codex decides its own calls by its own sandbox; governance stops the run when it sees one it denies.
+    if (cli !== 'codex') expect(existsSync(path.join(OUTSIDE, 'escaped.txt'))).toBe(false);
+  });
+});
+
+describe('the bridge over HTTP, governance with a real CLI', () => {
+  it('with a limit of 2, ten runs at once never have more than 2 running, and all complete in order', { timeout: 400_000 }, async () => {
+    const b = await startBridge(['codex'], { limits: { concurrency: 2 } });
+    const runs: RunJson[] = [];
+    for (let i = 0; i < 10; i++) runs.push(await submit(b, { backend: 'codex', prompt: 'say hello please' }));
+    expect(runs.filter((r) => r.status === 'queued').length).toBeGreaterThanOrEqual(8);
+    await Promise.all(runs.map((r) => b.api.stream(r.stream_url)));
+    const ended = await Promise.all(runs.map((r) => runOf(b, r.id)));
+    expect(ended.map((r) => r.status), JSON.stringify(ended.map((r) => r.message))).toEqual(Array(10).fill('completed'));
+    // From the ledger: at no moment were more than two between start and end.
+    const points = ended.flatMap((r) => [{ t: r.started_at ?? 0, d: 1 }, { t: r.ended_at ?? 0, d: -1 }]).sort((x, y) => x.t - y.t || x.d - y.d);
+    let depth = 0;
+    let most = 0;
+    for (const p of points) most = Math.max(most, (depth += p.d));
+    expect(most).toBeLessThanOrEqual(2);
+    const starts = ended.map((r) => r.started_at ?? 0);
+    expect([...starts].sort((x, y) => x - y)).toEqual(starts);
+  });
+
+  it('ends a run past its output limit or its wall clock with that reason, and refuses a folder outside the sandbox', { timeout: 240_000 }, async () => {
+    const b = await startBridge(['claude']);
+    const limited = await submit(b, { backend: 'claude', prompt: 'write a file please', limits: { max_events: 1 } });
+    await b.api.stream(limited.stream_url);
+    expect(await runOf(b, limited.id)).toMatchObject({ status: 'failed', reason: 'output_limit' });
+    const events = await replay(b, limited.id);
+    expect(events.filter((e) => ['token', 'tool_call', 'tool_result', 'patch'].includes(e.type as string))).toHaveLength(1);
+    const slow = await submit(b, { backend: 'claude', prompt: 'take your time please', limits: { wall_clock_ms: 4_000 } });
+    await b.api.stream(slow.stream_url);
+    expect(await runOf(b, slow.id)).toMatchObject({ status: 'failed', reason: 'timeout' });
+    expect(processesOf(slow.id)).toEqual([]);
+    const refused = await b.api.call('POST', '/api/v2/agent/run', { backend: 'claude', prompt: 'say hello please', cwd: OUTSIDE });
+    expect(refused).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', details: { rule: 'sandbox.roots' } } } });
+  });
+
+  it('lets the official openai client drive a coding agent through the chat proxy, whole and streaming', { timeout: 240_000 }, async () => {
+    const b = await startBridge(['claude']);
+    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${b.server.url}/api/v2/chat/proxy`, maxRetries: 0, timeout: 120_000 });
+    const whole = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'say hello please' }] });
+    expect(whole.choices[0]?.message.content?.trim()).toBe('Hello from the scripted model.');
+    const stream = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'say hello please' }], stream: true });
+    let text = '';
+    for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
+    expect(text.trim()).toBe('Hello from the scripted model.');
+    const health = (await b.api.call('GET', '/api/v2/agent/backends')).body as { backends: { name: string; health: { ok: boolean; version_support: string | null; model_reachable: boolean | null } }[] };
+    expect(health.backends[0]).toMatchObject({ name: 'claude', health: { ok: true, model_reachable: true } });
+    expect(['exact', 'nearest']).toContain(health.backends[0]?.health.version_support);
+  });
+});
