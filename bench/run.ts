@@ -20,6 +20,7 @@ import { measureEvents } from './events.js';
 import { measureDashboard } from './dashboard.js';
 import { measureTmuxFrontEnd } from './tmux-front.js';
 import { measureReliability } from './reliability.js';
+import { measureBridge } from './bridge.js';
 
 interface Figure {
   name: string;
@@ -438,6 +439,10 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   reliability: async () => {
     console.log('\n# execute() with each real CLI while both cores are busy (two busy loops); no peer drives these CLIs to completion');
     for (const f of await measureReliability()) record(f.name, f.unit, f.value, null, f.better);
+  },
+  bridge: async () => {
+    console.log('\n# The agent bridge: the run ledger on one core, queued runs, SSE fan-out, POST run to first event (no peer runs this bridge; the CLI started directly is the reference)');
+    for (const f of await measureBridge()) record(f.name, f.unit, f.value, null, f.better);
   },
   tmux: async () => {
     console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');

@@ -209,10 +209,11 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
 });
 
 describe('the bridge over HTTP, governance with a real CLI', () => {
-  it('with a limit of 2, ten runs at once never have more than 2 running, and all complete in order', { timeout: 400_000 }, async () => {
-    const b = await startBridge(['codex'], { limits: { concurrency: 2 } });
+  it('with a limit of 2, ten runs at once never have more than 2 running, and all complete in order', { timeout: 200_000 }, async () => {
+    const b = await startBridge(['claude'], { limits: { concurrency: 2 } });
     const runs: RunJson[] = [];
-    for (let i = 0; i < 10; i++) runs.push(await submit(b, { backend: 'codex', prompt: 'say hello please' }));
+    // A wall clock on each, so that a run that never ends fails the test with its reason instead of hanging it.
+    for (let i = 0; i < 10; i++) runs.push(await submit(b, { backend: 'claude', prompt: 'say hello please', limits: { wall_clock_ms: 120_000 } }));
     expect(runs.filter((r) => r.status === 'queued').length).toBeGreaterThanOrEqual(8);
     await Promise.all(runs.map((r) => b.api.stream(r.stream_url)));
     const ended = await Promise.all(runs.map((r) => runOf(b, r.id)));

@@ -221,7 +221,16 @@ export class ConversationBackend implements BackendDriver {
           }
         }
       },
-      { history: false, onFinished: () => waiters.splice(0).forEach((w) => w.resolve()) },
+      {
+        history: false,
+        onFinished: () => waiters.splice(0).forEach((w) => w.resolve()),
+        // Never waited for in vain: a reader the log dropped for falling behind gets nothing more.
+        onDropped: (reason) => {
+          this.logger.warn('a run fell behind its conversation log', { backend: this.name, run_id: request.runId, reason });
+          delivered = Number.MAX_SAFE_INTEGER;
+          waiters.splice(0).forEach((w) => w.resolve());
+        },
+      },
     );
     return {
       dispose: () => {

@@ -1,0 +1,257 @@
+/**
+ * The agent bridge (seed 004): the Run Ledger's appends per second and append latency on one core
+ * (SQLite, WAL, batched per turn of the event loop), memory per queued run, one run followed by 100
+ * SSE subscribers, and POST /api/v2/agent/run to the first event, against the bridge's own overhead
+ * (the scripted fake backend) and against the same CLI started directly (Claude Code's headless
+ * mode, `claude -p`, to its first reply text), in the same run.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { RunLedger } from '../src/runs/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../src/runs/ledger/sqlite-store.js';
+import { parseGovernancePolicy } from '../src/runs/governance/policy-file.js';
+import { RunService } from '../src/runs/bridge/run-service.js';
+import { FakeBackend } from '../src/runs/bridge/fake-backend.js';
+import { defaultBackends } from '../src/runs/bridge/default-backends.js';
+import type { RunSpec } from '../src/runs/bridge/run-model.js';
+import { startHttpApiServer, type HttpApiServer } from '../src/surfaces/http-api/server.js';
+import { HeadlessDriver } from '../src/drivers/headless-driver.js';
+import { ModelServer } from '../src/model-server/index.js';
+import { apiClient, type ApiClient } from '../test/support/sse.js';
+import { percentile } from './stats.js';
+
+export interface BridgeFigure {
+  name: string;
+  unit: string;
+  value: number;
+  better: 'lower' | 'higher';
+}
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const BIN = path.join(here, '..', 'test', 'agent-clis', 'node_modules', '.bin');
+const TOKEN = 'bench-token';
+
+function spec(id: string, root: string): RunSpec {
+  return { id, backend: 'fake', mode: 'stdio', prompt: 'bench', cwd: root, policy: 'bench', limits: {}, schema_version: 'v2', parent: null, created_at: Date.now() };
+}
+
+/** Appends per second into a fresh ledger file: `events` token events over 20 runs, then the last flush. Best of 3. */
+async function appendThroughput(root: string, events: number): Promise<number> {
+  let best = 0;
+  for (let pass = 0; pass < 3; pass++) {
+    const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, `throughput-${pass}.db`)) });
+    const runs = Array.from({ length: 20 }, (_, i) => `run-${pass}-${i}`);
+    for (const id of runs) ledger.createRun(spec(id, root));
+    await ledger.flush();
+    const t0 = performance.now();
+    for (let i = 0; i < events; i++) {
+      const text = `token ${i} of a reply streamed by the agent`;
+      ledger.append(runs[i % runs.length] as string, { type: 'token', ts: Date.now(), data: { text }, compat: { text, status: 'streaming', is_error: false } });
+      // A producer on I/O lets the loop turn: the ledger writes one batch per turn.
+      if (i % 2_000 === 1_999) await new Promise((r) => setImmediate(r));
+    }
+    await ledger.flush();
+    best = Math.max(best, events / ((performance.now() - t0) / 1000));
+    await ledger.close();
+  }
+  return best;
+}
+
+/**
+ * Latency from append to the event being committed, at a steady 50,000 events/s (500 events every
+ * 10 ms tick), and of the append call itself.
+ */
+async function appendLatency(root: string): Promise<{ commitP50: number; commitP99: number; callP99: number }> {
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, 'latency.db')) });
+  ledger.createRun(spec('latency', root));
+  await ledger.flush();
+  const commit: number[] = [];
+  const call: number[] = [];
+  for (let tick = 0; tick < 200; tick++) {
+    const started: number[] = [];
+    for (let i = 0; i < 500; i++) {
+      const t = performance.now();
+      ledger.append('latency', { type: 'token', ts: Date.now(), data: { text: `t${i}` }, compat: { text: `t${i}`, status: 'streaming', is_error: false } });
+      const after = performance.now();
+      call.push(after - t);
+      started.push(t);
+    }
+    await ledger.flush();
+    const done = performance.now();
+    for (const t of started) commit.push(done - t);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  await ledger.close();
+  commit.sort((a, b) => a - b);
+  call.sort((a, b) => a - b);
+  return { commitP50: percentile(commit, 50), commitP99: percentile(commit, 99), callP99: percentile(call, 99) };
+}
+
+interface Bridge {
+  service: RunService;
+  server: HttpApiServer;
+  api: ApiClient;
+  ledger: RunLedger;
+  work: string;
+  close(): Promise<void>;
+}
+
+async function fakeBridge(root: string, concurrency: number): Promise<Bridge> {
+  const work = path.join(root, `work-${concurrency}`);
+  mkdirSync(work, { recursive: true });
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, `bridge-${concurrency}.db`)) });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, limits: { concurrency } }), backends: [new FakeBackend()], defaultCwd: work, scope: `${root}-${concurrency}` });
+  const server = await startHttpApiServer({ runs: service, token: TOKEN });
+  return {
+    service,
+    server,
+    ledger,
+    work,
+    api: apiClient(server.url, TOKEN),
+    close: async () => {
+      await server.close();
+      await service.dispose();
+      await ledger.close();
+    },
+  };
+}
+
+/** Bytes of heap each queued run holds: 2,000 runs waiting behind one that never ends. */
+async function memoryPerQueuedRun(root: string): Promise<number> {
+  const bridge = await fakeBridge(root, 1);
+  try {
+    await bridge.service.submit({ backend: 'fake', prompt: 'slow', cwd: bridge.work });
+    const gc = (globalThis as { gc?: () => void }).gc;
+    gc?.();
+    await bridge.ledger.flush();
+    gc?.();
+    const before = process.memoryUsage().heapUsed;
+    const n = 2_000;
+    for (let i = 0; i < n; i++) await bridge.service.submit({ backend: 'fake', prompt: `queued run ${i} with a prompt of ordinary length for a coding task`, cwd: bridge.work });
+    await bridge.ledger.flush();
+    gc?.();
+    return (process.memoryUsage().heapUsed - before) / n;
+  } finally {
+    await bridge.close();
+  }
+}
+
+/** One run of 2,000 events followed by 100 SSE subscribers: how many got every event, and how long it took. */
+async function fanOut(root: string): Promise<{ complete: number; ms: number }> {
+  const bridge = await fakeBridge(root, 4);
+  try {
+    const t0 = performance.now();
+    const run = (await bridge.api.call('POST', '/api/v2/agent/run', { backend: 'fake', prompt: 'tokens 2000', cwd: bridge.work })).body as { id: string; stream_url: string };
+    const streams = await Promise.all(Array.from({ length: 100 }, () => bridge.api.stream(run.stream_url)));
+    const ms = performance.now() - t0;
+    const expected = (await bridge.service.get(run.id)).last_seq;
+    const complete = streams.filter((s) => s.frames.length === expected && s.frames.every((f, i) => Number(f.id) === i + 1)).length;
+    return { complete, ms };
+  } finally {
+    await bridge.close();
+  }
+}
+
+/** POST run to the first event on its SSE stream, with the fake backend: the bridge's own overhead. */
+async function firstEventFake(root: string): Promise<number[]> {
+  const bridge = await fakeBridge(root, 4);
+  const out: number[] = [];
+  try {
+    for (let i = 0; i < 60; i++) {
+      const t0 = performance.now();
+      const run = (await bridge.api.call('POST', '/api/v2/agent/run', { backend: 'fake', prompt: 'hello', cwd: bridge.work })).body as { stream_url: string };
+      let first = 0;
+      await bridge.api.stream(run.stream_url, {
+        onFrame: (f) => {
+          if (f.event === 'token' && first === 0) first = performance.now();
+        },
+      });
+      if (i >= 10) out.push(first - t0);
+    }
+  } finally {
+    await bridge.close();
+  }
+  return out.sort((a, b) => a - b);
+}
+
+/** The same CLI (Claude Code) to its first reply text: started directly, and through POST run + SSE. Interleaved, `n` each. */
+async function firstEventClaude(root: string, n: number): Promise<{ direct: number[]; bridge: number[] } | undefined> {
+  const model = await ModelServer.start({ scenario: { name: 'bench-bridge', rules: [{ match: 'say hello', steps: [{ text: 'Hello from the scripted model.' }] }] } });
+  process.env.SWITCHBOARD_AGENT_PATH = BIN;
+  const home = mkdtempSync(path.join(tmpdir(), 'sb-bench-bridge-home-'));
+  const work = path.join(root, 'claude-work');
+  mkdirSync(work, { recursive: true });
+  const direct = new HeadlessDriver({ tool: 'claude', sandbox: { home, modelUrl: model.url }, binaryDirs: [BIN] });
+  if (!(await direct.health()).ok) {
+    await model.close();
+    return undefined;
+  }
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, 'claude.db')) });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] } }), backends: defaultBackends({ only: ['claude'], stdioOnly: true, binaryDirs: [BIN], sandbox: { home, modelUrl: model.url } }), scope: `${root}-claude` });
+  const server = await startHttpApiServer({ runs: service, token: TOKEN });
+  const api = apiClient(server.url, TOKEN);
+  const out = { direct: [] as number[], bridge: [] as number[] };
+  try {
+    for (let i = 0; i < n + 1; i++) {
+      const t0 = performance.now();
+      const handle = direct.stream('say hello please', { cwd: work });
+      let first = 0;
+      handle.entries.subscribe((batch) => {
+        if (first === 0 && batch.some((m) => m.msg.type === 'assistant_message')) first = performance.now();
+      });
+      await handle.done;
+      const t1 = performance.now();
+      const run = (await api.call('POST', '/api/v2/agent/run', { backend: 'claude', prompt: 'say hello please', cwd: work })).body as { stream_url: string };
+      let firstToken = 0;
+      await api.stream(run.stream_url, {
+        onFrame: (f) => {
+          if (f.event === 'token' && firstToken === 0) firstToken = performance.now();
+        },
+      });
+      // The first of each is a warm-up (the CLI's own caches).
+      if (i > 0) {
+        out.direct.push(first - t0);
+        out.bridge.push(firstToken - t1);
+      }
+    }
+  } finally {
+    await server.close();
+    await service.dispose();
+    await ledger.close();
+    await model.close();
+    rmSync(home, { recursive: true, force: true });
+  }
+  out.direct.sort((a, b) => a - b);
+  out.bridge.sort((a, b) => a - b);
+  return out;
+}
+
+export async function measureBridge(): Promise<BridgeFigure[]> {
+  const root = mkdtempSync(path.join(tmpdir(), 'sb-bench-bridge-'));
+  const figures: BridgeFigure[] = [];
+  try {
+    figures.push({ name: 'bridge: ledger appends per second (SQLite WAL, one core)', unit: 'ev/s', value: await appendThroughput(root, 300_000), better: 'higher' });
+    const latency = await appendLatency(root);
+    figures.push({ name: 'bridge: ledger append to commit p50 (at 50,000 ev/s)', unit: 'ms', value: latency.commitP50, better: 'lower' });
+    figures.push({ name: 'bridge: ledger append to commit p99 (at 50,000 ev/s)', unit: 'ms', value: latency.commitP99, better: 'lower' });
+    figures.push({ name: 'bridge: ledger append call p99', unit: 'ms', value: latency.callP99, better: 'lower' });
+    figures.push({ name: 'bridge: heap per queued run', unit: 'KiB', value: (await memoryPerQueuedRun(root)) / 1024, better: 'lower' });
+    const fan = await fanOut(root);
+    figures.push({ name: 'bridge: SSE subscribers with every event, of 100 (2,000-event run)', unit: 'subs', value: fan.complete, better: 'higher' });
+    figures.push({ name: 'bridge: 2,000-event run to 100 SSE subscribers', unit: 'ms', value: fan.ms, better: 'lower' });
+    const fake = await firstEventFake(root);
+    figures.push({ name: 'bridge: POST run to first event p50 (fake backend: bridge overhead)', unit: 'ms', value: percentile(fake, 50), better: 'lower' });
+    figures.push({ name: 'bridge: POST run to first event p99 (fake backend: bridge overhead)', unit: 'ms', value: percentile(fake, 99), better: 'lower' });
+    const claude = await firstEventClaude(root, 6);
+    if (claude) {
+      figures.push({ name: 'bridge: claude started directly (claude -p) to first reply p50', unit: 'ms', value: percentile(claude.direct, 50), better: 'lower' });
+      figures.push({ name: 'bridge: claude via POST run + SSE to first token p50', unit: 'ms', value: percentile(claude.bridge, 50), better: 'lower' });
+      figures.push({ name: 'bridge: added by the bridge to claude first reply p50', unit: 'ms', value: percentile(claude.bridge, 50) - percentile(claude.direct, 50), better: 'lower' });
+    }
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
+  return figures;
+}
