@@ -29,3 +29,7 @@ export type { SessionDriverOptions } from './drivers/agent-program.js';
 export { AcpDriver, type AcpDriverOptions } from './drivers/acp-driver.js';
 export { permissionRequestFor, outcomeFor, type AcpPermissionOption, type AcpPermissionOutcome } from './drivers/acp-permission.js';
 export { AcpUpdateNormalizer, entryTypeForAcpKind } from './output/normalize-acp.js';
+export { RunService, negotiateRunSchema, defaultBackends, ConversationBackend, PaneBackend, FakeBackend, renderEvent, step as stepRun, RUN_STATUSES, FAILED_REASONS, CANCELLED_REASONS, type RunView, type SubmitRequest, type BackendInfo, type BackendDriver, type BackendCapabilities, type BackendHealth, type RunSpec, type RunState, type RunStatus, type RunEvent, type WireRunEvent, type RunLimits } from './runs/bridge/index.js';
+export { RunLedger, SqliteLedgerStore, LEDGER_FILE, type LedgerStore, type RunRecord, type RunQuery, type RetentionRule } from './runs/ledger/index.js';
+export { loadGovernancePolicy, parseGovernancePolicy, Sandbox, Governor, type GovernancePolicy, type BackendPolicy } from './runs/governance/index.js';
+export { createHttpApi, startHttpApiServer, openApiDocument, type HttpApi, type HttpApiOptions, type HttpApiServer, type RunsPort } from './surfaces/http-api/index.js';

@@ -171,7 +171,7 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect(parsed((await b.api.stream(run.stream_url)).frames).at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
   });
 
-  it('records a CLI killed with SIGKILL mid-run as failed (crashed)', { timeout: 240_000 }, async () => {
+  it('records a CLI killed with SIGKILL mid-run as failed (crashed); a follow-up starts the conversation again', { timeout: 240_000 }, async () => {
     const b = await get();
     const before = requestsFor('take your time');
     const run = await submit(b, { backend: cli, prompt: 'take your time please' });
@@ -184,8 +184,14 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     const ended = await runOf(b, run.id);
     expect(ended, explain(parsed(frames))).toMatchObject({ status: 'failed', reason: 'crashed' });
     expect(ended.message).toMatch(/SIGKILL/);
-    await b.api.call('POST', '/api/v2/agent/cancel', { run_id: run.id });
-    for (let i = 0; i < 100 && processesOf(run.id).length > 0; i++) await sleep(50);
+    // Nothing the killed CLI started is left behind.
+    expect(processesOf(run.id)).toEqual([]);
+    // The conversation's process is started again for the next prompt (Claude and Codex resume the
+    // CLI's own conversation; an ACP agent gets a new session, said in a notice).
+    const next = await submit(b, { backend: cli, prompt: 'say hello please', parent: run.id });
+    const events = parsed((await b.api.stream(next.stream_url)).frames);
+    expect(await runOf(b, next.id), explain(events)).toMatchObject({ status: 'completed' });
+    expect(events.filter((e) => e.type === 'token').map((e) => String((e.compat as { text: string }).text).trim())).toContain('Hello from the scripted model.');
   });
 
   it('denies a file write outside the sandbox and records the decision with its rule', { timeout: 240_000 }, async () => {

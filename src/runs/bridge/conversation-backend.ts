@@ -15,6 +15,8 @@ import { silentLogger, type Logger } from '../../core/logger.js';
 import { AgentCatalog, type AgentProfile } from '../../agents/index.js';
 import type { Conversation, ConversationDriver, TurnResult } from '../../drivers/conversation.js';
 import { ASK_POLICY } from '../../approvals/policy/index.js';
+import { SESSION_MARKER } from '../../drivers/conversation-turn.js';
+import { terminateProcessTree } from '../../platform/index.js';
 import { reachable, type BackendCapabilities, type BackendDriver, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 
 export interface ConversationBackendOptions {
@@ -38,6 +40,8 @@ const MAX_RESTARTS = 3;
 const RESTART_BACKOFF_MS = 250;
 const MAX_RESTART_BACKOFF_MS = 5_000;
 /** The drivers' own words for a CLI that died in the middle of a turn (src/drivers: claude, ACP, codex). */
+/** How long what a crashed CLI left running gets to end on TERM before KILL. */
+const LEFTOVER_GRACE_MS = 1_000;
 const CRASH_PATTERN = /(in the middle of the turn|during the turn|before the turn completed)/;
 
 interface Slot {
@@ -165,7 +169,12 @@ export class ConversationBackend implements BackendDriver {
         return { status: 'completed', message: result.stopReason ?? '' };
       }
       const crashed = errors.some((e) => CRASH_PATTERN.test(e));
-      if (crashed) slot.restarts++;
+      if (crashed) {
+        slot.restarts++;
+        // What the dead CLI started lives on without it (Codex's native binary under its Node
+        // launcher holds the conversation's lock): ended, so that the next turn starts clean.
+        await terminateProcessTree(0, { graceMs: LEFTOVER_GRACE_MS, marker: { name: SESSION_MARKER, value: conversation.id }, rootExited: true }).catch(() => undefined);
+      }
       return { status: 'failed', reason: crashed ? 'crashed' : 'agent_error', message: errors.join('; ') || `the turn failed (${result.stopReason ?? 'no reason given'})` };
     }
   }
