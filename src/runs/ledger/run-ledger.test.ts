@@ -69,6 +69,22 @@ describe('the run ledger', () => {
     db.close();
   });
 
+  it('moves with SWITCHBOARD_HOME', async () => {
+    const dir = home();
+    const previous = process.env.SWITCHBOARD_HOME;
+    process.env.SWITCHBOARD_HOME = dir;
+    try {
+      const ledger = RunLedger.openSqlite();
+      ledgers.push(ledger);
+      recordRun(ledger, spec(), 1);
+      await ledger.flush();
+      expect(statSync(path.join(dir, LEDGER_FILE)).mode & 0o777).toBe(0o600);
+    } finally {
+      if (previous === undefined) delete process.env.SWITCHBOARD_HOME;
+      else process.env.SWITCHBOARD_HOME = previous;
+    }
+  });
+
   it('numbers each run\'s events 1, 2, 3… and replays them exactly from any sequence number', async () => {
     const ledger = open();
     const a = spec();
