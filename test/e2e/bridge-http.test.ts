@@ -263,3 +263,20 @@ describe('the bridge over HTTP, governance with a real CLI', () => {
     expect(['exact', 'nearest']).toContain(health.backends[0]?.health.version_support);
   });
 });
+
+describe('the bridge over HTTP in a PTY (execute() in a pane: the fallback for CLIs without a structured mode)', () => {
+  it('runs Aider to the end with the same events: the approval as a tool_call judged by governance, the reply, the file as a patch, done', { timeout: 240_000 }, async () => {
+    const b = await startBridge(['aider']);
+    const backends = (await b.api.call('GET', '/api/v2/agent/backends')).body as { backends: { name: string; default_mode: string }[] };
+    expect(backends.backends).toEqual([expect.objectContaining({ name: 'aider', default_mode: 'pty' })]);
+    const run = await submit(b, { backend: 'aider', prompt: 'write a file please', schema_version: 'v2' });
+    const live = parsed((await b.api.stream(run.stream_url)).frames);
+    expect(await runOf(b, run.id), explain(live)).toMatchObject({ status: 'completed', reason: 'finished' });
+    const types = live.map((e) => e.type);
+    for (const t of ['tool_call', 'decision', 'token', 'patch', 'done']) expect(types, explain(live)).toContain(t);
+    expect(live.find((e) => e.type === 'decision' && (e.data as { subject?: { tool?: string } }).subject?.tool === 'shell')?.data).toMatchObject({ decision: 'allow', by: 'governance' });
+    expect(live.find((e) => e.type === 'patch')?.data).toMatchObject({ path: 'tool_out.txt', applied: true });
+    expect(existsSync(path.join(b.work, 'tool_out.txt'))).toBe(true);
+    expect(await replay(b, run.id)).toEqual(live);
+  });
+});
