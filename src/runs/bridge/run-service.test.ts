@@ -221,6 +221,18 @@ describe('the run service', () => {
     expect(types(await service.events('run_old'))).toEqual(['state:running', 'token', 'state:failed', 'done']);
   });
 
+  it('removes ended runs past the retention policy, at start and on request', async () => {
+    const { service, work } = await setup({ ledger: { retention: { max_age_days: 1 } } });
+    const run = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, run.id);
+    expect(await service.applyRetention()).toMatchObject({ runs: 0 });
+    const old = await setup({ ledger: { retention: { max_bytes: 1 } } });
+    const first = await old.service.submit({ backend: 'fake', prompt: 'hello', cwd: old.work });
+    await follow(old.service, first.id);
+    expect(await old.service.applyRetention()).toMatchObject({ runs: 1 });
+    expect((await refusal(old.service.get(first.id))).code).toBe('RUN_NOT_FOUND');
+  });
+
   it('negotiates the schema version as ACP does', () => {
     expect(negotiateRunSchema('v2')).toBe('v2');
     expect(negotiateRunSchema('v1')).toBe('v1');

@@ -78,6 +78,8 @@ export interface RecoveryReport {
   processes: number;
 }
 
+/** How often retention runs while the service does. */
+const RETENTION_INTERVAL_MS = 60 * 60_000;
 /** How long a backend's health is reused before it is checked again. */
 const HEALTH_TTL_MS = 30_000;
 
@@ -110,6 +112,7 @@ export class RunService {
   private readonly scope: string;
   private readonly marker: string;
   private closing = false;
+  private retentionTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: RunServiceOptions) {
     this.ledger = options.ledger;
@@ -130,7 +133,22 @@ export class RunService {
   static async start(options: RunServiceOptions): Promise<{ service: RunService; recovered: RecoveryReport }> {
     const service = new RunService(options);
     const recovered = await service.recover();
+    await service.applyRetention();
     return { service, recovered };
+  }
+
+  /**
+   * Removes ended runs past the policy's retention (`ledger.retention`: age, size), now and then
+   * every hour while the service runs. Runs in flight are never removed.
+   */
+  async applyRetention(): Promise<{ runs: number; events: number; bytes: number }> {
+    const rule = this.options.policy.retention;
+    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0 };
+    this.retentionTimer ??= setInterval(() => void this.applyRetention().catch((err: unknown) => this.logger.warn('retention failed', { error: errorMessage(err) })), RETENTION_INTERVAL_MS);
+    this.retentionTimer.unref();
+    const removed = await this.ledger.prune(rule, this.now());
+    if (removed.runs > 0) this.logger.info('removed runs past the retention policy', { ...removed });
+    return removed;
   }
 
   /**
@@ -271,6 +289,7 @@ export class RunService {
   /** Ends every run (`cancelled (shutdown)`), every driver's processes, and writes the ledger out. The ledger stays open (its owner closes it). */
   async dispose(): Promise<void> {
     this.closing = true;
+    clearInterval(this.retentionTimer);
     await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' })));
     for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
     await this.ledger.flush();
