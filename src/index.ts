@@ -3,6 +3,9 @@
  * (an Electron main process, a test harness) can run a `Daemon` or a bare `PaneRegistry` in-process.
  */
 export { connect, SwitchboardClient, ClientSubscription, RpcError, resolveEndpoint, type ConnectOptions, type Endpoint } from './client/index.js';
+export { memoryTransportPair, type MemoryTransportOptions } from './protocol/memory-transport.js';
+export type { MessageTransport, TransportReceiver, TransportInput } from './protocol/transport.js';
+export type { AgentState, StateChange, Evidence, ApprovalInfo, ApprovalSubject, ToolKind } from './contract/index.js';
 export { Daemon, type DaemonOptions, type RuntimeInfo } from './daemon/index.js';
 export { PaneRegistry, Pane, waitForScreen, type CreatePaneOptions, type ExitInfo, type PaneOutput } from './pane/index.js';
 export { SwitchboardError, isSwitchboardError, ERROR_CODES, type ErrorCode } from './core/errors.js';
