@@ -2,12 +2,12 @@ import { setMaxListeners } from 'node:events';
 import { toDisposable } from '../../core/disposable.js';
 import type { Logger } from '../../core/logger.js';
 import type { LogLimiter } from '../../core/log-limiter.js';
-import { Caller, type NotificationSink, type OperationContext, type Services } from '../../api/index.js';
+import { Caller, type NotificationSink, type Services } from '../../api/index.js';
 import type { JsonRpcResponse } from '../../protocol/json-rpc.js';
 import type { NotificationName, Notifications } from '../../protocol/methods.js';
 import type { MessageTransport, TransportInput, TransportReceiver } from '../../protocol/transport.js';
 import type { RequestAuthentication } from './authenticate.js';
-import { errorResponse, type Dispatcher } from './dispatch.js';
+import { errorResponse, type DispatchConnection, type Dispatcher } from './dispatch.js';
 
 /**
  * Per-connection limits and timeouts, the same for every transport that carries JSON-RPC: TCP,
@@ -88,8 +88,8 @@ export class RpcPeer implements TransportReceiver {
   private authenticated: boolean;
   private gone = false;
   private authTimer: NodeJS.Timeout | undefined;
-  /** What every request of this connection runs with, but its grant. */
-  private readonly context: Omit<OperationContext, 'grant'>;
+  /** What the dispatcher gets with each message: the context every request runs in (but its grant), and the authentication. */
+  private readonly connection: DispatchConnection;
 
   constructor(
     private readonly transport: MessageTransport,
@@ -112,7 +112,11 @@ export class RpcPeer implements TransportReceiver {
     };
     this.caller = new Caller(deps.services, sink);
     const { panes, agents, logs, tmux, daemon } = deps.services;
-    this.context = { panes, agents, logs, tmux, daemon, caller: this.caller, signal: this.abort.signal };
+    this.connection = {
+      context: { panes, agents, logs, tmux, daemon, caller: this.caller, signal: this.abort.signal },
+      authentication: options.authentication,
+      onAuthenticated: () => this.markAuthenticated(),
+    };
     if (!this.authenticated) {
       this.authTimer = setTimeout(() => {
         if (!this.authenticated) this.close('no authenticated request in time');
@@ -227,7 +231,7 @@ export class RpcPeer implements TransportReceiver {
     this.inFlight += weight;
     if (this.inFlight >= this.deps.limits.maxInFlight) this.pauseReasons.add('in-flight');
     this.deps.dispatcher
-      .handle(message, { context: this.context, authentication: this.options.authentication, onAuthenticated: () => this.markAuthenticated() })
+      .handle(message, this.connection)
       .then(({ reply }) => {
         if (reply !== undefined) this.send(reply);
       })
