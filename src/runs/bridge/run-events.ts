@@ -9,9 +9,9 @@
 import type { NormalizedEntry } from '../../output/entry.js';
 import { StreamEventEncoder, type CompatFields, type SchemaVersion } from '../../output/stream-events.js';
 import type { EndStatus, RunTransition } from './run-model.js';
+import { RUN_EVENT_TYPES, type RunEventType } from '../../contract/index.js';
 
-export const RUN_EVENT_TYPES = ['state', 'input', 'decision', 'notice', 'output', 'token', 'tool_call', 'tool_result', 'patch', 'done', 'error'] as const;
-export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+export { RUN_EVENT_TYPES, type RunEventType };
 
 /** Events that are the agent's output: they count against a run's output limits. */
 export const OUTPUT_EVENT_TYPES: ReadonlySet<RunEventType> = new Set(['token', 'tool_call', 'tool_result', 'patch', 'error', 'output']);

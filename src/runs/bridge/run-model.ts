@@ -4,12 +4,12 @@
  * no clock of its own (every step is given its time), so the ledger, the supervisor and the tests
  * all agree on what a legal life of a run is.
  *
- * Types only plus the step function; the wire types here move to `contract/` in the re-layout.
+ * Types plus the step function; the names every surface shares are in contract/bridge-run.ts.
  */
 import { SwitchboardError } from '../../core/errors.js';
+import { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus } from '../../contract/index.js';
 
-export const RUN_STATUSES = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
-export type RunStatus = (typeof RUN_STATUSES)[number];
+export { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus };
 export type EndStatus = 'completed' | 'failed' | 'cancelled';
 export type LiveStatus = Exclude<RunStatus, EndStatus>;
 
@@ -31,9 +31,6 @@ export type FailedReason = (typeof FAILED_REASONS)[number];
 export type CancelledReason = (typeof CANCELLED_REASONS)[number];
 export type EndReason = CompletedReason | FailedReason | CancelledReason;
 
-/** How a run is carried out: a CLI's structured mode on stdio, or its interactive screen in a PTY. */
-export const RUN_MODES = ['stdio', 'pty'] as const;
-export type RunMode = (typeof RUN_MODES)[number];
 
 /** The bounds a run runs under (all optional: absent means no bound). */
 export interface RunLimits {

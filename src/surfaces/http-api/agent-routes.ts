@@ -7,7 +7,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
 import { openSse } from './sse.js';
-import { renderWire, type RunsPort, type RunView } from './runs-port.js';
+import { renderWire, type RunsPort, type RunView } from '../../api/index.js';
 
 export const API_PREFIX = '/api/v2';
 const MAX_EVENTS_PAGE = 10_000;

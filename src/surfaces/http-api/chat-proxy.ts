@@ -16,7 +16,7 @@ import { errorBody, readJson, sendJson, validate, type ApiContext, type Router }
 import { chatRequestSchema, type ChatRequest } from './schemas.js';
 import { openSse } from './sse.js';
 import { API_PREFIX } from './agent-routes.js';
-import type { RunEvent, RunsPort, RunView } from './runs-port.js';
+import type { RunEvent, RunsPort, RunView } from '../../api/index.js';
 
 const CWD_HEADER = 'x-switchboard-cwd';
 

@@ -135,7 +135,7 @@ describe('the agent endpoints', () => {
     const one = await api.call('GET', `/api/v2/agent/runs/${run.id}`);
     expect(one.body).toMatchObject({ run: { id: run.id, status: 'completed', reason: 'finished' } });
     const missing = await api.call('GET', '/api/v2/agent/runs/run_missing');
-    expect(missing).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND', rpc_code: -32013 } } });
+    expect(missing).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND', rpc_code: -32015 } } });
     const noStream = await api.call('GET', '/api/v2/agent/stream?run_id=run_missing');
     expect(noStream).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
   });

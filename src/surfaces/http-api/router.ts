@@ -9,7 +9,8 @@
  * A handler's SwitchboardError becomes its status; anything else is a bug: 500, logged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { RPC_CODE_BY_ERROR, SwitchboardError, errorMessage, type ErrorCode } from '../../core/errors.js';
+import { SwitchboardError, errorMessage, type ErrorCode } from '../../core/errors.js';
+import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import type { Logger } from '../../core/logger.js';
 import type { z } from 'zod';
 
@@ -26,6 +27,7 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   RUN_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   PANE_NOT_FOUND: 404,
+  CONFLICT: 409,
   LIMIT_EXCEEDED: 429,
   SHUTTING_DOWN: 503,
   TIMEOUT: 504,

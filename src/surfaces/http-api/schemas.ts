@@ -5,21 +5,17 @@
  */
 import { z } from 'zod';
 import { ERROR_CODES } from '../../core/errors.js';
+import { RUN_STATUSES } from '../../contract/index.js';
+import { backendInfoSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
-const RUN_STATUS = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
-const EVENT_TYPES = ['state', 'input', 'decision', 'notice', 'output', 'token', 'tool_call', 'tool_result', 'patch', 'done', 'error'] as const;
-const positiveInt = z.number().int().positive();
+const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
-export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a run id has only letters, digits, _ and -');
+export const runIdSchema = wireRunIdSchema;
 /** A schema version the client proposes: its latest (v1, v2, …). */
-const schemaVersion = z.string().regex(/^v\d{1,3}$/, 'a schema version looks like v1 or v2');
+const schemaVersion = schemaVersionProposal;
 
-export const limitsSchema = z.strictObject({
-  wall_clock_ms: positiveInt.optional(),
-  no_output_ms: positiveInt.optional(),
-  max_output_bytes: positiveInt.optional(),
-  max_events: positiveInt.optional(),
-});
+/** The same schemas as JSON-RPC's run_* methods (protocol/methods/bridge.ts). */
+export const limitsSchema = runLimitsSchema;
 
 export const runRequestSchema = z
   .strictObject({
@@ -99,44 +95,14 @@ export const errorSchema = z.strictObject({
   }),
 });
 
-const compatSchema = z.strictObject({ text: z.string(), status: z.string(), is_error: z.boolean() });
-export const runEventSchema = z.union([
-  z.strictObject({ schema_version: z.literal('v2'), type: z.enum(EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), data: z.record(z.string(), z.unknown()), compat: compatSchema }),
-  z.strictObject({ schema_version: z.literal('v1'), type: z.enum(EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), text: z.string(), status: z.string(), is_error: z.boolean() }),
-]);
+export const runEventSchema = wireRunEventSchema;
 
-export const runViewSchema = z.strictObject({
-  id: z.string(),
-  backend: z.string(),
-  mode: z.enum(['stdio', 'pty']),
-  prompt: z.string(),
-  cwd: z.string(),
-  policy: z.string(),
-  limits: limitsSchema,
-  schema_version: z.enum(['v1', 'v2']),
-  parent: z.string().nullable(),
-  created_at: z.number(),
-  status: z.enum(RUN_STATUS),
-  reason: z.string().nullable(),
-  message: z.string(),
-  started_at: z.number().nullable(),
-  ended_at: z.number().nullable(),
-  last_seq: z.number().int(),
-  queue_position: z.number().int().nullable(),
-  stream_url: z.string(),
-});
+/** A run as the HTTP API answers it: the same as JSON-RPC's, with where to follow it. */
+export const runViewSchema = wireRunViewSchema.extend({ stream_url: z.string() });
 
 export const backendsResponseSchema = z.strictObject({
   schema_versions: z.array(z.string()),
-  backends: z.array(
-    z.strictObject({
-      name: z.string(),
-      modes: z.array(z.enum(['stdio', 'pty'])),
-      default_mode: z.enum(['stdio', 'pty']),
-      capabilities: z.array(z.record(z.string(), z.unknown())),
-      health: z.record(z.string(), z.unknown()),
-    }),
-  ),
+  backends: z.array(backendInfoSchema),
 });
 
 export type RunRequest = z.infer<typeof runRequestSchema>;

@@ -7,13 +7,13 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { tokenMatches } from '../rpc/auth.js';
+import { tokenMatches } from '../../core/secrets.js';
 import { allowedHosts } from '../http/access.js';
 import { Router, sendJson } from './router.js';
 import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
 import { openApiDocument } from './openapi.js';
-import type { RunsPort } from './runs-port.js';
+import type { RunsPort } from '../../api/index.js';
 
 export interface HttpApiOptions {
   runs: RunsPort;

@@ -1,0 +1,17 @@
+/**
+ * Seed 004's run as every surface names it: its statuses (`queued -> running -> streaming ->
+ * completed | failed | cancelled`), how it is carried out (stdio or PTY), and the types of event
+ * the ledger records for it (seed 004's six, plus what the bridge itself records). The state
+ * machine over these is src/runs/bridge/run-model.ts.
+ */
+
+export const RUN_STATUSES = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+export type RunStatus = (typeof RUN_STATUSES)[number];
+
+/** How a run is carried out: a CLI's structured mode on stdio, or its interactive screen in a PTY. */
+export const RUN_MODES = ['stdio', 'pty'] as const;
+export type RunMode = (typeof RUN_MODES)[number];
+
+/** A run's recorded events: state changes, inputs, policy decisions, notices, raw output (when on), and seed 004's six. */
+export const RUN_EVENT_TYPES = ['state', 'input', 'decision', 'notice', 'output', 'token', 'tool_call', 'tool_result', 'patch', 'done', 'error'] as const;
+export type RunEventType = (typeof RUN_EVENT_TYPES)[number];

@@ -1,0 +1,112 @@
+/**
+ * The agent bridge's runs (seed 004) over JSON-RPC: submit, see, list, cancel, read and follow a
+ * run's events from the run ledger, and the backends with their health. The HTTP API
+ * (`/api/v2/agent/*`) offers the same operations and shares these schemas for what it answers.
+ */
+import { z } from 'zod';
+import { RUN_EVENT_TYPES, RUN_MODES, RUN_STATUSES, SCHEMA_VERSIONS } from '../../contract/index.js';
+import { MAX_TEXT, int, optional, subscriptionId } from './common.js';
+
+const positiveInt = z.number().int().positive();
+/** Run ids as the run service makes them; anything else cannot name a run. */
+export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a run id has only letters, digits, _ and -');
+/** A schema version the client proposes: its latest (v1, v2, …); the answer is the one the server speaks. */
+export const schemaVersionProposal = z.string().regex(/^v\d{1,3}$/, 'a schema version looks like v1 or v2');
+
+/** The bounds a caller may tighten (never loosen) below the policy's. */
+export const runLimitsSchema = z.strictObject({
+  wall_clock_ms: positiveInt.optional(),
+  no_output_ms: positiveInt.optional(),
+  max_output_bytes: positiveInt.optional(),
+  max_events: positiveInt.optional(),
+});
+
+/** A run as every surface shows it: what it is, and where it is in its state machine. */
+export const runViewSchema = z.strictObject({
+  id: z.string(),
+  backend: z.string(),
+  mode: z.enum(RUN_MODES),
+  prompt: z.string(),
+  cwd: z.string(),
+  policy: z.string(),
+  limits: runLimitsSchema,
+  schema_version: z.enum(SCHEMA_VERSIONS),
+  parent: z.string().nullable(),
+  created_at: z.number(),
+  status: z.enum(RUN_STATUSES),
+  reason: z.string().nullable(),
+  message: z.string(),
+  started_at: z.number().nullable(),
+  ended_at: z.number().nullable(),
+  last_seq: z.number().int(),
+  queue_position: z.number().int().nullable(),
+});
+
+const compatSchema = z.strictObject({ text: z.string(), status: z.string(), is_error: z.boolean() });
+/** One of a run's events in the schema version the reader speaks: v2 with `data` and `compat`, v1 flat. */
+export const runEventSchema = z.union([
+  z.strictObject({ schema_version: z.literal('v2'), type: z.enum(RUN_EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), data: z.record(z.string(), z.unknown()), compat: compatSchema }),
+  z.strictObject({ schema_version: z.literal('v1'), type: z.enum(RUN_EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), text: z.string(), status: z.string(), is_error: z.boolean() }),
+]);
+
+/** A backend (agent profile) with its modes, capabilities and health. */
+export const backendInfoSchema = z.strictObject({
+  name: z.string(),
+  modes: z.array(z.enum(RUN_MODES)),
+  default_mode: z.enum(RUN_MODES),
+  capabilities: z.array(z.record(z.string(), z.unknown())),
+  health: z.record(z.string(), z.unknown()),
+});
+
+export const bridgeParams = {
+  /** Submits a run: one prompt to one backend in one folder under the policy (seed 004's POST /api/v2/agent/run). */
+  run_submit: z.strictObject({
+    backend: z.string().min(1).max(64),
+    prompt: z.string().min(1).max(MAX_TEXT),
+    cwd: optional(z.string().min(1).max(4096)),
+    mode: optional(z.enum(['auto', ...RUN_MODES])),
+    schema_version: optional(schemaVersionProposal),
+    parent: optional(runIdSchema),
+    limits: optional(runLimitsSchema),
+  }),
+  run_get: z.strictObject({ run_id: runIdSchema }),
+  /** Runs from the ledger, newest first. */
+  run_list: z.strictObject({
+    status: optional(z.enum(RUN_STATUSES)),
+    backend: optional(z.string().min(1).max(64)),
+    limit: optional(int(1, 1_000)),
+    before: optional(int(0, Number.MAX_SAFE_INTEGER)),
+  }),
+  run_cancel: z.strictObject({ run_id: runIdSchema }),
+  /** A run's recorded events after `after` (a sequence number), at most `limit`: a replay from the ledger. */
+  run_events: z.strictObject({
+    run_id: runIdSchema,
+    after: optional(int(0, Number.MAX_SAFE_INTEGER)),
+    limit: optional(int(1, 10_000)),
+    schema_version: optional(schemaVersionProposal),
+  }),
+  /** Follows a run: its recorded events after `after`, then the live ones, as `run_event` notifications, ending with `run_stream_end`. */
+  run_subscribe: z.strictObject({
+    run_id: runIdSchema,
+    after: optional(int(0, Number.MAX_SAFE_INTEGER)),
+    schema_version: optional(schemaVersionProposal),
+  }),
+  run_backends: z.strictObject({}),
+} as const;
+
+export const bridgeResults = {
+  run_submit: z.object({ run: runViewSchema }),
+  run_get: z.object({ run: runViewSchema }),
+  run_list: z.object({ runs: z.array(runViewSchema) }),
+  run_cancel: z.object({ run: runViewSchema }),
+  run_events: z.object({ run: runViewSchema, schema_version: z.enum(SCHEMA_VERSIONS), events: z.array(runEventSchema) }),
+  run_subscribe: z.object({ subscription: z.string(), run_id: z.string(), schema_version: z.enum(SCHEMA_VERSIONS) }),
+  run_backends: z.object({ schema_versions: z.array(z.enum(SCHEMA_VERSIONS)), backends: z.array(backendInfoSchema) }),
+} as const;
+
+export const bridgeNotifications = {
+  /** One event of a followed run, in order, with no gap or duplicate. */
+  run_event: z.object({ subscription: subscriptionId, run_id: z.string(), event: runEventSchema }),
+  /** The followed run's `done` was delivered (`ended`), or following it failed (`error`, with a message); nothing follows. */
+  run_stream_end: z.object({ subscription: subscriptionId, run_id: z.string(), reason: z.enum(['ended', 'error']), message: z.string().optional() }),
+} as const;
