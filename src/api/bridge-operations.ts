@@ -33,7 +33,7 @@ export function renderWire(event: RunEvent, version: SchemaVersion): WireRunEven
 /** The run service of these services; CONFLICT when the daemon runs without the bridge. */
 export function runServiceOf(services: Pick<Services, 'bridge'>): RunService {
   const service = services.bridge.service;
-  if (!service) throw new SwitchboardError('CONFLICT', 'the agent bridge is off in this daemon (its run ledger could not be opened, or the daemon is shutting down; see the daemon log)');
+  if (!service) throw new SwitchboardError('CONFLICT', `the agent bridge is off in this daemon: ${services.bridge.offReason}`);
   return service;
 }
 

@@ -74,21 +74,28 @@ export interface Services {
  */
 export class AgentBridge {
   private current: RunService | undefined;
+  private why = 'the agent bridge has not started yet';
 
   /** The run service, or undefined while the bridge is off. */
   get service(): RunService | undefined {
     return this.current;
   }
 
-  /** Puts the started run service in place (once). */
+  /** Why there is no run service now (for the CONFLICT every run call answers then). */
+  get offReason(): string {
+    return this.why;
+  }
+
+  /** Puts the started run service in place. */
   attach(service: RunService): void {
     this.current = service;
   }
 
-  /** Takes the run service away (at shutdown, before it is disposed). */
-  detach(): RunService | undefined {
+  /** Takes the run service away (it could not start, or the daemon is shutting down), saying why. */
+  detach(why: string): RunService | undefined {
     const service = this.current;
     this.current = undefined;
+    this.why = why;
     return service;
   }
 }

@@ -18,6 +18,9 @@ const DAEMON_OPTIONS = {
   'no-dashboard': { type: 'boolean' },
   'dashboard-port': { type: 'string' },
   'log-level': { type: 'string' },
+  'no-bridge': { type: 'boolean' },
+  'agent-home': { type: 'string' },
+  'model-url': { type: 'string' },
 } as const;
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -33,7 +36,11 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   const level = (values['log-level'] as string | undefined) ?? 'info';
   if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
+  const agentHome = values['agent-home'] as string | undefined;
+  const modelUrl = values['model-url'] as string | undefined;
+  if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
   const daemon = await Daemon.start({
+    bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
     home: homeOf(ctx),
     host: (values.host as string | undefined) ?? DEFAULT_HOST,
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
@@ -61,6 +68,11 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   out(ctx, `switchboard daemon (pid ${process.pid}) listening on ${where}`);
   out(ctx, `token and address: ${path.join(daemon.home, 'daemon.json')} (mode 0600); stop with Ctrl-C or \`switchboard down\``);
   if (daemon.recovered) out(ctx, describeRecovery(daemon.recovered));
+  if (daemon.bridge) {
+    const interrupted = daemon.bridge.recovered.interrupted.length;
+    out(ctx, `agent bridge: runs in ${daemon.bridge.ledgerFile}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
+    if (daemon.dashboard) out(ctx, `HTTP API: http://${daemon.dashboard.host}:${daemon.dashboard.port}/api/v2/ (Authorization: Bearer <token from daemon.json>)`);
+  }
   if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);
   await new Promise<void>((resolve) => daemon.onClosed(() => resolve()));
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(signal, onSignal);

@@ -9,13 +9,14 @@ import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
 import { detectCommand, execCommand, EXEC_HELP } from './agent-run-commands.js';
 import { doctorCommand, DOCTOR_HELP } from './doctor-command.js';
+import { RUN_HELP, runCommand, runsCommand } from './run-commands.js';
 import { compatCommand, herdrCliCommand, tmuxCliCommand } from './tmux/tmux-cli.js';
 
 type Command = (ctx: CliContext, argv: string[]) => Promise<number>;
 
 /** A command: how it runs, its usage line(s), and what `--help` adds below them. */
 const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
-  daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--log-level L]   run the daemon (and the dashboard) in the foreground' },
+  daemon: { run: daemonCommand, usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: upCommand, usage: 'up [--port N] [...]                      start the daemon in the background' },
   dashboard: { run: dashboardCommand, usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: downCommand, usage: 'down                                     stop the daemon and every pane' },
@@ -43,6 +44,11 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: 
     run: execCommand,
     usage: 'exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--quiet] [--agent-home DIR --model-url URL]   drive an agent through a task',
     help: EXEC_HELP,
+  },
+  run: { run: runCommand, usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
+  runs: {
+    run: runsCommand,
+    usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs backends   one run and its events; cancel; backends and their health'],
   },
   detect: { run: detectCommand, usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
   doctor: { run: doctorCommand, usage: 'doctor [AGENT...] [--save DIR] [--json] [--size COLSxROWS] [--timeout S] [--jobs N]   check that each agent CLI is found and read right', help: DOCTOR_HELP },

@@ -19,6 +19,7 @@ import { RpcServer, type AnyHandler, type ConnectionLimits } from '../surfaces/r
 import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
+import { killBridgeNow, startBridge, stopBridge, type BridgeOptions, type StartedBridge } from './bridge.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
 export { DAEMON_NODE_FLAGS } from './daemon-flags.js';
@@ -68,6 +69,8 @@ export interface DaemonOptions {
   exportsMaxBytes?: number;
   /** The memory budget for what panes and sessions hold of their output (default OUTPUT_MEMORY_BUDGET's 32 MiB). */
   outputMemoryBytes?: number;
+  /** The agent bridge (run service, run ledger, governance): its options, or false to leave it off. On by default. */
+  bridge?: BridgeOptions | false;
 }
 
 /**
@@ -95,6 +98,8 @@ export class Daemon implements DaemonControl {
   recovered: RecoveryReport | undefined;
   /** The marker value every pane of this daemon carries (recovery.ts). */
   readonly marker: string;
+  /** The agent bridge, once started (its run service is also in `services.bridge`). */
+  bridge: StartedBridge | undefined;
 
   private readonly server: RpcServer;
   /** What panes and sessions may hold of their output, in memory and in spill files. */
@@ -163,6 +168,7 @@ export class Daemon implements DaemonControl {
     try {
       await daemon.listen(options);
     } catch (err) {
+      if (daemon.bridge) await stopBridge(daemon.bridge, daemon.logger);
       await daemon.server.close();
       await daemon.panes.close({ graceMs: 0 });
       daemon.removeSocketDir();
@@ -197,6 +203,9 @@ export class Daemon implements DaemonControl {
       memory: memoryNow(),
       output_budget: { total_bytes: this.memoryBudget.totalBytes, members: this.memoryBudget.memberCount, share_bytes: this.memoryBudget.share, spill_total_bytes: this.diskBudget.totalBytes },
       ...(this.recovered ? { recovered: this.recovered } : {}),
+      bridge: this.bridge
+        ? { on: true, policy: this.bridge.policy, ledger: this.bridge.ledgerFile, interrupted_runs: this.bridge.recovered.interrupted, orphans_ended: this.bridge.recovered.processes }
+        : { on: false, problem: this.services.bridge.offReason },
     };
   }
 
@@ -209,6 +218,10 @@ export class Daemon implements DaemonControl {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.logger.info('shutting down');
+      const bridge = this.bridge;
+      this.bridge = undefined;
+      this.services.bridge.detach('the daemon is shutting down');
+      if (bridge) await stopBridge(bridge, this.logger);
       await this.logs.close();
       this.disposables.dispose();
       await this.panes.close();
@@ -231,6 +244,7 @@ export class Daemon implements DaemonControl {
    */
   abortNow(): void {
     this.panes.killAllNow();
+    if (this.bridge) killBridgeNow(this.bridge);
     killMarkedNow({ name: DAEMON_MARKER_VARIABLE, value: this.marker });
     this.server.removeSocketFile();
     if (this.publish) removeRuntimeFile(this.home, process.pid);
@@ -246,6 +260,18 @@ export class Daemon implements DaemonControl {
     ensurePrivateDir(this.home);
     const existing = await refuseIfRunning(this.home);
     this.recovered = await recoverFromDeadDaemon(this.home, existing, this.logger);
+    // Before any transport listens: runs a dead daemon left in flight are recorded as interrupted first.
+    if (options.bridge !== false) {
+      const started = await startBridge(this.home, this.agents, options.bridge ?? {}, this.logger);
+      if ('bridge' in started) {
+        this.bridge = started.bridge;
+        this.services.bridge.attach(started.bridge.service);
+      } else {
+        this.services.bridge.detach(started.problem);
+      }
+    } else {
+      this.services.bridge.detach('this daemon was started without it');
+    }
     if (options.socket !== false) {
       // A home too deep for a socket path gets a folder of its own under the temp dir, with a name
       // no one can guess. A path the caller chose is left alone (its directory may be shared, like

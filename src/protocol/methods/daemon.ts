@@ -36,6 +36,17 @@ export const infoResultSchema = z.object({
       socket_removed: z.boolean(),
     })
     .optional(),
+  /** The agent bridge: on (with the policy's origin and the runs a dead daemon left in flight, now failed (interrupted)), or off and why. */
+  bridge: z
+    .object({
+      on: z.boolean(),
+      problem: z.string().optional(),
+      policy: z.string().optional(),
+      ledger: z.string().optional(),
+      interrupted_runs: z.array(z.string()).optional(),
+      orphans_ended: z.number().optional(),
+    })
+    .optional(),
 });
 
 export const daemonResults = {

@@ -65,6 +65,8 @@ interface Route {
 export interface RouterOptions {
   /** The Host values that name this server (checked on every request). */
   hosts: () => ReadonlySet<string>;
+  /** True when the request's Origin (if any) is this server's own: a page of another site is refused. */
+  origin: (req: IncomingMessage) => boolean;
   /** True when the request may use the API (a Bearer token, a dashboard session…). */
   authenticate: (req: IncomingMessage) => boolean;
   logger: Logger;
@@ -90,6 +92,7 @@ export class Router {
     try {
       const host = req.headers.host?.toLowerCase();
       if (host === undefined || !this.options.hosts().has(host)) throw new HttpError(403, 'FORBIDDEN', 'the Host header does not name this server');
+      if (!this.options.origin(req)) throw new HttpError(403, 'FORBIDDEN', 'requests from another origin are refused');
       if (!this.options.authenticate(req)) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         throw new HttpError(401, 'INVALID_TOKEN', 'a Bearer token is required (Authorization: Bearer <token>)');

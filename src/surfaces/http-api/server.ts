@@ -1,14 +1,14 @@
 /**
- * The agent bridge's HTTP API as one request handler, to mount on the daemon's HTTP server under
- * `/api/v2/` (phase 2) or to serve on its own (`startHttpApiServer`, loopback only). It takes the
- * run service through the RunsPort and an authenticate step (by default: the daemon's token as a
- * Bearer header, compared in constant time).
+ * The agent bridge's HTTP API as one request handler, mounted on the daemon's dashboard server
+ * under `/api/v2/` (surfaces/http/server.ts), or served on its own (`startHttpApiServer`, loopback
+ * only: tests, the bench). It takes the run service through api/'s RunsPort and an authenticate
+ * step (by default: the daemon's token as a Bearer header, compared in constant time).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { tokenMatches } from '../../core/secrets.js';
-import { allowedHosts } from '../http/access.js';
+import { allowedHosts, originAllowed } from '../http/access.js';
 import { Router, sendJson } from './router.js';
 import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
@@ -40,7 +40,8 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
       const auth = req.headers.authorization;
       return token !== undefined && auth?.startsWith('Bearer ') === true && tokenMatches(token, auth.slice('Bearer '.length));
     });
-  const router = new Router({ hosts: options.hosts, authenticate, logger: options.logger ?? silentLogger });
+  // The dashboard's own checks: Host names this server, and an Origin, when a browser sends one, is this server's.
+  const router = new Router({ hosts: options.hosts, origin: (req) => originAllowed(req, options.hosts(), false), authenticate, logger: options.logger ?? silentLogger });
   addAgentRoutes(router, options.runs);
   addChatProxyRoutes(router, options.runs);
   const doc = openApiDocument();

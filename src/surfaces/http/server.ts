@@ -3,7 +3,8 @@
  * WebSocket (`/ws`) and each pane's terminal over its own WebSocket (`/ws/pane/<id>`). Every
  * request passes the Host check; every upgrade the Origin check; everything but the login link
  * needs the session cookie, and every socket and API call its page key too (access.ts), or the
- * daemon's token as a Bearer header.
+ * daemon's token as a Bearer header. Under `/api/v2/` it serves the agent bridge's HTTP API
+ * (surfaces/http-api) with the same checks, in that API's error shape.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -12,7 +13,8 @@ import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
-import { findPaneTerminal, sessionExport, type Authenticate, type Services } from '../../api/index.js';
+import { bridgeRuns, findPaneTerminal, sessionExport, type Authenticate, type Services } from '../../api/index.js';
+import { createHttpApi, type HttpApi } from '../http-api/index.js';
 import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from '../rpc/peer.js';
 import { isLoopbackHost } from '../rpc/server.js';
@@ -69,6 +71,8 @@ export class DashboardServer {
   private readonly wss: WebSocketServer;
   private readonly access: DashboardAccess;
   private readonly dispatcher: Dispatcher;
+  /** The agent bridge's HTTP API under /api/v2 (seed 004). */
+  private readonly api: HttpApi;
   private readonly logger: Logger;
   /** What strangers can make this server log, bounded. */
   private readonly strangerLog: LogLimiter;
@@ -89,6 +93,18 @@ export class DashboardServer {
     this.access = new DashboardAccess(options.authenticate);
     this.dispatcher = new Dispatcher({ logger: this.logger, handlers: options.handlers, checkResults: options.checkResults });
     this.webRoot = options.webRoot ?? defaultWebRoot();
+    // The same login as the rest of the dashboard: the owner's token as a Bearer header, or the
+    // session cookie with its page key (a page of the dashboard calling the API).
+    this.api = createHttpApi({
+      runs: bridgeRuns(options.services),
+      hosts: () => this.hosts,
+      authenticate: (req) => {
+        if (!this.access.allowed(req, true)) return false;
+        this.authenticated(req.socket);
+        return true;
+      },
+      logger: this.logger,
+    });
     this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
     this.server.on('clientError', (_err, socket) => socket.destroy());
@@ -193,6 +209,8 @@ export class DashboardServer {
 
   private route(req: IncomingMessage, res: ServerResponse): void {
     for (const [name, value] of Object.entries(SECURITY_HEADERS)) res.setHeader(name, value);
+    // The agent bridge's API answers in its own error shape, after the same Host, Origin and login checks.
+    if (this.api.handle(req, res)) return;
     if (!hostAllowed(req, this.hosts)) return this.refuse(res, 403, 'host not allowed');
     // A page on another site must not read or act through this one, even with the cookie.
     if (!originAllowed(req, this.hosts, false)) return this.refuse(res, 403, 'origin not allowed');

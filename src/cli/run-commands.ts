@@ -1,0 +1,222 @@
+/**
+ * The agent bridge from the command line, through the daemon: `switchboard run BACKEND PROMPT|-`
+ * submits a run and follows its events to the end (Ctrl-C cancels it and still waits for its end),
+ * and `switchboard runs` lists runs, shows one with its events from the ledger, follows or cancels
+ * one. With --json every event is one JSON line (schema v2) and the run itself is the last line.
+ */
+import path from 'node:path';
+import type { RunEventInfo, RunViewInfo } from '../protocol/methods.js';
+import type { SwitchboardClient } from '../client/index.js';
+import { intOption, parseCommandArgs, UsageError } from './args.js';
+import { out, withClient, type CliContext } from './context.js';
+import { table } from './format.js';
+import { taskArgument } from './agent-run-commands.js';
+
+/** Exit codes of a run that was followed to its end. */
+export const RUN_EXIT = { completed: 0, failed: 1, timeout: 2, cancelled: 130 } as const;
+
+export const RUN_HELP = [
+  'Submits a run to the daemon\'s agent bridge and follows its events to the end. PROMPT is the',
+  'words after BACKEND, or standard input for -. The folder is --cwd (default: this one); it must be',
+  'inside the sandbox of the governance policy (~/.switchboard/policy.yaml). Ctrl-C cancels the run.',
+  '',
+  'options: --cwd D, --mode auto|stdio|pty, --parent RUN (a follow-up in the same conversation),',
+  '  --detach (print the run id and return), --json (events as JSON lines, the run last), --quiet',
+  '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s)',
+  '',
+  'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
+];
+
+const RUN_OPTIONS = {
+  cwd: { type: 'string' },
+  mode: { type: 'string' },
+  parent: { type: 'string' },
+  detach: { type: 'boolean' },
+  follow: { type: 'boolean' },
+  json: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+  'wall-clock': { type: 'string' },
+  'no-output': { type: 'string' },
+} as const;
+
+/** `run BACKEND PROMPT|- [options]` */
+export async function runCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, RUN_OPTIONS);
+  const backend = positionals[0];
+  if (backend === undefined) throw new UsageError('missing BACKEND (see `switchboard run --help`; `switchboard runs backends` lists them)');
+  const prompt = await taskArgument(ctx, positionals.slice(1), undefined);
+  const mode = values.mode as string | undefined;
+  if (mode !== undefined && mode !== 'auto' && mode !== 'stdio' && mode !== 'pty') throw new UsageError('--mode must be auto, stdio or pty');
+  if (values.detach && values.follow) throw new UsageError('--detach and --follow do not go together');
+  const wall = intOption(values['wall-clock'], 'wall-clock');
+  const silent = intOption(values['no-output'], 'no-output');
+  const limits = wall !== undefined || silent !== undefined ? { ...(wall !== undefined ? { wall_clock_ms: wall * 1000 } : {}), ...(silent !== undefined ? { no_output_ms: silent * 1000 } : {}) } : undefined;
+  const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
+  return withClient(ctx, async (client) => {
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, limits });
+    if (values.detach) {
+      out(ctx, values.json ? JSON.stringify({ run }) : run.id);
+      return 0;
+    }
+    if (!values.json && !values.quiet) ctx.stderr.write(`run ${run.id} on ${run.backend} (${run.mode}), ${run.status}${run.queue_position !== null ? `, ${run.queue_position} ahead in line` : ''}\n`);
+    return follow(ctx, client, run.id, 0, { json: values.json === true, quiet: values.quiet === true, cancelOnInterrupt: true });
+  });
+}
+
+/**
+ * Follows a run from event `after` to its end, printing each event; resolves with the exit code of
+ * how it ended. With `cancelOnInterrupt`, the first Ctrl-C cancels the run (a second one leaves).
+ */
+async function follow(ctx: CliContext, client: SwitchboardClient, runId: string, after: number, options: { json: boolean; quiet: boolean; cancelOnInterrupt: boolean }): Promise<number> {
+  let interrupts = 0;
+  const onInterrupt = (): void => {
+    interrupts += 1;
+    if (interrupts > 1) process.exit(RUN_EXIT.cancelled);
+    if (!options.json) ctx.stderr.write(`cancelling ${runId}…\n`);
+    void client.runCancel(runId).catch((err: unknown) => ctx.stderr.write(`switchboard: could not cancel: ${(err as Error).message}\n`));
+  };
+  if (options.cancelOnInterrupt) process.on('SIGINT', onInterrupt);
+  try {
+    const ended = await new Promise<{ reason: 'ended' | 'error'; message?: string | undefined }>((resolve, reject) => {
+      client.onClose((err) => reject(err ?? new Error('the connection to the daemon closed')));
+      client
+        .runSubscribe(runId, { after, schemaVersion: 'v2' }, { run_event: (n) => printEvent(ctx, n.event, options), run_stream_end: (n) => resolve({ reason: n.reason, message: n.message }) })
+        .catch(reject);
+    });
+    if (ended.reason === 'error') ctx.stderr.write(`switchboard: following the run stopped: ${ended.message ?? 'unknown error'}\n`);
+    const { run } = await client.runGet(runId);
+    if (options.json) out(ctx, JSON.stringify({ run }));
+    else if (!options.quiet) ctx.stderr.write(`${describeEnd(run)}\n`);
+    return exitCodeOf(run);
+  } finally {
+    if (options.cancelOnInterrupt) process.off('SIGINT', onInterrupt);
+  }
+}
+
+/** The exit code for how a run ended (or 1 when it has not). */
+export function exitCodeOf(run: RunViewInfo): number {
+  if (run.status === 'completed') return RUN_EXIT.completed;
+  if (run.status === 'cancelled') return RUN_EXIT.cancelled;
+  if (run.status === 'failed' && (run.reason === 'timeout' || run.reason === 'no_output_timeout')) return RUN_EXIT.timeout;
+  return RUN_EXIT.failed;
+}
+
+function describeEnd(run: RunViewInfo): string {
+  const took = run.started_at !== null && run.ended_at !== null ? ` in ${((run.ended_at - run.started_at) / 1000).toFixed(1)} s` : '';
+  return `run ${run.id} ${run.status}${run.reason !== null ? ` (${run.reason})` : ''}${took}${run.status !== 'completed' && run.message !== '' ? `: ${run.message}` : ''}`;
+}
+
+/** One event as a line: the agent's text as it is, everything else marked by its type. */
+function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boolean; quiet: boolean }): void {
+  if (options.json) {
+    out(ctx, JSON.stringify(event));
+    return;
+  }
+  const text = event.schema_version === 'v2' ? event.compat.text : event.text;
+  const status = event.schema_version === 'v2' ? event.compat.status : event.status;
+  if (event.type === 'token') {
+    out(ctx, text);
+    return;
+  }
+  if (options.quiet) return;
+  const line = (mark: string, body: string): void => {
+    ctx.stderr.write(`${mark} ${body.replace(/\s+/g, ' ').slice(0, 300)}\n`);
+  };
+  const data = event.schema_version === 'v2' ? event.data : {};
+  switch (event.type) {
+    case 'state':
+      line('·', `${typeof data.from === 'string' ? data.from : ''} → ${status}${typeof data.reason === 'string' ? ` (${data.reason})` : ''}`);
+      break;
+    case 'tool_call':
+      line('▸', text);
+      break;
+    case 'tool_result':
+      line('◂', `${status}${text !== '' ? `: ${text}` : ''}`);
+      break;
+    case 'patch':
+      line('±', text);
+      break;
+    case 'decision':
+      line('§', `${status} by ${typeof data.rule === 'string' ? data.rule : '?'}: ${text}`);
+      break;
+    case 'error':
+      line('!', text);
+      break;
+    case 'notice':
+      line('i', text);
+      break;
+    case 'input':
+    case 'output':
+    case 'done':
+      break;
+  }
+}
+
+const RUNS_OPTIONS = {
+  json: { type: 'boolean' },
+  status: { type: 'string' },
+  backend: { type: 'string' },
+  limit: { type: 'string' },
+  after: { type: 'string' },
+  follow: { type: 'boolean' },
+  quiet: { type: 'boolean' },
+} as const;
+
+/**
+ * `runs [--status S] [--backend B] [--limit N] [--json]`: the runs, newest first.
+ * `runs [show] ID [--after N] [--follow] [--json]`: one run and its events from the ledger (a replay),
+ * or followed live to its end. `runs cancel ID`. `runs backends`: each backend's health.
+ */
+export async function runsCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, RUNS_OPTIONS);
+  const json = values.json === true;
+  const [first, second, extra] = positionals;
+  if (extra !== undefined) throw new UsageError(`unexpected argument '${extra}'`);
+  return withClient(ctx, async (client) => {
+    if (first === undefined) {
+      const status = values.status as RunViewInfo['status'] | undefined;
+      const { runs } = await client.runList({ status, backend: values.backend as string | undefined, limit: intOption(values.limit, 'limit') });
+      if (json) out(ctx, JSON.stringify({ runs }));
+      else out(ctx, runsTable(runs));
+      return 0;
+    }
+    if (first === 'backends') {
+      const result = await client.runBackends();
+      if (json) out(ctx, JSON.stringify(result));
+      else out(ctx, table(['BACKEND', 'MODES', 'OK', 'VERSION', 'PROBLEM'], result.backends.map((b) => [b.name, b.modes.join(','), b.health.ok === true ? 'yes' : 'no', typeof b.health.version === 'string' ? b.health.version : '-', typeof b.health.problem === 'string' ? b.health.problem : ''])));
+      return 0;
+    }
+    if (first === 'cancel') {
+      if (second === undefined) throw new UsageError('missing the run id to cancel');
+      const { run } = await client.runCancel(second);
+      out(ctx, json ? JSON.stringify({ run }) : describeEnd(run));
+      return 0;
+    }
+    const id = first === 'show' ? second : first;
+    if (id === undefined) throw new UsageError('missing the run id to show');
+    if (first !== 'show' && second !== undefined) throw new UsageError(`unexpected argument '${second}'`);
+    const after = intOption(values.after, 'after') ?? 0;
+    if (values.follow) return follow(ctx, client, id, after, { json, quiet: values.quiet === true, cancelOnInterrupt: false });
+    const replay = await client.runEvents(id, { after, limit: 10_000, schemaVersion: 'v2' });
+    if (json) {
+      out(ctx, JSON.stringify({ run: replay.run, events: replay.events }));
+      return 0;
+    }
+    const r = replay.run;
+    out(ctx, `${r.id}  ${r.backend} (${r.mode})  ${r.status}${r.reason !== null ? ` (${r.reason})` : ''}\n  cwd: ${r.cwd}\n  prompt: ${oneLinePrompt(r.prompt)}\n  policy: ${r.policy}${r.parent !== null ? `\n  follows: ${r.parent}` : ''}`);
+    for (const e of replay.events) printEvent(ctx, e, { json: false, quiet: false });
+    return 0;
+  });
+}
+
+function oneLinePrompt(prompt: string): string {
+  const line = prompt.replace(/\s+/g, ' ').trim();
+  return line.length > 80 ? `${line.slice(0, 79)}…` : line;
+}
+
+function runsTable(runs: RunViewInfo[]): string {
+  return table(
+    ['ID', 'BACKEND', 'MODE', 'STATUS', 'CREATED', 'PROMPT'],
+    runs.map((r) => [r.id, r.backend, r.mode, `${r.status}${r.reason !== null && r.status !== 'completed' ? ` (${r.reason})` : ''}`, new Date(r.created_at).toISOString().replace('T', ' ').slice(0, 19), oneLinePrompt(r.prompt).slice(0, 40)]),
+  );
+}

@@ -1,0 +1,80 @@
+/**
+ * The daemon's agent bridge (seed 004): the run ledger in the Switchboard home (`ledger.db`, 0600),
+ * the governance policy (`policy.yaml` there, defaults without one), the backends (every agent
+ * profile: its structured mode on stdio, its screen in a PTY as the fallback) and the run service
+ * over them, which at start records runs a dead daemon left in flight as `failed (interrupted)` and
+ * ends the CLIs it left behind. A broken policy or ledger turns the bridge off (logged, and every
+ * run call answers CONFLICT saying so), never the daemon.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { AgentCatalog } from '../agents/index.js';
+import { killMarkedNow } from '../platform/index.js';
+import { LEDGER_FILE, RunLedger } from '../runs/ledger/index.js';
+import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../runs/governance/index.js';
+import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver, type RecoveryReport } from '../runs/bridge/index.js';
+import { bridgeMarkerValue, markerScope } from '../runs/bridge/process-marker.js';
+
+export interface BridgeOptions {
+  /** Point every CLI at this model from an isolated HOME per backend under `agentHome` (demos, offline use, tests). */
+  agentHome?: string;
+  modelUrl?: string;
+  /** Where the CLIs are, besides PATH and $SWITCHBOARD_AGENT_PATH. */
+  binaryDirs?: string[];
+  /** The backends to offer instead of every profile's (tests). */
+  backends?: BackendDriver[];
+  /** The policy file (default: policy.yaml in the home). */
+  policyFile?: string;
+}
+
+export interface StartedBridge {
+  service: RunService;
+  ledger: RunLedger;
+  recovered: RecoveryReport;
+  /** Where the policy came from (its file, or `default`). */
+  policy: string;
+  ledgerFile: string;
+  /** The marker every CLI of this daemon's runs carries, for the last-resort kill. */
+  marker: { name: string; value: string };
+}
+
+/** Opens the ledger, reads the policy and starts the run service; undefined (with the reason logged) when it cannot. */
+export async function startBridge(home: string, agents: AgentCatalog, options: BridgeOptions, logger: Logger): Promise<{ bridge: StartedBridge } | { problem: string }> {
+  let ledger: RunLedger | undefined;
+  try {
+    const file = options.policyFile ?? path.join(home, POLICY_FILE);
+    const policy = existsSync(file) || options.policyFile !== undefined ? loadGovernancePolicy({ file }) : parseGovernancePolicy({}, { origin: 'default' });
+    ledger = RunLedger.openSqlite({ home, rawOutput: policy.rawOutput, logger });
+    const { agentHome, modelUrl } = options;
+    const sandbox = agentHome !== undefined && modelUrl !== undefined ? (backend: string) => ({ home: path.join(agentHome, backend), modelUrl }) : undefined;
+    const backends = options.backends ?? defaultBackends({ catalog: agents, logger, ...(sandbox ? { sandbox } : {}), ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}) });
+    // The scope is the home: another daemon's (another home's) CLIs are never touched.
+    // A run that names no folder (the chat proxy's) works in the first sandbox root.
+    const defaultCwd = policy.forBackend('').roots[0];
+    const { service, recovered } = await RunService.start({ ledger, policy, backends, scope: home, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) });
+    if (recovered.interrupted.length > 0 || recovered.processes > 0) logger.warn('agent bridge: runs left in flight by a daemon that died are recorded as failed (interrupted)', { runs: recovered.interrupted, processes: recovered.processes });
+    return { bridge: { service, ledger, recovered, policy: policy.origin, ledgerFile: path.join(home, LEDGER_FILE), marker: { name: BRIDGE_MARKER_VARIABLE, value: bridgeMarkerValue(markerScope(home)) } } };
+  } catch (err) {
+    await ledger?.close().catch(() => undefined);
+    const problem = errorMessage(err);
+    logger.error('agent bridge is off', { error: problem });
+    return { problem };
+  }
+}
+
+/** Ends every run (`cancelled (shutdown)`) and its processes, and closes the ledger. */
+export async function stopBridge(bridge: StartedBridge, logger: Logger): Promise<void> {
+  try {
+    await bridge.service.dispose();
+  } catch (err) {
+    logger.warn('agent bridge did not stop cleanly', { error: errorMessage(err) });
+  }
+  await bridge.ledger.close().catch((err: unknown) => logger.warn('run ledger did not close cleanly', { error: errorMessage(err) }));
+}
+
+/** The last resort (a second signal): every CLI of this daemon's runs killed at once. */
+export function killBridgeNow(bridge: StartedBridge): void {
+  killMarkedNow(bridge.marker);
+}
