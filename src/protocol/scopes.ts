@@ -14,7 +14,7 @@ export const AGENT_PANE_SCOPES: readonly Scope[] = ['read', 'ask'];
 
 /** What each scope is for, in the words errors and docs use. */
 export const SCOPE_MEANINGS: Readonly<Record<Scope, string>> = {
-  read: 'list panes and agents, read screens, text and logs, wait, subscribe',
+  read: 'list panes, agents and runs, read screens, text, logs and run events, wait, subscribe',
   ask: 'give another agent pane a prompt (send_prompt), unless it waits on an approval',
   send: 'type into any pane (send_text, send_keys, paste, send_prompt), resize',
   create: 'start panes, agents, runs and agent sessions',
