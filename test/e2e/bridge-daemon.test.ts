@@ -49,10 +49,10 @@ async function startDaemon(home: string, agentHome: string): Promise<DaemonProce
   const child = spawn(process.execPath, [CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--agent-home', agentHome, '--model-url', scripted.model.url, '--log-level', 'warn'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   let err = '';
-  child.stderr?.setEncoding('utf8').on('data', (c: string) => (err += c));
+  child.stderr.setEncoding('utf8').on('data', (c: string) => (err += c));
   const httpPort = await new Promise<number>((resolve, reject) => {
     let out = '';
-    child.stdout?.setEncoding('utf8').on('data', (c: string) => {
+    child.stdout.setEncoding('utf8').on('data', (c: string) => {
       out += c;
       const m = /HTTP API: http:\/\/127\.0\.0\.1:(\d+)\/api\/v2\//.exec(out);
       if (m) resolve(Number(m[1]));
