@@ -8,6 +8,7 @@ import { NewPaneForm } from './panes/new-pane-form.js';
 import { PaneGrid } from './panes/pane-grid.js';
 import type { ConnectionStatus } from './rpc/reconnecting-socket.js';
 import { SessionList } from './sessions/session-list.js';
+import { RunList } from './sessions/run-list.js';
 import { ConnectionIndicator } from './ui/connection-status.js';
 import { isLoggedOut } from './ui/login-check.js';
 import { useDashboard } from './ui/dashboard-context.js';
@@ -85,6 +86,7 @@ export function App() {
         <aside className="sidebar">
           <NewPaneForm />
           <SessionList />
+          <RunList />
         </aside>
         <PaneGrid views={views} columns={columns} selected={selected} onToggleSelected={toggleSelected} />
       </div>

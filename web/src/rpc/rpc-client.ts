@@ -29,7 +29,7 @@ interface Pending {
 }
 
 /** Long enough for an agent pane to reach its idle prompt (the server waits up to 90 s by default). */
-const SLOW_METHODS: Partial<Record<MethodName, number>> = { create_pane: 180_000, kill: 30_000, remove: 30_000 };
+const SLOW_METHODS: Partial<Record<MethodName, number>> = { create_pane: 180_000, kill: 30_000, remove: 30_000, run_cancel: 30_000 };
 const DEFAULT_TIMEOUT_MS = 20_000;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

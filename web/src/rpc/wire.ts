@@ -8,16 +8,16 @@
 import type { Notifications as AllNotifications, ParamsInput, Result } from '../../../src/protocol/methods.js';
 
 export type { LogMsg, NormalizedEntry, EntryMetadata, AgentState, ApprovalInfo as Approval } from '../../../src/contract/index.js';
-export type { AgentInfo, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo } from '../../../src/protocol/methods.js';
+export type { AgentInfo, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo, RunViewInfo as RunView, RunEventInfo as RunEvent } from '../../../src/protocol/methods.js';
 
 /** The methods the dashboard calls: their parameters (without the token) and results. */
-type DashboardMethod = 'list' | 'agents' | 'pane_states' | 'create_pane' | 'kill' | 'remove' | 'send_text' | 'answer_approval' | 'subscribe' | 'unsubscribe' | 'log_sessions' | 'log_subscribe' | 'log_unsubscribe';
+type DashboardMethod = 'list' | 'agents' | 'pane_states' | 'create_pane' | 'kill' | 'remove' | 'send_text' | 'answer_approval' | 'subscribe' | 'unsubscribe' | 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'run_list' | 'run_events' | 'run_subscribe' | 'run_cancel';
 export type Methods = { [M in DashboardMethod]: { params: ParamsInput<M>; result: Result<M> } };
 export type MethodName = keyof Methods;
 export type CreatePaneParams = ParamsInput<'create_pane'>;
 
 /** Every notification the dashboard listens for, by method. */
-export type Notifications = Pick<AllNotifications, 'state' | 'exit' | 'pane_created' | 'log_message' | 'log_finished' | 'log_dropped'>;
+export type Notifications = Pick<AllNotifications, 'state' | 'exit' | 'pane_created' | 'log_message' | 'log_finished' | 'log_dropped' | 'run_event' | 'run_stream_end'>;
 export type NotificationName = keyof Notifications;
 
 /** A control message on a pane's terminal socket (text frames; output comes as binary frames). */

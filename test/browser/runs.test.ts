@@ -1,0 +1,91 @@
+/**
+ * The dashboard's Runs view in Debian's Chromium (playwright-core), against a real daemon whose
+ * agent bridge runs the scripted fake backend: runs appear with their states, a finished run opens
+ * with its events replayed from the ledger, a live run streams into the drawer, and Cancel ends it
+ * (`cancelled`, in the view and in the ledger). Screenshots go to test-artifacts/browser/.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { runServiceOf } from '../../src/api/index.js';
+import { useTestDaemon } from '../support/daemon.js';
+import { tempDir } from '../support/shell.js';
+
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
+const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+
+// The policy's sandbox is a scratch folder of this file's, known before the daemon starts.
+const scratch = tempDir('sb-browser-runs-');
+const work = path.join(scratch.dir, 'work');
+mkdirSync(work);
+const policyFile = path.join(scratch.dir, 'policy.yaml');
+writeFileSync(policyFile, `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
+
+const t = useTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [new FakeBackend()], policyFile } });
+let browser: Browser;
+
+beforeAll(async () => {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+});
+
+afterAll(async () => {
+  await browser.close();
+  scratch.cleanup();
+});
+
+/** An attribute of every element a locator finds, in order. */
+async function attributes(locator: Locator, name: string): Promise<(string | null)[]> {
+  return Promise.all((await locator.all()).map((l) => l.getAttribute(name)));
+}
+
+async function openDashboard(): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+  await page.goto(t.daemon.dashboardLoginUrl());
+  await page.getByTestId('run-list').waitFor();
+  return page;
+}
+
+describe("the dashboard's Runs view in Chromium", () => {
+  it('lists runs with their states, replays a finished one, follows a live one and cancels it', { timeout: 90_000 }, async () => {
+    const runs = runServiceOf(t.daemon.services);
+    const finished = await runs.submit({ backend: 'fake', prompt: 'tool please', cwd: work });
+    for (let i = 0; i < 200 && (await runs.get(finished.id)).status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 25));
+    const recorded = await runs.events(finished.id, 0, 1_000);
+    const page = await openDashboard();
+    try {
+      const item = page.locator(`[data-testid="run-item"][data-run-id="${finished.id}"]`);
+      await expect.poll(() => item.getAttribute('data-status'), { timeout: 20_000 }).toBe('completed');
+      await item.click();
+      const drawer = page.locator(`[data-testid="run-drawer"][data-run-id="${finished.id}"]`);
+      // The replay shows every recorded event, in order, the same as the ledger's.
+      await expect.poll(() => drawer.getByTestId('run-event').count(), { timeout: 20_000 }).toBe(recorded.length);
+      expect(await attributes(drawer.getByTestId('run-event'), 'data-seq')).toEqual(recorded.map((e) => String(e.seq)));
+      expect(await attributes(drawer.getByTestId('run-event'), 'data-type')).toEqual(recorded.map((e) => e.type));
+      expect(await drawer.getByTestId('run-cancel').count()).toBe(0);
+      await page.screenshot({ path: path.join(ARTIFACTS, 'runs-replay.png') });
+      await drawer.getByTestId('run-drawer-close').click();
+
+      // A run that says nothing until cancelled: it streams its first events, then Cancel ends it.
+      const live = await runs.submit({ backend: 'fake', prompt: 'silent', cwd: work });
+      const liveItem = page.locator(`[data-testid="run-item"][data-run-id="${live.id}"]`);
+      await liveItem.click();
+      const liveDrawer = page.locator(`[data-testid="run-drawer"][data-run-id="${live.id}"]`);
+      await expect.poll(() => liveDrawer.locator('[data-testid="run-event"][data-type="state"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+      await liveDrawer.getByTestId('run-cancel').click();
+      await expect.poll(() => liveDrawer.locator('[data-testid="run-event"][data-type="done"]').count(), { timeout: 20_000 }).toBe(1);
+      await expect.poll(() => liveItem.getAttribute('data-status'), { timeout: 20_000 }).toBe('cancelled');
+      expect(await runs.get(live.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+      // What the drawer showed live is what the ledger holds.
+      expect(await attributes(liveDrawer.getByTestId('run-event'), 'data-seq')).toEqual((await runs.events(live.id, 0, 1_000)).map((e) => String(e.seq)));
+      await page.screenshot({ path: path.join(ARTIFACTS, 'runs-cancelled.png') });
+    } finally {
+      await page.close();
+    }
+  });
+});

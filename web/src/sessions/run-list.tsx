@@ -1,0 +1,169 @@
+/**
+ * The agent bridge's runs (seed 004): every run from the run ledger with its state, newest first
+ * (re-read every few seconds: nothing announces a new run), and one run in a drawer: its events as
+ * recorded, then live while it runs (`run_subscribe`, resumed after the last event seen when the
+ * socket comes back), a replay of a finished one, and Cancel while it is not over.
+ */
+import { useEffect, useState } from 'react';
+import { errorMessage, RpcError } from '../rpc/rpc-client.js';
+import type { RunEvent, RunView } from '../rpc/wire.js';
+import { useDashboard } from '../ui/dashboard-context.js';
+
+const POLL_MS = 3_000;
+/** Events a drawer keeps on screen (the ledger keeps them all). */
+const MAX_SHOWN_EVENTS = 2_000;
+const ENDED = new Set(['completed', 'failed', 'cancelled']);
+
+function useRuns(): RunView[] {
+  const { rpc, toasts } = useDashboard();
+  const [runs, setRuns] = useState<RunView[]>([]);
+  useEffect(() => {
+    let reported = false;
+    const load = (): void => {
+      if (rpc.status.state !== 'open') return;
+      rpc.call('run_list', { limit: 50 }).then(
+        (result) => {
+          reported = false;
+          setRuns(result.runs);
+        },
+        (error: unknown) => {
+          // A daemon without the bridge answers CONFLICT: an empty list, not an error every poll.
+          if (reported || (error instanceof RpcError && (error.dataCode === 'NOT_CONNECTED' || error.dataCode === 'CONFLICT'))) return;
+          reported = true;
+          toasts.error(`Could not list the runs: ${errorMessage(error)}`);
+        },
+      );
+    };
+    load();
+    const timer = window.setInterval(load, POLL_MS);
+    const stop = rpc.onOpen(load);
+    return () => {
+      window.clearInterval(timer);
+      stop();
+    };
+  }, [rpc, toasts]);
+  return runs;
+}
+
+/** A run's events: recorded then live, from `run_subscribe`, resumed after the last one on every reconnect. */
+function useRunEvents(runId: string): { events: RunEvent[]; ended: boolean } {
+  const { rpc, toasts } = useDashboard();
+  const [state, setState] = useState<{ events: RunEvent[]; ended: boolean }>({ events: [], ended: false });
+  useEffect(() => {
+    let last = 0;
+    let subscription: string | undefined;
+    let done = false;
+    const offEvent = rpc.onNotification('run_event', (n) => {
+      if (n.subscription !== subscription || n.event.seq <= last) return;
+      last = n.event.seq;
+      setState((s) => ({ events: [...s.events, n.event].slice(-MAX_SHOWN_EVENTS), ended: s.ended }));
+    });
+    const offEnd = rpc.onNotification('run_stream_end', (n) => {
+      if (n.subscription !== subscription) return;
+      subscription = undefined;
+      if (n.reason === 'ended') {
+        done = true;
+        setState((s) => ({ events: s.events, ended: true }));
+      }
+    });
+    const follow = (): void => {
+      if (done || rpc.status.state !== 'open') return;
+      rpc.call('run_subscribe', { run_id: runId, after: last, schema_version: 'v2' }).then(
+        (result) => {
+          subscription = result.subscription;
+        },
+        (error: unknown) => {
+          if (!(error instanceof RpcError && error.dataCode === 'NOT_CONNECTED')) toasts.error(`Could not follow ${runId}: ${errorMessage(error)}`);
+        },
+      );
+    };
+    follow();
+    const stopOpen = rpc.onOpen(follow);
+    return () => {
+      offEvent();
+      offEnd();
+      stopOpen();
+      if (subscription !== undefined) void rpc.call('unsubscribe', { subscription }).catch(() => undefined);
+    };
+  }, [rpc, toasts, runId]);
+  return state;
+}
+
+function eventLine(e: RunEvent): { kind: string; text: string } {
+  const text = e.schema_version === 'v2' ? e.compat.text : e.text;
+  const status = e.schema_version === 'v2' ? e.compat.status : e.status;
+  if (e.type === 'state') return { kind: 'state', text: `→ ${status}${text !== '' ? `: ${text}` : ''}` };
+  if (e.type === 'decision') return { kind: 'decision', text: `${status}: ${text}` };
+  if (e.type === 'tool_result') return { kind: 'tool_result', text: `${status}${text !== '' ? `: ${text}` : ''}` };
+  if (e.type === 'done') return { kind: 'done', text: `${status}: ${text}` };
+  return { kind: e.type, text };
+}
+
+function RunDrawer({ run, onClose }: { run: RunView; onClose: () => void }) {
+  const { rpc, toasts } = useDashboard();
+  const { events, ended } = useRunEvents(run.id);
+  const over = ended || ENDED.has(run.status);
+  const cancel = (): void => {
+    rpc.call('run_cancel', { run_id: run.id }).catch((error: unknown) => toasts.error(`Could not cancel ${run.id}: ${errorMessage(error)}`));
+  };
+  return (
+    <div className="drawer" data-testid="run-drawer" data-run-id={run.id}>
+      <header className="drawer-header">
+        <span className="pane-title">{run.id}</span>
+        <span className="pane-agent">{run.backend}</span>
+        <span className="session-meta" data-testid="run-drawer-status">
+          {run.status}
+          {run.reason !== null ? ` (${run.reason})` : ''}
+        </span>
+        <span className="spacer" />
+        {!over && (
+          <button type="button" className="icon-button" data-testid="run-cancel" onClick={cancel}>
+            cancel
+          </button>
+        )}
+        <button type="button" className="icon-button" data-testid="run-drawer-close" onClick={onClose}>
+          close
+        </button>
+      </header>
+      <div className="run-prompt" title={run.cwd}>
+        {run.prompt}
+      </div>
+      <ol className="run-events" data-testid="run-events">
+        {events.map((e) => {
+          const line = eventLine(e);
+          return (
+            <li key={e.seq} className={`run-event run-event-${line.kind}`} data-testid="run-event" data-type={e.type} data-seq={e.seq}>
+              <span className="run-event-type">{e.type}</span> <span className="run-event-text">{line.text}</span>
+            </li>
+          );
+        })}
+      </ol>
+    </div>
+  );
+}
+
+export function RunList() {
+  const runs = useRuns();
+  const [openId, setOpenId] = useState<string | null>(null);
+  const open = runs.find((r) => r.id === openId);
+  return (
+    <section className="session-list" data-testid="run-list">
+      <h2>Agent runs</h2>
+      {runs.length === 0 && <div className="muted">None yet.</div>}
+      <ul>
+        {runs.map((r) => (
+          <li key={r.id}>
+            <button type="button" className={`session-item ${openId === r.id ? 'active' : ''}`} data-testid="run-item" data-run-id={r.id} data-status={r.status} title={`${r.id}\n${r.cwd}`} onClick={() => setOpenId(r.id)}>
+              <span className="session-title">{r.prompt}</span>
+              <span className="session-meta">
+                {r.backend} · {r.status}
+                {r.reason !== null && r.status !== 'completed' ? ` (${r.reason})` : ''}
+              </span>
+            </button>
+          </li>
+        ))}
+      </ul>
+      {open && <RunDrawer key={open.id} run={open} onClose={() => setOpenId(null)} />}
+    </section>
+  );
+}
