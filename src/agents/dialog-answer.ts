@@ -5,7 +5,7 @@
  */
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { watchScreen, type Pane } from '../pane/index.js';
-import { menuRows, type MenuRow } from './approval-request.js';
+import { menuRows, type MenuRow } from './approval-prompt.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { pressKeys } from './input.js';
 import type { Dialog } from './schema.js';

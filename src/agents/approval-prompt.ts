@@ -7,7 +7,7 @@
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
-import { detectScreen, lineIndexAt, lowestMatchOf, region, type ScreenRows } from './detect.js';
+import { detectScreen, lineIndexAt, lowestMatchOf, region, type Detection, type ScreenRows } from './detect.js';
 import { isRule, rowContent } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
@@ -30,7 +30,7 @@ export interface ApprovalOption {
 }
 
 /** A tool approval prompt, as parsed from the screen. */
-export interface ApprovalRequest {
+export interface ApprovalPrompt {
   /**
    * True only when every row of the prompt was placed where its layout says (the kind's rows, the
    * question, known decorations), a witness on screen agrees, and nothing may be cut by wrapping.
@@ -302,11 +302,12 @@ function keysFor(spec: ApprovalRequestSpec, options: readonly { number: string |
 /**
  * Parses the approval prompt on `screen` with a profile's screens set; null when the screen is not
  * an approval prompt (as detectScreen decides). A profile without `approval_request` gives a request
- * of kind `other` with no options, so callers fall back to the profile's approval_keys.
+ * of kind `other` with no options, so callers fall back to the profile's approval_keys. `detection`
+ * is the screen's, when the caller has it already (the state tracker).
  */
-export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[]): ApprovalRequest | null {
+export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[], known?: Detection): ApprovalPrompt | null {
   const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
-  const detection = detectScreen(screens, rows);
+  const detection = known ?? detectScreen(screens, rows);
   if (detection.kind !== 'approval') return null;
   const anchor = detection.evidence?.row ?? 0;
   const spec = screens.approval_request;
@@ -426,7 +427,7 @@ function mayWrap(lines: readonly string[], kind: KindMatch): boolean {
  * allow_once (approving this call is the closest the prompt allows); deny must be an explicit
  * option, never guessed.
  */
-export function optionFor(request: ApprovalRequest, meaning: AnswerMeaning): ApprovalOption | null {
+export function optionFor(request: ApprovalPrompt, meaning: AnswerMeaning): ApprovalOption | null {
   const find = (m: AnswerMeaning): ApprovalOption | null => request.options.find((o) => o.meaning === m && o.keys.length > 0) ?? null;
   return meaning === 'allow_always' ? (find('allow_always') ?? find('allow_once')) : find(meaning);
 }
