@@ -10,6 +10,7 @@ import { agentSessionHandlers, logHandlers } from './log-operations.js';
 import { agentStateHandlers } from './agent-state-operations.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import { tmuxHandlers, tmuxPlacement } from './tmux-operations.js';
+import { runHandlers } from './run-operations.js';
 
 /** Implements one method; may throw SwitchboardError. */
 export type Handler<M extends MethodName> = (ctx: OperationContext, params: Params<M>) => Result<M> | Promise<Result<M>>;
@@ -25,6 +26,7 @@ export const handlers: HandlerTable = {
   ...agentSessionHandlers,
   ...agentStateHandlers,
   ...tmuxHandlers,
+  ...runHandlers,
   async create_pane(ctx, p) {
     // Which token the pane's programs get: never more than the caller has.
     const scopes = scopesForNewPane(ctx.grant ?? OWNER_GRANT, p.agent !== undefined, p.grants);

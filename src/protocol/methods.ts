@@ -153,6 +153,28 @@ export const paramSchemas = {
     })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
   agent_session_prompt: z.strictObject({ session_id: sessionId, prompt: z.string().min(1).max(MAX_TEXT) }),
+  /**
+   * Runs a task to its end in a daemon pane (CodingAgent.execute() inside the daemon): the pane is
+   * listed, on the dashboard and answerable through answer_approval while the task runs.
+   */
+  agent_execute: z
+    .strictObject({
+      agent: z.string().min(1).max(64),
+      task: z.string().min(1).max(MAX_TEXT),
+      cwd: z.string().min(1).max(4096),
+      /** How approvals are judged: auto (shell and file tools inside cwd), ask (default: everything asked), or a policy ({rules, default}). */
+      policy: optional(z.union([z.enum(['auto', 'ask']), z.record(z.string(), z.unknown())])),
+      /** An approval the policy leaves open waits for answer_approval instead of ending the task with needs_input. */
+      wait_for_approval: optional(z.boolean()),
+      timeout_ms: optional(int(1_000, 24 * 3_600_000)),
+      idle_timeout_ms: optional(int(1_000, 24 * 3_600_000)),
+      /** Leave the pane running at its prompt once the task ends (default: removed). */
+      keep_pane: optional(z.boolean()),
+      args: optional(z.array(z.string().max(64 * 1024)).max(256)),
+      agent_home: optional(z.string().min(1).max(4096)),
+      model_url: optional(z.url().max(2048)),
+    })
+    .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
   agent_session_cancel: z.strictObject({ session_id: sessionId }),
   agent_session_close: z.strictObject({ session_id: sessionId }),
   /** Runs one tmux command line (the `tmux` launcher's argv) against the daemon's tmux front end. */
@@ -268,6 +290,38 @@ export interface PaneStateInfo {
   approval: ApprovalInfo | null;
 }
 
+/** One approval of a task run by agent_execute, and how it was answered. */
+export interface ExecuteApprovalInfo {
+  at: number;
+  id: string;
+  /** What the prompt asked for, as read off the screen (null when it could not be read). */
+  request: { tool: string; tool_name: string | null; command: string | null; path: string | null; certain: boolean; doubts: string[]; options: { label: string; meaning: string | null }[] } | null;
+  decision: 'allow' | 'deny' | 'ask';
+  reason: string;
+  /** policy, callback, person (answer_approval), default, or none (asked: the task returned needs_input). */
+  decided_by: string;
+  answered: { label: string; keys: string[] } | null;
+  presses: number;
+}
+
+/** What agent_execute returns: seed 002's execute() result. */
+export interface ExecuteResultInfo {
+  status: 'completed' | 'error' | 'timeout' | 'cancelled' | 'needs_input';
+  /** The pane the task ran in (null when the agent never started). */
+  pane_id: string | null;
+  files_changed: string[];
+  file_changes: { path: string; change: string }[];
+  output_log: string;
+  final_message: string | null;
+  duration_ms: number;
+  approvals: ExecuteApprovalInfo[];
+  error_message: string | null;
+  error_code: string | null;
+  question: string | null;
+  states: { state: AgentState; previous: AgentState; at: number; evidence: { rule: string; pattern: string; line: string; row: number } | null }[];
+  completed_by: string[];
+}
+
 /** A session as log_sessions lists it. */
 export interface SessionInfo {
   session_id: string;
@@ -329,6 +383,7 @@ export interface Results {
   };
   agent_session_cancel: { success: true };
   agent_session_close: { success: true };
+  agent_execute: ExecuteResultInfo;
   /** What tmux would have printed and its exit code; `attach` names a pane to attach the terminal to; `need_stdin` asks for the call again with stdin. */
   tmux_command: { stdout: string; stderr: string; exit_code: number; attach?: string; need_stdin?: boolean };
   info: InfoResult;

@@ -12,6 +12,7 @@
  * in the constructor.
  */
 import { homedir } from 'node:os';
+import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
@@ -118,6 +119,8 @@ const MAX_QUESTION_ROUNDS = 5;
 /** The agent's session: the agent in its pane, and the folder it works in. */
 interface Session {
   agent: AgentPane;
+  /** What the session listens to (the pane's output, for progress). */
+  subscriptions: DisposableStore;
   /** Disposed with the session when the agent pane is this CodingAgent's own (not the daemon's). */
   owned: boolean;
   workdir: string;
@@ -239,11 +242,17 @@ export class CodingAgent {
 
   /** Ends the agent session: the CLI and everything it started. */
   async close(): Promise<void> {
-    const session = this.session;
-    this.session = undefined;
-    if (!session) return;
-    if (session.owned) session.agent.dispose();
-    await this.registry().remove(session.agent.pane.id, { graceMs: 2_000 }).catch(() => undefined);
+    const session = this.release();
+    if (session) await this.registry().remove(session.agent.pane.id, { graceMs: 2_000 }).catch(() => undefined);
+  }
+
+  /**
+   * Lets go of the agent without ending it: its pane stays the registry's (the daemon's, listed and
+   * promptable), and this CodingAgent cannot be used afterwards.
+   */
+  detach(): void {
+    this.release();
+    this.progress.dispose();
   }
 
   /** Closes the session and releases everything (the agent cannot be used afterwards). */
@@ -252,6 +261,16 @@ export class CodingAgent {
     // Only a registry this agent made is its to close (and only if it ever made one).
     if (this.options.registry === undefined && this.registryInUse) await this.registryInUse.close({ graceMs: 2_000 });
     this.progress.dispose();
+  }
+
+  /** Forgets the session (its own AgentPane disposed); returns it. */
+  private release(): Session | undefined {
+    const session = this.session;
+    this.session = undefined;
+    if (!session) return undefined;
+    session.subscriptions.dispose();
+    if (session.owned) session.agent.dispose();
+    return session;
   }
 
   /** The profile, from the catalog given or (at the first need) the built-ins and the user's file. */
@@ -283,8 +302,9 @@ export class CodingAgent {
     // The daemon's agent pane when there is one, so its log, its dashboard and answer_approval see this task.
     const shared = o.agentPanes?.get(started.pane.id);
     const agent = shared ?? new AgentPane(started.pane, profile);
-    this.session = { agent, owned: shared === undefined, workdir, version: started.version };
-    started.pane.onOutput((out) => this.progress.fire({ type: 'output', text: out.text }));
+    const subscriptions = new DisposableStore();
+    subscriptions.add(started.pane.onOutput((out) => this.progress.fire({ type: 'output', text: out.text })));
+    this.session = { agent, subscriptions, owned: shared === undefined, workdir, version: started.version };
     this.progress.fire({ type: 'started', paneId: started.pane.id, version: started.version });
     return this.session;
   }

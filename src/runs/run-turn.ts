@@ -74,6 +74,17 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
       }
       return v;
     };
+    /**
+     * What the agent waits on as the turn begins. The tracker keeps a question or an approval until
+     * the next state settles (idle must hold still), so one answered a moment ago (a start-up dialog
+     * the responder took) may still be its state: it counts only while the screen still shows it.
+     */
+    const waitingOn = (): StateView => {
+      const known = tracker.state;
+      if (known.state !== 'waiting_approval' && known.state !== 'waiting_input') return view(known);
+      const now = classifyScreen(screens, { lines: pane.screenLines() }).state;
+      return now === known.state ? view(known) : { state: now ?? 'starting' };
+    };
     const dialogKnown = (): boolean => tracker.lastDetection.dialog !== undefined || agent.responder?.clear === false;
     /** Reply marks in everything drawn since the prompt went in (the screen then, and all after it). */
     const repliesSince = (): number => countReplies(screens, pane.readText(Math.max(0, pane.readText(0).totalLines - linesAtSubmit) + pane.rows).lines);
@@ -194,7 +205,7 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
     signal?.addEventListener('abort', onAbort);
     subscriptions.add({ dispose: () => signal?.removeEventListener('abort', onAbort) });
     linesAtSubmit = pane.readText(0).totalLines;
-    dispatch({ kind: 'start', now: performance.now(), wallNow: Date.now(), current: view(tracker.state), dialogKnown: dialogKnown(), replies: countReplies(screens, pane.screenLines()), task: text });
+    dispatch({ kind: 'start', now: performance.now(), wallNow: Date.now(), current: waitingOn(), dialogKnown: dialogKnown(), replies: countReplies(screens, pane.screenLines()), task: text });
   });
 }
 
