@@ -116,7 +116,6 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
           agent.answer(effect.decision, { decidedBy: what.record.decidedBy, by: byWhom(what.record), prompt: what.prompt, ...(signal ? { signal } : {}) }).then(
             (answered) => {
               what.record.presses = answered.presses;
-              tracker.refresh();
               dispatch({ kind: 'keys_pressed', now: performance.now() });
             },
             // The prompt went away meanwhile (answered at the terminal): nothing was pressed.
