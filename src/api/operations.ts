@@ -7,6 +7,7 @@ import { agentHandlers } from './agent-operations.js';
 import { approvalHandlers } from './approval-operations.js';
 import { conversationHandlers } from './conversation-operations.js';
 import { daemonHandlers } from './daemon-operations.js';
+import { executeHandlers } from './execute-operations.js';
 import { headlessRunHandlers } from './headless-run-operations.js';
 import { logHandlers } from './log-operations.js';
 import { paneHandlers } from './pane-operations.js';
@@ -21,6 +22,7 @@ export const handlers: HandlerTable = {
   ...logHandlers,
   ...headlessRunHandlers,
   ...conversationHandlers,
+  ...executeHandlers,
   ...tmuxHandlers,
   ...daemonHandlers,
 };

@@ -1,0 +1,111 @@
+/**
+ * AgentPane on a real PTY, with a program that plays recorded Claude Code screens: the state change
+ * that reports an approval carries the prompt as read; the approval has an id; answers go one at a
+ * time and only to the prompt meant, by the option on screen; a person's answer is heard by whoever
+ * waits for it; a prompt answered at the terminal is withdrawn.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentCatalog, AgentPane, type ScreenAnswer, type StateChange } from '../src/agents/index.js';
+import { PaneRegistry } from '../src/pane/index.js';
+import { tempDir } from './support/shell.js';
+
+const screensDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'screens', 'claude-2.1.197');
+const profile = new AgentCatalog().get('claude');
+const registry = new PaneRegistry();
+const scratch = tempDir('sb-agent-pane-');
+
+afterAll(async () => {
+  await registry.close({ graceMs: 500 });
+  scratch.cleanup();
+});
+
+/** Draws each recorded screen, then waits for a time or for a key on stdin. */
+function player(steps: ({ screen: string; ms: number } | { screen: string; key: string })[]): string {
+  const file = path.join(scratch.dir, `player-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `const fs = require('fs');
+const steps = ${JSON.stringify(steps)};
+const dir = ${JSON.stringify(screensDir)};
+process.stdin.setRawMode(true);
+const draw = (name) => process.stdout.write('\\x1b[H\\x1b[2J' + fs.readFileSync(dir + '/' + name + '.txt', 'utf8').replace(/\\n$/, '').split('\\n').join('\\r\\n'));
+const key = (want) => new Promise((resolve) => { const on = (d) => { if (d.toString() === want) { process.stdin.off('data', on); resolve(); } }; process.stdin.on('data', on); });
+(async () => {
+  for (const step of steps) {
+    draw(step.screen);
+    if ('key' in step) await key(step.key); else await new Promise((r) => setTimeout(r, step.ms));
+  }
+  process.exit(0);
+})();
+`,
+  );
+  return file;
+}
+
+function agentPane(file: string): AgentPane {
+  const pane = registry.create({ argv: [process.execPath, file], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+  return new AgentPane(pane, profile);
+}
+
+const next = (agent: AgentPane, state: StateChange['state']): Promise<StateChange> =>
+  new Promise((resolve) => {
+    const sub = agent.onState((c) => {
+      if (c.state !== state) return;
+      sub.dispose();
+      resolve(c);
+    });
+  });
+
+describe('AgentPane on a real PTY', () => {
+  it('carries the prompt in the state change, and answers it once, by the option on screen, for whoever waits', async () => {
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 600 }]));
+    try {
+      const change = await next(agent, 'waiting_approval');
+      // Read once, as the change that reports it: no listener reads the screen again.
+      expect(change.approval).toMatchObject({ tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt' });
+      const pending = agent.approval;
+      expect(pending?.request).toMatchObject({ id: `${agent.pane.id}-approval-1`, source: { kind: 'screen', paneId: agent.pane.id }, subject: { tool: 'shell' } });
+      expect(pending?.prompt).toBe(change.approval);
+      const id = pending?.request.id ?? '';
+
+      const heard = agent.answerFromPerson(id);
+      const told: string[] = [];
+      agent.onAnswering((a) => told.push(`answering ${a.decision} by ${a.by}`));
+      agent.onAnswered((a) => told.push(`answered ${a.presses}`));
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: `${id}-stale` })).rejects.toMatchObject({ code: 'CONFLICT' });
+      const answering = agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: id });
+      // One answer at a time: a second one while the first is pressed is refused, nothing pressed.
+      await expect(agent.answer('deny', { decidedBy: 'person', by: 'another test' })).rejects.toThrow(/being answered already/);
+      const answered: ScreenAnswer = await answering;
+      expect(answered).toMatchObject({ decision: 'allow', decidedBy: 'person', option: { label: 'Yes' }, keys: ['1'] });
+      expect(answered.presses).toBeGreaterThanOrEqual(1);
+      expect(told).toEqual(['answering allow by a test', `answered ${answered.presses}`]);
+      expect((await heard)?.decision).toBe('allow');
+      await next(agent, 'idle');
+      expect(agent.approval).toBeNull();
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test' })).rejects.toThrow(/no approval is pending/);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('withdraws an approval answered at the terminal', async () => {
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '3' }, { screen: 'done-idle', ms: 600 }]));
+    try {
+      await next(agent, 'waiting_approval');
+      const id = agent.approval?.request.id ?? '';
+      const withdrawn: string[] = [];
+      agent.onWithdrawn((a) => withdrawn.push(a.request.id));
+      const heard = agent.answerFromPerson(id);
+      // Someone presses the key in the pane itself, not through Switchboard.
+      agent.pane.sendKeys(['3']);
+      expect(await heard).toBeNull();
+      expect(withdrawn).toEqual([id]);
+    } finally {
+      agent.dispose();
+    }
+  });
+});
