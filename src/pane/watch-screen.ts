@@ -6,7 +6,7 @@
  * call for a look), the time limit, the pane's exit, the caller's signal, and leaving nothing
  * subscribed or scheduled behind.
  */
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore } from '../core/disposable.js';
 import type { Event } from '../core/emitter.js';
 import type { Pane } from './pane.js';
 
@@ -42,7 +42,7 @@ const CHECK_REFILL_MS = 10;
 /** Waits on `pane`'s screen until `wait` says it is done, the pane exits, the time limit passes or the signal aborts. */
 export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenWaitOptions): Promise<T> {
   return new Promise<T>((resolve) => {
-    const subscriptions: Disposable[] = [];
+    const subscriptions = new DisposableStore();
     let done = false;
     let recheckTimer: NodeJS.Timeout | undefined;
     let throttleTimer: NodeJS.Timeout | undefined;
@@ -55,7 +55,7 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
       clearTimeout(timeout);
       clearTimeout(recheckTimer);
       clearTimeout(throttleTimer);
-      for (const s of subscriptions) s.dispose();
+      subscriptions.dispose();
       options.signal?.removeEventListener('abort', onAbort);
       resolve(value);
     };
@@ -93,11 +93,9 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
     const onAbort = (): void => finish(wait.cancelled());
 
     const timeout = setTimeout(() => finish(wait.timedOut()), options.timeoutMs);
-    subscriptions.push(
-      pane.onRender(onRender),
-      pane.onExit(() => finish(wait.exited())),
-      ...(options.also ?? []).map((event) => event(() => look())),
-    );
+    subscriptions.add(pane.onRender(onRender));
+    subscriptions.add(pane.onExit(() => finish(wait.exited())));
+    for (const event of options.also ?? []) subscriptions.add(event(() => look()));
     options.signal?.addEventListener('abort', onAbort);
     if (options.signal?.aborted) onAbort();
     else if (!pane.alive) finish(wait.exited());
