@@ -42,6 +42,8 @@ describe('agent_execute: a task run to its end in a daemon pane', () => {
     try {
       const before = await agentPaneIds(c);
       const running = c.agentExecute({ agent: 'claude', task: 'write a file please', cwd: work.dir, policy: 'ask', wait_for_approval: true, keep_pane: true, agent_home: home.dir, model_url: scripted.model.url, timeout_ms: 150_000 });
+      // Awaited below; should an expectation fail first, the close in finally rejects it: not unhandled.
+      void running.catch(() => undefined);
       // The task's pane is one of the daemon's: listed, with its agent.
       const paneId = await until('the task pane in list', async () => (await agentPaneIds(c)).find((id) => !before.includes(id)));
       // The dashboard's view: the pane waits on the approval, read off its screen, with its id.
@@ -52,7 +54,7 @@ describe('agent_execute: a task run to its end in a daemon pane', () => {
       expect(approvalId).toBeDefined();
       // The policy asks and the caller wants a person: nothing is pressed until one answers.
       expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
-      await expect(c.answerApproval(paneId, 'allow', `${approvalId}-stale`)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+      await expect(c.answerApproval(paneId, 'allow', `${approvalId}-stale`)).rejects.toMatchObject({ code: 'CONFLICT' });
       const answered = await c.answerApproval(paneId, 'allow', approvalId);
       expect(answered.answered.keys.length).toBeGreaterThan(0);
 
