@@ -12,6 +12,7 @@ import { logMessageSchema, logNotifications, logParams, logResults, sessionInfoS
 import { inputModesSchema, paneInfoSchema, paneNotifications, paneParams, paneResults, screenResultSchema, waitForResultSchema } from './methods/panes.js';
 import { runParams, runResults } from './methods/runs.js';
 import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
+import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
 
 export { SIGNALS, SUBSCRIBE_EVENTS } from './methods/panes.js';
@@ -26,19 +27,20 @@ export const METHOD_GROUPS = {
   logs: Object.keys(logParams) as (keyof typeof logParams)[],
   runs: Object.keys(runParams) as (keyof typeof runParams)[],
   bridge: Object.keys(bridgeParams) as (keyof typeof bridgeParams)[],
+  execute: Object.keys(executeParams) as (keyof typeof executeParams)[],
   tmux: Object.keys(tmuxParams) as (keyof typeof tmuxParams)[],
   daemon: Object.keys(daemonParams) as (keyof typeof daemonParams)[],
 } as const;
 export type MethodGroup = keyof typeof METHOD_GROUPS;
 
 /** Every method's parameters. */
-export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...bridgeParams, ...tmuxParams, ...daemonParams } as const;
+export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
 
 export type MethodName = keyof typeof paramSchemas;
 export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
 
 /** Every method's result. */
-export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...bridgeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
+export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...bridgeResults, ...executeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
 
 /** Every server-to-client notification, for subscriptions. */
 export const notificationSchemas = { ...paneNotifications, ...logNotifications, ...bridgeNotifications } as const;
@@ -73,3 +75,7 @@ export type RunViewInfo = z.output<typeof runViewSchema>;
 export type RunEventInfo = z.output<typeof runEventSchema>;
 /** A backend of the agent bridge with its capabilities and health. */
 export type BackendInfoWire = z.output<typeof backendInfoSchema>;
+/** One approval of a task run by agent_execute, and how it was answered. */
+export type ExecuteApprovalInfo = z.output<typeof executeApprovalInfoSchema>;
+/** What agent_execute returns: seed 002's execute() result. */
+export type ExecuteResultInfo = z.output<typeof executeResultInfoSchema>;

@@ -10,7 +10,7 @@
  */
 import { errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { AgentCatalog, type AgentProfile, type ApprovalRequest } from '../../agents/index.js';
+import { AgentCatalog, type AgentProfile, type ApprovalPrompt } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
@@ -171,15 +171,15 @@ export class PaneBackend implements BackendDriver {
   }
 }
 
-function subjectOf(a: ApprovalRequest): { tool: ApprovalRequest['tool']; command?: string; path?: string; toolName?: string } {
+function subjectOf(a: ApprovalPrompt): { tool: ApprovalPrompt['tool']; command?: string; path?: string; toolName?: string } {
   return { tool: a.tool, ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}), ...(a.toolName !== null ? { toolName: a.toolName } : {}) };
 }
 
-function inputOf(a: ApprovalRequest): Record<string, unknown> {
+function inputOf(a: ApprovalPrompt): Record<string, unknown> {
   return { ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}) };
 }
 
-function toolCallEvent(id: string, a: ApprovalRequest | null): NewRunEvent {
+function toolCallEvent(id: string, a: ApprovalPrompt | null): NewRunEvent {
   const name = a?.toolName ?? a?.tool ?? 'unknown';
   const text = a?.command ?? a?.path ?? 'an approval prompt that could not be read';
   return { type: 'tool_call', ts: Date.now(), data: { id, name, kind: a?.tool ?? 'other', input: a ? inputOf(a) : {}, path: a?.path ?? null }, compat: { text, status: 'running', is_error: false } };
