@@ -229,7 +229,11 @@ describe('bad requests', () => {
     const wrong = await raw('DELETE', '/api/v2/agent/run');
     expectErrorShape(wrong, 405);
     expect(wrong.headers.allow).toBe('POST');
-    expectErrorShape(await raw('OPTIONS', '/api/v2/agent/run', { headers: { Origin: 'http://evil.example' } }), 405);
+    // A CORS preflight from another site is refused for its Origin (the dashboard's check), and gets no CORS headers.
+    const preflight = await raw('OPTIONS', '/api/v2/agent/run', { headers: { Origin: 'http://evil.example' } });
+    expectErrorShape(preflight, 403);
+    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    expectErrorShape(await raw('OPTIONS', '/api/v2/agent/run'), 405);
     expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: Buffer.alloc(MAX_BODY_BYTES + 10, 0x20) }), 413);
     expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: '{"backend": "fake", ' }), 400);
     expectErrorShape(await raw('POST', '/api/v2/agent/run', { body: '' }), 400);
@@ -241,8 +245,11 @@ describe('bad requests', () => {
     const typed = await raw('POST', '/api/v2/agent/run', { body: JSON.stringify({ backend: 'fake', prompt: 42 }) });
     expectErrorShape(typed, 400);
     expect(typed.body).toContain('prompt:');
-    // No CORS, ever.
-    const ok = await raw('GET', '/api/v2/agent/backends', { headers: { Origin: 'http://evil.example' } });
+    // No CORS, ever: another site's page is refused even with the token; the server's own origin is fine.
+    const foreign = await raw('GET', '/api/v2/agent/backends', { headers: { Origin: 'http://evil.example' } });
+    expectErrorShape(foreign, 403);
+    expect(foreign.headers['access-control-allow-origin']).toBeUndefined();
+    const ok = await raw('GET', '/api/v2/agent/backends', { headers: { Origin: `http://127.0.0.1:${server.port}` } });
     expect(ok.status).toBe(200);
     expect(ok.headers['access-control-allow-origin']).toBeUndefined();
   });
