@@ -12,6 +12,63 @@ import { out, withClient, type CliContext } from './context.js';
 import { table } from './format.js';
 import { taskArgument } from './agent-run-commands.js';
 
+/** How often the progress line is redrawn, in ms. */
+const PROGRESS_MS = 500;
+
+/**
+ * The line at the bottom of a terminal that says how a run is doing (its state, how long, how many
+ * events) while it works; only when stderr is a terminal and words are printed. Every other line
+ * is written through `print`, which clears the progress line first and redraws it after.
+ */
+class ProgressLine {
+  private status = 'queued';
+  private events = 0;
+  private readonly since = Date.now();
+  private timer: NodeJS.Timeout | undefined;
+  private shown = false;
+
+  constructor(private readonly stream: NodeJS.WriteStream) {
+    this.timer = setInterval(() => this.draw(), PROGRESS_MS);
+    this.timer.unref();
+  }
+
+  static for(ctx: CliContext, options: { json: boolean; quiet: boolean }): ProgressLine | undefined {
+    return ctx.stderr.isTTY && !options.json && !options.quiet ? new ProgressLine(ctx.stderr) : undefined;
+  }
+
+  /** Counts an event (a state change updates the status shown). */
+  saw(event: RunEventInfo): void {
+    this.events++;
+    if (event.type === 'state') this.status = event.schema_version === 'v2' ? event.compat.status : event.status;
+  }
+
+  /** Writes `text` above the progress line. */
+  print(target: NodeJS.WritableStream, text: string): void {
+    this.clear();
+    target.write(text);
+    this.draw();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+    this.clear();
+  }
+
+  private draw(): void {
+    if (this.timer === undefined) return;
+    const seconds = Math.round((Date.now() - this.since) / 1000);
+    this.stream.write(`\r\x1b[K… ${this.status} · ${seconds} s · ${this.events} event${this.events === 1 ? '' : 's'}`);
+    this.shown = true;
+  }
+
+  private clear(): void {
+    if (!this.shown) return;
+    this.stream.write('\r\x1b[K');
+    this.shown = false;
+  }
+}
+
 /** Exit codes of a run that was followed to its end. */
 export const RUN_EXIT = { completed: 0, failed: 1, timeout: 2, cancelled: 130 } as const;
 
@@ -76,19 +133,22 @@ async function follow(ctx: CliContext, client: SwitchboardClient, runId: string,
     void client.runCancel(runId).catch((err: unknown) => ctx.stderr.write(`switchboard: could not cancel: ${(err as Error).message}\n`));
   };
   if (options.cancelOnInterrupt) process.on('SIGINT', onInterrupt);
+  const progress = ProgressLine.for(ctx, options);
   try {
     const ended = await new Promise<{ reason: 'ended' | 'error'; message?: string | undefined }>((resolve, reject) => {
       client.onClose((err) => reject(err ?? new Error('the connection to the daemon closed')));
       client
-        .runSubscribe(runId, { after, schemaVersion: 'v2' }, { run_event: (n) => printEvent(ctx, n.event, options), run_stream_end: (n) => resolve({ reason: n.reason, message: n.message }) })
+        .runSubscribe(runId, { after, schemaVersion: 'v2' }, { run_event: (n) => printEvent(ctx, n.event, options, progress), run_stream_end: (n) => resolve({ reason: n.reason, message: n.message }) })
         .catch(reject);
     });
+    progress?.stop();
     if (ended.reason === 'error') ctx.stderr.write(`switchboard: following the run stopped: ${ended.message ?? 'unknown error'}\n`);
     const { run } = await client.runGet(runId);
     if (options.json) out(ctx, JSON.stringify({ run }));
     else if (!options.quiet) ctx.stderr.write(`${describeEnd(run)}\n`);
     return exitCodeOf(run);
   } finally {
+    progress?.stop();
     if (options.cancelOnInterrupt) process.off('SIGINT', onInterrupt);
   }
 }
@@ -107,20 +167,25 @@ function describeEnd(run: RunViewInfo): string {
 }
 
 /** One event as a line: the agent's text as it is, everything else marked by its type. */
-function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boolean; quiet: boolean }): void {
+function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boolean; quiet: boolean }, progress?: ProgressLine): void {
   if (options.json) {
     out(ctx, JSON.stringify(event));
     return;
   }
+  progress?.saw(event);
+  const write = (target: NodeJS.WritableStream, text: string): void => {
+    if (progress) progress.print(target, text);
+    else target.write(text);
+  };
   const text = event.schema_version === 'v2' ? event.compat.text : event.text;
   const status = event.schema_version === 'v2' ? event.compat.status : event.status;
   if (event.type === 'token') {
-    out(ctx, text);
+    write(ctx.stdout, text.endsWith('\n') ? text : `${text}\n`);
     return;
   }
   if (options.quiet) return;
   const line = (mark: string, body: string): void => {
-    ctx.stderr.write(`${mark} ${body.replace(/\s+/g, ' ').slice(0, 300)}\n`);
+    write(ctx.stderr, `${mark} ${body.replace(/\s+/g, ' ').slice(0, 300)}\n`);
   };
   const data = event.schema_version === 'v2' ? event.data : {};
   switch (event.type) {
