@@ -6,7 +6,7 @@
  * 2.1.197 and 2.1.330), or, failing that, when a newer prompt or an interruption shows up.
  */
 import { askIdIn, carriesAsk, withoutMarkers } from './marker.js';
-import { contentText, isRecord, joinReply, str, type TranscriptFold } from './types.js';
+import { contentText, isRecord, joinReply, str, timeOf, type TranscriptFold } from './types.js';
 
 interface ClaudeState {
   askId: string;
@@ -15,6 +15,7 @@ interface ClaudeState {
   endSignal: string | null;
   interrupted: boolean;
   certain: boolean;
+  endAt: number | null;
 }
 
 /** Claude writes this as the user's text when Esc stops a turn. */
@@ -31,7 +32,7 @@ function promptText(record: Record<string, unknown>): string | null {
 }
 
 export const claudeFold: TranscriptFold<ClaudeState> = {
-  initial: (askId) => ({ askId, phase: 'before', texts: [], endSignal: null, interrupted: false, certain: false }),
+  initial: (askId) => ({ askId, phase: 'before', texts: [], endSignal: null, interrupted: false, certain: false, endAt: null }),
   step(state, record) {
     if (state.phase === 'ended' || !isRecord(record)) return state;
     const prompt = promptText(record);
@@ -42,14 +43,14 @@ export const claudeFold: TranscriptFold<ClaudeState> = {
       // Another prompt (an interruption, or a turn this ask did not start) ends the ask's turn.
       const interrupted = INTERRUPTED.test(prompt.trim());
       const other = askIdIn(prompt);
-      return { ...state, phase: 'ended', interrupted: interrupted || other !== state.askId, endSignal: interrupted ? 'user/interrupted' : 'user/next prompt' };
+      return { ...state, phase: 'ended', interrupted: interrupted || other !== state.askId, endSignal: interrupted ? 'user/interrupted' : 'user/next prompt', endAt: timeOf(record.timestamp) };
     }
     if (record.type === 'assistant' && record.isSidechain !== true && isRecord(record.message)) {
       const text = contentText(record.message.content, ['text']);
       return text === '' ? state : { ...state, texts: [...state.texts, text] };
     }
     if (record.type === 'system' && str(record.subtype) === 'turn_duration') {
-      return { ...state, phase: 'ended', certain: true, endSignal: 'system/turn_duration' };
+      return { ...state, phase: 'ended', certain: true, endSignal: 'system/turn_duration', endAt: timeOf(record.timestamp) };
     }
     return state;
   },
@@ -60,5 +61,6 @@ export const claudeFold: TranscriptFold<ClaudeState> = {
     certain: s.certain,
     endSignal: s.endSignal,
     interrupted: s.interrupted,
+    endAt: s.endAt,
   }),
 };

@@ -5,7 +5,7 @@
  * turn the question opened (`turn_aborted` when it was stopped). Seen with 0.169.0.
  */
 import { carriesAsk, withoutMarkers } from './marker.js';
-import { contentText, isRecord, joinReply, str, type TranscriptFold } from './types.js';
+import { contentText, isRecord, joinReply, str, timeOf, type TranscriptFold } from './types.js';
 
 interface CodexState {
   askId: string;
@@ -16,10 +16,11 @@ interface CodexState {
   texts: string[];
   endSignal: string | null;
   interrupted: boolean;
+  endAt: number | null;
 }
 
 export const codexFold: TranscriptFold<CodexState> = {
-  initial: (askId) => ({ askId, phase: 'before', turnId: null, pendingTurnId: null, texts: [], endSignal: null, interrupted: false }),
+  initial: (askId) => ({ askId, phase: 'before', turnId: null, pendingTurnId: null, texts: [], endSignal: null, interrupted: false, endAt: null }),
   step(state, record) {
     if (state.phase === 'ended' || !isRecord(record) || !isRecord(record.payload)) return state;
     const payload = record.payload;
@@ -42,7 +43,7 @@ export const codexFold: TranscriptFold<CodexState> = {
       const aborted = payload.type === 'turn_aborted';
       // A turn whose messages were not written as response items still names its last message.
       const texts = state.texts.length === 0 && str(payload.last_agent_message) ? [str(payload.last_agent_message) ?? ''] : state.texts;
-      return { ...state, texts, phase: 'ended', interrupted: aborted, endSignal: aborted ? 'event_msg/turn_aborted' : 'event_msg/task_complete' };
+      return { ...state, texts, phase: 'ended', interrupted: aborted, endSignal: aborted ? 'event_msg/turn_aborted' : 'event_msg/task_complete', endAt: timeOf(record.timestamp) };
     }
     return state;
   },
@@ -53,5 +54,6 @@ export const codexFold: TranscriptFold<CodexState> = {
     certain: s.phase === 'ended',
     endSignal: s.endSignal,
     interrupted: s.interrupted,
+    endAt: s.endAt,
   }),
 };

@@ -8,7 +8,7 @@
  * the list, is where the turn ends if nothing follows, so that end is not certain on its own.
  */
 import { carriesAsk, withoutMarkers } from './marker.js';
-import { arr, contentText, isRecord, joinReply, str, type TranscriptFold } from './types.js';
+import { arr, contentText, isRecord, joinReply, str, timeOf, type TranscriptFold } from './types.js';
 
 interface GeminiMessage {
   id: string;
@@ -17,6 +17,7 @@ interface GeminiMessage {
   toolCalls: number;
   /** A user message that answers a tool call (functionResponse), not a prompt. */
   toolResult: boolean;
+  at: number | null;
 }
 
 interface GeminiState {
@@ -31,7 +32,7 @@ function toMessage(value: unknown): GeminiMessage | null {
   if (id === undefined || type === undefined) return null;
   const content = value.content;
   const toolResult = Array.isArray(content) && content.some((p) => isRecord(p) && p.functionResponse !== undefined);
-  return { id, type, text: contentText(content, ['text']), toolCalls: arr(value.toolCalls).length, toolResult };
+  return { id, type, text: contentText(content, ['text']), toolCalls: arr(value.toolCalls).length, toolResult, at: timeOf(value.timestamp) };
 }
 
 function upsert(messages: readonly GeminiMessage[], message: GeminiMessage): GeminiMessage[] {
@@ -56,7 +57,7 @@ export const geminiFold: TranscriptFold<GeminiState> = {
   },
   view(s) {
     const at = s.messages.findIndex((m) => m.type === 'user' && carriesAsk(m.text, s.askId));
-    if (at < 0) return { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false };
+    if (at < 0) return { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false, endAt: null };
     const after = s.messages.slice(at + 1);
     const nextPrompt = after.findIndex((m) => m.type === 'user' && !m.toolResult);
     const turn = nextPrompt < 0 ? after : after.slice(0, nextPrompt);
@@ -64,9 +65,10 @@ export const geminiFold: TranscriptFold<GeminiState> = {
     const last = turn[turn.length - 1];
     const answered = last !== undefined && last.type === 'gemini' && last.text.trim() !== '' && last.toolCalls === 0;
     // A newer prompt ends the turn for certain; without an answer before it, the turn was cut short.
-    if (nextPrompt >= 0) return { found: true, reply, done: true, certain: true, endSignal: 'user/next prompt', interrupted: !answered };
+    const endAt = last?.at ?? null;
+    if (nextPrompt >= 0) return { found: true, reply, done: true, certain: true, endSignal: 'user/next prompt', interrupted: !answered, endAt };
     const error = turn.find((m) => m.type === 'error');
-    if (error) return { found: true, reply, done: true, certain: true, endSignal: 'error', interrupted: true };
-    return { found: true, reply, done: answered, certain: false, endSignal: answered ? 'gemini/message' : null, interrupted: false };
+    if (error) return { found: true, reply, done: true, certain: true, endSignal: 'error', interrupted: true, endAt: error.at };
+    return { found: true, reply, done: answered, certain: false, endSignal: answered ? 'gemini/message' : null, interrupted: false, endAt: answered ? endAt : null };
   },
 };

@@ -10,7 +10,7 @@
  * question's session from the question on, one row per part.
  */
 import { isAskId, carriesAsk, withoutMarkers } from './marker.js';
-import { isRecord, joinReply, str, type ReplyRead } from './types.js';
+import { isRecord, joinReply, str, timeOf, type ReplyRead } from './types.js';
 
 /** One row of ASK_ROWS_SQL's result. */
 export interface OpenCodeRow {
@@ -40,6 +40,7 @@ interface Message {
   parentId: string | null;
   finish: string | null;
   completed: boolean;
+  completedAt: number | null;
   error: boolean;
   texts: string[];
   finishedStep: string | null;
@@ -68,6 +69,7 @@ function messagesOf(rows: readonly OpenCodeRow[]): Message[] {
         parentId: str(data.parentID) ?? null,
         finish: str(data.finish) ?? null,
         completed: typeof time.completed === 'number',
+        completedAt: timeOf(time.completed),
         error: data.error !== undefined,
         texts: [],
         finishedStep: null,
@@ -87,14 +89,14 @@ function messagesOf(rows: readonly OpenCodeRow[]): Message[] {
 export function readOpenCodeRows(rows: readonly OpenCodeRow[], askId: string): Omit<ReplyRead, 'source'> {
   const messages = messagesOf(rows);
   const question = messages.find((m) => m.role === 'user' && m.texts.some((t) => carriesAsk(t, askId)));
-  if (!question) return { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false };
+  if (!question) return { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false, endAt: null };
   const answers = messages.filter((m) => m.role === 'assistant' && m.parentId === question.id);
   const reply = withoutMarkers(joinReply(answers.flatMap((m) => m.texts)));
   const failed = answers.find((m) => m.error);
-  if (failed) return { found: true, reply, done: true, certain: true, endSignal: 'message/error', interrupted: true };
+  if (failed) return { found: true, reply, done: true, certain: true, endSignal: 'message/error', interrupted: true, endAt: failed.completedAt };
   const finished = answers.find((m) => m.completed && m.finish !== null && m.finish !== 'tool-calls' && m.finish !== 'unknown');
-  if (finished) return { found: true, reply, done: true, certain: true, endSignal: `message/finish:${finished.finish ?? ''}`, interrupted: false };
+  if (finished) return { found: true, reply, done: true, certain: true, endSignal: `message/finish:${finished.finish ?? ''}`, interrupted: false, endAt: finished.completedAt };
   const later = messages.find((m) => m.role === 'user' && m !== question && messages.indexOf(m) > messages.indexOf(question));
-  if (later) return { found: true, reply, done: true, certain: true, endSignal: 'user/next prompt', interrupted: true };
-  return { found: true, reply, done: false, certain: false, endSignal: null, interrupted: false };
+  if (later) return { found: true, reply, done: true, certain: true, endSignal: 'user/next prompt', interrupted: true, endAt: null };
+  return { found: true, reply, done: false, certain: false, endSignal: null, interrupted: false, endAt: null };
 }

@@ -76,6 +76,7 @@ describe.each([
     const recs = records(file());
     const text = foldAll(fold, recs, IDS.text);
     expect(text).toMatchObject({ found: true, reply: REPLIES.text, done: true, certain, endSignal: textEnd, interrupted: false });
+    expect(text.endAt).toEqual(expect.any(Number));
     const tool = foldAll(fold, recs, IDS.tool);
     expect(tool).toMatchObject({ found: true, reply: REPLIES.tool, done: true, interrupted: false });
   });
@@ -139,7 +140,7 @@ describe('OpenCode rows (recorded database, joined as askRowsSql joins them)', (
 
   it('reads each ask and its end (a step that finished for a reason other than tool calls)', () => {
     expect(readOpenCodeRows(rowsFor(IDS.text), IDS.text)).toMatchObject({ found: true, reply: REPLIES.text, done: true, certain: true, endSignal: 'message/finish:stop' });
-    expect(readOpenCodeRows(rowsFor(IDS.tool), IDS.tool)).toMatchObject({ found: true, reply: REPLIES.tool, done: true, endSignal: 'message/finish:stop' });
+    expect(readOpenCodeRows(rowsFor(IDS.tool), IDS.tool)).toMatchObject({ found: true, reply: REPLIES.tool, done: true, endSignal: 'message/finish:stop', endAt: expect.any(Number) as unknown });
     expect(readOpenCodeRows([], IDS.text).found).toBe(false);
   });
 

@@ -28,9 +28,19 @@ export interface ReplyRead {
   interrupted: boolean;
   /** Where it was read (a file, or the database). */
   source: string | null;
+  /** When the CLI wrote its end of turn (ms since the epoch), where the record says. */
+  endAt: number | null;
 }
 
-export const NOTHING_YET: ReplyRead = { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false, source: null };
+export const NOTHING_YET: ReplyRead = { found: false, reply: '', done: false, certain: false, endSignal: null, interrupted: false, source: null, endAt: null };
+
+/** Milliseconds since the epoch from an ISO time or a number, or null. */
+export function timeOf(value: unknown): number | null {
+  if (typeof value === 'number' && Number.isFinite(value)) return value;
+  if (typeof value !== 'string') return null;
+  const t = Date.parse(value);
+  return Number.isNaN(t) ? null : t;
+}
 
 /** A format's reader as a fold: records in, what is known out. */
 export interface TranscriptFold<S> {
