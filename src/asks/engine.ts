@@ -50,6 +50,8 @@ export interface AskEngineOptions {
 interface Job {
   record: AskRecord;
   target: AskTarget;
+  /** The line the ask waits in (kept here: a target's line is replaced once it empties). */
+  line: Line;
   abort: AbortController;
   timer: NodeJS.Timeout | undefined;
   waiters: (() => void)[];
@@ -108,7 +110,7 @@ export class AskEngine implements Disposable {
       deliveredAt: null,
       deliveryError: null,
     };
-    const job: Job = { record, target, abort: new AbortController(), timer: undefined, waiters: [], deliver: request.deliver === true };
+    const job: Job = { record, target, line, abort: new AbortController(), timer: undefined, waiters: [], deliver: request.deliver === true };
     job.timer = setTimeout(() => this.timeOut(job, timeoutMs), timeoutMs);
     this.jobs.set(id, job);
     line.jobs.push(job);
@@ -196,10 +198,12 @@ export class AskEngine implements Disposable {
   /** Starts the first ask of the line when the target can take it. */
   private pump(line: Line): void {
     if (this.disposed || line.active) return;
+    // Final asks have left the line already; this only guards the invariant.
+    line.jobs = line.jobs.filter((j) => !isFinal(j.record.status));
     const head = line.jobs[0];
     if (!head) {
       for (const s of line.subscriptions) s.dispose();
-      this.lines.delete(line.target.id);
+      if (this.lines.get(line.target.id) === line) this.lines.delete(line.target.id);
       return;
     }
     const target = line.target;
@@ -219,6 +223,7 @@ export class AskEngine implements Disposable {
   private async run(line: Line, job: Job): Promise<void> {
     const target = line.target;
     this.update(job, { type: 'start', at: Date.now() });
+    if (job.record.status !== 'typing') return;
     const location = target.transcript();
     const reader = location ? (this.options.readerFor ?? createTranscriptReader)(location, job.record.id) : undefined;
     try {
@@ -318,13 +323,11 @@ export class AskEngine implements Disposable {
     clearTimeout(job.timer);
     job.abort.abort();
     this.jobs.delete(job.record.id);
-    const line = this.lines.get(job.target.id);
-    if (line) {
-      line.jobs = line.jobs.filter((j) => j !== job);
-      // A final ask frees its target's line (a timed-out turn still runs: the next ask waits for idle).
-      if (line.active === job) line.active = undefined;
-      queueMicrotask(() => this.pump(line));
-    }
+    const line = job.line;
+    line.jobs = line.jobs.filter((j) => j !== job);
+    // A final ask frees its target's line (a timed-out turn still runs: the next ask waits for idle).
+    if (line.active === job) line.active = undefined;
+    queueMicrotask(() => this.pump(line));
     for (const w of job.waiters.splice(0)) w();
     if (job.deliver) this.deliver(job);
   }

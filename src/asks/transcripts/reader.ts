@@ -28,6 +28,8 @@ export type OpenCodeQuery = (sql: string) => Promise<unknown[]>;
 
 /** Most bytes read from one file per look (a look after a long turn catches up over several). */
 const MAX_READ_BYTES = 8 * 1024 * 1024;
+/** Until the question is found, the transcript folders are listed again at most this often (new files). */
+const LIST_INTERVAL_MS = 500;
 /** Between two OpenCode queries, at least this long (each one starts OpenCode). */
 const OPENCODE_QUERY_INTERVAL_MS = 1_000;
 /** Longest an OpenCode query may take. */
@@ -57,6 +59,8 @@ class JsonlReader<S> implements TranscriptReader {
   private readonly tails = new Map<string, Tail<S>>();
   private bound: string | undefined;
   private begun = new Map<string, number>();
+  private listed: string[] = [];
+  private listedAt = -Infinity;
 
   constructor(
     private readonly location: TranscriptLocation,
@@ -69,7 +73,11 @@ class JsonlReader<S> implements TranscriptReader {
   }
 
   read(): Promise<ReplyRead> {
-    const files = this.bound !== undefined ? [this.bound] : [...listTranscripts(this.location, transcriptDirs(this.location)).keys()];
+    if (this.bound === undefined && performance.now() - this.listedAt >= LIST_INTERVAL_MS) {
+      this.listed = [...listTranscripts(this.location, transcriptDirs(this.location)).keys()];
+      this.listedAt = performance.now();
+    }
+    const files = this.bound !== undefined ? [this.bound] : this.listed;
     for (const file of files) {
       const view = this.advance(file);
       if (view?.found) {
