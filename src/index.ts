@@ -3,9 +3,13 @@
  * (an Electron main process, a test harness) can run a `Daemon` or a bare `PaneRegistry` in-process.
  */
 export { connect, SwitchboardClient, ClientSubscription, RpcError, resolveEndpoint, type ConnectOptions, type Endpoint } from './client/index.js';
+export { memoryTransportPair, type MemoryTransportOptions } from './protocol/memory-transport.js';
+export type { MessageTransport, TransportReceiver, TransportInput } from './protocol/transport.js';
+export type { AgentState, StateChange, Evidence, ApprovalInfo, ApprovalSubject, ToolKind } from './contract/index.js';
 export { Daemon, type DaemonOptions, type RuntimeInfo } from './daemon/index.js';
 export { PaneRegistry, Pane, waitForScreen, type CreatePaneOptions, type ExitInfo, type PaneOutput } from './pane/index.js';
-export { SwitchboardError, isSwitchboardError, ERROR_CODES, RPC_CODE_BY_ERROR, type ErrorCode } from './core/errors.js';
+export { SwitchboardError, isSwitchboardError, ERROR_CODES, type ErrorCode } from './core/errors.js';
+export { RPC_CODE_BY_ERROR, errorCodeFromRpc, rpcCodeOf } from './protocol/rpc-codes.js';
 export { createStreamLogger, silentLogger, type Logger } from './core/logger.js';
 export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, ScreenResult, WaitForResult, InfoResult, LogMessage, SessionInfo } from './protocol/methods.js';
 export { CodingAgent, AUTO_APPROVE_POLICY, ASK_POLICY, evaluatePolicy, parsePolicy, loadPolicyFile, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent, type ApprovalPolicy, type PolicyRule, type PolicyVerdict } from './runs/index.js';

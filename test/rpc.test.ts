@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { statSync, readFileSync } from 'node:fs';
 import { SwitchboardError } from '../src/core/errors.js';
+import { rpcCodeOf } from '../src/protocol/rpc-codes.js';
 import type { Daemon } from '../src/daemon/index.js';
 import { runtimeFilePath } from '../src/daemon/index.js';
 import { RawClient, TRANSPORTS, errorOf, resultOf, startTestDaemon, type Transport } from './support/daemon.js';
@@ -397,6 +398,6 @@ describe('connection limits and timeouts', () => {
   });
 
   it('types every stable error code', () => {
-    expect(new SwitchboardError('PANE_NOT_FOUND', 'x').rpcCode).toBe(-32002);
+    expect(rpcCodeOf(new SwitchboardError('PANE_NOT_FOUND', 'x'))).toBe(-32002);
   });
 });

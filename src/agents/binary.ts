@@ -30,8 +30,12 @@ export function findAgentBinary(data: ProfileData, env: NodeJS.ProcessEnv, extra
   return undefined;
 }
 
-/** Longest wait for a version; a program that ignores the arguments and starts its TUI is killed. */
-const VERSION_TIMEOUT_MS = 10_000;
+/**
+ * Longest wait for a version; a program that ignores the arguments and starts its TUI is killed.
+ * Generous: on a loaded 2-core machine OpenCode's 185 MB binary took over 10 s to print its version,
+ * and an unknown version reads the screens with the wrong set.
+ */
+const VERSION_TIMEOUT_MS = 30_000;
 const versionCache = new Map<string, { mtimeMs: number; version: string | undefined }>();
 
 /** The program's version from `<binary> <args>` (cached per file, arguments and modification time). */
@@ -54,8 +58,9 @@ export function agentVersion(binary: string, args: readonly string[], env: NodeJ
         { env, timeout: VERSION_TIMEOUT_MS, killSignal: 'SIGKILL', windowsHide: true, windowsVerbatimArguments: command.windowsVerbatimArguments, signal },
         (err, stdout, stderr) => {
           const version = err && !stdout ? undefined : parseVersion(`${stdout}\n${stderr}`);
-          // A cancelled probe says nothing about the program.
-          if (!signal?.aborted) versionCache.set(key, { mtimeMs, version });
+          // Only an answer is kept: a cancelled or timed-out probe says nothing about the program,
+          // and the next start asks again.
+          if (version !== undefined && !signal?.aborted) versionCache.set(key, { mtimeMs, version });
           resolve(version);
         },
       );

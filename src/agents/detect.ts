@@ -6,13 +6,9 @@ import { findInputBox, findMenu, findWorkSign, type InputBox, type StructuralMen
 /** What a screen shows, as far as a profile's patterns can tell. */
 export type ScreenKind = 'dialog' | 'approval' | 'busy' | 'idle' | 'unknown';
 
-export interface Evidence {
-  rule: string;
-  pattern: string;
-  line: string;
-  /** The screen row the match is on (0 = top). */
-  row: number;
-}
+// Evidence is the shared vocabulary (src/contract/): a state change carries it.
+export type { Evidence } from '../contract/agent-state.js';
+import type { Evidence } from '../contract/agent-state.js';
 
 export interface Detection {
   kind: ScreenKind;

@@ -23,8 +23,10 @@ export const screenPatternSchema = z.union([
   }),
 ]);
 
-/** What a chosen answer means, whatever keys the CLI wants for it. */
-export const ANSWER_MEANINGS = ['allow_once', 'allow_always', 'deny'] as const;
+// What a chosen answer means, whatever keys the CLI wants for it; and what kind of thing a tool
+// approval asks to do: the shared vocabulary (src/contract/approval.ts).
+import { ANSWER_MEANINGS, TOOL_KINDS, type AnswerMeaning, type ToolKind } from '../contract/approval.js';
+export { ANSWER_MEANINGS, TOOL_KINDS, type AnswerMeaning, type ToolKind };
 
 /** A pattern tested against one piece of text (a row of the screen, an option's label). */
 export const textPatternSchema = z.union([
@@ -34,9 +36,6 @@ export const textPatternSchema = z.union([
     flags: z.string().regex(/^[ims]*$/, 'flags are i, m and s').optional(),
   }),
 ]);
-
-/** What kind of thing a tool approval asks to do. */
-export const TOOL_KINDS = ['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'other'] as const;
 
 /**
  * One kind of approval prompt a CLI shows. The pattern matches the prompt's first rows; its named
@@ -273,6 +272,4 @@ export type Dialog = z.infer<typeof dialogSchema>;
 export type Screens = z.infer<typeof screensSchema>;
 export type ProfileData = z.infer<typeof profileSchema>;
 export type ProfileInput = z.input<typeof profileSchema>;
-export type AnswerMeaning = (typeof ANSWER_MEANINGS)[number];
-export type ToolKind = (typeof TOOL_KINDS)[number];
 export type ApprovalRequestSpec = z.infer<typeof approvalRequestSchema>;

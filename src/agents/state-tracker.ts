@@ -6,26 +6,12 @@
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Pane } from '../pane/index.js';
 import { classifyScreen } from './classify.js';
-import { lowestMatchOf, type Detection, type Evidence } from './detect.js';
+import { lowestMatchOf, type Detection } from './detect.js';
 import type { Screens } from './schema.js';
+import type { StateChange } from '../contract/agent-state.js';
 
-export const AGENT_STATES = ['starting', 'idle', 'thinking', 'executing', 'waiting_approval', 'waiting_input', 'error', 'exited'] as const;
-export type AgentState = (typeof AGENT_STATES)[number];
-
-export interface StateChange {
-  state: AgentState;
-  previous: AgentState;
-  /** Milliseconds since the epoch. */
-  at: number;
-  /** What decided: the rule, its pattern, and the screen line it matched (null for exit and start). */
-  evidence: Evidence | null;
-  /** The error message line, for `error`. */
-  error?: string;
-  /** The dialog or question on screen, for `waiting_input`. */
-  question?: string;
-  /** How the program ended, for `exited`. */
-  exit?: { exitCode: number | null; signal: string | null };
-}
+// The states and a change with its evidence are the shared vocabulary (src/contract/).
+export { AGENT_STATES, type AgentState, type StateChange } from '../contract/agent-state.js';
 
 export interface StateTrackerOptions {
   /**

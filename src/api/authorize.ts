@@ -5,7 +5,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { METHOD_SCOPES, SCOPES, SCOPE_MEANINGS, AGENT_PANE_SCOPES, type Scope } from '../protocol/scopes.js';
-import type { OperationContext } from './context.js';
+import type { Services } from './services.js';
 
 /** What a caller may do: every scope (the owner), or some, for the programs of one pane. */
 export interface Grant {
@@ -32,7 +32,7 @@ function forbidden(grant: Grant, method: string, scope: Scope, why?: string): Sw
 }
 
 /** Throws FORBIDDEN unless `grant` may call `method` with `params`. */
-export function authorize(grant: Grant, method: string, params: unknown, ctx: Pick<OperationContext, 'panes' | 'sessions'>): void {
+export function authorize(grant: Grant, method: string, params: unknown, ctx: Pick<Services, 'panes' | 'logs'>): void {
   if (grant.owner) return;
   const needed: Scope = Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method as keyof typeof METHOD_SCOPES] : 'admin';
   if (needed !== 'ask') {
@@ -47,7 +47,7 @@ export function authorize(grant: Grant, method: string, params: unknown, ctx: Pi
   const pane = typeof paneId === 'string' ? ctx.panes.find(paneId) : undefined;
   if (!pane) return; // the method itself answers PANE_NOT_FOUND
   if (pane.agent === undefined) throw forbidden(grant, method, 'send', `pane ${pane.id} is not an agent pane; asking is for agents`);
-  if (ctx.sessions.paneSession(pane.id)?.tracker?.state.state === 'waiting_approval') {
+  if (ctx.logs.paneSession(pane.id)?.tracker?.state.state === 'waiting_approval') {
     throw forbidden(grant, method, 'approve', `pane ${pane.id} is waiting on an approval, which a prompt would answer`);
   }
 }

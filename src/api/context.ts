@@ -1,11 +1,10 @@
 import type { Disposable } from '../core/disposable.js';
-import type { PaneRegistry } from '../pane/index.js';
-import type { AgentCatalog } from '../agents/index.js';
-import type { SessionLog, LogService } from '../logs/index.js';
-import type { InfoResult, NotificationName, Notifications } from '../protocol/methods.js';
+import type { SessionLog } from '../logs/index.js';
+import type { NotificationName, Notifications } from '../protocol/methods.js';
 import type { Grant } from './authorize.js';
+import type { Services } from './services.js';
 
-/** Where a session's notifications go (a socket, a WebSocket, an in-memory test double). */
+/** Where a caller's notifications go (a socket, a WebSocket, an in-memory test double). */
 export interface NotificationSink {
   notify<N extends NotificationName>(method: N, params: Notifications[N]): void;
   /** Bytes handed to the transport that the peer has not taken yet. */
@@ -14,30 +13,13 @@ export interface NotificationSink {
   onDrain(listener: () => void): Disposable;
 }
 
-/** What operations may ask of the daemon that hosts them. */
-export interface DaemonControl {
-  info(): InfoResult;
-  /** Where the daemon keeps its private files (log exports go under it). */
-  readonly home: string;
-  /** The most disk the exports folder may hold, in bytes: an export past it is refused or cut off. */
-  readonly exportsMaxBytes: number;
-  /** A fresh one-time login URL for the dashboard; INVALID_PARAMS when it is off. */
-  dashboardLoginUrl(): string;
-  /** Shuts the daemon down after the current response is sent. */
-  requestShutdown(): void;
-}
-
-/** Everything an operation needs besides its parameters. */
-export interface OperationContext {
-  panes: PaneRegistry;
-  agents: AgentCatalog;
-  daemon: DaemonControl;
-  /** Every session's log, and the agent panes' trackers. */
-  sessions: LogService;
-  session: CallerLike;
+/** Everything an operation needs besides its parameters: the services, and who calls. */
+export interface OperationContext extends Services {
+  /** The caller's own state: its subscriptions. */
+  caller: CallerLike;
   /** Aborted when the caller goes away (its connection closed). */
   signal: AbortSignal;
-  /** What the caller's token allows (the dispatcher sets it; the owner's when absent, as in-process). */
+  /** What the caller's credentials allow (the transport's authenticate step; the owner's when absent, as in-process). */
   grant?: Grant;
 }
 

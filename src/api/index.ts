@@ -1,5 +1,15 @@
-/** Operations every surface offers, independent of transport. */
+/**
+ * The operations every surface offers, independent of transport: the one service object
+ * (`Services`, built by the daemon), a handler per method (by group), one caller's subscriptions,
+ * authorization, the authenticate step over the daemon's tokens, attaching a terminal to a pane,
+ * and the domain-to-wire mapping.
+ */
 export { handlers, type Handler, type HandlerTable } from './operations.js';
 export { Caller, OUTPUT_BACKLOG_LIMIT } from './caller.js';
-export { paneInfo } from './pane-info.js';
-export type { DaemonControl, NotificationSink, OperationContext, CallerLike } from './context.js';
+export { createServices, TmuxFrontEnd, type Services, type DaemonControl } from './services.js';
+export { authorize, scopesForNewPane, OWNER_GRANT, type Grant } from './authorize.js';
+export { TokenRegistry, type Authenticate } from './tokens.js';
+export { findPaneTerminal, type PaneTerminal, type TerminalAttachment, type TerminalSink } from './terminal-attach.js';
+export { sessionExport } from './log-operations.js';
+export { paneInfo, approvalInfo } from './to-wire.js';
+export type { NotificationSink, OperationContext, CallerLike } from './context.js';

@@ -1,39 +1,40 @@
 /**
- * Seed 001's log stream for any session (a pane's, or a structured run's): list, subscribe,
- * unsubscribe, read history, export; and structured runs started on an agent's headless mode.
+ * Seed 001's log stream for any session (a pane's, a structured run's, a conversation's): list,
+ * subscribe, unsubscribe, read history, export to a file (log_export) or to a stream (the
+ * dashboard's export route).
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, readdirSync, rmSync, statSync } from 'node:fs';
-import { Transform } from 'node:stream';
+import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ensurePrivateDir } from '../platform/index.js';
 import { SwitchboardError } from '../core/errors.js';
-import { checkSandbox } from '../agents/index.js';
-import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../approvals/policy/index.js';
-import type { HandlerTable } from './operations.js';
+import type { Handler } from './handler.js';
+import type { Services } from './services.js';
+import { sessionInfo } from './to-wire.js';
 
-type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export' | 'run_agent' | 'cancel_run';
+type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export';
 
 const DEFAULT_HISTORY_LIMIT = 1_000;
 
-export const logHandlers: Pick<HandlerTable, LogMethods> = {
+export const logHandlers: { [M in LogMethods]: Handler<M> } = {
   log_sessions(ctx) {
-    return { sessions: ctx.sessions.logs.list() };
+    return { sessions: ctx.logs.logs.list().map(sessionInfo) };
   },
 
   log_subscribe(ctx, p) {
-    const log = ctx.sessions.logs.get(p.session_id);
-    return { subscription: ctx.session.logSubscribe(log, { history: p.history ?? true }), session_id: log.id };
+    const log = ctx.logs.logs.get(p.session_id);
+    return { subscription: ctx.caller.logSubscribe(log, { history: p.history ?? true }), session_id: log.id };
   },
 
   log_unsubscribe(ctx, p) {
-    ctx.session.unsubscribe(p.subscription);
+    ctx.caller.unsubscribe(p.subscription);
     return { success: true };
   },
 
   log_get_history(ctx, p) {
-    const log = ctx.sessions.logs.get(p.session_id);
+    const log = ctx.logs.logs.get(p.session_id);
     const after = p.after_seq ?? 0;
     const limit = p.limit ?? DEFAULT_HISTORY_LIMIT;
     const stats = log.store.stats();
@@ -42,7 +43,7 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
   },
 
   async log_export(ctx, p) {
-    const log = ctx.sessions.logs.get(p.session_id);
+    const log = ctx.logs.logs.get(p.session_id);
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
     // One budget for the folder: exports are the caller's to remove, and the disk is not endless.
@@ -83,20 +84,6 @@ export const logHandlers: Pick<HandlerTable, LogMethods> = {
     }
     return { session_id: log.id, path: file, messages: lines };
   },
-
-  run_agent(ctx, p) {
-    const profile = ctx.agents.get(p.agent);
-    if (!profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${p.agent} has no headless mode`, { agent: p.agent });
-    const cwd = ctx.panes.resolveCwd(p.cwd);
-    const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const { sessionId } = ctx.sessions.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args });
-    return { session_id: sessionId };
-  },
-
-  cancel_run(ctx, p) {
-    ctx.sessions.logs.get(p.session_id);
-    return { cancelled: ctx.sessions.cancelRun(p.session_id) };
-  },
 };
 
 /** Bytes of the files directly in `dir`. */
@@ -113,37 +100,11 @@ function folderBytes(dir: string): number {
   return total;
 }
 
-export const agentSessionHandlers: Pick<HandlerTable, 'agent_session_open' | 'agent_session_prompt' | 'agent_session_cancel' | 'agent_session_close'> = {
-  async agent_session_open(ctx, p) {
-    const cwd = ctx.panes.resolveCwd(p.cwd);
-    const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
-    const id = await ctx.sessions.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy });
-    // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
-    ctx.signal.addEventListener('abort', () => void ctx.sessions.closeAgentSession(id).catch(() => undefined), { once: true });
-    return { session_id: id };
-  },
-
-  async agent_session_prompt(ctx, p) {
-    const turn = await ctx.sessions.promptAgentSession(p.session_id, p.prompt, ctx.signal);
-    const replies = turn.entries.filter((e) => e.type === 'assistant_message');
-    return {
-      status: turn.status,
-      stop_reason: turn.stopReason,
-      duration_ms: turn.durationMs,
-      entries: turn.entries.length,
-      permissions: turn.permissions.map((a) => ({ tool_name: a.request.toolName, decision: a.decision, reason: a.reason, decided_by: a.decidedBy })),
-      reply: replies.at(-1)?.content ?? null,
-    };
-  },
-
-  async agent_session_cancel(ctx, p) {
-    await ctx.sessions.cancelAgentSessionTurn(p.session_id);
-    return { success: true };
-  },
-
-  async agent_session_close(ctx, p) {
-    await ctx.sessions.closeAgentSession(p.session_id);
-    return { success: true };
-  },
-};
+/**
+ * A session's whole log as JSONL, for a surface that streams it (the dashboard's export route):
+ * a writer, or undefined when there is no such session.
+ */
+export function sessionExport(services: Services, sessionId: string): ((out: Writable) => Promise<void>) | undefined {
+  const log = services.logs.logs.find(sessionId);
+  return log ? (out) => log.store.exportJsonl(out) : undefined;
+}

@@ -3,6 +3,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { encodeKey } from '../pane/keys.js';
 import type { ClientSubscription } from '../client/index.js';
 import type { Notifications } from '../protocol/methods.js';
+import { inputModeSequences } from '../protocol/terminal-modes.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import type { CliContext } from './context.js';
 import { resolvePane } from './pane-ref.js';
@@ -11,21 +12,6 @@ type Frame = Notifications['screen'];
 type Modes = Frame['modes'];
 
 const CSI = '\x1b[';
-
-/** Terminal sequences for the input modes a pane asked for, so the keys we forward match them. */
-function modeSequences(previous: Modes | undefined, next: Modes): string {
-  let out = '';
-  const flag = (on: boolean, code: string): string => `${CSI}?${code}${on ? 'h' : 'l'}`;
-  if (previous?.bracketed_paste !== next.bracketed_paste) out += flag(next.bracketed_paste, '2004');
-  if (previous?.application_cursor_keys !== next.application_cursor_keys) out += flag(next.application_cursor_keys, '1');
-  if (previous?.send_focus !== next.send_focus) out += flag(next.send_focus, '1004');
-  if (previous?.mouse_tracking !== next.mouse_tracking) {
-    out += `${CSI}?1000l${CSI}?1002l${CSI}?1003l${CSI}?1006l`;
-    const code = { x10: '9', vt200: '1000', drag: '1002', any: '1003' }[next.mouse_tracking];
-    if (code) out += `${CSI}?${code}h${CSI}?1006h`;
-  }
-  return out;
-}
 
 const RESTORE = `${CSI}?2004l${CSI}?1l${CSI}?1004l${CSI}?1000l${CSI}?1002l${CSI}?1003l${CSI}?1006l${CSI}?7h${CSI}0m${CSI}?25h${CSI}?1049l`;
 
@@ -47,7 +33,8 @@ class FramePainter {
     if (frame.full) s += `${CSI}0m${CSI}H${CSI}2J`;
     for (const [row, line] of frame.changed) s += `${CSI}${row + 1};1H${CSI}0m${CSI}2K${line}`;
     s += `${CSI}0m${CSI}${frame.cursor.y + 1};${frame.cursor.x + 1}H`;
-    s += modeSequences(this.modes, frame.modes);
+    // The input modes the pane asked for, so the keys we forward match them (the same encoding as the dashboard's).
+    s += inputModeSequences(frame.modes, { previous: this.modes, mouse: 'sgr' });
     this.modes = frame.modes;
     if (frame.cursor.visible) s += `${CSI}?25h`;
     s += `${CSI}?2026l`;

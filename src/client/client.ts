@@ -1,8 +1,11 @@
 import net from 'node:net';
+import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import { SwitchboardError, errorCodeFromRpc, type ErrorCode } from '../core/errors.js';
-import { LineFramer } from '../protocol/framing.js';
+import { SwitchboardError, type ErrorCode } from '../core/errors.js';
+import { errorCodeFromRpc } from '../protocol/rpc-codes.js';
 import type { JsonRpcResponse } from '../protocol/json-rpc.js';
+import { LineTransport } from '../protocol/line-transport.js';
+import type { MessageTransport, TransportInput } from '../protocol/transport.js';
 import type { MethodName, NotificationName, Notifications, ParamsInput, Result } from '../protocol/methods.js';
 import { NO_DAEMON_MESSAGE, resolveEndpoint, type Endpoint, type EndpointOptions } from './endpoint.js';
 
@@ -29,16 +32,17 @@ type Handlers = { [N in NotificationName]?: (params: Notifications[N]) => void }
 
 /** A live subscription: its notifications as events, and a way to end it. */
 export class ClientSubscription {
+  private readonly disposables = new DisposableStore();
   private readonly emitters = {
-    output: new Emitter<Notifications['output']>(),
-    exit: new Emitter<Notifications['exit']>(),
-    screen: new Emitter<Notifications['screen']>(),
-    overflow: new Emitter<Notifications['overflow']>(),
-    pane_created: new Emitter<Notifications['pane_created']>(),
-    state: new Emitter<Notifications['state']>(),
-    log_message: new Emitter<Notifications['log_message']>(),
-    log_finished: new Emitter<Notifications['log_finished']>(),
-    log_dropped: new Emitter<Notifications['log_dropped']>(),
+    output: this.disposables.add(new Emitter<Notifications['output']>()),
+    exit: this.disposables.add(new Emitter<Notifications['exit']>()),
+    screen: this.disposables.add(new Emitter<Notifications['screen']>()),
+    overflow: this.disposables.add(new Emitter<Notifications['overflow']>()),
+    pane_created: this.disposables.add(new Emitter<Notifications['pane_created']>()),
+    state: this.disposables.add(new Emitter<Notifications['state']>()),
+    log_message: this.disposables.add(new Emitter<Notifications['log_message']>()),
+    log_finished: this.disposables.add(new Emitter<Notifications['log_finished']>()),
+    log_dropped: this.disposables.add(new Emitter<Notifications['log_dropped']>()),
   };
   readonly onOutput: Event<Notifications['output']> = this.emitters.output.event;
   readonly onExit: Event<Notifications['exit']> = this.emitters.exit.event;
@@ -76,7 +80,7 @@ export class ClientSubscription {
   }
 
   dispose(): void {
-    for (const emitter of Object.values(this.emitters)) emitter.dispose();
+    this.disposables.dispose();
   }
 }
 
@@ -89,10 +93,11 @@ interface Pending {
 }
 
 const DEFAULT_TIMEOUT_MS = 10_000;
+/** The longest reply line the client takes (a batch of get_text can be large; the daemon bounds what it sends). */
+const MAX_REPLY_BYTES = 256 * 1024 * 1024;
 
 /** A connection to a Switchboard daemon with one typed method per RPC method. */
 export class SwitchboardClient {
-  private readonly framer = new LineFramer(256 * 1024 * 1024);
   private readonly pending = new Map<number, Pending>();
   private readonly subscriptions = new Map<string, ClientSubscription>();
   private nextId = 1;
@@ -102,14 +107,24 @@ export class SwitchboardClient {
   readonly onClose: Event<Error | undefined> = this.closeEmitter.event;
 
   private constructor(
-    private readonly socket: net.Socket,
+    private readonly transport: MessageTransport,
     readonly endpoint: Endpoint,
     private readonly timeoutMs: number,
   ) {
-    socket.setNoDelay(true);
-    socket.on('data', (chunk: Buffer) => this.receive(chunk));
-    socket.on('error', (err) => this.handleClosed(new SwitchboardError('CONNECTION_FAILED', `connection error: ${err.message}`)));
-    socket.on('close', () => this.handleClosed(new SwitchboardError('CONNECTION_FAILED', 'connection closed by the daemon')));
+    transport.start({
+      receive: (inputs) => this.receive(inputs),
+      endOfInput: () => undefined,
+      drained: () => undefined,
+      closed: (err) => this.handleClosed(new SwitchboardError('CONNECTION_FAILED', err ? `connection error: ${err.message}` : 'connection closed by the daemon')),
+    });
+  }
+
+  /**
+   * A client over a transport already connected to a daemon (in-memory tests connect both ends,
+   * protocol/memory-transport.ts); `token` goes with every request.
+   */
+  static over(transport: MessageTransport, options: { token: string; requestTimeoutMs?: number }): SwitchboardClient {
+    return new SwitchboardClient(transport, { token: options.token, source: 'transport' }, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 
   /** Connects to `endpoint` (see resolveEndpoint for how one is found). */
@@ -126,14 +141,14 @@ export class SwitchboardClient {
         reject(new SwitchboardError('CONNECTION_FAILED', refused ? NO_DAEMON_MESSAGE : `cannot connect to the daemon: ${err.message}`));
       });
     });
-    return new SwitchboardClient(socket, endpoint, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+    return new SwitchboardClient(new LineTransport(socket, { maxLineBytes: MAX_REPLY_BYTES }), endpoint, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
   }
 
   /** Calls `method` with `params` (the token is added); rejects with RpcError on an error reply. */
   request<M extends MethodName>(method: M, params: ParamsInput<M>, options: { timeoutMs?: number; onResult?: (result: Result<M>) => void } = {}): Promise<Result<M>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = this.nextId++;
-    const line = `${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, token: this.endpoint.token } })}\n`;
+    const message = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, token: this.endpoint.token } });
     return new Promise<Result<M>>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.timeoutMs;
       const timer = setTimeout(() => {
@@ -146,7 +161,7 @@ export class SwitchboardClient {
         timer,
         onResult: options.onResult as ((r: unknown) => void) | undefined,
       });
-      this.socket.write(line);
+      this.transport.send(message);
     });
   }
 
@@ -338,8 +353,7 @@ export class SwitchboardClient {
 
   /** Closes the connection; pending calls fail with CONNECTION_FAILED. */
   close(): void {
-    this.socket.end();
-    this.socket.destroy();
+    this.transport.close(false);
     this.handleClosed(undefined);
   }
 
@@ -348,12 +362,12 @@ export class SwitchboardClient {
     this.subscriptions.delete(id);
   }
 
-  private receive(chunk: Buffer): void {
-    for (const event of this.framer.push(chunk)) {
-      if (event.kind !== 'line') continue;
+  private receive(inputs: readonly TransportInput[]): void {
+    for (const input of inputs) {
+      if (input.kind !== 'message') continue;
       let message: unknown;
       try {
-        message = JSON.parse(event.line.toString('utf8'));
+        message = JSON.parse(input.data.toString('utf8'));
       } catch {
         continue;
       }

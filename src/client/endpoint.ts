@@ -1,6 +1,6 @@
 import { SwitchboardError } from '../core/errors.js';
-import { switchboardHome } from '../platform/index.js';
-import { readTrustedRuntimeFile } from '../daemon/runtime-file.js';
+import { switchboardHome, untrustedFileProblem } from '../platform/index.js';
+import { ENDPOINT_VARIABLES, ENSO_ENDPOINT_VARIABLES, readRuntimeFile, runtimeFilePath, type RuntimeInfo } from '../protocol/discovery.js';
 
 /** Where and how to reach a daemon. */
 export interface Endpoint {
@@ -8,8 +8,8 @@ export interface Endpoint {
   host?: string;
   port?: number;
   token: string;
-  /** Where this endpoint came from, for error messages. */
-  source: 'options' | 'environment' | 'runtime file';
+  /** Where this endpoint came from, for error messages (`transport`: a client given a connected transport). */
+  source: 'options' | 'environment' | 'runtime file' | 'transport';
 }
 
 export interface EndpointOptions {
@@ -25,6 +25,21 @@ export interface EndpointOptions {
 export const NO_DAEMON_MESSAGE = 'no daemon running: start one with `switchboard up`';
 
 /**
+ * Reads the runtime file as a client must: only if it can be trusted (a regular file of this user,
+ * writable by no one else, in a folder no one else can write to), since whoever can write it can
+ * point every client at a daemon of their own and collect the token it is given. Throws
+ * CONNECTION_FAILED saying what is wrong; undefined when there is no file.
+ */
+export function readTrustedRuntimeFile(home: string): RuntimeInfo | undefined {
+  const file = runtimeFilePath(home);
+  const problem = untrustedFileProblem(file);
+  if (problem !== undefined) {
+    throw new SwitchboardError('CONNECTION_FAILED', `refusing to trust the runtime file: ${problem}; only the daemon writes it, with mode 0600 in a private folder (remove it and run \`switchboard up\`)`, { file });
+  }
+  return readRuntimeFile(home);
+}
+
+/**
  * Finds the daemon: explicit options first, then the variables a pane gets (a program inside a
  * pane calls its own daemon), then the runtime file of the Switchboard home, once it has been
  * checked: owned by this user, writable by no one else, not a symbolic link.
@@ -32,16 +47,17 @@ export const NO_DAEMON_MESSAGE = 'no daemon running: start one with `switchboard
 export function resolveEndpoint(options: EndpointOptions = {}): Endpoint {
   const env = options.env ?? process.env;
   if (options.socketPath !== undefined || options.port !== undefined) {
-    const token = options.token ?? env.SWITCHBOARD_RPC_TOKEN ?? readTrustedRuntimeFile(options.home ?? switchboardHome(env))?.token;
+    const token = options.token ?? env[ENDPOINT_VARIABLES.token] ?? readTrustedRuntimeFile(options.home ?? switchboardHome(env))?.token;
     if (!token) throw new SwitchboardError('CONNECTION_FAILED', 'no token: pass one, or set SWITCHBOARD_RPC_TOKEN');
     return { socketPath: options.socketPath, host: options.host ?? '127.0.0.1', port: options.port, token, source: 'options' };
   }
-  const envToken = env.SWITCHBOARD_RPC_TOKEN ?? env.ENSO_RPC_TOKEN;
-  const envPort = env.SWITCHBOARD_RPC_PORT ?? env.ENSO_RPC_PORT;
-  if (options.home === undefined && envToken && (env.SWITCHBOARD_RPC_SOCKET || envPort)) {
+  const envToken = env[ENDPOINT_VARIABLES.token] ?? env[ENSO_ENDPOINT_VARIABLES.token];
+  const envPort = env[ENDPOINT_VARIABLES.port] ?? env[ENSO_ENDPOINT_VARIABLES.port];
+  const envSocket = env[ENDPOINT_VARIABLES.socket];
+  if (options.home === undefined && envToken && (envSocket || envPort)) {
     return {
-      socketPath: env.SWITCHBOARD_RPC_SOCKET || undefined,
-      host: env.SWITCHBOARD_RPC_HOST ?? env.ENSO_RPC_HOST ?? '127.0.0.1',
+      socketPath: envSocket || undefined,
+      host: env[ENDPOINT_VARIABLES.host] ?? env[ENSO_ENDPOINT_VARIABLES.host] ?? '127.0.0.1',
       port: envPort ? Number(envPort) : undefined,
       token: options.token ?? envToken,
       source: 'environment',

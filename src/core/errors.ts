@@ -1,6 +1,12 @@
 /**
  * Typed errors with stable string codes. Every surface (JSON-RPC, CLI, client library, and later
- * HTTP) maps these codes the same way, so a caller can branch on `code` whatever it talks to.
+ * HTTP) maps these codes the same way, so a caller can branch on `code` whatever it talks to; what
+ * a code is on a given wire (JSON-RPC's numbers, src/protocol/rpc-codes.ts) is that surface's.
+ *
+ * INVALID_PARAMS is a request that is wrong whatever the state (a bad value, a name that does not
+ * exist); CONFLICT is a request that is fine but clashes with the state of what it names (an agent
+ * already running a task, an approval no longer on screen, one being answered already); a request
+ * that needs an agent and names a pane without one is NOT_AN_AGENT.
  */
 
 export const ERROR_CODES = [
@@ -21,40 +27,11 @@ export const ERROR_CODES = [
   'FORBIDDEN',
   'NOT_DELIVERED',
   'AGENT_ERROR',
+  'CONFLICT',
+  'NOT_AN_AGENT',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];
-
-/** JSON-RPC numeric codes: the seed's table (-32700 … -32003), extended past -32003 for new cases. */
-export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
-  PARSE_ERROR: -32700,
-  INVALID_REQUEST: -32600,
-  METHOD_NOT_FOUND: -32601,
-  INVALID_PARAMS: -32602,
-  INTERNAL_ERROR: -32603,
-  INVALID_TOKEN: -32001,
-  PANE_NOT_FOUND: -32002,
-  CONNECTION_FAILED: -32003,
-  PANE_EXITED: -32004,
-  LIMIT_EXCEEDED: -32005,
-  SPAWN_FAILED: -32006,
-  TIMEOUT: -32007,
-  SHUTTING_DOWN: -32008,
-  SESSION_NOT_FOUND: -32009,
-  FORBIDDEN: -32010,
-  NOT_DELIVERED: -32011,
-  /** The agent CLI showed an error or exited during a task (a run's outcome, not a fault of the call). */
-  AGENT_ERROR: -32012,
-};
-
-const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(
-  Object.entries(RPC_CODE_BY_ERROR).map(([code, num]) => [num, code as ErrorCode]),
-);
-
-/** The stable string code for a JSON-RPC numeric code, or INTERNAL_ERROR for codes we never send. */
-export function errorCodeFromRpc(code: number): ErrorCode {
-  return ERROR_BY_RPC_CODE.get(code) ?? 'INTERNAL_ERROR';
-}
 
 /** An error every surface knows how to report: a stable code, a human message, optional details. */
 export class SwitchboardError extends Error {
@@ -66,11 +43,6 @@ export class SwitchboardError extends Error {
     super(message, options);
     this.code = code;
     this.details = details;
-  }
-
-  /** The JSON-RPC numeric code for this error. */
-  get rpcCode(): number {
-    return RPC_CODE_BY_ERROR[this.code];
   }
 }
 

@@ -1,19 +1,21 @@
 import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
-import type { DaemonControl, OperationContext } from '../api/index.js';
-import { disposeTmuxService } from '../api/tmux-operations.js';
+import { generateToken } from '../core/secrets.js';
+import { createServices, TokenRegistry, type DaemonControl, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import type { InfoResult } from '../protocol/methods.js';
+import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
 import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
-import { RpcServer, TokenRegistry, generateToken, type ConnectionLimits } from '../surfaces/rpc/index.js';
+import { RpcServer, type AnyHandler, type ConnectionLimits } from '../surfaces/rpc/index.js';
 import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
@@ -55,7 +57,9 @@ export interface DaemonOptions {
   /** Write the runtime file for clients to find (default true). */
   writeRuntimeFile?: boolean;
   /** Extra method implementations (tests). */
-  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+  handlers?: Partial<Record<string, AnyHandler>>;
+  /** Check every result against its method's schema (tests): a drift is an INTERNAL_ERROR. */
+  checkResults?: boolean;
   /** Serve the web dashboard on loopback too: `{port}` (0: any free one; default 8766 or the next free). Off by default. */
   dashboard?: { port?: number; webRoot?: string } | false;
   /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
@@ -67,14 +71,18 @@ export interface DaemonOptions {
 }
 
 /**
- * A running Switchboard daemon: the pane registry behind a JSON-RPC server on loopback TCP and a
- * local socket, with a fresh 256-bit token, published in a 0600 runtime file.
+ * A running Switchboard daemon, the composition root: it builds the services once (panes, agent
+ * profiles, logs, the tmux front end) and hands them to every transport (JSON-RPC on loopback TCP
+ * and a local socket, the dashboard) with the authenticate step over its tokens (a fresh 256-bit
+ * owner's token, published in a 0600 runtime file, and a scoped one per agent pane).
  */
 export class Daemon implements DaemonControl {
   readonly panes: PaneRegistry;
   readonly agents: AgentCatalog;
   /** Every pane's and run's log, and the agent panes' state trackers. */
-  readonly sessions: LogService;
+  readonly logs: LogService;
+  /** The one service object every transport takes. */
+  readonly services: Services;
   /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
   readonly token: string;
   readonly tokens: TokenRegistry;
@@ -101,6 +109,8 @@ export class Daemon implements DaemonControl {
   /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
   private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
+  /** What the daemon ends at shutdown besides its panes and servers (the services' tmux front end). */
+  private readonly disposables = new DisposableStore();
   private readonly closedEmitter = new Emitter<void>();
   /** The daemon has shut down (after `close`, a `shutdown` request, or a signal handled by the caller). */
   readonly onClosed: Event<void> = this.closedEmitter.event;
@@ -118,7 +128,7 @@ export class Daemon implements DaemonControl {
     // a scoped one of their own for an agent (never the owner's), revoked with the pane.
     this.panes.setPaneEnvProvider(({ id, agent, scopes }) => {
       const token = scopes === undefined && agent === undefined ? this.token : this.tokens.issue(id, (scopes ?? AGENT_PANE_SCOPES).filter((s): s is Scope => (SCOPES as readonly string[]).includes(s)));
-      return { SWITCHBOARD_RPC_TOKEN: token, ENSO_RPC_TOKEN: token };
+      return tokenVariables(token);
     });
     this.panes.onPaneRemoved((pane) => this.tokens.revokePane(pane.id));
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
@@ -127,20 +137,12 @@ export class Daemon implements DaemonControl {
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
     this.memoryBudget = new MemoryBudget(options.outputMemoryBytes ?? OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET);
     this.diskBudget = new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET);
-    this.sessions = new LogService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
-    this.server = new RpcServer({
-      token: this.tokens,
-      panes: this.panes,
-      agents: this.agents,
-      sessions: this.sessions,
-      daemon: this,
-      logger: this.logger,
-      limits: options.limits,
-      maxConnections: options.maxConnections,
-      handlers: options.handlers,
-    });
+    this.logs = new LogService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
+    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, logs: this.logs, daemon: this }));
+    const transport = { services: this.services, authenticate: this.tokens.authenticate, logger: this.logger, limits: options.limits, handlers: options.handlers, checkResults: options.checkResults };
+    this.server = new RpcServer({ ...transport, maxConnections: options.maxConnections });
     if (options.dashboard) {
-      this.dashboardServer = new DashboardServer({ token: this.token, tokens: this.tokens, panes: this.panes, agents: this.agents, sessions: this.sessions, daemon: this, logger: this.logger, webRoot: options.dashboard.webRoot, handlers: options.handlers, limits: options.limits });
+      this.dashboardServer = new DashboardServer({ ...transport, webRoot: options.dashboard.webRoot });
     }
   }
 
@@ -151,7 +153,7 @@ export class Daemon implements DaemonControl {
 
   /** A fresh one-time login URL for the dashboard; INVALID_PARAMS when it is off. */
   dashboardLoginUrl(): string {
-    if (!this.dashboardServer?.address) throw new SwitchboardError('INVALID_PARAMS', 'the dashboard is off in this daemon (start it with `switchboard up`)');
+    if (!this.dashboardServer?.address) throw new SwitchboardError('CONFLICT', 'the dashboard is off in this daemon (start it with `switchboard up`)');
     return this.dashboardServer.loginUrl();
   }
 
@@ -207,8 +209,8 @@ export class Daemon implements DaemonControl {
   close(): Promise<void> {
     this.closing ??= (async () => {
       this.logger.info('shutting down');
-      await this.sessions.close();
-      disposeTmuxService(this.panes);
+      await this.logs.close();
+      this.disposables.dispose();
       await this.panes.close();
       await this.server.close();
       await this.dashboardServer?.close();
@@ -265,17 +267,7 @@ export class Daemon implements DaemonControl {
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
     // The token is each pane's own (the provider above); these are shared.
-    const env: Record<string, string> = { [DAEMON_MARKER_VARIABLE]: this.marker };
-    if (this.tcp) {
-      Object.assign(env, {
-        SWITCHBOARD_RPC_HOST: this.tcp.host,
-        SWITCHBOARD_RPC_PORT: String(this.tcp.port),
-        ENSO_RPC_HOST: this.tcp.host,
-        ENSO_RPC_PORT: String(this.tcp.port),
-      });
-    }
-    if (this.socketPath) env.SWITCHBOARD_RPC_SOCKET = this.socketPath;
-    this.panes.setPaneEnv(env);
+    this.panes.setPaneEnv({ [DAEMON_MARKER_VARIABLE]: this.marker, ...endpointVariables({ tcp: this.tcp, socket: this.socketPath }) });
     if (this.publish) writeRuntimeFile(this.home, this.runtimeInfo());
     this.logger.info('listening', { tcp: this.tcp, socket: this.socketPath, home: this.home, pid: process.pid });
   }

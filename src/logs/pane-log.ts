@@ -12,7 +12,6 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { AgentStateTracker, optionFor, parseApproval, pressUntilTaken, promptSettled, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
 import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../output/entry.js';
 import type { Pane } from '../pane/index.js';
-import type { ApprovalInfo } from '../protocol/methods.js';
 import { extractFinalMessage } from '../runs/final-message.js';
 import type { SessionLog } from './session-logs.js';
 
@@ -29,12 +28,6 @@ function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
     default:
       return 'tool_use';
   }
-}
-
-/** An approval request as the wire carries it. */
-export function approvalInfo(request: ApprovalRequest | null, id: string | null = null): ApprovalInfo | null {
-  if (!request) return null;
-  return { id, tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
 }
 
 export class PaneLog implements Disposable {
@@ -90,13 +83,13 @@ export class PaneLog implements Disposable {
    */
   async answerApproval(decision: 'allow' | 'deny', by: string, approvalId?: string): Promise<{ label: string | null; keys: string[] }> {
     if (!this.profile || !this.screens || this.tracker?.state.state !== 'waiting_approval') {
-      throw new SwitchboardError('INVALID_PARAMS', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
+      throw new SwitchboardError('CONFLICT', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
     }
     // Two answers to one prompt (two tabs, a tab and the CLI) would send the second's keys to whatever
     // comes next, perhaps the next approval: one answer at a time, and only to the prompt meant.
-    if (this.answering) throw new SwitchboardError('INVALID_PARAMS', `the approval in pane ${this.pane.id} is being answered already`, { pane_id: this.pane.id });
+    if (this.answering) throw new SwitchboardError('CONFLICT', `the approval in pane ${this.pane.id} is being answered already`, { pane_id: this.pane.id });
     if (approvalId !== undefined && approvalId !== this.openApproval?.toolCallId) {
-      throw new SwitchboardError('INVALID_PARAMS', `approval ${approvalId} is no longer the one on screen in pane ${this.pane.id}`, { pane_id: this.pane.id, approval_id: approvalId });
+      throw new SwitchboardError('CONFLICT', `approval ${approvalId} is no longer the one on screen in pane ${this.pane.id}`, { pane_id: this.pane.id, approval_id: approvalId });
     }
     this.answering = true;
     try {
@@ -112,7 +105,7 @@ export class PaneLog implements Disposable {
   }
 
   private async pressAnswer(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
-    if (!this.profile || !this.screens || !this.tracker) throw new SwitchboardError('INVALID_PARAMS', `pane ${this.pane.id} does not run an agent`);
+    if (!this.profile || !this.screens || !this.tracker) throw new SwitchboardError('NOT_AN_AGENT', `pane ${this.pane.id} does not run an agent`, { pane_id: this.pane.id });
     // Keys sent while a prompt is still being drawn are lost (Claude Code ignores them for a moment).
     await promptSettled(this.pane);
     const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });

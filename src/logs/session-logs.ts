@@ -81,7 +81,7 @@ export class SessionLogs {
    * budgets, its bounds are its share; `onShare` hears of each new share too (a pane's pending output).
    */
   open(options: { id: string; kind: SessionKind; title: string; agent?: string | null; store?: MsgStoreOptions<LogMsg>; spill?: boolean; onShare?: (share: number) => void }): SessionLog {
-    if (this.logs.has(options.id)) throw new SwitchboardError('INVALID_PARAMS', `session ${options.id} already exists`, { session_id: options.id });
+    if (this.logs.has(options.id)) throw new SwitchboardError('CONFLICT', `session ${options.id} already exists`, { session_id: options.id });
     const spillFile = this.spillFileFor(options.id, options.spill ?? true);
     const onSpillFull = (): void => this.logger.warn('a session log has used its share of the disk: what memory evicts from it now is dropped, not exported', { session_id: options.id });
     const store = new MsgStore<LogMsg>({ sizeOf: logMsgBytes, ...options.store, ...(spillFile ? { spillFile, onSpillFull } : {}) });

@@ -4,30 +4,10 @@
  * read becomes a `raw` entry (and is counted), never dropped.
  */
 
-export const ENTRY_TYPES = ['assistant_message', 'user_message', 'system_message', 'tool_use', 'tool_result', 'command_run', 'file_edit', 'file_read', 'error', 'raw'] as const;
-export type NormalizedEntryType = (typeof ENTRY_TYPES)[number];
+import type { EntryMetadata, NormalizedEntry, NormalizedEntryType } from '../contract/entry.js';
 
-export type EntryStatus = 'pending' | 'running' | 'success' | 'failed';
-
-export interface EntryMetadata {
-  toolName?: string;
-  toolInput?: Record<string, unknown>;
-  toolOutput?: string;
-  exitCode?: number;
-  filePath?: string;
-  status?: EntryStatus;
-  /** Pairs a tool call with its result: the call's id, on both. */
-  toolCallId?: string;
-}
-
-export interface NormalizedEntry {
-  id: string;
-  type: NormalizedEntryType;
-  /** Milliseconds since the epoch: the CLI's own time where the line has one, else when it was read. */
-  timestamp: number;
-  content: string;
-  metadata?: EntryMetadata;
-}
+// The entry and its types are the shared vocabulary (src/contract/entry.ts).
+export { ENTRY_TYPES, type NormalizedEntryType, type EntryStatus, type EntryMetadata, type NormalizedEntry } from '../contract/entry.js';
 
 /** Reads one structured format, line by line; keeps what it needs to pair calls with results. */
 export interface Normalizer {

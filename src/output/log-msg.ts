@@ -3,9 +3,9 @@
  * `stderr`), and the structured entries read from it (`normalized`). A log is finished when its
  * session ends; that is a notification, not a message.
  */
-import type { NormalizedEntry } from './entry.js';
+import type { LogMsg } from '../contract/entry.js';
 
-export type LogMsg = { type: 'stdout'; content: string } | { type: 'stderr'; content: string } | { type: 'normalized'; entry: NormalizedEntry };
+export type { LogMsg } from '../contract/entry.js';
 
 /** What a message weighs against a log's byte bound: its text, without serializing it (the output path is hot). */
 export function logMsgBytes(msg: LogMsg): number {

@@ -7,37 +7,10 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { NormalizedEntry } from './entry.js';
+import { SCHEMA_VERSIONS, type CompatFields, type RunOutcome, type SchemaVersion, type StreamEvent, type StreamEventType } from '../contract/stream-events.js';
 
-export const SCHEMA_VERSIONS = ['v1', 'v2'] as const;
-export type SchemaVersion = (typeof SCHEMA_VERSIONS)[number];
-export type StreamEventType = 'token' | 'tool_call' | 'tool_result' | 'patch' | 'done' | 'error';
-export type RunOutcome = 'completed' | 'failed' | 'cancelled';
-
-export interface CompatFields {
-  text: string;
-  status: string;
-  is_error: boolean;
-}
-
-interface EventBase {
-  type: StreamEventType;
-  run_id: string;
-  seq: number;
-  /** Milliseconds since the epoch. */
-  ts: number;
-}
-
-export interface StreamEventV2 extends EventBase {
-  schema_version: 'v2';
-  data: Record<string, unknown>;
-  compat: CompatFields;
-}
-
-export interface StreamEventV1 extends EventBase, CompatFields {
-  schema_version: 'v1';
-}
-
-export type StreamEvent = StreamEventV1 | StreamEventV2;
+// The events' types are the shared vocabulary (src/contract/stream-events.ts); the encoder is here.
+export { SCHEMA_VERSIONS, type SchemaVersion, type StreamEventType, type RunOutcome, type CompatFields, type StreamEventV1, type StreamEventV2, type StreamEvent } from '../contract/stream-events.js';
 
 /**
  * The version to speak: the highest the client asked for that the backend has. No list from the

@@ -188,7 +188,7 @@ export class CodingAgent {
    * and cancellation are statuses); throws only when called while another task runs.
    */
   async execute(task: string, options: { workdir: string; signal?: AbortSignal }): Promise<ExecuteResult> {
-    if (this.running) throw new SwitchboardError('INVALID_PARAMS', 'this agent is already running a task; run tasks one after another');
+    if (this.running) throw new SwitchboardError('CONFLICT', 'this agent is already running a task; run tasks one after another');
     if (task.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the task is empty');
     this.running = true;
     const started = performance.now();
@@ -253,7 +253,7 @@ export class CodingAgent {
    * the start (execute() starts it when needed). Throws SPAWN_FAILED, TIMEOUT or INVALID_PARAMS.
    */
   async start(options: { workdir: string; signal?: AbortSignal }): Promise<{ paneId: string; version: string | undefined }> {
-    if (this.running) throw new SwitchboardError('INVALID_PARAMS', 'this agent is running a task');
+    if (this.running) throw new SwitchboardError('CONFLICT', 'this agent is running a task');
     const session = await this.ensureSession(options.workdir, options.signal);
     return { paneId: session.pane.id, version: session.version };
   }

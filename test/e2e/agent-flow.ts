@@ -143,7 +143,7 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     expect(pending?.state).toBe('waiting_approval');
     // An answer names the prompt it means; one meant for another prompt is refused, nothing pressed.
     const approvalId = pending?.approval?.id ?? undefined;
-    if (approvalId !== undefined) await expect(client.answerApproval(id, 'allow', `${approvalId}-stale`)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    if (approvalId !== undefined) await expect(client.answerApproval(id, 'allow', `${approvalId}-stale`)).rejects.toMatchObject({ code: 'CONFLICT' });
     const approved = await client.answerApproval(id, 'allow', approvalId);
     expect(approved.answered.keys.length).toBeGreaterThan(0);
     await stateSub.unsubscribe();

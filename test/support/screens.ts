@@ -43,8 +43,10 @@ export async function recordScreen(
   where: { agent: string; version: string | null; stage: string; replace: [string, string][] },
 ): Promise<string[]> {
   const plain = await client.getScreen(paneId);
+  // A screen of an unknown version is no fixture: it would sit beside the others, named for no version.
+  if (where.version === null) return plain.lines;
   const ansi = await client.getScreen(paneId, { ansi: true });
-  const dir = path.join(SCREENS_DIR, `${where.agent}-${where.version ?? 'unknown'}`);
+  const dir = path.join(SCREENS_DIR, `${where.agent}-${where.version}`);
   mkdirSync(dir, { recursive: true });
   const normalize = (text: string): string => {
     let out = text;

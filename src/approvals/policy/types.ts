@@ -4,21 +4,12 @@
  * parsed shapes live here too.
  */
 
-export type ToolKind = 'shell' | 'file_edit' | 'file_write' | 'file_read' | 'network' | 'mcp' | 'other';
-export type Decision = 'allow' | 'deny' | 'ask';
-export type ShellDialect = 'posix' | 'powershell' | 'cmd';
+import type { ShellDialect, ToolKind } from '../../contract/approval.js';
 
-/** One tool call an agent CLI wants to make. */
-export interface ApprovalSubject {
-  tool: ToolKind;
-  command?: string;
-  path?: string;
-  /** The tool's own name, e.g. an MCP tool name. */
-  toolName?: string;
-  url?: string;
-  /** How to read `command`; defaults to PowerShell on Windows and POSIX sh elsewhere. */
-  shell?: ShellDialect;
-}
+// The tool kinds, shell dialects and the subject (one tool call an agent CLI wants to make) are the
+// shared vocabulary (src/contract/approval.ts).
+export type { ToolKind, ShellDialect, ApprovalSubject } from '../../contract/approval.js';
+export type Decision = 'allow' | 'deny' | 'ask';
 
 export interface PolicyContext {
   workdir: string;

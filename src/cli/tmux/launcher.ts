@@ -9,11 +9,12 @@
  * it starts one, as tmux starts its server. Imports stay light: this runs on every poll.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, existsSync, openSync, readFileSync } from 'node:fs';
+import { closeSync, existsSync, openSync } from 'node:fs';
 import net from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readRuntimeFile, type RuntimeInfo } from '../../protocol/discovery.js';
 import { parseGlobalFlags, tmuxSocketPath } from '../../tmux/client-args.js';
 import { CommandParseError, parseArgv } from '../../tmux/grammar.js';
 
@@ -31,13 +32,8 @@ export interface LauncherIo {
   home?: string;
 }
 
-interface Runtime {
-  socket?: string;
-  host?: string;
-  port?: number;
-  token: string;
-  pid: number;
-}
+/** How the launcher reaches the daemon: the discovery contract's runtime file (no trust checks: it runs as the user, against the user's own home). */
+type Runtime = RuntimeInfo;
 
 interface Reply {
   stdout: string;
@@ -65,13 +61,7 @@ export function launcherHome(env: NodeJS.ProcessEnv): string {
 }
 
 function readRuntime(home: string): Runtime | undefined {
-  try {
-    const data = JSON.parse(readFileSync(path.join(home, 'daemon.json'), 'utf8')) as Partial<Runtime>;
-    if (typeof data.token !== 'string' || typeof data.pid !== 'number') return undefined;
-    return data as Runtime;
-  } catch {
-    return undefined;
-  }
+  return readRuntimeFile(home);
 }
 
 /** One request, one reply, over a fresh connection. */

@@ -5,13 +5,14 @@
  * to a server) that the page keeps in its origin's storage. Cookies are not kept apart by port, so
  * any other server on 127.0.0.1 would receive the cookie; it never sees the key, which every
  * WebSocket upgrade and export must present too (as a subprotocol `sb-key.<key>`, or a header;
- * never in a URL, which ends up in history, logs and Referer headers). Scripts may send the daemon's token as a Bearer header instead. Every request's
+ * never in a URL, which ends up in history, logs and Referer headers). Scripts may send the daemon's (owner's) token as a Bearer header instead; a pane's scoped token is not accepted. Every request's
  * Host must name this server on loopback (DNS rebinding), and every WebSocket upgrade must come from
  * this server's own Origin (cross-site WebSocket hijacking).
  */
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { tokenMatches } from '../rpc/auth.js';
+import { tokenMatches } from '../../core/secrets.js';
+import type { Authenticate } from '../../api/index.js';
 
 export const SESSION_COOKIE = 'sb_session';
 /** A login code is good once, for this long. */
@@ -35,7 +36,8 @@ export class DashboardAccess {
   /** Session cookie → page key. */
   private readonly sessions = new Map<string, string>();
 
-  constructor(private readonly token: string) {}
+  /** `authenticate`: the daemon's tokens; only the owner's opens the dashboard. */
+  constructor(private readonly authenticate: Authenticate) {}
 
   /** A fresh one-time login code. */
   newLoginCode(now = Date.now()): string {
@@ -65,7 +67,7 @@ export class DashboardAccess {
    */
   allowed(req: IncomingMessage, needKey: boolean): boolean {
     const auth = req.headers.authorization;
-    if (auth?.startsWith('Bearer ') && tokenMatches(this.token, auth.slice('Bearer '.length))) return true;
+    if (auth?.startsWith('Bearer ') && this.authenticate(auth.slice('Bearer '.length))?.owner === true) return true;
     const presented = cookieValue(req.headers.cookie, SESSION_COOKIE);
     if (presented === undefined) return false;
     // Constant time over the sessions held: compare against every one.

@@ -1,14 +1,13 @@
 /**
  * A pane's terminal over one WebSocket: output as binary frames (a replay of recent output first,
- * then live, joined without a gap), keystrokes back as binary frames, resize and exit as small JSON
- * text frames. A browser that reads too slowly is never queued for without bound: past the high
- * mark, output stops; once the socket drains, the client is told to reset and gets the screen as it
- * is now, so it catches up with nothing doubled.
+ * then live, joined without a gap: the attach operation, api/terminal-attach.ts), keystrokes back
+ * as binary frames, resize and exit as small JSON text frames. A browser that reads too slowly is
+ * never queued for without bound: past the high mark, output stops; once the socket drains, the
+ * client is told to reset and gets the screen as it is now, so it catches up with nothing doubled.
  */
 import type { WebSocket } from 'ws';
-import type { Disposable } from '../../core/disposable.js';
-import { checkPaneSize, type Pane } from '../../pane/index.js';
 import type { Logger } from '../../core/logger.js';
+import type { PaneTerminal, TerminalAttachment } from '../../api/index.js';
 
 /** Output waiting in the socket above this stops; below LOW_WATER it resumes with a repaint. */
 export const PANE_SOCKET_HIGH_WATER = 4 * 1024 * 1024;
@@ -30,38 +29,31 @@ export class PaneSocket {
    */
   private flowWindow: number | undefined;
   private unacked = 0;
-  private readonly disposables: Disposable[] = [];
+  private readonly attachment: TerminalAttachment;
 
   constructor(
     private readonly ws: WebSocket,
-    private readonly pane: Pane,
+    terminal: PaneTerminal,
     private readonly logger: Logger,
   ) {
-    // Captured now, in step with the screen: live output parsed after this moment follows it. All
-    // of it when the pane's raw history still holds its whole output (scrollback included); past
-    // that bound the kept tail may start inside an escape sequence and miss the modes set before
-    // it, so the screen as it is now is drawn instead.
-    const history = pane.readRawText();
-    if (history.truncated) this.sendOutput(this.screenNow());
-    else if (history.bytes > 0) this.sendOutput(history.text + modeSequences(pane));
-    this.disposables.push(pane.onOutput((out) => this.sendOutput(out.text)));
-    this.disposables.push(pane.onExit((exit) => this.control({ type: 'exit', exit_code: exit.exitCode, signal: exit.signal })));
-    if (!pane.alive && pane.exit) this.control({ type: 'exit', exit_code: pane.exit.exitCode, signal: pane.exit.signal });
+    this.attachment = terminal.attach({
+      output: (text) => this.sendOutput(text),
+      exit: (exit) => this.control({ type: 'exit', exit_code: exit.exit_code, signal: exit.signal }),
+    });
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('close', () => this.dispose());
     ws.on('error', () => this.dispose());
   }
 
   dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
+    this.attachment.dispose();
   }
 
   private receive(data: Buffer, isBinary: boolean): void {
     try {
       if (isBinary) {
         if (data.length > MAX_INPUT_FRAME) return this.error('input frame too large');
-        // As bytes: a terminal's input is not always UTF-8 (X10 mouse reports carry bytes above 127).
-        if (this.pane.alive) this.pane.write(data);
+        this.attachment.write(data);
         return;
       }
       const message = JSON.parse(data.toString('utf8')) as unknown;
@@ -77,8 +69,7 @@ export class PaneSocket {
         return;
       }
       if (type === 'resize' && typeof cols === 'number' && typeof rows === 'number') {
-        checkPaneSize(cols, rows);
-        if (this.pane.alive) this.pane.resize(cols, rows);
+        this.attachment.resize(cols, rows);
         return;
       }
       this.error(`unknown control frame: ${JSON.stringify(type)}`);
@@ -89,7 +80,7 @@ export class PaneSocket {
   }
 
   private error(message: string): void {
-    this.logger.debug('pane socket: bad frame', { pane_id: this.pane.id, message });
+    this.logger.debug('pane socket: bad frame', { pane_id: this.attachment.paneId, message });
     this.control({ type: 'error', message });
   }
 
@@ -123,30 +114,6 @@ export class PaneSocket {
   private repaint(): void {
     this.overflowed = false;
     this.control({ type: 'reset' });
-    this.sendOutput(this.screenNow());
+    this.sendOutput(this.attachment.screenNow());
   }
-
-  /** The screen as it is now, for a terminal just reset: its buffer, contents, cursor and input modes. */
-  private screenNow(): string {
-    const snap = this.pane.snapshot({ ansi: true });
-    const cursor = `\x1b[${snap.cursor.y + 1};${snap.cursor.x + 1}H${snap.cursor.visible ? '\x1b[?25h' : '\x1b[?25l'}`;
-    return `${snap.altScreen ? '\x1b[?1049h' : ''}\x1b[0m\x1b[H\x1b[2J${snap.lines.join('\r\n')}\x1b[0m${cursor}${modeSequences(this.pane)}`;
-  }
-}
-
-const MOUSE_MODES: Record<string, string> = { x10: '\x1b[?9h', vt200: '\x1b[?1000h', drag: '\x1b[?1002h', any: '\x1b[?1003h' };
-
-/**
- * The input modes the program has set, as the sequences that set them, so the browser's terminal
- * answers keys, pastes and the mouse the way the program expects (a multi-line paste must stay
- * one bracketed paste). The mouse encoding is not known here, so the default one is assumed.
- */
-export function modeSequences(pane: Pane): string {
-  const modes = pane.inputModes;
-  return [
-    modes.bracketedPaste ? '\x1b[?2004h' : '\x1b[?2004l',
-    modes.applicationCursorKeys ? '\x1b[?1h' : '\x1b[?1l',
-    modes.sendFocus ? '\x1b[?1004h' : '\x1b[?1004l',
-    MOUSE_MODES[modes.mouseTracking] ?? '',
-  ].join('');
 }

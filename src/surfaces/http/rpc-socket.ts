@@ -1,47 +1,62 @@
 /**
  * JSON-RPC over a WebSocket, one message per text frame: the same methods, parameters, errors,
  * notifications and connection limits as the TCP surface (docs/rpc.md; the limits are the shared
- * peer's, rpc/connection.ts). The browser proved who it is when the socket opened (session cookie
- * and page key), so requests carry no token; the server adds the daemon's before dispatching.
- * Requests start in the order they arrive, and answer when done.
+ * peer's, rpc/peer.ts). The browser proved who it is when the socket opened (session cookie and
+ * page key): its requests are the owner's and carry no token (rpc/authenticate.ts). Requests
+ * start in the order they arrive, and answer when done.
  */
 import type { WebSocket } from 'ws';
-import { RpcPeer, type ConnectionDeps, type PeerTransport } from '../rpc/connection.js';
+import type { MessageTransport, TransportReceiver } from '../../protocol/transport.js';
+import { provenAtConnect } from '../rpc/authenticate.js';
+import { RpcPeer, type ConnectionDeps } from '../rpc/peer.js';
 
-/** Adds the token to each request of a message (a request or a batch); leaves anything else as it is for the dispatcher to refuse. */
-function withToken(message: unknown, token: string): unknown {
-  const add = (m: unknown): unknown => {
-    if (typeof m !== 'object' || m === null || Array.isArray(m)) return m;
-    const params = (m as { params?: unknown }).params;
-    if (params !== undefined && (typeof params !== 'object' || params === null || Array.isArray(params))) return m;
-    return { ...m, params: { ...(params as Record<string, unknown> | undefined), token } };
-  };
-  return Array.isArray(message) ? message.map(add) : add(message);
+/** A WebSocket as a message transport: text frames are messages, a binary frame is refused. */
+class WebSocketTransport implements MessageTransport {
+  private receiver: TransportReceiver | undefined;
+
+  constructor(private readonly ws: WebSocket) {}
+
+  start(receiver: TransportReceiver): void {
+    this.receiver = receiver;
+    this.ws.on('message', (data: Buffer, isBinary) => {
+      receiver.receive([isBinary ? { kind: 'refused', reason: 'send JSON-RPC as text frames' } : { kind: 'message', data }]);
+    });
+    this.ws.on('close', () => receiver.closed());
+    this.ws.on('error', (err) => receiver.closed(err));
+  }
+
+  send(json: string): void {
+    if (this.ws.readyState !== this.ws.OPEN) return;
+    this.ws.send(json, () => this.receiver?.drained());
+  }
+
+  get unreadBytes(): number {
+    return this.ws.bufferedAmount;
+  }
+
+  pause(): void {
+    this.ws.pause();
+  }
+
+  resume(): void {
+    this.ws.resume();
+  }
+
+  close(graceful: boolean): void {
+    if (graceful) this.ws.close(1001, 'server shutting down');
+    else this.ws.terminate();
+  }
+
+  end(): void {
+    this.ws.close(1000);
+  }
 }
 
 export class RpcSocket {
   private readonly peer: RpcPeer;
 
-  constructor(ws: WebSocket, deps: ConnectionDeps & { token: string }, onClosed: () => void) {
-    const transport: PeerTransport = {
-      send: (json) => {
-        if (ws.readyState !== ws.OPEN) return;
-        ws.send(json, () => this.peer.drained());
-      },
-      get unreadBytes() {
-        return ws.bufferedAmount;
-      },
-      pause: () => ws.pause(),
-      resume: () => ws.resume(),
-      close: (graceful) => (graceful ? ws.close(1001, 'server shutting down') : ws.terminate()),
-      end: () => ws.close(1000),
-    };
-    this.peer = new RpcPeer(transport, deps, { authenticated: true, prepare: (message) => withToken(message, deps.token) }, onClosed);
-    ws.on('message', (data: Buffer, isBinary) => {
-      this.peer.receive([isBinary ? { kind: 'refused', reason: 'send JSON-RPC as text frames' } : { kind: 'message', data }]);
-    });
-    ws.on('close', () => this.peer.cleanup());
-    ws.on('error', () => this.peer.cleanup());
+  constructor(ws: WebSocket, deps: ConnectionDeps, onClosed: () => void) {
+    this.peer = new RpcPeer(new WebSocketTransport(ws), deps, { authentication: provenAtConnect() }, onClosed);
   }
 
   close(reason: string, graceful = false): void {

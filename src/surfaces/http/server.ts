@@ -12,13 +12,9 @@ import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
-import type { DaemonControl, OperationContext } from '../../api/index.js';
-import type { AgentCatalog } from '../../agents/index.js';
-import type { PaneRegistry } from '../../pane/index.js';
-import type { LogService } from '../../logs/index.js';
-import { Dispatcher } from '../rpc/dispatch.js';
-import type { TokenRegistry } from '../rpc/auth.js';
-import { DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from '../rpc/connection.js';
+import { findPaneTerminal, sessionExport, type Authenticate, type Services } from '../../api/index.js';
+import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
+import { DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from '../rpc/peer.js';
 import { isLoopbackHost } from '../rpc/server.js';
 import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
@@ -26,20 +22,18 @@ import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
 
 export interface DashboardServerOptions {
-  /** The owner's token: a logged-in browser acts as the owner. */
-  token: string;
-  /** The daemon's tokens, so a socket's calls are checked as any other surface's (default: the owner's only). */
-  tokens?: TokenRegistry;
-  panes: PaneRegistry;
-  agents: AgentCatalog;
-  sessions: LogService;
-  daemon: DaemonControl;
+  /** The one service object (the daemon builds it). */
+  services: Services;
+  /** The authenticate step (the daemon's tokens): a Bearer header is accepted for the owner's token only. */
+  authenticate: Authenticate;
   logger?: Logger;
   /** Where the built web app is (default: this package's dist/web). */
   webRoot?: string;
   /** The limits of JSON-RPC over `/ws`: the same as every other transport's by default. */
   limits?: Partial<ConnectionLimits>;
-  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+  handlers?: Partial<Record<string, AnyHandler>>;
+  /** Checks every result against its method's schema (tests). */
+  checkResults?: boolean;
 }
 
 /** Open WebSockets at most, over every browser: a tab holds one for JSON-RPC and one per pane. */
@@ -92,8 +86,8 @@ export class DashboardServer {
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
-    this.access = new DashboardAccess(options.token);
-    this.dispatcher = new Dispatcher({ token: options.tokens ?? options.token, logger: this.logger, handlers: options.handlers });
+    this.access = new DashboardAccess(options.authenticate);
+    this.dispatcher = new Dispatcher({ logger: this.logger, handlers: options.handlers, checkResults: options.checkResults });
     this.webRoot = options.webRoot ?? defaultWebRoot();
     this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
@@ -235,11 +229,11 @@ export class DashboardServer {
   }
 
   private async exportSession(sessionId: string, res: ServerResponse): Promise<void> {
-    const log = this.options.sessions.logs.find(sessionId);
-    if (!log) return this.refuse(res, 404, `no such session: ${sessionId}`);
+    const write = sessionExport(this.options.services, sessionId);
+    if (!write) return this.refuse(res, 404, `no such session: ${sessionId}`);
     res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': `attachment; filename="${sessionId.replace(/[^\w.-]/g, '_')}.jsonl"` });
     try {
-      await log.store.exportJsonl(res);
+      await write(res);
       res.end();
     } catch (err) {
       this.logger.warn('export failed', { session_id: sessionId, error: (err as Error).message });
@@ -270,9 +264,9 @@ export class DashboardServer {
         return;
       }
       const paneMatch = /^\/ws\/pane\/([^/]+)$/.exec(url.pathname);
-      const pane = paneMatch?.[1] !== undefined ? this.options.panes.find(decodeURIComponent(paneMatch[1])) : undefined;
-      if (!pane) return reject(404, 'no such pane');
-      this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, pane, this.logger));
+      const terminal = paneMatch?.[1] !== undefined ? findPaneTerminal(this.options.services, decodeURIComponent(paneMatch[1])) : undefined;
+      if (!terminal) return reject(404, 'no such pane');
+      this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, terminal, this.logger));
     } catch (err) {
       this.strangerLog.log('debug', 'bad upgrade', { error: (err as Error).message });
       reject(400, 'bad request');
@@ -280,7 +274,7 @@ export class DashboardServer {
   }
 
   private rpcSocket(ws: WebSocket): void {
-    const { token, panes, agents, sessions, daemon } = this.options;
-    new RpcSocket(ws, { dispatcher: this.dispatcher, token, panes, agents, sessions, daemon, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog }, () => undefined);
+    const deps: ConnectionDeps = { dispatcher: this.dispatcher, services: this.options.services, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog };
+    new RpcSocket(ws, deps, () => undefined);
   }
 }

@@ -3,24 +3,17 @@ import { lstatSync, rmSync } from 'node:fs';
 import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
-import type { DaemonControl, OperationContext } from '../../api/index.js';
-import type { PaneRegistry } from '../../pane/index.js';
-import { AgentCatalog } from '../../agents/index.js';
-import { LogService } from '../../logs/index.js';
+import type { Authenticate, Services } from '../../api/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
-import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionLimits } from './connection.js';
-import { Dispatcher, errorResponse } from './dispatch.js';
-import type { TokenRegistry } from './auth.js';
+import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from './connection.js';
+import { Dispatcher, errorResponse, type AnyHandler } from './dispatch.js';
+import { tokenInEveryRequest, type RequestAuthentication } from './authenticate.js';
 
 export interface RpcServerOptions {
-  /** The daemon's tokens (or just the owner's). */
-  token: string | TokenRegistry;
-  panes: PaneRegistry;
-  /** The agent profiles create_pane can start (default: the built-ins). */
-  agents?: AgentCatalog;
-  /** Session logs and agent trackers (default: a service of its own over `panes`). */
-  sessions?: LogService;
-  daemon: DaemonControl;
+  /** The one service object (the daemon builds it). */
+  services: Services;
+  /** The authenticate step: a request's token to the caller's grant (the daemon's tokens). */
+  authenticate: Authenticate;
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
   /** Most connections at once, over all transports. */
@@ -29,7 +22,9 @@ export interface RpcServerOptions {
   maxUnauthenticated?: number;
   maxBatch?: number;
   /** Extra or replacement method implementations (tests use this to inject failures). */
-  handlers?: Partial<Record<string, (ctx: OperationContext, params: never) => unknown>>;
+  handlers?: Partial<Record<string, AnyHandler>>;
+  /** Checks every result against its method's schema (tests). */
+  checkResults?: boolean;
 }
 
 /** Loopback addresses only: Switchboard never listens where another machine could reach it. */
@@ -104,19 +99,20 @@ export class RpcServer {
   private readonly strangerLog: LogLimiter;
   private readonly maxConnections: number;
   private readonly maxUnauthenticated: number;
-  private readonly agents: AgentCatalog;
-  private readonly sessions: LogService;
+  /** Seed 000: every request carries the token. */
+  private readonly authentication: RequestAuthentication;
+  private readonly deps: ConnectionDeps;
   private socketPath: string | undefined;
 
-  constructor(private readonly options: RpcServerOptions) {
+  constructor(options: RpcServerOptions) {
     this.logger = options.logger ?? silentLogger;
     this.strangerLog = new LogLimiter(this.logger);
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
     this.maxUnauthenticated = Math.min(this.maxConnections, options.maxUnauthenticated ?? DEFAULT_MAX_UNAUTHENTICATED);
-    this.agents = options.agents ?? new AgentCatalog();
-    this.sessions = options.sessions ?? new LogService(options.panes, this.agents);
-    this.dispatcher = new Dispatcher({ token: options.token, logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers });
+    this.dispatcher = new Dispatcher({ logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers, checkResults: options.checkResults });
+    this.authentication = tokenInEveryRequest(options.authenticate);
+    this.deps = { dispatcher: this.dispatcher, services: options.services, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog };
   }
 
   get connectionCount(): number {
@@ -241,7 +237,8 @@ export class RpcServer {
     }
     const connection: RpcConnection = new RpcConnection(
       socket,
-      { dispatcher: this.dispatcher, panes: this.options.panes, agents: this.agents, sessions: this.sessions, daemon: this.options.daemon, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog },
+      this.deps,
+      this.authentication,
       () => {
         this.connections.delete(connection);
         strangers.delete(connection);

@@ -1,18 +1,14 @@
 /**
  * The part of the daemon's contract the dashboard uses: JSON-RPC methods over `/ws` (as in
  * docs/rpc.md, without the token, which the server adds from the session cookie), their results,
- * and the notifications the server pushes. Types only, from src/protocol: erased from the bundle,
- * so zod and Node-only code never reach the browser.
+ * and the notifications the server pushes. Types only, from src/contract (the shared vocabulary)
+ * and src/protocol (the methods): erased from the bundle, so zod and Node-only code never reach
+ * the browser.
  */
-import type { LogMsg } from '../../../src/output/log-msg.js';
-
-export type { LogMsg };
-export type { NormalizedEntry, EntryMetadata } from '../../../src/output/entry.js';
-
 import type { Notifications as AllNotifications, ParamsInput, Result } from '../../../src/protocol/methods.js';
 
-export type { AgentInfo, ApprovalInfo as Approval, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo } from '../../../src/protocol/methods.js';
-export type { AgentState } from '../../../src/agents/state-tracker.js';
+export type { LogMsg, NormalizedEntry, EntryMetadata, AgentState, ApprovalInfo as Approval } from '../../../src/contract/index.js';
+export type { AgentInfo, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo } from '../../../src/protocol/methods.js';
 
 /** The methods the dashboard calls: their parameters (without the token) and results. */
 type DashboardMethod = 'list' | 'agents' | 'pane_states' | 'create_pane' | 'kill' | 'remove' | 'send_text' | 'answer_approval' | 'subscribe' | 'unsubscribe' | 'log_sessions' | 'log_subscribe' | 'log_unsubscribe';

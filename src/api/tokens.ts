@@ -1,23 +1,17 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
-import { SwitchboardError } from '../../core/errors.js';
-import { OWNER_GRANT, type Grant } from '../../api/authorize.js';
-import type { Scope } from '../../protocol/scopes.js';
-
-/** A fresh 256-bit token, hex encoded. */
-export function generateToken(): string {
-  return randomBytes(32).toString('hex');
-}
-
 /**
- * Compares a presented token with the expected one in constant time. Both are hashed first so the
- * comparison takes the same time whatever the presented token's length.
+ * The daemon's tokens and the authenticate step every transport takes: a presented token becomes
+ * the caller's grant (api/authorize.ts), or nothing. A transport checks it where its protocol
+ * carries it (seed 000's JSON-RPC: in every request's params; the dashboard: at the WebSocket
+ * upgrade) and hands the dispatcher the grant, never the token.
  */
-export function tokenMatches(expected: string, presented: unknown): boolean {
-  if (typeof presented !== 'string') return false;
-  const a = createHash('sha256').update(expected).digest();
-  const b = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, b);
-}
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { SwitchboardError } from '../core/errors.js';
+import { generateToken, tokenMatches } from '../core/secrets.js';
+import type { Scope } from '../protocol/scopes.js';
+import { OWNER_GRANT, type Grant } from './authorize.js';
+
+/** What a presented credential allows, or undefined for one that is not ours. */
+export type Authenticate = (presented: unknown) => Grant | undefined;
 
 /** Most scoped tokens alive at once (one per pane that has one; panes are capped well below). */
 const MAX_SCOPED_TOKENS = 4096;
@@ -54,4 +48,7 @@ export class TokenRegistry {
     const entry = this.scoped.get(digest.toString('hex'));
     return entry && timingSafeEqual(entry.digest, digest) ? entry.grant : undefined;
   }
+
+  /** The authenticate step over these tokens, for the transports. */
+  readonly authenticate: Authenticate = (presented) => this.resolve(presented);
 }

@@ -1,0 +1,36 @@
+/**
+ * Conversations: multi-turn sessions on an agent's structured mode (`agent_session_*`, their wire
+ * names), one conversation across prompts, its entries the session's log.
+ */
+import { checkSandbox } from '../agents/index.js';
+import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../approvals/policy/index.js';
+import type { Handler } from './handler.js';
+import { turnResult } from './to-wire.js';
+
+type ConversationMethods = 'agent_session_open' | 'agent_session_prompt' | 'agent_session_cancel' | 'agent_session_close';
+
+export const conversationHandlers: { [M in ConversationMethods]: Handler<M> } = {
+  async agent_session_open(ctx, p) {
+    const cwd = ctx.panes.resolveCwd(p.cwd);
+    const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
+    const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
+    const id = await ctx.logs.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy });
+    // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
+    ctx.signal.addEventListener('abort', () => void ctx.logs.closeAgentSession(id).catch(() => undefined), { once: true });
+    return { session_id: id };
+  },
+
+  async agent_session_prompt(ctx, p) {
+    return turnResult(await ctx.logs.promptAgentSession(p.session_id, p.prompt, ctx.signal));
+  },
+
+  async agent_session_cancel(ctx, p) {
+    await ctx.logs.cancelAgentSessionTurn(p.session_id);
+    return { success: true };
+  },
+
+  async agent_session_close(ctx, p) {
+    await ctx.logs.closeAgentSession(p.session_id);
+    return { success: true };
+  },
+};

@@ -1,0 +1,165 @@
+/**
+ * The pane methods: create (a program, or an agent CLI brought to its idle prompt), type into,
+ * read, wait on, subscribe to, resize, kill and remove panes.
+ */
+import { homedir } from 'node:os';
+import { firstRunPolicyOf, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import { compileSafeRegex } from '../core/safe-regex.js';
+import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
+import type { Handler } from './handler.js';
+import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
+import { agentStartResult, paneInfo, screenResult, tmuxPlacement, waitForResult } from './to-wire.js';
+
+type PaneMethods = 'create_pane' | 'send_text' | 'send_keys' | 'send_prompt' | 'paste' | 'is_alive' | 'get_text' | 'get_screen' | 'list' | 'kill' | 'remove' | 'resize' | 'wait_for' | 'subscribe' | 'unsubscribe';
+
+const DEFAULT_TEXT_LINES = 100;
+const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
+/** How an agent pane takes prompts when its profile is not known (a pane started as a plain program). */
+const DEFAULT_INPUT = { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
+
+export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
+  async create_pane(ctx, p) {
+    // Which token the pane's programs get: never more than the caller has.
+    const scopes = scopesForNewPane(ctx.grant ?? OWNER_GRANT, p.agent !== undefined, p.grants);
+    if (p.agent !== undefined) {
+      const profile = ctx.agents.get(p.agent);
+      const started = await startAgent(ctx.panes, profile, {
+        cwd: p.cwd ?? homedir(),
+        scrollbackRows: p.scrollback,
+        title: p.title,
+        env: p.env,
+        args: p.args,
+        cols: p.cols,
+        rows: p.rows,
+        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: p.agent_home, modelUrl: p.model_url } : undefined,
+        policy: {
+          ...(p.first_run?.trust_folder !== undefined ? { trustFolder: p.first_run.trust_folder } : {}),
+          ...(p.first_run?.use_env_api_key !== undefined ? { useEnvApiKey: p.first_run.use_env_api_key } : {}),
+          ...(p.first_run?.keep_current_model !== undefined ? { keepCurrentModel: p.first_run.keep_current_model } : {}),
+        },
+        readyTimeoutMs: p.ready_timeout_ms,
+        signal: ctx.signal,
+        scopes,
+      });
+      return agentStartResult(profile, started);
+    }
+    const pane = ctx.panes.create({
+      command: p.command,
+      argv: p.argv,
+      cwd: p.cwd ?? homedir(),
+      title: p.title,
+      env: p.env,
+      cols: p.cols,
+      rows: p.rows,
+      scrollbackRows: p.scrollback,
+      scopes,
+    });
+    return { pane_id: pane.id, title: pane.title, pid: pane.pid };
+  },
+
+  send_text(ctx, p) {
+    ctx.panes.get(p.pane_id).sendText(p.text, p.add_newline ?? false);
+    return { success: true };
+  },
+
+  async send_keys(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    if (p.interval_ms === undefined || p.keys.length === 1) pane.sendKeys(p.keys);
+    else {
+      // Check every key's name first, so a bad one fails the call before any key is pressed.
+      encodeKeys(p.keys, { applicationCursorKeys: false });
+      if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+      await pressKeys(pane, p.keys, p.interval_ms);
+    }
+    return { success: true };
+  },
+
+  async send_prompt(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const profile = pane.agent ? ctx.agents.find(pane.agent.name) : undefined;
+    const input = profile?.data.input ?? DEFAULT_INPUT;
+    if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+    // An agent pane's late first-run dialog is answered by the policy it was started with, never typed into.
+    const screens = profile && pane.agent ? profile.screensFor(pane.agent.version) : undefined;
+    ctx.logs.paneSession(pane.id)?.notePrompt(p.text);
+    await sendPrompt(pane, { input, screens, policy: firstRunPolicyOf(pane) }, p.text, ctx.signal);
+    return { success: true };
+  },
+
+  paste(ctx, p) {
+    const bracketed = ctx.panes.get(p.pane_id).paste(p.text, p.bracketed ?? 'auto');
+    return { success: true, bracketed };
+  },
+
+  is_alive(ctx, p) {
+    // As in seed 000's sketch (and tmux's backend): an unknown pane is simply not alive.
+    const pane = ctx.panes.find(p.pane_id);
+    if (!pane) return { alive: false };
+    if (pane.alive) return { alive: true, pid: pane.pid };
+    return { alive: false, exit_code: pane.exit?.exitCode ?? null, signal: pane.exit?.signal ?? null };
+  },
+
+  get_text(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const { lines, totalLines } = pane.readText(p.lines ?? DEFAULT_TEXT_LINES, { joinWrapped: p.join_wrapped ?? false });
+    return { text: lines.join('\n'), total_lines: totalLines };
+  },
+
+  get_screen(ctx, p) {
+    return screenResult(ctx.panes.get(p.pane_id).snapshot({ ansi: p.ansi ?? false }));
+  },
+
+  list(ctx) {
+    return { panes: ctx.panes.list().map((pane) => paneInfo(pane, tmuxPlacement(ctx.tmux, pane.id))) };
+  },
+
+  async kill(ctx, p) {
+    const exit = await ctx.panes.kill(p.pane_id, {
+      graceMs: p.grace_ms,
+      signal: p.signal ? (`SIG${p.signal}` as NodeJS.Signals) : undefined,
+    });
+    return { success: true, exit_code: exit.exitCode, signal: exit.signal };
+  },
+
+  async remove(ctx, p) {
+    await ctx.panes.remove(p.pane_id, { graceMs: p.grace_ms });
+    return { success: true };
+  },
+
+  resize(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    checkPaneSize(p.cols, p.rows);
+    pane.resize(p.cols, p.rows);
+    return { success: true, cols: pane.cols, rows: pane.rows };
+  },
+
+  async wait_for(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const pattern = p.pattern !== undefined ? compileSafeRegex(p.pattern, p.flags ?? '') : undefined;
+    if (p.flags !== undefined && p.pattern === undefined) throw new SwitchboardError('INVALID_PARAMS', 'flags need a pattern');
+    const result = await waitForScreen(pane, {
+      pattern,
+      idleMs: p.idle_ms,
+      timeoutMs: p.timeout_ms ?? DEFAULT_WAIT_TIMEOUT_MS,
+      lines: p.lines,
+      signal: ctx.signal,
+    });
+    return waitForResult(result);
+  },
+
+  subscribe(ctx, p) {
+    if (p.pane_id !== undefined) ctx.panes.get(p.pane_id);
+    const subscription = ctx.caller.subscribe({
+      paneId: p.pane_id,
+      events: p.events ?? ['output', 'exit'],
+      replay: p.replay ?? false,
+    });
+    return { subscription };
+  },
+
+  unsubscribe(ctx, p) {
+    ctx.caller.unsubscribe(p.subscription);
+    return { success: true };
+  },
+};

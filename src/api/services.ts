@@ -1,0 +1,72 @@
+/**
+ * The one service object: what every operation works on. The daemon builds it once and hands it to
+ * every transport (JSON-RPC over TCP and the local socket, the dashboard's WebSocket, and the HTTP
+ * API and MCP to come), which reach the pane, agent and log layers only through the operations.
+ */
+import { hostname } from 'node:os';
+import type { Disposable } from '../core/disposable.js';
+import type { PaneRegistry } from '../pane/index.js';
+import type { AgentCatalog } from '../agents/index.js';
+import type { LogService } from '../logs/index.js';
+import type { InfoResult } from '../protocol/methods.js';
+import { RegistryPaneHost } from '../tmux/registry-host.js';
+import { TmuxService } from '../tmux/service.js';
+
+/** What operations may ask of the daemon that hosts them. */
+export interface DaemonControl {
+  info(): InfoResult;
+  /** Where the daemon keeps its private files (log exports go under it). */
+  readonly home: string;
+  /** The most disk the exports folder may hold, in bytes: an export past it is refused or cut off. */
+  readonly exportsMaxBytes: number;
+  /** A fresh one-time login URL for the dashboard; CONFLICT when it is off. */
+  dashboardLoginUrl(): string;
+  /** Shuts the daemon down after the current response is sent. */
+  requestShutdown(): void;
+}
+
+/**
+ * The tmux front end's namespaces over the daemon's panes, made on first use (most daemons never
+ * see a tmux command), ended with the services.
+ */
+export class TmuxFrontEnd implements Disposable {
+  private service: TmuxService | undefined;
+
+  constructor(
+    private readonly panes: PaneRegistry,
+    private readonly agents: AgentCatalog,
+  ) {}
+
+  /** The tmux service, made now if it was not yet. */
+  get(): TmuxService {
+    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0 });
+    return this.service;
+  }
+
+  /** Where the tmux front end placed a pane, if it made it (never makes the service). */
+  paneOf(paneId: string): ReturnType<TmuxService['paneOf']> {
+    return this.service?.paneOf(paneId);
+  }
+
+  dispose(): void {
+    this.service?.dispose();
+    this.service = undefined;
+  }
+}
+
+/** Every service an operation may use. */
+export interface Services {
+  readonly panes: PaneRegistry;
+  readonly agents: AgentCatalog;
+  /** Every session's log, the agent panes' trackers, structured runs and conversations. */
+  readonly logs: LogService;
+  /** The tmux front end over the same panes. */
+  readonly tmux: TmuxFrontEnd;
+  readonly daemon: DaemonControl;
+}
+
+/** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
+export function createServices(parts: Omit<Services, 'tmux'>): Services & Disposable {
+  const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
+  return { panes: parts.panes, agents: parts.agents, logs: parts.logs, daemon: parts.daemon, tmux, dispose: () => tmux.dispose() };
+}
