@@ -5,6 +5,7 @@
 import type { HandlerTable } from './handler.js';
 import { agentHandlers } from './agent-operations.js';
 import { approvalHandlers } from './approval-operations.js';
+import { askHandlers } from './ask-operations.js';
 import { conversationHandlers } from './conversation-operations.js';
 import { daemonHandlers } from './daemon-operations.js';
 import { headlessRunHandlers } from './headless-run-operations.js';
@@ -21,6 +22,7 @@ export const handlers: HandlerTable = {
   ...logHandlers,
   ...headlessRunHandlers,
   ...conversationHandlers,
+  ...askHandlers,
   ...tmuxHandlers,
   ...daemonHandlers,
 };

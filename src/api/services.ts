@@ -6,8 +6,9 @@
 import { hostname } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
-import type { AgentCatalog } from '../agents/index.js';
+import type { AgentCatalog, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
+import { AskService } from '../asks/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';
 import { TmuxService } from '../tmux/service.js';
@@ -21,6 +22,8 @@ export interface DaemonControl {
   readonly exportsMaxBytes: number;
   /** A fresh one-time login URL for the dashboard; CONFLICT when it is off. */
   dashboardLoginUrl(): string;
+  /** How an agent CLI starts Switchboard's MCP server (`switchboard mcp`), put in a sandboxed agent's configuration; undefined when the CLI is not built. */
+  readonly mcpServer?: McpServerCommand | undefined;
   /** Shuts the daemon down after the current response is sent. */
   requestShutdown(): void;
 }
@@ -62,11 +65,25 @@ export interface Services {
   readonly logs: LogService;
   /** The tmux front end over the same panes. */
   readonly tmux: TmuxFrontEnd;
+  /** Agents asking agents: the ask engine over the agent panes. */
+  readonly asks: AskService;
   readonly daemon: DaemonControl;
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux'>): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks'>): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
-  return { panes: parts.panes, agents: parts.agents, logs: parts.logs, daemon: parts.daemon, tmux, dispose: () => tmux.dispose() };
+  const asks = new AskService({ panes: parts.panes, agents: parts.agents, logs: parts.logs });
+  return {
+    panes: parts.panes,
+    agents: parts.agents,
+    logs: parts.logs,
+    daemon: parts.daemon,
+    tmux,
+    asks,
+    dispose: () => {
+      asks.dispose();
+      tmux.dispose();
+    },
+  };
 }

@@ -10,3 +10,4 @@ export { askMarker, markQuestion, newAskId, askIdIn, isAskId } from './transcrip
 export { createTranscriptReader, opencodeDbQuery, type TranscriptReader, type OpenCodeQuery } from './transcripts/reader.js';
 export { dashedCwd, transcriptDirs, type TranscriptLocation } from './transcripts/locate.js';
 export { TRANSCRIPT_FORMATS, type ReplyRead, type TranscriptFormat } from './transcripts/types.js';
+export { AskService, RegistryAskDirectory, type AskTargetInfo } from './service.js';

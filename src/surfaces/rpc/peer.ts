@@ -111,9 +111,9 @@ export class RpcPeer implements TransportReceiver {
       },
     };
     this.caller = new Caller(deps.services, sink);
-    const { panes, agents, logs, tmux, daemon } = deps.services;
+    const { panes, agents, logs, tmux, asks, daemon } = deps.services;
     this.connection = {
-      context: { panes, agents, logs, tmux, daemon, caller: this.caller, signal: this.abort.signal },
+      context: { panes, agents, logs, tmux, asks, daemon, caller: this.caller, signal: this.abort.signal },
       authentication: options.authentication,
       onAuthenticated: () => this.markAuthenticated(),
     };
