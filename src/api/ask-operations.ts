@@ -52,7 +52,7 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
       from,
       ...(p.timeout_ms !== undefined ? { timeoutMs: p.timeout_ms } : {}),
       // Not waiting: the outcome goes into the asker's pane, when it is an agent pane to put it in.
-      deliver: !wait && from.paneId !== undefined && ctx.asks.directory.get(from.paneId) !== undefined,
+      deliver: (p.deliver ?? !wait) && from.paneId !== undefined && ctx.asks.directory.get(from.paneId) !== undefined,
     });
     if (!wait) return askInfo(record);
     return waitWhileThere(ctx, record.id);

@@ -95,10 +95,12 @@ export async function askCommand(ctx: CliContext, argv: string[], fixedTarget?: 
   if (target === undefined || target === '') throw new UsageError('missing TARGET');
   const question = await questionOf(ctx, words);
   const fromPaneId = ctx.env.SWITCHBOARD_PANE_ID;
+  // --async: the reply is typed into the asker's pane (when it is an agent's); waiting, it is printed here only.
+  const deliver = values.async === true;
   return withClient(ctx, async (c) => {
-    const asked = await c.ask(target, question, { wait: false, timeoutMs, cwd: process.cwd(), fromName: 'cli', ...(fromPaneId ? { fromPaneId } : {}) }).catch((err: unknown) => {
+    const asked = await c.ask(target, question, { wait: false, deliver, timeoutMs, cwd: process.cwd(), fromName: 'cli', ...(fromPaneId ? { fromPaneId } : {}) }).catch((err: unknown) => {
       // Outside any pane, a pane id in the environment that the daemon does not know is stale: ask as nobody's.
-      if (fromPaneId && err instanceof SwitchboardError && err.code === 'PANE_NOT_FOUND' && err.details?.pane_id === fromPaneId) return c.ask(target, question, { wait: false, timeoutMs, cwd: process.cwd(), fromName: 'cli' });
+      if (fromPaneId && err instanceof SwitchboardError && err.code === 'PANE_NOT_FOUND' && err.details?.pane_id === fromPaneId) return c.ask(target, question, { wait: false, deliver, timeoutMs, cwd: process.cwd(), fromName: 'cli' });
       throw err;
     });
     if (values.async === true) {

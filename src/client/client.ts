@@ -261,11 +261,11 @@ export class SwitchboardClient {
    * (default) resolves with the finished ask (done, failed, timed_out or cancelled); without, at
    * once with its id (the reply is delivered into `fromPaneId` when given).
    */
-  ask(target: string, question: string, options: { wait?: boolean; timeoutMs?: number; fromPaneId?: string; cwd?: string; fromName?: string } = {}): Promise<Result<'ask'>> {
+  ask(target: string, question: string, options: { wait?: boolean; deliver?: boolean; timeoutMs?: number; fromPaneId?: string; cwd?: string; fromName?: string } = {}): Promise<Result<'ask'>> {
     const wait = options.wait ?? true;
     return this.request(
       'ask',
-      { target, question, wait, timeout_ms: options.timeoutMs, from_pane_id: options.fromPaneId, cwd: options.cwd, from_name: options.fromName },
+      { target, question, wait, deliver: options.deliver, timeout_ms: options.timeoutMs, from_pane_id: options.fromPaneId, cwd: options.cwd, from_name: options.fromName },
       // The daemon answers by the ask's own timeout (default 10 minutes); the reply gets a little more.
       { timeoutMs: wait ? (options.timeoutMs ?? 10 * 60_000) + 30_000 : undefined },
     );

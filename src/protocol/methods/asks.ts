@@ -25,6 +25,11 @@ export const askParams = {
     wait: optional(z.boolean()),
     /** From the ask's creation to its reply, queue time included (default 10 minutes). */
     timeout_ms: optional(int(1, MAX_ASK_TIMEOUT_MS)),
+    /**
+     * Type the outcome into the asker's pane once it is idle (default: when not waiting and the
+     * asker is an agent pane). A caller that waits with ask_wait instead says false.
+     */
+    deliver: optional(z.boolean()),
     /** The asker's pane (a pane's own token implies it). */
     from_pane_id: optional(paneId),
     /** The asker's folder: an agent name resolves to that agent's pane here first. */

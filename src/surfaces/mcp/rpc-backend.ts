@@ -47,6 +47,8 @@ export class RpcMcpBackend implements McpBackend {
       target: params.target,
       question: params.question,
       wait: false,
+      // Waiting here means the reply comes back in this call: never typed into the asker's pane too.
+      deliver: !params.wait,
       timeout_ms: params.timeout_ms,
       from_pane_id: this.asker.paneId,
       cwd: this.asker.cwd,
