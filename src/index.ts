@@ -11,8 +11,9 @@ export { PaneRegistry, Pane, waitForScreen, type CreatePaneOptions, type ExitInf
 export { SwitchboardError, isSwitchboardError, ERROR_CODES, type ErrorCode } from './core/errors.js';
 export { RPC_CODE_BY_ERROR, errorCodeFromRpc, rpcCodeOf } from './protocol/rpc-codes.js';
 export { createStreamLogger, silentLogger, type Logger } from './core/logger.js';
-export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, ScreenResult, WaitForResult, InfoResult, LogMessage, SessionInfo } from './protocol/methods.js';
+export type { MethodName, Params, ParamsInput, Result, Notifications, PaneInfo, ScreenResult, WaitForResult, InfoResult, LogMessage, SessionInfo, ExecuteResultInfo, ExecuteApprovalInfo } from './protocol/methods.js';
 export { CodingAgent, AUTO_APPROVE_POLICY, ASK_POLICY, evaluatePolicy, parsePolicy, loadPolicyFile, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent, type ApprovalPolicy, type PolicyRule, type PolicyVerdict } from './runs/index.js';
+export { decideApproval, policyVerdict, describeSubject, type ApprovalRequest, type ApprovalSource, type ApprovalOutcome, type ApprovalChain, type ApprovalCallback, type DecidedBy } from './approvals/index.js';
 export { runDoctor, type DoctorOptions, type DoctorReport, type AgentReport, type StepReport } from './runs/index.js';
 export { MsgStore, type MsgStoreOptions, type MsgStoreStats, type StoredMsg, type SubscribeOptions, type BatchListener } from './output/msg-store.js';
 export { AnsiSpanParser, ansiToSpans, spansToHtml, type AnsiColor, type SpanStyle, type StyledSpan } from './output/ansi-spans.js';

@@ -1,9 +1,9 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog, AgentStateTracker, type StateChange } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
+import { writeScreenPlayer, type PlayerStep } from './support/screen-player.js';
 import { tempDir } from './support/shell.js';
 
 const screensDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'screens', 'claude-2.1.197');
@@ -16,30 +16,8 @@ afterAll(async () => {
   scratch.cleanup();
 });
 
-/**
- * A program that plays recorded Claude Code screens in a real PTY: each step clears the screen and
- * draws a recording, then waits (for a time, or for a key on stdin).
- */
-function player(steps: ({ screen: string; ms: number } | { screen: string; key: string })[]): string {
-  const file = path.join(scratch.dir, `player-${Math.random().toString(36).slice(2)}.cjs`);
-  writeFileSync(
-    file,
-    `const fs = require('fs');
-const steps = ${JSON.stringify(steps)};
-const dir = ${JSON.stringify(screensDir)};
-process.stdin.setRawMode(true);
-const draw = (name) => process.stdout.write('\\x1b[H\\x1b[2J' + fs.readFileSync(dir + '/' + name + '.txt', 'utf8').replace(/\\n$/, '').split('\\n').join('\\r\\n'));
-const key = (want) => new Promise((resolve) => { const on = (d) => { if (d.toString() === want) { process.stdin.off('data', on); resolve(); } }; process.stdin.on('data', on); });
-(async () => {
-  for (const step of steps) {
-    draw(step.screen);
-    if ('key' in step) await key(step.key); else await new Promise((r) => setTimeout(r, step.ms));
-  }
-  process.exit(0);
-})();
-`,
-  );
-  return file;
+function player(steps: PlayerStep[]): string {
+  return writeScreenPlayer(scratch.dir, screensDir, steps);
 }
 
 function track(file: string, idleSettleMs = 300): { tracker: AgentStateTracker; changes: StateChange[]; exited: Promise<void> } {

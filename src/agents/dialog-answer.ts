@@ -4,8 +4,8 @@
  * step, so a key the CLI was not yet reading is pressed again instead of confirming the default.
  */
 import { compileSafeRegex } from '../core/safe-regex.js';
-import type { Pane } from '../pane/index.js';
-import { menuRows, type MenuRow } from './approval-request.js';
+import { watchScreen, type Pane } from '../pane/index.js';
+import { menuRows, type MenuRow } from './approval-prompt.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { pressKeys } from './input.js';
 import type { Dialog } from './schema.js';
@@ -122,22 +122,9 @@ export async function chooseMenuOption(pane: Pane, choice: MenuChoice, signal?: 
 
 /** Resolves true when `done` holds for the screen, false after `timeoutMs`, on exit or on abort (the caller looks again either way). */
 export function untilScreen(pane: Pane, done: (lines: readonly string[]) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
-  return new Promise((resolve) => {
-    const finish = (held: boolean): void => {
-      clearTimeout(timer);
-      sub.dispose();
-      exit.dispose();
-      signal?.removeEventListener('abort', onAbort);
-      resolve(held);
-    };
-    const onAbort = (): void => finish(false);
-    const timer = setTimeout(onAbort, timeoutMs);
-    const sub = pane.onRender(() => {
-      if (done(pane.screenLines())) finish(true);
-    });
-    const exit = pane.onExit(onAbort);
-    signal?.addEventListener('abort', onAbort);
-    if (signal?.aborted || !pane.alive) onAbort();
-    else if (done(pane.screenLines())) finish(true);
-  });
+  return watchScreen(
+    pane,
+    { check: () => (done(pane.screenLines()) ? { done: true } : undefined), exited: () => false, timedOut: () => false, cancelled: () => false },
+    { timeoutMs, ...(signal ? { signal } : {}) },
+  );
 }

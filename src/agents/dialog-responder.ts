@@ -8,7 +8,7 @@
  * caller answers those.
  */
 import { Emitter, type Event } from '../core/emitter.js';
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
 import type { Pane } from '../pane/index.js';
 import { detectScreen } from './detect.js';
 import { answerDialog, decideDialog, type FirstRunPolicy } from './dialog-answer.js';
@@ -86,7 +86,7 @@ export class DialogResponder implements Disposable {
   private episode: Episode = { kind: 'clear' };
   private timer: NodeJS.Timeout | undefined;
   private readonly started = performance.now();
-  private readonly subscriptions: Disposable[];
+  private readonly subscriptions = new DisposableStore();
   private disposed = false;
 
   constructor(
@@ -94,7 +94,8 @@ export class DialogResponder implements Disposable {
     private screens: Screens,
     readonly policy: FirstRunPolicy,
   ) {
-    this.subscriptions = [pane.onRender(() => this.evaluate()), pane.onExit(() => this.dispose())];
+    this.subscriptions.add(pane.onRender(() => this.evaluate()));
+    this.subscriptions.add(pane.onExit(() => this.dispose()));
     this.evaluate();
   }
 
@@ -146,7 +147,7 @@ export class DialogResponder implements Disposable {
     if (this.disposed) return;
     this.disposed = true;
     clearTimeout(this.timer);
-    for (const s of this.subscriptions) s.dispose();
+    this.subscriptions.dispose();
     this.changedEmitter.fire();
     this.answeredEmitter.dispose();
     this.changedEmitter.dispose();

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SwitchboardError } from '../core/errors.js';
-import type { Pane, PaneRegistry } from '../pane/index.js';
+import { watchScreen, type Pane, type PaneRegistry } from '../pane/index.js';
 import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
@@ -131,77 +131,51 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
 
 
 /** Watches a starting agent while its responder answers the dialogs; resolves once the idle prompt holds. */
-function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, limits: { timeoutMs: number; unknownPatienceMs: number }, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
+async function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, limits: { timeoutMs: number; unknownPatienceMs: number }, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {
   const { timeoutMs, unknownPatienceMs } = limits;
   const started = performance.now();
-  return new Promise((resolve, reject) => {
-    let idleSince: number | undefined;
-    let settleTimer: NodeJS.Timeout | undefined;
-    let last: Detection = { kind: 'unknown' };
-    /** Since when an unknown menu has sat unchanged on screen. */
-    let unknownSince: { at: number; screen: string } | undefined;
-    let settled = false;
-    const finish = (err?: Error): void => {
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(settleTimer);
-      renderSub.dispose();
-      answeredSub.dispose();
-      exitSub.dispose();
-      signal?.removeEventListener('abort', onAbort);
-      if (err) reject(err);
-      else resolve({ readyMs: Math.round(performance.now() - started), dialogs: [...responder.answered] });
-    };
-    const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
-    const evaluate = (): void => {
-      if (!pane.alive || settled) return;
-      const stuck = responder.stuck;
-      if (stuck) {
-        finish(new SwitchboardError('TIMEOUT', `the agent's ${stuck.id} dialog is still on screen after ${stuck.answers} answers; screen:\n${screenTail()}`, { dialog: stuck.id }));
-        return;
-      }
-      const lines = pane.screenLines();
-      last = detectScreen(screens, { lines });
-      const now = performance.now();
-      const unknownMenu = last.kind === 'dialog' && !last.dialog;
-      const screen = lines.join('\n');
-      if (!unknownMenu || screen !== unknownSince?.screen) unknownSince = unknownMenu ? { at: now, screen } : undefined;
-      if (unknownSince && now - unknownSince.at >= unknownPatienceMs) {
-        finish(new SwitchboardError('SPAWN_FAILED', `the agent stopped at a menu Switchboard does not know (${last.evidence?.line ?? ''}): describe it in the profile's dialogs, or run the CLI once by hand to answer it; screen:\n${screenTail()}`));
-        return;
-      }
-      if (unknownSince) {
-        clearTimeout(settleTimer);
-        settleTimer = setTimeout(evaluate, unknownPatienceMs - (now - unknownSince.at) + 5);
-      }
-      if (last.kind !== 'idle' || !responder.clear) {
-        idleSince = undefined;
-        return;
-      }
-      idleSince ??= now;
-      if (now - idleSince >= READY_SETTLE_MS) {
-        finish();
-        return;
-      }
-      clearTimeout(settleTimer);
-      settleTimer = setTimeout(evaluate, READY_SETTLE_MS - (now - idleSince) + 5);
-    };
-    const onAbort = (): void => finish(new SwitchboardError('TIMEOUT', 'cancelled while the agent was starting'));
-    const timer = setTimeout(() => {
-      const what = last.kind === 'dialog' && !last.dialog ? 'a menu Switchboard does not know, waiting for a choice' : last.kind;
-      finish(new SwitchboardError('TIMEOUT', `the agent did not reach its idle prompt within ${Math.round(timeoutMs / 1000)} s (last seen: ${what}); screen:\n${screenTail()}`));
-    }, timeoutMs);
-    const renderSub = pane.onRender(evaluate);
-    const answeredSub = responder.onAnswered(evaluate);
-    const exitSub = pane.onExit((exit) => {
-      const how = exit.signal ?? `code ${exit.exitCode ?? '?'}`;
-      finish(new SwitchboardError('SPAWN_FAILED', `the agent exited while starting (${how}); screen:\n${screenTail()}`));
-    });
-    if (signal?.aborted) {
-      onAbort();
-      return;
-    }
-    signal?.addEventListener('abort', onAbort);
-    evaluate();
-  });
+  let idleSince: number | undefined;
+  let last: Detection = { kind: 'unknown' };
+  /** Since when an unknown menu has sat unchanged on screen. */
+  let unknownSince: { at: number; screen: string } | undefined;
+  const screenTail = (): string => pane.screenLines().filter((l) => l.trim() !== '').slice(-12).join('\n');
+  const ended = await watchScreen<{ error: SwitchboardError } | { ready: true }>(
+    pane,
+    {
+      check: () => {
+        const stuck = responder.stuck;
+        if (stuck) return { done: { error: new SwitchboardError('TIMEOUT', `the agent's ${stuck.id} dialog is still on screen after ${stuck.answers} answers; screen:\n${screenTail()}`, { dialog: stuck.id }) } };
+        const lines = pane.screenLines();
+        last = detectScreen(screens, { lines });
+        const now = performance.now();
+        const unknownMenu = last.kind === 'dialog' && !last.dialog;
+        const screen = lines.join('\n');
+        if (!unknownMenu || screen !== unknownSince?.screen) unknownSince = unknownMenu ? { at: now, screen } : undefined;
+        if (unknownSince && now - unknownSince.at >= unknownPatienceMs) {
+          return { done: { error: new SwitchboardError('SPAWN_FAILED', `the agent stopped at a menu Switchboard does not know (${last.evidence?.line ?? ''}): describe it in the profile's dialogs, or run the CLI once by hand to answer it; screen:\n${screenTail()}`) } };
+        }
+        if (last.kind !== 'idle' || !responder.clear) {
+          idleSince = undefined;
+          // An unknown menu is looked at again when its patience runs out, whatever renders.
+          return unknownSince ? { recheckInMs: unknownPatienceMs - (now - unknownSince.at) + 5 } : undefined;
+        }
+        idleSince ??= now;
+        if (now - idleSince >= READY_SETTLE_MS) return { done: { ready: true } };
+        return { recheckInMs: READY_SETTLE_MS - (now - idleSince) + 5 };
+      },
+      exited: () => {
+        const exit = pane.exit;
+        const how = exit?.signal ?? `code ${exit?.exitCode ?? '?'}`;
+        return { error: new SwitchboardError('SPAWN_FAILED', `the agent exited while starting (${how}); screen:\n${screenTail()}`) };
+      },
+      timedOut: () => {
+        const what = last.kind === 'dialog' && !last.dialog ? 'a menu Switchboard does not know, waiting for a choice' : last.kind;
+        return { error: new SwitchboardError('TIMEOUT', `the agent did not reach its idle prompt within ${Math.round(timeoutMs / 1000)} s (last seen: ${what}); screen:\n${screenTail()}`) };
+      },
+      cancelled: () => ({ error: new SwitchboardError('TIMEOUT', 'cancelled while the agent was starting') }),
+    },
+    { timeoutMs, ...(signal ? { signal } : {}), also: [responder.onAnswered] },
+  );
+  if ('error' in ended) throw ended.error;
+  return { readyMs: Math.round(performance.now() - started), dialogs: [...responder.answered] };
 }

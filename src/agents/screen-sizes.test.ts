@@ -8,7 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { parseApproval } from './approval-request.js';
+import { parseApproval } from './approval-prompt.js';
 import { AgentCatalog } from './catalog.js';
 import { detectScreen } from './detect.js';
 import { FIXTURES_DIR, loadScreen } from '../../test/support/screen-fixtures.js';

@@ -3,8 +3,10 @@
  * of its output (never from raw bytes, which carry half-drawn frames). Every change is an event that
  * carries its evidence: the rule that matched and the screen line it matched on.
  */
+import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Pane } from '../pane/index.js';
+import { parseApproval } from './approval-prompt.js';
 import { classifyScreen } from './classify.js';
 import { lowestMatchOf, type Detection } from './detect.js';
 import type { Screens } from './schema.js';
@@ -44,7 +46,7 @@ export class AgentStateTracker {
   private errorBaseline = new Map<string, number>();
   private readonly idleSettleMs: number;
   private readonly usesAnsi: boolean;
-  private readonly subscriptions: { dispose(): void }[];
+  private readonly subscriptions = new DisposableStore();
   private disposed = false;
 
   constructor(
@@ -55,7 +57,8 @@ export class AgentStateTracker {
     this.idleSettleMs = options.idleSettleMs ?? IDLE_SETTLE_MS;
     this.usesAnsi = usesAnsiPatterns(screens);
     this.current = { state: 'starting', previous: 'starting', at: Date.now(), evidence: null };
-    this.subscriptions = [pane.onRender(() => this.evaluate()), pane.onExit((exit) => this.onExit(exit))];
+    this.subscriptions.add(pane.onRender(() => this.evaluate()));
+    this.subscriptions.add(pane.onExit((exit) => this.onExit(exit)));
     if (!pane.alive && pane.exit) this.onExit(pane.exit);
     else this.evaluate();
   }
@@ -79,16 +82,16 @@ export class AgentStateTracker {
     if (this.current.state === 'error') this.evaluate();
   }
 
-  /** Looks at the screen again now (after keys were pressed, for instance). */
+  /** Looks at the screen again now (after keys were pressed, for instance), an approval prompt on it too. */
   refresh(): void {
-    this.evaluate();
+    this.evaluate(true);
   }
 
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
     clearTimeout(this.settleTimer);
-    for (const s of this.subscriptions) s.dispose();
+    this.subscriptions.dispose();
     this.changes.dispose();
   }
 
@@ -97,7 +100,7 @@ export class AgentStateTracker {
     this.transition({ state: 'exited', evidence: null, exit });
   }
 
-  private evaluate(): void {
+  private evaluate(rereadApproval = false): void {
     if (this.disposed || this.current.state === 'exited' || !this.pane.alive) return;
     const lines = this.pane.screenLines();
     const text = lines.join('\n');
@@ -121,11 +124,19 @@ export class AgentStateTracker {
         return;
       }
     }
+    // An approval prompt is read once as the state begins (and on refresh), not on every render.
+    const approval =
+      state !== 'waiting_approval'
+        ? undefined
+        : this.current.state === 'waiting_approval' && !rereadApproval
+          ? (this.current.approval ?? null)
+          : parseApproval(this.screens, { lines, ansiLines: ansiLines ?? this.pane.snapshot({ ansi: true }).lines }, classification.detection);
     this.transition({
       state,
       evidence,
       ...(classification.error !== undefined ? { error: classification.error } : {}),
       ...(classification.question !== undefined ? { question: classification.question } : {}),
+      ...(approval !== undefined ? { approval } : {}),
     });
   }
 
@@ -144,11 +155,11 @@ export class AgentStateTracker {
   }
 
   private transition(next: Omit<StateChange, 'previous' | 'at'>): void {
-    if (next.state === this.current.state && next.evidence?.line === this.current.evidence?.line) return;
+    if (next.state === this.current.state && next.evidence?.line === this.current.evidence?.line && next.approval === this.current.approval) return;
     const change: StateChange = { ...next, previous: this.current.state, at: Date.now() };
     const changedState = next.state !== this.current.state;
     this.current = change;
-    // Evidence updates within one state (a new spinner line) are kept, not announced.
+    // Evidence updates within one state (a new spinner line, a prompt read again) are kept, not announced.
     if (changedState) this.changes.fire(change);
   }
 }

@@ -8,6 +8,7 @@ import { approvalHandlers } from './approval-operations.js';
 import { askHandlers } from './ask-operations.js';
 import { conversationHandlers } from './conversation-operations.js';
 import { daemonHandlers } from './daemon-operations.js';
+import { executeHandlers } from './execute-operations.js';
 import { headlessRunHandlers } from './headless-run-operations.js';
 import { logHandlers } from './log-operations.js';
 import { paneHandlers } from './pane-operations.js';
@@ -23,6 +24,7 @@ export const handlers: HandlerTable = {
   ...headlessRunHandlers,
   ...conversationHandlers,
   ...askHandlers,
+  ...executeHandlers,
   ...tmuxHandlers,
   ...daemonHandlers,
 };

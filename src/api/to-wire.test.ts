@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { ApprovalRequest } from '../agents/index.js';
+import type { ApprovalPrompt } from '../agents/index.js';
 import type { TurnResult } from '../drivers/conversation.js';
 import { notificationSchemas, resultSchemas } from '../protocol/methods.js';
 import { approvalInfo, inputModesInfo, stateNotification, turnResult } from './to-wire.js';
 
-const REQUEST: ApprovalRequest = {
+const REQUEST: ApprovalPrompt = {
   certain: true,
   doubts: [],
   tool: 'shell',

@@ -3,7 +3,7 @@
  * look in the results and notifications of every surface (src/protocol/methods/*.ts has the
  * shapes). Operations and subscriptions call these; nothing else builds a wire shape by hand.
  */
-import type { AgentProfile, AgentStart, ApprovalRequest } from '../agents/index.js';
+import type { AgentProfile, AgentStart, ApprovalPrompt } from '../agents/index.js';
 import type { StateChange } from '../contract/agent-state.js';
 import type { ApprovalInfo } from '../contract/approval.js';
 import type { TurnResult } from '../drivers/conversation.js';
@@ -49,7 +49,7 @@ export function tmuxPlacement(tmux: TmuxFrontEnd, paneId: string): PaneInfo['tmu
 }
 
 /** An approval request as the wire carries it, under its id (the toolCallId of its entry in the pane's log). */
-export function approvalInfo(request: ApprovalRequest | null, id: string | null = null): ApprovalInfo | null {
+export function approvalInfo(request: ApprovalPrompt | null, id: string | null = null): ApprovalInfo | null {
   if (!request) return null;
   return { id, tool: request.tool, tool_name: request.toolName, command: request.command, path: request.path, options: request.options.map((o) => ({ label: o.label, meaning: o.meaning })) };
 }

@@ -1,2 +1,8 @@
-/** The approvals layer: how a tool call an agent asks for is judged (the policy), whatever asked. */
+/**
+ * The approvals layer: one request type for every source (a screen's prompt, a structured mode's
+ * permission request), one chain of deciders (policy, callback, person, else deny or open), and the
+ * policy itself.
+ */
 export * from './policy/index.js';
+export { describeSubject, type ApprovalOutcome, type ApprovalRequest, type ApprovalSource, type DecidedBy } from './request.js';
+export { decideApproval, policyVerdict, type ApprovalCallback, type ApprovalChain } from './broker.js';

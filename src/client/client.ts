@@ -353,6 +353,15 @@ export class SwitchboardClient {
     return this.request('run_agent', params, { timeoutMs: 30_000 });
   }
 
+  /**
+   * Runs a task to its end in a daemon pane (listed, on the dashboard, answerable through
+   * answerApproval while it runs); resolves with the result. Waits as long as the task may take
+   * (its timeout_ms, default 30 minutes) and a minute more.
+   */
+  agentExecute(params: ParamsInput<'agent_execute'>): Promise<Result<'agent_execute'>> {
+    return this.request('agent_execute', params, { timeoutMs: (params.timeout_ms ?? 30 * 60_000) + 60_000 });
+  }
+
   /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
   agentSessionOpen(params: ParamsInput<'agent_session_open'>): Promise<Result<'agent_session_open'>> {
     return this.request('agent_session_open', params, { timeoutMs: 90_000 });

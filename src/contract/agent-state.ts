@@ -3,6 +3,8 @@
  * (src/agents/state-tracker.ts), and a change of state with the evidence that decided it.
  */
 
+import type { ApprovalPrompt } from './approval.js';
+
 export const AGENT_STATES = ['starting', 'idle', 'thinking', 'executing', 'waiting_approval', 'waiting_input', 'error', 'exited'] as const;
 export type AgentState = (typeof AGENT_STATES)[number];
 
@@ -29,4 +31,9 @@ export interface StateChange {
   question?: string;
   /** How the program ended, for `exited`. */
   exit?: { exitCode: number | null; signal: string | null };
+  /**
+   * For `waiting_approval`: the prompt as read off the screen (null when it could not be read), so
+   * no listener reads it again. Read when the state begins, and again on refresh().
+   */
+  approval?: ApprovalPrompt | null;
 }

@@ -39,3 +39,40 @@ export interface ApprovalInfo {
   path: string | null;
   options: { label: string; meaning: AnswerMeaning | null }[];
 }
+
+/** One answer an approval prompt offers. */
+export interface ApprovalOption {
+  /** The option's text as shown, without a trailing key hint such as "(y)" where the profile cuts it. */
+  label: string;
+  /** Keys (named keys, as send_keys takes them) that choose this option from the screen as it is. */
+  keys: string[];
+  /** What choosing it means; null for options a policy never picks ("Modify with external editor"). */
+  meaning: AnswerMeaning | null;
+  /**
+   * Highlighted on screen (or the default an empty answer takes). When the screen cannot tell (a
+   * CLI that marks it only by colour, read without colours), the first option, where these CLIs
+   * put the highlight when a prompt opens.
+   */
+  selected: boolean;
+}
+
+/** A tool approval prompt, as parsed from the screen. */
+export interface ApprovalPrompt {
+  /**
+   * True only when every row of the prompt was placed where its layout says (the kind's rows, the
+   * question, known decorations), a witness on screen agrees, and nothing may be cut by wrapping.
+   * A policy acts on an unsure request only by asking: it is never allowed automatically.
+   */
+  certain: boolean;
+  /** Why the parse is not sure, in words (empty when certain). */
+  doubts: string[];
+  tool: ToolKind;
+  /** The tool as the CLI names it ('Bash', 'Shell', 'WriteFile', …); null when the prompt does not say. */
+  toolName: string | null;
+  command: string | null;
+  path: string | null;
+  /** The answers offered, top to bottom or left to right; empty when the profile cannot read them. */
+  options: ApprovalOption[];
+  /** The screen row where the prompt begins (0 = top). */
+  row: number;
+}

@@ -27,6 +27,17 @@ export class DisposableStore implements Disposable {
     return item;
   }
 
+  /** Adds each of `items`, as add() does. */
+  addAll(...items: Disposable[]): void {
+    for (const item of items) this.add(item);
+  }
+
+  /** Disposes what it holds now, newest first, and stays open for more (a pane respawned gets new subscriptions). */
+  clear(): void {
+    if (this.disposed) return;
+    this.disposeItems();
+  }
+
   get isDisposed(): boolean {
     return this.disposed;
   }
@@ -34,6 +45,10 @@ export class DisposableStore implements Disposable {
   dispose(): void {
     if (this.disposed) return;
     this.disposed = true;
+    this.disposeItems();
+  }
+
+  private disposeItems(): void {
     const errors: unknown[] = [];
     for (const item of this.items.splice(0).reverse()) {
       try {

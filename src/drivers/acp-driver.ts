@@ -39,7 +39,7 @@ import { decidePermission, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
 import { AgentProgram } from './agent-program.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * As the headless driver's options (the profile must have `acp_args`; a session's own sandbox,
@@ -412,11 +412,8 @@ class AcpSession implements Conversation {
 
   /** Entries go into the session's store and the turn under way (none once the session is closed). */
   private emit(entries: NormalizedEntry[]): void {
-    for (const entry of entries) {
-      if (this.entries.finished) return;
-      this.entries.push(entry);
-      this.turn?.entries.push(entry);
-    }
+    if (this.entries.finished) return;
+    recordEntries(this.entries, this.turn, entries);
   }
 
   /** The agent exited on its own between turns: the log says so (a turn under way says it itself). */

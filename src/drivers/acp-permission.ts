@@ -6,8 +6,11 @@
  */
 import { asRecord, asString } from '../output/entry.js';
 import { commandOfInput, filePathOfCall, locationsOf } from '../output/normalize-acp.js';
-import type { ApprovalSubject } from '../approvals/policy/index.js';
+import type { ApprovalSubject } from '../approvals/index.js';
 import { subjectForTool, type PermissionRequest } from './permission.js';
+
+/** The words for a subject are the broker's (one vocabulary for every source). */
+export { describeSubject } from '../approvals/index.js';
 
 /** An option of a permission request, as ACP sends it. */
 export interface AcpPermissionOption {
@@ -67,10 +70,4 @@ export function outcomeFor(options: readonly AcpPermissionOption[], decision: 'a
     if (option) return { outcome: 'selected', optionId: option.optionId };
   }
   return { outcome: 'cancelled' };
-}
-
-/** A short description of what was asked, for the session's log. */
-export function describeSubject(subject: ApprovalSubject): string {
-  const what = subject.command ?? subject.path ?? subject.url ?? subject.toolName ?? '';
-  return what === '' ? subject.tool : `${subject.tool} ${what}`;
 }

@@ -29,7 +29,7 @@ import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './a
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * The profile's headless arguments (`-p … --output-format stream-json --verbose`) without a prompt
@@ -358,10 +358,7 @@ class ClaudeSession implements Conversation {
   }
 
   private emit(entries: NormalizedEntry[]): void {
-    for (const entry of entries) {
-      if (!this.entries.finished) this.entries.push(entry);
-      this.turn?.entries.push(entry);
-    }
+    recordEntries(this.entries, this.turn, entries);
   }
 }
 

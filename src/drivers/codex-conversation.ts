@@ -21,7 +21,7 @@ import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './ag
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
-import { cancelledBeforeStart, newSessionId, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 const TERMINATE_GRACE_MS = 2_000;
 
@@ -160,10 +160,7 @@ class CodexSession implements Conversation {
   }
 
   private emit(turn: Turn, entries: NormalizedEntry[]): void {
-    for (const entry of entries) {
-      if (!this.entries.finished) this.entries.push(entry);
-      turn.entries.push(entry);
-    }
+    recordEntries(this.entries, turn, entries);
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NormalizedEntry } from '../output/entry.js';
+import type { MsgStore } from '../output/msg-store.js';
 import type { RunStatus } from './headless-driver.js';
 import type { PermissionAnswer } from './permission.js';
 import type { TurnResult } from './conversation.js';
@@ -67,4 +68,15 @@ export class Turn {
 /** A turn that never started (its signal was aborted first). */
 export function cancelledBeforeStart(): TurnResult {
   return { status: 'cancelled', entries: [], permissions: [], stopReason: 'cancelled before it started', durationMs: 0 };
+}
+
+/**
+ * Where a conversation's entries go, for every driver: the session's log (until it is finished:
+ * a closed session takes nothing more) and the turn under way, if any.
+ */
+export function recordEntries(log: MsgStore<NormalizedEntry>, turn: Turn | undefined, entries: readonly NormalizedEntry[]): void {
+  for (const entry of entries) {
+    if (!log.finished) log.push(entry);
+    turn?.entries.push(entry);
+  }
 }

@@ -1,11 +1,14 @@
 /**
- * A permission request raised by a CLI in a structured mode (Claude's can_use_tool, ACP's
- * session/request_permission), judged the way an approval prompt on a screen is: the policy first,
- * then the caller's callback for what the policy leaves open, else deny (no one is there to ask).
+ * The structured modes' adapter to the approval broker: a permission request raised by a CLI in a
+ * structured mode (Claude's can_use_tool, ACP's session/request_permission) becomes an approval
+ * request and goes through the same chain as a screen's prompt (src/approvals/broker.ts): the policy
+ * first, then the caller's callback for what the policy leaves open, else deny (no one is there to
+ * ask, and the CLI waits for an answer).
  */
 import { homedir } from 'node:os';
+import { randomBytes } from 'node:crypto';
 import { entryTypeForTool, filePathOf } from '../output/entry.js';
-import { evaluatePolicy, type ApprovalPolicy, type ApprovalSubject, type Decision } from '../approvals/policy/index.js';
+import { decideApproval, type ApprovalPolicy, type ApprovalRequest, type ApprovalSubject, type DecidedBy } from '../approvals/index.js';
 
 export interface PermissionRequest {
   /** The CLI's tool name (Bash, run_shell_command, edit, …). */
@@ -22,9 +25,9 @@ export interface PermissionAnswer {
   request: PermissionRequest;
   decision: 'allow' | 'deny';
   reason: string;
-  decidedBy: 'policy' | 'callback' | 'default';
+  /** Who decided, in the broker's words (here the policy, the callback, or the default: no one answers). */
+  decidedBy: DecidedBy;
 }
-
 /** The policy's subject for a tool call given by name and input (structured modes say both). */
 export function subjectForTool(toolName: string, input: Record<string, unknown>): ApprovalSubject {
   const command = typeof input.command === 'string' ? input.command : Array.isArray(input.command) ? input.command.map(String).join(' ') : undefined;
@@ -50,16 +53,23 @@ export interface DecideOptions {
   onPermission?: (request: PermissionRequest) => Promise<'allow' | 'deny'>;
 }
 
+/** The broker's request for a structured mode's permission request (always certain: the CLI said what it runs). */
+export function approvalRequestFor(request: PermissionRequest): ApprovalRequest {
+  const toolCallId = request.toolCallId ?? null;
+  return { id: toolCallId ?? `permission-${randomBytes(4).toString('hex')}`, source: { kind: 'structured', toolCallId }, subject: request.subject, certain: true, doubts: [] };
+}
+
 /** Judges one request: policy, then callback, then deny. A throwing callback denies. */
 export async function decidePermission(request: PermissionRequest, options: DecideOptions): Promise<PermissionAnswer> {
-  const verdict = evaluatePolicy(options.policy, request.subject, { workdir: options.workdir, home: options.home ?? homedir() });
-  const decided = (decision: Decision): decision is 'allow' | 'deny' => decision !== 'ask';
-  if (decided(verdict.decision)) return { request, decision: verdict.decision, reason: verdict.reason, decidedBy: 'policy' };
-  if (!options.onPermission) return { request, decision: 'deny', reason: `denied: ${verdict.reason}, and no one answers (no onPermission callback)`, decidedBy: 'default' };
-  try {
-    const answer = await options.onPermission(request);
-    return { request, decision: answer, reason: `${answer === 'allow' ? 'allowed' : 'denied'} by the onPermission callback (policy: ${verdict.reason})`, decidedBy: 'callback' };
-  } catch (err) {
-    return { request, decision: 'deny', reason: `denied: the onPermission callback failed (${(err as Error).message})`, decidedBy: 'default' };
-  }
+  const { onPermission } = options;
+  const outcome = await decideApproval(approvalRequestFor(request), {
+    policy: options.policy,
+    context: { workdir: options.workdir, home: options.home ?? homedir() },
+    ...(onPermission ? { callback: { name: 'onPermission', decide: () => onPermission(request), onError: 'deny' as const } } : {}),
+    otherwise: 'deny',
+    missing: 'no onPermission callback',
+  });
+  // No person in this chain and its end denies: the outcome is always a decision.
+  const decision = outcome.decision === 'allow' ? 'allow' : 'deny';
+  return { request, decision, reason: outcome.reason, decidedBy: outcome.decidedBy };
 }

@@ -2,15 +2,17 @@
  * The daemon's sessions: one log per pane (opened when the pane is created, forgotten when it is
  * removed), agent panes followed by a state tracker, and structured runs started through a driver.
  */
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import type { AgentCatalog, StateChange } from '../agents/index.js';
+import { AgentPanes, type AgentCatalog, type StateChange } from '../agents/index.js';
 import { HeadlessDriver, type RunResult } from '../drivers/headless-driver.js';
 import type { Conversation, TurnResult } from '../drivers/conversation.js';
 import { conversationDriverFor } from '../drivers/conversation-drivers.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { ApprovalPolicy } from '../approvals/policy/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
+import type { NormalizedEntry } from '../output/entry.js';
+import type { MsgStore } from '../output/msg-store.js';
 import { PaneLog } from './pane-log.js';
 import { LOG_PART_OF_SHARE, PANE_LOG_DEFAULTS, SessionLogs, type SessionLog, type SessionLogsOptions } from './session-logs.js';
 
@@ -36,13 +38,20 @@ export interface PaneStateChange {
   change: StateChange;
 }
 
+export interface LogServiceOptions extends SessionLogsOptions {
+  /** The registry's agent panes, when the caller keeps them (default: the service makes its own). */
+  agentPanes?: AgentPanes;
+}
+
 export class LogService implements Disposable {
   readonly logs: SessionLogs;
+  /** The agent in each agent pane: its tracker, its pending approval, how to prompt and answer it. */
+  readonly agentPanes: AgentPanes;
   private readonly panes = new Map<string, PaneLog>();
   private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult> }>();
   /** Open sessions, and when their log has taken in the last of their entries. */
   private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void> }>();
-  private readonly disposables: Disposable[] = [];
+  private readonly store = new DisposableStore();
   private readonly stateEmitter = new Emitter<PaneStateChange>();
   /** An agent pane's state changed. */
   readonly onPaneState: Event<PaneStateChange> = this.stateEmitter.event;
@@ -50,14 +59,15 @@ export class LogService implements Disposable {
   constructor(
     private readonly registry: PaneRegistry,
     private readonly catalog: AgentCatalog,
-    options: SessionLogsOptions = {},
+    options: LogServiceOptions = {},
   ) {
-    this.logs = new SessionLogs(options);
+    const { agentPanes, ...logOptions } = options;
+    this.logs = new SessionLogs(logOptions);
+    // Made first, so each new pane's agent exists before its log is attached.
+    this.agentPanes = agentPanes ?? this.store.add(new AgentPanes(registry, catalog));
     for (const pane of registry.list()) this.attach(pane);
-    this.disposables.push(
-      registry.onPaneCreated((pane) => this.attach(pane)),
-      registry.onPaneRemoved((pane) => this.detach(pane.id)),
-    );
+    this.store.add(registry.onPaneCreated((pane) => this.attach(pane)));
+    this.store.add(registry.onPaneRemoved((pane) => this.detach(pane.id)));
   }
 
   /** The pane's session (its log, and for an agent pane its tracker). */
@@ -70,19 +80,13 @@ export class LogService implements Disposable {
     const driver = new HeadlessDriver({ tool: options.agent, catalog: this.catalog, sandbox: options.sandbox, args: options.args });
     const handle = driver.stream(options.prompt, { cwd: options.cwd });
     const log = this.logs.open({ id: handle.runId, kind: 'run', title: `${options.agent}: ${options.prompt.slice(0, 60)}`, agent: options.agent });
-    // The run's own store feeds the session log; history first, so nothing said before this is lost.
-    handle.entries.subscribe((batch) => {
-      for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
-    }, {
-      onFinished: () => {
-        void handle.done.then((result) => {
-          // The daemon may have finished every log while shutting down: nothing to add then.
-          if (log.store.finished) return;
-          if (result.stderrTail.trim() !== '' && result.status === 'failed') log.store.push({ type: 'stderr', content: result.stderrTail });
-          log.store.finish();
-          void handle.entries.close();
-        });
-      },
+    void fileEntries(handle.entries, log).then(async () => {
+      const result = await handle.done;
+      // The daemon may have finished every log while shutting down: nothing to add then.
+      if (log.store.finished) return;
+      if (result.stderrTail.trim() !== '' && result.status === 'failed') log.store.push({ type: 'stderr', content: result.stderrTail });
+      log.store.finish();
+      void handle.entries.close();
     });
     this.runs.set(handle.runId, { driver, done: handle.done });
     void handle.done.finally(() => this.runs.delete(handle.runId));
@@ -94,19 +98,7 @@ export class LogService implements Disposable {
     const driver = conversationDriverFor(options.agent, { catalog: this.catalog });
     const session = await driver.open({ cwd: options.cwd, sandbox: options.sandbox, args: options.args, policy: options.policy });
     const log = this.logs.open({ id: session.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
-    const logged = new Promise<void>((resolve) => {
-      session.entries.subscribe(
-        (batch) => {
-          for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
-        },
-        {
-          onFinished: () => {
-            log.store.finish();
-            resolve();
-          },
-        },
-      );
-    });
+    const logged = fileEntries(session.entries, log).then(() => log.store.finish());
     this.agentSessions.set(session.id, { session, logged });
     return session.id;
   }
@@ -151,7 +143,7 @@ export class LogService implements Disposable {
   }
 
   dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
+    this.store.dispose();
     for (const session of this.panes.values()) session.dispose();
     this.panes.clear();
     this.logs.dispose();
@@ -172,7 +164,7 @@ export class LogService implements Disposable {
       spill: profile !== undefined,
       onShare: (share) => pane.setPendingLimit(share * (1 - LOG_PART_OF_SHARE)),
     });
-    const session = new PaneLog(pane, log, profile);
+    const session = new PaneLog(pane, log, this.agentPanes.get(pane.id));
     session.onState((change) => this.stateEmitter.fire({ pane, change }));
     this.panes.set(pane.id, session);
   }
@@ -182,4 +174,20 @@ export class LogService implements Disposable {
     this.panes.delete(paneId);
     this.logs.remove(paneId);
   }
+}
+
+/**
+ * Files a driver's entries in a session's log as they come, its history first so nothing said
+ * before this is lost (written once for runs and sessions); resolves when the driver's store is
+ * finished.
+ */
+function fileEntries(source: MsgStore<NormalizedEntry>, log: SessionLog): Promise<void> {
+  return new Promise((resolve) => {
+    source.subscribe(
+      (batch) => {
+        for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
+      },
+      { onFinished: () => resolve() },
+    );
+  });
 }

@@ -1,23 +1,23 @@
 /**
- * A pane's session log. Every pane logs its output (`stdout`). A pane that runs an agent also gets
- * a state tracker and yields entries read from its screen, so an interactive session has the same
- * structured view as a headless one: the prompt it was given (`user_message`), each approval it
- * asks for (a pending `command_run` / `file_edit` / … entry), the reply once the turn settles
- * (`assistant_message`, without the input box or the echoed prompt), errors and questions on
- * screen, and its exit.
+ * A pane's session log. Every pane logs its output (`stdout`). A pane that runs an agent also logs
+ * entries read from its screen (through its AgentPane, src/agents/agent-pane.ts), so an interactive
+ * session has the same structured view as a headless one: the prompt it was given
+ * (`user_message`), each approval it asks for (a pending `command_run` / `file_edit` / … entry) and
+ * how it was answered, the reply once the turn settles (`assistant_message`, without the input box
+ * or the echoed prompt), errors and questions on screen, and its exit.
  */
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import { AgentStateTracker, optionFor, parseApproval, pressUntilTaken, promptSettled, type AgentProfile, type ApprovalRequest, type Screens, type StateChange } from '../agents/index.js';
+import type { AgentPane, AgentStateTracker, ApprovalPrompt, PendingApproval, ScreenAnswer, StateChange } from '../agents/index.js';
 import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../output/entry.js';
 import type { Pane } from '../pane/index.js';
 import { extractFinalMessage } from '../runs/final-message.js';
 import type { SessionLog } from './session-logs.js';
 
 /** The entry type an approval prompt's tool kind stands for. */
-function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
-  switch (request.tool) {
+function entryTypeForApproval(prompt: ApprovalPrompt): NormalizedEntryType {
+  switch (prompt.tool) {
     case 'shell':
       return 'command_run';
     case 'file_edit':
@@ -31,39 +31,36 @@ function entryTypeForApproval(request: ApprovalRequest): NormalizedEntryType {
 }
 
 export class PaneLog implements Disposable {
-  readonly tracker: AgentStateTracker | undefined;
   private readonly entries: EntryFactory;
-  private readonly disposables: Disposable[] = [];
-  private readonly screens: Screens | undefined;
+  private readonly store = new DisposableStore();
   private lastPrompt = '';
   private lastReply: string | null = null;
   private busySinceIdle = false;
-  private approvals = 0;
-  private pendingApproval: ApprovalRequest | null = null;
   /** The pending entry logged for the approval on screen, until its answer is logged. */
   private openApproval: { toolCallId: string; toolName: string } | null = null;
-  private answering = false;
-  private readonly stateEmitter = new Emitter<StateChange>();
+  private readonly stateEmitter = this.store.add(new Emitter<StateChange>());
   /** The agent's state changed (agent panes only). */
   readonly onState: Event<StateChange> = this.stateEmitter.event;
 
   constructor(
     readonly pane: Pane,
     readonly log: SessionLog,
-    private readonly profile: AgentProfile | undefined,
+    /** The agent the pane runs, if any (the daemon's AgentPanes made it). */
+    readonly agent: AgentPane | undefined,
   ) {
     this.entries = new EntryFactory(`${pane.id}-e`);
-    this.disposables.push(
+    this.store.add(
       pane.onOutput((out) => {
         if (!log.store.finished) log.store.push({ type: 'stdout', content: out.text });
       }),
     );
-    if (profile && pane.agent) {
-      this.screens = profile.screensFor(pane.agent.version ?? undefined);
-      this.tracker = new AgentStateTracker(pane, this.screens);
-      this.disposables.push(this.tracker.onChange((change) => this.onChange(change)));
+    if (agent) {
+      this.store.add(agent.onPrompt((text) => this.logPrompt(text)));
+      this.store.add(agent.onWithdrawn(() => this.closeApproval('answered at the terminal')));
+      this.store.add(agent.onAnswering((answer) => this.logAnswer(answer)));
+      this.store.add(agent.onState((change) => this.onChange(change)));
     }
-    this.disposables.push(
+    this.store.add(
       pane.onExit((exit) => {
         this.push('system_message', `process exited (${exit.signal ? `signal ${exit.signal}` : `code ${String(exit.exitCode)}`})`, { ...(exit.exitCode !== null ? { exitCode: exit.exitCode } : {}) });
         log.store.finish();
@@ -71,73 +68,51 @@ export class PaneLog implements Disposable {
     );
   }
 
-  /** The approval the agent waits on, as read from its screen; null when it waits on none. */
-  get approval(): ApprovalRequest | null {
-    return this.tracker?.state.state === 'waiting_approval' ? this.pendingApproval : null;
+  /** The agent's state tracker (agent panes only). */
+  get tracker(): AgentStateTracker | undefined {
+    return this.agent?.tracker;
   }
 
-  /**
-   * Answers the approval on screen the way the policy path does (the option that means allow-once
-   * or deny, else the profile's keys), re-reading the prompt first: what a person approved must be
-   * what is on screen now. Throws INVALID_PARAMS when none is pending.
-   */
-  async answerApproval(decision: 'allow' | 'deny', by: string, approvalId?: string): Promise<{ label: string | null; keys: string[] }> {
-    if (!this.profile || !this.screens || this.tracker?.state.state !== 'waiting_approval') {
-      throw new SwitchboardError('CONFLICT', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
-    }
-    // Two answers to one prompt (two tabs, a tab and the CLI) would send the second's keys to whatever
-    // comes next, perhaps the next approval: one answer at a time, and only to the prompt meant.
-    if (this.answering) throw new SwitchboardError('CONFLICT', `the approval in pane ${this.pane.id} is being answered already`, { pane_id: this.pane.id });
-    if (approvalId !== undefined && approvalId !== this.openApproval?.toolCallId) {
-      throw new SwitchboardError('CONFLICT', `approval ${approvalId} is no longer the one on screen in pane ${this.pane.id}`, { pane_id: this.pane.id, approval_id: approvalId });
-    }
-    this.answering = true;
-    try {
-      return await this.pressAnswer(decision, by);
-    } finally {
-      this.answering = false;
-    }
+  /** The approval the agent waits on, as read from its screen; null when it waits on none. */
+  get approval(): ApprovalPrompt | null {
+    return this.agent?.approval?.prompt ?? null;
   }
 
   /** The id of the approval on screen (its entry's toolCallId), or null. */
   get approvalId(): string | null {
-    return this.approval ? (this.openApproval?.toolCallId ?? null) : null;
+    return this.agent?.approval?.request.id ?? null;
   }
 
-  private async pressAnswer(decision: 'allow' | 'deny', by: string): Promise<{ label: string | null; keys: string[] }> {
-    if (!this.profile || !this.screens || !this.tracker) throw new SwitchboardError('NOT_AN_AGENT', `pane ${this.pane.id} does not run an agent`, { pane_id: this.pane.id });
-    // Keys sent while a prompt is still being drawn are lost (Claude Code ignores them for a moment).
-    await promptSettled(this.pane);
-    const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
-    const option = request ? optionFor(request, decision === 'allow' ? 'allow_once' : 'deny') : null;
-    const keys = option?.keys ?? (decision === 'allow' ? this.profile.data.approval_keys.allow_once : this.profile.data.approval_keys.deny);
-    // Logged before the keys go: the prompt closing under them must not read as a terminal answer.
-    this.closeApproval(`${decision === 'allow' ? 'approved' : 'denied'} by ${by}${option ? ` ("${option.label}")` : ''}`, decision === 'allow' ? 'success' : 'failed');
-    await pressUntilTaken(this.pane, keys);
-    this.tracker.refresh();
-    return { label: option?.label ?? null, keys };
+  /**
+   * A person's answer to the approval on screen (answer_approval, the dashboard), through the one
+   * route every answer takes (AgentPane.answer). Throws CONFLICT when none is pending.
+   */
+  async answerApproval(decision: 'allow' | 'deny', by: string, approvalId?: string): Promise<{ label: string | null; keys: string[] }> {
+    if (!this.agent) throw new SwitchboardError('CONFLICT', `no approval is pending in pane ${this.pane.id}`, { pane_id: this.pane.id });
+    const answered = await this.agent.answer(decision, { decidedBy: 'person', by, ...(approvalId !== undefined ? { approvalId } : {}) });
+    return { label: answered.option?.label ?? null, keys: answered.keys };
   }
 
   /** A prompt was given through Switchboard: log it and start a turn (errors already on screen are old). */
   notePrompt(text: string): void {
+    if (this.agent) this.agent.notePrompt(text);
+    else this.logPrompt(text);
+  }
+
+  dispose(): void {
+    this.store.dispose();
+  }
+
+  private logPrompt(text: string): void {
     // A prompt sent before the last turn's prompt held still for the tracker: its reply is on
     // screen now, before the new prompt is typed.
     if (this.busySinceIdle) this.noteReply();
     this.busySinceIdle = false;
     this.lastPrompt = text;
     this.push('user_message', text);
-    this.tracker?.beginTurn();
-  }
-
-  dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
-    this.tracker?.dispose();
-    this.stateEmitter.dispose();
   }
 
   private onChange(change: StateChange): void {
-    // The prompt went away without an answer through Switchboard: someone answered at the terminal.
-    if (change.state !== 'waiting_approval' && this.openApproval) this.closeApproval('answered at the terminal');
     switch (change.state) {
       case 'thinking':
       case 'executing':
@@ -145,7 +120,7 @@ export class PaneLog implements Disposable {
         break;
       case 'waiting_approval':
         this.busySinceIdle = true;
-        this.noteApproval();
+        this.noteApproval(this.agent?.approval ?? null);
         break;
       case 'waiting_input':
         if (change.question) this.push('system_message', `waiting for input: ${change.question}`);
@@ -163,29 +138,35 @@ export class PaneLog implements Disposable {
     this.stateEmitter.fire(change);
   }
 
-  private noteApproval(): void {
-    if (!this.screens) return;
-    const request = parseApproval(this.screens, { lines: this.pane.screenLines(), ansiLines: this.pane.snapshot({ ansi: true }).lines });
-    this.pendingApproval = request;
-    const toolCallId = `${this.pane.id}-approval-${++this.approvals}`;
-    if (!request) {
+  /** Logs the approval asked for as a pending entry, from the prompt its state change carried. */
+  private noteApproval(approval: PendingApproval | null): void {
+    if (!approval) return;
+    const toolCallId = approval.request.id;
+    const prompt = approval.prompt;
+    if (!prompt) {
       this.push('tool_use', 'approval asked (the prompt could not be read)', { status: 'pending', toolCallId });
       this.openApproval = { toolCallId, toolName: 'unknown' };
       return;
     }
     const input: Record<string, unknown> = {};
-    if (request.command !== null) input.command = request.command;
-    if (request.path !== null) input.file_path = request.path;
-    const content = request.command ?? request.path ?? request.toolName ?? request.tool;
-    const toolName = request.toolName ?? request.tool;
-    this.push(entryTypeForApproval(request), content, {
+    if (prompt.command !== null) input.command = prompt.command;
+    if (prompt.path !== null) input.file_path = prompt.path;
+    const content = prompt.command ?? prompt.path ?? prompt.toolName ?? prompt.tool;
+    const toolName = prompt.toolName ?? prompt.tool;
+    this.push(entryTypeForApproval(prompt), content, {
       toolName,
       toolInput: input,
-      ...(request.path !== null ? { filePath: request.path } : {}),
+      ...(prompt.path !== null ? { filePath: prompt.path } : {}),
       status: 'pending',
       toolCallId,
     });
     this.openApproval = { toolCallId, toolName };
+  }
+
+  /** Logged before the keys go: the prompt closing under them must not read as a terminal answer. */
+  private logAnswer(answer: ScreenAnswer): void {
+    const how = `${answer.decision === 'allow' ? 'approved' : 'denied'} by ${answer.by}${answer.option ? ` ("${answer.option.label}")` : ''}`;
+    this.closeApproval(how, answer.decision === 'allow' ? 'success' : 'failed');
   }
 
   /** Logs how the open approval was answered, paired with its request by toolCallId. */
@@ -197,8 +178,8 @@ export class PaneLog implements Disposable {
   }
 
   private noteReply(): void {
-    if (!this.profile) return;
-    const reply = extractFinalMessage(this.profile, this.pane.screenLines(), this.lastPrompt, this.pane.agent?.version ?? undefined);
+    if (!this.agent) return;
+    const reply = extractFinalMessage(this.agent.profile, this.pane.screenLines(), this.lastPrompt, this.pane.agent?.version ?? undefined);
     // The same reply still on screen after a turn that drew none (a slash command, say) is not new.
     if (reply === null || reply === this.lastReply) return;
     this.lastReply = reply;

@@ -6,7 +6,7 @@
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore } from '../core/disposable.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { MemoryBudget } from '../core/memory-budget.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -65,7 +65,7 @@ export class SessionLogs {
   private readonly logs = new Map<string, SessionLog>();
   private readonly spillFiles = new Map<string, string>();
   /** Each log's membership of the budgets, left when it is forgotten. */
-  private readonly memberships = new Map<string, Disposable[]>();
+  private readonly memberships = new Map<string, DisposableStore>();
   private readonly logger: Logger;
 
   constructor(private readonly options: SessionLogsOptions = {}) {
@@ -85,17 +85,17 @@ export class SessionLogs {
     const spillFile = this.spillFileFor(options.id, options.spill ?? true);
     const onSpillFull = (): void => this.logger.warn('a session log has used its share of the disk: what memory evicts from it now is dropped, not exported', { session_id: options.id });
     const store = new MsgStore<LogMsg>({ sizeOf: logMsgBytes, ...options.store, ...(spillFile ? { spillFile, onSpillFull } : {}) });
-    const memberships: Disposable[] = [];
+    const memberships = new DisposableStore();
     const { memory, disk } = this.options;
     if (memory) {
-      memberships.push(
+      memberships.add(
         memory.join((share) => {
           store.setBounds({ maxBytes: Math.floor(share * LOG_PART_OF_SHARE) });
           options.onShare?.(share);
         }),
       );
     }
-    if (disk && spillFile) memberships.push(disk.join((share) => store.setBounds({ maxSpillBytes: share })));
+    if (disk && spillFile) memberships.add(disk.join((share) => store.setBounds({ maxSpillBytes: share })));
     this.memberships.set(options.id, memberships);
     return this.adopt({ id: options.id, kind: options.kind, title: options.title, agent: options.agent ?? null, store });
   }
@@ -150,7 +150,7 @@ export class SessionLogs {
   /** Drops the log and, once its store has closed, its spill file. */
   private forget(log: SessionLog): void {
     this.logs.delete(log.id);
-    for (const membership of this.memberships.get(log.id) ?? []) membership.dispose();
+    this.memberships.get(log.id)?.dispose();
     this.memberships.delete(log.id);
     const file = this.spillFiles.get(log.id);
     this.spillFiles.delete(log.id);

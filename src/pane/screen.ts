@@ -1,6 +1,6 @@
 import type { IBufferCell, IBufferLine, IBufferNamespace } from '@xterm/headless';
 import { Emitter, type Event } from '../core/emitter.js';
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { RowStore, type StoredRow } from './row-store.js';
 import { serializeRowAnsi } from './ansi-row.js';
 import { coreOf, Terminal, type BufferInternals, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
@@ -85,7 +85,7 @@ export class Screen implements Disposable {
   private readonly buffers: IBufferNamespace;
   private readonly history: RowStore;
   private readonly cell: IBufferCell | undefined;
-  private readonly disposables: Disposable[] = [];
+  private readonly disposables = new DisposableStore();
   private trimDisposable: Disposable | undefined;
   private normalBuffer: unknown;
   /** Rows trimmed from the top of the current normal buffer since it was created. */
@@ -118,7 +118,7 @@ export class Screen implements Disposable {
     this.history = new RowStore(options.scrollbackRows);
     this.cell = this.buffers.active.getNullCell();
     this.watchNormalBuffer();
-    this.disposables.push(
+    this.disposables.addAll(
       this.core.buffers.onBufferActivate(() => this.watchNormalBuffer()),
       this.term.onScroll(() => this.harvest()),
       this.term.onData((data) => this.replyEmitter.fire(data)),
@@ -332,7 +332,7 @@ export class Screen implements Disposable {
   }
 
   dispose(): void {
-    for (const d of this.disposables.splice(0)) d.dispose();
+    this.disposables.dispose();
     this.trimDisposable?.dispose();
     this.replyEmitter.dispose();
     this.titleEmitter.dispose();

@@ -12,6 +12,7 @@ import { daemonParams, daemonResults, infoResultSchema } from './methods/daemon.
 import { logMessageSchema, logNotifications, logParams, logResults, sessionInfoSchema } from './methods/logs.js';
 import { inputModesSchema, paneInfoSchema, paneNotifications, paneParams, paneResults, screenResultSchema, waitForResultSchema } from './methods/panes.js';
 import { runParams, runResults } from './methods/runs.js';
+import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
 
 export { SIGNALS, SUBSCRIBE_EVENTS } from './methods/panes.js';
@@ -27,19 +28,20 @@ export const METHOD_GROUPS = {
   logs: Object.keys(logParams) as (keyof typeof logParams)[],
   runs: Object.keys(runParams) as (keyof typeof runParams)[],
   asks: Object.keys(askParams) as (keyof typeof askParams)[],
+  execute: Object.keys(executeParams) as (keyof typeof executeParams)[],
   tmux: Object.keys(tmuxParams) as (keyof typeof tmuxParams)[],
   daemon: Object.keys(daemonParams) as (keyof typeof daemonParams)[],
 } as const;
 export type MethodGroup = keyof typeof METHOD_GROUPS;
 
 /** Every method's parameters. */
-export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...tmuxParams, ...daemonParams } as const;
+export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
 
 export type MethodName = keyof typeof paramSchemas;
 export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
 
 /** Every method's result. */
-export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...askResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
+export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...askResults, ...executeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
 
 /** Every server-to-client notification, for subscriptions. */
 export const notificationSchemas = { ...paneNotifications, ...logNotifications } as const;
@@ -71,3 +73,7 @@ export type SessionInfo = z.output<typeof sessionInfoSchema>;
 export type LogMessage = z.output<typeof logMessageSchema>;
 /** The input modes a pane's program has set, as a screen frame carries them. */
 export type InputModesInfo = z.output<typeof inputModesSchema>;
+/** One approval of a task run by agent_execute, and how it was answered. */
+export type ExecuteApprovalInfo = z.output<typeof executeApprovalInfoSchema>;
+/** What agent_execute returns: seed 002's execute() result. */
+export type ExecuteResultInfo = z.output<typeof executeResultInfoSchema>;

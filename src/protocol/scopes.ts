@@ -66,6 +66,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   agent_session_prompt: 'create',
   agent_session_cancel: 'create',
   agent_session_close: 'create',
+  agent_execute: 'create',
   answer_approval: 'approve',
   kill: 'kill',
   remove: 'kill',

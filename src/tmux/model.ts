@@ -4,7 +4,7 @@
  * options at every scope, the environment, paste buffers and key bindings. Panes point at the
  * host's panes that run their programs.
  */
-import type { Disposable } from '../core/disposable.js';
+import { DisposableStore } from '../core/disposable.js';
 import type { CapturedRow } from '../pane/index.js';
 import type { HostExit, HostPane, PipeProcess } from './host.js';
 import { LayoutCell, dumpLayout, paneCells, singlePaneLayout } from './layout.js';
@@ -51,7 +51,8 @@ export class TmuxPane {
   /** The title the program last set (OSC 2), so a new one replaces select-pane -T's. */
   programTitle = '';
   readonly hooks = new Map<string, string[]>();
-  readonly subscriptions: Disposable[] = [];
+  /** What follows the pane's program (its exit, its output into pipe-pane), cleared on a respawn. */
+  readonly subscriptions = new DisposableStore();
   readonly createdAt = new Date();
 
   constructor(

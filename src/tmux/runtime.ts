@@ -172,17 +172,15 @@ export class TmuxRuntime {
       label: this.labelOf(pane),
       commandText,
     });
-    for (const d of pane.subscriptions.splice(0)) d.dispose();
+    pane.subscriptions.clear();
     pane.host = host;
     pane.startCommand = commandText;
     pane.startArgv = [...request.command];
     pane.startPath = request.cwd;
     pane.dead = undefined;
     pane.deadLine = undefined;
-    pane.subscriptions.push(
-      host.onExit((exit) => this.paneExited(pane, exit)),
-      host.onOutput((data) => pane.pipe?.write(data)),
-    );
+    pane.subscriptions.add(host.onExit((exit) => this.paneExited(pane, exit)));
+    pane.subscriptions.add(host.onOutput((data) => pane.pipe?.write(data)));
     // A program that failed at once has already exited: handle it as tmux would.
     if (host.exit) this.paneExited(pane, host.exit);
   }
@@ -191,7 +189,7 @@ export class TmuxRuntime {
   async respawn(pane: TmuxPane, request: SpawnRequest): Promise<void> {
     const old = pane.host;
     if (old) {
-      for (const d of pane.subscriptions.splice(0)) d.dispose();
+      pane.subscriptions.clear();
       // tmux keeps the pane's history across a respawn and clears only the screen.
       const rows = old.captureRows(0, old.historyLength, true);
       if (pane.deadLine !== undefined) {
@@ -280,7 +278,7 @@ export class TmuxRuntime {
   async destroyPane(pane: TmuxPane): Promise<void> {
     const host = pane.host;
     this.removePaneFromModel(pane);
-    for (const d of pane.subscriptions.splice(0)) d.dispose();
+    pane.subscriptions.clear();
     pane.pipe?.close();
     pane.pipe = undefined;
     pane.host = undefined;
@@ -345,7 +343,7 @@ export class TmuxRuntime {
     this.close();
     await Promise.all(
       panes.map(async (pane) => {
-        for (const d of pane.subscriptions.splice(0)) d.dispose();
+        pane.subscriptions.clear();
         pane.pipe?.close();
         await pane.host?.remove().catch(() => undefined);
       }),

@@ -23,6 +23,16 @@ function envOf(pid: number, name: string): string | undefined {
   return entry?.slice(name.length + 1);
 }
 
+/** `name` in the environment of `pid` once it runs `program`: before its exec, the process still has the daemon's environment. */
+async function envAfterExec(pid: number, program: string, name: string): Promise<string | undefined> {
+  const deadline = Date.now() + 20_000;
+  while (path.basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '') !== program) {
+    if (Date.now() > deadline) throw new Error(`process ${pid} never ran ${program}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  return envOf(pid, name);
+}
+
 /**
  * A program for a pane: calls the daemon with the token the pane was given (the client library
  * finds it in the environment), each call's outcome as a JSON line in `out`.
@@ -59,7 +69,7 @@ describe.runIf(process.platform === 'linux')('tokens and scopes', () => {
     const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
     const peer = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
     // The owner's token went to the shell the user opened, never to the agents.
-    expect(envOf(victim.pid, 'SWITCHBOARD_RPC_TOKEN')).toBe(t.daemon.token);
+    expect(await envAfterExec(victim.pid, 'bash', 'SWITCHBOARD_RPC_TOKEN')).toBe(t.daemon.token);
     expect(envOf(agent.pid, 'SWITCHBOARD_RPC_TOKEN')).not.toBe(t.daemon.token);
     expect(envOf(agent.pid, 'ENSO_RPC_TOKEN')).toBe(envOf(agent.pid, 'SWITCHBOARD_RPC_TOKEN'));
 
@@ -96,7 +106,7 @@ describe.runIf(process.platform === 'linux')('tokens and scopes', () => {
     const [created] = await runInPane(agent.pane_id, 'granted-calls', [{ method: 'create_pane', params: { argv: ['sleep', '60'], cwd: t.work } }]);
     expect(created).toMatchObject({ ok: true });
     const child = (created?.result as { pane_id: string; pid: number });
-    const childToken = envOf(child.pid, 'SWITCHBOARD_RPC_TOKEN');
+    const childToken = await envAfterExec(child.pid, 'sleep', 'SWITCHBOARD_RPC_TOKEN');
     expect(childToken).not.toBe(t.daemon.token);
     expect([...(t.daemon.tokens.resolve(childToken)?.scopes ?? [])].sort()).toEqual(['ask', 'create', 'read']);
     // Removed with its pane, the token is worth nothing.

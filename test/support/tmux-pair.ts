@@ -96,6 +96,16 @@ export class TmuxPair {
     return { real: this.normalize(real, 'real'), ours: this.normalize(ours, 'ours') };
   }
 
+  /** Polls a command on real tmux alone until its output matches; whether it did within the time. */
+  async untilReal(argv: readonly string[], test: (stdout: string) => boolean, timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!test((await this.real(argv)).stdout)) {
+      if (Date.now() > deadline) return false;
+      await sleep(50);
+    }
+    return true;
+  }
+
   /** Ends both servers (and anything real tmux left running). */
   async stop(): Promise<void> {
     await this.real(['kill-server']);

@@ -4,7 +4,7 @@
  * and every stretch in which the screen showed something no pattern of the profile reads.
  */
 import { Emitter, type Event } from '../../core/emitter.js';
-import type { Disposable } from '../../core/disposable.js';
+import { DisposableStore, type Disposable } from '../../core/disposable.js';
 import { AgentStateTracker, classifyScreen, type AgentState, type Evidence, type Screens, type StateChange } from '../../agents/index.js';
 import type { Pane } from '../../pane/index.js';
 import type { DoctorStep } from './checks.js';
@@ -59,7 +59,7 @@ export class ScreenWatch implements Disposable {
   readonly onUnread: Event<UnreadSpell> = this.unreadEmitter.event;
   private readonly created = performance.now();
   private readonly seen = new Set<string>();
-  private readonly subscriptions: Disposable[];
+  private readonly subscriptions = new DisposableStore();
   private lastText = '';
   private unknownSince: number | undefined;
   private unreadTimer: NodeJS.Timeout | undefined;
@@ -73,7 +73,8 @@ export class ScreenWatch implements Disposable {
     private readonly keepScreens: boolean,
   ) {
     this.tracker = new AgentStateTracker(pane, screensSet);
-    this.subscriptions = [this.tracker.onChange((change) => this.onState(change)), pane.onRender(() => this.onRender())];
+    this.subscriptions.add(this.tracker.onChange((change) => this.onState(change)));
+    this.subscriptions.add(pane.onRender(() => this.onRender()));
   }
 
   /** Milliseconds since the pane was created. */
@@ -103,7 +104,7 @@ export class ScreenWatch implements Disposable {
     if (this.disposed) return;
     this.disposed = true;
     clearTimeout(this.unreadTimer);
-    for (const s of this.subscriptions) s.dispose();
+    this.subscriptions.dispose();
     this.tracker.dispose();
     this.unreadEmitter.dispose();
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { meaningOfLabel, optionFor, parseApproval, type ApprovalRequest } from './approval-request.js';
+import { meaningOfLabel, optionFor, parseApproval, type ApprovalPrompt } from './approval-prompt.js';
 import { AgentCatalog } from './catalog.js';
 import type { ScreenRows } from './detect.js';
 import { defineProfile } from './profile.js';
@@ -14,7 +14,7 @@ const catalog = new AgentCatalog();
 const load = loadScreen;
 
 const screensOf = (agent: string, version?: string): ReturnType<ReturnType<AgentCatalog['get']>['screensFor']> => catalog.get(agent).screensFor(version);
-const parse = (agent: string, screen: ScreenRows | readonly string[], version?: string): ApprovalRequest | null => parseApproval(screensOf(agent, version), screen);
+const parse = (agent: string, screen: ScreenRows | readonly string[], version?: string): ApprovalPrompt | null => parseApproval(screensOf(agent, version), screen);
 
 /** The CLI version a fixture was recorded with: from its folder (screens/<agent>-<version>/), or the captures' README. */
 function versionOf(file: string): string | undefined {
@@ -22,7 +22,7 @@ function versionOf(file: string): string | undefined {
   if (folder) return folder[1];
   return file.startsWith('cli-captures/claude-') ? '2.1.197' : undefined;
 }
-const parseFile = (agent: string, file: string): ApprovalRequest | null => parse(agent, load(path.join(fixtures, file)), versionOf(file));
+const parseFile = (agent: string, file: string): ApprovalPrompt | null => parse(agent, load(path.join(fixtures, file)), versionOf(file));
 
 /** Every recorded TUI screen: [agent, fixture path relative to test/fixtures]. */
 function recordedScreens(): [string, string][] {
@@ -36,7 +36,7 @@ function recordedScreens(): [string, string][] {
 
 const COMMAND = 'echo hello-from-tool > tool_out.txt && cat tool_out.txt';
 
-type Expected = Omit<ApprovalRequest, 'options'> & { options: [string, AnswerMeaning | null, string[], boolean][] };
+type Expected = Omit<ApprovalPrompt, 'options'> & { options: [string, AnswerMeaning | null, string[], boolean][] };
 
 const claudeOptions = (folder: string): Expected['options'] => [
   ['Yes', 'allow_once', ['1'], true],
@@ -92,7 +92,7 @@ const APPROVALS: Record<string, [string, Expected]> = {
   ],
 };
 
-const asExpected = (r: ApprovalRequest | null): Expected | null =>
+const asExpected = (r: ApprovalPrompt | null): Expected | null =>
   r && { ...r, options: r.options.map((o) => [o.label, o.meaning, o.keys, o.selected] as Expected['options'][number]) };
 
 describe('parseApproval on the recorded approval screens', () => {
@@ -322,7 +322,7 @@ describe('meanings and choices', () => {
     expect(meaningOfLabel(label)).toBe(meaning);
   });
 
-  const request = (options: [string, AnswerMeaning | null][]): ApprovalRequest => ({
+  const request = (options: [string, AnswerMeaning | null][]): ApprovalPrompt => ({
     certain: true,
     doubts: [],
     tool: 'shell',

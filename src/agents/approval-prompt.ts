@@ -7,48 +7,15 @@
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
-import { detectScreen, lineIndexAt, lowestMatchOf, region, type ScreenRows } from './detect.js';
+import { detectScreen, lineIndexAt, lowestMatchOf, region, type Detection, type ScreenRows } from './detect.js';
 import { isRule, rowContent } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
 
-/** One answer an approval prompt offers. */
-export interface ApprovalOption {
-  /** The option's text as shown, without a trailing key hint such as "(y)" where the profile cuts it. */
-  label: string;
-  /** Keys (named keys, as send_keys takes them) that choose this option from the screen as it is. */
-  keys: string[];
-  /** What choosing it means; null for options a policy never picks ("Modify with external editor"). */
-  meaning: AnswerMeaning | null;
-  /**
-   * Highlighted on screen (or the default an empty answer takes). When the screen cannot tell (a
-   * CLI that marks it only by colour, read without colours), the first option, where these CLIs
-   * put the highlight when a prompt opens.
-   */
-  selected: boolean;
-}
-
-/** A tool approval prompt, as parsed from the screen. */
-export interface ApprovalRequest {
-  /**
-   * True only when every row of the prompt was placed where its layout says (the kind's rows, the
-   * question, known decorations), a witness on screen agrees, and nothing may be cut by wrapping.
-   * A policy acts on an unsure request only by asking: it is never allowed automatically.
-   */
-  certain: boolean;
-  /** Why the parse is not sure, in words (empty when certain). */
-  doubts: string[];
-  tool: ToolKind;
-  /** The tool as the CLI names it ('Bash', 'Shell', 'WriteFile', …); null when the prompt does not say. */
-  toolName: string | null;
-  command: string | null;
-  path: string | null;
-  /** The answers offered, top to bottom or left to right; empty when the profile cannot read them. */
-  options: ApprovalOption[];
-  /** The screen row where the prompt begins (0 = top). */
-  row: number;
-}
+// The parsed prompt is shared vocabulary: a state change carries it (src/contract/approval.ts).
+export type { ApprovalOption, ApprovalPrompt } from '../contract/approval.js';
+import type { ApprovalOption, ApprovalPrompt } from '../contract/approval.js';
 
 interface Compiled {
   kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined; gutter: RegExp | undefined }[];
@@ -302,11 +269,12 @@ function keysFor(spec: ApprovalRequestSpec, options: readonly { number: string |
 /**
  * Parses the approval prompt on `screen` with a profile's screens set; null when the screen is not
  * an approval prompt (as detectScreen decides). A profile without `approval_request` gives a request
- * of kind `other` with no options, so callers fall back to the profile's approval_keys.
+ * of kind `other` with no options, so callers fall back to the profile's approval_keys. `detection`
+ * is the screen's, when the caller has it already (the state tracker).
  */
-export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[]): ApprovalRequest | null {
+export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[], known?: Detection): ApprovalPrompt | null {
   const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
-  const detection = detectScreen(screens, rows);
+  const detection = known ?? detectScreen(screens, rows);
   if (detection.kind !== 'approval') return null;
   const anchor = detection.evidence?.row ?? 0;
   const spec = screens.approval_request;
@@ -426,7 +394,7 @@ function mayWrap(lines: readonly string[], kind: KindMatch): boolean {
  * allow_once (approving this call is the closest the prompt allows); deny must be an explicit
  * option, never guessed.
  */
-export function optionFor(request: ApprovalRequest, meaning: AnswerMeaning): ApprovalOption | null {
+export function optionFor(request: ApprovalPrompt, meaning: AnswerMeaning): ApprovalOption | null {
   const find = (m: AnswerMeaning): ApprovalOption | null => request.options.find((o) => o.meaning === m && o.keys.length > 0) ?? null;
   return meaning === 'allow_always' ? (find('allow_always') ?? find('allow_once')) : find(meaning);
 }

@@ -1,0 +1,40 @@
+/**
+ * Reading an agent's screen for what a turn needs beyond its state: the reply marks drawn since a
+ * prompt went in, and the whole of an error message around the row where it was seen.
+ */
+import { lowestMatchOf } from './detect.js';
+import type { Screens } from './schema.js';
+
+/** Rows that mark a reply (its first row, or the row after it), by the profile's patterns. */
+export function countReplies(screens: Screens, lines: readonly string[]): number {
+  const patterns = [...screens.reply, ...screens.reply_end];
+  if (patterns.length === 0) return 0;
+  let n = 0;
+  for (const line of lines) if (lowestMatchOf(patterns, { lines: [line] })) n++;
+  return n;
+}
+
+/** Box sides and bars a CLI draws around a message. */
+const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
+
+/**
+ * The whole error message around `row`, where the error pattern matched: CLIs that mark an error
+ * by colour (OpenCode's red bar) mark every row of it, so the run of marked rows is the message;
+ * otherwise the matched line and the lines right below it, up to a blank one.
+ */
+export function errorText(screens: Screens, screen: { lines: readonly string[]; ansiLines: readonly string[] }, row: number | undefined, fallback: string): string {
+  if (row === undefined) return fallback;
+  const { lines, ansiLines } = screen;
+  const marked = (i: number): boolean => i >= 0 && i < lines.length && lowestMatchOf(screens.error, { lines: [lines[i] ?? ''], ansiLines: [ansiLines[i] ?? ''] }) !== undefined;
+  let top = row;
+  let bottom = row;
+  while (row - top < 8 && marked(top - 1)) top -= 1;
+  while (bottom - row < 8 && marked(bottom + 1)) bottom += 1;
+  if (top === bottom) while (bottom - row < 5 && (lines[bottom + 1] ?? '').replace(FRAME, '') !== '') bottom += 1;
+  const text = lines
+    .slice(top, bottom + 1)
+    .map((l) => l.replace(FRAME, ''))
+    .filter((l) => l !== '')
+    .join(' ');
+  return text === '' ? fallback : text;
+}

@@ -1,0 +1,104 @@
+/**
+ * The one way Switchboard waits on a pane's screen: a pattern to show (wait_for), a screen to hold
+ * still (an approval prompt before its keys), an agent to reach its idle prompt (a start), a key to
+ * take effect (a menu's highlight to move). Each wait says only what it looks for; this primitive
+ * owns the rest: when to look (renders, rate-limited; rechecks the wait asks for; other events that
+ * call for a look), the time limit, the pane's exit, the caller's signal, and leaving nothing
+ * subscribed or scheduled behind.
+ */
+import { DisposableStore } from '../core/disposable.js';
+import type { Event } from '../core/emitter.js';
+import type { Pane } from './pane.js';
+
+/** What a look at the screen found: the wait's result, a time to look again, or nothing yet. */
+export type ScreenCheck<T> = { done: T } | { recheckInMs: number } | undefined;
+
+/** One wait on a screen: how to look, and what each way of ending means. */
+export interface ScreenWait<T> {
+  /** Looks at the screen now (after a render, a recheck it asked for, or another event). */
+  check(): ScreenCheck<T>;
+  /** The pane exited (its screen will not change again); also when it had exited before the wait began. */
+  exited(): T;
+  timedOut(): T;
+  cancelled(): T;
+}
+
+export interface ScreenWaitOptions {
+  timeoutMs: number;
+  signal?: AbortSignal;
+  /** Other events that call for a look (a dialog answered). */
+  also?: readonly Event<unknown>[];
+}
+
+/**
+ * How often renders lead to a look: a bucket of CHECK_BURST immediate looks, refilled by one every
+ * CHECK_REFILL_MS. A quiet pane's changes (a command's echo, then its output a moment later) are
+ * looked at at once; a flood, which renders hundreds of times a second, at most 100 times a
+ * second, with a trailing look so the last change is never missed.
+ */
+const CHECK_BURST = 4;
+const CHECK_REFILL_MS = 10;
+
+/** Waits on `pane`'s screen until `wait` says it is done, the pane exits, the time limit passes or the signal aborts. */
+export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenWaitOptions): Promise<T> {
+  return new Promise<T>((resolve) => {
+    const subscriptions = new DisposableStore();
+    let done = false;
+    let recheckTimer: NodeJS.Timeout | undefined;
+    let throttleTimer: NodeJS.Timeout | undefined;
+    let tokens = CHECK_BURST;
+    let refilledAt = performance.now();
+
+    const finish = (value: T): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timeout);
+      clearTimeout(recheckTimer);
+      clearTimeout(throttleTimer);
+      subscriptions.dispose();
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve(value);
+    };
+    const look = (): void => {
+      if (done) return;
+      const seen = wait.check();
+      if (seen === undefined) return;
+      if ('done' in seen) {
+        finish(seen.done);
+        return;
+      }
+      clearTimeout(recheckTimer);
+      recheckTimer = setTimeout(look, Math.max(0, Math.ceil(seen.recheckInMs)));
+    };
+    const refill = (): void => {
+      const now = performance.now();
+      tokens = Math.min(CHECK_BURST, tokens + (now - refilledAt) / CHECK_REFILL_MS);
+      refilledAt = now;
+    };
+    const onRender = (): void => {
+      if (throttleTimer) return;
+      refill();
+      if (tokens >= 1) {
+        tokens -= 1;
+        look();
+        return;
+      }
+      throttleTimer = setTimeout(() => {
+        throttleTimer = undefined;
+        refill();
+        tokens -= 1;
+        look();
+      }, (1 - tokens) * CHECK_REFILL_MS);
+    };
+    const onAbort = (): void => finish(wait.cancelled());
+
+    const timeout = setTimeout(() => finish(wait.timedOut()), options.timeoutMs);
+    subscriptions.add(pane.onRender(onRender));
+    subscriptions.add(pane.onExit(() => finish(wait.exited())));
+    for (const event of options.also ?? []) subscriptions.add(event(() => look()));
+    options.signal?.addEventListener('abort', onAbort);
+    if (options.signal?.aborted) onAbort();
+    else if (!pane.alive) finish(wait.exited());
+    else look();
+  });
+}

@@ -1,0 +1,92 @@
+/**
+ * AgentPane on a real PTY, with a program that plays recorded Claude Code screens: the state change
+ * that reports an approval carries the prompt as read; the approval has an id; answers go one at a
+ * time and only to the prompt meant, by the option on screen; a person's answer is heard by whoever
+ * waits for it; a prompt answered at the terminal is withdrawn.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AgentCatalog, AgentPane, type ScreenAnswer, type StateChange } from '../src/agents/index.js';
+import { PaneRegistry } from '../src/pane/index.js';
+import { writeScreenPlayer, type PlayerStep } from './support/screen-player.js';
+import { tempDir } from './support/shell.js';
+
+const screensDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'screens', 'claude-2.1.197');
+const profile = new AgentCatalog().get('claude');
+const registry = new PaneRegistry();
+const scratch = tempDir('sb-agent-pane-');
+
+afterAll(async () => {
+  await registry.close({ graceMs: 500 });
+  scratch.cleanup();
+});
+
+function player(steps: PlayerStep[]): string {
+  return writeScreenPlayer(scratch.dir, screensDir, steps);
+}
+
+function agentPane(file: string): AgentPane {
+  const pane = registry.create({ argv: [process.execPath, file], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+  return new AgentPane(pane, profile);
+}
+
+const next = (agent: AgentPane, state: StateChange['state']): Promise<StateChange> =>
+  new Promise((resolve) => {
+    const sub = agent.onState((c) => {
+      if (c.state !== state) return;
+      sub.dispose();
+      resolve(c);
+    });
+  });
+
+describe('AgentPane on a real PTY', () => {
+  it('carries the prompt in the state change, and answers it once, by the option on screen, for whoever waits', async () => {
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 600 }]));
+    try {
+      const change = await next(agent, 'waiting_approval');
+      // Read once, as the change that reports it: no listener reads the screen again.
+      expect(change.approval).toMatchObject({ tool: 'shell', command: 'echo hello-from-tool > tool_out.txt && cat tool_out.txt' });
+      const pending = agent.approval;
+      expect(pending?.request).toMatchObject({ id: `${agent.pane.id}-approval-1`, source: { kind: 'screen', paneId: agent.pane.id }, subject: { tool: 'shell' } });
+      expect(pending?.prompt).toBe(change.approval);
+      const id = pending?.request.id ?? '';
+
+      const heard = agent.answerFromPerson(id);
+      const told: string[] = [];
+      agent.onAnswering((a) => told.push(`answering ${a.decision} by ${a.by}`));
+      agent.onAnswered((a) => told.push(`answered ${a.presses}`));
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: `${id}-stale` })).rejects.toMatchObject({ code: 'CONFLICT' });
+      const answering = agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: id });
+      // One answer at a time: a second one while the first is pressed is refused, nothing pressed.
+      await expect(agent.answer('deny', { decidedBy: 'person', by: 'another test' })).rejects.toThrow(/being answered already/);
+      const answered: ScreenAnswer = await answering;
+      expect(answered).toMatchObject({ decision: 'allow', decidedBy: 'person', option: { label: 'Yes' }, keys: ['1'] });
+      expect(answered.presses).toBeGreaterThanOrEqual(1);
+      expect(told).toEqual(['answering allow by a test', `answered ${answered.presses}`]);
+      expect((await heard)?.decision).toBe('allow');
+      await next(agent, 'idle');
+      expect(agent.approval).toBeNull();
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test' })).rejects.toThrow(/no approval is pending/);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('withdraws an approval answered at the terminal', async () => {
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '3' }, { screen: 'done-idle', ms: 600 }]));
+    try {
+      await next(agent, 'waiting_approval');
+      const id = agent.approval?.request.id ?? '';
+      const withdrawn: string[] = [];
+      agent.onWithdrawn((a) => withdrawn.push(a.request.id));
+      const heard = agent.answerFromPerson(id);
+      // Someone presses the key in the pane itself, not through Switchboard.
+      agent.pane.sendKeys(['3']);
+      expect(await heard).toBeNull();
+      expect(withdrawn).toEqual([id]);
+    } finally {
+      agent.dispose();
+    }
+  });
+});
