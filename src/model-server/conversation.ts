@@ -140,10 +140,15 @@ function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'c
 function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
   let prompt = '';
+  let lastToolResult: string | undefined;
   const messages = asArray(body.messages);
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (!isObject(m)) continue;
+    if (m.role === 'tool') {
+      lastToolResult ??= textOfParts(m.content);
+      continue;
+    }
     if (m.role === 'assistant' && asArray(m.tool_calls).length > 0) {
       stepsDone += 1;
       continue;
@@ -161,7 +166,7 @@ function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' |
     tools,
     prompt,
     stepsDone,
-    lastToolResult: '',
+    lastToolResult: lastToolResult ?? '',
     jsonSchema: isObject(format?.json_schema) ? format.json_schema.schema : undefined,
     wantsJson: format?.type === 'json_object' || format?.type === 'json_schema',
   };
