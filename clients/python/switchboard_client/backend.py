@@ -87,14 +87,17 @@ class SwitchboardBackend:
 
     # -- asking another agent ---------------------------------------------------------------
 
-    def ask(self, target: str, question: str, timeout: float = DEFAULT_ASK_TIMEOUT, wait: bool = True, from_pane_id: Optional[str] = None, cwd: Optional[str] = None) -> Dict[str, Any]:
+    def ask(self, target: str, question: str, timeout: float = DEFAULT_ASK_TIMEOUT, wait: bool = True, from_pane_id: Optional[str] = None, cwd: Optional[str] = None, deliver: Optional[bool] = None) -> Dict[str, Any]:
         """Asks the agent ``target`` (a pane id or title, or an agent name) ``question``.
 
         With ``wait`` (the default) returns once the ask is final: a dict with ``ask_id``,
         ``status`` (done, failed, timed_out, cancelled) and ``reply``. Without it, returns at once
-        with the ask's id; with ``from_pane_id`` the reply is then delivered into that pane.
+        with the ask's id; with ``from_pane_id`` the reply is then delivered into that pane
+        (``deliver=False`` when you will collect it with ``ask_wait`` instead).
         """
         params = {"target": target, "question": question, "timeout_ms": int(timeout * 1000), "wait": wait, "from_pane_id": from_pane_id, "cwd": cwd}
+        if deliver is not None:
+            params["deliver"] = deliver
         return self.client.call("ask", params, timeout=(timeout + ASK_REPLY_MARGIN) if wait else None)
 
     def ask_wait(self, ask_id: str, timeout: float = DEFAULT_ASK_TIMEOUT) -> Dict[str, Any]:

@@ -174,13 +174,16 @@ class LifecycleTest(unittest.TestCase):
 
 
 class AskTest(unittest.TestCase):
-    def test_the_daemon_names_ask_until_it_offers_it(self):
+    def test_the_daemon_answers_ask_and_names_what_is_wrong(self):
         backend = SwitchboardBackend(SwitchboardRPCClient(home=DAEMON.home))
         try:
+            # No agent pane runs: the daemon says there is no such target, at once.
             with self.assertRaises(RPCError) as caught:
                 backend.ask("codex", "What is 2+2?", timeout=5)
-            # Phase 2 adds the method; until then the daemon says it has none.
-            self.assertEqual(caught.exception.name, "METHOD_NOT_FOUND")
+            self.assertEqual(caught.exception.name, "PANE_NOT_FOUND")
+            with self.assertRaises(RPCError) as caught:
+                backend.ask_get("0123456789")
+            self.assertEqual(caught.exception.name, "INVALID_PARAMS")
         finally:
             backend.client.close()
 
