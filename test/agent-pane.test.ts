@@ -5,12 +5,14 @@
  * waits for it; a prompt answered at the terminal is withdrawn.
  */
 import { afterAll, describe, expect, it } from 'vitest';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog, AgentPane, type ScreenAnswer, type StateChange } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
 import { writeScreenPlayer, type PlayerStep } from './support/screen-player.js';
 import { tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
 
 const screensDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'screens', 'claude-2.1.197');
 const profile = new AgentCatalog().get('claude');
@@ -59,7 +61,8 @@ describe('AgentPane on a real PTY', () => {
       await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: `${id}-stale` })).rejects.toMatchObject({ code: 'CONFLICT' });
       const answering = agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: id });
       // One answer at a time: a second one while the first is pressed is refused, nothing pressed.
-      await expect(agent.answer('deny', { decidedBy: 'person', by: 'another test' })).rejects.toThrow(/being answered already/);
+      // The refusal names the approval being answered, so a turn that lost the race records the person's answer.
+      await expect(agent.answer('deny', { decidedBy: 'person', by: 'another test' })).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/being answered already/) as unknown, details: { answering: id } });
       const answered: ScreenAnswer = await answering;
       expect(answered).toMatchObject({ decision: 'allow', decidedBy: 'person', option: { label: 'Yes' }, keys: ['1'] });
       expect(answered.presses).toBeGreaterThanOrEqual(1);
@@ -68,6 +71,30 @@ describe('AgentPane on a real PTY', () => {
       await next(agent, 'idle');
       expect(agent.approval).toBeNull();
       await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test' })).rejects.toThrow(/no approval is pending/);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('never presses a decided prompt into a screen that no longer shows it (a redraw no pattern reads)', async () => {
+    // The recorded approval, then a screen no pattern reads: the prompt read before is not on screen.
+    const dir = path.join(scratch.dir, 'redraw-screens');
+    mkdirSync(dir, { recursive: true });
+    for (const name of ['idle-start', 'approval']) copyFileSync(path.join(screensDir, `${name}.txt`), path.join(dir, `${name}.txt`));
+    writeFileSync(path.join(dir, 'redrawing.txt'), 'redrawing...\n');
+    const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', ms: 400 }, { screen: 'redrawing', key: 'x' }])], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+    const agent = new AgentPane(pane, profile);
+    try {
+      const change = await next(agent, 'waiting_approval');
+      expect(change.approval).toMatchObject({ tool: 'shell' });
+      await until(() => pane.screenLines().some((l) => l.includes('redrawing')), 'the redraw on screen', 20_000);
+      // Read again as the screen is now: nothing a policy could judge, so it can only be asked.
+      const settled = await agent.settleApproval();
+      expect(settled?.prompt ?? null).toBeNull();
+      // The keys decided for the earlier read are refused, and nothing is typed.
+      await expect(agent.answer('allow', { decidedBy: 'policy', by: 'the policy', prompt: change.approval ?? null })).rejects.toMatchObject({ code: 'CONFLICT' });
+      expect(pane.alive).toBe(true);
+      expect(pane.screenLines().join('\n')).toContain('redrawing');
     } finally {
       agent.dispose();
     }

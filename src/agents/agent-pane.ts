@@ -58,6 +58,12 @@ export interface AnswerOptions {
   signal?: AbortSignal;
 }
 
+/** Whether two reads of a prompt ask the same thing (the same tool, command and file). */
+function samePrompt(a: ApprovalPrompt | null, b: ApprovalPrompt | null): boolean {
+  if (a === null || b === null) return a === b;
+  return a.tool === b.tool && a.toolName === b.toolName && a.command === b.command && a.path === b.path;
+}
+
 export class AgentPane implements Disposable {
   readonly tracker: AgentStateTracker;
   readonly screens: Screens;
@@ -135,19 +141,25 @@ export class AgentPane implements Disposable {
     if (this.tracker.state.state !== 'waiting_approval') throw new SwitchboardError('CONFLICT', `no approval is pending in pane ${id}`, { pane_id: id });
     // Two answers to one prompt (two tabs, a tab and the CLI) would send the second's keys to whatever
     // comes next, perhaps the next approval: one answer at a time, and only to the prompt meant.
-    if (this.answering) throw new SwitchboardError('CONFLICT', `the approval in pane ${id} is being answered already`, { pane_id: id });
+    if (this.answering) throw new SwitchboardError('CONFLICT', `the approval in pane ${id} is being answered already`, { pane_id: id, answering: this.openId });
     if (how.approvalId !== undefined && how.approvalId !== this.openId) {
       throw new SwitchboardError('CONFLICT', `approval ${how.approvalId} is no longer the one on screen in pane ${id}`, { pane_id: id, approval_id: how.approvalId });
     }
     this.answering = true;
     try {
-      let prompt = how.prompt;
-      if (prompt === undefined) {
-        // Keys sent while a prompt is still being drawn are lost (Claude Code ignores them for a moment).
-        await promptSettled(this.pane, how.signal);
-        this.tracker.refresh();
-        prompt = this.tracker.state.approval ?? null;
+      // Keys sent while a prompt is still being drawn are lost (Claude Code ignores them for a moment):
+      // unless the caller read it just now, the screen must hold still first. Either way the prompt
+      // is read again as the screen is now: keys go only to the prompt that was decided.
+      if (how.prompt === undefined) await promptSettled(this.pane, how.signal);
+      if (!this.stillWaitingAfterRefresh()) throw new SwitchboardError('CONFLICT', `no approval is pending in pane ${id}`, { pane_id: id });
+      if (how.approvalId !== undefined && how.approvalId !== this.openId) {
+        throw new SwitchboardError('CONFLICT', `approval ${how.approvalId} is no longer the one on screen in pane ${id}`, { pane_id: id, approval_id: how.approvalId });
       }
+      const onScreen = this.tracker.state.approval ?? null;
+      if (how.prompt !== undefined && !samePrompt(how.prompt, onScreen)) {
+        throw new SwitchboardError('CONFLICT', `the approval on screen in pane ${id} is not the one decided`, { pane_id: id });
+      }
+      const prompt = onScreen;
       const approval: PendingApproval = { request: screenApprovalRequest(id, this.openId ?? this.newApprovalId(), prompt), prompt };
       const { option, keys } = answerFor(this.profile.data.approval_keys, prompt, decision);
       const answer: ScreenAnswer = { approval, decision, decidedBy: how.decidedBy, by: how.by, option, keys, presses: 0 };
@@ -227,6 +239,12 @@ export class AgentPane implements Disposable {
 
   dispose(): void {
     this.store.dispose();
+  }
+
+  /** Reads the screen again now (the prompt on it too): whether the agent still waits on an approval. */
+  private stillWaitingAfterRefresh(): boolean {
+    this.tracker.refresh();
+    return this.tracker.state.state === 'waiting_approval';
   }
 
   private newApprovalId(): string {

@@ -116,7 +116,12 @@ export class AgentStateTracker {
     this.detection = classification.detection;
     clearTimeout(this.settleTimer);
     const { state, evidence } = classification;
-    if (state === null) return;
+    if (state === null) {
+      // Asked to read the prompt again and the screen is one no pattern reads (a redraw): the prompt
+      // read before is not what the screen shows now, and no one may act on it.
+      if (rereadApproval && this.current.state === 'waiting_approval' && this.current.approval) this.current = { ...this.current, approval: null };
+      return;
+    }
     if (state === 'idle' || state === 'error') {
       const held = now - this.stillSince;
       if (held < this.idleSettleMs) {

@@ -113,13 +113,27 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
         case 'press_keys': {
           const what = pressing;
           if (!what) return;
-          agent.answer(effect.decision, { decidedBy: what.record.decidedBy, by: byWhom(what.record), prompt: what.prompt, ...(signal ? { signal } : {}) }).then(
+          agent.answer(effect.decision, { decidedBy: what.record.decidedBy, by: byWhom(what.record), approvalId: what.record.id, prompt: what.prompt, ...(signal ? { signal } : {}) }).then(
             (answered) => {
               what.record.presses = answered.presses;
               dispatch({ kind: 'keys_pressed', now: performance.now() });
             },
-            // The prompt went away meanwhile (answered at the terminal): nothing was pressed.
-            (err: unknown) => (err instanceof SwitchboardError && err.code === 'INVALID_PARAMS' && !signal?.aborted ? dispatch({ kind: 'keys_pressed', now: performance.now() }) : failed(err)),
+            (err: unknown) => {
+              if (!(err instanceof SwitchboardError && err.code === 'CONFLICT') || signal?.aborted) return failed(err);
+              // Nothing was pressed: the prompt went away (answered at the terminal), another took its
+              // place (it is decided on its own), or a person is answering it now: theirs is the answer.
+              if (err.details?.answering === what.record.id) {
+                void agent.answerFromPerson(what.record.id, signal).then((person) => {
+                  if (person) recordPerson(what.record, person);
+                  dispatch({ kind: 'keys_pressed', now: performance.now() });
+                });
+                return;
+              }
+              what.record.presses = 0;
+              what.record.answered = null;
+              what.record.reason = `${what.record.reason}; not pressed: ${err.message}`;
+              dispatch({ kind: 'keys_pressed', now: performance.now() });
+            },
           );
           return;
         }
@@ -226,4 +240,13 @@ function byWhom(record: ApprovalRecord): string {
     default:
       return record.decidedBy;
   }
+}
+
+/** A person answered the prompt while the turn's own answer was about to go: theirs is the record. */
+function recordPerson(record: ApprovalRecord, person: ScreenAnswer): void {
+  record.decision = person.decision;
+  record.decidedBy = 'person';
+  record.reason = `${person.decision === 'allow' ? 'allowed' : 'denied'} by a person (${person.by}) while the ${byWhom(record)} was answering`;
+  record.answered = { label: person.option?.label ?? (person.decision === 'allow' ? 'allow once' : 'deny'), keys: person.keys };
+  record.presses = person.presses;
 }
