@@ -5,7 +5,7 @@
  * waits for it; a prompt answered at the terminal is withdrawn.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog, AgentPane, type ScreenAnswer, type StateChange } from '../src/agents/index.js';
@@ -95,6 +95,32 @@ describe('AgentPane on a real PTY', () => {
       await expect(agent.answer('allow', { decidedBy: 'policy', by: 'the policy', prompt: change.approval ?? null })).rejects.toMatchObject({ code: 'CONFLICT' });
       expect(pane.alive).toBe(true);
       expect(pane.screenLines().join('\n')).toContain('redrawing');
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('opens a second prompt drawn right behind the first under a new id, and says so', async () => {
+    const dir = path.join(scratch.dir, 'two-approvals');
+    mkdirSync(dir, { recursive: true });
+    for (const name of ['idle-start', 'approval', 'done-idle']) copyFileSync(path.join(screensDir, `${name}.txt`), path.join(dir, `${name}.txt`));
+    writeFileSync(path.join(dir, 'approval-2.txt'), readFileSync(path.join(screensDir, 'approval.txt'), 'utf8').replaceAll('tool_out.txt', 'second.txt'));
+    const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }])], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+    const agent = new AgentPane(pane, profile);
+    try {
+      const announced: { id: string | undefined; command: string | null | undefined }[] = [];
+      agent.onState((c) => c.state === 'waiting_approval' && announced.push({ id: agent.approval?.request.id, command: agent.approval?.prompt?.command }));
+      await next(agent, 'waiting_approval');
+      const first = announced[0]?.id ?? '';
+      await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: first });
+      // No change of state between the two prompts: the second is announced under its own id, read anew.
+      await until(() => announced.length === 2, 'the second approval announced');
+      expect(announced[1]?.id).not.toBe(first);
+      expect(announced[1]?.command).toContain('second.txt');
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: first })).rejects.toMatchObject({ code: 'CONFLICT' });
+      const second = await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: announced[1]?.id ?? '' });
+      expect(second.approval.prompt?.command).toContain('second.txt');
+      await next(agent, 'idle');
     } finally {
       agent.dispose();
     }

@@ -126,7 +126,7 @@ export class AgentPane implements Disposable {
     await promptSettled(this.pane, signal);
     this.tracker.refresh();
     if (this.tracker.state.state !== 'waiting_approval') return null;
-    this.openId ??= this.newApprovalId();
+    this.reopenIfWaiting();
     return this.approval;
   }
 
@@ -170,6 +170,8 @@ export class AgentPane implements Disposable {
       this.tracker.refresh();
       const pressed = { ...answer, presses };
       this.answeredEmitter.fire(pressed);
+      // A second prompt right behind the first: no change of state tells anyone, so say it here.
+      this.reopenIfWaiting();
       return pressed;
     } finally {
       this.answering = false;
@@ -245,6 +247,18 @@ export class AgentPane implements Disposable {
   private stillWaitingAfterRefresh(): boolean {
     this.tracker.refresh();
     return this.tracker.state.state === 'waiting_approval';
+  }
+
+  /**
+   * The agent waits on an approval that has no id (a new prompt drawn right after an answer, or one
+   * whose keys were lost): it is opened under a new id and announced as a change within the state, so
+   * the pane's log records it pending and the dashboard shows it with the id it must answer.
+   */
+  private reopenIfWaiting(): void {
+    const state = this.tracker.state;
+    if (state.state !== 'waiting_approval' || this.openId !== null) return;
+    this.openId = this.newApprovalId();
+    this.stateEmitter.fire({ ...state, previous: 'waiting_approval', at: Date.now() });
   }
 
   private newApprovalId(): string {

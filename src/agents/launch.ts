@@ -124,7 +124,9 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
     const ready = await awaitReady(pane, screens, responder, { timeoutMs: options.readyTimeoutMs ?? 90_000, unknownPatienceMs: options.unknownDialogPatienceMs ?? UNKNOWN_DIALOG_PATIENCE_MS }, options.signal);
     return { pane, version, ...ready };
   } catch (err) {
-    await pane.kill({ graceMs: 1_000 }).catch(() => undefined);
+    // The caller never learns the pane's id: a start that failed or was cancelled leaves no pane
+    // behind in the registry (the error carries the screen it ended on).
+    await registry.remove(pane.id, { graceMs: 1_000 }).catch(() => undefined);
     throw err;
   }
 }

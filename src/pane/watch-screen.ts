@@ -41,7 +41,7 @@ const CHECK_REFILL_MS = 10;
 
 /** Waits on `pane`'s screen until `wait` says it is done, the pane exits, the time limit passes or the signal aborts. */
 export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenWaitOptions): Promise<T> {
-  return new Promise<T>((resolve) => {
+  return new Promise<T>((resolve, reject) => {
     const subscriptions = new DisposableStore();
     let done = false;
     let recheckTimer: NodeJS.Timeout | undefined;
@@ -49,19 +49,30 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
     let tokens = CHECK_BURST;
     let refilledAt = performance.now();
 
-    const finish = (value: T): void => {
-      if (done) return;
+    /** Ends the wait: nothing left subscribed or ticking; false when it had ended already. */
+    const end = (): boolean => {
+      if (done) return false;
       done = true;
       clearTimeout(timeout);
       clearTimeout(recheckTimer);
       clearTimeout(throttleTimer);
       subscriptions.dispose();
       options.signal?.removeEventListener('abort', onAbort);
-      resolve(value);
+      return true;
+    };
+    const finish = (value: T): void => {
+      if (end()) resolve(value);
     };
     const look = (): void => {
       if (done) return;
-      const seen = wait.check();
+      let seen: ReturnType<ScreenWait<T>['check']>;
+      try {
+        seen = wait.check();
+      } catch (err) {
+        // A check that throws ends the wait with its error, nothing left subscribed or ticking.
+        if (end()) reject(err instanceof Error ? err : new Error(String(err)));
+        return;
+      }
       if (seen === undefined) return;
       if ('done' in seen) {
         finish(seen.done);
