@@ -9,7 +9,7 @@ import tseslint from 'typescript-eslint';
  * Tests beside the code may reach across (they exercise layers together), and src/index.ts is the
  * library's public surface over all of them.
  */
-export const LAYERS = ['core', 'platform', 'contract', 'protocol', 'model-server', 'pane', 'output', 'approvals', 'agents', 'drivers', 'runs', 'logs', 'tmux', 'api', 'surfaces', 'client', 'daemon', 'cli'];
+export const LAYERS = ['core', 'platform', 'contract', 'protocol', 'model-server', 'pane', 'output', 'approvals', 'agents', 'drivers', 'runs', 'logs', 'asks', 'tmux', 'api', 'surfaces', 'client', 'daemon', 'cli'];
 /** Folders that may import only these, whatever their place in the list. */
 const ONLY = {
   contract: [],

@@ -20,6 +20,7 @@ import { measureEvents } from './events.js';
 import { measureDashboard } from './dashboard.js';
 import { measureTmuxFrontEnd } from './tmux-front.js';
 import { measureReliability } from './reliability.js';
+import { measureAsks } from './ask.js';
 import { measureBridge } from './bridge.js';
 
 interface Figure {
@@ -439,6 +440,12 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   reliability: async () => {
     console.log('\n# execute() with each real CLI while both cores are busy (two busy loops); no peer drives these CLIs to completion');
     for (const f of await measureReliability()) record(f.name, f.unit, f.value, null, f.better);
+  },
+  ask: async () => {
+    console.log('\n# Asks (seed 000): what Switchboard adds to an ask beyond the target CLI\'s own turn, real Codex and Claude Code against the scripted model; no peer reads these transcripts');
+    const { figures, raw } = await measureAsks(Number(process.env.SWITCHBOARD_BENCH_ASKS ?? 20));
+    for (const f of figures) record(f.name, f.unit, f.value, null, f.better);
+    console.log(JSON.stringify(raw));
   },
   bridge: async () => {
     console.log('\n# The agent bridge: the run ledger on one core, queued runs, SSE fan-out, POST run to first event (no peer runs this bridge; the CLI started directly is the reference)');

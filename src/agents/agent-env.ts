@@ -7,6 +7,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import { composeEnv } from '../platform/index.js';
 import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
+import { installMcpServer, isMcpConfigAgent, withJsonServer } from './mcp-config.js';
 import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
 
 /**
@@ -35,10 +36,24 @@ export function agentUnsetEnv(profile: AgentProfile, options: { sandboxed: boole
   return [...(options.terminal ? CI_MARKER_ENV : []), ...(options.sandboxed ? [...SANDBOX_SCRUBBED_ENV, ...profile.data.sandbox_unset] : [])];
 }
 
-/** Seeds the sandbox HOME; a file-system failure is the caller's agent_home, and says so. */
+/**
+ * Seeds the sandbox HOME, with Switchboard's MCP server in the CLI's configuration when there is
+ * one to add (the agent gets the tools with no setup); a file-system failure is the caller's
+ * agent_home, and says so.
+ */
 export function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAdditions {
   try {
-    return profile.prepareSandbox(sandbox);
+    const additions = profile.prepareSandbox(sandbox);
+    const agent = profile.data.name;
+    if (!sandbox.mcp || !isMcpConfigAgent(agent)) return additions;
+    const inline = additions.env.OPENCODE_CONFIG_CONTENT;
+    if (agent === 'opencode' && inline !== undefined) {
+      // OpenCode's sandbox configuration travels in a variable: the server goes there.
+      const config = JSON.parse(inline) as Record<string, unknown>;
+      return { ...additions, env: { ...additions.env, OPENCODE_CONFIG_CONTENT: JSON.stringify(withJsonServer('opencode', config, sandbox.mcp)) } };
+    }
+    installMcpServer(agent, sandbox.home, sandbox.mcp, additions.env);
+    return additions;
   } catch (err) {
     if (err instanceof SwitchboardError) throw err;
     throw new SwitchboardError('INVALID_PARAMS', `cannot prepare agent_home ${sandbox.home}: ${(err as Error).message}`, { agent_home: sandbox.home });

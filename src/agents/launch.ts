@@ -5,6 +5,7 @@ import { watchScreen, type Pane, type PaneRegistry } from '../pane/index.js';
 import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
+import type { McpServerCommand } from './mcp-config.js';
 import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
@@ -26,7 +27,7 @@ export interface AgentLaunchOptions {
    * Run from an isolated HOME (an absolute path, created if missing; never the user's own) against
    * a model server (tests, demos, offline use).
    */
-  sandbox?: { home: string; modelUrl: string };
+  sandbox?: { home: string; modelUrl: string; mcp?: McpServerCommand };
   policy?: Partial<FirstRunPolicy>;
   /** Wait this long for the idle prompt (default 90 s). */
   readyTimeoutMs?: number;
@@ -82,7 +83,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   const sandbox = options.sandbox ? checkSandbox(options.sandbox) : undefined;
   const unsetEnv = agentUnsetEnv(profile, { sandboxed: sandbox !== undefined, terminal: true });
   const startEnv = registry.environmentFor({ ...INTERACTIVE_ENV, ...profile.data.env }, unsetEnv);
-  const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv }) : { args: [], env: {} };
+  const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv, ...(options.sandbox?.mcp ? { mcp: options.sandbox.mcp } : {}) }) : { args: [], env: {} };
   const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...options.env };
   // Look the program up, and ask its version, with the environment the pane will have.
   const paneEnv = registry.environmentFor(env, unsetEnv);

@@ -1,3 +1,4 @@
+import type { McpServerCommand } from './mcp-config.js';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
@@ -17,6 +18,8 @@ export interface SandboxOptions {
   cwd: string;
   /** The environment the agent starts from (for settings such as SWITCHBOARD_OPENCODE_PLUGIN_DIR). */
   env?: NodeJS.ProcessEnv;
+  /** Switchboard's MCP server, added to the CLI's configuration in the isolated HOME (agent-env.ts). */
+  mcp?: McpServerCommand;
 }
 
 /** What a launch adds to the profile's own arguments and environment. */

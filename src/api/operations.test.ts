@@ -127,4 +127,16 @@ describe('the operations', () => {
     expect(reply.exit_code).toBe(0);
     expect(reply.stdout).toMatch(/^tmux /);
   });
+
+  it('answers the ask group with no agent pane: no targets, unknown names and asks refused, a pane speaks only for itself', async () => {
+    expect(await call('ask_targets', {})).toEqual({ targets: [] });
+    expect(await call('ask_list', {})).toEqual({ asks: [] });
+    expect((await failure('ask', { target: 'codex', question: 'hi?' })).code).toBe('PANE_NOT_FOUND');
+    expect((await failure('ask_get', { ask_id: '0123456789' })).code).toBe('INVALID_PARAMS');
+    expect((await failure('set_askable', { pane_id: 'p00000000', askable: false })).code).toBe('PANE_NOT_FOUND');
+    ctx = { ...ctx, grant: { owner: false, scopes: new Set(['read', 'ask'] as const), paneId: 'p11111111' } };
+    const spoofed = await failure('ask', { target: 'codex', question: 'hi?', from_pane_id: 'p22222222' });
+    expect(spoofed.code).toBe('FORBIDDEN');
+    expect(spoofed.message).toMatch(/may ask only as pane p11111111/);
+  });
 });

@@ -6,6 +6,7 @@ import type { HandlerTable } from './handler.js';
 import { agentHandlers } from './agent-operations.js';
 import { bridgeHandlers } from './bridge-operations.js';
 import { approvalHandlers } from './approval-operations.js';
+import { askHandlers } from './ask-operations.js';
 import { conversationHandlers } from './conversation-operations.js';
 import { daemonHandlers } from './daemon-operations.js';
 import { executeHandlers } from './execute-operations.js';
@@ -23,6 +24,7 @@ export const handlers: HandlerTable = {
   ...logHandlers,
   ...headlessRunHandlers,
   ...conversationHandlers,
+  ...askHandlers,
   ...bridgeHandlers,
   ...executeHandlers,
   ...tmuxHandlers,

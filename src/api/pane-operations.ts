@@ -32,7 +32,8 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
         args: p.args,
         cols: p.cols,
         rows: p.rows,
-        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: p.agent_home, modelUrl: p.model_url } : undefined,
+        // An isolated HOME gets Switchboard's MCP server in the CLI's configuration: the agent has the tools with no setup.
+        sandbox: p.agent_home !== undefined && p.model_url !== undefined ? { home: p.agent_home, modelUrl: p.model_url, ...(ctx.daemon.mcpServer ? { mcp: ctx.daemon.mcpServer } : {}) } : undefined,
         policy: {
           ...(p.first_run?.trust_folder !== undefined ? { trustFolder: p.first_run.trust_folder } : {}),
           ...(p.first_run?.use_env_api_key !== undefined ? { useEnvApiKey: p.first_run.use_env_api_key } : {}),

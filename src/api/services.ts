@@ -6,9 +6,10 @@
 import { hostname } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
-import type { AgentCatalog } from '../agents/index.js';
+import type { AgentCatalog, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
 import type { RunService } from '../runs/bridge/index.js';
+import { AskService } from '../asks/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';
 import { TmuxService } from '../tmux/service.js';
@@ -22,6 +23,8 @@ export interface DaemonControl {
   readonly exportsMaxBytes: number;
   /** A fresh one-time login URL for the dashboard; CONFLICT when it is off. */
   dashboardLoginUrl(): string;
+  /** How an agent CLI starts Switchboard's MCP server (`switchboard mcp`), put in a sandboxed agent's configuration; undefined when the CLI is not built. */
+  readonly mcpServer?: McpServerCommand | undefined;
   /** Shuts the daemon down after the current response is sent. */
   requestShutdown(): void;
 }
@@ -63,6 +66,8 @@ export interface Services {
   readonly logs: LogService;
   /** The tmux front end over the same panes. */
   readonly tmux: TmuxFrontEnd;
+  /** Agents asking agents: the ask engine over the agent panes. */
+  readonly asks: AskService;
   readonly daemon: DaemonControl;
   /** The agent bridge (seed 004): its run service once the daemon has started it. */
   readonly bridge: AgentBridge;
@@ -101,7 +106,20 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'bridge'> & { bridge?: AgentBridge }): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge'> & { bridge?: AgentBridge }): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
-  return { panes: parts.panes, agents: parts.agents, logs: parts.logs, daemon: parts.daemon, bridge: parts.bridge ?? new AgentBridge(), tmux, dispose: () => tmux.dispose() };
+  const asks = new AskService({ panes: parts.panes, agents: parts.agents, logs: parts.logs });
+  return {
+    panes: parts.panes,
+    agents: parts.agents,
+    logs: parts.logs,
+    daemon: parts.daemon,
+    bridge: parts.bridge ?? new AgentBridge(),
+    tmux,
+    asks,
+    dispose: () => {
+      asks.dispose();
+      tmux.dispose();
+    },
+  };
 }

@@ -10,6 +10,8 @@ import type { TurnResult } from '../drivers/conversation.js';
 import type { SessionSummary } from '../logs/index.js';
 import type { Pane, ScreenSnapshot, WaitResult } from '../pane/index.js';
 import type { InputModesInfo, Notifications, PaneInfo, Result, SessionInfo } from '../protocol/methods.js';
+import type { AskRecord, AskTargetInfo as AskTargetRecord } from '../asks/index.js';
+import type { AskInfo, AskTargetInfo } from '../protocol/methods.js';
 import type { TmuxFrontEnd } from './services.js';
 
 /** A pane as listed over the wire; `tmux` where the tmux front end placed it. */
@@ -116,4 +118,30 @@ export function turnResult(turn: TurnResult): Result<'agent_session_prompt'> {
     permissions: turn.permissions.map((a) => ({ tool_name: a.request.toolName, decision: a.decision, reason: a.reason, decided_by: a.decidedBy })),
     reply: replies.at(-1)?.content ?? null,
   };
+}
+
+/** An ask as every surface reports it. */
+export function askInfo(ask: AskRecord): AskInfo {
+  return {
+    ask_id: ask.id,
+    status: ask.status,
+    target: { pane_id: ask.target.paneId, agent: ask.target.agent, title: ask.target.title },
+    from: ask.from ? { pane_id: ask.from.paneId ?? null, cwd: ask.from.cwd ?? null, name: ask.from.name ?? null } : null,
+    question: ask.question,
+    reply: ask.reply,
+    reply_source: ask.replySource,
+    error: ask.error,
+    queued_behind: ask.queuedBehind,
+    created_at: ask.createdAt,
+    started_at: ask.startedAt,
+    typed_at: ask.typedAt,
+    ended_at: ask.endedAt,
+    delivery: ask.delivery,
+    delivered_at: ask.deliveredAt,
+  };
+}
+
+/** An agent pane as an ask target is listed. */
+export function askTargetInfo(t: AskTargetRecord): AskTargetInfo {
+  return { pane_id: t.paneId, agent: t.agent, state: t.state, folder: t.cwd, title: t.title, alive: t.alive, askable: t.askable };
 }

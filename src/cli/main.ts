@@ -7,6 +7,8 @@ import { daemonCommand, dashboardCommand, downCommand, statusCommand, upCommand 
 import { agentsCommand, keysCommand, killCommand, lsCommand, newCommand, pasteCommand, promptCommand, readCommand, resizeCommand, rmCommand, sendCommand, waitCommand } from './pane-commands.js';
 import { modelServerCommand } from './model-server-command.js';
 import { attachCommand } from './attach.js';
+import { askCommand, ASK_USAGE } from './ask-commands.js';
+import { mcpCommand, MCP_USAGE } from './mcp-command.js';
 import { detectCommand, execCommand, EXEC_HELP } from './agent-run-commands.js';
 import { doctorCommand, DOCTOR_HELP } from './doctor-command.js';
 import { RUN_HELP, runCommand, runsCommand } from './run-commands.js';
@@ -39,6 +41,8 @@ const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: 
   kill: { run: killCommand, usage: 'kill PANE [--signal TERM] [--grace MS] [--rm]' },
   rm: { run: rmCommand, usage: 'rm PANE...                               kill and forget panes' },
   resize: { run: resizeCommand, usage: 'resize PANE COLS ROWS' },
+  ask: { run: (ctx, argv) => askCommand(ctx, argv), usage: ASK_USAGE },
+  mcp: { run: mcpCommand, usage: MCP_USAGE },
   attach: { run: attachCommand, usage: 'attach PANE [--detach-key C-]]          this terminal becomes the pane' },
   exec: {
     run: execCommand,

@@ -262,6 +262,48 @@ export class SwitchboardClient {
     return created;
   }
 
+  /**
+   * Asks the agent in `target` (a pane id or title, or an agent name) a question. With `wait`
+   * (default) resolves with the finished ask (done, failed, timed_out or cancelled); without, at
+   * once with its id (the reply is delivered into `fromPaneId` when given).
+   */
+  ask(target: string, question: string, options: { wait?: boolean; deliver?: boolean; timeoutMs?: number; fromPaneId?: string; cwd?: string; fromName?: string } = {}): Promise<Result<'ask'>> {
+    const wait = options.wait ?? true;
+    return this.request(
+      'ask',
+      { target, question, wait, deliver: options.deliver, timeout_ms: options.timeoutMs, from_pane_id: options.fromPaneId, cwd: options.cwd, from_name: options.fromName },
+      // The daemon answers by the ask's own timeout (default 10 minutes); the reply gets a little more.
+      { timeoutMs: wait ? (options.timeoutMs ?? 10 * 60_000) + 30_000 : undefined },
+    );
+  }
+
+  /** The ask once it is final, or after `timeoutMs` as it stands then (the ask goes on). */
+  askWait(askId: string, options: { timeoutMs?: number } = {}): Promise<Result<'ask_wait'>> {
+    const timeoutMs = options.timeoutMs ?? 60_000;
+    return this.request('ask_wait', { ask_id: askId, timeout_ms: timeoutMs }, { timeoutMs: timeoutMs + 10_000 });
+  }
+
+  askGet(askId: string): Promise<Result<'ask_get'>> {
+    return this.request('ask_get', { ask_id: askId });
+  }
+
+  askCancel(askId: string): Promise<Result<'ask_cancel'>> {
+    return this.request('ask_cancel', { ask_id: askId });
+  }
+
+  askList(options: { limit?: number } = {}): Promise<Result<'ask_list'>> {
+    return this.request('ask_list', { limit: options.limit });
+  }
+
+  /** The agent panes an ask can name. */
+  askTargets(): Promise<Result<'ask_targets'>> {
+    return this.request('ask_targets', {});
+  }
+
+  setAskable(paneId: string, askable: boolean): Promise<Result<'set_askable'>> {
+    return this.request('set_askable', { pane_id: paneId, askable });
+  }
+
   /** A fresh one-time login URL for the web dashboard. */
   dashboardLogin(): Promise<Result<'dashboard_login'>> {
     return this.request('dashboard_login', {});

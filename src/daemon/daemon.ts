@@ -1,6 +1,7 @@
-import { rmSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -10,7 +11,7 @@ import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { createServices, TokenRegistry, type DaemonControl, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
-import { AgentCatalog } from '../agents/index.js';
+import { AgentCatalog, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -149,6 +150,12 @@ export class Daemon implements DaemonControl {
     if (options.dashboard) {
       this.dashboardServer = new DashboardServer({ ...transport, webRoot: options.dashboard.webRoot });
     }
+  }
+
+  /** `switchboard mcp` as an agent CLI starts it: this Node and the built CLI (undefined when it is not built). */
+  get mcpServer(): McpServerCommand | undefined {
+    const entry = builtCliEntry();
+    return entry ? { command: process.execPath, args: [entry, 'mcp'] } : undefined;
   }
 
   /** Where the dashboard listens, when it is on. */
@@ -334,4 +341,11 @@ function canConnect(info: RuntimeInfo): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
+}
+
+/** The built CLI's entry point: beside this file once built, under dist/ when running from the sources. */
+function builtCliEntry(): string | undefined {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  for (const candidate of [path.join(here, '..', 'cli', 'main.js'), path.join(here, '..', '..', 'dist', 'cli', 'main.js')]) if (existsSync(candidate)) return candidate;
+  return undefined;
 }

@@ -338,7 +338,7 @@ describe('readConversation on any API', () => {
   // A body that is not a JSON object (a malformed request) reads as an empty conversation.
   it.each(apis)('%s: reads a non-object body as an empty conversation', (api) => {
     for (const body of ['not json', null, [1, 2], 42]) {
-      expect(readConversation(api, body)).toEqual({ api, tools: [], prompt: '', stepsDone: 0, cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined });
+      expect(readConversation(api, body)).toEqual({ api, tools: [], prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined });
     }
   });
 

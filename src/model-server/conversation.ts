@@ -14,6 +14,8 @@ export interface ConversationView {
   prompt: string;
   /** Tool results in the conversation after that prompt. */
   stepsDone: number;
+  /** The text of the last tool result after that prompt ('' when none). */
+  lastToolResult: string;
   /** The agent's working directory, when the request mentions it. */
   cwd: string | undefined;
   /** All text in the request (system prompt included), for recognising side requests. */
@@ -80,6 +82,7 @@ function textOfParts(parts: unknown): string {
 function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
   let prompt = '';
+  let lastToolResult: string | undefined;
   const messages = asArray(body.messages);
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
@@ -95,24 +98,31 @@ function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 
         break;
       }
       stepsDone += 1;
+      // Walking back from the newest: the first results met are the last ones sent.
+      lastToolResult ??= blocks
+        .filter((b): b is Json => isObject(b) && b.type === 'tool_result')
+        .map((b) => textOfParts(b.content))
+        .join('\n');
       continue;
     }
     prompt = textOfParts(m.content);
     break;
   }
   const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) : '')).filter(Boolean);
-  return { tools, prompt, stepsDone, jsonSchema: undefined, wantsJson: false };
+  return { tools, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: undefined, wantsJson: false };
 }
 
 function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
   let prompt = '';
+  let lastToolResult: string | undefined;
   const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : asArray(body.input);
   for (let i = input.length - 1; i >= 0; i--) {
     const item = input[i];
     if (!isObject(item)) continue;
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       stepsDone += 1;
+      lastToolResult ??= typeof item.output === 'string' ? item.output : textOfParts(item.output);
       continue;
     }
     if ((item.type === 'message' || item.type === undefined) && item.role === 'user') {
@@ -124,16 +134,21 @@ function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'c
   }
   const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) || str(t.type) : '')).filter(Boolean);
   const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;
-  return { tools, prompt, stepsDone, jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' || format?.type === 'json_object' };
+  return { tools, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' || format?.type === 'json_object' };
 }
 
 function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
   let prompt = '';
+  let lastToolResult: string | undefined;
   const messages = asArray(body.messages);
   for (let i = messages.length - 1; i >= 0; i--) {
     const m = messages[i];
     if (!isObject(m)) continue;
+    if (m.role === 'tool') {
+      lastToolResult ??= textOfParts(m.content);
+      continue;
+    }
     if (m.role === 'assistant' && asArray(m.tool_calls).length > 0) {
       stepsDone += 1;
       continue;
@@ -151,6 +166,7 @@ function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' |
     tools,
     prompt,
     stepsDone,
+    lastToolResult: lastToolResult ?? '',
     jsonSchema: isObject(format?.json_schema) ? format.json_schema.schema : undefined,
     wantsJson: format?.type === 'json_object' || format?.type === 'json_schema',
   };
@@ -179,6 +195,7 @@ function gemini(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'st
     tools,
     prompt,
     stepsDone,
+    lastToolResult: '',
     jsonSchema: config.responseJsonSchema ?? config.responseSchema,
     wantsJson: config.responseMimeType === 'application/json',
   };

@@ -11,7 +11,7 @@ const OPENCODE_TOOLS = ['bash', 'edit', 'glob', 'grep', 'read', 'write'];
 
 /** A conversation view with defaults; tests set only what they are about. */
 function view(overrides: Partial<ConversationView> = {}): ConversationView {
-  return { api: 'anthropic', tools: CLAUDE_TOOLS, prompt: '', stepsDone: 0, cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined, ...overrides };
+  return { api: 'anthropic', tools: CLAUDE_TOOLS, prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined, ...overrides };
 }
 
 const scenario: Scenario = {
@@ -388,5 +388,34 @@ describe('exampleOf', () => {
     expect(exampleOf(undefined)).toEqual({});
     expect(exampleOf(null)).toEqual({});
     expect(exampleOf('string')).toEqual({});
+  });
+});
+
+describe('plan: MCP tool steps and the last tool result', () => {
+  const mcpScenario: Scenario = {
+    name: 'mcp',
+    rules: [{ match: 'consult codex', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'codex', question: 'Why?' } }, { text: 'Codex says: {{tool_result}}' }] }],
+  };
+
+  it('calls the MCP tool by the name each CLI gives it', () => {
+    for (const [tool, tools] of [['mcp__switchboard__ask', [...CLAUDE_TOOLS, 'mcp__switchboard__ask']], ['switchboard_ask', [...OPENCODE_TOOLS, 'switchboard_ask']]] as const) {
+      const reply = plan(mcpScenario, view({ prompt: 'please consult codex', tools: [...tools] })).reply;
+      expect(reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: tool, args: { target: 'codex', question: 'Why?' } } });
+    }
+    expect(plan(mcpScenario, view({ prompt: 'please consult codex' })).reply).toMatchObject({ kind: 'text', text: expect.stringContaining('wanted a mcp tool') as unknown });
+  });
+
+  it("puts the last tool result's text where the script says {{tool_result}}", () => {
+    const body = {
+      messages: [
+        { role: 'user', content: 'please consult codex' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'mcp__switchboard__ask', input: {} }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'text', text: 'Because it is.' }] }] },
+      ],
+      tools: CLAUDE_TOOLS.map((name) => ({ name })),
+    };
+    const read = readConversation('anthropic', body);
+    expect(read).toMatchObject({ stepsDone: 1, lastToolResult: 'Because it is.' });
+    expect(plan(mcpScenario, read).reply).toMatchObject({ kind: 'text', text: 'Codex says: Because it is.' });
   });
 });

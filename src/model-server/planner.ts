@@ -123,7 +123,7 @@ function planFromScript(scenario: Scenario, view: ConversationView, fallbackCwd:
     }
     return { reply: { kind: 'tool', text: step.text, call, timing }, ...where };
   }
-  return { reply: { kind: 'text', text: step.text, timing }, ...where };
+  return { reply: { kind: 'text', text: step.text.replaceAll('{{tool_result}}', view.lastToolResult), timing }, ...where };
 }
 
 function defaultErrorMessage(status: number): string {

@@ -46,6 +46,21 @@ const editStep = z.strictObject({
   ...timing,
 });
 
+/**
+ * A call to a tool of an MCP server the client has (Claude Code offers Switchboard's `ask` as
+ * mcp__switchboard__ask, OpenCode as switchboard_ask): found among the offered tools by server and
+ * tool name.
+ */
+const mcpStep = z.strictObject({
+  text: z.string().optional(),
+  tool: z.literal('mcp'),
+  server: z.string().min(1).default('switchboard'),
+  name: z.string().min(1),
+  input: z.record(z.string(), z.unknown()),
+  ...timing,
+});
+
+/** Text; `{{tool_result}}` in it stands for the text of the last tool result the client sent back. */
 const textStep = z.strictObject({ text: z.string(), ...timing });
 
 const errorStep = z.strictObject({
@@ -57,9 +72,9 @@ const errorStep = z.strictObject({
 });
 
 /** Every kind of step; parsing picks one kind per step by its keys (see stepSchema). */
-export type Step = z.infer<typeof shellStep> | z.infer<typeof writeStep> | z.infer<typeof editStep> | z.infer<typeof errorStep> | z.infer<typeof textStep>;
+export type Step = z.infer<typeof shellStep> | z.infer<typeof writeStep> | z.infer<typeof editStep> | z.infer<typeof mcpStep> | z.infer<typeof errorStep> | z.infer<typeof textStep>;
 
-const TOOL_STEPS = { shell: shellStep, write: writeStep, edit: editStep } as const;
+const TOOL_STEPS = { shell: shellStep, write: writeStep, edit: editStep, mcp: mcpStep } as const;
 /** The keys that say what kind a step is, in the order they decide it (a tool step may also have text). */
 const STEP_KIND_KEYS = ['tool', 'error', 'text'] as const;
 

@@ -37,6 +37,12 @@ function patchUpdate(file: string, oldText: string, newText: string): string {
  */
 export function toolCallFor(step: ToolStep, view: ConversationView, fallbackCwd: string | undefined): ToolCall | undefined {
   const cwd = view.cwd ?? fallbackCwd;
+  if (step.tool === 'mcp') {
+    // Each CLI names an MCP tool after its server its own way: mcp__server__tool, server__tool, server_tool.
+    const names = [`mcp__${step.server}__${step.name}`, `${step.server}__${step.name}`, `${step.server}_${step.name}`, step.name];
+    const name = names.find((n) => view.tools.includes(n));
+    return name ? { kind: 'function', name, args: step.input } : undefined;
+  }
   const offered = (kind: keyof typeof NAMES): string | undefined => NAMES[kind].find((n) => view.tools.includes(n));
   if (step.tool === 'shell') {
     const name = offered('shell');

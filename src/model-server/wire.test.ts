@@ -53,7 +53,7 @@ const shapes = (events: SseEvent[]): { event: string | undefined; data: Shape }[
 const timing = (overrides: Partial<Timing> = {}): Timing => ({ delayMs: 0, chunkChars: 24, chunkDelayMs: 0, ...overrides });
 
 function view(overrides: Partial<ConversationView> = {}): ConversationView {
-  return { api: 'anthropic', tools: [], prompt: 'say hello', stepsDone: 0, cwd: undefined, text: 'say hello', jsonSchema: undefined, wantsJson: false, stream: true, model: undefined, ...overrides };
+  return { api: 'anthropic', tools: [], prompt: 'say hello', stepsDone: 0, lastToolResult: '', cwd: undefined, text: 'say hello', jsonSchema: undefined, wantsJson: false, stream: true, model: undefined, ...overrides };
 }
 
 // The captures split "Hello from fake model" into four deltas; six characters a chunk does too.

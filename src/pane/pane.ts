@@ -114,6 +114,11 @@ export class Pane implements Schedulable {
   readonly pid: number;
   /** The agent CLI this pane runs, if it was started as one. */
   readonly agent: PaneAgent | undefined;
+  /**
+   * The environment the program was started with (an agent's isolated HOME, CODEX_HOME…): where
+   * its files are, for those that read them (the ask engine reads transcripts under that HOME).
+   */
+  readonly env: Readonly<Record<string, string>>;
   /** The terminal device (/dev/pts/N on Unix; '' where there is none to name). */
   readonly ttyName: string;
 
@@ -155,6 +160,7 @@ export class Pane implements Schedulable {
     this.args = [...spec.args];
     this.cwd = spec.cwd;
     this.agent = spec.agent;
+    this.env = Object.freeze({ ...spec.env });
     this.createdAt = new Date();
     this.scheduler = deps.scheduler;
     this.logger = deps.logger.child({ pane: spec.id });

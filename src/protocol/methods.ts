@@ -7,6 +7,7 @@
 import type { z } from 'zod';
 import { agentParams, agentResults, agentInfoSchema, paneStateInfoSchema } from './methods/agents.js';
 import { approvalParams, approvalResults } from './methods/approvals.js';
+import { askInfoSchema, askParams, askResults, askTargetSchema } from './methods/asks.js';
 import { daemonParams, daemonResults, infoResultSchema } from './methods/daemon.js';
 import { logMessageSchema, logNotifications, logParams, logResults, sessionInfoSchema } from './methods/logs.js';
 import { inputModesSchema, paneInfoSchema, paneNotifications, paneParams, paneResults, screenResultSchema, waitForResultSchema } from './methods/panes.js';
@@ -17,6 +18,7 @@ import { tmuxParams, tmuxResults } from './methods/tmux.js';
 
 export { SIGNALS, SUBSCRIBE_EVENTS } from './methods/panes.js';
 export { describeIssues } from './methods/common.js';
+export { ASK_WIRE_STATUSES, MAX_ASK_TIMEOUT_MS } from './methods/asks.js';
 export type { ApprovalInfo } from '../contract/approval.js';
 
 /** The methods by group: each group's parameters and results live in methods/<group>.ts. */
@@ -26,6 +28,7 @@ export const METHOD_GROUPS = {
   approvals: Object.keys(approvalParams) as (keyof typeof approvalParams)[],
   logs: Object.keys(logParams) as (keyof typeof logParams)[],
   runs: Object.keys(runParams) as (keyof typeof runParams)[],
+  asks: Object.keys(askParams) as (keyof typeof askParams)[],
   bridge: Object.keys(bridgeParams) as (keyof typeof bridgeParams)[],
   execute: Object.keys(executeParams) as (keyof typeof executeParams)[],
   tmux: Object.keys(tmuxParams) as (keyof typeof tmuxParams)[],
@@ -34,13 +37,13 @@ export const METHOD_GROUPS = {
 export type MethodGroup = keyof typeof METHOD_GROUPS;
 
 /** Every method's parameters. */
-export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
+export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
 
 export type MethodName = keyof typeof paramSchemas;
 export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
 
 /** Every method's result. */
-export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...bridgeResults, ...executeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
+export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...askResults, ...bridgeResults, ...executeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
 
 /** Every server-to-client notification, for subscriptions. */
 export const notificationSchemas = { ...paneNotifications, ...logNotifications, ...bridgeNotifications } as const;
@@ -60,6 +63,9 @@ export type PaneInfo = z.output<typeof paneInfoSchema>;
 export type AgentInfo = z.output<typeof agentInfoSchema>;
 export type ScreenResult = z.output<typeof screenResultSchema>;
 export type WaitForResult = z.output<typeof waitForResultSchema>;
+/** An ask as every surface reports it. */
+export type AskInfo = z.output<typeof askInfoSchema>;
+export type AskTargetInfo = z.output<typeof askTargetSchema>;
 export type InfoResult = z.output<typeof infoResultSchema>;
 /** An agent pane's state (see src/contract/agent-state.ts for the states). */
 export type PaneStateInfo = z.output<typeof paneStateInfoSchema>;

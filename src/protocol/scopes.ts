@@ -15,7 +15,7 @@ export const AGENT_PANE_SCOPES: readonly Scope[] = ['read', 'ask'];
 /** What each scope is for, in the words errors and docs use. */
 export const SCOPE_MEANINGS: Readonly<Record<Scope, string>> = {
   read: 'list panes, agents and runs, read screens, text, logs and run events, wait, subscribe',
-  ask: 'give another agent pane a prompt (send_prompt), unless it waits on an approval',
+  ask: 'give another agent pane a prompt (send_prompt), unless it waits on an approval; ask it a question and get its answer (ask)',
   send: 'type into any pane (send_text, send_keys, paste, send_prompt), resize',
   create: 'start panes, agents, runs and agent sessions',
   approve: 'answer approval prompts',
@@ -45,12 +45,21 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   log_subscribe: 'read',
   log_unsubscribe: 'read',
   log_get_history: 'read',
+  ask_wait: 'read',
+  ask_get: 'read',
+  ask_list: 'read',
+  ask_targets: 'read',
   run_get: 'read',
   run_list: 'read',
   run_events: 'read',
   run_subscribe: 'read',
   run_backends: 'read',
   send_prompt: 'ask',
+  // An ask types only into an idle agent with no dialog open, never into an approval.
+  ask: 'ask',
+  ask_cancel: 'ask',
+  // Marking a pane (not) askable changes what every other agent may do to it.
+  set_askable: 'send',
   send_text: 'send',
   send_keys: 'send',
   paste: 'send',

@@ -22,6 +22,7 @@ import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOK
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
 import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
+import { handleMcpHttp } from '../mcp/http.js';
 
 export interface DashboardServerOptions {
   /** The one service object (the daemon builds it). */
@@ -215,6 +216,7 @@ export class DashboardServer {
     // A page on another site must not read or act through this one, even with the cookie.
     if (!originAllowed(req, this.hosts, false)) return this.refuse(res, 403, 'origin not allowed');
     const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/mcp') return this.mcp(req, res);
     if (req.method !== 'GET' && req.method !== 'HEAD') return this.refuse(res, 405, 'method not allowed');
     if (url.pathname === '/login') return this.login(url, req, res);
     const apiCall = url.pathname.startsWith('/api/');
@@ -235,6 +237,22 @@ export class DashboardServer {
     }
     if (apiCall) return this.refuse(res, 404, 'no such endpoint');
     serveStatic(this.webRoot, url.pathname, res, req.method === 'HEAD');
+  }
+
+  /**
+   * MCP's Streamable HTTP transport: a Bearer token, the owner's or an agent pane's own (an agent
+   * asks as its pane), after the Host and Origin checks every request passes.
+   */
+  private mcp(req: IncomingMessage, res: ServerResponse): void {
+    const auth = req.headers.authorization;
+    const grant = auth?.startsWith('Bearer ') ? this.options.authenticate(auth.slice('Bearer '.length)) : undefined;
+    if (!grant) {
+      res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer' });
+      res.end('MCP needs the daemon\'s token (or a pane\'s) as a Bearer header\n');
+      return;
+    }
+    this.authenticated(req.socket);
+    void handleMcpHttp(req, res, { dispatcher: this.dispatcher, services: this.options.services, grant, logger: this.logger });
   }
 
   private login(url: URL, req: IncomingMessage, res: ServerResponse): void {

@@ -1,0 +1,89 @@
+/**
+ * Asks in the daemon: the ask engine over the daemon's own panes. Every agent pane (one the pane
+ * log tracks the state of) is a target, through a PaneAskTarget made once per pane with its
+ * profile, its state tracker and the HOME and variables it was started with (an isolated HOME
+ * moves its transcripts). Plain programs are not targets: nothing can tell when they answered.
+ */
+import type { Disposable } from '../core/disposable.js';
+import type { Logger } from '../core/logger.js';
+import type { AgentCatalog } from '../agents/index.js';
+import type { LogService } from '../logs/index.js';
+import type { PaneRegistry } from '../pane/index.js';
+import { AskEngine } from './engine.js';
+import { PaneAskTarget } from './pane-target.js';
+import type { AskDirectory, AskRecord, AskRequest, AskTarget } from './types.js';
+
+/** One pane as an ask target is listed (list_agents, ask_targets). */
+export interface AskTargetInfo {
+  paneId: string;
+  agent: string | null;
+  state: string;
+  cwd: string;
+  title: string;
+  alive: boolean;
+  askable: boolean;
+}
+
+/** The daemon's agent panes as ask targets, each made once and forgotten with its pane. */
+export class RegistryAskDirectory implements AskDirectory, Disposable {
+  private readonly targets = new Map<string, PaneAskTarget>();
+  private readonly subscription: Disposable;
+
+  constructor(
+    private readonly panes: PaneRegistry,
+    private readonly agents: AgentCatalog,
+    private readonly logs: LogService,
+  ) {
+    this.subscription = panes.onPaneRemoved((pane) => this.targets.delete(pane.id));
+  }
+
+  list(): readonly AskTarget[] {
+    return this.panes.list().flatMap((pane) => {
+      const target = this.get(pane.id);
+      return target ? [target] : [];
+    });
+  }
+
+  get(paneId: string): AskTarget | undefined {
+    const known = this.targets.get(paneId);
+    if (known) return known;
+    const pane = this.panes.find(paneId);
+    const tracker = pane ? this.logs.paneSession(pane.id)?.tracker : undefined;
+    if (!pane || !tracker) return undefined;
+    const profile = pane.agent ? this.agents.find(pane.agent.name) : undefined;
+    const home = pane.env.HOME ?? pane.env.USERPROFILE;
+    const target = new PaneAskTarget({ pane, tracker, ...(profile ? { profile } : {}), ...(pane.agent?.version !== undefined ? { version: pane.agent.version } : {}), ...(home ? { home } : {}), env: { ...pane.env } });
+    this.targets.set(paneId, target);
+    return target;
+  }
+
+  dispose(): void {
+    this.subscription.dispose();
+    this.targets.clear();
+  }
+}
+
+/** What the operations use: the engine over the daemon's panes. */
+export class AskService implements Disposable {
+  readonly directory: RegistryAskDirectory;
+  readonly engine: AskEngine;
+
+  constructor(parts: { panes: PaneRegistry; agents: AgentCatalog; logs: LogService; logger?: Logger }) {
+    this.directory = new RegistryAskDirectory(parts.panes, parts.agents, parts.logs);
+    this.engine = new AskEngine({ directory: this.directory, ...(parts.logger ? { logger: parts.logger } : {}) });
+  }
+
+  ask(request: AskRequest): AskRecord {
+    return this.engine.ask(request);
+  }
+
+  /** Every agent pane, as ask targets are listed. */
+  targets(): AskTargetInfo[] {
+    return this.directory.list().map((t) => ({ paneId: t.id, agent: t.agent ?? null, state: t.alive ? t.state : 'exited', cwd: t.cwd, title: t.title, alive: t.alive, askable: this.engine.isAskable(t.id) }));
+  }
+
+  dispose(): void {
+    this.engine.dispose();
+    this.directory.dispose();
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * `switchboard mcp`: Switchboard's MCP server on stdio, the way agent CLIs start MCP servers. It
+ * finds the daemon as every command does (a pane's variables first, so an agent asks as its own
+ * pane with its own token) and calls its methods through the client library. Nothing but MCP
+ * messages goes to stdout; failures go to stderr.
+ *
+ * `switchboard mcp install --agent NAME` / `mcp remove --agent NAME`: the user's own configuration
+ * of that CLI, changed only on request, saying which file.
+ */
+import { homedir } from 'node:os';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { installMcpServer, isMcpConfigAgent, MCP_CONFIG_AGENTS, removeMcpServer, type McpConfigAgent } from '../agents/index.js';
+import { createMcpServer } from '../surfaces/mcp/server.js';
+import { RpcMcpBackend, type RpcCall } from '../surfaces/mcp/rpc-backend.js';
+import { parseCommandArgs, UsageError } from './args.js';
+import { out, type CliContext } from './context.js';
+import { fileURLToPath } from 'node:url';
+
+export const MCP_USAGE = [
+  'mcp                                      the MCP server on stdio (tools: list_agents, ask, ask_result, send, read, wait), for an agent CLI to start',
+  'mcp install|remove --agent claude|codex|gemini|opencode   add Switchboard\'s MCP server to (or take it out of) that CLI\'s own configuration',
+];
+
+/** Time on top of a call's own wait before the client gives up on the daemon's reply. */
+const CALL_SLACK_MS = 30_000;
+
+function agentOption(value: unknown): McpConfigAgent {
+  if (typeof value !== 'string') throw new UsageError(`--agent is needed: ${MCP_CONFIG_AGENTS.join(', ')}`);
+  if (!isMcpConfigAgent(value)) throw new UsageError(`--agent must be one of ${MCP_CONFIG_AGENTS.join(', ')}, not '${value}'`);
+  return value;
+}
+
+export async function mcpCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { agent: { type: 'string' } });
+  const sub = positionals[0];
+  if (sub === 'install' || sub === 'remove') {
+    const agent = agentOption(values.agent);
+    const home = ctx.env.HOME ?? homedir();
+    const env = { CODEX_HOME: ctx.env.CODEX_HOME, XDG_CONFIG_HOME: ctx.env.XDG_CONFIG_HOME };
+    if (sub === 'install') {
+      const entry = fileURLToPath(new URL('./main.js', import.meta.url));
+      const done = installMcpServer(agent, home, { command: process.execPath, args: [entry, 'mcp'] }, env);
+      out(ctx, done.changed ? `added the switchboard MCP server to ${done.file}` : `${done.file} already has the switchboard MCP server`);
+    } else {
+      const done = removeMcpServer(agent, home, env);
+      out(ctx, done.changed ? `removed the switchboard MCP server from ${done.file}` : `${done.file} has no switchboard MCP server; nothing changed`);
+    }
+    return 0;
+  }
+  if (sub !== undefined) throw new UsageError(`unknown mcp command '${sub}'`);
+  if (values.agent !== undefined) throw new UsageError('--agent is for mcp install and mcp remove');
+  return serveStdio(ctx);
+}
+
+/** Serves MCP on stdin/stdout until the CLI that started it closes them. */
+async function serveStdio(ctx: CliContext): Promise<number> {
+  const client = await ctx.connect();
+  const call: RpcCall = (method, params) => {
+    const own = (params as { timeout_ms?: unknown }).timeout_ms;
+    return client.request(method, params, { timeoutMs: (typeof own === 'number' ? own : 0) + CALL_SLACK_MS });
+  };
+  const paneId = ctx.env.SWITCHBOARD_PANE_ID;
+  const server = createMcpServer(new RpcMcpBackend(call, { cwd: process.cwd(), ...(paneId ? { paneId } : {}) }));
+  const transport = new StdioServerTransport();
+  const closed = new Promise<void>((resolve) => {
+    transport.onclose = () => resolve();
+    ctx.stdin.once('end', () => resolve());
+    ctx.stdin.once('close', () => resolve());
+  });
+  await server.connect(transport);
+  await closed;
+  await server.close().catch(() => undefined);
+  client.close();
+  return 0;
+}
