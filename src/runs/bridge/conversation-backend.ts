@@ -61,12 +61,6 @@ export class ConversationBackend implements BackendDriver {
   private readonly slots = new Map<string, Slot>();
   private readonly runs = new Map<string, DriverRun>();
   private readonly logger: Logger;
-  /**
-   * This backend's CLIs start one at a time. Claude Code rewrites its `.claude.json` as it starts,
-   * and two starting at once in one HOME can read each other's half-written file (seen with ten
-   * runs under a limit of 2: "Claude configuration file … is corrupted: JSON Parse error").
-   */
-  private starting: Promise<unknown> = Promise.resolve();
 
   constructor(private readonly options: ConversationBackendOptions) {
     this.profile = (options.catalog ?? AgentCatalog.load()).get(options.driver.name);
@@ -187,19 +181,7 @@ export class ConversationBackend implements BackendDriver {
 
   private async open(slot: Slot, request: DriverRunRequest): Promise<Conversation> {
     if (slot.conversation) return slot.conversation;
-    const opened = this.starting.then(() => this.startConversation(request));
-    this.starting = opened.catch(() => undefined);
-    const conversation = await opened;
-    if (slot.closed) {
-      await conversation.close();
-      throw new SwitchboardError('INVALID_REQUEST', 'the run was cancelled while its conversation opened');
-    }
-    slot.conversation = conversation;
-    return conversation;
-  }
-
-  private startConversation(request: DriverRunRequest): Promise<Conversation> {
-    return this.options.driver.open({
+    const conversation = await this.options.driver.open({
       cwd: request.cwd,
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
       // Every request reaches governance: nothing is decided by a policy of the driver's own.
@@ -210,6 +192,12 @@ export class ConversationBackend implements BackendDriver {
       // Entries go on at once (the run service batches its own writes): no 16 ms window here.
       store: { batchMs: 0 },
     });
+    if (slot.closed) {
+      await conversation.close();
+      throw new SwitchboardError('INVALID_REQUEST', 'the run was cancelled while its conversation opened');
+    }
+    slot.conversation = conversation;
+    return conversation;
   }
 
   private async restart(slot: Slot, request: DriverRunRequest, why: string): Promise<void> {
