@@ -107,3 +107,29 @@ export async function reachable(url: string, timeoutMs = 2_000): Promise<boolean
     return false;
   }
 }
+
+/**
+ * What every backend does the same way: `run` is a stream awaited to its end, and `cancel` finds a
+ * run in flight by its id. A backend keeps its runs in `runs` while they last.
+ */
+export abstract class StreamingBackend implements BackendDriver {
+  abstract readonly name: string;
+  abstract readonly mode: RunMode;
+  protected readonly runs = new Map<string, DriverRun>();
+
+  abstract stream(request: DriverRunRequest): DriverRun;
+  abstract health(): Promise<BackendHealth>;
+  abstract capabilities(): BackendCapabilities;
+  abstract dispose(): Promise<void>;
+
+  run(request: DriverRunRequest): Promise<DriverOutcome> {
+    return this.stream(request).done;
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (!run) return false;
+    await run.cancel();
+    return true;
+  }
+}

@@ -17,7 +17,7 @@ import type { Conversation, ConversationDriver, TurnResult } from '../../drivers
 import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SESSION_MARKER } from '../../drivers/conversation-turn.js';
 import { terminateProcessTree } from '../../platform/index.js';
-import { reachable, type BackendCapabilities, type BackendDriver, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
+import { reachable, StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 
 export interface ConversationBackendOptions {
   driver: ConversationDriver;
@@ -55,14 +55,14 @@ interface Slot {
   closed: boolean;
 }
 
-export class ConversationBackend implements BackendDriver {
+export class ConversationBackend extends StreamingBackend {
   readonly mode = 'stdio' as const;
   private readonly profile: AgentProfile;
   private readonly slots = new Map<string, Slot>();
-  private readonly runs = new Map<string, DriverRun>();
   private readonly logger: Logger;
 
   constructor(private readonly options: ConversationBackendOptions) {
+    super();
     this.profile = (options.catalog ?? AgentCatalog.load()).get(options.driver.name);
     this.logger = options.logger ?? silentLogger;
   }
@@ -81,17 +81,6 @@ export class ConversationBackend implements BackendDriver {
     const support = h.version === null ? null : this.profile.versionSupport(h.version).level;
     const model = this.options.sandbox ? await reachable(this.options.sandbox.modelUrl) : null;
     return { ok: h.ok && model !== false, binary: h.binary, version: h.version, version_support: support, model_reachable: model, ...(h.problem !== undefined ? { problem: h.problem } : model === false ? { problem: `the model at ${this.options.sandbox?.modelUrl ?? ''} does not answer` } : {}) };
-  }
-
-  run(request: DriverRunRequest): Promise<DriverOutcome> {
-    return this.stream(request).done;
-  }
-
-  async cancel(runId: string): Promise<boolean> {
-    const run = this.runs.get(runId);
-    if (!run) return false;
-    await run.cancel();
-    return true;
   }
 
   stream(request: DriverRunRequest): DriverRun {

@@ -12,7 +12,7 @@
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
 import type { NormalizedEntry } from '../../output/entry.js';
 import type { RunMode } from './run-model.js';
-import type { BackendCapabilities, BackendDriver, BackendHealth, DriverOutcome, DriverRun, DriverRunRequest } from './backend-driver.js';
+import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 
 export interface FakeBackendOptions {
   name?: string;
@@ -21,7 +21,7 @@ export interface FakeBackendOptions {
   stepMs?: number;
 }
 
-export class FakeBackend implements BackendDriver {
+export class FakeBackend extends StreamingBackend {
   readonly name: string;
   readonly mode: RunMode;
   /** Runs going now, and the most at once so far. */
@@ -29,9 +29,9 @@ export class FakeBackend implements BackendDriver {
   maxRunning = 0;
   /** Conversations opened (a follow-up reuses its parent's). */
   readonly threads = new Set<string>();
-  private readonly runs = new Map<string, DriverRun>();
 
   constructor(private readonly options: FakeBackendOptions = {}) {
+    super();
     this.name = options.name ?? 'fake';
     this.mode = options.mode ?? 'stdio';
   }
@@ -42,17 +42,6 @@ export class FakeBackend implements BackendDriver {
 
   health(): Promise<BackendHealth> {
     return Promise.resolve({ ok: true, binary: null, version: '1.0.0', version_support: 'exact', model_reachable: null });
-  }
-
-  run(request: DriverRunRequest): Promise<DriverOutcome> {
-    return this.stream(request).done;
-  }
-
-  async cancel(runId: string): Promise<boolean> {
-    const run = this.runs.get(runId);
-    if (!run) return false;
-    await run.cancel();
-    return true;
   }
 
   stream(request: DriverRunRequest): DriverRun {

@@ -16,7 +16,7 @@ import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
 import { CodingAgent, type ExecuteResult } from '../coding-agent.js';
 import { patchEvent, type NewRunEvent } from './run-events.js';
-import { type BackendCapabilities, type BackendDriver, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
+import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 import { HeadlessDriver } from '../../drivers/headless-driver.js';
 
 export interface PaneBackendOptions {
@@ -37,15 +37,15 @@ interface Session {
   busy: boolean;
 }
 
-export class PaneBackend implements BackendDriver {
+export class PaneBackend extends StreamingBackend {
   readonly mode = 'pty' as const;
   private readonly profile: AgentProfile;
   private readonly catalog: AgentCatalog;
   private readonly sessions = new Map<string, Session>();
-  private readonly runs = new Map<string, DriverRun>();
   private readonly logger: Logger;
 
   constructor(private readonly options: PaneBackendOptions) {
+    super();
     this.catalog = options.catalog ?? AgentCatalog.load();
     this.profile = this.catalog.get(options.tool);
     this.logger = options.logger ?? silentLogger;
@@ -66,17 +66,6 @@ export class PaneBackend implements BackendDriver {
       : { ok: true, binary: null, version: null };
     const support = h.version === null ? null : this.profile.versionSupport(h.version).level;
     return { ok: h.ok, binary: h.binary, version: h.version, version_support: support, model_reachable: null, ...('problem' in h && h.problem !== undefined ? { problem: h.problem } : {}) };
-  }
-
-  run(request: DriverRunRequest): Promise<DriverOutcome> {
-    return this.stream(request).done;
-  }
-
-  async cancel(runId: string): Promise<boolean> {
-    const run = this.runs.get(runId);
-    if (!run) return false;
-    await run.cancel();
-    return true;
   }
 
   stream(request: DriverRunRequest): DriverRun {
