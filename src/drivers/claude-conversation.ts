@@ -46,6 +46,13 @@ const TERMINATE_GRACE_MS = 2_000;
 
 type Json = Record<string, unknown>;
 type ControlAnswer = 'success' | 'error' | 'unanswered';
+/** A process between its spawn and its handshake; `refused` is set when it ended refusing a resume. */
+type Starting = { proc: AgentProcess; resuming: boolean; refused: string | undefined };
+
+/** The error texts of a `result` line (`errors`, newer versions), joined. */
+function resultErrors(result: Json): string {
+  return Array.isArray(result.errors) ? result.errors.filter((e): e is string => typeof e === 'string').join('; ') : '';
+}
 
 export class ClaudeConversationDriver implements ConversationDriver {
   private readonly program: AgentProgram;
@@ -94,6 +101,8 @@ class ClaudeSession implements Conversation {
   /** The CLI's permission questions being decided, by request id. */
   private readonly deciding = new Map<string, { withdrawn: boolean }>();
   private requests = 0;
+  /** The process being started, until it answers its handshake (or ends). */
+  private starting: Starting | undefined;
   private closing: Promise<void> | undefined;
   private readonly onAbort = (): void => void this.close();
 
@@ -196,19 +205,36 @@ class ClaudeSession implements Conversation {
     this.entries.finish();
   }
 
-  /** Starts a CLI process (resuming the conversation if there is one) and waits for its handshake. */
+  /**
+   * Starts a CLI process (resuming the conversation if there is one) and waits for its handshake.
+   * Claude Code writes its transcript only as the turn goes on, so a process killed early leaves no
+   * conversation to resume: the CLI then ends at once with a `result` and no handshake. The prompt
+   * starts a new conversation instead, and says so, as a new ACP session does.
+   */
   private async launch(): Promise<void> {
+    const resumed = this.cliSessionId;
+    const refused = await this.launchProcess(resumed);
+    if (refused === undefined || resumed === null) return;
+    this.cliSessionId = null;
+    this.emit([this.own.make('system_message', `claude could not resume conversation ${resumed} (${refused}); starting a new conversation without its earlier context`)]);
+    const again = await this.launchProcess(null);
+    if (again !== undefined) throw new SwitchboardError('SPAWN_FAILED', `claude ended before it was ready: ${again}`, { stderr: this.lastProcess?.stderrTail ?? '' });
+  }
+
+  /** One process and its handshake; resolves with the CLI's reason when it refused to resume (see launch). */
+  private async launchProcess(resume: string | null): Promise<string | undefined> {
     const { binary, env, args } = this.launchSpec;
-    const resume = this.cliSessionId ? ['--resume', this.cliSessionId] : [];
     const proc = new AgentProcess({
       binary,
-      args: [...SESSION_ARGS, ...resume, ...args],
+      args: [...SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
       cwd: this.options.cwd,
       env,
       marker: { name: SESSION_MARKER, value: this.id },
       input: true,
       onLine: (line) => this.onLine(proc, line),
     });
+    const starting: Starting = { proc, resuming: resume !== null, refused: undefined };
+    this.starting = starting;
     this.process = proc;
     this.lastProcess = proc;
     void proc.exited.then((exit) => this.onExit(proc, exit));
@@ -220,8 +246,10 @@ class ClaudeSession implements Conversation {
     const answered = this.control(proc, { subtype: 'initialize' }).then((answer) => (answer === 'unanswered' ? 'exited' : 'ready'));
     const outcome = await Promise.race([answered, timedOut]);
     clearTimeout(timer);
-    if (outcome === 'ready') return;
+    if (this.starting === starting) this.starting = undefined;
+    if (outcome === 'ready') return undefined;
     const exit = await proc.terminate(TERMINATE_GRACE_MS);
+    if (starting.refused !== undefined) return starting.refused;
     if (outcome === 'timeout') throw new SwitchboardError('TIMEOUT', `claude did not answer its handshake within ${INITIALIZE_TIMEOUT_MS / 1000} s`, { stderr: proc.stderrTail });
     throw new SwitchboardError('SPAWN_FAILED', `claude ${describeExit(exit)} before it was ready${stderrSuffix(proc.stderrTail)}`, { binary, stderr: proc.stderrTail });
   }
@@ -243,6 +271,12 @@ class ClaudeSession implements Conversation {
       }
       case 'keep_alive':
         return;
+    }
+    const starting = this.starting;
+    if (obj?.type === 'result' && starting?.proc === proc && starting.resuming) {
+      // A result before the handshake is the CLI refusing the resume, not the end of a turn.
+      starting.refused = resultErrors(obj) || asString(obj.subtype) || 'no reason given';
+      return;
     }
     const sessionId = asString(obj?.session_id);
     if (sessionId) this.cliSessionId = sessionId;
@@ -271,6 +305,8 @@ class ClaudeSession implements Conversation {
     for (const answer of this.awaitingAnswer.values()) answer('unanswered');
     this.awaitingAnswer.clear();
     for (const pending of this.deciding.values()) pending.withdrawn = true;
+    // A refused resume is followed by a fresh start (launch): the turn goes on.
+    if (this.starting?.proc === proc && this.starting.refused !== undefined) return;
     const turn = this.turn;
     if (!turn) {
       if (!this.closing) this.emit([this.own.make('system_message', `claude ${describeExit(exit)} between turns; the next prompt starts it again${stderrSuffix(proc.stderrTail)}`)]);

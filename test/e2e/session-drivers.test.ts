@@ -343,6 +343,13 @@ const readline = require('node:readline');
 if (process.env.STANDIN_FAIL_START) { process.stderr.write('stand-in: cannot start\\n'); process.exit(2); }
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 const session = process.argv.includes('--resume') ? process.argv[process.argv.indexOf('--resume') + 1] : 'standin-' + process.pid;
+// As Claude Code 2.1.330 does when asked to resume a conversation it never saved (killed before it wrote its transcript).
+const unsaved = require('node:path').join(process.cwd(), 'unsaved-' + session);
+if (process.argv.includes('--resume') && require('node:fs').existsSync(unsaved)) {
+  process.stderr.write('No conversation found with session ID: ' + session + '\\n');
+  out({ type: 'result', subtype: 'error_during_execution', is_error: true, num_turns: 0, stop_reason: null, session_id: session, errors: ['No conversation found with session ID: ' + session] });
+  process.exit(1);
+}
 const waiting = new Map();
 setInterval(() => undefined, 60000);
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
@@ -358,6 +365,7 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
     waiting.set('cli-1', (r) => { say('answer: ' + r.subtype + ': ' + r.error); done(); });
     return out({ type: 'control_request', request_id: 'cli-1', request: { subtype: 'hook_callback', callback_id: 'cb-1' } });
   }
+  if (text.includes('crash before saving')) { require('node:fs').writeFileSync(unsaved, ''); process.exit(9); }
   if (text.includes('crash')) { process.stderr.write('stand-in: crashed on purpose\\n'); process.exit(3); }
   if (text.includes('stop reading')) {
     // Closes the read end for good before the turn ends, so that the next write fails with EPIPE.
@@ -408,6 +416,27 @@ describe('the Claude Code session driver with a stand-in CLI', () => {
     expect(next.status, dump(next)).toBe('completed');
     expect(texts(next, 'assistant_message')).toEqual(['echo: are you back? (resumed: true)']);
     expect(session.agentSessionId).toBe(agentSessionId);
+    await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
+  });
+
+  it('starts a new conversation, and says so, when the CLI died before it saved the one to resume', { timeout: 60_000 }, async () => {
+    const session = await openStandIn();
+    expect((await session.prompt('hello')).status).toBe('completed');
+    const unsaved = session.agentSessionId;
+    const crashed = await session.prompt('crash before saving');
+    expect(crashed.status, dump(crashed)).toBe('failed');
+    const next = await session.prompt('are you back?');
+    expect(next.status, dump(next)).toBe('completed');
+    expect(texts(next, 'assistant_message')).toEqual(['echo: are you back? (resumed: false)']);
+    expect(texts(next, 'system_message').join('\n')).toContain(`could not resume conversation ${unsaved ?? ''} (No conversation found with session ID: ${unsaved ?? ''}); starting a new conversation`);
+    expect(texts(next, 'error')).toEqual([]);
+    expect(session.agentSessionId).not.toBe(unsaved);
+    // The new conversation is the one resumed from now on.
+    const fresh = session.agentSessionId;
+    expect((await session.prompt('crash now')).status).toBe('failed');
+    expect(texts(await session.prompt('still there?'), 'assistant_message')).toEqual(['echo: still there? (resumed: true)']);
+    expect(session.agentSessionId).toBe(fresh);
     await session.close();
     expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
   });
