@@ -46,6 +46,7 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
     let done = false;
     let recheckTimer: NodeJS.Timeout | undefined;
     let throttleTimer: NodeJS.Timeout | undefined;
+    const catchingUp = new Set<NodeJS.Immediate>();
     let tokens = CHECK_BURST;
     let refilledAt = performance.now();
 
@@ -56,6 +57,8 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
       clearTimeout(timeout);
       clearTimeout(recheckTimer);
       clearTimeout(throttleTimer);
+      for (const immediate of catchingUp) clearImmediate(immediate);
+      catchingUp.clear();
       subscriptions.dispose();
       options.signal?.removeEventListener('abort', onAbort);
       return true;
@@ -79,7 +82,22 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
         return;
       }
       clearTimeout(recheckTimer);
-      recheckTimer = setTimeout(look, Math.max(0, Math.ceil(seen.recheckInMs)));
+      recheckTimer = setTimeout(() => caughtUp(look), Math.max(0, Math.ceil(seen.recheckInMs)));
+    };
+    /**
+     * A timer's verdict (held still, took no effect, too late) is given on all the output that has
+     * come: after a stall of the process, timers run before the output waiting in the kernel is
+     * read, and a screen judged then is one that has already changed. The output is read (the
+     * event loop's poll comes before setImmediate) and parsed first.
+     */
+    const caughtUp = (then: () => void): void => {
+      const immediate = setImmediate(() => {
+        catchingUp.delete(immediate);
+        if (done) return;
+        pane.drainAll();
+        then();
+      });
+      catchingUp.add(immediate);
     };
     const refill = (): void => {
       const now = performance.now();
@@ -103,7 +121,14 @@ export function watchScreen<T>(pane: Pane, wait: ScreenWait<T>, options: ScreenW
     };
     const onAbort = (): void => finish(wait.cancelled());
 
-    const timeout = setTimeout(() => finish(wait.timedOut()), options.timeoutMs);
+    const timeout = setTimeout(
+      () =>
+        caughtUp(() => {
+          look();
+          finish(wait.timedOut());
+        }),
+      options.timeoutMs,
+    );
     subscriptions.add(pane.onRender(onRender));
     subscriptions.add(pane.onExit(() => finish(wait.exited())));
     for (const event of options.also ?? []) subscriptions.add(event(() => look()));

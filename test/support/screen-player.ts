@@ -6,6 +6,7 @@
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
+/** A step shows a screen for `ms`, or until the one character `key` is typed. */
 export type PlayerStep = { screen: string; ms: number } | { screen: string; key: string };
 
 /** Writes the player for `steps` (screens named without `.txt`, read from `screensDir`) into `dir`; returns its path. */
@@ -18,7 +19,14 @@ const steps = ${JSON.stringify(steps)};
 const dir = ${JSON.stringify(screensDir)};
 process.stdin.setRawMode(true);
 const draw = (name) => process.stdout.write('\\x1b[H\\x1b[2J' + fs.readFileSync(dir + '/' + name + '.txt', 'utf8').replace(/\\n$/, '').split('\\n').join('\\r\\n'));
-const key = (want) => new Promise((resolve) => { const on = (d) => { if (d.toString() === want) { process.stdin.off('data', on); resolve(); } }; process.stdin.on('data', on); });
+// Keys are taken one at a time, as a terminal program reads them: keys that arrive together (a
+// player slow to read on a loaded machine) are not one unknown key, and those after the one a step
+// waits for go to the next step.
+const typed = [];
+let wanted = null;
+const take = () => { while (wanted && typed.length > 0) { const k = typed.shift(); if (k === wanted.key) { const w = wanted; wanted = null; w.resolve(); } } };
+process.stdin.on('data', (d) => { typed.push(...d.toString()); take(); });
+const key = (want) => new Promise((resolve) => { wanted = { key: want, resolve }; take(); });
 (async () => {
   for (const step of steps) {
     draw(step.screen);
