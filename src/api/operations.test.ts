@@ -132,7 +132,7 @@ describe('the operations', () => {
     expect(await call('ask_targets', {})).toEqual({ targets: [] });
     expect(await call('ask_list', {})).toEqual({ asks: [] });
     expect((await failure('ask', { target: 'codex', question: 'hi?' })).code).toBe('PANE_NOT_FOUND');
-    expect((await failure('ask_get', { ask_id: '0123456789' })).code).toBe('INVALID_PARAMS');
+    expect((await failure('ask_get', { ask_id: '0123456789' })).code).toBe('ASK_NOT_FOUND');
     expect((await failure('set_askable', { pane_id: 'p00000000', askable: false })).code).toBe('PANE_NOT_FOUND');
     ctx = { ...ctx, grant: { owner: false, scopes: new Set(['read', 'ask'] as const), paneId: 'p11111111' } };
     const spoofed = await failure('ask', { target: 'codex', question: 'hi?', from_pane_id: 'p22222222' });

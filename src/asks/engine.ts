@@ -125,7 +125,7 @@ export class AskEngine implements Disposable {
     if (job) return { ...job.record };
     const kept = this.recorder.get(id);
     if (kept) return kept;
-    throw new SwitchboardError('INVALID_PARAMS', `no ask ${id}`, { ask_id: id });
+    throw new SwitchboardError('ASK_NOT_FOUND', `no ask ${id}`, { ask_id: id });
   }
 
   /** Every ask the recorder keeps, oldest first. */

@@ -30,6 +30,7 @@ export const ERROR_CODES = [
   'CONFLICT',
   'NOT_AN_AGENT',
   'RUN_NOT_FOUND',
+  'ASK_NOT_FOUND',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -30,6 +30,8 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   NOT_AN_AGENT: -32014,
   /** No run by that id in the run ledger (never recorded, or removed by retention). */
   RUN_NOT_FOUND: -32015,
+  /** No ask by that id (never made, or no longer kept: the daemon keeps the last 1000). */
+  ASK_NOT_FOUND: -32016,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(Object.entries(RPC_CODE_BY_ERROR).map(([code, num]) => [num, code as ErrorCode]));

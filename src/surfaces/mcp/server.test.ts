@@ -33,7 +33,7 @@ class MemoryBackend implements McpBackend {
   }
   askResult(p: { ask_id: string }): Promise<McpAskResult> {
     const ask = this.asks.get(p.ask_id);
-    return ask ? Promise.resolve(ask) : Promise.reject(new SwitchboardError('INVALID_PARAMS', `no ask ${p.ask_id}`));
+    return ask ? Promise.resolve(ask) : Promise.reject(new SwitchboardError('ASK_NOT_FOUND', `no ask ${p.ask_id}`));
   }
   send(p: { pane_id: string; text: string; enter: boolean }) {
     if (p.pane_id === 'p2') return Promise.reject(new SwitchboardError('FORBIDDEN', 'forbidden: this token may not call send_text'));
