@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../core/errors.js';
-import { authorize, OWNER_GRANT, scopesForNewPane, type Grant } from './authorize.js';
+import { authorize, OWNER_GRANT, requireScope, scopesForNewPane, type Grant } from './authorize.js';
 import type { Services } from './services.js';
 
 /** The panes and logs authorize looks at: one agent pane (waiting or not), one shell. */
@@ -28,6 +28,15 @@ function refusal(grant: Grant, method: string, params: unknown, state = 'idle'):
 }
 
 describe('least privilege', () => {
+  it('checks the scope alone where the parameters are not known yet (the HTTP API, per route), as authorize does', () => {
+    expect(() => requireScope(OWNER_GRANT, 'run_submit')).not.toThrow();
+    expect(() => requireScope(scoped('read', 'ask'), 'ask')).not.toThrow();
+    expect(() => requireScope(scoped('read', 'send'), 'ask_cancel')).not.toThrow();
+    expect(() => requireScope(scoped('read', 'ask'), 'ask_list')).not.toThrow();
+    expect(() => requireScope(scoped('read'), 'ask')).toThrow(/it needs the scope 'ask'/);
+    expect(() => requireScope(scoped('read', 'ask'), 'run_submit')).toThrow(/it needs the scope 'create'/);
+  });
+
   it('lets the owner call anything', () => {
     expect(refusal(OWNER_GRANT, 'shutdown', {})).toBeUndefined();
     expect(refusal(OWNER_GRANT, 'a_test_method', {})).toBeUndefined();

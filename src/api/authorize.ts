@@ -31,18 +31,28 @@ function forbidden(grant: Grant, method: string, scope: Scope, why?: string): Sw
   );
 }
 
+function scopeOf(method: string): Scope {
+  return Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method as keyof typeof METHOD_SCOPES] : 'admin';
+}
+
+/**
+ * Throws FORBIDDEN unless `grant` has the scope `method` needs, whatever it names: what a surface
+ * checks before it knows the parameters (the HTTP API, per route). `authorize` checks this and the pane.
+ */
+export function requireScope(grant: Grant, method: string): void {
+  if (grant.owner) return;
+  const needed = scopeOf(method);
+  // `send` types anything anywhere, so it covers what `ask` allows.
+  if (grant.scopes.has(needed) || (needed === 'ask' && grant.scopes.has('send'))) return;
+  throw forbidden(grant, method, needed);
+}
+
 /** Throws FORBIDDEN unless `grant` may call `method` with `params`. */
 export function authorize(grant: Grant, method: string, params: unknown, ctx: Pick<Services, 'panes' | 'logs'>): void {
-  if (grant.owner) return;
-  const needed: Scope = Object.hasOwn(METHOD_SCOPES, method) ? METHOD_SCOPES[method as keyof typeof METHOD_SCOPES] : 'admin';
-  if (needed !== 'ask') {
-    if (!grant.scopes.has(needed)) throw forbidden(grant, method, needed);
-    return;
-  }
+  requireScope(grant, method);
   // send_prompt: anywhere with `send`; with `ask` only, to an agent pane that is not waiting on an
   // approval (a prompt's Enter would answer it).
-  if (grant.scopes.has('send')) return;
-  if (!grant.scopes.has('ask')) throw forbidden(grant, method, 'ask');
+  if (grant.owner || scopeOf(method) !== 'ask' || grant.scopes.has('send')) return;
   const paneId = (params as { pane_id?: unknown }).pane_id;
   const pane = typeof paneId === 'string' ? ctx.panes.find(paneId) : undefined;
   if (!pane) return; // the method itself answers PANE_NOT_FOUND

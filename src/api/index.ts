@@ -7,7 +7,8 @@
 export { handlers, type Handler, type HandlerTable } from './operations.js';
 export { Caller, OUTPUT_BACKLOG_LIMIT } from './caller.js';
 export { createServices, TmuxFrontEnd, AgentBridge, type Services, type DaemonControl } from './services.js';
-export { authorize, scopesForNewPane, OWNER_GRANT, type Grant } from './authorize.js';
+export { authorize, requireScope, scopesForNewPane, OWNER_GRANT, type Grant } from './authorize.js';
+export { asksPort, type AsksPort, type AskOperation, type AskCaller } from './ask-operations.js';
 export { TokenRegistry, type Authenticate } from './tokens.js';
 export { findPaneTerminal, type PaneTerminal, type TerminalAttachment, type TerminalSink } from './terminal-attach.js';
 export { sessionExport } from './log-operations.js';
