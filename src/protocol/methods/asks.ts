@@ -9,6 +9,8 @@ import { int, optional, paneId, success } from './common.js';
 
 /** The statuses of an ask (src/asks/lifecycle.ts). */
 export const ASK_WIRE_STATUSES = ['queued', 'typing', 'waiting', 'done', 'failed', 'timed_out', 'cancelled'] as const;
+/** The statuses an ask ends in (it changes no more). */
+export const ASK_FINAL_WIRE_STATUSES: readonly (typeof ASK_WIRE_STATUSES)[number][] = ['done', 'failed', 'timed_out', 'cancelled'];
 /** An ask's id: ten hex digits. */
 export const askId = z.string().regex(/^[0-9a-f]{10}$/, 'an ask_id is ten hex digits');
 /** The longest an ask may take, queue time included (two hours). */

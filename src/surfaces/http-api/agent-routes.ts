@@ -27,13 +27,13 @@ function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
 }
 
 export function addAgentRoutes(router: Router, runs: RunsPort): void {
-  router.add('POST', `${API_PREFIX}/agent/run`, async (ctx) => {
+  router.add('POST', `${API_PREFIX}/agent/run`, 'run_submit', async (ctx) => {
     const body = validate(runRequestSchema, await readJson(ctx.req), 'run request');
     const run = await runs.submit(body);
     sendJson(ctx.res, 202, withStreamUrl(run));
   });
 
-  router.add('GET', `${API_PREFIX}/agent/stream`, async (ctx) => {
+  router.add('GET', `${API_PREFIX}/agent/stream`, 'run_subscribe', async (ctx) => {
     const query = validate(streamQuerySchema, queryOf(ctx.url), 'stream query');
     const after = resumeAfter(ctx, query.last_event_id);
     // Before the stream opens, so that an unknown run is a 404 in the error shape, not an empty stream.
@@ -50,23 +50,23 @@ export function addAgentRoutes(router: Router, runs: RunsPort): void {
     sse.onClose(() => subscription.dispose());
   });
 
-  router.add('POST', `${API_PREFIX}/agent/cancel`, async (ctx) => {
+  router.add('POST', `${API_PREFIX}/agent/cancel`, 'run_cancel', async (ctx) => {
     const body = validate(cancelRequestSchema, await readJson(ctx.req), 'cancel request');
     sendJson(ctx.res, 200, withStreamUrl(await runs.cancel(body.run_id)));
   });
 
-  router.add('GET', `${API_PREFIX}/agent/backends`, async (ctx) => {
+  router.add('GET', `${API_PREFIX}/agent/backends`, 'run_backends', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'backends query');
     sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends() });
   });
 
-  router.add('GET', `${API_PREFIX}/agent/runs`, async (ctx) => {
+  router.add('GET', `${API_PREFIX}/agent/runs`, 'run_list', async (ctx) => {
     const q = validate(runsQuerySchema, queryOf(ctx.url), 'runs query');
     const list = await runs.list({ status: q.status, backend: q.backend, limit: q.limit === undefined ? undefined : Number(q.limit), before: q.before === undefined ? undefined : Number(q.before) });
     sendJson(ctx.res, 200, { runs: list.map(withStreamUrl) });
   });
 
-  router.add('GET', `${API_PREFIX}/agent/runs/:id`, async (ctx) => {
+  router.add('GET', `${API_PREFIX}/agent/runs/:id`, 'run_events', async (ctx) => {
     const q = validate(runQuerySchema, queryOf(ctx.url), 'run query');
     const run = await runs.get(ctx.params.id ?? '');
     if (q.events !== 'true') {

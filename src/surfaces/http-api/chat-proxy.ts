@@ -48,9 +48,9 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort): void {
     if (body.stream === true) await streamChat(ctx.res, runs, run, body.model);
     else await wholeChat(ctx.res, runs, run, body.model);
   };
-  router.add('POST', `${API_PREFIX}/chat/proxy`, handler);
-  router.add('POST', `${API_PREFIX}/chat/proxy/chat/completions`, handler);
-  router.add('GET', `${API_PREFIX}/chat/proxy/models`, async (ctx) => {
+  router.add('POST', `${API_PREFIX}/chat/proxy`, 'run_submit', handler);
+  router.add('POST', `${API_PREFIX}/chat/proxy/chat/completions`, 'run_submit', handler);
+  router.add('GET', `${API_PREFIX}/chat/proxy/models`, 'run_backends', async (ctx) => {
     const backends = await runs.backends();
     sendJson(ctx.res, 200, { object: 'list', data: backends.map((b) => ({ id: b.name, object: 'model', created: 0, owned_by: 'switchboard' })) });
   });

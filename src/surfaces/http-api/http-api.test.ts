@@ -196,6 +196,11 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
     expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'limits']);
     expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
+    // The asks, documented whether or not this server serves them (the daemon's does).
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/asks', '/api/v2/asks/targets', '/api/v2/asks/{id}', '/api/v2/asks/{id}/wait', '/api/v2/asks/{id}/cancel']));
+    expect(Object.keys(doc.components.schemas.AskRequest?.properties ?? {})).toEqual(['target', 'question', 'wait', 'timeout_ms', 'deliver', 'from_pane_id', 'cwd', 'from_name']);
+    expect(doc.components.schemas.AskRequest?.additionalProperties).toBe(false);
+    expect(Object.keys(doc.components.schemas.AskWaitRequest?.properties ?? {})).toEqual(['timeout_ms']);
   });
 });
 

@@ -4,7 +4,25 @@
  */
 import { z } from 'zod';
 import { switchboardVersion } from '../../core/version.js';
-import { backendsResponseSchema, cancelRequestSchema, chatRequestSchema, errorSchema, runEventSchema, runQuerySchema, runRequestSchema, runsQuerySchema, runViewSchema, streamQuerySchema } from './schemas.js';
+import {
+  askCancelRequestSchema,
+  askListQuerySchema,
+  askListResponseSchema,
+  askRequestSchema,
+  askSchema,
+  askTargetsResponseSchema,
+  askWaitRequestSchema,
+  backendsResponseSchema,
+  cancelRequestSchema,
+  chatRequestSchema,
+  errorSchema,
+  runEventSchema,
+  runQuerySchema,
+  runRequestSchema,
+  runsQuerySchema,
+  runViewSchema,
+  streamQuerySchema,
+} from './schemas.js';
 import { API_PREFIX } from './agent-routes.js';
 
 type Json = Record<string, unknown>;
@@ -25,12 +43,16 @@ const errorResponse = { description: 'An error in the one shape every endpoint u
 const errors = (...statuses: number[]): Json => Object.fromEntries(statuses.map((s) => [String(s), errorResponse]));
 const json = (ref: string, description: string): Json => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
 const body = (ref: string): Json => ({ required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const optionalBody = (ref: string): Json => ({ required: false, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
+const askIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{10}$' } };
+const askEnded = json('Ask', 'The ask, ended: done (with its reply), failed, timed_out (error TIMEOUT) or cancelled.');
+const askUnderWay = json('Ask', 'The ask, still under way (queued, typing, waiting): follow it with wait or get.');
 
 export function openApiDocument(): Json {
   const common = errors(400, 401, 403, 404, 405, 413);
   return {
     openapi: '3.1.0',
-    info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy.' },
+    info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy; and asks between agents (seed 000), the JSON-RPC ask methods over HTTP.' },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     components: {
@@ -42,6 +64,12 @@ export function openApiDocument(): Json {
         Run: schema(runViewSchema),
         RunEvent: schema(runEventSchema),
         Backends: schema(backendsResponseSchema),
+        AskRequest: schema(askRequestSchema),
+        AskWaitRequest: schema(askWaitRequestSchema),
+        AskCancelRequest: schema(askCancelRequestSchema),
+        Ask: schema(askSchema),
+        AskList: schema(askListResponseSchema),
+        AskTargets: schema(askTargetsResponseSchema),
         Error: schema(errorSchema),
       },
     },
@@ -75,6 +103,18 @@ export function openApiDocument(): Json {
           requestBody: body('ChatCompletionRequest'),
           responses: { '200': { description: 'A chat.completion, or with stream: true a text/event-stream of chat.completion.chunk ending with [DONE].', content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } } }, ...common, ...errors(502) },
         },
+      },
+      [`${API_PREFIX}/asks`]: {
+        post: { operationId: 'ask', summary: 'Ask the agent in another pane a question (JSON-RPC `ask`); waits for the reply unless wait is false', requestBody: body('AskRequest'), responses: { '200': askEnded, '202': askUnderWay, ...common, ...errors(409, 429) } },
+        get: { operationId: 'askList', summary: 'Asks the daemon keeps, oldest first (JSON-RPC `ask_list`)', parameters: queryParameters(askListQuerySchema), responses: { '200': json('AskList', 'Asks.'), ...common } },
+      },
+      [`${API_PREFIX}/asks/targets`]: { get: { operationId: 'askTargets', summary: 'The agent panes an ask can name (JSON-RPC `ask_targets`)', responses: { '200': json('AskTargets', 'Targets.'), ...common } } },
+      [`${API_PREFIX}/asks/{id}`]: { get: { operationId: 'askGet', summary: 'One ask as it stands (JSON-RPC `ask_get`); 404 ASK_NOT_FOUND for an id the daemon does not keep', parameters: [askIdParameter], responses: { '200': json('Ask', 'The ask now.'), ...common } } },
+      [`${API_PREFIX}/asks/{id}/wait`]: {
+        post: { operationId: 'askWait', summary: 'Wait for an ask to end (JSON-RPC `ask_wait`), at most timeout_ms when given', parameters: [askIdParameter], requestBody: optionalBody('AskWaitRequest'), responses: { '200': askEnded, '202': askUnderWay, ...common } },
+      },
+      [`${API_PREFIX}/asks/{id}/cancel`]: {
+        post: { operationId: 'askCancel', summary: 'Cancel an ask (JSON-RPC `ask_cancel`): cancelled unless it had ended', parameters: [askIdParameter], requestBody: optionalBody('AskCancelRequest'), responses: { '200': json('Ask', 'The ask.'), ...common } },
       },
       [`${API_PREFIX}/openapi.json`]: { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } } },
     },

@@ -3,15 +3,18 @@
  * `{"error": {"code": "INVALID_PARAMS", "rpc_code": -32602, "type": "invalid_params", "message": …, "details": …}}`,
  * the same stable codes as JSON-RPC (src/core/errors.ts). In order, before any handler runs: the
  * Host must name this server on loopback (DNS rebinding), the caller must authenticate (a Bearer
- * token compared in constant time, or whatever step the server is given), the path must be known
- * (404) and the method one it takes (405, with Allow). Bodies are read up to a limit (413) and must
+ * token compared in constant time, or whatever step the server is given, which says what the caller
+ * may do), the path must be known (404), the method one it takes (405, with Allow), and the caller's
+ * grant must have the scope of the JSON-RPC method the route is the HTTP form of (403). Bodies are read up to a limit (413) and must
  * be JSON (400). No CORS headers are ever sent, so no other origin's page can read an answer.
  * A handler's SwitchboardError becomes its status; anything else is a bug: 500, logged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { SwitchboardError, errorMessage, type ErrorCode } from '../../core/errors.js';
 import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
+import type { MethodName } from '../../protocol/methods.js';
 import type { Logger } from '../../core/logger.js';
+import { requireScope, type Grant } from '../../api/index.js';
 import type { z } from 'zod';
 
 /** Request bodies past this are refused with 413 (a prompt of a megabyte is already a large one). */
@@ -25,9 +28,12 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   FORBIDDEN: 403,
   METHOD_NOT_FOUND: 404,
   RUN_NOT_FOUND: 404,
+  ASK_NOT_FOUND: 404,
   SESSION_NOT_FOUND: 404,
   PANE_NOT_FOUND: 404,
   CONFLICT: 409,
+  // The pane named has exited: the request clashes with its state, as CONFLICT does.
+  PANE_EXITED: 409,
   LIMIT_EXCEEDED: 429,
   SHUTTING_DOWN: 503,
   TIMEOUT: 504,
@@ -52,6 +58,8 @@ export interface ApiContext {
   res: ServerResponse;
   url: URL;
   params: Readonly<Record<string, string>>;
+  /** What the caller's credentials allow (the owner's for the daemon's token or the dashboard's login). */
+  grant: Grant;
 }
 
 export type Handler = (ctx: ApiContext) => Promise<void>;
@@ -59,6 +67,7 @@ export type Handler = (ctx: ApiContext) => Promise<void>;
 interface Route {
   method: string;
   parts: string[];
+  operation: MethodName | null;
   handler: Handler;
 }
 
@@ -67,8 +76,8 @@ export interface RouterOptions {
   hosts: () => ReadonlySet<string>;
   /** True when the request's Origin (if any) is this server's own: a page of another site is refused. */
   origin: (req: IncomingMessage) => boolean;
-  /** True when the request may use the API (a Bearer token, a dashboard session…). */
-  authenticate: (req: IncomingMessage) => boolean;
+  /** What the request's credentials allow (a Bearer token, a dashboard session…), or undefined: 401. */
+  authenticate: (req: IncomingMessage) => Grant | undefined;
   logger: Logger;
 }
 
@@ -77,9 +86,13 @@ export class Router {
 
   constructor(private readonly options: RouterOptions) {}
 
-  /** Adds a route; `:name` in the pattern is a path parameter. */
-  add(method: string, pattern: string, handler: Handler): this {
-    this.routes.push({ method, parts: pattern.split('/'), handler });
+  /**
+   * Adds a route; `:name` in the pattern is a path parameter. `operation` is the JSON-RPC method the
+   * route is the HTTP form of: the caller needs its scope (protocol/scopes.ts). Null: any caller who
+   * authenticated (the OpenAPI document).
+   */
+  add(method: string, pattern: string, operation: MethodName | null, handler: Handler): this {
+    this.routes.push({ method, parts: pattern.split('/'), operation, handler });
     return this;
   }
 
@@ -93,7 +106,8 @@ export class Router {
       const host = req.headers.host?.toLowerCase();
       if (host === undefined || !this.options.hosts().has(host)) throw new HttpError(403, 'FORBIDDEN', 'the Host header does not name this server');
       if (!this.options.origin(req)) throw new HttpError(403, 'FORBIDDEN', 'requests from another origin are refused');
-      if (!this.options.authenticate(req)) {
+      const grant = this.options.authenticate(req);
+      if (!grant) {
         res.setHeader('WWW-Authenticate', 'Bearer');
         throw new HttpError(401, 'INVALID_TOKEN', 'a Bearer token is required (Authorization: Bearer <token>)');
       }
@@ -107,7 +121,8 @@ export class Router {
         res.setHeader('Allow', allowed.join(', '));
         throw new HttpError(405, 'INVALID_REQUEST', `${req.method ?? '?'} is not allowed on ${url.pathname} (allowed: ${allowed.join(', ')})`);
       }
-      await hit.r.handler({ req, res, url, params: hit.params ?? {} });
+      if (hit.r.operation !== null) requireScope(grant, hit.r.operation);
+      await hit.r.handler({ req, res, url, params: hit.params ?? {}, grant });
     } catch (err) {
       this.fail(res, err);
     }
@@ -160,8 +175,28 @@ export function sendJson(res: ServerResponse, status: number, body: unknown): vo
   res.end(text);
 }
 
-/** The request's body as JSON: 413 past the limit, 400 when it is not JSON. */
+/** The request's body as JSON: 413 past the limit, 400 when it is not JSON (or there is none). */
 export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const text = await readText(req, limit);
+  if (text.trim() === '') throw new SwitchboardError('PARSE_ERROR', 'the body is empty: a JSON object was expected');
+  return parseJson(text);
+}
+
+/** The body as JSON for a POST whose parameters are all optional: none at all is `{}`. */
+export async function readOptionalJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Promise<unknown> {
+  const text = await readText(req, limit);
+  return text.trim() === '' ? {} : parseJson(text);
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new SwitchboardError('PARSE_ERROR', `the body is not JSON: ${errorMessage(err)}`);
+  }
+}
+
+async function readText(req: IncomingMessage, limit: number): Promise<string> {
   const declared = Number(req.headers['content-length'] ?? NaN);
   if (Number.isFinite(declared) && declared > limit) {
     req.resume();
@@ -178,13 +213,7 @@ export async function readJson(req: IncomingMessage, limit = MAX_BODY_BYTES): Pr
     }
     chunks.push(buf);
   }
-  const text = Buffer.concat(chunks).toString('utf8');
-  if (text.trim() === '') throw new SwitchboardError('PARSE_ERROR', 'the body is empty: a JSON object was expected');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new SwitchboardError('PARSE_ERROR', `the body is not JSON: ${errorMessage(err)}`);
-  }
+  return Buffer.concat(chunks).toString('utf8');
 }
 
 function where(parts: readonly PropertyKey[]): string {

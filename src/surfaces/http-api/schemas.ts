@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
+import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
 import { backendInfoSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
@@ -110,3 +111,18 @@ export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 /** An endpoint that takes no query parameters (any given is an error). */
 export const emptyQuerySchema = z.strictObject({});
+
+/** `POST /api/v2/asks`: the `ask` method's parameters, as JSON-RPC takes them (the same schema). */
+export const askRequestSchema = askParams.ask;
+/** `POST /api/v2/asks/{id}/wait`: `ask_wait`'s, with the id in the path. */
+export const askWaitRequestSchema = askParams.ask_wait.omit({ ask_id: true });
+/** `POST /api/v2/asks/{id}/cancel` takes nothing (an empty body, or `{}`). */
+export const askCancelRequestSchema = z.strictObject({});
+/** `GET /api/v2/asks`: `ask_list`'s filters as query strings; the numbers are then checked by `ask_list`'s schema. */
+export const askListQuerySchema = z.strictObject({
+  limit: z.string().regex(/^\d{1,9}$/, 'limit is a whole number').optional().describe('The newest this many asks (1 to 1000; default 100).'),
+});
+/** An ask as every surface reports it (JSON-RPC's `ask_get` result). */
+export const askSchema = askInfoSchema;
+export const askListResponseSchema = z.strictObject({ asks: z.array(askInfoSchema) });
+export const askTargetsResponseSchema = z.strictObject({ targets: z.array(askTargetSchema) });

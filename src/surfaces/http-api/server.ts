@@ -1,8 +1,9 @@
 /**
  * The agent bridge's HTTP API as one request handler, mounted on the daemon's dashboard server
  * under `/api/v2/` (surfaces/http/server.ts), or served on its own (`startHttpApiServer`, loopback
- * only: tests, the bench). It takes the run service through api/'s RunsPort and an authenticate
- * step (by default: the daemon's token as a Bearer header, compared in constant time).
+ * only: tests, the bench). It takes the run service through api/'s RunsPort, the asks through its
+ * AsksPort (when given: the daemon's), and an authenticate step (by default: the daemon's token as
+ * a Bearer header, compared in constant time, which is the owner's grant).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,16 +12,19 @@ import { tokenMatches } from '../../core/secrets.js';
 import { allowedHosts, originAllowed } from '../http/access.js';
 import { Router, sendJson } from './router.js';
 import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
+import { addAskRoutes } from './ask-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
 import { openApiDocument } from './openapi.js';
-import type { RunsPort } from '../../api/index.js';
+import { OWNER_GRANT, type AsksPort, type Grant, type RunsPort } from '../../api/index.js';
 
 export interface HttpApiOptions {
   runs: RunsPort;
+  /** The asks between agents (`/api/v2/asks`); without them those paths are unknown (404). */
+  asks?: AsksPort;
   /** The daemon's token (checked as `Authorization: Bearer <token>`), unless `authenticate` is given. */
   token?: string;
-  /** Who may call (a dashboard session, a scoped token…); overrides the token check. */
-  authenticate?: (req: IncomingMessage) => boolean;
+  /** What a request's credentials allow (a dashboard session, a pane's scoped token…); overrides the token check. */
+  authenticate?: (req: IncomingMessage) => Grant | undefined;
   /** The Host values that name the server (default: loopback names with the port it listens on). */
   hosts?: () => ReadonlySet<string>;
   logger?: Logger;
@@ -36,16 +40,17 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
   const token = options.token;
   const authenticate =
     options.authenticate ??
-    ((req: IncomingMessage): boolean => {
+    ((req: IncomingMessage): Grant | undefined => {
       const auth = req.headers.authorization;
-      return token !== undefined && auth?.startsWith('Bearer ') === true && tokenMatches(token, auth.slice('Bearer '.length));
+      return token !== undefined && auth?.startsWith('Bearer ') === true && tokenMatches(token, auth.slice('Bearer '.length)) ? OWNER_GRANT : undefined;
     });
   // The dashboard's own checks: Host names this server, and an Origin, when a browser sends one, is this server's.
   const router = new Router({ hosts: options.hosts, origin: (req) => originAllowed(req, options.hosts(), false), authenticate, logger: options.logger ?? silentLogger });
   addAgentRoutes(router, options.runs);
   addChatProxyRoutes(router, options.runs);
+  if (options.asks) addAskRoutes(router, options.asks);
   const doc = openApiDocument();
-  router.add('GET', `${API_PREFIX}/openapi.json`, (ctx) => {
+  router.add('GET', `${API_PREFIX}/openapi.json`, null, (ctx) => {
     sendJson(ctx.res, 200, doc);
     return Promise.resolve();
   });

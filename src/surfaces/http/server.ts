@@ -3,8 +3,9 @@
  * WebSocket (`/ws`) and each pane's terminal over its own WebSocket (`/ws/pane/<id>`). Every
  * request passes the Host check; every upgrade the Origin check; everything but the login link
  * needs the session cookie, and every socket and API call its page key too (access.ts), or the
- * daemon's token as a Bearer header. Under `/api/v2/` it serves the agent bridge's HTTP API
- * (surfaces/http-api) with the same checks, in that API's error shape.
+ * daemon's token as a Bearer header. Under `/api/v2/` it serves the HTTP API (surfaces/http-api:
+ * the agent bridge's runs, asks) with the same checks, in that API's error shape; there a pane's
+ * own token is taken too, held to its scopes as on JSON-RPC.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -13,7 +14,7 @@ import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
-import { bridgeRuns, findPaneTerminal, sessionExport, type Authenticate, type Services } from '../../api/index.js';
+import { asksPort, bridgeRuns, findPaneTerminal, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
 import { createHttpApi, type HttpApi } from '../http-api/index.js';
 import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from '../rpc/peer.js';
@@ -94,15 +95,14 @@ export class DashboardServer {
     this.access = new DashboardAccess(options.authenticate);
     this.dispatcher = new Dispatcher({ logger: this.logger, handlers: options.handlers, checkResults: options.checkResults });
     this.webRoot = options.webRoot ?? defaultWebRoot();
-    // The same login as the rest of the dashboard: the owner's token as a Bearer header, or the
-    // session cookie with its page key (a page of the dashboard calling the API).
     this.api = createHttpApi({
       runs: bridgeRuns(options.services),
+      asks: asksPort(options.services),
       hosts: () => this.hosts,
       authenticate: (req) => {
-        if (!this.access.allowed(req, true)) return false;
-        this.authenticated(req.socket);
-        return true;
+        const grant = this.apiGrant(req);
+        if (grant) this.authenticated(req.socket);
+        return grant;
       },
       logger: this.logger,
     });
@@ -139,6 +139,17 @@ export class DashboardServer {
       this.connections.delete(socket);
       this.authenticated(socket);
     });
+  }
+
+  /**
+   * Who calls the HTTP API: a Bearer token, the owner's or a pane's own (whose scopes each route
+   * checks, as JSON-RPC does: an agent asks as its pane), or the dashboard's login with its page key
+   * (a page of the dashboard calling the API), which is the owner's.
+   */
+  private apiGrant(req: IncomingMessage): Grant | undefined {
+    const auth = req.headers.authorization;
+    const bearer = auth?.startsWith('Bearer ') ? this.options.authenticate(auth.slice('Bearer '.length)) : undefined;
+    return bearer ?? (this.access.allowed(req, true) ? OWNER_GRANT : undefined);
   }
 
   /** The connection showed a login: it leaves the strangers' budget and their clock. */
