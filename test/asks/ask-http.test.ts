@@ -4,7 +4,8 @@
  * once, and wait and get then give the reply; list and targets; a timed-out ask is 200 with status
  * timed_out and TIMEOUT, as JSON-RPC reports it; cancel; a pane's own token asks as its pane and no
  * other, and one without the scope is refused; and the errors: no token 401, a bad body 400 with
- * INVALID_PARAMS or PARSE_ERROR, an unknown ask 404 with ASK_NOT_FOUND, in the API's one error shape.
+ * INVALID_PARAMS or PARSE_ERROR, an unknown ask 404 with ASK_NOT_FOUND, an exited target 409, in
+ * the API's one error shape.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -154,5 +155,10 @@ describe('asks over HTTP', { timeout: 300_000 }, () => {
     expect(await askCall('GET', `/api/v2/asks/${queued.ask_id}`, undefined, 200)).toMatchObject({ status: 'cancelled' });
     expect(await askCall('POST', `/api/v2/asks/${queued.ask_id}/wait`, undefined, 200)).toMatchObject({ status: 'cancelled' });
     expect(await api.call('POST', `/api/v2/asks/${queued.ask_id}/cancel`, { now: true })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+  });
+
+  it('refuses an ask to a pane that has exited at once: 409 PANE_EXITED', async () => {
+    await client.kill(codexPane, { graceMs: 1_000 });
+    expect(await api.call('POST', '/api/v2/asks', { target: codexPane, question: 'Anyone there?' })).toMatchObject({ status: 409, body: { error: { code: 'PANE_EXITED', details: { pane_id: codexPane } } } });
   });
 });
