@@ -4,7 +4,9 @@
  * The ledger knows nothing of what an ask is: the asks layer (src/asks/ledger-recorder.ts) hands it
  * rows, the columns it finds asks by, and the whole record as JSON, as the `runs` table keeps a
  * run's spec. Synchronous, because the ask engine records every change as it happens: each write
- * is one prepared statement in its own transaction, a few tens of microseconds in WAL mode.
+ * is one prepared statement in its own transaction, with no fsync in WAL mode at synchronous=NORMAL
+ * (about 0.2 ms measured on a busy 2-core machine, for an ask that changes some eight times in its
+ * life), so no batching as the run ledger does for events by the thousand.
  */
 import type Database from 'better-sqlite3';
 
