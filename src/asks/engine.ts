@@ -69,7 +69,7 @@ export class AskEngine implements Disposable {
   private readonly jobs = new Map<string, Job>();
   private readonly lines = new Map<string, Line>();
   private readonly notAskable = new Set<string>();
-  private readonly recorder: AskRecorder;
+  private recorder: AskRecorder;
   private readonly logger: Logger;
   private readonly deliveries: DeliveryQueue;
   private disposed = false;
@@ -155,6 +155,15 @@ export class AskEngine implements Disposable {
     if (!job) return this.get(id);
     this.update(job, { type: 'cancel', at: Date.now() });
     return { ...job.record };
+  }
+
+  /**
+   * Keeps asks in `recorder` from now on (the daemon's run ledger, which opens after the services
+   * are built); what the recorder before kept is copied into it.
+   */
+  keepAsksIn(recorder: AskRecorder): void {
+    for (const ask of this.recorder.list()) recorder.record(ask);
+    this.recorder = recorder;
   }
 
   /** Marks a pane askable or not (asks already queued for it go on). */

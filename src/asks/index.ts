@@ -2,6 +2,7 @@
 export { AskEngine, DEFAULT_ASK_TIMEOUT_MS, MAX_ASK_TIMEOUT_MS, MAX_ASKS_PER_TARGET, MAX_QUESTION_CHARS, REPLY_POLL_MS, TRANSCRIPT_PATIENCE_MS, type AskEngineOptions } from './engine.js';
 export { ASK_STATUSES, FINAL_STATUSES, isFinal, newAskLife, stepAsk, stepDelivery, type AskEvent, type AskLife, type AskStatus, type DeliveryStatus, type ReplySource } from './lifecycle.js';
 export { MemoryAskRecorder, MAX_KEPT_ASKS } from './memory-recorder.js';
+export { LedgerAskRecorder, interruptAsk, type LedgerAskRecorderOptions } from './ledger-recorder.js';
 export { PaneAskTarget, type PaneTargetOptions } from './pane-target.js';
 export { resolveTarget } from './resolve.js';
 export { deliveryText } from './delivery.js';

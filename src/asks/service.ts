@@ -11,7 +11,7 @@ import type { LogService } from '../logs/index.js';
 import type { PaneRegistry } from '../pane/index.js';
 import { AskEngine } from './engine.js';
 import { PaneAskTarget } from './pane-target.js';
-import type { AskDirectory, AskRecord, AskRequest, AskTarget } from './types.js';
+import type { AskDirectory, AskRecord, AskRecorder, AskRequest, AskTarget } from './types.js';
 
 /** One pane as an ask target is listed (list_agents, ask_targets). */
 export interface AskTargetInfo {
@@ -68,9 +68,10 @@ export class AskService implements Disposable {
   readonly directory: RegistryAskDirectory;
   readonly engine: AskEngine;
 
-  constructor(parts: { panes: PaneRegistry; agents: AgentCatalog; logs: LogService; logger?: Logger }) {
+  /** Asks are kept by `recorder` (default: in memory; the daemon moves them to its run ledger with `engine.keepAsksIn`). */
+  constructor(parts: { panes: PaneRegistry; agents: AgentCatalog; logs: LogService; logger?: Logger; recorder?: AskRecorder }) {
     this.directory = new RegistryAskDirectory(parts.panes, parts.agents, parts.logs);
-    this.engine = new AskEngine({ directory: this.directory, ...(parts.logger ? { logger: parts.logger } : {}) });
+    this.engine = new AskEngine({ directory: this.directory, ...(parts.logger ? { logger: parts.logger } : {}), ...(parts.recorder ? { recorder: parts.recorder } : {}) });
   }
 
   ask(request: AskRequest): AskRecord {
@@ -82,6 +83,7 @@ export class AskService implements Disposable {
     return this.directory.list().map((t) => ({ paneId: t.id, agent: t.agent ?? null, state: t.alive ? t.state : 'exited', cwd: t.cwd, title: t.title, alive: t.alive, askable: this.engine.isAskable(t.id) }));
   }
 
+  /** Fails the asks in flight (SHUTTING_DOWN, recorded) and lets go of the panes. Safe to call again. */
   dispose(): void {
     this.engine.dispose();
     this.directory.dispose();

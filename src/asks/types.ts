@@ -1,7 +1,7 @@
 /**
  * What the ask engine needs from the layers below, as small interfaces: the daemon's agent panes
  * implement AskTarget (phase 2: over AgentPane), its pane registry AskDirectory, and the run ledger
- * AskRecorder. `pane-target.ts` implements AskTarget over a Pane for in-process use and tests.
+ * AskRecorder (`ledger-recorder.ts`). `pane-target.ts` implements AskTarget over a Pane for in-process use and tests.
  */
 import type { Disposable } from '../core/disposable.js';
 import type { ErrorCode } from '../core/errors.js';
@@ -76,7 +76,11 @@ export interface AskRecord extends AskLife {
   deliveryError: { code: ErrorCode; message: string } | null;
 }
 
-/** Keeps every ask (the run ledger will, once it exists). Called on every change of a record. */
+/**
+ * Keeps every ask: in memory (`memory-recorder.ts`, the library's default) or in the run ledger
+ * (`ledger-recorder.ts`, the daemon's). Called on every change of a record, so it must be cheap and
+ * must not throw.
+ */
 export interface AskRecorder {
   record(ask: Readonly<AskRecord>): void;
   get(id: string): AskRecord | undefined;

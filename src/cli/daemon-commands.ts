@@ -70,7 +70,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   if (daemon.recovered) out(ctx, describeRecovery(daemon.recovered));
   if (daemon.bridge) {
     const interrupted = daemon.bridge.recovered.interrupted.length;
-    out(ctx, `agent bridge: runs in ${daemon.bridge.ledgerFile}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
+    out(ctx, `agent bridge: runs and asks in ${daemon.bridge.ledgerFile}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
     if (daemon.dashboard) out(ctx, `HTTP API: http://${daemon.dashboard.host}:${daemon.dashboard.port}/api/v2/ (Authorization: Bearer <token from daemon.json>)`);
   }
   if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);

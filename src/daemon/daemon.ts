@@ -4,7 +4,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
-import { SwitchboardError } from '../core/errors.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
@@ -13,6 +13,8 @@ import { createServices, TokenRegistry, type DaemonControl, type Services } from
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
+import { LedgerAskRecorder } from '../asks/index.js';
+import type { RunLedger } from '../runs/ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
 import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
@@ -228,6 +230,8 @@ export class Daemon implements DaemonControl {
       const bridge = this.bridge;
       this.bridge = undefined;
       this.services.bridge.detach('the daemon is shutting down');
+      // Before the ledger closes: the asks in flight are recorded there as failed (SHUTTING_DOWN).
+      this.services.asks.dispose();
       if (bridge) await stopBridge(bridge, this.logger);
       await this.logs.close();
       this.disposables.dispose();
@@ -259,6 +263,22 @@ export class Daemon implements DaemonControl {
     rmSync(this.spillDir, { recursive: true, force: true, maxRetries: 2 });
   }
 
+  /**
+   * Asks go into the run ledger, so they outlive this daemon; those a daemon that died left in flight
+   * are recorded as failed (interrupted) first. Without the ledger (the bridge off) they stay in memory.
+   */
+  private keepAsksInLedger(ledger: RunLedger): void {
+    const rows = ledger.asks;
+    if (!rows) return;
+    try {
+      const { recorder, interrupted } = LedgerAskRecorder.open({ rows, logger: this.logger });
+      if (interrupted.length > 0) this.logger.warn('asks left in flight by a daemon that died are recorded as failed (interrupted)', { asks: interrupted });
+      this.services.asks.engine.keepAsksIn(recorder);
+    } catch (err) {
+      this.logger.error('asks are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
+    }
+  }
+
   private removeSocketDir(): void {
     if (this.socketDir !== undefined) rmSync(this.socketDir, { recursive: true, force: true });
   }
@@ -273,6 +293,7 @@ export class Daemon implements DaemonControl {
       if ('bridge' in started) {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);
+        this.keepAsksInLedger(started.bridge.ledger);
       } else {
         this.services.bridge.detach(started.problem);
       }

@@ -13,7 +13,7 @@ import { SwitchboardError, errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { SCHEMA_VERSIONS, type SchemaVersion } from '../../output/stream-events.js';
 import type { RunLedger, SubscribeOptions } from '../ledger/run-ledger.js';
-import type { RunQuery, RunRecord } from '../ledger/ledger-store.js';
+import type { PruneResult, RunQuery, RunRecord } from '../ledger/ledger-store.js';
 import { AdmissionQueue } from '../governance/admission.js';
 import { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
@@ -138,16 +138,16 @@ export class RunService {
   }
 
   /**
-   * Removes ended runs past the policy's retention (`ledger.retention`: age, size), now and then
-   * every hour while the service runs. Runs in flight are never removed.
+   * Removes ended runs past the policy's retention (`ledger.retention`: age, size), and ended asks
+   * past its age, now and then every hour while the service runs. Runs in flight are never removed.
    */
-  async applyRetention(): Promise<{ runs: number; events: number; bytes: number }> {
+  async applyRetention(): Promise<PruneResult> {
     const rule = this.options.policy.retention;
-    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0 };
+    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0, asks: 0 };
     this.retentionTimer ??= setInterval(() => void this.applyRetention().catch((err: unknown) => this.logger.warn('retention failed', { error: errorMessage(err) })), RETENTION_INTERVAL_MS);
     this.retentionTimer.unref();
     const removed = await this.ledger.prune(rule, this.now());
-    if (removed.runs > 0) this.logger.info('removed runs past the retention policy', { ...removed });
+    if (removed.runs > 0 || removed.asks > 0) this.logger.info('removed runs and asks past the retention policy', { ...removed });
     return removed;
   }
 

@@ -7,6 +7,7 @@
 import type { Writable } from 'node:stream';
 import type { EndReason, RunSpec, RunStatus } from '../bridge/run-model.js';
 import type { RunEvent } from '../bridge/run-events.js';
+import type { AskRows } from './ask-rows.js';
 
 /** A run as the ledger knows it: what it is, and where its events have got to. */
 export interface RunRecord {
@@ -38,7 +39,11 @@ export interface RunQuery {
   before?: number | undefined;
 }
 
-/** What retention keeps: runs that ended longer ago than `maxAgeMs` go, then the oldest ended runs until the events fit in `maxBytes`. Runs in flight are never removed. */
+/**
+ * What retention keeps: runs that ended longer ago than `maxAgeMs` go, then the oldest ended runs
+ * until the events fit in `maxBytes`. Runs in flight are never removed. Asks between agents go by
+ * age only (`maxBytes` counts run events), and never before they have ended.
+ */
 export interface RetentionRule {
   maxAgeMs?: number | undefined;
   maxBytes?: number | undefined;
@@ -48,9 +53,16 @@ export interface PruneResult {
   runs: number;
   events: number;
   bytes: number;
+  /** Asks between agents removed. */
+  asks: number;
 }
 
 export interface LedgerStore {
+  /**
+   * The asks between agents, when the store keeps them (SQLite does, in the same file). Synchronous,
+   * unlike the rest: the ask engine records each change as it happens.
+   */
+  readonly asks?: AskRows;
   /** Writes a batch atomically: all of it or none. */
   write(batch: LedgerBatch): Promise<void>;
   /** A run's events with seq > `afterSeq`, in order, at most `limit`. */

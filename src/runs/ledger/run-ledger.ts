@@ -19,6 +19,7 @@ import { ensurePrivateDir, switchboardHome } from '../../platform/index.js';
 import type { RunSpec } from '../bridge/run-model.js';
 import type { NewRunEvent, RunEvent } from '../bridge/run-events.js';
 import type { LedgerStore, PruneResult, RetentionRule, RunQuery, RunRecord } from './ledger-store.js';
+import type { AskRows } from './ask-rows.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
 
 /** The ledger's file in the Switchboard home ($SWITCHBOARD_HOME moves it). */
@@ -74,6 +75,11 @@ export class RunLedger {
 
   get recordsRawOutput(): boolean {
     return this.rawOutput;
+  }
+
+  /** Where the store keeps asks between agents (undefined for a store that does not). */
+  get asks(): AskRows | undefined {
+    return this.store.asks;
   }
 
   /** Records a new run (its events follow with `append`). */

@@ -5,6 +5,8 @@
  * transaction is there, a half-written one is not). Runs and events are append-only (triggers refuse
  * an UPDATE); `run_status` is the index of where each run has got to, kept in the same transaction
  * as the events that move it. Retention deletes whole runs that have ended, never a part of one.
+ * Since schema 2 the same file keeps the asks between agents (`asks`, one row per ask rewritten on
+ * each change: `ask-rows.ts`); retention by age removes the asks that ended too long ago as well.
  */
 import { chmodSync, closeSync, openSync } from 'node:fs';
 import { once } from 'node:events';
@@ -16,9 +18,10 @@ import type { EndReason, RunSpec, RunStatus } from '../bridge/run-model.js';
 import { isEnded } from '../bridge/run-model.js';
 import type { RunEvent, RunEventType } from '../bridge/run-events.js';
 import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunQuery, RunRecord } from './ledger-store.js';
+import { SqliteAskRows } from './ask-rows.js';
 
 /** The ledger's schema version, in `meta`: a newer file is refused rather than misread. */
-const SCHEMA_VERSION = 1;
+const SCHEMA_VERSION = 2;
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
 
@@ -32,6 +35,19 @@ CREATE INDEX IF NOT EXISTS status_by_status ON run_status (status);
 CREATE TRIGGER IF NOT EXISTS runs_append_only BEFORE UPDATE ON runs BEGIN SELECT RAISE(ABORT, 'the run ledger is append-only'); END;
 CREATE TRIGGER IF NOT EXISTS events_append_only BEFORE UPDATE ON events BEGIN SELECT RAISE(ABORT, 'the run ledger is append-only'); END;
 `;
+
+/**
+ * What each schema version adds to the one before: run in order, in one transaction with the new
+ * version number, when a file of an older version (or a new file) is opened.
+ */
+const MIGRATIONS: Readonly<Record<number, string>> = {
+  // The asks between agents: the columns they are found by, the whole record as JSON.
+  2: `
+CREATE TABLE asks (id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at INTEGER NOT NULL, ended_at INTEGER, target_pane TEXT NOT NULL, asker_pane TEXT, asker_name TEXT, delivery TEXT NOT NULL, record TEXT NOT NULL);
+CREATE INDEX asks_by_created ON asks (created_at);
+CREATE INDEX asks_by_status ON asks (status);
+`,
+};
 
 interface StatusRow {
   spec: string;
@@ -83,6 +99,8 @@ export interface SqliteStoreOptions {
 }
 
 export class SqliteLedgerStore implements LedgerStore {
+  /** The asks between agents, in the same file. */
+  readonly asks: SqliteAskRows;
   private readonly db: Database.Database;
   private readonly insertRun: Database.Statement<[string, number, string, string | null, string]>;
   private readonly insertStatus: Database.Statement<[string]>;
@@ -110,11 +128,13 @@ export class SqliteLedgerStore implements LedgerStore {
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
     const version = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").get();
-    if (!version) this.db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?)").run(String(SCHEMA_VERSION));
-    else if (Number(version.value) > SCHEMA_VERSION) {
+    // A new file has just been given schema 1's tables.
+    const found = version ? Number(version.value) : 1;
+    if (found > SCHEMA_VERSION) {
       this.db.close();
-      throw new SwitchboardError('INTERNAL_ERROR', `the run ledger ${file} was written by a newer Switchboard (schema ${version.value}; this one reads ${SCHEMA_VERSION})`, { file });
+      throw new SwitchboardError('INTERNAL_ERROR', `the run ledger ${file} was written by a newer Switchboard (schema ${version?.value ?? '?'}; this one reads ${SCHEMA_VERSION})`, { file });
     }
+    if (!version || found < SCHEMA_VERSION) this.migrate(found);
     this.insertRun = this.db.prepare('INSERT INTO runs (id, created_at, backend, parent, spec) VALUES (?, ?, ?, ?, ?)');
     this.insertStatus = this.db.prepare("INSERT INTO run_status (run_id, status) VALUES (?, 'queued')");
     this.insertEvent = this.db.prepare('INSERT INTO events (run_id, seq, ts, type, body) VALUES (?, ?, ?, ?, ?)');
@@ -127,6 +147,7 @@ export class SqliteLedgerStore implements LedgerStore {
     this.selectEvents = this.db.prepare('SELECT run_id, seq, ts, type, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?');
     this.selectRun = this.db.prepare('SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE r.id = ?');
     this.writeTx = this.db.transaction((batch: LedgerBatch) => this.writeNow(batch));
+    this.asks = new SqliteAskRows(this.db);
   }
 
   write(batch: LedgerBatch): Promise<void> {
@@ -186,7 +207,7 @@ export class SqliteLedgerStore implements LedgerStore {
         total -= r.bytes;
       }
     }
-    const result: PruneResult = { runs: 0, events: 0, bytes: 0 };
+    const result: PruneResult = { runs: 0, events: 0, bytes: 0, asks: 0 };
     const byId = new Map(ended.map((r) => [r.run_id, r]));
     const del = this.db.transaction((ids: string[]) => {
       const events = this.db.prepare('DELETE FROM events WHERE run_id = ?');
@@ -203,7 +224,9 @@ export class SqliteLedgerStore implements LedgerStore {
       }
     });
     del([...doomed]);
-    if (result.runs > 0) this.db.pragma('incremental_vacuum');
+    // Asks are small next to runs' events: only their age counts. An ask not yet ended stays.
+    if (rule.maxAgeMs !== undefined) result.asks = this.db.prepare('DELETE FROM asks WHERE ended_at IS NOT NULL AND ended_at < ?').run(now - rule.maxAgeMs).changes;
+    if (result.runs > 0 || result.asks > 0) this.db.pragma('incremental_vacuum');
     return Promise.resolve(result);
   }
 
@@ -238,6 +261,21 @@ export class SqliteLedgerStore implements LedgerStore {
   close(): Promise<void> {
     if (this.db.open) this.db.close();
     return Promise.resolve();
+  }
+
+  /** Brings a file of schema `from` up to SCHEMA_VERSION, all of it or none. */
+  private migrate(from: number): void {
+    // IMMEDIATE: the write lock first, then the version read again, so two processes opening an
+    // old file at once migrate it once.
+    this.db.transaction(() => {
+      const now = this.db.prepare<[], { value: string }>("SELECT value FROM meta WHERE key = 'schema_version'").get();
+      const start = now ? Number(now.value) : from;
+      for (let v = start + 1; v <= SCHEMA_VERSION; v++) {
+        const sql = MIGRATIONS[v];
+        if (sql !== undefined) this.db.exec(sql);
+      }
+      if (start < SCHEMA_VERSION || !now) this.db.prepare("INSERT INTO meta (key, value) VALUES ('schema_version', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(String(SCHEMA_VERSION));
+    }).immediate();
   }
 
   private writeNow(batch: LedgerBatch): void {
