@@ -8,6 +8,7 @@ import { SwitchboardError } from '../core/errors.js';
 import { composeEnv } from '../platform/index.js';
 import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
 import { installMcpServer, isMcpConfigAgent, withJsonServer } from './mcp-config.js';
+import { seedShellStartup } from './shell-startup.js';
 import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
 
 /**
@@ -38,12 +39,14 @@ export function agentUnsetEnv(profile: AgentProfile, options: { sandboxed: boole
 
 /**
  * Seeds the sandbox HOME, with Switchboard's MCP server in the CLI's configuration when there is
- * one to add (the agent gets the tools with no setup); a file-system failure is the caller's
+ * one to add (the agent gets the tools with no setup) and its commands on the login shell's PATH
+ * (shell-startup.ts); a file-system failure is the caller's
  * agent_home, and says so.
  */
 export function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): LaunchAdditions {
   try {
     const additions = profile.prepareSandbox(sandbox);
+    seedShellStartup(sandbox.home);
     const agent = profile.data.name;
     if (!sandbox.mcp || !isMcpConfigAgent(agent)) return additions;
     const inline = additions.env.OPENCODE_CONFIG_CONTENT;

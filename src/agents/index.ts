@@ -23,4 +23,5 @@ export { findInputBox, findMenu, findWorkSign, type InputBox, type StructuralMen
 export { answerDialog, chooseMenuOption, menuChoiceFor, nextMenuKey, untilScreen, MENU_STEP_TIMEOUT_MS, type MenuChoice } from './dialog-answer.js';
 export { readStatusFile, statusFilePath, type SelfReport, type StatusFileSpec } from './status-file.js';
 export { CI_MARKER_ENV, agentUnsetEnv, checkSandbox, headlessAgentEnv, seedSandbox, type HeadlessEnvOptions, type SandboxRequest } from './agent-env.js';
+export { COMMANDS_DIR_VARIABLE, SHELL_STARTUP_FILES } from './shell-startup.js';
 export { MCP_CONFIG_AGENTS, MCP_PASSED_ENV, MCP_SERVER_NAME, installMcpServer, isMcpConfigAgent, mcpConfigFile, removeMcpServer, type McpConfigAgent, type McpServerCommand } from './mcp-config.js';

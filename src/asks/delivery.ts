@@ -16,9 +16,14 @@ export interface DeliveryOutcome {
   error?: { code: ErrorCode; message: string };
 }
 
-interface Pending {
-  ask: AskRecord;
+/** What the queue tells the ask's owner: typing began (the asker is idle now), and how it went. */
+export interface DeliveryCallbacks {
+  start: () => void;
   done: (outcome: DeliveryOutcome) => void;
+}
+
+interface Pending extends DeliveryCallbacks {
+  ask: AskRecord;
 }
 
 interface AskerLine {
@@ -41,8 +46,11 @@ export class DeliveryQueue implements Disposable {
 
   constructor(private readonly directory: AskDirectory) {}
 
-  /** Queues `ask`'s outcome for its asker's pane; `done` is called once with how it went. */
-  enqueue(ask: AskRecord, done: (outcome: DeliveryOutcome) => void): void {
+  /**
+   * Queues `ask`'s outcome for its asker's pane: `start` is called when typing begins, `done` once
+   * with how it went (without `start` when it never could begin).
+   */
+  enqueue(ask: AskRecord, { start, done }: DeliveryCallbacks): void {
     const paneId = ask.from?.paneId;
     const asker = paneId !== undefined ? this.directory.get(paneId) : undefined;
     if (!paneId || !asker || !asker.alive) {
@@ -56,7 +64,7 @@ export class DeliveryQueue implements Disposable {
       this.lines.set(paneId, created);
       line = created;
     }
-    line.pending.push({ ask, done });
+    line.pending.push({ ask, start, done });
     this.pump(paneId);
   }
 
@@ -93,6 +101,7 @@ export class DeliveryQueue implements Disposable {
 
   private async type(asker: AskTarget, pending: Pending): Promise<void> {
     const signal = AbortSignal.timeout(DELIVERY_TYPE_TIMEOUT_MS);
+    pending.start();
     try {
       await asker.prompt(deliveryText(pending.ask), signal);
       pending.done({ ok: true });

@@ -197,10 +197,18 @@ describe('the ask engine', () => {
     expect(done.status).toBe('done');
     await new Promise((r) => setTimeout(r, 30));
     expect(claude.prompts).toHaveLength(0);
-    expect(engine.get(ask.id).delivery).toBe('delivering');
+    // Not typed yet: pending, not delivering, while the asker is busy.
+    expect(engine.get(ask.id).delivery).toBe('pending');
+    const typing = claude.prompt.bind(claude);
+    let whileTyping: string | undefined;
+    claude.prompt = (text) => {
+      whileTyping = engine.get(ask.id).delivery;
+      return typing(text);
+    };
     claude.setState('idle');
     await new Promise((r) => setTimeout(r, 30));
     expect(claude.prompts).toEqual([`[switchboard reply from codex (pane p1, ask ${ask.id})]\nanswer to async one`]);
+    expect(whileTyping).toBe('delivering');
     expect(engine.get(ask.id)).toMatchObject({ delivery: 'delivered', deliveredAt: expect.any(Number) as unknown });
     // Idle again later: nothing typed twice.
     claude.setState('thinking');

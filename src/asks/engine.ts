@@ -346,10 +346,16 @@ export class AskEngine implements Disposable {
       job.record = { ...job.record, ...extra, delivery: stepDelivery(job.record.delivery, event) };
       this.recorder.record(job.record);
     };
-    step({ type: 'begin' });
-    this.deliveries.enqueue({ ...job.record }, (outcome) => {
-      if (outcome.ok) step({ type: 'delivered' }, { deliveredAt: Date.now() });
-      else step({ type: 'failed' }, { deliveryError: outcome.error ?? null });
-    });
+    // `pending` while the asker is busy; `delivering` from the moment its reply is being typed.
+    this.deliveries.enqueue(
+      { ...job.record },
+      {
+        start: () => step({ type: 'begin' }),
+        done: (outcome) => {
+          if (outcome.ok) step({ type: 'delivered' }, { deliveredAt: Date.now() });
+          else step({ type: 'failed' }, { deliveryError: outcome.error ?? null });
+        },
+      },
+    );
   }
 }

@@ -71,7 +71,9 @@ export function stepAsk(life: AskLife, event: AskEvent): AskLife {
 
 /**
  * Delivery of an async ask's outcome into the asker's pane: once, when the asker is idle.
- * `none` for asks whose caller waits (or has no pane to deliver to).
+ * `none` for asks whose caller waits (or has no pane to deliver to); `pending` from the ask's
+ * creation until its outcome is being typed (the ask still under way, or the asker busy);
+ * `delivering` while it is typed; then `delivered`, or `failed` (never typed again).
  */
 export type DeliveryStatus = 'none' | 'pending' | 'delivering' | 'delivered' | 'failed';
 

@@ -98,7 +98,8 @@ export async function askCommand(ctx: CliContext, argv: string[], fixedTarget?: 
   // --async: the reply is typed into the asker's pane (when it is an agent's); waiting, it is printed here only.
   const deliver = values.async === true;
   return withClient(ctx, async (c) => {
-    const asked = await c.ask(target, question, { wait: false, deliver, timeoutMs, cwd: process.cwd(), fromName: 'cli', ...(fromPaneId ? { fromPaneId } : {}) }).catch((err: unknown) => {
+    // From inside a pane the daemon names the asker after the pane's agent; from outside, "cli".
+    const asked = await c.ask(target, question, { wait: false, deliver, timeoutMs, cwd: process.cwd(), ...(fromPaneId ? { fromPaneId } : { fromName: 'cli' }) }).catch((err: unknown) => {
       // Outside any pane, a pane id in the environment that the daemon does not know is stale: ask as nobody's.
       if (fromPaneId && err instanceof SwitchboardError && err.code === 'PANE_NOT_FOUND' && err.details?.pane_id === fromPaneId) return c.ask(target, question, { wait: false, deliver, timeoutMs, cwd: process.cwd(), fromName: 'cli' });
       throw err;

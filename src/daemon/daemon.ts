@@ -1,7 +1,6 @@
-import { existsSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
@@ -11,7 +10,7 @@ import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { createServices, TokenRegistry, type DaemonControl, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
-import { AgentCatalog, type McpServerCommand } from '../agents/index.js';
+import { AgentCatalog, COMMANDS_DIR_VARIABLE, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
 import type { RunLedger } from '../runs/ledger/index.js';
@@ -23,6 +22,7 @@ import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
 import { DashboardServer } from '../surfaces/http/index.js';
 import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 import { killBridgeNow, startBridge, stopBridge, type BridgeOptions, type StartedBridge } from './bridge.js';
+import { builtCliDir, preparePaneCommands } from './pane-programs.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
 export { DAEMON_NODE_FLAGS } from './daemon-flags.js';
@@ -156,8 +156,8 @@ export class Daemon implements DaemonControl {
 
   /** `switchboard mcp` as an agent CLI starts it: this Node and the built CLI (undefined when it is not built). */
   get mcpServer(): McpServerCommand | undefined {
-    const entry = builtCliEntry();
-    return entry ? { command: process.execPath, args: [entry, 'mcp'] } : undefined;
+    const dir = builtCliDir();
+    return dir ? { command: process.execPath, args: [path.join(dir, 'main.js'), 'mcp'] } : undefined;
   }
 
   /** Where the dashboard listens, when it is on. */
@@ -320,8 +320,11 @@ export class Daemon implements DaemonControl {
       await this.dashboardServer.listen(options.host ?? DEFAULT_HOST, options.dashboard.port ?? DEFAULT_DASHBOARD_PORT);
     }
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
-    // The token is each pane's own (the provider above); these are shared.
-    this.panes.setPaneEnv({ [DAEMON_MARKER_VARIABLE]: this.marker, ...endpointVariables({ tcp: this.tcp, socket: this.socketPath }) });
+    // The token is each pane's own (the provider above); these are shared, with Switchboard's own
+    // commands (`lask`…) on PATH for an agent's shell tool, and their folder for a login shell
+    // that sets PATH afresh (pane-programs.ts, agents/shell-startup.ts).
+    const commands = preparePaneCommands(this.home, options.env ?? process.env, builtCliDir());
+    this.panes.setPaneEnv({ [DAEMON_MARKER_VARIABLE]: this.marker, ...endpointVariables({ tcp: this.tcp, socket: this.socketPath }), ...(commands ? { PATH: commands.path, [COMMANDS_DIR_VARIABLE]: commands.dir } : {}) });
     if (this.publish) writeRuntimeFile(this.home, this.runtimeInfo());
     this.logger.info('listening', { tcp: this.tcp, socket: this.socketPath, home: this.home, pid: process.pid });
   }
@@ -362,11 +365,4 @@ function canConnect(info: RuntimeInfo): Promise<boolean> {
     });
     socket.once('error', () => resolve(false));
   });
-}
-
-/** The built CLI's entry point: beside this file once built, under dist/ when running from the sources. */
-function builtCliEntry(): string | undefined {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  for (const candidate of [path.join(here, '..', 'cli', 'main.js'), path.join(here, '..', '..', 'dist', 'cli', 'main.js')]) if (existsSync(candidate)) return candidate;
-  return undefined;
 }

@@ -3,6 +3,8 @@ import type { Scenario, Step } from './scenario.js';
 import { toolCallFor, type ToolCall } from './tools.js';
 
 export interface Timing {
+  /** The gate the answer waits for, when the step names one. */
+  gate?: string;
   delayMs: number;
   chunkChars: number;
   chunkDelayMs: number;
@@ -33,6 +35,7 @@ const DEFAULT_TIMING: Timing = { delayMs: 0, chunkChars: 24, chunkDelayMs: 0 };
 
 function timingOf(step: Step): Timing {
   return {
+    ...(step.wait_for !== undefined ? { gate: step.wait_for } : {}),
     delayMs: step.delay_ms ?? DEFAULT_TIMING.delayMs,
     chunkChars: step.chunk_chars ?? DEFAULT_TIMING.chunkChars,
     chunkDelayMs: step.chunk_delay_ms ?? DEFAULT_TIMING.chunkDelayMs,

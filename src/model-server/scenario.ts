@@ -12,6 +12,12 @@ import { SwitchboardError } from '../core/errors.js';
 const timing = {
   /** Wait this long before answering. */
   delay_ms: z.number().int().min(0).max(600_000).optional(),
+  /**
+   * Hold the answer until the gate of this name is opened (`ModelServer.openGate`, or POST
+   * /__scripted/gates/NAME), then wait `delay_ms`: a turn that lasts exactly as long as a test needs,
+   * whatever the machine's speed.
+   */
+  wait_for: z.string().min(1).max(200).optional(),
   /** Stream text in pieces of this many characters… */
   chunk_chars: z.number().int().min(1).max(100_000).optional(),
   /** …with this pause between pieces. */

@@ -22,6 +22,7 @@ const SCENARIO: Scenario = {
     { match: 'chunky', steps: [{ text: 'abcdefghij', chunk_chars: 3 }] },
     { match: 'slow start', steps: [{ text: 'late answer', delay_ms: 10_000 }] },
     { match: 'slow stream', steps: [{ text: 'abcdefghij', chunk_chars: 5, chunk_delay_ms: 1_000 }] },
+    { match: 'behind the gate', steps: [{ text: 'let through', wait_for: 'g1' }] },
     { steps: [{ text: 'Fallback.' }] },
   ],
 };
@@ -274,6 +275,30 @@ describe.each(CASES)('ModelServer: $api', (c) => {
     expect(c.streamTool(await streamed(server, c, 'write a file please'))).toBe(SHELL_TOOL[c.api]);
     expect(c.streamTool(await streamed(server, c, 'write a file please'))).toBe(SHELL_TOOL[c.api]);
     expect(server.modelRequests().map((r) => r.plan?.step)).toEqual([0, 0, 0]);
+  });
+
+  it('holds an answer until its gate is opened, and holds none once it is open', async () => {
+    const server = await start();
+    let answered = false;
+    const pending = streamed(server, c, 'behind the gate').then((events) => {
+      answered = true;
+      return events;
+    });
+    await vi.waitFor(() => expect(server.heldAt('g1')).toBe(1));
+    expect(answered).toBe(false);
+    expect((await post(server, '/__scripted/gates/g1', {})).status).toBe(200);
+    expect(c.streamText(await pending)).toBe('let through');
+    expect(server.heldAt('g1')).toBe(0);
+    expect(c.streamText(await streamed(server, c, 'behind the gate'))).toBe('let through');
+  });
+
+  it('lets held answers go when it closes', async () => {
+    const server = await start();
+    const pending = post(server, c.path(true), c.body('behind the gate', true)).then((res) => res.text()).catch(() => 'closed');
+    await vi.waitFor(() => expect(server.heldAt('g1')).toBe(1));
+    await server.close();
+    expect(server.heldAt('g1')).toBe(0);
+    await pending;
   });
 
   it('splits streamed text into pieces of chunk_chars characters', async () => {

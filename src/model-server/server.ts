@@ -139,6 +139,9 @@ function route(method: string, pathname: string): { api: Api; model?: string; st
  */
 export class ModelServer {
   private readonly log: LoggedRequest[] = [];
+  /** Gates by name: open, or the answers held until they are. */
+  private readonly gates = new Map<string, { open: boolean; held: (() => void)[] }>();
+  private closed = false;
   private scenario: Scenario;
   private seq = 0;
   private readonly logger: Logger;
@@ -196,7 +199,30 @@ export class ModelServer {
     this.log.length = 0;
   }
 
+  /** Opens the gate `name`: the answers held for it go out, and later ones are not held. */
+  openGate(name: string): void {
+    const gate = this.gates.get(name) ?? { open: false, held: [] };
+    gate.open = true;
+    this.gates.set(name, gate);
+    for (const release of gate.held.splice(0)) release();
+  }
+
+  /** How many answers wait for the gate `name` now. */
+  heldAt(name: string): number {
+    return this.gates.get(name)?.held.length ?? 0;
+  }
+
+  /** Resolves once the gate `name` is open (or the server closes). */
+  private passGate(name: string): Promise<void> {
+    const gate = this.gates.get(name) ?? { open: false, held: [] };
+    this.gates.set(name, gate);
+    if (gate.open || this.closed) return Promise.resolve();
+    return new Promise((resolve) => gate.held.push(resolve));
+  }
+
   close(): Promise<void> {
+    this.closed = true;
+    for (const gate of this.gates.values()) for (const release of gate.held.splice(0)) release();
     return new Promise((resolve) => {
       this.server.closeAllConnections();
       this.server.close(() => resolve());
@@ -224,6 +250,12 @@ export class ModelServer {
     if (url.pathname === '/__scripted/requests') {
       if (method === 'DELETE') this.clearRequests();
       json(200, this.log);
+      return;
+    }
+    const gate = /^\/__scripted\/gates\/([^/]+)$/.exec(url.pathname);
+    if (gate?.[1] !== undefined && method === 'POST') {
+      this.openGate(decodeURIComponent(gate[1]));
+      json(200, { ok: true });
       return;
     }
     if (url.pathname === '/__scripted/scenario' && method === 'POST') {
@@ -274,6 +306,7 @@ export class ModelServer {
       body,
       plan: { role: decided.role, rule: decided.rule, step: decided.step, reply: decided.reply.kind, status: rendered.status, prompt: view.prompt.slice(0, 2_000), promptChars: view.prompt.length, promptEnd: view.prompt.slice(-200), stepsDone: view.stepsDone, tools: view.tools },
     });
+    if (decided.reply.timing.gate !== undefined) await this.passGate(decided.reply.timing.gate);
     if (decided.reply.timing.delayMs > 0) await sleep(decided.reply.timing.delayMs);
     await send(res, rendered);
   }

@@ -63,7 +63,7 @@ describe('an async ask', { timeout: 300_000 }, () => {
     expect(answered).toMatchObject({ status: 'done', reply: 'Paris is the capital of France.' });
     // Codex was still busy when Claude finished: nothing typed into it yet.
     expect(codexIdleAt).toBe(Infinity);
-    expect(rig.engine.get(ask.id).delivery).toBe('delivering');
+    expect(rig.engine.get(ask.id).delivery).toBe('pending');
     const delivered = await until(() => {
       const now = rig.engine.get(ask.id);
       return now.delivery === 'delivered' || now.delivery === 'failed' ? now : undefined;

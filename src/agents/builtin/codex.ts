@@ -88,6 +88,12 @@ export const codex = defineProfile(
       '[tui]',
       'screen_reader_detection_done = true',
       '',
+      // The shell tool's commands must reach the daemon (`lask --async …` from Codex): the
+      // workspace-write sandbox otherwise refuses every connect, even to the daemon's Unix socket
+      // (Codex 0.169: "connect EPERM …/switchboard.sock"). Files stay confined to the workspace.
+      '[sandbox_workspace_write]',
+      'network_access = true',
+      '',
       '[model_providers.scripted]',
       'name = "Scripted"',
       `base_url = ${toml(`${s.modelUrl}/v1`)}`,

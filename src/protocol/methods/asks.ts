@@ -65,7 +65,7 @@ export const askInfoSchema = z.object({
   started_at: z.number().nullable(),
   typed_at: z.number().nullable(),
   ended_at: z.number().nullable(),
-  /** For an async ask delivered into the asker's pane: none, pending, delivering, delivered, failed. */
+  /** For an async ask delivered into the asker's pane: none, pending (not typed yet: the ask under way, or the asker busy), delivering (being typed), delivered, failed. */
   delivery: z.string(),
   delivered_at: z.number().nullable(),
 });
