@@ -183,7 +183,8 @@ class AskTest(unittest.TestCase):
             self.assertEqual(caught.exception.name, "PANE_NOT_FOUND")
             with self.assertRaises(RPCError) as caught:
                 backend.ask_get("0123456789")
-            self.assertEqual(caught.exception.name, "INVALID_PARAMS")
+            self.assertEqual(caught.exception.name, "ASK_NOT_FOUND")
+            self.assertEqual(caught.exception.code, -32016)
         finally:
             backend.client.close()
 
