@@ -210,6 +210,44 @@ describe('readConversation: OpenAI Responses (Codex)', () => {
   });
 });
 
+describe('readConversation: OpenAI Responses tool search (Codex 0.169.0, shapes as seen live)', () => {
+  const ask = { type: 'function', name: 'ask', strict: false, defer_loading: true, parameters: { type: 'object', properties: {} } };
+  const searched = {
+    type: 'tool_search_output',
+    call_id: 'call_s',
+    status: 'completed',
+    execution: 'client',
+    tools: [{ type: 'namespace', name: 'mcp__switchboard', description: 'Tools in the mcp__switchboard namespace.', tools: [{ ...ask, name: 'list_agents' }, ask] }],
+  };
+  const prompt = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'consult gemini' }] };
+  const search = { type: 'tool_search_call', call_id: 'call_s', execution: 'client', status: 'completed', arguments: { query: 'switchboard ask', limit: 8 } };
+
+  it('names the tool search among the tools by its type, and nothing namespaced before a search', () => {
+    const view = readConversation('openai-responses', { input: [prompt], tools: [{ type: 'function', name: 'exec_command' }, { type: 'tool_search', execution: 'client' }] });
+    expect(view).toMatchObject({ tools: ['exec_command', 'tool_search'], namespaced: [], toolSearches: 0, stepsDone: 0 });
+  });
+
+  it("reads the tools a search loaded since the prompt, with their namespace, and does not count the search as a step", () => {
+    const view = readConversation('openai-responses', { input: [prompt, search, searched] });
+    expect(view).toMatchObject({ prompt: 'consult gemini', toolSearches: 1, stepsDone: 0, lastToolResult: '' });
+    expect(view.namespaced).toEqual([
+      { namespace: 'mcp__switchboard', name: 'list_agents' },
+      { namespace: 'mcp__switchboard', name: 'ask' },
+    ]);
+  });
+
+  it('forgets the searches of earlier prompts', () => {
+    const view = readConversation('openai-responses', { input: [prompt, search, searched, { ...prompt, content: [{ type: 'input_text', text: 'again' }] }] });
+    expect(view).toMatchObject({ prompt: 'again', toolSearches: 0, namespaced: [] });
+  });
+
+  it("reads a namespace offered in the request's tools, and leaves plain functions to `tools`", () => {
+    const view = readConversation('openai-responses', { input: [prompt], tools: [{ type: 'function', name: 'exec_command' }, { type: 'namespace', name: 'mcp__switchboard__', tools: [ask] }] });
+    expect(view.namespaced).toEqual([{ namespace: 'mcp__switchboard__', name: 'ask' }]);
+    expect(view.tools).toEqual(['exec_command', 'mcp__switchboard__']);
+  });
+});
+
 describe('readConversation: OpenAI Chat Completions (OpenCode)', () => {
   const tools = ['bash', 'edit', 'glob', 'grep', 'read', 'write'].map((name) => ({ type: 'function', function: { name, parameters: {} } }));
   const system = { role: 'system', content: 'You are opencode.\n<env>\n  Working directory: /home/dev/work-opencode\n</env>' };
@@ -338,7 +376,7 @@ describe('readConversation on any API', () => {
   // A body that is not a JSON object (a malformed request) reads as an empty conversation.
   it.each(apis)('%s: reads a non-object body as an empty conversation', (api) => {
     for (const body of ['not json', null, [1, 2], 42]) {
-      expect(readConversation(api, body)).toEqual({ api, tools: [], prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined });
+      expect(readConversation(api, body)).toEqual({ api, tools: [], namespaced: [], toolSearches: 0, prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined });
     }
   });
 

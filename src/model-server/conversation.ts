@@ -10,6 +10,13 @@ export interface ConversationView {
   api: Api;
   /** Names of the tools the client offers. */
   tools: string[];
+  /**
+   * Tools offered inside a namespace (Responses API `{type:'namespace', name, tools}`), whether in
+   * the request's `tools` or loaded by a tool search since the prompt: a call names both.
+   */
+  namespaced: NamespacedTool[];
+  /** Tool searches (Codex's tool_search) answered since the prompt; they are not steps of the script. */
+  toolSearches: number;
   /** Text of the latest real user prompt ('' when there is none). */
   prompt: string;
   /** Tool results in the conversation after that prompt. */
@@ -26,6 +33,12 @@ export interface ConversationView {
   wantsJson: boolean;
   stream: boolean;
   model: string | undefined;
+}
+
+/** A tool the client groups under a namespace (Codex: namespace `mcp__server__`, name `tool`). */
+export interface NamespacedTool {
+  namespace: string | undefined;
+  name: string;
 }
 
 type Json = Record<string, unknown>;
@@ -109,13 +122,31 @@ function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 
     break;
   }
   const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) : '')).filter(Boolean);
-  return { tools, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: undefined, wantsJson: false };
+  return { tools, namespaced: [], toolSearches: 0, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: undefined, wantsJson: false };
+}
+
+/**
+ * The tools inside Responses API tool definitions: a function at the top level has no namespace, a
+ * `namespace` entry holds functions (Codex groups an MCP server's tools so, and its tool_search
+ * answers with such entries).
+ */
+function namespacedTools(defs: unknown[]): NamespacedTool[] {
+  return defs.flatMap((t): NamespacedTool[] => {
+    if (!isObject(t)) return [];
+    if (t.type === 'namespace') {
+      const namespace = str(t.name);
+      return asArray(t.tools).flatMap((inner) => (isObject(inner) && str(inner.name) ? [{ namespace, name: str(inner.name) }] : []));
+    }
+    return str(t.name) ? [{ namespace: undefined, name: str(t.name) }] : [];
+  });
 }
 
 function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
+  let toolSearches = 0;
   let prompt = '';
   let lastToolResult: string | undefined;
+  const loaded: NamespacedTool[] = [];
   const input = typeof body.input === 'string' ? [{ type: 'message', role: 'user', content: body.input }] : asArray(body.input);
   for (let i = input.length - 1; i >= 0; i--) {
     const item = input[i];
@@ -123,6 +154,13 @@ function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'c
     if (item.type === 'function_call_output' || item.type === 'custom_tool_call_output') {
       stepsDone += 1;
       lastToolResult ??= typeof item.output === 'string' ? item.output : textOfParts(item.output);
+      continue;
+    }
+    // Codex answers the model's tool_search_call with the tools it found; they can be called from
+    // the next request on, without being in `tools`.
+    if (item.type === 'tool_search_output') {
+      toolSearches += 1;
+      loaded.push(...namespacedTools(asArray(item.tools)));
       continue;
     }
     if ((item.type === 'message' || item.type === undefined) && item.role === 'user') {
@@ -133,8 +171,9 @@ function openaiResponses(body: Json): Omit<ConversationView, 'api' | 'text' | 'c
     }
   }
   const tools = asArray(body.tools).map((t) => (isObject(t) ? str(t.name) || str(t.type) : '')).filter(Boolean);
+  const namespaced = [...namespacedTools(asArray(body.tools)).filter((t) => t.namespace !== undefined), ...loaded];
   const format = isObject(body.text) && isObject(body.text.format) ? body.text.format : undefined;
-  return { tools, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' || format?.type === 'json_object' };
+  return { tools, namespaced, toolSearches, prompt, stepsDone, lastToolResult: lastToolResult ?? '', jsonSchema: format?.schema, wantsJson: format?.type === 'json_schema' || format?.type === 'json_object' };
 }
 
 function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
@@ -164,6 +203,8 @@ function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' |
   const format = isObject(body.response_format) ? body.response_format : undefined;
   return {
     tools,
+    namespaced: [],
+    toolSearches: 0,
     prompt,
     stepsDone,
     lastToolResult: lastToolResult ?? '',
@@ -193,6 +234,8 @@ function gemini(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'st
   const config = isObject(body.generationConfig) ? body.generationConfig : {};
   return {
     tools,
+    namespaced: [],
+    toolSearches: 0,
     prompt,
     stepsDone,
     lastToolResult: '',

@@ -11,7 +11,7 @@ const OPENCODE_TOOLS = ['bash', 'edit', 'glob', 'grep', 'read', 'write'];
 
 /** A conversation view with defaults; tests set only what they are about. */
 function view(overrides: Partial<ConversationView> = {}): ConversationView {
-  return { api: 'anthropic', tools: CLAUDE_TOOLS, prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined, ...overrides };
+  return { api: 'anthropic', tools: CLAUDE_TOOLS, namespaced: [], toolSearches: 0, prompt: '', stepsDone: 0, lastToolResult: '', cwd: undefined, text: '', jsonSchema: undefined, wantsJson: false, stream: false, model: undefined, ...overrides };
 }
 
 const scenario: Scenario = {
@@ -403,6 +403,68 @@ describe('plan: MCP tool steps and the last tool result', () => {
       expect(reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: tool, args: { target: 'codex', question: 'Why?' } } });
     }
     expect(plan(mcpScenario, view({ prompt: 'please consult codex' })).reply).toMatchObject({ kind: 'text', text: expect.stringContaining('wanted a mcp tool') as unknown });
+  });
+
+  // Codex 0.169.0 as seen live: `tools` holds tool_search (a tool of type tool_search, no name)
+  // and no MCP tool; its tool_search_output holds the server's tools in the namespace mcp__switchboard.
+  describe('through a tool search when the tool is deferred (Codex)', () => {
+    const prompt = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'please consult codex' }] };
+    const search = { type: 'tool_search_call', call_id: 'call_s', execution: 'client', status: 'completed', arguments: { query: 'switchboard ask', limit: 8 } };
+    const askTool = { type: 'function', name: 'ask', defer_loading: true, parameters: { type: 'object', properties: {} } };
+    const found = (tools: unknown[]): Record<string, unknown> => ({ type: 'tool_search_output', call_id: 'call_s', execution: 'client', status: 'completed', tools });
+    const codexTools = [...CODEX_TOOLS.map((name) => ({ type: 'function', name })), { type: 'tool_search', execution: 'client', parameters: {} }];
+    const at = (input: unknown[], tools: unknown[] = codexTools): Plan => plan(mcpScenario, readConversation('openai-responses', { input, tools }));
+
+    it('searches first, with no words of its own', () => {
+      expect(at([prompt]).reply).toMatchObject({ kind: 'tool', text: undefined, call: { kind: 'tool_search', args: { query: 'switchboard ask' } } });
+      expect(at([prompt]).step).toBe(0);
+    });
+
+    it('then calls the tool in the namespace the search loaded, as the same step', () => {
+      const next = at([prompt, search, found([{ type: 'namespace', name: 'mcp__switchboard', description: 'Tools in the mcp__switchboard namespace.', tools: [{ type: 'function', name: 'list_agents' }, askTool] }])]);
+      expect(next.step).toBe(0);
+      expect(next.reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: 'ask', namespace: 'mcp__switchboard', args: { target: 'codex', question: 'Why?' } } });
+    });
+
+    it("finds the tool whatever the namespace's spelling, or flat under its full name", () => {
+      for (const ns of ['mcp__switchboard__', 'mcp__switchboard']) {
+        expect(at([prompt, search, found([{ type: 'namespace', name: ns, tools: [askTool] }])]).reply).toMatchObject({ call: { name: 'ask', namespace: ns } });
+      }
+      const flat = at([prompt, search, found([{ ...askTool, name: 'mcp__switchboard__ask' }])]).reply;
+      expect(flat).toMatchObject({ call: { kind: 'function', name: 'mcp__switchboard__ask' } });
+      expect(flat.kind === 'tool' && flat.call.kind === 'function' ? flat.call.namespace : 'none').toBeUndefined();
+    });
+
+    it("does not take another server's tool of the same name", () => {
+      expect(at([prompt, search, found([{ type: 'namespace', name: 'mcp__other', tools: [askTool] }])]).reply).toMatchObject({ kind: 'text', text: expect.stringContaining('wanted a mcp tool') as unknown });
+    });
+
+    it('calls a namespaced tool offered up front without searching', () => {
+      const tools = [...codexTools, { type: 'namespace', name: 'mcp__switchboard__', tools: [askTool] }];
+      expect(at([prompt], tools).reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: 'ask', namespace: 'mcp__switchboard__' } });
+    });
+
+    it('searches once a prompt: a search that found nothing ends in words, not another search', () => {
+      expect(at([prompt, search, found([])]).reply).toMatchObject({ kind: 'text', text: expect.stringContaining('does not offer') as unknown });
+    });
+
+    it("counts the tool's result, not the search, as the step done, and carries it into the text", () => {
+      const call = { type: 'function_call', call_id: 'call_a', name: 'ask', namespace: 'mcp__switchboard', arguments: '{}' };
+      const input = [prompt, search, found([{ type: 'namespace', name: 'mcp__switchboard', tools: [askTool] }]), call, { type: 'function_call_output', call_id: 'call_a', output: 'Because it is.' }];
+      const read = readConversation('openai-responses', { input, tools: codexTools });
+      expect(read).toMatchObject({ stepsDone: 1, toolSearches: 1, lastToolResult: 'Because it is.' });
+      expect(plan(mcpScenario, read).reply).toMatchObject({ kind: 'text', text: 'Codex says: Because it is.' });
+    });
+
+    it('does not search where the API has no tool search (a function named tool_search is not one)', () => {
+      expect(plan(mcpScenario, view({ prompt: 'please consult codex', tools: [...CLAUDE_TOOLS, 'tool_search'] })).reply).toMatchObject({ kind: 'text' });
+    });
+
+    it('searches again at the next prompt', () => {
+      const later = { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'please consult codex again' }] };
+      const input = [prompt, search, found([{ type: 'namespace', name: 'mcp__switchboard', tools: [askTool] }]), later];
+      expect(at(input).reply).toMatchObject({ kind: 'tool', call: { kind: 'tool_search' } });
+    });
   });
 
   it("puts the last tool result's text where the script says {{tool_result}}", () => {

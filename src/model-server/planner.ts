@@ -124,7 +124,8 @@ function planFromScript(scenario: Scenario, view: ConversationView, fallbackCwd:
     if (!call) {
       return { reply: { kind: 'text', text: `(The scripted model wanted a ${step.tool} tool, which this client does not offer.)`, timing }, ...where };
     }
-    return { reply: { kind: 'tool', text: step.text, call, timing }, ...where };
+    // A tool search only prepares the step's call: the step's words go with the call itself.
+    return { reply: { kind: 'tool', text: call.kind === 'tool_search' ? undefined : step.text, call, timing }, ...where };
   }
   return { reply: { kind: 'text', text: step.text.replaceAll('{{tool_result}}', view.lastToolResult), timing }, ...where };
 }

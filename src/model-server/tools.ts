@@ -1,12 +1,15 @@
 import path from 'node:path';
-import type { ConversationView } from './conversation.js';
+import type { ConversationView, NamespacedTool } from './conversation.js';
 import type { ToolStep } from './scenario.js';
 
 /** A tool call in the shape the client's own tool expects. */
 export type ToolCall =
-  | { kind: 'function'; name: string; args: Record<string, unknown> }
+  /** `namespace` for a tool the client groups under one (Codex's MCP tools). */
+  | { kind: 'function'; name: string; namespace?: string; args: Record<string, unknown> }
   /** A freeform tool (Codex's apply_patch), whose input is plain text. */
-  | { kind: 'custom'; name: string; input: string };
+  | { kind: 'custom'; name: string; input: string }
+  /** A search for deferred tools, which the client runs and answers with the tools it found (Codex's tool_search). */
+  | { kind: 'tool_search'; name: 'tool_search'; args: { query: string; limit: number } };
 
 /** The names each CLI gives its shell, write and edit tools (the first one offered wins). */
 const NAMES = {
@@ -31,18 +34,40 @@ function patchUpdate(file: string, oldText: string, newText: string): string {
   return ['*** Begin Patch', `*** Update File: ${file}`, '@@', ...minus, ...plus, '*** End Patch', ''].join('\n');
 }
 
+/** How many tools a scripted tool search asks for: the one it wants, with room for near matches. */
+const TOOL_SEARCH_LIMIT = 8;
+
+/**
+ * The call for an MCP tool step. Each CLI names an MCP tool after its server its own way
+ * (mcp__server__tool, server__tool, server_tool), or offers it inside a namespace (Codex: namespace
+ * `mcp__server__`, name `tool`), either in the request's tools or loaded by a tool search. When the
+ * tool is not offered but a tool search is (Codex 0.169 defers MCP tools behind tool_search), the
+ * model searches first, once per prompt; the client answers with the tools it found, and the next
+ * request calls the tool.
+ */
+function mcpCallFor(step: Extract<ToolStep, { tool: 'mcp' }>, view: ConversationView): ToolCall | undefined {
+  const flat = [`mcp__${step.server}__${step.name}`, `${step.server}__${step.name}`, `${step.server}_${step.name}`, step.name];
+  const direct = flat.find((n) => view.tools.includes(n));
+  if (direct) return { kind: 'function', name: direct, args: step.input };
+  const joined = (t: NamespacedTool): string => `${t.namespace ?? ''}${t.name}`;
+  const inNamespace =
+    view.namespaced.find((t) => flat.includes(joined(t))) ??
+    // A namespace that names the server, however it is spelled around it (mcp__server__, mcp__server).
+    view.namespaced.find((t) => t.name === step.name && t.namespace !== undefined && t.namespace.split(/_{2,}/).includes(step.server));
+  if (inNamespace) return { kind: 'function', name: inNamespace.name, ...(inNamespace.namespace !== undefined ? { namespace: inNamespace.namespace } : {}), args: step.input };
+  if (view.api === 'openai-responses' && view.tools.includes('tool_search') && view.toolSearches === 0) {
+    return { kind: 'tool_search', name: 'tool_search', args: { query: `${step.server} ${step.name}`, limit: TOOL_SEARCH_LIMIT } };
+  }
+  return undefined;
+}
+
 /**
  * Translates a scripted tool step into the call the client understands, or undefined when the client
  * offers no tool of that kind (then the step is answered with text instead).
  */
 export function toolCallFor(step: ToolStep, view: ConversationView, fallbackCwd: string | undefined): ToolCall | undefined {
   const cwd = view.cwd ?? fallbackCwd;
-  if (step.tool === 'mcp') {
-    // Each CLI names an MCP tool after its server its own way: mcp__server__tool, server__tool, server_tool.
-    const names = [`mcp__${step.server}__${step.name}`, `${step.server}__${step.name}`, `${step.server}_${step.name}`, step.name];
-    const name = names.find((n) => view.tools.includes(n));
-    return name ? { kind: 'function', name, args: step.input } : undefined;
-  }
+  if (step.tool === 'mcp') return mcpCallFor(step, view);
   const offered = (kind: keyof typeof NAMES): string | undefined => NAMES[kind].find((n) => view.tools.includes(n));
   if (step.tool === 'shell') {
     const name = offered('shell');

@@ -53,7 +53,7 @@ const shapes = (events: SseEvent[]): { event: string | undefined; data: Shape }[
 const timing = (overrides: Partial<Timing> = {}): Timing => ({ delayMs: 0, chunkChars: 24, chunkDelayMs: 0, ...overrides });
 
 function view(overrides: Partial<ConversationView> = {}): ConversationView {
-  return { api: 'anthropic', tools: [], prompt: 'say hello', stepsDone: 0, lastToolResult: '', cwd: undefined, text: 'say hello', jsonSchema: undefined, wantsJson: false, stream: true, model: undefined, ...overrides };
+  return { api: 'anthropic', tools: [], namespaced: [], toolSearches: 0, prompt: 'say hello', stepsDone: 0, lastToolResult: '', cwd: undefined, text: 'say hello', jsonSchema: undefined, wantsJson: false, stream: true, model: undefined, ...overrides };
 }
 
 // The captures split "Hello from fake model" into four deltas; six characters a chunk does too.
@@ -197,6 +197,23 @@ describe('renderOpenAiResponses', () => {
       'response.completed',
     ]);
     expect(dataOf(events, 'response.output_item.done')[0]?.item).toMatchObject({ type: 'custom_tool_call', name: 'apply_patch', input: '*** Begin Patch\n*** End Patch\n', status: 'completed' });
+  });
+
+  // Codex 0.169 defers MCP tools behind tool_search, a tool it runs itself: the model's call is a
+  // tool_search_call item (execution "client", its arguments an object), with no delta events.
+  it('streams a tool search as a tool_search_call the client runs, its arguments an object', () => {
+    const call: ToolCall = { kind: 'tool_search', name: 'tool_search', args: { query: 'switchboard ask', limit: 8 } };
+    const events = parseSse(bodyText(renderOpenAiResponses(toolReply(call), view({ api: 'openai-responses' }), 'abc')));
+    expect(events.map((e) => e.event)).toEqual(['response.created', 'response.in_progress', 'response.output_item.added', 'response.output_item.done', 'response.completed']);
+    const item = { type: 'tool_search_call', id: 'tsc_abc', call_id: 'call_abc', execution: 'client', status: 'completed', arguments: { query: 'switchboard ask', limit: 8 } };
+    expect(dataOf(events, 'response.output_item.done')[0]?.item).toEqual(item);
+    expect((dataOf(events, 'response.completed')[0]?.response as { output: unknown[] }).output).toEqual([item]);
+  });
+
+  it("names a namespaced tool's namespace beside its name in the function call, and only then", () => {
+    const render = (call: ToolCall): Record<string, unknown> | undefined => dataOf(parseSse(bodyText(renderOpenAiResponses(toolReply(call), view({ api: 'openai-responses' }), 'abc'))), 'response.output_item.done')[0]?.item as Record<string, unknown> | undefined;
+    expect(render({ kind: 'function', name: 'ask', namespace: 'mcp__switchboard', args: { target: 'gemini' } })).toMatchObject({ type: 'function_call', name: 'ask', namespace: 'mcp__switchboard', arguments: '{"target":"gemini"}' });
+    expect(render({ kind: 'function', name: 'exec_command', args: {} })).not.toHaveProperty('namespace');
   });
 
   it('answers without streaming as one completed response', () => {

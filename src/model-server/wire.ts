@@ -34,8 +34,13 @@ const sse = (event: string, data: unknown): string => `event: ${event}\ndata: ${
 const dataOnly = (data: unknown, sep = '\n\n'): string => `data: ${typeof data === 'string' ? data : JSON.stringify(data)}${sep}`;
 const usageTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
 
+/** A call's arguments as an object (a freeform tool's text under `input`). */
+function argsOf(call: ToolCall): Record<string, unknown> {
+  return call.kind === 'custom' ? { input: call.input } : call.args;
+}
+
 function argsJson(call: ToolCall): string {
-  return call.kind === 'function' ? JSON.stringify(call.args) : JSON.stringify({ input: call.input });
+  return JSON.stringify(argsOf(call));
 }
 
 // ---------------------------------------------------------------- Anthropic Messages
@@ -63,7 +68,7 @@ export function renderAnthropic(reply: Reply, view: ConversationView, id: string
   if (!view.stream) {
     const content: unknown[] = [];
     if (text) content.push({ type: 'text', text });
-    if (call) content.push({ type: 'tool_use', id: toolId, name: call.name, input: call.kind === 'function' ? call.args : { input: call.input } });
+    if (call) content.push({ type: 'tool_use', id: toolId, name: call.name, input: argsOf(call) });
     const message = { id: `msg_${id}`, type: 'message', role: 'assistant', model, content, stop_reason: stopReason, stop_sequence: null, usage: { input_tokens: usageTokens(view.text), output_tokens: usageTokens(text ?? '') } };
     return { status: 200, headers: JSON_HEADERS, body: [JSON.stringify(message)] };
   }
@@ -98,6 +103,22 @@ function openaiError(status: number, message: string): Rendered {
   return { status, headers: JSON_HEADERS, body: [JSON.stringify({ error: { message, type, code: type, param: null } })] };
 }
 
+/**
+ * A call as a Responses API output item: a function call (with its namespace when the tool is in
+ * one), a freeform tool's call, or a tool search the client runs itself (`execution: client`, its
+ * arguments an object).
+ */
+function responsesCallItem(call: ToolCall, id: string): Record<string, unknown> & { id: string } {
+  switch (call.kind) {
+    case 'function':
+      return { type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name: call.name, ...(call.namespace !== undefined ? { namespace: call.namespace } : {}), arguments: JSON.stringify(call.args), status: 'completed' };
+    case 'custom':
+      return { type: 'custom_tool_call', id: `ctc_${id}`, call_id: `call_${id}`, name: call.name, input: call.input, status: 'completed' };
+    case 'tool_search':
+      return { type: 'tool_search_call', id: `tsc_${id}`, call_id: `call_${id}`, execution: 'client', status: 'completed', arguments: call.args };
+  }
+}
+
 export function renderOpenAiResponses(reply: Reply, view: ConversationView, id: string): Rendered {
   if (reply.kind === 'error') return openaiError(reply.status === 529 ? 503 : reply.status, reply.message);
   const text = reply.kind === 'json' ? JSON.stringify(reply.value) : reply.text;
@@ -108,11 +129,7 @@ export function renderOpenAiResponses(reply: Reply, view: ConversationView, id: 
   const items: Record<string, unknown>[] = [];
   const messageItem = text ? { type: 'message', id: `msg_${id}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text, annotations: [] }] } : undefined;
   if (messageItem) items.push(messageItem);
-  const callItem = call
-    ? call.kind === 'function'
-      ? { type: 'function_call', id: `fc_${id}`, call_id: `call_${id}`, name: call.name, arguments: JSON.stringify(call.args), status: 'completed' }
-      : { type: 'custom_tool_call', id: `ctc_${id}`, call_id: `call_${id}`, name: call.name, input: call.input, status: 'completed' }
-    : undefined;
+  const callItem = call ? responsesCallItem(call, id) : undefined;
   if (callItem) items.push(callItem);
   const usage = { input_tokens: usageTokens(view.text), input_tokens_details: { cached_tokens: 0 }, output_tokens: usageTokens(text ?? ''), output_tokens_details: { reasoning_tokens: 0 }, total_tokens: usageTokens(view.text) + usageTokens(text ?? '') };
   const response = (status: string, output: unknown[]): Record<string, unknown> => ({ id: responseId, object: 'response', created_at: created, model, status, output, ...(status === 'completed' ? { usage } : {}) });
@@ -135,9 +152,13 @@ export function renderOpenAiResponses(reply: Reply, view: ConversationView, id: 
   if (callItem && call) {
     const itemId = callItem.id;
     if (call.kind === 'function') {
+      const args = JSON.stringify(call.args);
       body.push(ev('response.output_item.added', { output_index: outputIndex, item: { ...callItem, arguments: '', status: 'in_progress' } }));
-      body.push(ev('response.function_call_arguments.delta', { item_id: itemId, output_index: outputIndex, delta: callItem.arguments }));
-      body.push(ev('response.function_call_arguments.done', { item_id: itemId, output_index: outputIndex, arguments: callItem.arguments }));
+      body.push(ev('response.function_call_arguments.delta', { item_id: itemId, output_index: outputIndex, delta: args }));
+      body.push(ev('response.function_call_arguments.done', { item_id: itemId, output_index: outputIndex, arguments: args }));
+    } else if (call.kind === 'tool_search') {
+      // Its arguments are an object, not a string, and have no delta events: the item carries them.
+      body.push(ev('response.output_item.added', { output_index: outputIndex, item: { ...callItem, status: 'in_progress' } }));
     } else {
       body.push(ev('response.output_item.added', { output_index: outputIndex, item: { ...callItem, input: '', status: 'in_progress' } }));
       body.push(ev('response.custom_tool_call_input.delta', { item_id: itemId, output_index: outputIndex, delta: call.input }));
@@ -193,7 +214,7 @@ export function renderGemini(reply: Reply, view: ConversationView, id: string): 
   const call = reply.kind === 'tool' ? reply.call : undefined;
   const modelVersion = view.model ?? 'gemini-scripted';
   const usageMetadata = { promptTokenCount: usageTokens(view.text), candidatesTokenCount: usageTokens(text ?? ''), totalTokenCount: usageTokens(view.text) + usageTokens(text ?? '') };
-  const functionPart = call ? { functionCall: { name: call.name, args: call.kind === 'function' ? call.args : { input: call.input } } } : undefined;
+  const functionPart = call ? { functionCall: { name: call.name, args: argsOf(call) } } : undefined;
   const candidate = (parts: unknown[], last: boolean): Record<string, unknown> => ({
     candidates: [{ content: { role: 'model', parts }, index: 0, ...(last ? { finishReason: 'STOP' } : {}) }],
     modelVersion,
