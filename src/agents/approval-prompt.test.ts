@@ -187,6 +187,44 @@ describe('parseApproval on the recorded approval screens', () => {
   });
 });
 
+describe("parseApproval on Codex's MCP tool approval (0.169.0, the rows as a live run showed them; not recorded)", () => {
+  const lines = [
+    '› Please consult gemini about it.',
+    '',
+    '• Calling switchboard.ask',
+    '    + Show details',
+    '',
+    '  Field 1/1',
+    '  Allow the switchboard MCP server to run tool "ask"?',
+    '',
+    '  question: What is the largest planet?',
+    '  target: gemini',
+    '',
+    '  › 1. Allow                   Run the tool and continue',
+    '    2. Allow for this session  Run the tool and remember this choice for this session',
+    '    3. Always allow            Run the tool and remember this choice for future tool calls',
+    '    4. Cancel                  Cancel this tool call',
+    '',
+    '  enter to submit | esc to cancel',
+  ];
+
+  it('reads an MCP call of the tool, and its answers by arrows and Enter (no key is shown beside them)', () => {
+    const request = parse('codex', lines, '0.169.0');
+    expect(request).toMatchObject({ tool: 'mcp', toolName: 'ask', command: null, path: null });
+    expect(request?.options.map((o) => [o.meaning, o.keys, o.selected])).toEqual([
+      ['allow_once', ['Enter'], true],
+      ['allow_always', ['Down', 'Enter'], false],
+      ['allow_always', ['Down', 'Down', 'Enter'], false],
+      ['deny', ['Down', 'Down', 'Down', 'Enter'], false],
+    ]);
+    expect(request && optionFor(request, 'allow_once')?.keys).toEqual(['Enter']);
+  });
+
+  it('is not certain of it: the tool\'s arguments stand between the question and the answers, so a policy asks', () => {
+    expect(parse('codex', lines, '0.169.0')?.certain).toBe(false);
+  });
+});
+
 describe('parseApproval on the file approvals documented in real-clis.md (not recorded)', () => {
   it('Claude Code: "Create file" (the Write tool)', () => {
     const lines = [

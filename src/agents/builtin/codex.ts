@@ -20,7 +20,9 @@ export const codex = defineProfile(
         recorded: ['0.169.0'],
         idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 6 }],
-        approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel'],
+        // The last: an MCP tool's approval (0.169, seen live with Switchboard's `ask`), a form with
+        // "Field 1/1" above the question and "enter to submit | esc to cancel" below the options.
+        approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel', '^ *Allow the .+ MCP server to run tool "'],
         // The exec cell's header reads "Running <command>" until the command ends and "Ran" after
         // (both recorded: codex-tui-approval, codex-tui-after-tool). No recording catches a command
         // mid-run (the scripted ones end in milliseconds). Plain text: an agent message that starts
@@ -37,17 +39,20 @@ export const codex = defineProfile(
             // The question, the environment and the model's reason, then "$ <command>": every row
             // named, so anything else between them leaves the prompt unread (and asked).
             { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
+            { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?' },
             { kind: 'other', pattern: '^ *Would you like to ' },
           ],
           options: {
             layout: 'list',
-            pattern: '^(?<selected>›)? *(?<number>\\d+)\\. +(?<label>.*\\S)',
+            // The MCP tool form indents its options, the marker too ("  › 1. Allow").
+            pattern: '^ *(?<selected>›)? *(?<number>\\d+)\\. +(?<label>.*\\S)',
             // Not recorded: a long option (option 2 quotes the command) wraps under its label.
             continuation: '^ {5}(?<label>\\S.*)',
             shortcut: { pattern: ' *\\((?<key>[a-z]+)\\)$', strip: true },
           },
-          // "y", "p" and Esc, as the labels say (and as approval_keys has them).
-          select: ['shortcut', 'number'],
+          // "y", "p" and Esc, as the labels say (and as approval_keys has them). The MCP tool form
+          // shows no key beside its options and says "enter to submit": arrows to the option, then Enter.
+          select: ['shortcut', 'arrows'],
           // The exec cell above the prompt names the same command.
           witnesses: ['^[•◦] Running (?<command>.*\\S)'],
         },
