@@ -14,6 +14,7 @@ import { createMcpServer } from '../surfaces/mcp/server.js';
 import { RpcMcpBackend, type RpcCall } from '../surfaces/mcp/rpc-backend.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
+import type { SwitchboardClient } from '../client/index.js';
 import { fileURLToPath } from 'node:url';
 
 export const MCP_USAGE = [
@@ -54,10 +55,29 @@ export async function mcpCommand(ctx: CliContext, argv: string[]): Promise<numbe
 
 /** Serves MCP on stdin/stdout until the CLI that started it closes them. */
 async function serveStdio(ctx: CliContext): Promise<number> {
-  const client = await ctx.connect();
-  const call: RpcCall = (method, params) => {
+  // Connected at the first call, and again after the connection closed. A CLI starts its MCP
+  // servers when it starts, and the first call may come much later: the daemon closes a connection
+  // that sends no authenticated request within its limit (10 s), and a connection made up front
+  // was gone when Codex, a turn after its start, called `ask` ("connection closed by the daemon").
+  let current: Promise<SwitchboardClient> | undefined;
+  const client = (): Promise<SwitchboardClient> => {
+    current ??= ctx.connect().then(
+      (connected) => {
+        connected.onClose(() => {
+          current = undefined;
+        });
+        return connected;
+      },
+      (err: unknown) => {
+        current = undefined;
+        throw err;
+      },
+    );
+    return current;
+  };
+  const call: RpcCall = async (method, params) => {
     const own = (params as { timeout_ms?: unknown }).timeout_ms;
-    return client.request(method, params, { timeoutMs: (typeof own === 'number' ? own : 0) + CALL_SLACK_MS });
+    return (await client()).request(method, params, { timeoutMs: (typeof own === 'number' ? own : 0) + CALL_SLACK_MS });
   };
   const paneId = ctx.env.SWITCHBOARD_PANE_ID;
   const server = createMcpServer(new RpcMcpBackend(call, { cwd: process.cwd(), ...(paneId ? { paneId } : {}) }));
@@ -70,6 +90,6 @@ async function serveStdio(ctx: CliContext): Promise<number> {
   await server.connect(transport);
   await closed;
   await server.close().catch(() => undefined);
-  client.close();
+  if (current) (await current.catch(() => undefined))?.close();
   return 0;
 }
