@@ -2,9 +2,12 @@
  * Seed 000's flow end to end: Claude Code in one pane calls Switchboard's MCP `ask` tool (the server
  * is in its isolated HOME's configuration from the start, no setup) to ask Codex in another pane;
  * the question is typed into Codex, Codex's answer comes back into Claude's turn, and Claude's
- * final reply carries it. Both panes show the exchange. The same from OpenCode to Claude Code.
- * Real CLIs, the scripted model, a real daemon. (Codex as the asker is not here: Codex 0.169 offers
- * MCP tools only through its tool_search tool, which the scripted model does not drive yet.)
+ * final reply carries it. Both panes show the exchange. The same from OpenCode to Claude Code, and
+ * from Codex to Gemini CLI: Codex 0.169 does not offer MCP tools to the model up front but defers
+ * them behind its tool_search tool, so the scripted model searches first (a tool_search_call), Codex
+ * answers with the server's tools in the namespace mcp__switchboard, and the model then calls `ask`
+ * in that namespace; Codex asks its user before it runs an MCP tool, and the owner allows it.
+ * Real CLIs, the scripted model, a real daemon.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -19,8 +22,10 @@ const sm = useScriptedModel({
   rules: [
     { match: 'consult codex', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'codex', question: 'What is the capital of France?' } }, { text: 'Codex says: {{tool_result}}' }] },
     { match: 'consult claude', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'claude', question: 'What is the smallest planet?' } }, { text: 'Claude says: {{tool_result}}' }] },
+    { match: 'consult gemini', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'gemini', question: 'What is the largest planet?' } }, { text: 'Gemini says: {{tool_result}}' }] },
     { match: 'capital of France', steps: [{ text: 'Paris is the capital of France.', delay_ms: 500 }] },
     { match: 'smallest planet', steps: [{ text: 'Mercury is the smallest planet.', delay_ms: 500 }] },
+    { match: 'largest planet', steps: [{ text: 'Jupiter is the largest planet.', delay_ms: 500 }] },
   ],
 });
 const ctx = useTestDaemon();
@@ -113,5 +118,16 @@ describe('an agent asks another through MCP', { timeout: 400_000 }, () => {
 
   it('OpenCode asks Claude Code through MCP', async () => {
     await consult('opencode', 'claude', 'What is the smallest planet?', 'Mercury is the smallest planet.');
+  });
+
+  it('Codex asks Gemini CLI through MCP, finding the ask tool with its tool_search first', async () => {
+    await consult('codex', 'gemini', 'What is the largest planet?', 'Jupiter is the largest planet.');
+    // What Codex sent the model: a tool search, then the call of `ask` in the namespace it loaded.
+    const inputs = sm.model.requests.flatMap((r) => {
+      const input = (r.body as { input?: unknown } | undefined)?.input;
+      return Array.isArray(input) ? (input as Record<string, unknown>[]) : [];
+    });
+    expect(inputs.some((i) => i.type === 'tool_search_output' && JSON.stringify(i.tools).includes('"name":"ask"'))).toBe(true);
+    expect(inputs.find((i) => i.type === 'function_call' && i.name === 'ask')).toMatchObject({ namespace: expect.stringContaining('switchboard') as unknown });
   });
 });
