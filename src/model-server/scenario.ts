@@ -55,7 +55,9 @@ const editStep = z.strictObject({
 /**
  * A call to a tool of an MCP server the client has (Claude Code offers Switchboard's `ask` as
  * mcp__switchboard__ask, OpenCode as switchboard_ask): found among the offered tools by server and
- * tool name.
+ * tool name, or by name in the server's namespace (Codex: mcp__switchboard). Where the client defers
+ * the tool behind a tool search (Codex 0.169's tool_search), the step searches first and calls the
+ * tool at the next request; the search is not a step of its own.
  */
 const mcpStep = z.strictObject({
   text: z.string().optional(),
