@@ -22,7 +22,7 @@ export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome 
 export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
 export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
 export { foregroundProcess, type ForegroundProcess } from './foreground.js';
-export { pathWithAppended, writeNodeLaunchers } from './launchers.js';
+export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */

@@ -10,18 +10,30 @@ const isWindows = process.platform === 'win32';
 
 const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
+/** What every launcher of one call sets before it runs its script. */
+export interface LauncherOptions {
+  /** Variables set for the script (the daemon's home, for instance). */
+  env?: Readonly<Record<string, string>>;
+  /** Node's own flags, before the script (POSIX launchers). */
+  nodeArgs?: readonly string[];
+}
+
 /** Writes one launcher per name into `dir` (which must exist) and returns the files written. */
-export function writeNodeLaunchers(dir: string, scripts: Readonly<Record<string, string>>, note: string): string[] {
+export function writeNodeLaunchers(dir: string, scripts: Readonly<Record<string, string>>, note: string, options: LauncherOptions = {}): string[] {
+  const vars = Object.entries(options.env ?? {});
   const files: string[] = [];
   for (const [name, script] of Object.entries(scripts)) {
     if (isWindows) {
       const file = path.join(dir, `${name}.cmd`);
-      writeFileSync(file, `@echo off\r\nrem ${note}\r\n"${process.execPath}" "${script}" %*\r\n`);
+      const setLines = vars.map(([k, v]) => `set "${k}=${v}"\r\n`).join('');
+      writeFileSync(file, `@echo off\r\nrem ${note}\r\nsetlocal\r\n${setLines}"${process.execPath}" "${script}" %*\r\n`);
       files.push(file);
       continue;
     }
     const file = path.join(dir, name);
-    writeFileSync(file, `#!/bin/sh\n# ${note}\nexec ${shQuote(process.execPath)} ${shQuote(script)} "$@"\n`, { mode: 0o755 });
+    const assignments = vars.map(([k, v]) => `${k}=${shQuote(v)} `).join('');
+    const node = [process.execPath, ...(options.nodeArgs ?? [])].map(shQuote).join(' ');
+    writeFileSync(file, `#!/bin/sh\n# ${note}\n${assignments}exec ${node} ${shQuote(script)} "$@"\n`, { mode: 0o755 });
     chmodSync(file, 0o755);
     files.push(file);
   }

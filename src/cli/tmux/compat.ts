@@ -6,10 +6,10 @@
  * is ever written into them.
  */
 import { execFile } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { isWindows, resolveExecutable } from '../../platform/index.js';
+import { isWindows, resolveExecutable, writeNodeLaunchers, type LauncherOptions } from '../../platform/index.js';
 
 export interface CompatInstallOptions {
   /** Where the launchers go. */
@@ -43,19 +43,9 @@ function cSource(): string | undefined {
   return candidates.find((c) => existsSync(c));
 }
 
-const shQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 const cString = (s: string): string => `"${s.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`;
 
-function posixScript(script: string, home: string | undefined): string {
-  const node = [process.execPath, ...process.execArgv].map(shQuote).join(' ');
-  const homeLine = home !== undefined ? `SWITCHBOARD_HOME=${shQuote(home)} ` : '';
-  return `#!/bin/sh\n# Written by \`switchboard compat install\`: runs Switchboard's front end.\n${homeLine}exec ${node} ${shQuote(script)} "$@"\n`;
-}
-
-function cmdScript(script: string, home: string | undefined): string {
-  const homeLine = home !== undefined ? `set "SWITCHBOARD_HOME=${home}"\r\n` : '';
-  return `@echo off\r\nrem Written by \`switchboard compat install\`: runs Switchboard's front end.\r\nsetlocal\r\n${homeLine}"${process.execPath}" "${script}" %*\r\n`;
-}
+const NOTE = "Written by `switchboard compat install`: runs Switchboard's front end.";
 
 function compileLauncher(compiler: string, source: string, output: string, defines: Record<string, string>): Promise<string | undefined> {
   const args = ['-O2', '-o', output, source, ...Object.entries(defines).map(([k, v]) => `-D${k}=${cString(v)}`)];
@@ -72,22 +62,12 @@ export async function installCompat(options: CompatInstallOptions): Promise<Comp
   const { tmux, herdr, cli } = scripts();
   const notes: string[] = [];
   const files: string[] = [];
+  const launcherOptions: LauncherOptions = { ...(options.home !== undefined ? { env: { SWITCHBOARD_HOME: options.home } } : {}), nodeArgs: process.execArgv };
   if (isWindows) {
-    for (const [name, script] of [['tmux.cmd', tmux], ['herdr.cmd', herdr]] as const) {
-      writeFileSync(path.join(dir, name), cmdScript(script, options.home));
-      files.push(path.join(dir, name));
-    }
+    files.push(...writeNodeLaunchers(dir, { tmux, herdr }, NOTE, launcherOptions));
     return { dir, files, tmux: 'node', notes };
   }
-  const write = (name: string, text: string): string => {
-    const file = path.join(dir, name);
-    writeFileSync(file, text, { mode: 0o755 });
-    chmodSync(file, 0o755);
-    files.push(file);
-    return file;
-  };
-  write('tmux-node', posixScript(tmux, options.home));
-  write('herdr', posixScript(herdr, options.home));
+  files.push(...writeNodeLaunchers(dir, { 'tmux-node': tmux, herdr }, NOTE, launcherOptions));
   let kind: 'native' | 'node' = 'node';
   const compiler = options.compile === false ? undefined : resolveExecutable(env.CC ?? 'cc', env, dir) ?? resolveExecutable('gcc', env, dir) ?? resolveExecutable('clang', env, dir);
   const source = cSource();
@@ -103,6 +83,6 @@ export async function installCompat(options: CompatInstallOptions): Promise<Comp
   } else if (options.compile !== false) {
     notes.push(compiler ? 'the C launcher was not compiled (no source, or running from sources): tmux runs the Node launcher' : 'no C compiler found: tmux runs the Node launcher (slower to start)');
   }
-  if (kind === 'node') write('tmux', posixScript(tmux, options.home));
+  if (kind === 'node') files.push(...writeNodeLaunchers(dir, { tmux }, NOTE, launcherOptions));
   return { dir, files, tmux: kind, notes };
 }
