@@ -45,6 +45,8 @@ const next = (agent: AgentPane, state: StateChange['state']): Promise<StateChang
 describe('AgentPane on a real PTY', () => {
   it('carries the prompt in the state change, and answers it once, by the option on screen, for whoever waits', async () => {
     const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 600 }]));
+    const announced: (string | null | undefined)[] = [];
+    agent.onState((c) => c.state === 'waiting_approval' && announced.push(c.approval?.command));
     try {
       const change = await next(agent, 'waiting_approval');
       // Read once, as the change that reports it: no listener reads the screen again.
@@ -70,6 +72,8 @@ describe('AgentPane on a real PTY', () => {
       expect((await heard)?.decision).toBe('allow');
       await next(agent, 'idle');
       expect(agent.approval).toBeNull();
+      // The idle prompt right after the answer had not held still yet: it is not a second approval.
+      expect(announced).toEqual(['echo hello-from-tool > tool_out.txt && cat tool_out.txt']);
       await expect(agent.answer('allow', { decidedBy: 'person', by: 'a test' })).rejects.toThrow(/no approval is pending/);
     } finally {
       agent.dispose();

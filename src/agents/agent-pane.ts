@@ -257,6 +257,8 @@ export class AgentPane implements Disposable {
   private reopenIfWaiting(): void {
     const state = this.tracker.state;
     if (state.state !== 'waiting_approval' || this.openId !== null) return;
+    // The state lags the screen (idle counts only once it has held still): what is on screen decides.
+    if (this.tracker.lastDetection.kind !== 'approval') return;
     this.openId = this.newApprovalId();
     this.stateEmitter.fire({ ...state, previous: 'waiting_approval', at: Date.now() });
   }

@@ -13,10 +13,15 @@ import { pressKeys } from './input.js';
 export const PROMPT_SETTLE_MS = 300;
 /** Longest wait for a prompt to hold still (a spinner elsewhere on screen never does). */
 export const PROMPT_SETTLE_MAX_MS = 1_500;
-/** After an answer's keys, how long the screen may stay unchanged before they count as lost. */
-export const KEY_EFFECT_MS = 1_000;
-/** Presses of one answer: the first and the repeats of lost ones. */
-export const MAX_PRESSES = 3;
+/**
+ * After an answer's keys, how long the screen may stay unchanged before they count as lost. Long,
+ * because a repeat sent to a CLI that took the keys but is slow to redraw (a loaded machine) is read
+ * by whatever comes next: the next approval, answered without a decision, or the input box. Keys
+ * are lost only right after a prompt is drawn, and the settle before the first press covers that.
+ */
+export const KEY_EFFECT_MS = 3_000;
+/** Presses of one answer: the first and one repeat of a lost one. */
+export const MAX_PRESSES = 2;
 
 /** Waits until the screen has held still for PROMPT_SETTLE_MS (at most PROMPT_SETTLE_MAX_MS). */
 export async function promptSettled(pane: Pane, signal?: AbortSignal): Promise<void> {

@@ -116,12 +116,13 @@ export class AgentStateTracker {
     this.detection = classification.detection;
     clearTimeout(this.settleTimer);
     const { state, evidence } = classification;
-    if (state === null) {
-      // Asked to read the prompt again and the screen is one no pattern reads (a redraw): the prompt
-      // read before is not what the screen shows now, and no one may act on it.
-      if (rereadApproval && this.current.state === 'waiting_approval' && this.current.approval) this.current = { ...this.current, approval: null };
-      return;
+    // Asked to read the prompt again and the screen shows none (a redraw no pattern reads, or the idle
+    // prompt that has not held still long enough to count): the prompt read before is not what the
+    // screen shows now, and no one may act on it, though the state stays until the next one is sure.
+    if (rereadApproval && state !== 'waiting_approval' && this.current.state === 'waiting_approval' && this.current.approval) {
+      this.current = { ...this.current, approval: null };
     }
+    if (state === null) return;
     if (state === 'idle' || state === 'error') {
       const held = now - this.stillSince;
       if (held < this.idleSettleMs) {
