@@ -56,9 +56,8 @@ export async function mcpCommand(ctx: CliContext, argv: string[]): Promise<numbe
 /** Serves MCP on stdin/stdout until the CLI that started it closes them. */
 async function serveStdio(ctx: CliContext): Promise<number> {
   // Connected at the first call, and again after the connection closed. A CLI starts its MCP
-  // servers when it starts, and the first call may come much later: the daemon closes a connection
-  // that sends no authenticated request within its limit (10 s), and a connection made up front
-  // was gone when Codex, a turn after its start, called `ask` ("connection closed by the daemon").
+  // servers when it starts and keeps them as long as it runs: the daemon may have been started
+  // after the CLI, or restarted since, and a call should find whichever daemon runs then.
   let current: Promise<SwitchboardClient> | undefined;
   const client = (): Promise<SwitchboardClient> => {
     current ??= ctx.connect().then(

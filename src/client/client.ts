@@ -147,7 +147,25 @@ export class SwitchboardClient {
         reject(new SwitchboardError('CONNECTION_FAILED', refused ? NO_DAEMON_MESSAGE : `cannot connect to the daemon: ${err.message}`));
       });
     });
-    return new SwitchboardClient(new LineTransport(socket, { maxLineBytes: MAX_REPLY_BYTES }), endpoint, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+    const client = new SwitchboardClient(new LineTransport(socket, { maxLineBytes: MAX_REPLY_BYTES }), endpoint, options.requestTimeoutMs ?? DEFAULT_TIMEOUT_MS);
+    await client.showToken();
+    return client;
+  }
+
+  /**
+   * Shows the token at once, with a ping. The daemon closes a connection that makes no authenticated
+   * request within its limit (10 s), so a client that connects now and calls later (an MCP server
+   * started with its CLI, called a turn later) would find the connection gone; and a wrong token is
+   * an error of connect(), where it was given. A token without the `read` scope is still a good one.
+   */
+  private async showToken(): Promise<void> {
+    try {
+      await this.request('ping', {});
+    } catch (err) {
+      if (err instanceof RpcError && err.code === 'FORBIDDEN') return;
+      this.close();
+      throw err;
+    }
   }
 
   /** Calls `method` with `params` (the token is added); rejects with RpcError on an error reply. */

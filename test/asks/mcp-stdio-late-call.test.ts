@@ -3,7 +3,8 @@
  * MCP servers when they start, and the first call may come a turn later; the daemon closes a
  * connection that sends no authenticated request within its limit (10 s by default). A connection
  * made at the server's start was gone when Codex called `ask` ("connection closed by the daemon");
- * the server connects at the first call, and again after a connection closed. Here the daemon's
+ * the client library now shows its token as it connects, and the server connects at the first call
+ * and again after a connection closed (a daemon restarted). Here the daemon's
  * limit is short, and the test waits for the daemon to close an idle connection opened after the
  * server's start (an event, not a guessed delay) before it calls.
  */
