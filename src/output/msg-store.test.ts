@@ -4,6 +4,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { MsgStore, type StoredMsg } from './msg-store.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sb-msgstore-'));
@@ -239,5 +241,29 @@ describe('MsgStore bounds that move (a share of the daemon\u2019s budget)', () =
     expect(store.stats().unspilled).toBe(32);
     await store.close();
     rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('MsgStore memory', () => {
+  it('lets go of an evicted message at once, so memory follows maxBytes (not up to twice it)', async () => {
+    // A full collection on demand, so the test can see which messages are still reachable.
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const store = new MsgStore<{ text: string }>({ maxMessages: 100, sizeOf: (m) => m.text.length });
+    const refs: WeakRef<{ text: string }>[] = [];
+    // 1,000 messages through a store that keeps 100: 900 evicted, fewer than the 1,024 that would
+    // make it cut its dead prefix, so a slot that kept its message would keep it.
+    for (let i = 0; i < 1_000; i++) {
+      const msg = { text: `message ${i}` };
+      refs.push(new WeakRef(msg));
+      store.push(msg);
+    }
+    // WeakRefs hold their targets until the job that made them ends.
+    await tick();
+    gc();
+    const alive = refs.map((r, i) => (r.deref() ? i : -1)).filter((i) => i >= 0);
+    expect(alive).toEqual(Array.from({ length: 100 }, (_, k) => 900 + k));
+    expect(store.stats()).toMatchObject({ retained: 100, evicted: 900 });
+    await store.close();
   });
 });

@@ -111,8 +111,9 @@ export class MsgStore<T> {
   private readonly sizeOf: (msg: T) => number;
   private readonly batchMs: number;
   private readonly queueLimit: number;
-  // A ring in an array: entries[head..] are retained; the dead prefix is cut off now and then.
-  private entries: Entry<T>[] = [];
+  // A ring in an array: entries[head..] are retained; the dead prefix (emptied slots, so what was
+  // evicted is free at once and memory follows maxBytes) is cut off now and then.
+  private entries: (Entry<T> | undefined)[] = [];
   private head = 0;
   private bytes = 0;
   private seq = 0;
@@ -174,7 +175,7 @@ export class MsgStore<T> {
 
   /** The retained messages, oldest first (a copy). */
   history(): StoredMsg<T>[] {
-    return this.entries.slice(this.head).map(({ seq, msg }) => ({ seq, msg }));
+    return (this.entries.slice(this.head) as Entry<T>[]).map(({ seq, msg }) => ({ seq, msg }));
   }
 
   /**
@@ -243,6 +244,7 @@ export class MsgStore<T> {
     while (this.entries.length - this.head > 0 && (this.bytes > this.maxBytes || this.entries.length - this.head > this.maxMessages)) {
       const old = this.entries[this.head];
       if (!old) break;
+      this.entries[this.head] = undefined;
       this.head++;
       this.bytes -= old.bytes;
       this.evictedCount++;
