@@ -8,10 +8,8 @@
  * of that CLI, changed only on request, saying which file.
  */
 import { homedir } from 'node:os';
-import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { installMcpServer, isMcpConfigAgent, MCP_CONFIG_AGENTS, removeMcpServer, type McpConfigAgent } from '../agents/index.js';
-import { createMcpServer } from '../surfaces/mcp/server.js';
-import { RpcMcpBackend, type RpcCall } from '../surfaces/mcp/rpc-backend.js';
+import type { RpcCall } from '../surfaces/mcp/rpc-backend.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
 import type { SwitchboardClient } from '../client/index.js';
@@ -78,6 +76,12 @@ async function serveStdio(ctx: CliContext): Promise<number> {
     const own = (params as { timeout_ms?: unknown }).timeout_ms;
     return (await client()).request(method, params, { timeoutMs: (typeof own === 'number' ? own : 0) + CALL_SLACK_MS });
   };
+  // The MCP SDK is loaded here, not with the CLI: every command (the daemon too) would carry it.
+  const [{ StdioServerTransport }, { createMcpServer }, { RpcMcpBackend }] = await Promise.all([
+    import('@modelcontextprotocol/sdk/server/stdio.js'),
+    import('../surfaces/mcp/server.js'),
+    import('../surfaces/mcp/rpc-backend.js'),
+  ]);
   const paneId = ctx.env.SWITCHBOARD_PANE_ID;
   const server = createMcpServer(new RpcMcpBackend(call, { cwd: process.cwd(), ...(paneId ? { paneId } : {}) }));
   const transport = new StdioServerTransport();

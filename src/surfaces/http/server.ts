@@ -23,7 +23,14 @@ import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOK
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
 import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
-import { handleMcpHttp } from '../mcp/http.js';
+import type { handleMcpHttp } from '../mcp/http.js';
+
+/**
+ * The MCP route's module, loaded at the first request to `/mcp`: the MCP SDK costs the daemon about
+ * 25 MiB of resident memory, and most daemons never serve MCP over HTTP.
+ */
+let mcpModule: Promise<{ handleMcpHttp: typeof handleMcpHttp }> | undefined;
+const loadMcp = (): Promise<{ handleMcpHttp: typeof handleMcpHttp }> => (mcpModule ??= import('../mcp/http.js'));
 
 export interface DashboardServerOptions {
   /** The one service object (the daemon builds it). */
@@ -263,7 +270,26 @@ export class DashboardServer {
       return;
     }
     this.authenticated(req.socket);
-    void handleMcpHttp(req, res, { dispatcher: this.dispatcher, services: this.options.services, grant, logger: this.logger });
+    void this.serveMcp(req, res, grant);
+  }
+
+  private async serveMcp(req: IncomingMessage, res: ServerResponse, grant: Grant): Promise<void> {
+    let mcp: Awaited<ReturnType<typeof loadMcp>>;
+    try {
+      mcp = await loadMcp();
+    } catch (err) {
+      mcpModule = undefined;
+      this.logger.error('the MCP server could not be loaded', { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) this.refuse(res, 500, 'the MCP server could not be loaded');
+      return;
+    }
+    try {
+      await mcp.handleMcpHttp(req, res, { dispatcher: this.dispatcher, services: this.options.services, grant, logger: this.logger });
+    } catch (err) {
+      this.logger.error('an MCP request failed', { error: err instanceof Error ? err.message : String(err) });
+      if (!res.headersSent) this.refuse(res, 500, 'the MCP request failed');
+      else res.end();
+    }
   }
 
   private login(url: URL, req: IncomingMessage, res: ServerResponse): void {
