@@ -7,7 +7,7 @@
  * pressed again while the text still sits in the box. A dialog in the way is answered first by the
  * pane's dialog responder, never typed into.
  */
-import { compileSafeRegex } from '../core/safe-regex.js';
+import { compileSafeRegex, escapeRegExp } from '../core/safe-regex.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { Pane } from '../pane/index.js';
 import { detectScreen } from './detect.js';
@@ -17,7 +17,6 @@ import type { ProfileData, Screens } from './schema.js';
 import { findInputBox } from './structure.js';
 import { longPromptReference } from './long-prompt.js';
 
-const escapeRegex = (s: string): string => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** How the prompt goes in, and what is in its way. */
 export interface PromptTarget {
@@ -198,7 +197,7 @@ function inputRegion(lines: readonly string[]): readonly string[] {
  */
 function textShown(text: string): (lines: readonly string[]) => boolean {
   const probe = (text.trim().split('\n').pop() ?? '').replace(/\s+/g, '').slice(-24);
-  const pattern = probe.length > 0 ? compileSafeRegex(Array.from(probe, (c) => escapeRegex(c)).join('\\s*')) : undefined;
+  const pattern = probe.length > 0 ? compileSafeRegex(Array.from(probe, (c) => escapeRegExp(c)).join('\\s*')) : undefined;
   return (lines) => {
     const joined = lines.join('\n');
     return PASTE_PLACEHOLDER.test(joined) || (pattern !== undefined && pattern.test(joined));

@@ -143,3 +143,8 @@ export function foldAsciiCase(pattern: string): string {
   }
   return out;
 }
+
+/** `text` as a pattern that matches exactly it (every character with a meaning escaped). */
+export function escapeRegExp(text: string): string {
+  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}

@@ -341,6 +341,21 @@ describe('readConversation: Gemini generateContent (Gemini CLI)', () => {
     });
     expect(view.prompt).toBe('write a file please');
     expect(view.stepsDone).toBe(1);
+    expect(view.lastToolResult).toBe('ok');
+  });
+
+  // Gemini CLI 0.61 as seen live: an MCP tool's text in `output`, framed as untrusted context.
+  it("reads the last tool result without Gemini's untrusted-context framing", () => {
+    const view = readConversation('gemini', {
+      contents: [
+        { role: 'user', parts: [{ text: 'please consult opencode' }] },
+        { role: 'model', parts: [{ functionCall: { name: 'mcp_switchboard_ask', args: { target: 'opencode' } } }] },
+        { role: 'user', parts: [{ functionResponse: { name: 'mcp_switchboard_ask', response: { output: '<untrusted_context>\nVenus is the hottest planet.\n</untrusted_context>' }, id: 'mcp_switchboard_ask_1' } }] },
+      ],
+    });
+    expect(view).toMatchObject({ prompt: 'please consult opencode', stepsDone: 1, lastToolResult: 'Venus is the hottest planet.' });
+    const failed = readConversation('gemini', { contents: [{ role: 'user', parts: [{ text: 'go' }] }, { role: 'user', parts: [{ functionResponse: { name: 'x', response: { error: 'it failed' } } }] }] });
+    expect(failed.lastToolResult).toBe('it failed');
   });
 
   // The role is optional in the API; a content without one is the user's.

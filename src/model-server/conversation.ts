@@ -213,16 +213,32 @@ function openaiChat(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' |
   };
 }
 
+/**
+ * The text of a Gemini functionResponse: its `output` (Gemini CLI 0.61 puts an MCP tool's text there,
+ * inside <untrusted_context> tags, its framing, taken off as a prompt's is), else its result,
+ * content or error, else the response as JSON.
+ */
+function geminiToolResult(part: unknown): string {
+  const response = isObject(part) && isObject(part.functionResponse) ? part.functionResponse.response : undefined;
+  if (!isObject(response)) return typeof response === 'string' ? response : '';
+  const value = response.output ?? response.result ?? response.content ?? response.error;
+  const text = typeof value === 'string' ? value : textOfParts(value) || JSON.stringify(response);
+  return /^\s*<untrusted_context>\n?([\s\S]*?)\n?<\/untrusted_context>\s*$/.exec(text)?.[1] ?? text;
+}
+
 function gemini(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'stream' | 'model'> {
   let stepsDone = 0;
   let prompt = '';
+  let lastToolResult: string | undefined;
   const contents = asArray(body.contents);
   for (let i = contents.length - 1; i >= 0; i--) {
     const c = contents[i];
     if (!isObject(c) || (c.role !== 'user' && c.role !== undefined)) continue;
     const parts = asArray(c.parts);
-    if (parts.some((p) => isObject(p) && p.functionResponse !== undefined)) {
+    const responses = parts.filter((p) => isObject(p) && p.functionResponse !== undefined);
+    if (responses.length > 0) {
       stepsDone += 1;
+      lastToolResult ??= geminiToolResult(responses[responses.length - 1]);
       continue;
     }
     prompt = textOfParts(parts);
@@ -238,7 +254,7 @@ function gemini(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 'st
     toolSearches: 0,
     prompt,
     stepsDone,
-    lastToolResult: '',
+    lastToolResult: lastToolResult ?? '',
     jsonSchema: config.responseJsonSchema ?? config.responseSchema,
     wantsJson: config.responseMimeType === 'application/json',
   };

@@ -398,7 +398,12 @@ describe('plan: MCP tool steps and the last tool result', () => {
   };
 
   it('calls the MCP tool by the name each CLI gives it', () => {
-    for (const [tool, tools] of [['mcp__switchboard__ask', [...CLAUDE_TOOLS, 'mcp__switchboard__ask']], ['switchboard_ask', [...OPENCODE_TOOLS, 'switchboard_ask']]] as const) {
+    for (const [tool, tools] of [
+      ['mcp__switchboard__ask', [...CLAUDE_TOOLS, 'mcp__switchboard__ask']],
+      ['switchboard_ask', [...OPENCODE_TOOLS, 'switchboard_ask']],
+      // Gemini CLI 0.61, as seen live; the longer name of another tool of the server is not taken for it.
+      ['mcp_switchboard_ask', [...GEMINI_TOOLS, 'mcp_switchboard_ask_result', 'mcp_switchboard_ask']],
+    ] as const) {
       const reply = plan(mcpScenario, view({ prompt: 'please consult codex', tools: [...tools] })).reply;
       expect(reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: tool, args: { target: 'codex', question: 'Why?' } } });
     }

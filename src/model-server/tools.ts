@@ -1,4 +1,5 @@
 import path from 'node:path';
+import { escapeRegExp } from '../core/safe-regex.js';
 import type { ConversationView, NamespacedTool } from './conversation.js';
 import type { ToolStep } from './scenario.js';
 
@@ -39,7 +40,8 @@ const TOOL_SEARCH_LIMIT = 8;
 
 /**
  * The call for an MCP tool step. Each CLI names an MCP tool after its server its own way
- * (mcp__server__tool, server__tool, server_tool), or offers it inside a namespace (Codex: namespace
+ * (mcp__server__tool, mcp_server_tool, server__tool, server_tool: the server's name, underscores,
+ * the tool's name, perhaps after a prefix), or offers it inside a namespace (Codex: namespace
  * `mcp__server__`, name `tool`), either in the request's tools or loaded by a tool search. When the
  * tool is not offered but a tool search is (Codex 0.169 defers MCP tools behind tool_search), the
  * model searches first, once per prompt; the client answers with the tools it found, and the next
@@ -47,7 +49,9 @@ const TOOL_SEARCH_LIMIT = 8;
  */
 function mcpCallFor(step: Extract<ToolStep, { tool: 'mcp' }>, view: ConversationView): ToolCall | undefined {
   const flat = [`mcp__${step.server}__${step.name}`, `${step.server}__${step.name}`, `${step.server}_${step.name}`, step.name];
-  const direct = flat.find((n) => view.tools.includes(n));
+  // Spelled by structure, so a CLI that joins them another way (Gemini CLI 0.61: mcp_server_tool) is found too.
+  const joinedName = new RegExp(`^(?:.*_)?${escapeRegExp(step.server)}_+${escapeRegExp(step.name)}$`);
+  const direct = flat.find((n) => view.tools.includes(n)) ?? view.tools.find((n) => joinedName.test(n));
   if (direct) return { kind: 'function', name: direct, args: step.input };
   const joined = (t: NamespacedTool): string => `${t.namespace ?? ''}${t.name}`;
   const inNamespace =
