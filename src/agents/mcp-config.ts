@@ -46,7 +46,11 @@ export function mcpConfigFile(agent: McpConfigAgent, home: string, env: Readonly
 export function jsonServerEntry(agent: Exclude<McpConfigAgent, 'codex'>, server: McpServerCommand): Record<string, unknown> {
   if (agent === 'opencode') return { type: 'local', command: [server.command, ...server.args], enabled: true };
   if (agent === 'claude') return { type: 'stdio', command: server.command, args: server.args, env: {} };
-  return { command: server.command, args: server.args };
+  // Gemini CLI gives its MCP servers its environment without the variables whose names look secret
+  // (SWITCHBOARD_RPC_TOKEN), and the server could not find its daemon. Variables named in the entry
+  // are passed as given, and Gemini expands `${NAME:-}` in its settings from its own environment
+  // when it loads them (empty where the variable is unset).
+  return { command: server.command, args: server.args, env: Object.fromEntries(MCP_PASSED_ENV.map((name) => [name, `\${${name}:-}`])) };
 }
 
 const tomlString = (s: string): string => JSON.stringify(s);

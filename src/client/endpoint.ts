@@ -45,7 +45,10 @@ export function readTrustedRuntimeFile(home: string): RuntimeInfo | undefined {
  * checked: owned by this user, writable by no one else, not a symbolic link.
  */
 export function resolveEndpoint(options: EndpointOptions = {}): Endpoint {
-  const env = options.env ?? process.env;
+  const given = options.env ?? process.env;
+  // An empty variable is an unset one: a CLI told to pass a variable it does not have passes it
+  // empty (Gemini CLI's `${NAME:-}` in its MCP server's settings).
+  const env = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined && value !== '')) as Record<string, string>;
   if (options.socketPath !== undefined || options.port !== undefined) {
     const token = options.token ?? env[ENDPOINT_VARIABLES.token] ?? readTrustedRuntimeFile(options.home ?? switchboardHome(env))?.token;
     if (!token) throw new SwitchboardError('CONNECTION_FAILED', 'no token: pass one, or set SWITCHBOARD_RPC_TOKEN');

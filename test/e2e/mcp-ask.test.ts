@@ -6,7 +6,9 @@
  * from Codex to Gemini CLI: Codex 0.169 does not offer MCP tools to the model up front but defers
  * them behind its tool_search tool, so the scripted model searches first (a tool_search_call), Codex
  * answers with the server's tools in the namespace mcp__switchboard, and the model then calls `ask`
- * in that namespace; Codex asks its user before it runs an MCP tool, and the owner allows it.
+ * in that namespace; Codex asks its user before it runs an MCP tool, and the owner allows it. And
+ * from Gemini CLI to OpenCode: Gemini 0.61 offers the tools as mcp_switchboard_ask and so on, and
+ * gives its MCP servers only the variables it does not take for secrets, unless the entry names them.
  * Real CLIs, the scripted model, a real daemon.
  */
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
@@ -23,6 +25,8 @@ const sm = useScriptedModel({
     { match: 'consult codex', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'codex', question: 'What is the capital of France?' } }, { text: 'Codex says: {{tool_result}}' }] },
     { match: 'consult claude', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'claude', question: 'What is the smallest planet?' } }, { text: 'Claude says: {{tool_result}}' }] },
     { match: 'consult gemini', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'gemini', question: 'What is the largest planet?' } }, { text: 'Gemini says: {{tool_result}}' }] },
+    { match: 'consult opencode', steps: [{ tool: 'mcp', server: 'switchboard', name: 'ask', input: { target: 'opencode', question: 'What is the hottest planet?' } }, { text: 'Opencode says: {{tool_result}}' }] },
+    { match: 'hottest planet', steps: [{ text: 'Venus is the hottest planet.', delay_ms: 500 }] },
     { match: 'capital of France', steps: [{ text: 'Paris is the capital of France.', delay_ms: 500 }] },
     { match: 'smallest planet', steps: [{ text: 'Mercury is the smallest planet.', delay_ms: 500 }] },
     { match: 'largest planet', steps: [{ text: 'Jupiter is the largest planet.', delay_ms: 500 }] },
@@ -118,6 +122,10 @@ describe('an agent asks another through MCP', { timeout: 400_000 }, () => {
 
   it('OpenCode asks Claude Code through MCP', async () => {
     await consult('opencode', 'claude', 'What is the smallest planet?', 'Mercury is the smallest planet.');
+  });
+
+  it('Gemini CLI asks OpenCode through MCP (Gemini names the tool mcp_switchboard_ask, and drops secret-looking variables unless told)', async () => {
+    await consult('gemini', 'opencode', 'What is the hottest planet?', 'Venus is the hottest planet.');
   });
 
   it('Codex asks Gemini CLI through MCP, finding the ask tool with its tool_search first', async () => {
