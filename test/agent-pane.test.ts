@@ -4,7 +4,7 @@
  * time and only to the prompt meant, by the option on screen; a person's answer is heard by whoever
  * waits for it; a prompt answered at the terminal is withdrawn.
  */
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -125,6 +125,46 @@ describe('AgentPane on a real PTY', () => {
       const second = await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: announced[1]?.id ?? '' });
       expect(second.approval.prompt?.command).toContain('second.txt');
       await next(agent, 'idle');
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('opens a second prompt drawn while the idle prompt between them had not yet held still', async () => {
+    const dir = path.join(scratch.dir, 'idle-between');
+    mkdirSync(dir, { recursive: true });
+    for (const name of ['idle-start', 'approval', 'done-idle']) copyFileSync(path.join(screensDir, `${name}.txt`), path.join(dir, `${name}.txt`));
+    writeFileSync(path.join(dir, 'approval-2.txt'), readFileSync(path.join(screensDir, 'approval.txt'), 'utf8').replaceAll('tool_out.txt', 'second.txt'));
+    // The idle prompt shows for less than it must hold still to count: the state stays waiting_approval throughout.
+    const steps: PlayerStep[] = [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 150 }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }];
+    const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, steps)], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+    const agent = new AgentPane(pane, profile);
+    try {
+      const announced: { id: string | undefined; command: string | null | undefined }[] = [];
+      agent.onState((c) => c.state === 'waiting_approval' && announced.push({ id: agent.approval?.request.id, command: c.approval?.command }));
+      await next(agent, 'waiting_approval');
+      await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: announced[0]?.id ?? '' });
+      await until(() => announced.length === 2, 'the second approval announced');
+      expect(announced[1]?.command).toContain('second.txt');
+      const second = await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: announced[1]?.id ?? '' });
+      expect(second.approval.prompt?.command).toContain('second.txt');
+      await next(agent, 'idle');
+      expect(announced).toHaveLength(2);
+    } finally {
+      agent.dispose();
+    }
+  });
+
+  it('refuses an answer, and presses nothing, while the screen shows no approval though the state has not moved on yet', async () => {
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 2_000 }]));
+    try {
+      await next(agent, 'waiting_approval');
+      await agent.answer('allow', { decidedBy: 'person', by: 'a test', approvalId: agent.approval?.request.id ?? '' });
+      const keys = vi.spyOn(agent.pane, 'sendKeys');
+      // An answer with no id (answer_approval lets a client leave it out) right after: the idle prompt is on screen.
+      await expect(agent.answer('allow', { decidedBy: 'person', by: 'another test' })).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringMatching(/no approval is pending/) as unknown });
+      expect(await agent.settleApproval()).toBeNull();
+      expect(keys).not.toHaveBeenCalled();
     } finally {
       agent.dispose();
     }

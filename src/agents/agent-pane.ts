@@ -97,6 +97,10 @@ export class AgentPane implements Disposable {
     this.screens = profile.screensFor(pane.agent?.version ?? undefined);
     this.tracker = this.store.add(new AgentStateTracker(pane, this.screens));
     this.store.add(this.tracker.onChange((change) => this.onChange(change)));
+    // After an answer the state stays waiting_approval until the next one is sure (idle must hold
+    // still first): a second prompt drawn in that window changes no state, so it is looked for on
+    // each render (the tracker, subscribed first, has classified the render already).
+    this.store.add(pane.onRender(() => this.reopenIfWaiting(true)));
   }
 
   /** The responder answering the pane's known dialogs (attached by startAgent), if any. */
@@ -124,8 +128,7 @@ export class AgentPane implements Disposable {
    */
   async settleApproval(signal?: AbortSignal): Promise<PendingApproval | null> {
     await promptSettled(this.pane, signal);
-    this.tracker.refresh();
-    if (this.tracker.state.state !== 'waiting_approval') return null;
+    if (!this.stillWaitingAfterRefresh()) return null;
     this.reopenIfWaiting();
     return this.approval;
   }
@@ -170,11 +173,12 @@ export class AgentPane implements Disposable {
       this.tracker.refresh();
       const pressed = { ...answer, presses };
       this.answeredEmitter.fire(pressed);
-      // A second prompt right behind the first: no change of state tells anyone, so say it here.
-      this.reopenIfWaiting();
       return pressed;
     } finally {
       this.answering = false;
+      // A second prompt right behind the first (or this one, its keys lost): no change of state
+      // tells anyone, so say it here.
+      this.reopenIfWaiting();
     }
   }
 
@@ -243,10 +247,14 @@ export class AgentPane implements Disposable {
     this.store.dispose();
   }
 
-  /** Reads the screen again now (the prompt on it too): whether the agent still waits on an approval. */
+  /**
+   * Reads the screen again now (the prompt on it too): whether the agent still waits on an approval
+   * that is on screen. The state alone lags (it stays until the next one is sure), and keys pressed
+   * for a prompt no longer shown go to whatever is (the input box).
+   */
   private stillWaitingAfterRefresh(): boolean {
     this.tracker.refresh();
-    return this.tracker.state.state === 'waiting_approval';
+    return this.tracker.state.state === 'waiting_approval' && this.tracker.lastDetection.kind === 'approval';
   }
 
   /**
@@ -254,13 +262,17 @@ export class AgentPane implements Disposable {
    * whose keys were lost): it is opened under a new id and announced as a change within the state, so
    * the pane's log records it pending and the dashboard shows it with the id it must answer.
    */
-  private reopenIfWaiting(): void {
-    const state = this.tracker.state;
-    if (state.state !== 'waiting_approval' || this.openId !== null) return;
+  private reopenIfWaiting(reread = false): void {
     // The state lags the screen (idle counts only once it has held still): what is on screen decides.
-    if (this.tracker.lastDetection.kind !== 'approval') return;
+    const unopened = (): boolean => this.openId === null && !this.answering && this.tracker.state.state === 'waiting_approval' && this.tracker.lastDetection.kind === 'approval';
+    if (!unopened()) return;
+    if (reread) {
+      // Read the prompt itself now (a render reads only the state); the reading may change the state.
+      this.tracker.refresh();
+      if (!unopened()) return;
+    }
     this.openId = this.newApprovalId();
-    this.stateEmitter.fire({ ...state, previous: 'waiting_approval', at: Date.now() });
+    this.stateEmitter.fire({ ...this.tracker.state, previous: 'waiting_approval', at: Date.now() });
   }
 
   private newApprovalId(): string {

@@ -17,7 +17,6 @@ import type { ProfileData, Screens } from './schema.js';
 import { findInputBox } from './structure.js';
 import { longPromptReference } from './long-prompt.js';
 
-
 /** How the prompt goes in, and what is in its way. */
 export interface PromptTarget {
   input: ProfileData['input'];

@@ -334,7 +334,9 @@ export class SwitchboardClient {
 
   /** Answers the approval an agent pane waits on (the option meaning allow-once, or deny). */
   answerApproval(paneId: string, decision: 'allow' | 'deny', approvalId?: string): Promise<Result<'answer_approval'>> {
-    return this.request('answer_approval', { pane_id: paneId, decision, approval_id: approvalId });
+    // The daemon waits for the prompt to hold still and for the keys to show an effect (a repeat
+    // after 3 s without one): seconds on a loaded machine, more than the default wait allows for.
+    return this.request('answer_approval', { pane_id: paneId, decision, approval_id: approvalId }, { timeoutMs: 30_000 });
   }
 
   /** Every session with a log: each pane's, and each structured run's. */
