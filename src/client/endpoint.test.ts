@@ -43,6 +43,20 @@ describe('finding the daemon', () => {
     expect(resolveEndpoint({ env: { ENSO_RPC_TOKEN: 't', ENSO_RPC_PORT: '9', ENSO_RPC_HOST: '127.0.0.2' } })).toEqual({ socketPath: undefined, host: '127.0.0.2', port: 9, token: 't', source: 'environment' });
   });
 
+  // What an MCP server started by Gemini CLI gets outside a pane: its entry's `${NAME:-}` expanded
+  // to nothing, or (a CLI that cannot expand it) left as written.
+  it('takes variables that are empty, or still a reference to a variable, for unset', () => {
+    // The daemon's home is known (SWITCHBOARD_HOME), the pane's variables are not.
+    const passed = (value: (name: string) => string): Record<string, string> => ({
+      ...Object.fromEntries(['SWITCHBOARD_RPC_HOST', 'SWITCHBOARD_RPC_PORT', 'SWITCHBOARD_RPC_SOCKET', 'SWITCHBOARD_RPC_TOKEN', 'SWITCHBOARD_PANE_ID'].map((n) => [n, value(n)])),
+      SWITCHBOARD_HOME: home(),
+    });
+    const fromFile = { socketPath: '/tmp/sb.sock', host: '127.0.0.1', port: 8765, token: 'file-token', source: 'runtime file' };
+    for (const value of [() => '', (n: string) => `\${${n}:-}`, (n: string) => `\${${n}}`, (n: string) => `$${n}`]) {
+      expect(resolveEndpoint({ env: passed(value) })).toEqual(fromFile);
+    }
+  });
+
   it('reads the runtime file of the home otherwise', () => {
     expect(resolveEndpoint({ home: home(), env: {} })).toEqual({ socketPath: '/tmp/sb.sock', host: '127.0.0.1', port: 8765, token: 'file-token', source: 'runtime file' });
     const empty = mkdtempSync(path.join(tmpdir(), 'sb-endpoint-'));

@@ -39,6 +39,9 @@ export function readTrustedRuntimeFile(home: string): RuntimeInfo | undefined {
   return readRuntimeFile(home);
 }
 
+/** A variable's value that is still a reference to a variable (`$NAME`, `${NAME}`, `${NAME:-x}`). */
+const UNEXPANDED_REFERENCE = /^\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*(?::?-[^}]*)?\})$/;
+
 /**
  * Finds the daemon: explicit options first, then the variables a pane gets (a program inside a
  * pane calls its own daemon), then the runtime file of the Switchboard home, once it has been
@@ -47,8 +50,9 @@ export function readTrustedRuntimeFile(home: string): RuntimeInfo | undefined {
 export function resolveEndpoint(options: EndpointOptions = {}): Endpoint {
   const given = options.env ?? process.env;
   // An empty variable is an unset one: a CLI told to pass a variable it does not have passes it
-  // empty (Gemini CLI's `${NAME:-}` in its MCP server's settings).
-  const env = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined && value !== '')) as Record<string, string>;
+  // empty (Gemini CLI's `${NAME:-}` in its MCP server's settings), or, if it cannot expand the
+  // reference, as written; neither a token, a port nor a path looks like that.
+  const env = Object.fromEntries(Object.entries(given).filter(([, value]) => value !== undefined && value !== '' && !UNEXPANDED_REFERENCE.test(value))) as Record<string, string>;
   if (options.socketPath !== undefined || options.port !== undefined) {
     const token = options.token ?? env[ENDPOINT_VARIABLES.token] ?? readTrustedRuntimeFile(options.home ?? switchboardHome(env))?.token;
     if (!token) throw new SwitchboardError('CONNECTION_FAILED', 'no token: pass one, or set SWITCHBOARD_RPC_TOKEN');
