@@ -28,6 +28,15 @@ function player(steps: PlayerStep[]): string {
   return writeScreenPlayer(scratch.dir, screensDir, steps);
 }
 
+/** A folder of the recorded screens plus `approval-2`, the same prompt for another file (second.txt). */
+function twoApprovalScreens(name: string): string {
+  const dir = path.join(scratch.dir, name);
+  mkdirSync(dir, { recursive: true });
+  for (const screen of ['idle-start', 'approval', 'done-idle']) copyFileSync(path.join(screensDir, `${screen}.txt`), path.join(dir, `${screen}.txt`));
+  writeFileSync(path.join(dir, 'approval-2.txt'), readFileSync(path.join(screensDir, 'approval.txt'), 'utf8').replaceAll('tool_out.txt', 'second.txt'));
+  return dir;
+}
+
 function agentPane(file: string): AgentPane {
   const pane = registry.create({ argv: [process.execPath, file], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
   return new AgentPane(pane, profile);
@@ -105,10 +114,7 @@ describe('AgentPane on a real PTY', () => {
   });
 
   it('opens a second prompt drawn right behind the first under a new id, and says so', async () => {
-    const dir = path.join(scratch.dir, 'two-approvals');
-    mkdirSync(dir, { recursive: true });
-    for (const name of ['idle-start', 'approval', 'done-idle']) copyFileSync(path.join(screensDir, `${name}.txt`), path.join(dir, `${name}.txt`));
-    writeFileSync(path.join(dir, 'approval-2.txt'), readFileSync(path.join(screensDir, 'approval.txt'), 'utf8').replaceAll('tool_out.txt', 'second.txt'));
+    const dir = twoApprovalScreens('two-approvals');
     const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }])], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
     const agent = new AgentPane(pane, profile);
     try {
@@ -131,10 +137,7 @@ describe('AgentPane on a real PTY', () => {
   });
 
   it('opens a second prompt drawn while the idle prompt between them had not yet held still', async () => {
-    const dir = path.join(scratch.dir, 'idle-between');
-    mkdirSync(dir, { recursive: true });
-    for (const name of ['idle-start', 'approval', 'done-idle']) copyFileSync(path.join(screensDir, `${name}.txt`), path.join(dir, `${name}.txt`));
-    writeFileSync(path.join(dir, 'approval-2.txt'), readFileSync(path.join(screensDir, 'approval.txt'), 'utf8').replaceAll('tool_out.txt', 'second.txt'));
+    const dir = twoApprovalScreens('idle-between');
     // The idle prompt shows for less than it must hold still to count: the state stays waiting_approval throughout.
     const steps: PlayerStep[] = [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 150 }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }];
     const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, steps)], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
