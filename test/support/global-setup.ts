@@ -1,7 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../src/platform/index.js';
 
 /**
@@ -37,53 +35,25 @@ export function processesOfRun(run: string, ignore: ReadonlySet<number> = new Se
     });
 }
 
-/**
- * The run's own temporary folder, for everything its tests start (workers, daemons, panes and the
- * agent CLIs in them inherit it): the CLIs keep folders of their own in the system's (Claude Code a
- * folder per working folder under claude-UID, Codex its daemon's and sandbox's), and a test run
- * must leave nothing behind. What is left in it at the end is listed, so that a leak of our own
- * still shows, and removed.
- */
-function useRunTempDir(): () => void {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sb-run-'));
-  // Each platform's name for it (os.tmpdir() reads TMPDIR on POSIX, TEMP and TMP on Windows).
-  for (const name of ['TMPDIR', 'TEMP', 'TMP']) process.env[name] = dir;
-  return () => {
-    const left = readdirSync(dir);
-    if (left.length > 0) console.log(`the run's temporary folder held ${left.length} entries at its end (removed): ${left.slice(0, 20).join(' ')}${left.length > 20 ? ' ...' : ''}`);
-    rmSync(dir, { recursive: true, force: true });
-  };
-}
-
 export default function setup(): () => void {
-  const removeTempDir = useRunTempDir();
-  if (process.platform !== 'linux') return removeTempDir;
+  if (process.platform !== 'linux') return () => undefined;
   const run = randomBytes(8).toString('hex');
   // Set before vitest forks its workers, which inherit it.
   process.env[RUN_MARKER] = run;
   const before = new Set(listProcesses().map((p) => p.pid));
   return () => {
-    try {
-      checkNoneLeaked(run, before);
-    } finally {
-      removeTempDir();
+    const leaked = processesOfRun(run, before);
+    if (leaked.length === 0) return;
+    for (const { pid } of leaked) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // gone already
+      }
     }
+    // Reaching here means a test of this run left pane processes behind: fail the run loudly
+    // (vitest reports a teardown error but keeps its exit code, so set it here).
+    process.exitCode = 1;
+    throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
   };
-}
-
-/** Ends and reports the processes of run `run` still running (not counting those in `before`). */
-function checkNoneLeaked(run: string, before: ReadonlySet<number>): void {
-  const leaked = processesOfRun(run, before);
-  if (leaked.length === 0) return;
-  for (const { pid } of leaked) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-  // Reaching here means a test of this run left pane processes behind: fail the run loudly
-  // (vitest reports a teardown error but keeps its exit code, so set it here).
-  process.exitCode = 1;
-  throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
 }
