@@ -32,7 +32,5 @@ describe('doctor checks', () => {
     const root = path.join('/tmp', 'sb-doctor-a1B2c3', 'codex-Zz9yY8');
     const normalize = normalizer({ home: path.join(root, 'home'), work: path.join(root, 'work') });
     expect(normalize(`cwd ${root}/work and ${root}/home/.codex at http://127.0.0.1:43121/v1 in codex-Zz9yY8`)).toBe('cwd /home/dev/work and /home/dev/.codex at http://127.0.0.1:PORT/v1 in codex-XXXXXX');
-    // A path shortened from its start, as OpenCode's footer shows one too long for it.
-    expect(normalize('esc  c3/sb-doctor-a1B2c3/codex-Zz9yY8/work')).toBe('esc  c3/sb-doctor-XXXXXX/codex-XXXXXX/work');
   });
 });

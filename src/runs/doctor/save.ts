@@ -32,17 +32,13 @@ export function normalizer(check: Pick<LiveCheck, 'home' | 'work'>): (text: stri
     const real = realOr(from);
     if (real !== from) pairs.push([real, to]);
   }
-  // The check's folder and the run's (…/sb-doctor-XXXXXX/<agent>-XXXXXX) also show by their bare
-  // names: a CLI that shortens a long path from its start (OpenCode's footer: `…iD/sb-doctor-…/work`)
-  // shows no full path to replace.
-  const agentFolder = path.dirname(check.work);
-  const names = [path.basename(agentFolder), path.basename(path.dirname(agentFolder))]
-    .map((name) => [name, name.replace(/[A-Za-z0-9]{6}$/, 'XXXXXX')] as const)
-    .filter(([name, masked]) => name !== masked && /-[A-Za-z0-9]{6}$/.test(name));
+  // The check's own folder (…/sb-doctor-XXXXXX/<agent>-XXXXXX) also shows as a bare name.
+  const parent = path.basename(path.dirname(check.work));
+  const masked = parent.replace(/[A-Za-z0-9]{6}$/, 'XXXXXX');
   return (text) => {
     let out = text;
     for (const [from, to] of pairs) out = out.split(from).join(to);
-    for (const [name, masked] of names) out = out.split(name).join(masked);
+    if (parent !== masked) out = out.split(parent).join(masked);
     return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
   };
 }
