@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { listProcesses } from '../../src/platform/index.js';
+import { useRunTempFolder } from './run-temp.js';
 
 /**
  * After the whole run, no process started by a test pane or driver may still be running. Every pane
@@ -36,14 +37,15 @@ export function processesOfRun(run: string, ignore: ReadonlySet<number> = new Se
 }
 
 export default function setup(): () => void {
-  if (process.platform !== 'linux') return () => undefined;
+  const temp = useRunTempFolder();
+  if (process.platform !== 'linux') return () => temp.remove();
   const run = randomBytes(8).toString('hex');
   // Set before vitest forks its workers, which inherit it.
   process.env[RUN_MARKER] = run;
   const before = new Set(listProcesses().map((p) => p.pid));
   return () => {
+    const problems: string[] = [];
     const leaked = processesOfRun(run, before);
-    if (leaked.length === 0) return;
     for (const { pid } of leaked) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -51,9 +53,14 @@ export default function setup(): () => void {
         // gone already
       }
     }
-    // Reaching here means a test of this run left pane processes behind: fail the run loudly
-    // (vitest reports a teardown error but keeps its exit code, so set it here).
+    if (leaked.length > 0) problems.push(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
+    // Checked after the leaked processes are gone, so none of them is still writing into it.
+    const left = temp.leftovers();
+    temp.remove();
+    if (left.length > 0) problems.push(`tests left files in the run's temporary folder ${temp.dir}: ${left.slice(0, 40).join(', ')}${left.length > 40 ? `, … (${left.length} in all)` : ''}`);
+    if (problems.length === 0) return;
+    // Vitest reports a teardown error but keeps its exit code, so set it here.
     process.exitCode = 1;
-    throw new Error(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
+    throw new Error(problems.join('\n'));
   };
 }

@@ -3,7 +3,13 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { SwitchboardClient } from '../../src/index.js';
 
-export const SCREENS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'screens');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** The tracked recordings the detector's unit tests read. */
+export const SCREENS_DIR = path.join(root, 'test', 'fixtures', 'screens');
+/** Where every run puts what it recorded (ignored by git): a test run never changes a tracked file. */
+export const RECORDED_SCREENS_DIR = path.join(root, 'test-artifacts', 'screens');
+/** Set by `npm run fixtures:update`: only then do recordings replace the tracked fixtures. */
+export const UPDATE_FIXTURES_ENV = 'SWITCHBOARD_UPDATE_FIXTURES';
 
 /**
  * What changes between two runs of the same CLI version without meaning anything: clock times,
@@ -31,11 +37,13 @@ function maskTempName(name: string): string {
 }
 
 /**
- * Returns the screen a test passes through and saves it as a fixture (plain and with colours) per
- * CLI and version, so detectors can be unit-tested without the CLIs and a new pinned version gets
- * its own recordings. Temporary paths and ports are replaced by fixed ones, and a recording that
- * differs from the saved one only in volatile details (see maskVolatile) is left as it was, so a
- * run of the same version leaves `git diff` empty and any change in how a CLI renders shows up.
+ * Returns the screen a test passes through and records it (plain and with colours) per CLI and
+ * version into test-artifacts/screens/, where a developer can compare it with the fixtures. With
+ * SWITCHBOARD_UPDATE_FIXTURES=1 (`npm run fixtures:update`) it also becomes the tracked fixture, so
+ * detectors can be unit-tested without the CLIs and a new pinned version gets its own recordings;
+ * even then a recording that differs from the tracked one only in volatile details (see
+ * maskVolatile) leaves it as it was, so `git diff` shows only real changes in how a CLI renders.
+ * Temporary paths and ports are replaced by fixed ones either way.
  */
 export async function recordScreen(
   client: SwitchboardClient,
@@ -46,8 +54,7 @@ export async function recordScreen(
   // A screen of an unknown version is no fixture: it would sit beside the others, named for no version.
   if (where.version === null) return plain.lines;
   const ansi = await client.getScreen(paneId, { ansi: true });
-  const dir = path.join(SCREENS_DIR, `${where.agent}-${where.version}`);
-  mkdirSync(dir, { recursive: true });
+  const folder = `${where.agent}-${where.version}`;
   const normalize = (text: string): string => {
     let out = text;
     for (const [from, to] of where.replace) out = out.split(from).join(to);
@@ -55,12 +62,20 @@ export async function recordScreen(
     for (const [from] of where.replace) out = out.split(path.basename(from)).join(maskTempName(path.basename(from)));
     return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
   };
-  const plainFile = path.join(dir, `${where.stage}.txt`);
   const plainText = `${normalize(plain.text)}\n`;
-  const unchanged = existsSync(plainFile) && maskVolatile(readFileSync(plainFile, 'utf8')) === maskVolatile(plainText);
-  if (!unchanged) {
-    writeFileSync(plainFile, plainText);
-    writeFileSync(path.join(dir, `${where.stage}.ansi.txt`), `${normalize(ansi.text)}\n`);
+  const ansiText = `${normalize(ansi.text)}\n`;
+  writeRecording(path.join(RECORDED_SCREENS_DIR, folder), where.stage, plainText, ansiText);
+  if (process.env[UPDATE_FIXTURES_ENV] === '1') {
+    const tracked = path.join(SCREENS_DIR, folder);
+    const plainFile = path.join(tracked, `${where.stage}.txt`);
+    const unchanged = existsSync(plainFile) && maskVolatile(readFileSync(plainFile, 'utf8')) === maskVolatile(plainText);
+    if (!unchanged) writeRecording(tracked, where.stage, plainText, ansiText);
   }
   return plain.lines;
+}
+
+function writeRecording(dir: string, stage: string, plain: string, ansi: string): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(path.join(dir, `${stage}.txt`), plain);
+  writeFileSync(path.join(dir, `${stage}.ansi.txt`), ansi);
 }

@@ -10,12 +10,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ModelServer } from '../../src/model-server/index.js';
-import { useTestDaemon } from '../support/daemon.js';
-import { tempDir } from '../support/shell.js';
-import { useAgentBinaries } from '../e2e/agent-flow.js';
+import { ModelServer } from '../../../src/model-server/index.js';
+import { useTestDaemon } from '../../support/daemon.js';
+import { tempDir } from '../../support/shell.js';
+import { useAgentBinaries } from '../agent-flow.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
 const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

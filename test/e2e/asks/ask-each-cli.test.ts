@@ -8,13 +8,13 @@ import { cpSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { opencodeDbQuery } from '../../src/asks/index.js';
-import { askRowsSql, readOpenCodeRows, type OpenCodeRow } from '../../src/asks/transcripts/opencode.js';
-import { AGENT_BIN_DIRS } from '../e2e/agent-flow.js';
-import { useScriptedModel } from '../e2e/scripted-model.js';
+import { opencodeDbQuery } from '../../../src/asks/index.js';
+import { askRowsSql, readOpenCodeRows, type OpenCodeRow } from '../../../src/asks/transcripts/opencode.js';
+import { AGENT_BIN_DIRS } from '../agent-flow.js';
+import { useScriptedModel } from '../scripted-model.js';
 import { useAskRig } from './ask-support.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const sm = useScriptedModel({
   name: 'asks-each',
   title: 'Asks',

@@ -9,12 +9,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
-import { runServiceOf } from '../../src/api/index.js';
-import { useTestDaemon } from '../support/daemon.js';
-import { tempDir } from '../support/shell.js';
+import { FakeBackend } from '../../../src/runs/bridge/fake-backend.js';
+import { runServiceOf } from '../../../src/api/index.js';
+import { useTestDaemon } from '../../support/daemon.js';
+import { tempDir } from '../../support/shell.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
 const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];

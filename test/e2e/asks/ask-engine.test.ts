@@ -4,9 +4,9 @@
  * it; a timeout that leaves the target usable; a target that exits.
  */
 import { describe, expect, it } from 'vitest';
-import { sendPrompt } from '../../src/agents/index.js';
-import { useScriptedModel } from '../e2e/scripted-model.js';
-import { untilState } from '../support/agent-panes.js';
+import { sendPrompt } from '../../../src/agents/index.js';
+import { useScriptedModel } from '../scripted-model.js';
+import { untilState } from '../../support/agent-panes.js';
 import { useAskRig } from './ask-support.js';
 
 const sm = useScriptedModel({

@@ -7,11 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentReport, DoctorReport } from '../src/runs/index.js';
-import { cleanEnv, runCli } from './support/cli.js';
-import { tempDir } from './support/shell.js';
+import type { AgentReport, DoctorReport } from '../../src/runs/index.js';
+import { cleanEnv, runCli } from '../support/cli.js';
+import { tempDir } from '../support/shell.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const PINNED_BIN = path.join(root, 'test', 'agent-clis', 'node_modules', '.bin');
 const OPENCODE_PLUGIN_DIR = path.join(root, 'test', 'agent-clis', 'opencode-plugin');
 const FAKE_DIR = path.join(root, 'test', 'fixtures', 'doctor-fake');

@@ -6,10 +6,10 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { sendPrompt } from '../../src/agents/index.js';
-import { useScriptedModel } from '../e2e/scripted-model.js';
-import { untilState } from '../support/agent-panes.js';
-import { sleep } from '../support/shell.js';
+import { sendPrompt } from '../../../src/agents/index.js';
+import { useScriptedModel } from '../scripted-model.js';
+import { untilState } from '../../support/agent-panes.js';
+import { sleep } from '../../support/shell.js';
 import { useAskRig } from './ask-support.js';
 
 const sm = useScriptedModel({

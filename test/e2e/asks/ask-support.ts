@@ -4,10 +4,10 @@
  */
 import path from 'node:path';
 import { afterAll } from 'vitest';
-import { AskEngine, PaneAskTarget, type AskDirectory, type AskTarget } from '../../src/asks/index.js';
-import { PaneRegistry } from '../../src/pane/index.js';
-import { startSandboxedAgent, type AgentInPane } from '../support/agent-panes.js';
-import type { ScriptedModel } from '../e2e/scripted-model.js';
+import { AskEngine, PaneAskTarget, type AskDirectory, type AskTarget } from '../../../src/asks/index.js';
+import { PaneRegistry } from '../../../src/pane/index.js';
+import { startSandboxedAgent, type AgentInPane } from '../../support/agent-panes.js';
+import type { ScriptedModel } from '../scripted-model.js';
 
 export class TestDirectory implements AskDirectory {
   readonly targets: AskTarget[] = [];

@@ -10,11 +10,11 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import type { AskInfo } from '../../src/protocol/methods.js';
-import { useScriptedModel } from '../e2e/scripted-model.js';
-import { useTestDaemon } from '../support/daemon.js';
-import { apiClient, type ApiClient } from '../support/sse.js';
+import { connect, type SwitchboardClient } from '../../../src/client/index.js';
+import type { AskInfo } from '../../../src/protocol/methods.js';
+import { useScriptedModel } from '../scripted-model.js';
+import { useTestDaemon } from '../../support/daemon.js';
+import { apiClient, type ApiClient } from '../../support/sse.js';
 
 const sm = useScriptedModel({
   name: 'ask-http',

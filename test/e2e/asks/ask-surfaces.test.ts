@@ -15,11 +15,11 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { MCP_TOOLS } from '../../src/surfaces/mcp/server.js';
-import { useScriptedModel } from '../e2e/scripted-model.js';
-import { CLI, cleanEnv, runCli, type CliResult } from '../support/cli.js';
-import { useTestDaemon } from '../support/daemon.js';
+import { connect, type SwitchboardClient } from '../../../src/client/index.js';
+import { MCP_TOOLS } from '../../../src/surfaces/mcp/server.js';
+import { useScriptedModel } from '../scripted-model.js';
+import { CLI, cleanEnv, runCli, type CliResult } from '../../support/cli.js';
+import { useTestDaemon } from '../../support/daemon.js';
 
 const ALIAS = (name: string): string => path.join(path.dirname(CLI), 'aliases', `${name}.js`);
 
