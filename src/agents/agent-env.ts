@@ -66,7 +66,9 @@ export function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): Lau
 export interface HeadlessEnvOptions {
   cwd: string;
   sandbox?: SandboxRequest;
-  /** Variables on top of the profile's and the sandbox's. */
+  /** The process's private temporary folder (PrivateTemp.env), under the caller's own variables. */
+  temp?: Record<string, string>;
+  /** Variables on top of the profile's, the sandbox's and the temporary folder's. */
   extra?: Record<string, string>;
   /** The environment to start from (default: this process's). */
   base?: NodeJS.ProcessEnv;
@@ -81,8 +83,8 @@ export function headlessAgentEnv(profile: AgentProfile, options: HeadlessEnvOpti
   const base = options.base ?? process.env;
   // A driver started from inside a pane must not look like that pane's program to its reaper.
   const unset = [...agentUnsetEnv(profile, { sandboxed: options.sandbox !== undefined, terminal: false }), 'SWITCHBOARD_PANE*'];
-  if (!options.sandbox) return { env: composeEnv(base, unset, [profile.data.env, options.extra]), args: [] };
+  if (!options.sandbox) return { env: composeEnv(base, unset, [profile.data.env, options.temp, options.extra]), args: [] };
   const sandbox = checkSandbox(options.sandbox);
   const additions = seedSandbox(profile, { ...sandbox, cwd: options.cwd, env: composeEnv(base, unset, []) });
-  return { env: composeEnv(base, unset, [profile.data.env, additions.env, options.extra]), args: additions.args };
+  return { env: composeEnv(base, unset, [profile.data.env, additions.env, options.temp, options.extra]), args: additions.args };
 }

@@ -9,6 +9,7 @@ import { gemini } from './builtin/gemini.js';
 import { opencode } from './builtin/opencode.js';
 import { shell } from './builtin/shell.js';
 import { defineProfile, type AgentProfile } from './profile.js';
+import { agentTempRoot } from './private-temp.js';
 import type { ProfileInput } from './schema.js';
 
 export const BUILTIN_PROFILES: readonly AgentProfile[] = [claude, codex, gemini, opencode, aider, shell];
@@ -21,9 +22,15 @@ export class AgentCatalog {
   private readonly byName = new Map<string, AgentProfile>();
   /** What was wrong with the user's profile file: each problem names the file, the entry and the field. */
   readonly problems: string[] = [];
+  /**
+   * Where every agent started from this catalog gets its private temporary folder: under the
+   * Switchboard home the catalog belongs to (the default home when none is given).
+   */
+  readonly tempRoot: string;
 
-  constructor(profiles: readonly AgentProfile[] = BUILTIN_PROFILES) {
+  constructor(profiles: readonly AgentProfile[] = BUILTIN_PROFILES, options: { home?: string } = {}) {
     for (const p of profiles) this.byName.set(p.data.name, p);
+    this.tempRoot = agentTempRoot(options.home);
   }
 
   /**
@@ -33,7 +40,7 @@ export class AgentCatalog {
    */
   static load(options: { home?: string; file?: string } = {}): AgentCatalog {
     const file = options.file ?? (options.home ? AGENT_FILES.map((f) => path.join(options.home as string, f)).find((f) => existsSync(f)) : undefined);
-    const catalog = new AgentCatalog();
+    const catalog = new AgentCatalog(BUILTIN_PROFILES, options.home !== undefined ? { home: options.home } : {});
     if (!file) return catalog;
     const { profiles, problems } = readProfiles(file);
     catalog.problems.push(...problems);

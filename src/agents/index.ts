@@ -2,6 +2,7 @@
 export { AgentCatalog, BUILTIN_PROFILES, AGENT_FILES } from './catalog.js';
 export { defineProfile, writeHomeFiles, versionSupportOf, type VersionSupport, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
 export { startAgent, firstRunPolicyOf, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
+export { agentTempRoot, createPrivateTemp, sweepPrivateTemps, AGENT_TEMP_FOLDER, type PrivateTemp } from './private-temp.js';
 export { pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { pressUntilTaken, promptSettled, KEY_EFFECT_MS, MAX_PRESSES, PROMPT_SETTLE_MS } from './answer-keys.js';
 export { sendPrompt, type PromptTarget } from './prompt.js';

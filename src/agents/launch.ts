@@ -9,7 +9,8 @@ import type { McpServerCommand } from './mcp-config.js';
 import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
-import { attachLongPromptFolder, prepareLongPromptFolder, releaseLongPromptFolder } from './long-prompt.js';
+import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.js';
+import { createPrivateTemp } from './private-temp.js';
 import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
 export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
@@ -41,6 +42,8 @@ export interface AgentLaunchOptions {
   signal?: AbortSignal;
   /** What the pane's programs may do when they call the daemon back (see CreatePaneOptions.scopes). */
   scopes?: readonly string[];
+  /** Where the agent's private temporary folder is made (default: agentTempRoot(), under the Switchboard home). */
+  tempRoot?: string;
 }
 
 export interface AgentStart {
@@ -84,22 +87,26 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   const unsetEnv = agentUnsetEnv(profile, { sandboxed: sandbox !== undefined, terminal: true });
   const startEnv = registry.environmentFor({ ...INTERACTIVE_ENV, ...profile.data.env }, unsetEnv);
   const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv, ...(options.sandbox?.mcp ? { mcp: options.sandbox.mcp } : {}) }) : { args: [], env: {} };
-  const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...options.env };
-  // Look the program up, and ask its version, with the environment the pane will have.
-  const paneEnv = registry.environmentFor(env, unsetEnv);
-  const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));
-  if (!binary) {
-    const hint = profile.data.binary.env ? ` (or set ${profile.data.binary.env})` : '';
-    throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
-  }
-  options.signal?.throwIfAborted();
-  const version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, options.signal) : undefined;
-  // The caller may have gone while the version was asked: start nothing nobody will own.
-  options.signal?.throwIfAborted();
-  const screens = profile.screensFor(version);
-  const prompts = prepareLongPromptFolder(profile.data);
+  // Made before the version is asked: OpenCode unpacks its native libraries there for that too.
+  const temp = createPrivateTemp(options.tempRoot);
   let pane: Pane;
+  let version: string | undefined;
+  let prompts: { dir: string; args: string[] } | undefined;
   try {
+    // A caller's own TMPDIR wins: it asked for it.
+    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...temp.env, ...options.env };
+    // Look the program up, and ask its version, with the environment the pane will have.
+    const paneEnv = registry.environmentFor(env, unsetEnv);
+    const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));
+    if (!binary) {
+      const hint = profile.data.binary.env ? ` (or set ${profile.data.binary.env})` : '';
+      throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
+    }
+    options.signal?.throwIfAborted();
+    version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, { ...(options.signal ? { signal: options.signal } : {}), tempRoot: temp.dir }) : undefined;
+    // The caller may have gone while the version was asked: start nothing nobody will own.
+    options.signal?.throwIfAborted();
+    prompts = prepareLongPromptFolder(profile.data, temp.dir);
     pane = registry.create({
       argv: [binary, ...profile.data.interactive_args, ...additions.args, ...(prompts?.args ?? []), ...(options.args ?? [])],
       cwd,
@@ -113,9 +120,12 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
       scopes: options.scopes,
     });
   } catch (err) {
-    if (prompts) releaseLongPromptFolder(prompts.dir);
+    temp.release();
     throw err;
   }
+  // Whatever the agent left there goes when it ends (an exit the pane saw, or a kill).
+  pane.onExit(() => temp.release());
+  const screens = profile.screensFor(version);
   if (prompts) attachLongPromptFolder(pane, profile.data, prompts.dir);
   const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
   // The pane's dialogs are answered by this policy for as long as it lives, not only now.

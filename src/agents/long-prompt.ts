@@ -1,10 +1,9 @@
 /**
  * Long prompts for CLIs that cannot take one typed or pasted (see `input.long_prompt` in the
- * schema): a private folder per pane, handed to the CLI at launch, where a prompt is written as a
- * file the CLI is pointed at. The folder goes with the pane.
+ * schema): a folder per pane, inside the agent's private temporary folder, handed to the CLI at
+ * launch, where a prompt is written as a file the CLI is pointed at. The folder goes with the pane.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import type { Pane } from '../pane/index.js';
 import type { ProfileData } from './schema.js';
@@ -13,11 +12,11 @@ type LongPrompt = NonNullable<ProfileData['input']['long_prompt']>;
 
 const folders = new WeakMap<Pane, { dir: string; spec: LongPrompt; written: number }>();
 
-/** A private folder for a pane about to start, and the launch arguments that give it to the CLI; none when the profile needs none. */
-export function prepareLongPromptFolder(data: ProfileData): { dir: string; args: string[] } | undefined {
+/** A folder in `parent` for a pane about to start, and the launch arguments that give it to the CLI; none when the profile needs none. */
+export function prepareLongPromptFolder(data: ProfileData, parent: string): { dir: string; args: string[] } | undefined {
   const spec = data.input.long_prompt;
   if (!spec) return undefined;
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'switchboard-prompts-'));
+  const dir = mkdtempSync(path.join(parent, 'prompts-'));
   return { dir, args: spec.launch_args.map((a) => a.replaceAll('{dir}', dir)) };
 }
 

@@ -42,6 +42,7 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
         readyTimeoutMs: p.ready_timeout_ms,
         signal: ctx.signal,
         scopes,
+        tempRoot: ctx.agents.tempRoot,
       });
       return agentStartResult(profile, started);
     }

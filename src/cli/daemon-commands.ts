@@ -150,6 +150,7 @@ function describeRecovery(found: NonNullable<InfoResult['recovered']>): string {
     found.processes > 0 ? `ended ${found.processes} process${found.processes === 1 ? '' : 'es'} of ${found.panes} pane${found.panes === 1 ? '' : 's'} it left running (their terminals died with it, so they cannot be adopted)` : 'no pane of it was still running',
     ...(found.runtime_file_removed ? ['removed its runtime file'] : []),
     ...(found.socket_removed ? ['removed its socket'] : []),
+    ...(found.temp_folders > 0 ? [`removed ${found.temp_folders} temporary folder${found.temp_folders === 1 ? '' : 's'} its agents left`] : []),
     ...(found.survivors.length > 0 ? [`could not end ${found.survivors.join(', ')}`] : []),
   ];
   return `found what ${who} left when it died: ${parts.join('; ')}`;

@@ -38,6 +38,7 @@ import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './
 import { decidePermission, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
 import { AgentProgram } from './agent-program.js';
+import type { PrivateTemp } from '../agents/index.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 
@@ -95,6 +96,7 @@ export class AcpDriver implements ConversationDriver {
       binary: launch.binary,
       args: [...(this.program.profile.data.acp_args ?? []), ...launch.args],
       env: launch.env,
+      temp: launch.temp,
       cwd: options.cwd,
       policy: options.policy ?? ASK_POLICY,
       onPermission: options.onPermission,
@@ -114,6 +116,8 @@ interface SessionSetup {
   binary: string;
   args: string[];
   env: Record<string, string>;
+  /** The process's private temporary folder, released when the session ends. */
+  temp: PrivateTemp;
   cwd: string;
   policy: ApprovalPolicy;
   onPermission: ((request: PermissionRequest) => Promise<'allow' | 'deny'>) | undefined;
@@ -262,6 +266,7 @@ class AcpSession implements Conversation {
     await this.terminate();
     this.connection.close();
     if (turn) await turn.done;
+    this.setup.temp.release();
     this.emit(this.normalizer.end());
     this.entries.finish();
   }

@@ -5,7 +5,7 @@
  */
 import { statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
-import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
+import { AgentCatalog, agentVersion, createPrivateTemp, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile, type PrivateTemp } from '../agents/index.js';
 import type { DriverHealth } from './headless-driver.js';
 import type { ConversationOptions } from './conversation.js';
 
@@ -21,16 +21,22 @@ export interface SessionLaunch {
   env: Record<string, string>;
   /** The sandbox's arguments, then the caller's. */
   args: string[];
+  /** The session's private temporary folder (in `env`), for every process it starts; the session releases it when it closes. */
+  temp: PrivateTemp;
 }
 
 export class AgentProgram {
   readonly profile: AgentProfile;
+  /** Where a session's private temporary folder is made: the catalog's home. */
+  private readonly tempRoot: string;
 
   constructor(
     tool: string,
     private readonly options: SessionDriverOptions,
   ) {
-    this.profile = (options.catalog ?? AgentCatalog.load()).get(tool);
+    const catalog = options.catalog ?? AgentCatalog.load();
+    this.profile = catalog.get(tool);
+    this.tempRoot = catalog.tempRoot;
   }
 
   get name(): string {
@@ -41,7 +47,7 @@ export class AgentProgram {
     const env = headlessAgentEnv(this.profile, { cwd: process.cwd() }).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
-    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env);
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { tempRoot: this.tempRoot });
     return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
   }
 
@@ -51,10 +57,16 @@ export class AgentProgram {
    */
   launch(options: ConversationOptions): SessionLaunch {
     if (!isDirectory(options.cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${options.cwd}`, { cwd: options.cwd });
-    const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, extra: options.env });
-    const binary = this.binary(env);
-    if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
-    return { binary, env, args: [...args, ...(options.args ?? [])] };
+    const temp = createPrivateTemp(this.tempRoot);
+    try {
+      const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, temp: temp.env, extra: options.env });
+      const binary = this.binary(env);
+      if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+      return { binary, env, args: [...args, ...(options.args ?? [])], temp };
+    } catch (err) {
+      temp.release();
+      throw err;
+    }
   }
 
   private binary(env: NodeJS.ProcessEnv): string | undefined {

@@ -201,6 +201,7 @@ class ClaudeSession implements Conversation {
     } catch {
       // Ending the processes is best effort; the session is closed either way.
     }
+    this.launchSpec.temp.release();
     this.emit(this.normalizer.end?.() ?? []);
     this.entries.finish();
   }

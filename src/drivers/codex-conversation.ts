@@ -134,6 +134,7 @@ class CodexSession implements Conversation {
     } catch {
       // Ending the processes is best effort; the session is closed either way.
     }
+    this.launchSpec.temp.release();
     this.entries.finish();
   }
 

@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { SwitchboardError } from '../core/errors.js';
-import { AgentCatalog, agentVersion, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
+import { AgentCatalog, agentVersion, createPrivateTemp, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
 import type { NormalizedEntry, Normalizer } from '../output/entry.js';
 import { MsgStore, type MsgStoreOptions } from '../output/msg-store.js';
 import { ClaudeStreamJsonNormalizer } from '../output/normalize-claude.js';
@@ -102,10 +102,14 @@ export function normalizerFor(tool: string): Normalizer {
 
 export class HeadlessDriver {
   private readonly profile: AgentProfile;
+  /** Where each run's private temporary folder is made: the catalog's home. */
+  private readonly tempRoot: string;
   private readonly running = new Map<string, { pid: number; cancel: () => void }>();
 
   constructor(private readonly options: HeadlessDriverOptions) {
-    this.profile = (options.catalog ?? AgentCatalog.load()).get(options.tool);
+    const catalog = options.catalog ?? AgentCatalog.load();
+    this.profile = catalog.get(options.tool);
+    this.tempRoot = catalog.tempRoot;
     if (!this.profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${options.tool} has no headless mode in its profile`, { agent: options.tool });
   }
 
@@ -121,7 +125,7 @@ export class HeadlessDriver {
     const env = this.environment(process.cwd()).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
-    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env);
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { tempRoot: this.tempRoot });
     return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
   }
 
@@ -135,9 +139,18 @@ export class HeadlessDriver {
     if (prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     options.signal?.throwIfAborted();
     const runId = `r${randomBytes(4).toString('hex')}`;
-    const { env, args: extraArgs } = this.environment(options.cwd);
-    const binary = this.binary(env);
-    if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+    const temp = createPrivateTemp(this.tempRoot);
+    let launch: { env: Record<string, string>; args: string[]; binary: string };
+    try {
+      const { env, args } = this.environment(options.cwd, temp.env);
+      const binary = this.binary(env);
+      if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+      launch = { env, args, binary };
+    } catch (err) {
+      temp.release();
+      throw err;
+    }
+    const { env, args: extraArgs, binary } = launch;
     const headless = this.profile.data.headless_args ?? [];
     // Added arguments go last: before the prompt they could take it as their value (`-p` needs
     // one in Gemini; Claude's `--allowedTools` takes every word that follows).
@@ -181,6 +194,7 @@ export class HeadlessDriver {
         const failedEntry = entries.some((e) => e.type === 'error');
         const status: RunStatus = cancelled ? 'cancelled' : spawnError || exitCode !== 0 || failedEntry ? 'failed' : 'completed';
         store.finish();
+        temp.release();
         resolve({ runId, status, exitCode, signal, entries, unparsed: normalizer.unparsed, stderrTail: spawnError ? spawnError.message : stderr, durationMs: Math.round(performance.now() - started) });
       };
       child.once('error', (err) => finish(null, null, err));
@@ -203,7 +217,7 @@ export class HeadlessDriver {
   }
 
   /** The run's environment: the agent rules for a process without a terminal (src/agents/agent-env.ts). */
-  private environment(cwd: string): { env: Record<string, string>; args: string[] } {
-    return headlessAgentEnv(this.profile, { cwd, sandbox: this.options.sandbox, extra: this.options.env });
+  private environment(cwd: string, temp?: Record<string, string>): { env: Record<string, string>; args: string[] } {
+    return headlessAgentEnv(this.profile, { cwd, sandbox: this.options.sandbox, ...(temp ? { temp } : {}), extra: this.options.env });
   }
 }

@@ -43,6 +43,16 @@ export function isolatedHomeEnv(home: string): Record<string, string> {
 }
 
 /**
+ * The variables that make `dir` a program's temporary folder: TMPDIR is what POSIX programs read
+ * (Node's os.tmpdir(), Rust's env::temp_dir(), Go's os.TempDir()), TMP and TEMP what Windows
+ * programs read; all three are set everywhere, since a program ported from the other side reads
+ * the other side's names.
+ */
+export function tempFolderEnv(dir: string): Record<string, string> {
+  return { TMPDIR: dir, TMP: dir, TEMP: dir };
+}
+
+/**
  * A child's environment: `base` less every variable an `unset` pattern matches, then each layer in
  * order (a later layer wins). Names compare as the OS compares them.
  */

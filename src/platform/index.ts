@@ -23,7 +23,7 @@ export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors
 export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
 export { foregroundProcess, type ForegroundProcess } from './foreground.js';
 export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
-export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, terminalEmulatorOptions } from './env.js';
+export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, tempFolderEnv, terminalEmulatorOptions } from './env.js';
 
 /** True on Windows, for the few callers that must choose a different default. */
 export const isWindows = process.platform === 'win32';

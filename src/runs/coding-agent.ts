@@ -275,9 +275,13 @@ export class CodingAgent {
 
   /** The profile, from the catalog given or (at the first need) the built-ins and the user's file. */
   private profile(): AgentProfile {
-    this.catalogInUse ??= this.options.catalog ?? AgentCatalog.load();
-    this.profileInUse ??= this.catalogInUse.get(this.options.tool);
+    this.profileInUse ??= this.catalog().get(this.options.tool);
     return this.profileInUse;
+  }
+
+  private catalog(): AgentCatalog {
+    this.catalogInUse ??= this.options.catalog ?? AgentCatalog.load();
+    return this.catalogInUse;
   }
 
   private registry(): PaneRegistry {
@@ -298,6 +302,7 @@ export class CodingAgent {
       ...(o.binaryDirs ? { binaryDirs: o.binaryDirs } : {}),
       ...(o.scopes ? { scopes: o.scopes } : {}),
       ...(signal ? { signal } : {}),
+      tempRoot: this.catalog().tempRoot,
     });
     // The daemon's agent pane when there is one, so its log, its dashboard and answer_approval see this task.
     const shared = o.agentPanes?.get(started.pane.id);

@@ -239,7 +239,7 @@ export class RegistryPaneHost implements PaneHost {
     let version: string | undefined;
     if (binary && profile.data.version_args) {
       const signal = AbortSignal.timeout(VERSION_PROBE_MS);
-      version = await agentVersion(binary, profile.data.version_args, env, signal).catch(() => undefined);
+      version = await agentVersion(binary, profile.data.version_args, env, { signal, tempRoot: catalog.tempRoot }).catch(() => undefined);
     }
     return { name: profile.data.name, version };
   }

@@ -1,5 +1,3 @@
-import { mkdirSync } from 'node:fs';
-import path from 'node:path';
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
 export const GEMINI_VERSION = '0.61.0';
@@ -119,13 +117,7 @@ export const gemini = defineProfile(
         2,
       ),
     });
-    // Gemini CLI writes a report file into the system's temporary folder on every model error
-    // (gemini-client-error-*.json), and never removes it: from an isolated HOME it writes into the
-    // HOME's own, which goes with it. Each platform's name for that folder is set (os.tmpdir()).
-    const tmp = path.join(s.home, 'tmp');
-    mkdirSync(tmp, { recursive: true, mode: 0o700 });
-    const tempFolder = { TMPDIR: tmp, TEMP: tmp, TMP: tmp };
     // A pinned model skips the model router's extra classifier request.
-    return { args: ['-m', 'gemini-2.5-flash'], env: { GEMINI_API_KEY: 'switchboard-scripted', GOOGLE_GEMINI_BASE_URL: s.modelUrl, ...tempFolder } };
+    return { args: ['-m', 'gemini-2.5-flash'], env: { GEMINI_API_KEY: 'switchboard-scripted', GOOGLE_GEMINI_BASE_URL: s.modelUrl } };
   },
 );

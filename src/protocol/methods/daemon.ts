@@ -34,6 +34,8 @@ export const infoResultSchema = z.object({
       survivors: z.array(z.number()),
       runtime_file_removed: z.boolean(),
       socket_removed: z.boolean(),
+      /** Agents' private temporary folders removed (their owner died). */
+      temp_folders: z.number(),
     })
     .optional(),
   /** The agent bridge: on (with the policy's origin and the runs a dead daemon left in flight, now failed (interrupted)), or off and why. */
