@@ -1,0 +1,44 @@
+// Installs the Debian packages the test line and the bench drive, part of the test line only:
+// Chromium for the dashboard's browser tests (test/e2e/browser; Playwright's own download fetches a
+// binary from outside the registries, Debian's package does not) and tmux 3.3 for the differential
+// test (test/tmux-differential.test.ts). One `apt-get update` for all that is missing; nothing
+// when all is there. SWITCHBOARD_CHROMIUM names a Chromium of the user's instead.
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser'];
+
+function chromium(): string | undefined {
+  const named = process.env.SWITCHBOARD_CHROMIUM;
+  if (named !== undefined && existsSync(named)) return `${named} (SWITCHBOARD_CHROMIUM)`;
+  return CHROMIUM_CANDIDATES.find((c) => existsSync(c));
+}
+
+function tmux(): string | undefined {
+  try {
+    return execFileSync('tmux', ['-V'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {
+    return undefined;
+  }
+}
+
+const wanted = [
+  { name: 'chromium', found: chromium(), use: 'the browser tests', otherwise: 'set SWITCHBOARD_CHROMIUM to a Chromium binary, or the browser tests will fail' },
+  { name: 'tmux', found: tmux(), use: 'the differential test', otherwise: 'install tmux 3.3, or the differential test is skipped' },
+];
+for (const w of wanted) if (w.found !== undefined) console.log(`${w.name}: ${w.found}`);
+const missing = wanted.filter((w) => w.found === undefined);
+
+if (missing.length > 0) {
+  if (process.platform !== 'linux' || !existsSync('/usr/bin/apt-get')) {
+    for (const w of missing) console.log(`${w.name}: not found and no apt-get here; ${w.otherwise}`);
+  } else {
+    console.log(`installing Debian ${missing.map((w) => `${w.name} for ${w.use}`).join(' and ')}`);
+    const root = process.getuid?.() === 0;
+    const run = (args: string[]): void => {
+      execFileSync(root ? (args[0] ?? 'apt-get') : 'sudo', root ? args.slice(1) : args, { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+    };
+    run(['apt-get', 'update']);
+    run(['apt-get', 'install', '-y', '--no-install-recommends', ...missing.map((w) => w.name)]);
+  }
+}
