@@ -7,6 +7,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import { composeEnv } from '../platform/index.js';
 import type { AgentProfile, LaunchAdditions, SandboxOptions } from './profile.js';
+import type { PrivateTemp } from './private-temp.js';
 import { installMcpServer, isMcpConfigAgent, withJsonServer } from './mcp-config.js';
 import { seedShellStartup } from './shell-startup.js';
 import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './sandbox.js';
@@ -20,6 +21,14 @@ import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './s
  */
 export const CI_MARKER_ENV: readonly string[] = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
 export const INTERACTIVE_ENV: Readonly<Record<string, string>> = { CI: 'false' };
+
+/**
+ * The variables that give an agent process its private temporary folder: the ones every program
+ * reads, and the profile's own (`temp_env`).
+ */
+export function agentTempEnv(profile: AgentProfile, temp: PrivateTemp): Record<string, string> {
+  return { ...temp.env, ...Object.fromEntries(profile.data.temp_env.map((name) => [name, temp.dir])) };
+}
 
 /** A sandbox as the caller gave it: an isolated HOME and the model server's URL. */
 export interface SandboxRequest {
@@ -66,8 +75,8 @@ export function seedSandbox(profile: AgentProfile, sandbox: SandboxOptions): Lau
 export interface HeadlessEnvOptions {
   cwd: string;
   sandbox?: SandboxRequest;
-  /** The process's private temporary folder (PrivateTemp.env), under the caller's own variables. */
-  temp?: Record<string, string>;
+  /** The process's private temporary folder, under the caller's own variables. */
+  temp?: PrivateTemp;
   /** Variables on top of the profile's, the sandbox's and the temporary folder's. */
   extra?: Record<string, string>;
   /** The environment to start from (default: this process's). */
@@ -83,8 +92,9 @@ export function headlessAgentEnv(profile: AgentProfile, options: HeadlessEnvOpti
   const base = options.base ?? process.env;
   // A driver started from inside a pane must not look like that pane's program to its reaper.
   const unset = [...agentUnsetEnv(profile, { sandboxed: options.sandbox !== undefined, terminal: false }), 'SWITCHBOARD_PANE*'];
-  if (!options.sandbox) return { env: composeEnv(base, unset, [profile.data.env, options.temp, options.extra]), args: [] };
+  const temp = options.temp ? agentTempEnv(profile, options.temp) : undefined;
+  if (!options.sandbox) return { env: composeEnv(base, unset, [profile.data.env, temp, options.extra]), args: [] };
   const sandbox = checkSandbox(options.sandbox);
   const additions = seedSandbox(profile, { ...sandbox, cwd: options.cwd, env: composeEnv(base, unset, []) });
-  return { env: composeEnv(base, unset, [profile.data.env, additions.env, options.temp, options.extra]), args: additions.args };
+  return { env: composeEnv(base, unset, [profile.data.env, additions.env, temp, options.extra]), args: additions.args };
 }

@@ -6,7 +6,7 @@ import { agentVersion, findAgentBinary } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
 import type { McpServerCommand } from './mcp-config.js';
-import { agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
+import { agentTempEnv, agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
 import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.js';
@@ -94,7 +94,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   let prompts: { dir: string; args: string[] } | undefined;
   try {
     // A caller's own TMPDIR wins: it asked for it.
-    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...temp.env, ...options.env };
+    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...agentTempEnv(profile, temp), ...options.env };
     // Look the program up, and ask its version, with the environment the pane will have.
     const paneEnv = registry.environmentFor(env, unsetEnv);
     const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));

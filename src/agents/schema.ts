@@ -199,6 +199,12 @@ export const profileSchema = z.strictObject({
    * HOME, beyond the built-in list of vendors' keys, base URLs and config overrides.
    */
   sandbox_unset: z.array(z.string().min(1)).default([]),
+  /**
+   * Variables of the program's own that name its temporary folder, beyond TMPDIR, TMP and TEMP
+   * (Claude Code keeps /tmp/claude-<uid> and its sockets in /tmp/cc-socks unless CLAUDE_CODE_TMPDIR
+   * moves them): each is pointed at the agent's private temporary folder too.
+   */
+  temp_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name')).default([]),
   /** Arguments that make the program print its version and exit; null when it has none. */
   version_args: z.array(z.string()).nullable().default(['--version']),
   screens: z.array(screensSchema).min(1),

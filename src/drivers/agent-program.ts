@@ -59,7 +59,7 @@ export class AgentProgram {
     if (!isDirectory(options.cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${options.cwd}`, { cwd: options.cwd });
     const temp = createPrivateTemp(this.tempRoot);
     try {
-      const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, temp: temp.env, extra: options.env });
+      const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, temp, extra: options.env });
       const binary = this.binary(env);
       if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
       return { binary, env, args: [...args, ...(options.args ?? [])], temp };

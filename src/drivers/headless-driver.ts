@@ -12,7 +12,7 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { SwitchboardError } from '../core/errors.js';
-import { AgentCatalog, agentVersion, createPrivateTemp, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile } from '../agents/index.js';
+import { AgentCatalog, agentVersion, createPrivateTemp, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile, type PrivateTemp } from '../agents/index.js';
 import type { NormalizedEntry, Normalizer } from '../output/entry.js';
 import { MsgStore, type MsgStoreOptions } from '../output/msg-store.js';
 import { ClaudeStreamJsonNormalizer } from '../output/normalize-claude.js';
@@ -142,7 +142,7 @@ export class HeadlessDriver {
     const temp = createPrivateTemp(this.tempRoot);
     let launch: { env: Record<string, string>; args: string[]; binary: string };
     try {
-      const { env, args } = this.environment(options.cwd, temp.env);
+      const { env, args } = this.environment(options.cwd, temp);
       const binary = this.binary(env);
       if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
       launch = { env, args, binary };
@@ -217,7 +217,7 @@ export class HeadlessDriver {
   }
 
   /** The run's environment: the agent rules for a process without a terminal (src/agents/agent-env.ts). */
-  private environment(cwd: string, temp?: Record<string, string>): { env: Record<string, string>; args: string[] } {
+  private environment(cwd: string, temp?: PrivateTemp): { env: Record<string, string>; args: string[] } {
     return headlessAgentEnv(this.profile, { cwd, sandbox: this.options.sandbox, ...(temp ? { temp } : {}), extra: this.options.env });
   }
 }

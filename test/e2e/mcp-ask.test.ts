@@ -77,7 +77,9 @@ async function consult(asker: string, target: string, question: string, answer: 
     ),
   );
   const [to, from] = started as unknown as [{ pane_id: string }, { pane_id: string }];
-  await mcpServerOf(from.pane_id);
+  await mcpServerOf(from.pane_id).catch(async (err: unknown) => {
+    throw new Error(`${(err as Error).message}; the asker's screen:\n${(await client.getText(from.pane_id, { lines: 60 })).text}`);
+  });
   await client.waitFor(from.pane_id, { idleMs: 2_000, timeoutMs: 30_000 });
   const label = `${target[0]?.toUpperCase() ?? ''}${target.slice(1)} says:`;
   const prompt = `Please consult ${target} about it.`;

@@ -12,6 +12,9 @@ export const claude = defineProfile(
     // Ask before tools: Switchboard answers approvals by its own policy.
     interactive_args: ['--permission-mode', 'default'],
     headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--verbose'],
+    // Claude Code keeps /tmp/claude-<uid> (a folder per working folder) and /tmp/cc-socks whatever
+    // TMPDIR says; this moves both into the agent's private temporary folder.
+    temp_env: ['CLAUDE_CODE_TMPDIR'],
     screens: [
       // 2.1.197: the command under its heading, then the description Claude always fills ("Run
       // shell command" when the model gave none). Kept so that version's screens stay readable.

@@ -7,7 +7,10 @@
  * command, only when the target's screen shows it idle (each query starts OpenCode, about 3 s).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, openSync, readSync, statSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { tempFolderEnv } from '../../platform/index.js';
 import { claudeFold } from './claude.js';
 import { codexFold } from './codex.js';
 import { geminiFold } from './gemini.js';
@@ -167,12 +170,19 @@ class OpenCodeReader implements TranscriptReader {
   }
 }
 
-/** Queries the database of the OpenCode that `location` describes with its own `opencode db` (read-only SELECTs). */
+/**
+ * Queries the database of the OpenCode that `location` describes with its own `opencode db`
+ * (read-only SELECTs). OpenCode unpacks 19 MB of native libraries into its temporary folder at
+ * every start, under new names each time, and an ask queries while it waits: each query gets a
+ * folder of its own inside the agent's (or this process's) temporary folder, removed once it answers.
+ */
 export function opencodeDbQuery(location: TranscriptLocation): OpenCodeQuery {
   const binary = location.binary ?? 'opencode';
-  const env = { ...process.env, ...location.env, HOME: location.home };
-  return (sql) =>
-    new Promise((resolve, reject) => {
+  const base: NodeJS.ProcessEnv = { ...process.env, ...location.env, HOME: location.home };
+  return (sql) => {
+    const scratch = mkdtempSync(path.join(base.TMPDIR ?? base.TEMP ?? tmpdir(), 'opencode-db-'));
+    const env = { ...base, ...tempFolderEnv(scratch) };
+    return new Promise<unknown[]>((resolve, reject) => {
       execFile(binary, ['db', '--pure', sql, '--format', 'json'], { env, cwd: location.cwd, timeout: OPENCODE_QUERY_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
         if (err) {
           reject(new Error(`opencode db failed: ${err.message}`, { cause: err }));
@@ -185,5 +195,6 @@ export function opencodeDbQuery(location: TranscriptLocation): OpenCodeQuery {
           reject(parseError instanceof Error ? parseError : new Error(String(parseError)));
         }
       });
-    });
+    }).finally(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 2 }));
+  };
 }
