@@ -177,6 +177,7 @@ export function detectScreen(screens: Screens, screen: ScreenRows | readonly str
     const busy = lowestMatch(screens.busy, rows);
     if (busy) return { kind: 'busy', evidence: { rule: 'busy', ...busy } };
     if (shape.work?.kind === 'interrupt') return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a hint on how to interrupt') };
+    if (shape.work?.kind === 'progress') return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a progress bar') };
     if (idleMatch) return { kind: 'idle', evidence: { rule: 'idle', ...idleMatch } };
     if (shape.work) return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a spinner row') };
     if (shape.input) return { kind: 'idle', evidence: evidenceAt('structure:input', lines, shape.input.row, 'the input box') };

@@ -33,6 +33,8 @@ describe('menus read by their shape', () => {
   });
 });
 
+const catalog = new AgentCatalog();
+
 describe('the input box and signs of work', () => {
   it('finds the input box of every CLI on its idle screen, never a menu option', () => {
     expect(findInputBox(lines('screens/claude-2.1.197/done-idle.txt'))?.text).toBe('');
@@ -52,6 +54,19 @@ describe('the input box and signs of work', () => {
     expect(findWorkSign(lines('screens/claude-2.1.197/approval.txt'))).toBeUndefined();
   });
 
+  it('sees work by a progress bar opening a row, whatever the words after it, and never in a logo or a rule', () => {
+    const thinking = lines('screens/opencode-1.18.33/thinking.txt');
+    const footer = thinking.findIndex((l) => l.includes('esc interrupt'));
+    // OpenCode redraws its footer in place: a deep working folder's path written over the hint
+    // (as seen once under a long test folder) leaves the bar and loses the words.
+    const overwritten = thinking.map((l, i) => (i === footer ? l.replace(/esc interrupt.*$/, 'esc /tmp/sbt-AbC123/sb-doctor-XyZ789/opencode-Qw3rTy/work   7.2K (6%)  ctrl+p commands') : l));
+    expect(findWorkSign(overwritten)).toMatchObject({ kind: 'progress', row: footer });
+    expect(detectScreen(catalog.get('opencode').screensFor('1.18.33'), overwritten)).toMatchObject({ kind: 'busy', evidence: { rule: 'structure:work', row: footer } });
+    for (const idle of ['idle-start', 'reply-idle', 'done-idle', 'error']) expect(findWorkSign(lines(`screens/opencode-1.18.33/${idle}.txt`)), idle).toBeUndefined();
+    expect(findWorkSign(['  ▰▰▱▱▱▱  Loading', '────────'])).toMatchObject({ kind: 'progress', row: 0 });
+    expect(findWorkSign(['█▀▀█ █▀▀█ █▀▀█', '▀▀▀▀▀▀▀▀▀▀▀▀', '  ╹▀▀▀▀▀▀▀▀▀▀'])).toBeUndefined();
+  });
+
   it('knows a rule when it sees one', () => {
     expect(isRule('─'.repeat(40))).toBe(true);
     expect(isRule('╭' + '─'.repeat(40) + '╮')).toBe(true);
@@ -61,7 +76,6 @@ describe('the input box and signs of work', () => {
 });
 
 describe('shape where the patterns say nothing', () => {
-  const catalog = new AgentCatalog();
   // A profile that knows none of the screen's words: only the structural rules can read it.
   const blank = { ...catalog.get('claude').screensFor('2.1.330'), idle: ['never-matches-anything'], busy: [], approval: [], dialogs: [], error: [] };
 

@@ -18,6 +18,14 @@ const INPUT_ROW = /^\s{0,3}(?:[│┃]\s{0,2})?([❯›>])(?:\s(.*)|$)/;
 const BAR_ROW = /^\s*┃(?:\s(.*))?$/;
 const BAR_BOTTOM = /^\s*╹[▀━─]{8,}/;
 
+/**
+ * A progress bar opening a row: cells that fill and empty in turn ("■■⬝⬝⬝⬝⬝⬝", "▰▰▱▱"), drawn only
+ * while a turn runs (OpenCode's footer). The cells are the bar's own glyphs, never the block
+ * characters of rules, frames or a logo (█▀▄), so a banner is not taken for one. It reads the same
+ * whatever the row says after it: a deep working folder's path redrawn over the footer's words
+ * leaves the bar.
+ */
+const PROGRESS_BAR = /^\s{0,4}[■⬝▰▱]{4,}(?:\s|$)/;
 /** How a CLI says it is working and how to stop it. */
 const INTERRUPT_HINT = /\besc(?:ape)? to interrupt\b|\besc interrupt\b|\(esc to cancel, \d|\bctrl\+c to (?:interrupt|stop)\b/i;
 /**
@@ -116,8 +124,11 @@ function nonEmptyBetween(lines: readonly string[], from: number, to: number): nu
 export interface WorkSign {
   row: number;
   line: string;
-  /** `interrupt`: a hint on how to stop the work (strong); `spinner`: an animated status row (weaker: a reply can look like one). */
-  kind: 'interrupt' | 'spinner';
+  /**
+   * `interrupt`: a hint on how to stop the work; `progress`: a progress bar (both strong: no reply
+   * draws them); `spinner`: an animated status row (weaker: a reply can look like one).
+   */
+  kind: 'interrupt' | 'progress' | 'spinner';
 }
 
 /** The lowest row among the last `within` non-empty ones that shows the CLI at work, if any. */
@@ -129,6 +140,7 @@ export function findWorkSign(lines: readonly string[], within = 16): WorkSign | 
     if (line.trim() === '') continue;
     seen++;
     if (INTERRUPT_HINT.test(line)) return { row, line: line.trim(), kind: 'interrupt' };
+    if (PROGRESS_BAR.test(line)) return { row, line: line.trim(), kind: 'progress' };
     if (!spinner && SPINNER_ROW.test(rowContent(line))) spinner = { row, line: line.trim(), kind: 'spinner' };
   }
   return spinner;
