@@ -7,6 +7,7 @@ import { connect } from '../src/client/index.js';
 import { isProcessRunning } from '../src/platform/index.js';
 import { CLI, cleanEnv, runCli, spawnCli } from './support/cli.js';
 import { sleep, tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
 
 let home: { dir: string; cleanup: () => void };
 let work: { dir: string; cleanup: () => void };
@@ -130,20 +131,19 @@ describe('switchboard CLI', () => {
     const attach = spawnPty(process.execPath, [CLI, '--home', home.dir, 'attach', id], { cols: 100, rows: 20, env: cleanEnv() });
     attach.onData((d) => outer.write(d));
     const exited = new Promise<number>((resolve) => attach.onExit(({ exitCode }) => resolve(exitCode)));
-    const until = async (predicate: () => boolean, what: string): Promise<void> => {
-      for (let i = 0; i < 300 && !predicate(); i++) await sleep(20);
-      if (!predicate()) throw new Error(`attach: never saw ${what}; outer screen:\n${outer.screenLines().join('\n')}`);
-    };
-    await until(() => outer.screenLines().some((l) => l.startsWith('PROMPT$')), 'the prompt');
+    const onOuter = (predicate: () => boolean, what: string): Promise<void> =>
+      until(predicate, what).catch(() => {
+        throw new Error(`attach: never saw ${what}; outer screen:\n${outer.screenLines().join('\n')}`);
+      });
+    await onOuter(() => outer.screenLines().some((l) => l.startsWith('PROMPT$')), 'the prompt');
     const client = await connect({ home: home.dir, env: cleanEnv() });
     try {
       expect((await client.getScreen(id)).cols).toBe(100);
       attach.write('echo through-attach\r');
-      await until(() => outer.screenLines().includes('through-attach'), 'typed output');
+      await onOuter(() => outer.screenLines().includes('through-attach'), 'typed output');
       expect((await client.getText(id, { lines: 5 })).text).toContain('through-attach');
       attach.resize(80, 15);
-      await until(() => outer.rows === 15 || true, 'resize');
-      for (let i = 0; i < 100 && (await client.getScreen(id)).cols !== 80; i++) await sleep(20);
+      await until(async () => (await client.getScreen(id)).cols === 80, 'the resize');
       expect((await client.getScreen(id)).rows).toBe(15);
       attach.write('\x1d');
       expect(await exited).toBe(0);
@@ -163,7 +163,7 @@ describe('switchboard daemon in the foreground', () => {
     let stdout = '';
     daemon.stdout?.on('data', (d: Buffer) => (stdout += d.toString()));
     const exited = new Promise<number | null>((resolve) => daemon.on('exit', (code) => resolve(code)));
-    for (let i = 0; i < 200 && !stdout.includes('listening on'); i++) await sleep(25);
+    await until(() => stdout.includes('listening on'), 'the daemon to listen');
     expect(stdout).toMatch(/switchboard daemon \(pid \d+\) listening on 127\.0\.0\.1:\d+ and /);
     const client = await connect({ home: dir.dir, env: cleanEnv() });
     const pane = await client.createPane({ argv: ['bash', '-c', 'sleep 300 & sleep 301 & wait'], cwd: dir.dir });

@@ -3,6 +3,7 @@ import { connect, RpcError, SwitchboardError } from '../src/index.js';
 import { useTestDaemon } from './support/daemon.js';
 import { BASH_ARGV, BASH_ENV, tempDir } from './support/shell.js';
 import { cleanEnv } from './support/cli.js';
+import { until } from './support/processes.js';
 
 const t = useTestDaemon();
 
@@ -70,7 +71,7 @@ describe('TypeScript client', () => {
     const exits: string[] = [];
     sub.onExit((e) => exits.push(e.pane_id));
     const { pane_id } = await client.createPane({ argv: ['true'], cwd: t.work });
-    for (let i = 0; i < 100 && !exits.includes(pane_id); i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => exits.includes(pane_id), 'the exit notification');
     expect(created).toContain(pane_id);
     expect(exits).toContain(pane_id);
     await sub.unsubscribe();

@@ -9,6 +9,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useTestDaemon } from './support/daemon.js';
 import { BASH_ARGV, BASH_ENV, tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
 
 // A stand-in web root, so the static part is tested without building the app.
 const web = tempDir('sb-web-');
@@ -62,11 +63,6 @@ function rpc(ws: WebSocket): { call: (method: string, params?: Record<string, un
         ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
       }),
   };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((r) => setTimeout(r, 25));
-  if (!check()) throw new Error(`timed out waiting for ${what}`);
 }
 
 describe('dashboard server: access', () => {

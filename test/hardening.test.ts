@@ -3,6 +3,7 @@ import { connect } from '../src/index.js';
 import { RawClient, errorOf, resultOf, startTestDaemon, useTestDaemon } from './support/daemon.js';
 import { cleanEnv } from './support/cli.js';
 import { openFdCount, sleep } from './support/shell.js';
+import { until } from './support/processes.js';
 
 const t = useTestDaemon();
 
@@ -59,12 +60,8 @@ describe('hardening', () => {
       resultOf(await c.call(t.daemon.token, 'ping'));
       c.close();
     }
-    let after = openFdCount();
-    for (let i = 0; i < 50 && after > before; i++) {
-      await sleep(20);
-      after = openFdCount();
-    }
-    expect(after).toBe(before);
+    await until(() => openFdCount() <= before, 'the connections\' descriptors to be closed');
+    expect(openFdCount()).toBe(before);
   });
 
   it('gives TIMEOUT when a reply does not come in time', async () => {
@@ -232,7 +229,7 @@ describe('review findings', () => {
         text += o.data;
       },
     });
-    for (let i = 0; i < 100 && !text.includes('END'); i++) await sleep(20);
+    await until(() => text.includes('END'), 'END in the output');
     expect(text.length).toBeGreaterThan(100_000);
     expect(text).toContain('history line 3000 with');
     expect(firstOffset).toBeGreaterThanOrEqual(0);
@@ -247,7 +244,7 @@ describe('review findings', () => {
     await client.subscribe({ paneId: pane_id }, { output: (o) => pieces.push({ offset: o.offset, data: o.data }) });
     await client.sendText(pane_id, 'go', { addNewline: true });
     await client.waitFor(pane_id, { pattern: '^DONE$', flags: 'm' });
-    for (let i = 0; i < 50 && !pieces.map((p) => p.data).join('').includes('DONE'); i++) await sleep(20);
+    await until(() => pieces.map((p) => p.data).join('').includes('DONE'), 'DONE in the output');
     for (let i = 1; i < pieces.length; i++) {
       const prev = pieces[i - 1] as { offset: number; data: string };
       expect((pieces[i] as { offset: number }).offset).toBe(prev.offset + Buffer.byteLength(prev.data));

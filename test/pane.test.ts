@@ -5,6 +5,7 @@ import path from 'node:path';
 import { PaneRegistry, type Pane } from '../src/pane/index.js';
 import { collectProcessTree, findProcessesByEnv, isProcessRunning } from '../src/platform/index.js';
 import { BASH_ARGV, BASH_ENV, expectScreen, openFdCount, sleep, tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
 
 let registry: PaneRegistry;
 let cleanup: () => void;
@@ -93,12 +94,14 @@ describe('panes with real shells', () => {
     // session and was re-parented to init; sleep 1002: the foreground job.
     const pane = registry.create({ argv: ['bash', '-c', 'sleep 1000 & (setsid sleep 1001 &) ; sleep 1002 & wait'] });
     let members: number[] = [];
-    for (let i = 0; i < 100 && members.length < 4; i++) {
-      await sleep(50);
+    let escaped: number[] = [];
+    // Until the subshell that forked the daemon is gone and all three sleeps run.
+    await until(() => {
       members = [...new Set([...collectProcessTree(pane.pid), ...findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id)])];
-    }
+      escaped = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id).filter((pid) => !collectProcessTree(pane.pid).includes(pid));
+      return members.length === 4 && escaped.length === 1;
+    }, 'bash, its two jobs and the daemonized sleep');
     expect(members.length).toBe(4);
-    const escaped = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id).filter((pid) => !collectProcessTree(pane.pid).includes(pid));
     expect(escaped.length).toBe(1);
     await registry.kill(pane.id);
     for (const pid of members) expect(isProcessRunning(pid)).toBe(false);
@@ -109,10 +112,7 @@ describe('panes with real shells', () => {
     const pane = registry.create({ argv: ['bash', '-c', '(setsid sleep 1003 &); sleep 0.3; echo started'] });
     await pane.waitForExit();
     let left: number[] = [];
-    for (let i = 0; i < 100 && left.length === 0; i++) {
-      await sleep(20);
-      left = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id);
-    }
+    await until(() => (left = findProcessesByEnv('SWITCHBOARD_PANE_ID', pane.id)).length > 0, 'the daemonized sleep');
     expect(left.length).toBe(1);
     await registry.remove(pane.id);
     for (const pid of left) expect(isProcessRunning(pid)).toBe(false);
@@ -135,32 +135,41 @@ describe('panes with real shells', () => {
     expect(pane.readText(10).lines).toContain('got-int');
   });
 
+  /**
+   * `cat -v` behind a terminal with echo off (the screen shows only what cat printed, each line
+   * once) that asked for bracketed paste, ready once READY shows: the mode was parsed before it.
+   */
+  const pasteEcho = async (): Promise<Pane> => {
+    const pane = registry.create({ argv: ['sh', '-c', 'stty -echo; printf "\\033[?2004hREADY\\n"; exec cat -v'] });
+    await expectScreen(pane, /^READY$/m);
+    return pane;
+  };
+  /** Sends `line` after what was typed and waits until cat printed it: everything before it is on screen. */
+  const printedUpTo = async (pane: Pane, line: string): Promise<string[]> => {
+    pane.sendText(line, true);
+    await expectScreen(pane, new RegExp(`^${line}$`, 'm'));
+    const lines = pane.snapshot().lines;
+    return lines.slice(0, lines.indexOf(line));
+  };
+
   it('brackets a paste only when the program enabled bracketed paste', async () => {
-    const pane = registry.create({ argv: ['sh', '-c', 'printf "\\033[?2004h"; cat -v'] });
-    await sleep(200);
+    const pane = await pasteEcho();
     expect(pane.bracketedPaste).toBe(true);
     expect(pane.paste('line one\nline two')).toBe(true);
     pane.sendText('', true);
-    await expectScreen(pane, '^[[200~line one');
     expect(pane.paste('plain', 'never')).toBe(false);
     pane.sendText('', true);
-    await expectScreen(pane, /^plain$/m);
+    expect((await printedUpTo(pane, 'END')).filter((l) => l !== '')).toEqual(['READY', '^[[200~line one', 'line two^[[201~', 'plain']);
   });
 
   it('strips paste end markers from pasted text', async () => {
-    const pane = registry.create({ argv: ['sh', '-c', 'printf "\\033[?2004h"; cat -v'] });
-    await sleep(200);
+    const pane = await pasteEcho();
     pane.paste('safe\x1b[201~rm -rf ~');
     pane.sendText('', true);
-    await expectScreen(pane, 'safe');
-    const screen = pane.snapshot().lines.join('\n');
-    expect(screen).toContain('^[[200~saferm -rf ~^[[201~');
     // Removing one marker can join its neighbours into a new one: that must not escape either.
     pane.paste('\x1b[20\x1b[201~1~; echo PWNED');
     pane.sendText('', true);
-    await expectScreen(pane, 'echo PWNED');
-    const last = pane.snapshot().lines.find((l) => l.includes('echo PWNED')) ?? '';
-    expect(last).toBe('^[[200~; echo PWNED^[[201~');
+    expect((await printedUpTo(pane, 'END')).filter((l) => l !== '')).toEqual(['READY', '^[[200~saferm -rf ~^[[201~', '^[[200~; echo PWNED^[[201~']);
   });
 
   it('sends named keys in the encoding the program expects', async () => {
@@ -204,11 +213,7 @@ describe('panes with real shells', () => {
     await Promise.all(panes.map((p) => expectScreen(p, 'PROMPT$')));
     expect(openFdCount()).toBeGreaterThan(before);
     await Promise.all(panes.map((p) => registry.remove(p.id)));
-    let after = openFdCount();
-    for (let i = 0; i < 40 && after > before; i++) {
-      await sleep(50);
-      after = openFdCount();
-    }
-    expect(after).toBe(before);
+    await until(() => openFdCount() <= before, 'the panes\' descriptors to be closed');
+    expect(openFdCount()).toBe(before);
   });
 });

@@ -11,6 +11,7 @@ import { connect, type SwitchboardClient } from '../src/client/index.js';
 import { isProcessRunning } from '../src/platform/index.js';
 import { useTestDaemon } from './support/daemon.js';
 import { TmuxPair, realTmuxVersion } from './support/tmux-pair.js';
+import { until } from './support/processes.js';
 
 const version = realTmuxVersion();
 const t = useTestDaemon();
@@ -71,7 +72,7 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['start-server']);
       // A server with no session exits; real tmux's takes a moment, so wait for it to be gone.
       await pair.until(['has-session', '-t', 'ccb-x'], () => true);
-      for (let i = 0; i < 100 && !(await pair.real(['has-session', '-t', 'ccb-x'])).stderr.includes('no server running'); i++) await new Promise((r) => setTimeout(r, 20));
+      await until(async () => (await pair.real(['has-session', '-t', 'ccb-x'])).stderr.includes('no server running'), 'the real tmux server to be gone');
       await pair.same(['has-session', '-t', 'ccb-x']);
       await pair.same(['kill-server']);
     });

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { MAX_FINISHED_SESSIONS, SessionLogs } from './session-logs.js';
+import { until } from '../../test/support/processes.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sb-sessionlogs-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -30,7 +31,7 @@ describe('SessionLogs', () => {
     expect(existsSync(file)).toBe(true);
     logs.remove('p1');
     expect(() => logs.get('p1')).toThrow(expect.objectContaining({ code: 'SESSION_NOT_FOUND' }) as Error);
-    for (let i = 0; i < 50 && existsSync(file); i++) await new Promise((r) => setTimeout(r, 20));
+    await until(() => !existsSync(file), 'the spill file to be removed');
     expect(existsSync(file)).toBe(false);
   });
 

@@ -5,7 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { connect } from '../../src/index.js';
 import { startTestDaemon, useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
-import { sleep, tempDir } from '../support/shell.js';
+import { tempDir } from '../support/shell.js';
+import { until } from '../support/processes.js';
 
 const here = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'custom-agent');
 process.env.SWITCHBOARD_AGENT_PATH = here;
@@ -31,7 +32,7 @@ describe('a user-defined agent profile', () => {
     expect((await client.waitFor(id, { pattern: 'Create note\\.txt\\? \\[y/n\\]$', flags: 'm' })).matched).toBe(true);
     await client.sendKeys(id, ['y', 'Enter'], { intervalMs: 50 });
     expect((await client.waitFor(id, { pattern: '^created note\\.txt$', flags: 'm' })).matched).toBe(true);
-    for (let i = 0; i < 50 && !existsSync(path.join(t.work, 'note.txt')); i++) await sleep(20);
+    await until(() => existsSync(path.join(t.work, 'note.txt')), 'note.txt to be written');
     expect(readFileSync(path.join(t.work, 'note.txt'), 'utf8')).toBe('a note\n');
     await client.remove(id);
     client.close();

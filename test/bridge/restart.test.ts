@@ -15,6 +15,7 @@ import { RunService } from '../../src/runs/bridge/run-service.js';
 import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
 import { isProcessRunning } from '../../src/platform/index.js';
 import { tempDir } from '../support/shell.js';
+import { until } from '../support/processes.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -44,7 +45,7 @@ describe('a run service restarted after a SIGKILL', () => {
         const { service, recovered } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [home] } }), backends: [new FakeBackend()], scope: home });
         expect(recovered.interrupted).toEqual([slowId]);
         expect(recovered.processes).toBe(1);
-        for (let i = 0; i < 100 && isProcessRunning(Number(orphanPid)); i++) await new Promise((r) => setTimeout(r, 50));
+        await until(() => !isProcessRunning(Number(orphanPid)), 'the orphan to end');
         expect(isProcessRunning(Number(orphanPid))).toBe(false);
         expect(await service.get(slowId)).toMatchObject({ status: 'failed', reason: 'interrupted' });
         const after = await ledger.events(slowId);

@@ -17,6 +17,7 @@ import { cleanEnv } from '../support/cli.js';
 import { LoopbackGuard } from '../support/loopback-guard.js';
 import { recordScreen } from '../support/screens.js';
 import { sleep, tempDir } from '../support/shell.js';
+import { until } from '../support/processes.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** Where the test line installs the pinned CLIs, and the aider stand-in. */
@@ -70,7 +71,7 @@ export function flowScenario(errorStatus: number): Scenario {
 }
 
 /** Polls the pane's screen until the profile's detection says `kind` (and `extra` holds). */
-async function until(client: SwitchboardClient, paneId: string, detect: (screen: ScreenRows) => Detection, kind: ScreenKind, what: string, extra: (d: Detection, lines: string[]) => boolean = () => true, timeoutMs = 30_000): Promise<Detection> {
+async function untilDetected(client: SwitchboardClient, paneId: string, detect: (screen: ScreenRows) => Detection, kind: ScreenKind, what: string, extra: (d: Detection, lines: string[]) => boolean = () => true, timeoutMs = 30_000): Promise<Detection> {
   const deadline = Date.now() + timeoutMs;
   let lines: string[] = [];
   let d: Detection = { kind: 'unknown' };
@@ -117,9 +118,9 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
 
     // A prompt: the CLI works on it, then shows the reply and is idle again.
     await client.sendPrompt(id, 'say hello please');
-    await until(client, id, detect, 'busy', 'thinking');
+    await untilDetected(client, id, detect, 'busy', 'thinking');
     await record('thinking');
-    await until(client, id, detect, 'idle', 'reply', (_, lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
+    await untilDetected(client, id, detect, 'idle', 'reply', (_, lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
     await record('reply-idle');
     expect(model.modelRequests().some((r) => r.plan?.role === 'main' && r.plan.prompt.includes('say hello please'))).toBe(true);
     if (options.keptModel) {
@@ -132,12 +133,12 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     const states: Notifications['state'][] = [];
     const stateSub = await client.subscribe({ paneId: id, events: ['state'] }, { state: (n) => states.push(n) });
     await client.sendPrompt(id, 'write a file please');
-    const approval = await until(client, id, detect, 'approval', 'approval prompt');
+    const approval = await untilDetected(client, id, detect, 'approval', 'approval prompt');
     await record('approval');
     expect(approval.evidence?.line).toBeTruthy();
     expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
     // Answered the way the dashboard's Approve button does: the option on screen that means allow-once.
-    for (let i = 0; i < 100 && !states.some((n) => n.state === 'waiting_approval'); i++) await sleep(50);
+    await until(() => states.some((n) => n.state === 'waiting_approval'), 'the waiting_approval state');
     expect(states.map((n) => n.state)).toContain('waiting_approval');
     const pending = (await client.paneStates()).states.find((st) => st.pane_id === id);
     expect(pending?.state).toBe('waiting_approval');
@@ -149,16 +150,16 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     await stateSub.unsubscribe();
     // The shell creates the file before it writes to it: wait for the content, not the name.
     const written = (): boolean => existsSync(path.join(work.dir, 'tool_out.txt')) && readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8').endsWith('\n');
-    for (let i = 0; i < 300 && !written(); i++) await sleep(50);
+    await until(written, 'tool_out.txt to be written');
     expect(readFileSync(path.join(work.dir, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
-    await until(client, id, detect, 'idle', 'final reply', (_, lines) => lines.some((l) => l.includes('Done: wrote tool_out.txt.')));
+    await untilDetected(client, id, detect, 'idle', 'final reply', (_, lines) => lines.some((l) => l.includes('Done: wrote tool_out.txt.')));
     await record('done-idle');
     const toolRound = model.modelRequests().filter((r) => r.plan?.prompt.includes('write a file please'));
     expect(toolRound.map((r) => r.plan?.step)).toEqual(expect.arrayContaining([0, 1]));
 
     // A model error, as the CLI shows it.
     await client.sendPrompt(id, 'fail now please');
-    const failed = await until(client, id, detect, 'idle', 'error shown', (d) => d.error !== undefined);
+    const failed = await untilDetected(client, id, detect, 'idle', 'error shown', (d) => d.error !== undefined);
     await record('error');
     expect(`${failed.error?.line ?? ''}\n${(await client.getScreen(id)).text}`).toMatch(options.errorShown);
     expect(model.modelRequests().some((r) => r.plan?.reply === 'error')).toBe(true);
@@ -190,11 +191,11 @@ async function expectScreenEntries(client: SwitchboardClient, paneId: string): P
     (await client.logGetHistory(paneId, { limit: 10_000 })).messages.flatMap((m) => (m.msg.type === 'normalized' ? [m.msg.entry] : []));
   const replies = (entries: NormalizedEntry[]): string[] => entries.filter((e) => e.type === 'assistant_message').map((e) => e.content);
   let entries = await read();
-  // The tracker calls a turn over once the prompt has held still (500 ms): give it that time.
-  for (let i = 0; i < 200 && !(replies(entries).some((r) => r.includes('Done: wrote tool_out.txt.')) && entries.some((e) => e.type === 'error')); i++) {
-    await sleep(50);
+  // The tracker calls a turn over once the prompt has held still (500 ms): wait for that.
+  await until(async () => {
     entries = await read();
-  }
+    return replies(entries).some((r) => r.includes('Done: wrote tool_out.txt.')) && entries.some((e) => e.type === 'error');
+  }, 'the last reply and the error in the log').catch(() => undefined);
   const explain = JSON.stringify(entries.map((e) => [e.type, e.content]));
   expect(entries.filter((e) => e.type === 'user_message').map((e) => e.content), explain).toEqual(['say hello please', 'write a file please', 'fail now please']);
   expect(replies(entries).some((r) => r.includes('Hello from the scripted model.')), explain).toBe(true);

@@ -18,9 +18,9 @@ import { findProcessesByEnv, isProcessRunning } from '../../src/platform/index.j
 import { readRuntimeFile } from '../../src/daemon/index.js';
 import { CLI, cleanEnv, runCli } from '../support/cli.js';
 import { apiClient } from '../support/sse.js';
-import { sleep } from '../support/shell.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 const scripted = useScriptedModel({ name: 'bridge-daemon', title: 'The bridge through the daemon', rules: [RULES.sayHello, RULES.takeYourTime] });
 
@@ -130,7 +130,7 @@ describe('the agent bridge through the daemon, with Claude Code', () => {
     expect(submitted.status, JSON.stringify(submitted.body)).toBe(202);
     const runId = (submitted.body as { id: string }).id;
     // The CLI is in the turn once the model has its request (the reply waits 60 s).
-    for (let i = 0; i < 2_400 && asked() <= before; i++) await sleep(50);
+    await until(() => asked() > before, 'the model to be asked', 120_000);
     expect(asked()).toBeGreaterThan(before);
     const seen = ((await api.call('GET', `/api/v2/agent/runs/${runId}?events=true`)).body as { run: { status: string }; events: Record<string, unknown>[] });
     expect(['running', 'streaming']).toContain(seen.run.status);

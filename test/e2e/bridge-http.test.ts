@@ -20,9 +20,9 @@ import { defaultBackends } from '../../src/runs/bridge/default-backends.js';
 import { startHttpApiServer, type HttpApiServer } from '../../src/surfaces/http-api/server.js';
 import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
 import { apiClient, type ApiClient, type SseFrame } from '../support/sse.js';
-import { sleep } from '../support/shell.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 const CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 const TOKEN = 'bridge-e2e-token';
@@ -122,7 +122,7 @@ const requestsFor = (prompt: string): number => scripted.model.modelRequests().f
 
 /** Waits until the model has one more request for `prompt` than `before`: the CLI is in the turn. */
 async function untilModelAsked(prompt: string, before: number): Promise<void> {
-  for (let i = 0; i < 1_800 && requestsFor(prompt) <= before; i++) await sleep(50);
+  await until(() => requestsFor(prompt) > before, `the model to be asked about ${prompt}`, 90_000);
   expect(requestsFor(prompt)).toBeGreaterThan(before);
 }
 

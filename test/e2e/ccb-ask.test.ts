@@ -19,6 +19,7 @@ import { LoopbackGuard } from '../support/loopback-guard.js';
 import { sleep } from '../support/shell.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 const t = useTestDaemon();
 const sm = useScriptedModel({ name: 'ccb-ask', rules: [RULES.sayHello] });
@@ -160,7 +161,7 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
         await tmuxOk(['load-buffer', '-b', buffer, '-'], `CCB_REQ_ID: ${requestId} say hello please`);
         await tmuxOk(['paste-buffer', '-p', '-t', pane, '-b', buffer]);
         // CCB pauses half a second here; the test waits for the paste to be on screen instead.
-        for (let i = 0; i < 100 && !(await screen(pane)).some((l) => l.includes(requestId)); i++) await sleep(100);
+        await until(async () => (await screen(pane)).some((l) => l.includes(requestId)), `the request ${requestId} on screen`);
         await tmuxOk(['send-keys', '-t', pane, 'Enter']);
         await tmuxOk(['delete-buffer', '-b', buffer]);
         await untilIdle(profile, pane, `${agent} reply`, (lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
@@ -190,7 +191,7 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       // The dashboard's view: both panes tracked as agents, idle after their turn.
       // The tracker calls an agent idle once its prompt has held still: wait for that, not a fixed time.
       const tracked = async (): Promise<string[]> => (await client.paneStates()).states.filter((s) => listed.some((p) => p.pane_id === s.pane_id)).map((s) => s.state).sort();
-      for (let i = 0; i < 200 && (await tracked()).join() !== 'idle,idle'; i++) await sleep(100);
+      await until(async () => (await tracked()).join() === 'idle,idle', 'both panes idle');
       expect(await tracked()).toEqual(['idle', 'idle']);
       guards.forEach((guard, i) => {
         guard.stop();

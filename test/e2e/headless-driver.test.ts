@@ -11,6 +11,7 @@ import type { NormalizedEntry } from '../../src/output/entry.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 
 const scripted = useScriptedModel({
@@ -105,7 +106,7 @@ describe.each(['claude', 'codex', 'gemini', 'opencode'])('the headless driver wi
     const before = asked();
     const handle = driver.stream('take your time please', { cwd: work, signal: controller.signal });
     // Cancel once the model has this run's request: the CLI is up and waiting on it.
-    for (let i = 0; i < 600 && asked() === before; i++) await new Promise((resolve) => setTimeout(resolve, 50));
+    await until(() => asked() !== before, 'the model to be asked');
     expect(asked()).toBeGreaterThan(before);
     controller.abort();
     const result = await handle.done;

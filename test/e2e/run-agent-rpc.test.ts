@@ -11,6 +11,7 @@ import { useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
 import { useAgentBinaries } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 useAgentBinaries();
 const t = useTestDaemon();
@@ -66,9 +67,9 @@ describe('run_agent and the log stream', () => {
       const finished = { seen: false };
       await c.logSubscribe(session_id, {}, { log_finished: () => (finished.seen = true) });
       // Wait until the model was asked, so the cancel lands mid-run.
-      for (let i = 0; i < 400 && !scripted.model.modelRequests().some((r) => r.plan?.prompt.includes('take your time')); i++) await new Promise((r) => setTimeout(r, 50));
+      await until(() => scripted.model.modelRequests().some((r) => r.plan?.prompt.includes('take your time') === true), 'the model to be asked');
       expect((await c.cancelRun(session_id)).cancelled).toBe(true);
-      for (let i = 0; i < 400 && !finished.seen; i++) await new Promise((r) => setTimeout(r, 50));
+      await until(() => finished.seen, 'log_finished');
       expect(finished.seen).toBe(true);
       expect((await c.cancelRun(session_id)).cancelled).toBe(false);
     } finally {

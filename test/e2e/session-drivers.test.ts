@@ -17,9 +17,9 @@ import type { NormalizedEntry } from '../../src/output/entry.js';
 import { ModelServer } from '../../src/model-server/index.js';
 import { findProcessesByEnv, listProcesses } from '../../src/platform/index.js';
 import { AUTO_APPROVE_POLICY, type ApprovalPolicy } from '../../src/approvals/policy/index.js';
-import { sleep } from '../support/shell.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { until } from '../support/processes.js';
 
 const MARKER = 'SWITCHBOARD_SESSION_ID';
 const DENY_ALL: ApprovalPolicy = { rules: [], default: 'deny' };
@@ -71,7 +71,7 @@ const requestsFor = (prompt: string): ReturnType<ModelServer['modelRequests']> =
 
 /** Waits until the model has one more request for `prompt` than `before`: the CLI is in the turn. */
 async function untilModelAsked(prompt: string, before: number): Promise<void> {
-  for (let i = 0; i < 1_200 && requestsFor(prompt).length <= before; i++) await sleep(50);
+  await until(() => requestsFor(prompt).length > before, `the model to be asked about ${prompt}`, 60_000);
   expect(requestsFor(prompt).length).toBeGreaterThan(before);
 }
 

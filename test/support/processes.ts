@@ -29,10 +29,14 @@ export async function killMarked(home: string): Promise<void> {
   }
 }
 
-/** Waits until `check` holds, looking every 25 ms; throws with `what` after `timeoutMs`. */
-export async function until(check: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+/**
+ * Waits until `check` holds (it may be async), looking every 25 ms; throws with `what` after
+ * `timeoutMs`. The limit is generous on purpose: it bounds a wait for something that must happen,
+ * on a loaded 2-core machine as well as an idle one; it never measures how fast it happened.
+ */
+export async function until(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
-  while (!check()) {
+  while (!(await check())) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -13,6 +13,7 @@ import { FakeBackend } from '../../../src/runs/bridge/fake-backend.js';
 import { runServiceOf } from '../../../src/api/index.js';
 import { useTestDaemon } from '../../support/daemon.js';
 import { tempDir } from '../../support/shell.js';
+import { until } from '../../support/processes.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
@@ -55,7 +56,7 @@ describe("the dashboard's Runs view in Chromium", () => {
   it('lists runs with their states, replays a finished one, follows a live one and cancels it', { timeout: 90_000 }, async () => {
     const runs = runServiceOf(t.daemon.services);
     const finished = await runs.submit({ backend: 'fake', prompt: 'tool please', cwd: work });
-    for (let i = 0; i < 200 && (await runs.get(finished.id)).status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 25));
+    await until(async () => (await runs.get(finished.id)).status === 'completed', 'the run to complete');
     const recorded = await runs.events(finished.id, 0, 1_000);
     const page = await openDashboard();
     try {
