@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { AgentCatalog, classifyScreen, parseApproval } from '../agents/index.js';
@@ -8,37 +8,13 @@ import { CodingAgent, loadPolicyFile, type ApprovalPolicy, type ExecuteResult, t
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
 import { errorResult, oneLine } from './failure.js';
+import { readInput, taskArgument } from './task-input.js';
 
 /** Builds the catalog, warning on stderr about the user's profiles that could not be used. */
 export function loadCatalog(ctx: CliContext): AgentCatalog {
   const catalog = AgentCatalog.load({ home: ctx.home ?? switchboardHome(ctx.env), file: ctx.env.SWITCHBOARD_AGENTS });
   for (const problem of catalog.problems) ctx.stderr.write(`warning: skipped ${problem}\n`);
   return catalog;
-}
-
-/** A file's text, or standard input's for `-`. A missing file is INVALID_PARAMS, not a crash. */
-export async function readInput(ctx: CliContext, file: string): Promise<string> {
-  if (file !== '-') {
-    try {
-      return readFileSync(path.resolve(file), 'utf8');
-    } catch (err) {
-      throw new SwitchboardError('INVALID_PARAMS', `cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`, { file });
-    }
-  }
-  const chunks: Buffer[] = [];
-  for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));
-  return Buffer.concat(chunks).toString('utf8');
-}
-
-/**
- * The task: the words after AGENT, standard input for `-`, or the file of --task-file. Standard
- * input and files have no size limit of ours; one argument is limited by the OS (128 KiB on Linux).
- */
-export async function taskArgument(ctx: CliContext, words: readonly string[], file: string | undefined): Promise<string> {
-  if (file !== undefined && words.length > 0) throw new UsageError('give the task as words, as - (standard input) or with --task-file, not two of them');
-  const task = file !== undefined ? await readInput(ctx, file) : words.length === 1 && words[0] === '-' ? await readInput(ctx, '-') : words.join(' ');
-  if (task.trim() === '') throw new UsageError(file !== undefined || words[0] === '-' ? 'the task is empty' : 'missing the task');
-  return task;
 }
 
 /**
@@ -92,21 +68,6 @@ function describeProgress(event: ProgressEvent): string | null {
 const EXIT_BY_STATUS: Record<ExecuteResult['status'], number> = { completed: 0, error: 1, timeout: 2, cancelled: 130, needs_input: 3 };
 
 /** What `exec --help` prints below the usage line. */
-export const EXEC_HELP = [
-  'Starts the agent CLI in a terminal of its own (no daemon needed), types the task, answers approvals by',
-  'policy and prints the result. TASK is the words after AGENT; - reads it from standard input, --task-file F',
-  'from a file (no size limit; one argument is limited to 128 KiB by the OS).',
-  '',
-  '  --workdir D         where the agent works (default: here)',
-  '  --auto-approve      allow shell commands and file changes inside the workdir; ask about the rest',
-  '  --policy FILE       an approval policy (YAML or JSON) instead',
-  '  --timeout S         longest the task may take; --idle-timeout S: longest without a change on screen',
-  '  --json              the result as JSON on stdout (errors too: {"status":"error","error":{"code","message"}})',
-  '  --quiet             no progress lines on stderr',
-  '',
-  'exit status: 0 completed, 1 error, 2 timeout, 3 needs input, 130 cancelled, 64 usage',
-];
-
 /** The result as `exec --json` prints it: failures also carry `error` with a stable code. */
 function execJson(result: ExecuteResult): Record<string, unknown> {
   const failed = (result.status === 'error' || result.status === 'timeout') && result.errorCode !== null;

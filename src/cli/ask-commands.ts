@@ -19,11 +19,6 @@ const FINAL = new Set(['done', 'failed', 'timed_out', 'cancelled']);
 /** The aliases of the seed, by command name: the agent each asks. */
 export const ASK_ALIASES: Readonly<Record<string, string>> = { cask: 'codex', gask: 'gemini', oask: 'opencode', lask: 'claude' };
 
-export const ASK_USAGE = [
-  'ask TARGET QUESTION...|- [--async] [--timeout S] [--json]   ask the agent in TARGET (pane id or title, or agent name); exit 0 answered, 2 timed out, 1 failed',
-  'ask wait|get|cancel JOB [--timeout S] [--json]   the rest of an --async ask; `ask list` lists asks',
-];
-
 async function readStdin(ctx: CliContext): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of ctx.stdin) chunks.push(Buffer.from(chunk as Buffer));

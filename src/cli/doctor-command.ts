@@ -5,24 +5,6 @@ import { loadCatalog } from './agent-run-commands.js';
 import { EXIT_ERROR } from './failure.js';
 
 /** What `doctor --help` prints below the usage line. */
-export const DOCTOR_HELP = [
-  'For each agent CLI (built-in or in your agents.yaml; or only the ones named): where its program is, its',
-  'version and whether Switchboard knows it (exact, nearest, none), then a live check against the scripted',
-  'model from an isolated HOME in a temporary folder: start to idle, a short prompt, a long one (20 KB, one',
-  'line, checked to reach the model whole), an approval (a shell command writing a file in the workdir,',
-  'allowed by the auto-approve policy), and back to idle. Prints the states recognized with their evidence',
-  'and how long each step took, and one verdict line per CLI.',
-  '',
-  '  --save DIR          keep every distinct screen (plain and .ansi.txt) and report.json, for a bug report',
-  '                      or new detector fixtures',
-  '  --json              the report as JSON on stdout',
-  '  --size COLSxROWS    the terminal the CLIs run in (default 120x30)',
-  '  --timeout S         longest one step may take (default 90)',
-  '  --jobs N            CLIs checked at once (default: the cores, at most 4)',
-  '',
-  'exit status: 0 every CLI found is read right, 1 one is not (or none was found), 64 usage',
-];
-
 const STEP_NAMES: Record<StepReport['step'], string> = { start: 'start', prompt: 'prompt', long_prompt: 'long prompt', approval: 'approval', idle: 'back to idle' };
 const MARK = { pass: '✓', fail: '✗', not_found: '-' } as const;
 

@@ -15,11 +15,6 @@ import { out, type CliContext } from './context.js';
 import type { SwitchboardClient } from '../client/index.js';
 import { fileURLToPath } from 'node:url';
 
-export const MCP_USAGE = [
-  'mcp                                      the MCP server on stdio (tools: list_agents, ask, ask_result, send, read, wait), for an agent CLI to start',
-  'mcp install|remove --agent claude|codex|gemini|opencode   add Switchboard\'s MCP server to (or take it out of) that CLI\'s own configuration',
-];
-
 /** Time on top of a call's own wait before the client gives up on the daemon's reply. */
 const CALL_SLACK_MS = 30_000;
 

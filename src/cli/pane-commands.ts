@@ -4,7 +4,7 @@ import { out, withClient, type CliContext } from './context.js';
 import path from 'node:path';
 import { paneTable, table } from './format.js';
 import { resolvePane } from './pane-ref.js';
-import { taskArgument } from './agent-run-commands.js';
+import { taskArgument } from './task-input.js';
 import type { Scope } from '../protocol/scopes.js';
 
 /** The PANE argument (an id, a title, or a unique id prefix). */

@@ -10,7 +10,7 @@ import type { SwitchboardClient } from '../client/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
 import { table } from './format.js';
-import { taskArgument } from './agent-run-commands.js';
+import { taskArgument } from './task-input.js';
 
 /** How often the progress line is redrawn, in ms. */
 const PROGRESS_MS = 500;
@@ -71,18 +71,6 @@ class ProgressLine {
 
 /** Exit codes of a run that was followed to its end. */
 export const RUN_EXIT = { completed: 0, failed: 1, timeout: 2, cancelled: 130 } as const;
-
-export const RUN_HELP = [
-  'Submits a run to the daemon\'s agent bridge and follows its events to the end. PROMPT is the',
-  'words after BACKEND, or standard input for -. The folder is --cwd (default: this one); it must be',
-  'inside the sandbox of the governance policy (~/.switchboard/policy.yaml). Ctrl-C cancels the run.',
-  '',
-  'options: --cwd D, --mode auto|stdio|pty, --parent RUN (a follow-up in the same conversation),',
-  '  --detach (print the run id and return), --json (events as JSON lines, the run last), --quiet',
-  '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s)',
-  '',
-  'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
-];
 
 const RUN_OPTIONS = {
   cwd: { type: 'string' },
