@@ -4,9 +4,10 @@
  * policy or the caller's callback answer, seen on disk; a model error; a cancelled turn after
  * which the session goes on; an agent that dies mid-turn; and a close that leaves no process.
  *
- * Every message each CLI sends is recorded into test/fixtures/acp/<cli>-<version>/<case>.jsonl,
- * once per CLI version (ids and times differ every run, so a recording is kept, not rewritten),
- * with the temporary folders replaced by fixed paths: the normalizer's unit tests read them.
+ * Every message each CLI sends is recorded into test-artifacts/acp/<cli>-<version>/<case>.jsonl, with
+ * the temporary folders replaced by fixed paths; `npm run fixtures:update` also keeps it as
+ * test/fixtures/acp/<cli>-<version>/<case>.jsonl, once per CLI version (ids and times differ every
+ * run, so a tracked recording is kept, not rewritten): the normalizer's unit tests read those.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -21,8 +22,11 @@ import { findProcessesByEnv } from '../../src/platform/index.js';
 import { AUTO_APPROVE_POLICY, ASK_POLICY, type ApprovalPolicy } from '../../src/approvals/policy/index.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
+import { UPDATE_FIXTURES_ENV } from '../support/screens.js';
 
-const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'acp');
+const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const FIXTURES = path.join(root, 'test', 'fixtures', 'acp');
+const RECORDED = path.join(root, 'test-artifacts', 'acp');
 const SESSION_MARKER = 'SWITCHBOARD_SESSION_ID';
 const SHELL_COMMAND = 'echo hello-from-tool > tool_out.txt && cat tool_out.txt';
 
@@ -49,14 +53,17 @@ class Recording {
   ) {}
 
   save(tool: string, version: string, name: string): void {
-    const dir = path.join(FIXTURES, `${tool}-${version}`);
-    const file = path.join(dir, `${name}.jsonl`);
-    if (existsSync(file)) return;
-    mkdirSync(dir, { recursive: true });
     let text = this.messages.map((m) => JSON.stringify(m)).join('\n');
     // Paths as JSON writes them, and OpenCode's titles, which give some without their leading slash.
     for (const [from, to] of this.replace) text = text.split(from).join(to).split(from.slice(1)).join(to.slice(1));
-    writeFileSync(file, `${text.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')}\n`);
+    text = `${text.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT')}\n`;
+    const write = (dir: string): void => {
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(path.join(dir, `${name}.jsonl`), text);
+    };
+    write(path.join(RECORDED, `${tool}-${version}`));
+    const tracked = path.join(FIXTURES, `${tool}-${version}`);
+    if (process.env[UPDATE_FIXTURES_ENV] === '1' && !existsSync(path.join(tracked, `${name}.jsonl`))) write(tracked);
   }
 }
 

@@ -131,7 +131,11 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       // Claude Code clones its plugin marketplace from GitHub at start unless told not to (found with
       // strace: a DNS query the loopback guard catches); CCB users' setups are theirs, the test stays offline.
       const offline: Record<string, string> = agent === 'claude' ? { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' } : {};
-      const vars: Record<string, string> = { ...profile.data.env, ...additions.env, ...offline, HOME: home, CI: 'false' };
+      // Under tmux a CLI keeps the user's temporary folder, and so it does here (Switchboard gives
+      // private ones only to the agents it starts itself); this test's user has one of the run's.
+      const temp = sm.tempDir(`ccb-${agent}-tmp-`).dir;
+      const tempVars = Object.fromEntries(['TMPDIR', ...profile.data.temp_env].map((name) => [name, temp]));
+      const vars: Record<string, string> = { ...profile.data.env, ...additions.env, ...offline, ...tempVars, HOME: home, CI: 'false' };
       const exports = Object.entries(vars)
         .map(([k, v]) => `export ${k}=${shq(v)}`)
         .join('; ');
