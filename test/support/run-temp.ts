@@ -41,14 +41,21 @@ export function useRunTempFolder(): RunTemp {
   process.env.TSX_DISABLE_CACHE = '1';
   return {
     dir,
-    // The default home may hold what a test made there on purpose; only its agents' temporary
-    // folders must be gone (src/agents/private-temp.ts).
-    leftovers: () => [
-      ...describeEntries(dir, 3).filter((entry) => entry.split('/')[0] !== RUN_HOME_FOLDER),
-      ...describeEntries(path.join(dir, RUN_HOME_FOLDER, 'tmp'), 2).map((entry) => `${RUN_HOME_FOLDER}/tmp/${entry}`),
-    ],
+    leftovers: () => leftoversIn(dir),
     remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }),
   };
+}
+
+/**
+ * What is left in a run's temporary folder: every entry (a folder with what it holds, a few names
+ * deep). The default home may hold what a test made there on purpose; only its agents' temporary
+ * folders must be gone (src/agents/private-temp.ts).
+ */
+export function leftoversIn(dir: string): string[] {
+  return [
+    ...describeEntries(dir, 3).filter((entry) => entry.split('/')[0] !== RUN_HOME_FOLDER),
+    ...describeEntries(path.join(dir, RUN_HOME_FOLDER, 'tmp'), 2).map((entry) => `${RUN_HOME_FOLDER}/tmp/${entry}`),
+  ];
 }
 
 function safeList(dir: string): string[] {

@@ -21,26 +21,50 @@ function realOr(p: string): string {
   }
 }
 
-/** Replaces the check's temporary folders (also by their bare names, which CLIs show) and ports. */
-export function normalizer(check: Pick<LiveCheck, 'home' | 'work'>): (text: string) => string {
-  const pairs: [string, string][] = [];
+/**
+ * What a check's temporary folders look like in text, and what they become: first the full paths
+ * (the workdir, the isolated HOME, as given and with links resolved), then the bare random names of
+ * the check's folder and the run's (`…/sb-doctor-XXXXXX/<agent>-XXXXXX`), which CLIs show where
+ * they shorten a long path from its start (OpenCode's footer: `…OYj5M/sb-doctor-cZFQfV/opencode-…/work`)
+ * and so leave no full path to replace.
+ */
+interface FolderMasks {
+  paths: [string, string][];
+  names: [string, string][];
+}
+
+function masksOf(check: Pick<LiveCheck, 'home' | 'work'>): FolderMasks {
+  const paths: [string, string][] = [];
   for (const [from, to] of [
     [check.work, WORK_AS],
     [check.home, HOME_AS],
   ] as const) {
-    pairs.push([from, to]);
+    paths.push([from, to]);
     const real = realOr(from);
-    if (real !== from) pairs.push([real, to]);
+    if (real !== from) paths.push([real, to]);
   }
-  // The check's own folder (…/sb-doctor-XXXXXX/<agent>-XXXXXX) also shows as a bare name.
-  const parent = path.basename(path.dirname(check.work));
-  const masked = parent.replace(/[A-Za-z0-9]{6}$/, 'XXXXXX');
-  return (text) => {
-    let out = text;
-    for (const [from, to] of pairs) out = out.split(from).join(to);
-    if (parent !== masked) out = out.split(parent).join(masked);
-    return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
-  };
+  const agentFolder = path.dirname(check.work);
+  const names = [path.basename(agentFolder), path.basename(path.dirname(agentFolder))]
+    .filter((name) => /-[A-Za-z0-9]{6}$/.test(name))
+    .map((name) => [name, name.replace(/[A-Za-z0-9]{6}$/, 'XXXXXX')] as [string, string]);
+  return { paths, names };
+}
+
+/**
+ * Replaces the folders of every check (full paths of all of them before any bare name, so one
+ * check's masked run folder never hides another's full path) and ports.
+ */
+function normalizeAll(masks: readonly FolderMasks[], text: string): string {
+  let out = text;
+  for (const m of masks) for (const [from, to] of m.paths) out = out.split(from).join(to);
+  for (const m of masks) for (const [from, to] of m.names) out = out.split(from).join(to);
+  return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
+}
+
+/** Replaces the check's temporary folders (also by their bare names, which CLIs show) and ports. */
+export function normalizer(check: Pick<LiveCheck, 'home' | 'work'>): (text: string) => string {
+  const masks = [masksOf(check)];
+  return (text) => normalizeAll(masks, text);
 }
 
 /** Writes the report and each CLI's screens under `dir`; sets `savedTo` on the report. */
@@ -48,12 +72,12 @@ export function saveDoctorRun(dir: string, report: DoctorReport, checks: Readonl
   const root = path.resolve(dir);
   mkdirSync(root, { recursive: true });
   report.savedTo = root;
-  const normalizers = new Map<string, (text: string) => string>();
+  const masks: FolderMasks[] = [];
   for (const agent of report.agents) {
     const check = checks.get(agent.name);
     if (!check) continue;
     const normalize = normalizer(check);
-    normalizers.set(agent.name, normalize);
+    masks.push(masksOf(check));
     const folder = path.join(root, `${agent.name}-${agent.version ?? 'unknown'}`);
     mkdirSync(folder, { recursive: true });
     agent.savedTo = folder;
@@ -64,6 +88,5 @@ export function saveDoctorRun(dir: string, report: DoctorReport, checks: Readonl
     }
   }
   const json = JSON.stringify(report, null, 2);
-  const normalizedJson = [...normalizers.values()].reduce((text, normalize) => normalize(text), json);
-  writeFileSync(path.join(root, 'report.json'), `${normalizedJson}\n`);
+  writeFileSync(path.join(root, 'report.json'), `${normalizeAll(masks, json)}\n`);
 }
