@@ -3,6 +3,7 @@ export { AgentCatalog, BUILTIN_PROFILES, AGENT_FILES } from './catalog.js';
 export { defineProfile, writeHomeFiles, versionSupportOf, type VersionSupport, type AgentProfile, type SandboxOptions, type LaunchAdditions } from './profile.js';
 export { startAgent, firstRunPolicyOf, defaultBinaryDirs, decideDialog, DEFAULT_FIRST_RUN_POLICY, READY_SETTLE_MS, DIALOG_SETTLE_MS, DIALOG_REPEAT_MS, type AgentLaunchOptions, type AgentStart, type AnsweredDialog, type FirstRunPolicy } from './launch.js';
 export { agentTempRoot, createPrivateTemp, sweepPrivateTemps, AGENT_TEMP_FOLDER, type PrivateTemp } from './private-temp.js';
+export { releaseTempWithPane } from './pane-temp.js';
 export { pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { pressUntilTaken, promptSettled, KEY_EFFECT_MS, MAX_PRESSES, PROMPT_SETTLE_MS } from './answer-keys.js';
 export { sendPrompt, type PromptTarget } from './prompt.js';
@@ -23,6 +24,6 @@ export { attachDialogResponder, dialogResponderOf, DialogResponder, stepDialogEp
 export { findInputBox, findMenu, findWorkSign, type InputBox, type StructuralMenu } from './structure.js';
 export { answerDialog, chooseMenuOption, menuChoiceFor, nextMenuKey, untilScreen, MENU_STEP_TIMEOUT_MS, type MenuChoice } from './dialog-answer.js';
 export { readStatusFile, statusFilePath, type SelfReport, type StatusFileSpec } from './status-file.js';
-export { CI_MARKER_ENV, agentUnsetEnv, checkSandbox, headlessAgentEnv, seedSandbox, type HeadlessEnvOptions, type SandboxRequest } from './agent-env.js';
+export { CI_MARKER_ENV, agentTempEnv, agentUnsetEnv, checkSandbox, headlessAgentEnv, seedSandbox, type HeadlessEnvOptions, type SandboxRequest } from './agent-env.js';
 export { COMMANDS_DIR_VARIABLE, SHELL_STARTUP_FILES } from './shell-startup.js';
 export { MCP_CONFIG_AGENTS, MCP_PASSED_ENV, MCP_SERVER_NAME, installMcpServer, isMcpConfigAgent, mcpConfigFile, removeMcpServer, type McpConfigAgent, type McpServerCommand } from './mcp-config.js';

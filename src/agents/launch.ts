@@ -11,6 +11,7 @@ import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
 import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.js';
 import { createPrivateTemp } from './private-temp.js';
+import { releaseTempWithPane } from './pane-temp.js';
 import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
 export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
@@ -103,7 +104,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
       throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
     }
     options.signal?.throwIfAborted();
-    version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, { ...(options.signal ? { signal: options.signal } : {}), tempRoot: temp.dir }) : undefined;
+    version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, { ...(options.signal ? { signal: options.signal } : {}), npmPackage: profile.data.binary.npm_package, tempRoot: options.tempRoot }) : undefined;
     // The caller may have gone while the version was asked: start nothing nobody will own.
     options.signal?.throwIfAborted();
     prompts = prepareLongPromptFolder(profile.data, temp.dir);
@@ -123,8 +124,8 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
     temp.release();
     throw err;
   }
-  // Whatever the agent left there goes when it ends (an exit the pane saw, or a kill).
-  pane.onExit(() => temp.release());
+  // Whatever the agent left there goes when it ends and nothing it started runs any more.
+  releaseTempWithPane(registry, pane, temp);
   const screens = profile.screensFor(version);
   if (prompts) attachLongPromptFolder(pane, profile.data, prompts.dir);
   const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };

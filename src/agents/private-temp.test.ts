@@ -1,4 +1,4 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,8 +46,36 @@ describe('an agent process\u2019s private temporary folder', () => {
     expect(readdirSync(root)).toEqual([]);
   });
 
-  it('lies under the home it is for', () => {
+  it('lies under the home it is for, or, for a home too deep for the sockets CLIs make there, in a private folder of the system\u2019s', () => {
     expect(agentTempRoot('/home/someone/.switchboard')).toBe(path.join('/home/someone/.switchboard', 'tmp'));
+    const deep = `/home/someone/${'very-long-folder-name/'.repeat(4)}.switchboard`;
+    const root = agentTempRoot(deep);
+    expect(path.dirname(root)).toBe(tmpdir());
+    expect(path.basename(root)).toMatch(/^switchboard-\d+-[0-9a-f]{12}$/);
+    expect(agentTempRoot(deep)).toBe(root);
+    expect(agentTempRoot(`${deep}-2`)).not.toBe(root);
+  });
+
+  it('is released when what it was made for could not start', () => {
+    const root = newRoot();
+    const temp = createPrivateTemp(root);
+    expect(() =>
+      temp.guard(() => {
+        throw new Error('spawn refused');
+      }),
+    ).toThrow('spawn refused');
+    expect(existsSync(temp.dir)).toBe(false);
+    const kept = createPrivateTemp(root);
+    expect(kept.guard(() => 42)).toBe(42);
+    expect(existsSync(kept.dir)).toBe(true);
+    kept.release();
+  });
+
+  it('cannot be made in a root that is not a folder: SPAWN_FAILED, naming the root', () => {
+    const root = newRoot();
+    mkdirSync(path.dirname(root), { recursive: true });
+    writeFileSync(root, 'a file where the folder should be');
+    expect(() => createPrivateTemp(root)).toThrow(expect.objectContaining({ code: 'SPAWN_FAILED', message: expect.stringContaining(root) as unknown }) as Error);
   });
 });
 
@@ -69,6 +97,24 @@ describe('a sweep of the root', () => {
     expect(existsSync(foreign)).toBe(true);
     expect(existsSync(mine.dir)).toBe(true);
     mine.release();
+  });
+
+  it.runIf(process.platform === 'linux')('keeps a dead owner\u2019s folder while a running process still has it as its temporary folder', async () => {
+    const root = newRoot();
+    mkdirSync(root, { recursive: true, mode: 0o700 });
+    const orphaned = path.join(root, `${deadPid()}-StUvWx`);
+    mkdirSync(orphaned);
+    // An agent that outlived the Switchboard process that started it.
+    const agent = spawn('sleep', ['30'], { env: { ...process.env, TMPDIR: orphaned }, stdio: 'ignore' });
+    try {
+      await new Promise((resolve) => agent.once('spawn', resolve));
+      expect(sweepPrivateTemps(root)).toEqual([]);
+      expect(existsSync(orphaned)).toBe(true);
+    } finally {
+      agent.kill('SIGKILL');
+      await new Promise((resolve) => agent.once('exit', resolve));
+    }
+    expect(sweepPrivateTemps(root)).toEqual([path.basename(orphaned)]);
   });
 
   it('of a root that does not exist finds nothing', () => {
