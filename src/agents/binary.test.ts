@@ -30,9 +30,17 @@ describe.runIf(process.platform !== 'win32')("an agent's version", () => {
     const root = newScratch();
     const claude = installPackage(root, 'claude-code', '2.1.330', { claude: 'bin/claude.exe' }, 'bin/claude.exe');
     const gemini = installPackage(root, 'gemini-cli', '0.61.0-preview.2', 'bundle/gemini.js', 'bundle/gemini.js');
-    expect(npmPackageVersion(claude)).toBe('2.1.330');
-    expect(npmPackageVersion(gemini)).toBe('0.61.0');
-    expect(await agentVersion(claude, ['--version'], process.env, { tempRoot: path.join(root, 'tmp') })).toBe('2.1.330');
+    expect(npmPackageVersion(claude, 'claude-code')).toBe('2.1.330');
+    expect(npmPackageVersion(gemini, 'gemini-cli')).toBe('0.61.0');
+    expect(await agentVersion(claude, ['--version'], process.env, { npmPackage: 'claude-code', tempRoot: path.join(root, 'tmp') })).toBe('2.1.330');
+  });
+
+  it('is asked of the program when the package declaring it is not the CLI\u2019s own (a wrapper of the same name)', async () => {
+    const root = newScratch();
+    const wrapper = installPackage(root, 'my-claude-wrapper', '0.0.1', { claude: 'bin/claude.exe' }, 'bin/claude.exe');
+    expect(npmPackageVersion(wrapper, 'claude-code')).toBeUndefined();
+    // Asked, the program prints its own version.
+    expect(await agentVersion(wrapper, ['--version'], process.env, { npmPackage: 'claude-code', tempRoot: path.join(root, 'tmp') })).toBe('9.9.9');
   });
 
   it('is not a package\u2019s when the nearest package.json does not declare that program', async () => {
@@ -43,7 +51,7 @@ describe.runIf(process.platform !== 'win32')("an agent's version", () => {
     const program = path.join(root, 'tools', 'fakecli');
     writeFileSync(program, '#!/bin/sh\necho "fakecli 1.2.3"\n');
     chmodSync(program, 0o755);
-    expect(npmPackageVersion(program)).toBeUndefined();
+    expect(npmPackageVersion(program, 'my-app')).toBeUndefined();
     // So it is asked, in a private temporary folder that is gone afterwards.
     const tempRoot = path.join(root, 'tmp');
     expect(await agentVersion(program, ['--version'], process.env, { tempRoot })).toBe('1.2.3');
@@ -52,7 +60,7 @@ describe.runIf(process.platform !== 'win32')("an agent's version", () => {
 
   it('of a program that is gone is unknown', async () => {
     const root = newScratch();
-    expect(npmPackageVersion(path.join(root, 'nothing'))).toBeUndefined();
+    expect(npmPackageVersion(path.join(root, 'nothing'), 'nothing')).toBeUndefined();
     expect(await agentVersion(path.join(root, 'nothing'), ['--version'], process.env, { tempRoot: path.join(root, 'tmp') })).toBeUndefined();
   });
 });

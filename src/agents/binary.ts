@@ -4,7 +4,7 @@ import path from 'node:path';
 import { absolutePathEntries, execCommand, resolveExecutable } from '../platform/index.js';
 import type { ProfileData } from './schema.js';
 import { parseVersion } from './version-range.js';
-import { createPrivateTemp } from './private-temp.js';
+import { createPrivateTemp, type PrivateTemp } from './private-temp.js';
 
 /**
  * Finds an agent's program: $<binary.env> when set (an absolute path), else each name on PATH,
@@ -41,15 +41,19 @@ const versionCache = new Map<string, { mtimeMs: number; version: string | undefi
 
 export interface VersionOptions {
   signal?: AbortSignal;
+  /** The npm package the CLI comes in (the profile's `binary.npm_package`): its version is read from there when the program is that package's. */
+  npmPackage?: string;
   /** Where the probe's private temporary folder is made (default: agentTempRoot()). */
   tempRoot?: string;
 }
 
 /**
- * The program's version: from the npm package it belongs to when it is one's declared program
- * (as every npm-installed CLI is), else from `<binary> <args>` (cached per file, arguments and
- * modification time). Reading the package costs a few file reads where asking costs a start of the
- * CLI: 1.5 s of CPU for Gemini CLI, which relaunches itself, and 0.7 s for OpenCode.
+ * The program's version: from the CLI's own npm package when the program is that package's declared
+ * program (an npm install, global or local, reached through its link), else from `<binary> <args>`
+ * (cached per file, arguments and modification time; a Windows .cmd shim, a version manager's shim
+ * or a native install is asked). Reading the package costs a few file reads where asking costs a
+ * start of the CLI: 1.5 s of CPU for Gemini CLI, which relaunches itself, and 0.7 s for OpenCode.
+ * Never rejects.
  */
 export function agentVersion(binary: string, args: readonly string[], env: NodeJS.ProcessEnv, options: VersionOptions = {}): Promise<string | undefined> {
   let mtimeMs = 0;
@@ -58,7 +62,7 @@ export function agentVersion(binary: string, args: readonly string[], env: NodeJ
   } catch {
     return Promise.resolve(undefined);
   }
-  const packaged = npmPackageVersion(binary);
+  const packaged = options.npmPackage !== undefined ? npmPackageVersion(binary, options.npmPackage) : undefined;
   if (packaged !== undefined) return Promise.resolve(packaged);
   const key = `${binary}\0${args.join('\0')}`;
   const cached = versionCache.get(key);
@@ -66,7 +70,13 @@ export function agentVersion(binary: string, args: readonly string[], env: NodeJ
   const { signal } = options;
   const command = execCommand(binary, args);
   // Asking starts the program: what it leaves in its temporary folder goes with the answer.
-  const temp = createPrivateTemp(options.tempRoot);
+  let temp: PrivateTemp;
+  try {
+    temp = createPrivateTemp(options.tempRoot);
+  } catch {
+    // Never rejects: a version that cannot be asked is unknown, as one the program does not say.
+    return Promise.resolve(undefined);
+  }
   return new Promise<string | undefined>((resolve) => {
     try {
       const child = execFile(
@@ -93,11 +103,12 @@ export function agentVersion(binary: string, args: readonly string[], env: NodeJ
 const PACKAGE_SEARCH_DEPTH = 4;
 
 /**
- * The version of the npm package whose `bin` names `binary` (links followed), or undefined: the
- * nearest package.json above the program decides, and it must declare this very file as one of its
- * programs, so a program that merely sits inside some project is never given that project's version.
+ * The version of npm package `name` when its `bin` names `binary` (links followed), or undefined:
+ * the nearest package.json above the program decides, it must be that package, and it must declare
+ * this very file as one of its programs, so neither a program that merely sits inside some project
+ * nor a user's wrapper package of the same program name is given another package's version.
  */
-export function npmPackageVersion(binary: string): string | undefined {
+export function npmPackageVersion(binary: string, name: string): string | undefined {
   let real: string;
   try {
     real = realpathSync(binary);
@@ -107,7 +118,7 @@ export function npmPackageVersion(binary: string): string | undefined {
   let dir = path.dirname(real);
   for (let i = 0; i < PACKAGE_SEARCH_DEPTH; i++) {
     const file = path.join(dir, 'package.json');
-    if (existsSync(file)) return declaredVersion(file, dir, real);
+    if (existsSync(file)) return declaredVersion(file, dir, real, name);
     const up = path.dirname(dir);
     if (up === dir) return undefined;
     dir = up;
@@ -115,14 +126,14 @@ export function npmPackageVersion(binary: string): string | undefined {
   return undefined;
 }
 
-function declaredVersion(file: string, dir: string, program: string): string | undefined {
-  let pkg: { version?: unknown; bin?: unknown };
+function declaredVersion(file: string, dir: string, program: string, name: string): string | undefined {
+  let pkg: { name?: unknown; version?: unknown; bin?: unknown };
   try {
-    pkg = JSON.parse(readFileSync(file, 'utf8')) as { version?: unknown; bin?: unknown };
+    pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown; version?: unknown; bin?: unknown };
   } catch {
     return undefined;
   }
-  if (typeof pkg.version !== 'string') return undefined;
+  if (pkg.name !== name || typeof pkg.version !== 'string') return undefined;
   const bins = typeof pkg.bin === 'string' ? [pkg.bin] : typeof pkg.bin === 'object' && pkg.bin !== null ? Object.values(pkg.bin) : [];
   const declares = bins.some((bin) => typeof bin === 'string' && sameFile(path.resolve(dir, bin), program));
   return declares ? parseVersion(pkg.version) : undefined;

@@ -185,6 +185,8 @@ export const profileSchema = z.strictObject({
   binary: z.strictObject({
     names: z.array(z.string().min(1)).min(1),
     env: z.string().optional(),
+    /** The npm package the CLI is published as: an install of it says its version without being started. */
+    npm_package: z.string().min(1).optional(),
   }),
   /** Arguments for the interactive (TUI) mode, before any the caller adds. */
   interactive_args: z.array(z.string()).default([]),

@@ -91,21 +91,25 @@ export class AcpDriver implements ConversationDriver {
     const sandbox = options.sandbox ?? this.options.sandbox;
     // The driver's own settings first, the session's on top (its variables win, its arguments go last).
     const launch = this.program.launch({ ...options, sandbox, env: { ...this.options.env, ...options.env }, args: [...(this.options.args ?? []), ...(options.args ?? [])] });
-    const session = new AcpSession({
-      name: this.name,
-      binary: launch.binary,
-      args: [...(this.program.profile.data.acp_args ?? []), ...launch.args],
-      env: launch.env,
-      temp: launch.temp,
-      cwd: options.cwd,
-      policy: options.policy ?? ASK_POLICY,
-      onPermission: options.onPermission,
-      // `~` in a command is the agent's HOME: the sandbox's when there is one.
-      home: sandbox?.home,
-      store: options.store ?? this.options.store,
-      onMessage: this.options.onMessage,
-      signal: options.signal,
-    });
+    // A spawn refused at once (a NUL in an argument or a variable) leaves no folder behind.
+    const session = launch.temp.guard(
+      () =>
+        new AcpSession({
+          name: this.name,
+          binary: launch.binary,
+          args: [...(this.program.profile.data.acp_args ?? []), ...launch.args],
+          env: launch.env,
+          temp: launch.temp,
+          cwd: options.cwd,
+          policy: options.policy ?? ASK_POLICY,
+          onPermission: options.onPermission,
+          // `~` in a command is the agent's HOME: the sandbox's when there is one.
+          home: sandbox?.home,
+          store: options.store ?? this.options.store,
+          onMessage: this.options.onMessage,
+          signal: options.signal,
+        }),
+    );
     await session.start(this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
     return session;
   }

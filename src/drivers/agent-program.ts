@@ -47,7 +47,7 @@ export class AgentProgram {
     const env = headlessAgentEnv(this.profile, { cwd: process.cwd() }).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
-    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { tempRoot: this.tempRoot });
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { npmPackage: this.profile.data.binary.npm_package, tempRoot: this.tempRoot });
     return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
   }
 
@@ -58,15 +58,12 @@ export class AgentProgram {
   launch(options: ConversationOptions): SessionLaunch {
     if (!isDirectory(options.cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${options.cwd}`, { cwd: options.cwd });
     const temp = createPrivateTemp(this.tempRoot);
-    try {
+    return temp.guard(() => {
       const { env, args } = headlessAgentEnv(this.profile, { cwd: options.cwd, sandbox: options.sandbox, temp, extra: options.env });
       const binary = this.binary(env);
       if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
       return { binary, env, args: [...args, ...(options.args ?? [])], temp };
-    } catch (err) {
-      temp.release();
-      throw err;
-    }
+    });
   }
 
   private binary(env: NodeJS.ProcessEnv): string | undefined {

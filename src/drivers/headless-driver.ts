@@ -125,7 +125,7 @@ export class HeadlessDriver {
     const env = this.environment(process.cwd()).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
-    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { tempRoot: this.tempRoot });
+    const version = await agentVersion(binary, this.profile.data.version_args ?? ['--version'], env, { npmPackage: this.profile.data.binary.npm_package, tempRoot: this.tempRoot });
     return version ? { ok: true, binary, version } : { ok: false, binary, version: null, problem: `${binary} did not say its version` };
   }
 
@@ -140,17 +140,12 @@ export class HeadlessDriver {
     options.signal?.throwIfAborted();
     const runId = `r${randomBytes(4).toString('hex')}`;
     const temp = createPrivateTemp(this.tempRoot);
-    let launch: { env: Record<string, string>; args: string[]; binary: string };
-    try {
-      const { env, args } = this.environment(options.cwd, temp);
-      const binary = this.binary(env);
-      if (!binary) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
-      launch = { env, args, binary };
-    } catch (err) {
-      temp.release();
-      throw err;
-    }
-    const { env, args: extraArgs, binary } = launch;
+    const { env, args: extraArgs, binary } = temp.guard(() => {
+      const environment = this.environment(options.cwd, temp);
+      const found = this.binary(environment.env);
+      if (!found) throw new SwitchboardError('SPAWN_FAILED', `${this.name} not found: install it so that ${this.profile.data.binary.names.join(' or ')} is on PATH`, { agent: this.name });
+      return { ...environment, binary: found };
+    });
     const headless = this.profile.data.headless_args ?? [];
     // Added arguments go last: before the prompt they could take it as their value (`-p` needs
     // one in Gemini; Claude's `--allowedTools` takes every word that follows).
@@ -161,7 +156,8 @@ export class HeadlessDriver {
     // stdin closed: Codex reads a prompt from a stdin that is not a TTY. Its own process group, so
     // that cancelling ends everything the CLI started.
     // PWD too: OpenCode takes its project folder from $PWD, not from the process's cwd.
-    const child = spawn(binary, args, { cwd: options.cwd, env: { ...env, PWD: options.cwd, SWITCHBOARD_RUN_ID: runId }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true });
+    // A spawn refused at once (a NUL in an argument or a variable) leaves no folder behind.
+    const child = temp.guard(() => spawn(binary, args, { cwd: options.cwd, env: { ...env, PWD: options.cwd, SWITCHBOARD_RUN_ID: runId }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true }));
     let cancelled = false;
     let stderr = '';
     let partial = '';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
-import { agentVersion, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
+import { agentTempEnv, agentVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
 import type { Pane, PaneAgent, PaneRegistry } from '../pane/index.js';
 import { fallbackShell, foregroundProcess, isExecutable, loginShellArgv, resolveExecutable, shellArgv } from '../platform/index.js';
 import type { HostExit, HostPane, PaneHost, PipeProcess, SpawnSpec } from './host.js';
@@ -136,18 +136,24 @@ export class RegistryPaneHost implements PaneHost {
     let argv = [...spec.argv];
     // A program that does not exist fails inside the pane, as under tmux, rather than refusing the command.
     if (argv[0] !== undefined && !resolveExecutable(argv[0], spec.env, cwd)) argv = [...shellArgv(fallbackShell(spec.env), 'exec "$0" "$@"'), ...argv];
-    const pane = this.registry.create({
-      argv,
-      cwd,
-      title: spec.label,
-      env: spec.env,
-      // The client's environment is the whole environment, as tmux gives it; nothing of the daemon's leaks in.
-      unsetEnv: ['*'],
-      cols: spec.cols,
-      rows: spec.rows,
-      scrollbackRows: spec.historyLimit,
-      ...(agent ? { agent } : {}),
-    });
+    // An agent CLI gets a private temporary folder, as every agent Switchboard starts does, so what
+    // it leaves there goes with it; a TMPDIR the command exports itself still wins.
+    const temp = agent ? createPrivateTemp(this.options.agents?.tempRoot) : undefined;
+    const create = (): Pane =>
+      this.registry.create({
+        argv,
+        cwd,
+        title: spec.label,
+        env: agent && temp ? { ...spec.env, ...agentTempEnv(agent.profile, temp) } : spec.env,
+        // The client's environment is the whole environment, as tmux gives it; nothing of the daemon's leaks in.
+        unsetEnv: ['*'],
+        cols: spec.cols,
+        rows: spec.rows,
+        scrollbackRows: spec.historyLimit,
+        ...(agent ? { agent: agent.pane } : {}),
+      });
+    const pane = temp ? temp.guard(create) : create();
+    if (temp) releaseTempWithPane(this.registry, pane, temp);
     return new RegistryHostPane(pane, this.registry);
   }
 
@@ -220,8 +226,8 @@ export class RegistryPaneHost implements PaneHost {
     return path.parse(process.cwd()).root;
   }
 
-  /** The agent CLI a command runs (a word naming one of the profiles' programs), with its version. */
-  private async agentFor(argv: readonly string[], env: Record<string, string>): Promise<PaneAgent | undefined> {
+  /** The agent CLI a command runs (a word naming one of the profiles' programs): its profile, and the pane's agent with its version. */
+  private async agentFor(argv: readonly string[], env: Record<string, string>): Promise<{ profile: AgentProfile; pane: PaneAgent } | undefined> {
     const catalog = this.options.agents;
     if (!catalog) return undefined;
     const words = commandWords(argv).map((w) => ({ word: w, base: path.basename(w).replace(/\.(cmd|exe|ps1)$/i, '') }));
@@ -239,8 +245,8 @@ export class RegistryPaneHost implements PaneHost {
     let version: string | undefined;
     if (binary && profile.data.version_args) {
       const signal = AbortSignal.timeout(VERSION_PROBE_MS);
-      version = await agentVersion(binary, profile.data.version_args, env, { signal, tempRoot: catalog.tempRoot }).catch(() => undefined);
+      version = await agentVersion(binary, profile.data.version_args, env, { signal, npmPackage: profile.data.binary.npm_package, tempRoot: catalog.tempRoot }).catch(() => undefined);
     }
-    return { name: profile.data.name, version };
+    return { profile, pane: { name: profile.data.name, version } };
   }
 }

@@ -8,7 +8,7 @@ export const claude = defineProfile(
   {
     name: 'claude',
     display_name: 'Claude Code',
-    binary: { names: ['claude'], env: 'SWITCHBOARD_CLAUDE_BIN' },
+    binary: { names: ['claude'], env: 'SWITCHBOARD_CLAUDE_BIN', npm_package: '@anthropic-ai/claude-code' },
     // Ask before tools: Switchboard answers approvals by its own policy.
     interactive_args: ['--permission-mode', 'default'],
     headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--verbose'],

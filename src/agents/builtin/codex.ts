@@ -10,7 +10,7 @@ export const codex = defineProfile(
   {
     name: 'codex',
     display_name: 'Codex CLI',
-    binary: { names: ['codex'], env: 'SWITCHBOARD_CODEX_BIN' },
+    binary: { names: ['codex'], env: 'SWITCHBOARD_CODEX_BIN', npm_package: '@openai/codex' },
     // --no-daemon: otherwise the TUI starts an app-server daemon that outlives it.
     interactive_args: ['--no-daemon'],
     headless_args: ['exec', '--json', '--skip-git-repo-check', '{prompt}'],

@@ -7,7 +7,7 @@ export const gemini = defineProfile(
   {
     name: 'gemini',
     display_name: 'Gemini CLI',
-    binary: { names: ['gemini'], env: 'SWITCHBOARD_GEMINI_BIN' },
+    binary: { names: ['gemini'], env: 'SWITCHBOARD_GEMINI_BIN', npm_package: '@google/gemini-cli' },
     interactive_args: [],
     // --skip-trust: headless Gemini exits (code 55) in a folder it was not told to trust; the caller chose it.
     headless_args: ['-p', '{prompt}', '--output-format', 'stream-json', '--skip-trust'],

@@ -38,7 +38,7 @@ export const opencode = defineProfile(
   {
     name: 'opencode',
     display_name: 'OpenCode',
-    binary: { names: ['opencode'], env: 'SWITCHBOARD_OPENCODE_BIN' },
+    binary: { names: ['opencode'], env: 'SWITCHBOARD_OPENCODE_BIN', npm_package: 'opencode-ai' },
     interactive_args: [],
     headless_args: ['run', '--format', 'json', '{prompt}'],
     acp_args: ['acp'],

@@ -129,7 +129,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
           distinctScreens: 0,
         };
       }
-      const probed = data.version_args ? await agentVersion(binary, data.version_args, options.env, { ...(options.signal ? { signal: options.signal } : {}), tempRoot: options.catalog.tempRoot }) : undefined;
+      const probed = data.version_args ? await agentVersion(binary, data.version_args, options.env, { ...(options.signal ? { signal: options.signal } : {}), npmPackage: data.binary.npm_package, tempRoot: options.catalog.tempRoot }) : undefined;
       const dir = mkdtempSync(path.join(root, `${data.name}-`));
       const check = await runLiveCheck(profile, {
         catalog: options.catalog,
