@@ -2,14 +2,15 @@
 // and tmux installed when missing, then every test), `npm run test:quick` (lint, type check, build,
 // and the unit and process tests: no agent CLI, no browser) and `npm run fixtures:update` (the
 // end-to-end tests, recording the screens they pass through as the tracked detector fixtures).
-// Arguments after the mode go to vitest (a file or a -t filter).
+// Arguments after the mode (or, without one, all of them: `npm test -- test/pane.test.ts`) go to
+// vitest, a file or a -t filter.
 //
 // The steps before the tests run side by side where they do not depend on each other (the
 // checks use the CPU, the installs mostly the network), and a table at the end says where the time
 // went. Nothing is left in the system's temporary folder: the steps get a folder of their own,
 // removed at the end, and the tests make and check theirs (test/support/run-temp.ts).
 import { performance } from 'node:perf_hooks';
-import { packageBin, runCommands, runSideBySide, STEPS, stepsTempFolder, systemTempEntries, timingTable } from './test-steps.mjs';
+import { onInterrupt, packageBin, runCommands, runSideBySide, STEPS, stepsTempFolder, systemTempEntries, timingTable } from './test-steps.mjs';
 
 const MODES = {
   all: {
@@ -28,16 +29,16 @@ const MODES = {
   },
 };
 
-const [modeName = 'all', ...vitestArgs] = process.argv.slice(2);
+const args = process.argv.slice(2);
+const named = args[0] !== undefined && Object.hasOwn(MODES, args[0]);
+const modeName = named ? args[0] : 'all';
+const vitestArgs = named ? args.slice(1) : args;
 const mode = MODES[modeName];
-if (!mode) {
-  console.error(`test-line: unknown mode '${modeName}' (one of ${Object.keys(MODES).join(', ')})`);
-  process.exit(64);
-}
 
 const started = performance.now();
 const systemBefore = systemTempEntries();
 const temp = stepsTempFolder();
+onInterrupt(temp.remove);
 const results = await runSideBySide(mode.chains, temp.env).finally(() => temp.remove());
 if (results.every((r) => r.ok)) {
   const projects = mode.projects.flatMap((p) => ['--project', p]);

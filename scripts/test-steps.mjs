@@ -11,6 +11,26 @@ import { fileURLToPath } from 'node:url';
 
 export const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The programs running now, so a signal to the line ends them too (a CI cancel signals only the line). */
+const running = new Set();
+
+/**
+ * On SIGINT or SIGTERM: ends every step still running, runs `cleanup` (the temporary folder), and
+ * exits 130 or 143, as a shell would.
+ */
+export function onInterrupt(cleanup) {
+  for (const [signal, code] of [['SIGINT', 130], ['SIGTERM', 143]]) {
+    process.once(signal, () => {
+      for (const child of running) child.kill('SIGTERM');
+      try {
+        cleanup();
+      } finally {
+        process.exit(code);
+      }
+    });
+  }
+}
+
 /** The command line of an npm package's program, run by this Node: `[node, <its script>, ...args]`. */
 export function packageBin(pkg, name, args = []) {
   const dir = path.join(root, 'node_modules', ...pkg.split('/'));
@@ -44,6 +64,8 @@ export function runCommands(name, commands, { env = {}, quiet = false } = {}) {
   const runOne = (argv) =>
     new Promise((resolve) => {
       const child = spawn(argv[0], argv.slice(1), { cwd: root, env: { ...process.env, ...env }, stdio: quiet ? ['ignore', 'pipe', 'pipe'] : 'inherit' });
+      running.add(child);
+      child.once('exit', () => running.delete(child));
       if (quiet) {
         child.stdout.on('data', (d) => (output += d));
         child.stderr.on('data', (d) => (output += d));
@@ -91,7 +113,14 @@ export async function runSideBySide(chains, env) {
  */
 export function stepsTempFolder() {
   const dir = mkdtempSync(path.join(tmpdir(), 'sbl-'));
-  return { dir, env: { TMPDIR: dir, TMP: dir, TEMP: dir }, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 3 }) };
+  const remove = () => {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    } catch (err) {
+      console.error(`test line: could not remove ${dir}: ${err.message}`);
+    }
+  };
+  return { dir, env: { TMPDIR: dir, TMP: dir, TEMP: dir }, remove };
 }
 
 /** Names in the system's temporary folder now, to say afterwards what a run added there. */

@@ -61,7 +61,7 @@ describe('hardening', () => {
       c.close();
     }
     await until(() => openFdCount() <= before, 'the connections\' descriptors to be closed');
-    expect(openFdCount()).toBe(before);
+    expect(openFdCount()).toBeLessThanOrEqual(before);
   });
 
   it('gives TIMEOUT when a reply does not come in time', async () => {

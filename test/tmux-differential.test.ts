@@ -265,7 +265,6 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['display-message', '-p', '-t', '%0', '#{pane_pipe}']);
       await pair.same(['send-keys', '-t', '%0', 'echo piped-output', 'Enter']);
       await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('piped-output\n$'));
-      const deadline = Date.now() + 10_000;
       const logged = (file: string): string => {
         try {
           return readFileSync(file, 'utf8');
@@ -273,7 +272,7 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
           return '';
         }
       };
-      while ((!logged(realLog).includes('piped-output\r\n') || !logged(oursLog).includes('piped-output\r\n')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      await until(() => logged(realLog).includes('piped-output\r\n') && logged(oursLog).includes('piped-output\r\n'), 'both pipes to log the output').catch(() => undefined);
       expect(logged(oursLog)).toContain('piped-output\r\n');
       expect(logged(oursLog)).toBe(logged(realLog));
       await pair.real(['pipe-pane', '-o', '-t', '%0', `tee -a ${realLog}`]);

@@ -6,6 +6,7 @@ import { askIdIn } from './transcripts/marker.js';
 import { NOTHING_YET, type ReplyRead } from './transcripts/types.js';
 import type { TranscriptReader } from './transcripts/reader.js';
 import type { AskDirectory, AskTarget } from './types.js';
+import { until } from '../../test/support/processes.js';
 
 /** What the fake CLIs "wrote" to their transcripts, by ask id. */
 const transcript = new Map<string, ReplyRead>();
@@ -206,7 +207,7 @@ describe('the ask engine', () => {
       return typing(text);
     };
     claude.setState('idle');
-    await new Promise((r) => setTimeout(r, 30));
+    await until(() => claude.prompts.length > 0, 'the reply typed into the asker', 10_000);
     expect(claude.prompts).toEqual([`[switchboard reply from codex (pane p1, ask ${ask.id})]\nanswer to async one`]);
     expect(whileTyping).toBe('delivering');
     expect(engine.get(ask.id)).toMatchObject({ delivery: 'delivered', deliveredAt: expect.any(Number) as unknown });

@@ -31,7 +31,7 @@ describe('SessionLogs', () => {
     expect(existsSync(file)).toBe(true);
     logs.remove('p1');
     expect(() => logs.get('p1')).toThrow(expect.objectContaining({ code: 'SESSION_NOT_FOUND' }) as Error);
-    await until(() => !existsSync(file), 'the spill file to be removed');
+    await until(() => !existsSync(file), 'the spill file to be removed', 10_000);
     expect(existsSync(file)).toBe(false);
   });
 

@@ -131,11 +131,7 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       // Claude Code clones its plugin marketplace from GitHub at start unless told not to (found with
       // strace: a DNS query the loopback guard catches); CCB users' setups are theirs, the test stays offline.
       const offline: Record<string, string> = agent === 'claude' ? { CLAUDE_CODE_DISABLE_OFFICIAL_MARKETPLACE_AUTOINSTALL: '1' } : {};
-      // Under tmux a CLI keeps the user's temporary folder, and so it does here (Switchboard gives
-      // private ones only to the agents it starts itself); this test's user has one of the run's.
-      const temp = sm.tempDir(`ccb-${agent}-tmp-`).dir;
-      const tempVars = Object.fromEntries(['TMPDIR', ...profile.data.temp_env].map((name) => [name, temp]));
-      const vars: Record<string, string> = { ...profile.data.env, ...additions.env, ...offline, ...tempVars, HOME: home, CI: 'false' };
+      const vars: Record<string, string> = { ...profile.data.env, ...additions.env, ...offline, HOME: home, CI: 'false' };
       const exports = Object.entries(vars)
         .map(([k, v]) => `export ${k}=${shq(v)}`)
         .join('; ');
@@ -152,6 +148,14 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       ['%1', session, 'main', 'claude'],
     ]);
     expect(listed.map((p) => p.title).sort()).toEqual([`${session}:main.0 CCB-codex`, `${session}:main.1 CCB-claude`]);
+    // Each CLI has a private temporary folder under the daemon's home, as every agent it starts has
+    // (Claude Code's own variable for it too), so what they leave there goes with them.
+    for (const p of listed) {
+      const environ = readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0');
+      const temp = environ.find((e) => e.startsWith('TMPDIR='))?.slice('TMPDIR='.length) ?? '';
+      expect(path.dirname(temp), p.title).toBe(path.join(t.home, 'tmp'));
+      if (p.agent?.name === 'claude') expect(environ).toContain(`CLAUDE_CODE_TMPDIR=${temp}`);
+    }
     const guards = listed.map((p) => new LoopbackGuard(p.pane_id));
     try {
       for (const agent of ['codex', 'claude'] as const) {
@@ -177,11 +181,11 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       // may write its transcript a moment after the screen shows the reply, so read until it is there.
       const transcript = async (dir: string, name: RegExp, wanted: string[]): Promise<string> => {
         let text = '';
-        for (let i = 0; i < 300; i++) {
+        // Until the transcript holds it all; what is missing then shows in the expectations below.
+        await until(() => {
           text = filesUnder(dir, name).map((f) => readFileSync(f, 'utf8')).join('\n');
-          if (wanted.every((w) => text.includes(w))) break;
-          await sleep(100);
-        }
+          return wanted.every((w) => text.includes(w));
+        }, `${wanted.join(', ')} in ${dir}`).catch(() => undefined);
         return text;
       };
       const codexLog = await transcript(path.join(homes.codex ?? '', '.codex', 'sessions'), /^rollout-.*\.jsonl$/, ['Hello from the scripted model.', 'task_complete']);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { listProcesses } from '../../src/platform/index.js';
+import { isProcessRunning, listProcesses } from '../../src/platform/index.js';
 import { useRunTempFolder } from './run-temp.js';
 
 /**
@@ -36,16 +36,17 @@ export function processesOfRun(run: string, ignore: ReadonlySet<number> = new Se
     });
 }
 
-export default function setup(): () => void {
+export default function setup(): () => Promise<void> {
   const temp = useRunTempFolder();
-  if (process.platform !== 'linux') return () => temp.remove();
+  // Process markers are read from /proc: the leak check is Linux's; the leftover check is everyone's.
+  const linux = process.platform === 'linux';
   const run = randomBytes(8).toString('hex');
   // Set before vitest forks its workers, which inherit it.
   process.env[RUN_MARKER] = run;
-  const before = new Set(listProcesses().map((p) => p.pid));
-  return () => {
+  const before = new Set(linux ? listProcesses().map((p) => p.pid) : []);
+  return async () => {
     const problems: string[] = [];
-    const leaked = processesOfRun(run, before);
+    const leaked = linux ? processesOfRun(run, before) : [];
     for (const { pid } of leaked) {
       try {
         process.kill(pid, 'SIGKILL');
@@ -54,10 +55,11 @@ export default function setup(): () => void {
       }
     }
     if (leaked.length > 0) problems.push(`tests leaked processes: ${leaked.map((p) => `${p.pid} (${p.marker})`).join(', ')}`);
-    // Checked after the leaked processes are gone, so none of them is still writing into it.
+    // The folder is looked at once the leaked processes are gone, so none of them still writes there.
+    for (let i = 0; i < 200 && leaked.some((p) => isProcessRunning(p.pid)); i++) await new Promise((r) => setTimeout(r, 25));
     const left = temp.leftovers();
-    temp.remove();
     if (left.length > 0) problems.push(`tests left files in the run's temporary folder ${temp.dir}: ${left.slice(0, 40).join(', ')}${left.length > 40 ? `, … (${left.length} in all)` : ''}`);
+    temp.remove();
     if (problems.length === 0) return;
     // Vitest reports a teardown error but keeps its exit code, so set it here.
     process.exitCode = 1;

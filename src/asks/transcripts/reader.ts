@@ -7,7 +7,7 @@
  * command, only when the target's screen shows it idle (each query starts OpenCode, about 3 s).
  */
 import { execFile } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, mkdtempSync, openSync, readSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { tempFolderEnv } from '../../platform/index.js';
@@ -180,7 +180,9 @@ export function opencodeDbQuery(location: TranscriptLocation): OpenCodeQuery {
   const binary = location.binary ?? 'opencode';
   const base: NodeJS.ProcessEnv = { ...process.env, ...location.env, HOME: location.home };
   return (sql) => {
-    const scratch = mkdtempSync(path.join(base.TMPDIR ?? base.TEMP ?? tmpdir(), 'opencode-db-'));
+    // Inside the agent's folder while it lives; in this process's once the agent is gone with it.
+    const parent = base.TMPDIR ?? base.TEMP;
+    const scratch = mkdtempSync(path.join(parent !== undefined && existsSync(parent) ? parent : tmpdir(), 'opencode-db-'));
     const env = { ...base, ...tempFolderEnv(scratch) };
     return new Promise<unknown[]>((resolve, reject) => {
       execFile(binary, ['db', '--pure', sql, '--format', 'json'], { env, cwd: location.cwd, timeout: OPENCODE_QUERY_TIMEOUT_MS, maxBuffer: 64 * 1024 * 1024 }, (err, stdout) => {
@@ -195,6 +197,12 @@ export function opencodeDbQuery(location: TranscriptLocation): OpenCodeQuery {
           reject(parseError instanceof Error ? parseError : new Error(String(parseError)));
         }
       });
-    }).finally(() => rmSync(scratch, { recursive: true, force: true, maxRetries: 2 }));
+    }).finally(() => {
+      try {
+        rmSync(scratch, { recursive: true, force: true, maxRetries: 2 });
+      } catch {
+        // A file still in use (Windows): the agent's folder takes it along when it goes.
+      }
+    });
   };
 }

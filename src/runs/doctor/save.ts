@@ -51,12 +51,14 @@ function masksOf(check: Pick<LiveCheck, 'home' | 'work'>): FolderMasks {
 }
 
 /**
- * Replaces the folders of every check (full paths of all of them before any bare name, so one
- * check's masked run folder never hides another's full path) and ports.
+ * Replaces the folders of every check, full paths of all of them before any bare name (so one
+ * check's masked run folder never hides another's full path), the longest path first (so a path
+ * with links resolved, /private/var/… on macOS, is not half-replaced by the /var/… it contains), and ports.
  */
 function normalizeAll(masks: readonly FolderMasks[], text: string): string {
   let out = text;
-  for (const m of masks) for (const [from, to] of m.paths) out = out.split(from).join(to);
+  const paths = masks.flatMap((m) => m.paths).sort((a, b) => b[0].length - a[0].length);
+  for (const [from, to] of paths) out = out.split(from).join(to);
   for (const m of masks) for (const [from, to] of m.names) out = out.split(from).join(to);
   return out.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT');
 }

@@ -15,6 +15,7 @@ import type { AskInfo } from '../../../src/protocol/methods.js';
 import { useScriptedModel } from '../scripted-model.js';
 import { useTestDaemon } from '../../support/daemon.js';
 import { apiClient, type ApiClient } from '../../support/sse.js';
+import { until } from '../../support/processes.js';
 
 const sm = useScriptedModel({
   name: 'ask-http',
@@ -23,8 +24,8 @@ const sm = useScriptedModel({
     { match: 'capital of France', steps: [{ text: 'Paris is the capital of France.', delay_ms: 500 }] },
     { match: 'largest planet', steps: [{ text: 'Jupiter is the largest planet.' }] },
     { match: 'smallest planet', steps: [{ text: 'Mercury is the smallest planet.' }] },
-    // Longer than any test waits: Codex stays busy with it, so the asks after it stay queued.
-    { match: 'think for long', steps: [{ text: 'That took a while.', delay_ms: 120_000 }] },
+    // Held until the file ends: Codex stays busy with it, so the asks after it stay queued.
+    { match: 'think for long', steps: [{ text: 'That took a while.', wait_for: 'never' }] },
   ],
 });
 const ctx = useTestDaemon({ dashboard: { port: 0 } });
@@ -141,12 +142,17 @@ describe('asks over HTTP', { timeout: 300_000 }, () => {
   });
 
   it('reports a timed-out ask as JSON-RPC does: 200, status timed_out, error TIMEOUT', async () => {
-    const slow = await askCall('POST', '/api/v2/asks', { target: codexPane, question: 'Please think for long.', timeout_ms: 2_000 }, 200);
+    // Codex busy with a turn that does not end: the ask waits its turn until it times out, however
+    // long typing into Codex takes on a loaded machine.
+    const before = sm.model.modelRequests().length;
+    await client.sendPrompt(codexPane, 'Please think for long.');
+    await until(() => sm.model.modelRequests().slice(before).some((r) => r.plan?.prompt.includes('think for long') === true), 'Codex to ask the model');
+    const slow = await askCall('POST', '/api/v2/asks', { target: codexPane, question: 'What is the hottest planet?', timeout_ms: 2_000 }, 200);
     expect(slow).toMatchObject({ status: 'timed_out', reply: null, error: { code: 'TIMEOUT' } });
   });
 
   it('cancels an ask still queued; a wait that ends first answers 202 with the ask as it stands', async () => {
-    // Codex still works on the timed-out question: this one waits its turn.
+    // Codex still works on its turn: this one waits its turn.
     const queued = await askCall('POST', '/api/v2/asks', { target: codexPane, question: 'What is the largest planet?', wait: false }, 202);
     expect(queued.status).toBe('queued');
     expect(await askCall('POST', `/api/v2/asks/${queued.ask_id}/wait`, { timeout_ms: 0 }, 202)).toMatchObject({ ask_id: queued.ask_id, status: 'queued' });
