@@ -145,6 +145,8 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
 
 /** What a start found of a daemon that died, in a sentence. */
 function describeRecovery(found: NonNullable<InfoResult['recovered']>): string {
+  const foldersOnly = found.daemon_pids.length === 0 && !found.runtime_file_removed && !found.socket_removed && found.processes === 0;
+  if (foldersOnly) return `removed ${found.temp_folders} temporary folder${found.temp_folders === 1 ? '' : 's'} that agents left when the Switchboard process that started them died`;
   const who = found.daemon_pids.length > 0 ? `daemon ${found.daemon_pids.map((p) => `pid ${p}`).join(', ')}` : 'a daemon';
   const parts = [
     found.processes > 0 ? `ended ${found.processes} process${found.processes === 1 ? '' : 'es'} of ${found.panes} pane${found.panes === 1 ? '' : 's'} it left running (their terminals died with it, so they cannot be adopted)` : 'no pane of it was still running',

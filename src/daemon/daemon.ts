@@ -10,7 +10,7 @@ import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { createServices, TokenRegistry, type DaemonControl, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
-import { AgentCatalog, COMMANDS_DIR_VARIABLE, type McpServerCommand } from '../agents/index.js';
+import { AgentCatalog, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
 import type { RunLedger } from '../runs/ledger/index.js';
@@ -299,6 +299,13 @@ export class Daemon implements DaemonControl {
       }
     } else {
       this.services.bridge.detach('this daemon was started without it');
+    }
+    // Once every orphan is gone (the panes' above, the bridge's runs in startBridge), the private
+    // temporary folders of agents whose owner died go too; one still some process's TMPDIR stays.
+    const swept = sweepPrivateTemps(this.agents.tempRoot);
+    if (swept.length > 0) {
+      this.recovered = { ...(this.recovered ?? { daemon_pids: [], panes: 0, processes: 0, survivors: [], runtime_file_removed: false, socket_removed: false }), temp_folders: swept.length };
+      this.logger.info('removed the temporary folders of agents whose owner had died', { folders: swept.length });
     }
     if (options.socket !== false) {
       // A home too deep for a socket path gets a folder of its own under the temp dir, with a name

@@ -12,7 +12,6 @@ import net from 'node:net';
 import path from 'node:path';
 import type { Logger } from '../core/logger.js';
 import { PANE_MARKER_VARIABLE } from '../pane/index.js';
-import { agentTempRoot, sweepPrivateTemps } from '../agents/index.js';
 import { findProcessesWithEnv, isFilesystemSocket, isProcessRunning, terminateProcessTree } from '../platform/index.js';
 import { removeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 
@@ -57,9 +56,8 @@ function parseMarker(value: string): { home: string; pid: number; startTime: num
 
 /**
  * Ends the panes of this home's daemons that are no longer running, and removes a stale runtime
- * file and socket (`stale`: the runtime file as found, its daemon known not to answer) and the
- * private temporary folders of agents whose owner died. Resolves with what it found, or undefined
- * when there was nothing.
+ * file and socket (`stale`: the runtime file as found, its daemon known not to answer). Resolves
+ * with what it found, or undefined when there was nothing.
  */
 export async function recoverFromDeadDaemon(home: string, stale: RuntimeInfo | undefined, logger: Logger): Promise<RecoveryReport | undefined> {
   const id = homeId(home);
@@ -76,9 +74,7 @@ export async function recoverFromDeadDaemon(home: string, stale: RuntimeInfo | u
   const staleDead = stale !== undefined && stale.pid !== process.pid && !isProcessRunning(stale.pid);
   const socketRemoved = staleDead && stale.socket !== undefined ? await removeStaleSocket(stale.socket, home) : false;
   if (staleDead) removeRuntimeFile(home, stale.pid);
-  // After the orphans are gone, so none of them is still writing into its folder.
-  const tempFolders = sweepPrivateTemps(agentTempRoot(home));
-  if (daemons.size === 0 && !staleDead && tempFolders.length === 0) return undefined;
+  if (daemons.size === 0 && !staleDead) return undefined;
   const report: RecoveryReport = {
     daemon_pids: [...new Set([...daemons.values(), ...(staleDead ? [stale.pid] : [])])],
     panes: paneIds.size,
@@ -86,7 +82,8 @@ export async function recoverFromDeadDaemon(home: string, stale: RuntimeInfo | u
     survivors: results.flatMap((r) => r.survivors),
     runtime_file_removed: staleDead,
     socket_removed: socketRemoved,
-    temp_folders: tempFolders.length,
+    // Swept once every orphan is gone, the bridge's too (the daemon adds the count).
+    temp_folders: 0,
   };
   logger.info('found what a daemon that died left behind, and ended it', { ...report });
   return report;
