@@ -76,9 +76,23 @@ async function consult(asker: string, target: string, question: string, answer: 
       client.createPane({ agent, cwd: folder, agent_home: sm.tempDir(`sb-mcp-${agent}-`).dir, model_url: sm.model.url, cols: 120, rows: 40, ready_timeout_ms: 120_000, ...(agent === 'claude' ? { env: { ENABLE_TOOL_SEARCH: 'false' } } : {}) }),
     ),
   );
-  const [to, from] = started as unknown as [{ pane_id: string }, { pane_id: string }];
+  const [to, from] = started as unknown as [{ pane_id: string; pid: number; agent?: { dialogs: { id: string }[] } }, { pane_id: string; pid: number; agent?: { dialogs: { id: string }[] } }];
   await mcpServerOf(from.pane_id).catch(async (err: unknown) => {
-    throw new Error(`${(err as Error).message}; the asker's screen:\n${(await client.getText(from.pane_id, { lines: 60 })).text}`);
+    // What the asker ran and what it says of its MCP servers, to tell a server that never started from one that died.
+    const programs = readdirSync('/proc')
+      .filter((d) => /^\d+$/.test(d))
+      .flatMap((pid) => {
+        try {
+          if (!readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`SWITCHBOARD_PANE_ID=${from.pane_id}`)) return [];
+          return [`${pid}: ${readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').slice(0, 160)}`];
+        } catch {
+          return [];
+        }
+      });
+    await client.sendPrompt(from.pane_id, '/mcp list').catch(() => undefined);
+    await client.waitFor(from.pane_id, { idleMs: 1_500, timeoutMs: 15_000 }).catch(() => undefined);
+    const screen = (await client.getText(from.pane_id, { lines: 80 })).text;
+    throw new Error(`${(err as Error).message}; dialogs answered: ${JSON.stringify(from.agent?.dialogs.map((d) => d.id))}; its processes:\n${programs.join('\n')}\nthe asker's screen after /mcp list:\n${screen}`);
   });
   await client.waitFor(from.pane_id, { idleMs: 2_000, timeoutMs: 30_000 });
   const label = `${target[0]?.toUpperCase() ?? ''}${target.slice(1)} says:`;
