@@ -243,8 +243,13 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['list-buffers']);
       await pair.same(['show-buffer', '-b', 'ccb-buf']);
       await pair.same(['paste-buffer', '-p', '-t', '%0', '-b', 'ccb-buf']);
+      // The paste runs its first line; the second waits, echoed, for an Enter. Sending that Enter
+      // before the first line's output is on screen would race the shell (the echo of the Enter
+      // lands before or after "from-buffer" and the prompt), so wait for the prompt on both sides.
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('from-buffer\n$'));
+      await pair.same(['capture-pane', '-p', '-t', '%0']);
       await pair.same(['send-keys', '-t', '%0', 'Enter']);
-      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('second-line\n'));
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('second-line\n$'));
       await pair.same(['capture-pane', '-p', '-t', '%0']);
       await pair.same(['delete-buffer', '-b', 'ccb-buf']);
       await pair.same(['delete-buffer', '-b', 'ccb-buf']);
