@@ -64,9 +64,12 @@ export const geminiFold: TranscriptFold<GeminiState> = {
     const reply = withoutMarkers(joinReply(turn.filter((m) => m.type === 'gemini').map((m) => m.text)));
     const last = turn[turn.length - 1];
     const answered = last !== undefined && last.type === 'gemini' && last.text.trim() !== '' && last.toolCalls === 0;
-    // A newer prompt ends the turn for certain; without an answer before it, the turn was cut short.
+    // A later user record makes the end certain. What ended the turn is still the answer when there
+    // was one: Gemini records user messages of its own too (the folder list it adds to the history
+    // once folders given with --include-directories are trusted, late under load after its restart
+    // for a trust answer), so a user record after the answer is no sign the turn was cut short.
     const endAt = last?.at ?? null;
-    if (nextPrompt >= 0) return { found: true, reply, done: true, certain: true, endSignal: 'user/next prompt', interrupted: !answered, endAt };
+    if (nextPrompt >= 0) return { found: true, reply, done: true, certain: true, endSignal: answered ? 'gemini/message' : 'user/next prompt', interrupted: !answered, endAt };
     const error = turn.find((m) => m.type === 'error');
     if (error) return { found: true, reply, done: true, certain: true, endSignal: 'error', interrupted: true, endAt: error.at };
     return { found: true, reply, done: answered, certain: false, endSignal: answered ? 'gemini/message' : null, interrupted: false, endAt: answered ? endAt : null };

@@ -70,7 +70,7 @@ describe('the ask marker', () => {
 describe.each([
   ['claude', claudeFold, (): string => recordedFile('claude'), 'system/turn_duration', true],
   ['codex', codexFold, (): string => recordedFile('codex'), 'event_msg/task_complete', true],
-  ['gemini', geminiFold, geminiFile, 'user/next prompt', true],
+  ['gemini', geminiFold, geminiFile, 'gemini/message', true],
 ] as const)('%s transcript (recorded)', (_agent, fold, file, textEnd, certain) => {
   it('finds each ask by its marker and reads exactly its reply, ended by the CLI', () => {
     const recs = records(file());
@@ -99,6 +99,24 @@ describe('Gemini without a newer prompt', () => {
   it('ends on its last text message, not certain until the screen agrees', () => {
     const view = foldAll(geminiFold, records(geminiFile()), IDS.tool);
     expect(view).toMatchObject({ done: true, certain: false, endSignal: 'gemini/message', reply: REPLIES.tool });
+  });
+});
+
+describe("Gemini's own user records", () => {
+  // Records as Gemini CLI 0.61.0 writes them: the question, its answer, then the folder list it adds
+  // to the history as a user message once a folder given with --include-directories is trusted
+  // (seen after its restart for a trust answer, late under load: after the answer).
+  const id = '20dbf2394b';
+  const question = { id: 'c7912ba3-19ed-4eb2-a8a7-4569fb88f127', timestamp: '2026-11-27T10:48:07.317Z', type: 'user', content: [{ text: markQuestion('What is the capital of France?', id) }] };
+  const answer = { id: '08da76c9-717a-43c8-9b0c-e0d50aea9a08', timestamp: '2026-11-27T10:48:07.909Z', type: 'gemini', content: REPLIES.text, thoughts: [], model: 'gemini-2.5-flash' };
+  const folders = { id: '3cc025c2-25d0-4d63-ac59-b8d1bb51a724', timestamp: '2026-11-27T10:48:08.230Z', type: 'user', content: [{ text: '- **Workspace Directories:**\n  - /work/project\n  - /home/u/.switchboard/tmp/41-AbCdEf/prompts-GhIjKl\n' }] };
+
+  it('after the answer, makes the end certain but the answer is still what ended the turn', () => {
+    expect(foldAll(geminiFold, [question, answer, folders], id)).toMatchObject({ found: true, done: true, certain: true, reply: REPLIES.text, endSignal: 'gemini/message', interrupted: false });
+  });
+
+  it('a user record before any answer still ends the turn unanswered: it may be a new prompt after an interruption, whose answer is not the ask\'s', () => {
+    expect(foldAll(geminiFold, [question, folders, answer], id)).toMatchObject({ done: true, certain: true, reply: '', endSignal: 'user/next prompt', interrupted: true });
   });
 });
 
