@@ -202,11 +202,13 @@ export class CodingAgent {
     } catch (err) {
       outcome = outcomeOfError(err, options.signal);
     }
-    // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it.
-    if (outcome.status === 'cancelled' || outcome.status === 'timeout' || !this.session?.agent.pane.alive) await this.close();
+    // What the screen showed is read before a cancelled or timed-out CLI is ended with its pane:
+    // the log of a task that timed out is what its caller most needs.
     const session = this.session;
     const outputLog = session ? outputSince(session.agent.pane, startLines) : '';
     const finalMessage = session ? extractFinalMessage(profile, session.agent.pane.screenLines(), lastPrompt) : null;
+    // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it.
+    if (outcome.status === 'cancelled' || outcome.status === 'timeout' || !session?.agent.pane.alive) await this.close();
     // Still a question after the rounds allowed: hand it back.
     if (outcome.status === 'completed' && finalMessage?.trimEnd().endsWith('?')) {
       outcome = { status: 'needs_input', errorMessage: null, question: finalMessage };

@@ -84,6 +84,7 @@ describe('CodingAgent.execute() callbacks, cancellation and timeouts, with claud
       expect(controller.signal.aborted).toBe(true);
       // Cancelled while the model was still 60 s from answering.
       expect(result.finalMessage ?? '').not.toContain('Finally done.');
+      expect(result.outputLog).toContain('take your time please');
       expect(agent.pane).toBeUndefined();
       expect(findProcessesByEnv('SWITCHBOARD_PANE_ID', paneIdOf(events))).toEqual([]);
     } finally {
@@ -97,6 +98,8 @@ describe('CodingAgent.execute() callbacks, cancellation and timeouts, with claud
       const result = await agent.execute('take your time please', { workdir: work });
       expect(result.status).toBe('timeout');
       expect(result.errorMessage).toMatch(/within 8 s/);
+      // The screen as it was when the time ran out, read before the CLI was ended.
+      expect(result.outputLog).toContain('take your time please');
       expect(agent.pane).toBeUndefined();
       expect(findProcessesByEnv('SWITCHBOARD_PANE_ID', paneIdOf(events))).toEqual([]);
       expect(existsSync(path.join(work, 'notes.txt'))).toBe(false);
