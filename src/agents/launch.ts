@@ -93,9 +93,11 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   let pane: Pane;
   let version: string | undefined;
   let prompts: { dir: string; args: string[] } | undefined;
+  const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
+  const trustEnv = policy.trustFolder ? profile.data.trust_env.accept : profile.data.trust_env.decline;
   try {
     // A caller's own TMPDIR wins: it asked for it.
-    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...agentTempEnv(profile, temp), ...options.env };
+    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...trustEnv, ...agentTempEnv(profile, temp), ...options.env };
     // Look the program up, and ask its version, with the environment the pane will have.
     const paneEnv = registry.environmentFor(env, unsetEnv);
     const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));
@@ -128,7 +130,6 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   releaseTempWithPane(registry, pane, temp);
   const screens = profile.screensFor(version);
   if (prompts) attachLongPromptFolder(pane, profile.data, prompts.dir);
-  const policy = { ...defaultFirstRunPolicy(sandbox !== undefined), ...options.policy };
   // The pane's dialogs are answered by this policy for as long as it lives, not only now.
   const responder = attachDialogResponder(pane, screens, policy);
   try {

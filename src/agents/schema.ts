@@ -207,6 +207,15 @@ export const profileSchema = z.strictObject({
    * moves them): each is pointed at the agent's private temporary folder too.
    */
   temp_env: z.array(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'a variable name')).default([]),
+  /**
+   * Variables that settle folder trust before the program starts, by the first-run policy's
+   * trust_folder answer, so it never asks: Gemini CLI draws a whole idle screen before its trust
+   * dialog opens, and restarts itself after the answer, so a start that asks reads a first frame
+   * as ready and types into a program about to ask and restart. Nothing is remembered: the next
+   * start outside Switchboard asks as before. A dialog the variables did not prevent is still
+   * answered by the policy.
+   */
+  trust_env: z.strictObject({ accept: z.record(z.string(), z.string()).default({}), decline: z.record(z.string(), z.string()).default({}) }).default({ accept: {}, decline: {} }),
   /** Arguments that make the program print its version and exit; null when it has none. */
   version_args: z.array(z.string()).nullable().default(['--version']),
   screens: z.array(screensSchema).min(1),

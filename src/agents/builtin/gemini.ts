@@ -14,6 +14,8 @@ export const gemini = defineProfile(
     // No --skip-trust here: in ACP mode an untrusted folder still works (project hooks and agents
     // stay off), and every tool call is asked for, which is what Switchboard's policy answers.
     acp_args: ['--acp'],
+    // Checked before its settings and trustedFolders.json; "false" is how GEMINI_RESTRICTED_MODE runs.
+    trust_env: { accept: { GEMINI_CLI_TRUST_WORKSPACE: 'true' }, decline: { GEMINI_CLI_TRUST_WORKSPACE: 'false' } },
     screens: [
       {
         versions: '>=0.50.0 <1',
