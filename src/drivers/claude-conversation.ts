@@ -43,6 +43,13 @@ const INTERRUPT_GRACE_MS = 15_000;
 /** At close, how long an idle CLI gets to exit by itself once its input ends. */
 const EXIT_ON_EOF_MS = 2_000;
 const TERMINATE_GRACE_MS = 2_000;
+/**
+ * A CLI that ended before its handshake is started once more after this pause. It has done nothing
+ * yet, and the usual cause passes: Claude Code reads ~/.claude.json as it starts and ends (code 1,
+ * "configuration file … corrupted: JSON Parse error") when another Claude process of the same HOME
+ * is writing it at that moment, as one run ending beside another's start does under load.
+ */
+const START_RETRY_PAUSE_MS = 500;
 
 type Json = Record<string, unknown>;
 type ControlAnswer = 'success' | 'error' | 'unanswered';
@@ -214,12 +221,25 @@ class ClaudeSession implements Conversation {
    */
   private async launch(): Promise<void> {
     const resumed = this.cliSessionId;
-    const refused = await this.launchProcess(resumed);
+    const refused = await this.launchStartingAgain(resumed);
     if (refused === undefined || resumed === null) return;
     this.cliSessionId = null;
     this.emit([this.own.make('system_message', `claude could not resume conversation ${resumed} (${refused}); starting a new conversation without its earlier context`)]);
-    const again = await this.launchProcess(null);
+    const again = await this.launchStartingAgain(null);
     if (again !== undefined) throw new SwitchboardError('SPAWN_FAILED', `claude ended before it was ready: ${again}`, { stderr: this.lastProcess?.stderrTail ?? '' });
+  }
+
+  /** launchProcess, and once more when the CLI ended before its handshake (see START_RETRY_PAUSE_MS). */
+  private async launchStartingAgain(resume: string | null): Promise<string | undefined> {
+    try {
+      return await this.launchProcess(resume);
+    } catch (err) {
+      if (!(err instanceof SwitchboardError) || err.code !== 'SPAWN_FAILED' || this.closing) throw err;
+      this.emit([this.own.make('system_message', `${errorMessage(err)}; starting it once more`)]);
+      await delay(START_RETRY_PAUSE_MS);
+      if (this.closing) throw err;
+      return await this.launchProcess(resume);
+    }
   }
 
   /** One process and its handshake; resolves with the CLI's reason when it refused to resume (see launch). */

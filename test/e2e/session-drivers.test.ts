@@ -341,6 +341,13 @@ describe('the Codex session driver', () => {
 const STAND_IN = `
 const readline = require('node:readline');
 if (process.env.STANDIN_FAIL_START) { process.stderr.write('stand-in: cannot start\\n'); process.exit(2); }
+// As Claude Code 2.1.330 does when another Claude process of its HOME is writing ~/.claude.json as it reads it.
+const failOnce = process.env.STANDIN_FAIL_FIRST_START;
+if (failOnce && !require('node:fs').existsSync(failOnce)) {
+  require('node:fs').writeFileSync(failOnce, '');
+  process.stderr.write('Claude configuration file at ~/.claude.json is corrupted: JSON Parse error: Unexpected EOF\\n');
+  process.exit(1);
+}
 const out = (o) => process.stdout.write(JSON.stringify(o) + '\\n');
 const session = process.argv.includes('--resume') ? process.argv[process.argv.indexOf('--resume') + 1] : 'standin-' + process.pid;
 // As Claude Code 2.1.330 does when asked to resume a conversation it never saved (killed before it wrote its transcript).
@@ -450,6 +457,18 @@ describe('the Claude Code session driver with a stand-in CLI', () => {
     const next = await session.prompt('and now?');
     expect(next.status, dump(next)).toBe('completed');
     await session.close();
+  });
+
+  it('starts a CLI that ended before its handshake once more, and says so (a HOME whose config another process was writing)', { timeout: 60_000 }, async () => {
+    const flag = path.join(scripted.tempDir('sb-session-standin-flag-').dir, 'failed-once');
+    const session = await openStandIn({ STANDIN_FAIL_FIRST_START: flag });
+    const result = await session.prompt('hello');
+    expect(result.status, dump(result)).toBe('completed');
+    expect(existsSync(flag)).toBe(true);
+    const said = session.entries.history().map((m) => m.msg).filter((e) => e.type === 'system_message').map((e) => e.content);
+    expect(said.join('\n')).toMatch(/claude exited with code 1 before it was ready; stderr: Claude configuration file at .* is corrupted.*; starting it once more/);
+    await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
   });
 
   it('says why a session cannot open', { timeout: 60_000 }, async () => {
