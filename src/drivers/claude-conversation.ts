@@ -229,15 +229,20 @@ class ClaudeSession implements Conversation {
     if (again !== undefined) throw new SwitchboardError('SPAWN_FAILED', `claude ended before it was ready: ${again}`, { stderr: this.lastProcess?.stderrTail ?? '' });
   }
 
+  private isClosing(): boolean {
+    return this.closing !== undefined;
+  }
+
   /** launchProcess, and once more when the CLI ended before its handshake (see START_RETRY_PAUSE_MS). */
   private async launchStartingAgain(resume: string | null): Promise<string | undefined> {
     try {
       return await this.launchProcess(resume);
     } catch (err) {
-      if (!(err instanceof SwitchboardError) || err.code !== 'SPAWN_FAILED' || this.closing) throw err;
+      if (!(err instanceof SwitchboardError) || err.code !== 'SPAWN_FAILED' || this.isClosing()) throw err;
       this.emit([this.own.make('system_message', `${errorMessage(err)}; starting it once more`)]);
       await delay(START_RETRY_PAUSE_MS);
-      if (this.closing) throw err;
+      // Closed during the pause: nothing to start for.
+      if (this.isClosing()) throw err;
       return await this.launchProcess(resume);
     }
   }
