@@ -15,6 +15,7 @@ import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
+import { escapeRegExp } from '../../src/core/safe-regex.js';
 import { useScriptedModel } from './scripted-model.js';
 import { useTestDaemon } from '../support/daemon.js';
 
@@ -128,7 +129,8 @@ async function consult(asker: string, target: string, question: string, answer: 
   expect(screen).not.toContain('[switchboard reply from');
   const { asks } = await client.askList();
   expect(asks.find((a) => a.from?.pane_id === from.pane_id)).toMatchObject({ status: 'done', target: { pane_id: to.pane_id, agent: target }, question, reply: answer });
-  expect((await client.getText(to.pane_id, { lines: 300 })).text).toContain(answer);
+  // The target may write its transcript (where the reply came from) before it redraws.
+  expect((await client.waitFor(to.pane_id, { pattern: escapeRegExp(answer), timeoutMs: 30_000, lines: 300 })).matched, (await client.getText(to.pane_id, { lines: 300 })).text).toBe(true);
 }
 
 describe('an agent asks another through MCP', { timeout: 400_000 }, () => {

@@ -13,6 +13,7 @@ import { askRowsSql, readOpenCodeRows, type OpenCodeRow } from '../../../src/ask
 import { AGENT_BIN_DIRS } from '../agent-flow.js';
 import { useScriptedModel } from '../scripted-model.js';
 import { useAskRig } from './ask-support.js';
+import { until } from '../../support/processes.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 const sm = useScriptedModel({
@@ -41,6 +42,8 @@ describe.each([
     const ask = rig.engine.ask({ target: agent, question: 'What is the capital of France?' });
     const done = await rig.engine.wait(ask.id);
     expect(done, started.pane.screenLines().join('\n')).toMatchObject({ status: 'done', reply: 'Paris is the capital of France.', replySource: 'transcript', endSignal });
+    // The CLI may write its transcript before it redraws: the reply shows on screen a moment later.
+    await until(() => started.pane.screenLines().join('\n').includes('Paris is the capital of France.'), 'the reply on the screen');
     expect(started.pane.screenLines().join('\n')).toContain('Paris is the capital of France.');
   });
 });

@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { sendPrompt } from '../../../src/agents/index.js';
 import { useScriptedModel } from '../scripted-model.js';
 import { untilState } from '../../support/agent-panes.js';
+import { until } from '../../support/processes.js';
 import { useAskRig } from './ask-support.js';
 
 const sm = useScriptedModel({
@@ -34,7 +35,10 @@ describe('asking Codex', { timeout: 240_000 }, () => {
     expect(a.transcript).toMatch(/rollout-.*\.jsonl$/);
     // One at a time: the second question went in only once the first was answered.
     expect(b.startedAt ?? 0).toBeGreaterThanOrEqual(a.endedAt ?? Infinity);
-    // Both exchanges show in the target's pane.
+    // Both exchanges show in the target's pane (Codex writes its rollout before it redraws: the
+    // screen may still say Working when the ask is done).
+    await until(() => codex.pane.screenLines().join('\n').includes('Jupiter is the largest planet.'), 'the second reply on the screen');
+    await untilState(codex, ['idle']);
     const screen = codex.pane.screenLines().join('\n');
     expect(screen).toContain('Paris is the capital of France.');
     expect(screen).toContain('Jupiter is the largest planet.');
