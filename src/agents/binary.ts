@@ -100,6 +100,15 @@ export function agentVersion(binary: string, args: readonly string[], env: NodeJ
 }
 
 /** How far above the program the package.json that declares it may be (bin/x, dist/bin/x, …). */
+/**
+ * The version of a profile's program: agentVersion with the profile's own arguments and npm package;
+ * undefined when the profile says the program has no way to tell it (`version_args: null`).
+ */
+export function profileVersion(data: Pick<ProfileData, 'version_args' | 'binary'>, binary: string, env: NodeJS.ProcessEnv, options: Omit<VersionOptions, 'npmPackage'> = {}): Promise<string | undefined> {
+  if (!data.version_args) return Promise.resolve(undefined);
+  return agentVersion(binary, data.version_args, env, { ...options, npmPackage: data.binary.npm_package });
+}
+
 const PACKAGE_SEARCH_DEPTH = 4;
 
 /**

@@ -8,7 +8,7 @@ export { pressKeys, KEY_INTERVAL_MS } from './input.js';
 export { pressUntilTaken, promptSettled, KEY_EFFECT_MS, MAX_PRESSES, PROMPT_SETTLE_MS } from './answer-keys.js';
 export { sendPrompt, type PromptTarget } from './prompt.js';
 export { detectScreen, type Detection, type Evidence, type ScreenKind, type ScreenRows } from './detect.js';
-export { findAgentBinary, agentVersion } from './binary.js';
+export { findAgentBinary, agentVersion, profileVersion } from './binary.js';
 export { profileSchema, type ProfileData, type ProfileInput, type Screens, type Dialog } from './schema.js';
 export { parseVersion, satisfies } from './version-range.js';
 export { lowestMatchOf } from './detect.js';

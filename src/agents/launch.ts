@@ -2,7 +2,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SwitchboardError } from '../core/errors.js';
 import { watchScreen, type Pane, type PaneRegistry } from '../pane/index.js';
-import { agentVersion, findAgentBinary } from './binary.js';
+import { findAgentBinary, profileVersion } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
 import type { McpServerCommand } from './mcp-config.js';
@@ -106,7 +106,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
       throw new SwitchboardError('SPAWN_FAILED', `${profile.data.display_name ?? profile.data.name} not found: install it so that ${profile.data.binary.names.join(' or ')} is on PATH${hint}`, { agent: profile.data.name });
     }
     options.signal?.throwIfAborted();
-    version = profile.data.version_args ? await agentVersion(binary, profile.data.version_args, paneEnv, { ...(options.signal ? { signal: options.signal } : {}), npmPackage: profile.data.binary.npm_package, tempRoot: options.tempRoot }) : undefined;
+    version = await profileVersion(profile.data, binary, paneEnv, { ...(options.signal ? { signal: options.signal } : {}), tempRoot: options.tempRoot });
     // The caller may have gone while the version was asked: start nothing nobody will own.
     options.signal?.throwIfAborted();
     prompts = prepareLongPromptFolder(profile.data, temp.dir);

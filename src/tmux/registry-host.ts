@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
-import { agentTempEnv, agentVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
+import { agentTempEnv, profileVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
 import type { Pane, PaneAgent, PaneRegistry } from '../pane/index.js';
 import { fallbackShell, foregroundProcess, isExecutable, loginShellArgv, resolveExecutable, shellArgv } from '../platform/index.js';
 import type { HostExit, HostPane, PaneHost, PipeProcess, SpawnSpec } from './host.js';
@@ -242,11 +242,7 @@ export class RegistryPaneHost implements PaneHost {
     if (!match) return undefined;
     const { profile, word } = match;
     const binary = path.isAbsolute(word) ? word : findAgentBinary(profile.data, env, defaultBinaryDirs(env));
-    let version: string | undefined;
-    if (binary && profile.data.version_args) {
-      const signal = AbortSignal.timeout(VERSION_PROBE_MS);
-      version = await agentVersion(binary, profile.data.version_args, env, { signal, npmPackage: profile.data.binary.npm_package, tempRoot: catalog.tempRoot }).catch(() => undefined);
-    }
+    const version = binary ? await profileVersion(profile.data, binary, env, { signal: AbortSignal.timeout(VERSION_PROBE_MS), tempRoot: catalog.tempRoot }) : undefined;
     return { profile, pane: { name: profile.data.name, version } };
   }
 }

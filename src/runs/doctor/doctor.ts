@@ -9,7 +9,7 @@ import { availableParallelism, tmpdir } from 'node:os';
 import path from 'node:path';
 import { SwitchboardError } from '../../core/errors.js';
 import { switchboardVersion } from '../../core/version.js';
-import { agentVersion, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../../agents/index.js';
+import { defaultBinaryDirs, profileVersion, findAgentBinary, type AgentCatalog, type AgentProfile } from '../../agents/index.js';
 import { DOCTOR_STEPS } from './checks.js';
 import { runLiveCheck, type CheckedApproval, type LiveCheck, type StepReport } from './live-check.js';
 import type { SeenState, UnreadSpell } from './screen-watch.js';
@@ -129,7 +129,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
           distinctScreens: 0,
         };
       }
-      const probed = data.version_args ? await agentVersion(binary, data.version_args, options.env, { ...(options.signal ? { signal: options.signal } : {}), npmPackage: data.binary.npm_package, tempRoot: options.catalog.tempRoot }) : undefined;
+      const probed = await profileVersion(data, binary, options.env, { ...(options.signal ? { signal: options.signal } : {}), tempRoot: options.catalog.tempRoot });
       const dir = mkdtempSync(path.join(root, `${data.name}-`));
       const check = await runLiveCheck(profile, {
         catalog: options.catalog,
