@@ -78,8 +78,9 @@ export function saveDoctorRun(dir: string, report: DoctorReport, checks: Readonl
   for (const agent of report.agents) {
     const check = checks.get(agent.name);
     if (!check) continue;
-    const normalize = normalizer(check);
-    masks.push(masksOf(check));
+    const mask = masksOf(check);
+    masks.push(mask);
+    const normalize = (text: string): string => normalizeAll([mask], text);
     const folder = path.join(root, `${agent.name}-${agent.version ?? 'unknown'}`);
     mkdirSync(folder, { recursive: true });
     agent.savedTo = folder;
