@@ -55,6 +55,11 @@ const MIGRATION: Dialog = {
   decline: { choose: '^Try new model' },
 };
 
+/** Resolves once the menu is on screen (a busy machine starts the program late). */
+async function drawn(pane: ReturnType<PaneRegistry['create']>): Promise<void> {
+  expect((await waitForScreen(pane, { pattern: /enter confirm/, timeoutMs: 20_000 })).matched).toBe(true);
+}
+
 async function chosen(pane: ReturnType<PaneRegistry['create']>): Promise<string> {
   await pane.waitForExit();
   return pane.readText(5).lines.find((l) => l.startsWith('chose: ')) ?? '(nothing chosen)';
@@ -63,7 +68,7 @@ async function chosen(pane: ReturnType<PaneRegistry['create']>): Promise<string>
 describe('choosing a dialog option by its label', () => {
   it('walks the highlight to the option and confirms it, even when the first key is lost', async () => {
     const pane = registry.create({ argv: [process.execPath, menuProgram(['Try new model', 'Use existing model'], { deafMs: 400, lagMs: 0 })], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await drawn(pane);
     // Blind keys ("Down, Enter") sent now would be lost to the deaf start and pick the default.
     const keys = await answerDialog(pane, MIGRATION, 'accept');
     expect(await chosen(pane)).toBe('chose: Use existing model');
@@ -74,7 +79,7 @@ describe('choosing a dialog option by its label', () => {
   it('waits for each slow redraw instead of pressing ahead of the screen', async () => {
     const labels = ['Alpha', 'Beta', 'Gamma', 'Delta'];
     const pane = registry.create({ argv: [process.execPath, menuProgram(labels, { deafMs: 0, lagMs: 500 })], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await drawn(pane);
     const keys = await answerDialog(pane, { ...MIGRATION, accept: { choose: '^Gamma$' } }, 'accept');
     expect(await chosen(pane)).toBe('chose: Gamma');
     expect(keys).toEqual(['Down', 'Down', 'Enter']);
@@ -94,14 +99,14 @@ describe('choosing a dialog option by its label', () => {
 
   it('keeps the default when the default is the choice: Enter alone', async () => {
     const pane = registry.create({ argv: [process.execPath, menuProgram(['Try new model', 'Use existing model'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await drawn(pane);
     expect(await answerDialog(pane, MIGRATION, 'decline')).toEqual(['Enter']);
     expect(await chosen(pane)).toBe('chose: Try new model');
   });
 
   it('refuses to guess when no option matches, or the highlight cannot be seen', async () => {
     const pane = registry.create({ argv: [process.execPath, menuProgram(['One', 'Two'], { deafMs: 0, lagMs: 0 })], cwd: scratch.dir });
-    await new Promise((resolve) => setTimeout(resolve, 150));
+    await drawn(pane);
     await expect(answerDialog(pane, MIGRATION, 'accept')).rejects.toThrow(/no option on screen matches .*Use existing model.*"One", "Two"/);
     const noMarker: Dialog = { ...MIGRATION, options: { pattern: '^(?<selected>»)? *\\d+\\. +(?<label>.*\\S)' }, accept: { choose: '^Two' } };
     await expect(answerDialog(pane, noMarker, 'accept')).rejects.toThrow(/cannot see which option is highlighted/);
