@@ -16,11 +16,11 @@ import { normalizeModelUrl, prepareSandboxHome, SANDBOX_SCRUBBED_ENV } from './s
  * Variables by which CLIs decide they run under CI and so must not be interactive: Gemini CLI then
  * refuses an untrusted folder and exits instead of asking, and Ink-based screens draw only their last
  * frame. An agent in a pane has a real terminal and someone (or Switchboard) answering it, whatever
- * started the daemon, so these are withheld and CI is set to "false", which the common detectors
- * (is-in-ci, ci-info) read as "not CI" even when other CI_* variables remain.
+ * started the daemon, so these are withheld: removed, never set to "false". supports-color, which
+ * Claude Code and Gemini CLI use, turns colour off whenever `CI` exists at all, whatever its value,
+ * and is-in-ci counts any `CI_*` variable as CI once `CI` is gone, so those go too.
  */
-export const CI_MARKER_ENV: readonly string[] = ['CI', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
-export const INTERACTIVE_ENV: Readonly<Record<string, string>> = { CI: 'false' };
+export const CI_MARKER_ENV: readonly string[] = ['CI', 'CI_*', 'CONTINUOUS_INTEGRATION', 'GITHUB_ACTIONS', 'BUILD_NUMBER', 'BUILD_ID', 'RUN_ID', 'GITLAB_CI', 'BUILDKITE', 'CIRCLECI', 'TRAVIS', 'TF_BUILD', 'JENKINS_URL'];
 
 /**
  * The variables that give an agent process its private temporary folder: the ones every program

@@ -6,7 +6,7 @@ import { findAgentBinary, profileVersion } from './binary.js';
 import { detectScreen, type Detection } from './detect.js';
 import type { AgentProfile } from './profile.js';
 import type { McpServerCommand } from './mcp-config.js';
-import { agentTempEnv, agentUnsetEnv, checkSandbox, INTERACTIVE_ENV, seedSandbox } from './agent-env.js';
+import { agentTempEnv, agentUnsetEnv, checkSandbox, seedSandbox } from './agent-env.js';
 import type { Screens } from './schema.js';
 import { defaultFirstRunPolicy, type FirstRunPolicy } from './dialog-answer.js';
 import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.js';
@@ -86,7 +86,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   registry.environmentFor(options.env);
   const sandbox = options.sandbox ? checkSandbox(options.sandbox) : undefined;
   const unsetEnv = agentUnsetEnv(profile, { sandboxed: sandbox !== undefined, terminal: true });
-  const startEnv = registry.environmentFor({ ...INTERACTIVE_ENV, ...profile.data.env }, unsetEnv);
+  const startEnv = registry.environmentFor({ ...profile.data.env }, unsetEnv);
   const additions = sandbox ? seedSandbox(profile, { ...sandbox, cwd, env: startEnv, ...(options.sandbox?.mcp ? { mcp: options.sandbox.mcp } : {}) }) : { args: [], env: {} };
   // Made before the version is asked: OpenCode unpacks its native libraries there for that too.
   const temp = createPrivateTemp(options.tempRoot);
@@ -97,7 +97,7 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
   const trustEnv = policy.trustFolder ? profile.data.trust_env.accept : profile.data.trust_env.decline;
   try {
     // A caller's own TMPDIR wins: it asked for it.
-    const env = { ...INTERACTIVE_ENV, ...profile.data.env, ...additions.env, ...trustEnv, ...agentTempEnv(profile, temp), ...options.env };
+    const env = { ...profile.data.env, ...additions.env, ...trustEnv, ...agentTempEnv(profile, temp), ...options.env };
     // Look the program up, and ask its version, with the environment the pane will have.
     const paneEnv = registry.environmentFor(env, unsetEnv);
     const binary = profile.resolveBinary?.(paneEnv) ?? findAgentBinary(profile.data, paneEnv, options.binaryDirs ?? defaultBinaryDirs(paneEnv));

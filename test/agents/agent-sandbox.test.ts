@@ -14,7 +14,7 @@ echo "TOKEN=\${ANTHROPIC_AUTH_TOKEN:-unset}"
 echo "EXTRA=\${ENVDUMP_SECRET:-unset}"
 echo "PROFILE=\${ENVDUMP_FROM_PROFILE:-unset}"
 echo "KEEP=\${KEEP_ME:-unset}"
-echo "CI=\${CI:-unset} GHA=\${GITHUB_ACTIONS:-unset}"
+echo "CI=\${CI-unset} GHA=\${GITHUB_ACTIONS-unset} CIJOB=\${CI_JOB_ID-unset}"
 while read -r -p "envdump> " line; do :; done
 `;
 
@@ -43,7 +43,7 @@ beforeAll(async () => {
   chmodSync(bin, 0o755);
   const agentsFile = path.join(dir.dir, 'agents.yaml');
   writeFileSync(agentsFile, AGENTS);
-  const env = { ...cleanEnv(), SB_TEST_ENVDUMP_BIN: bin, ANTHROPIC_AUTH_TOKEN: 'users-real-token', ENVDUMP_SECRET: 'users-secret', KEEP_ME: 'kept', CI: 'true', GITHUB_ACTIONS: 'true' };
+  const env = { ...cleanEnv(), SB_TEST_ENVDUMP_BIN: bin, ANTHROPIC_AUTH_TOKEN: 'users-real-token', ENVDUMP_SECRET: 'users-secret', KEEP_ME: 'kept', CI: 'true', GITHUB_ACTIONS: 'true', CI_JOB_ID: '42' };
   daemon = await startTestDaemon({ agentsFile, env });
   client = await connect({ home: daemon.home, env: cleanEnv() });
 });
@@ -78,8 +78,9 @@ describe('an agent run from an isolated HOME', () => {
     expect(text).toContain(`HOME=${homedir()}`);
     expect(text).toContain('TOKEN=users-real-token');
     expect(text).toContain('EXTRA=users-secret');
-    // A daemon started under CI still gives its agents an interactive terminal.
-    expect(text).toContain('CI=false GHA=unset');
+    // A daemon started under CI still gives its agents an interactive terminal: the markers are
+    // removed, not set to "false" (supports-color turns colour off when CI exists at all).
+    expect(text).toContain('CI=unset GHA=unset CIJOB=unset');
     await client.remove(created.pane_id);
   });
 
