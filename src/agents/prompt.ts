@@ -99,10 +99,13 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
     };
     await echo();
     // A dialog that opened while the text went in would take the Enter: have it answered first,
-    // and type the text again if the dialog swallowed it.
+    // and type the text again if the dialog swallowed it. Whether it did shows only once the
+    // prompt is back and holds still: Codex 0.171 puts the draft back a frame after its model
+    // nudge closes, and typing into the blank frame between doubled the prompt.
     if (responder) {
       await dialogsOutOfTheWay(pane, responder, signal);
       const dialogCame = responder.answered.length > answeredAtType;
+      if (dialogCame && screens) await idleHeld(pane, screens, signal);
       if (dialogCame && !shown(inputRegion(pane.screenLines()))) {
         type();
         await echo();
