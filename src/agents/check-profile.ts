@@ -105,6 +105,10 @@ export function profileProblems(data: ProfileData): string[] {
     checkPatterns(`${at}.reply`, screens.reply);
     checkPatterns(`${at}.reply_end`, screens.reply_end);
     checkPatterns(`${at}.chrome`, screens.chrome);
+    checkPatterns(`${at}.turn.end`, screens.turn?.end ?? []);
+    checkPatterns(`${at}.turn.prompt`, screens.turn?.prompt ?? []);
+    checkPatterns(`${at}.turn.continued`, screens.turn?.continued ?? []);
+    checkPatterns(`${at}.retrying`, screens.retrying);
     checkPatterns(`${at}.interrupted`, screens.interrupted);
     checkPatterns(`${at}.approval`, screens.approval);
     checkPatterns(`${at}.error`, screens.error);

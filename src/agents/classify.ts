@@ -24,6 +24,9 @@ export interface Classification {
  * Classifies a screen. `isCurrentError` says whether an error line on an idle screen belongs to the
  * turn in progress; by default, an error counts when it is below the last reply on screen.
  */
+/** The evidence rule of an idle screen whose latest turn was stopped by a refusal (see `interrupted`). */
+export const INTERRUPTED_RULE = 'interrupted';
+
 export function classifyScreen(screens: Screens, screen: ScreenRows, isCurrentError?: (error: Evidence) => boolean): Classification {
   const detection = detectScreen(screens, screen);
   const question = (): Classification | undefined => {
@@ -38,6 +41,8 @@ export function classifyScreen(screens: Screens, screen: ScreenRows, isCurrentEr
     case 'busy': {
       const asked = question();
       if (asked) return asked;
+      const failing = retryingAgain(screens, screen);
+      if (failing) return { state: 'error', evidence: failing, error: failing.line, detection };
       const executing = lowestMatchOf(screens.executing, screen);
       if (executing) return { state: 'executing', evidence: { rule: 'executing', ...executing }, detection };
       return { state: 'thinking', evidence: detection.evidence ?? null, detection };
@@ -49,10 +54,29 @@ export function classifyScreen(screens: Screens, screen: ScreenRows, isCurrentEr
       if (detection.kind === 'unknown') return { state: null, evidence: null, detection };
       const error = detection.error;
       const current = error && (isCurrentError ? isCurrentError(error) : belowLastReply(screens, screen, error));
+      // A refusal's notice (Codex's "■ Conversation interrupted") is drawn like an error, but the
+      // agent is back at its prompt waiting for what to do instead: idle, said so by its evidence.
+      if (error && current && lowestMatchOf(screens.interrupted, { lines: [error.line] })) return { state: 'idle', evidence: { ...error, rule: INTERRUPTED_RULE }, detection };
       if (error && current) return { state: 'error', evidence: error, error: error.line, detection };
       return { state: 'idle', evidence: detection.evidence ?? null, detection };
     }
   }
+}
+
+/** The evidence rule of an error read from a CLI retrying a failed request a second time or more. */
+export const RETRYING_RULE = 'retrying';
+
+/**
+ * A retry notice from the second attempt on: the CLI keeps failing the same way, and backs off
+ * (or not) for as long as it likes; the agent's state is that error, not work.
+ */
+function retryingAgain(screens: Screens, screen: ScreenRows): Evidence | undefined {
+  if (screens.retrying.length === 0) return undefined;
+  const m = lowestMatchOf(screens.retrying, screen);
+  if (!m) return undefined;
+  // The number may have wrapped onto the next row.
+  const attempt = /#\s*(\d+)/.exec(`${m.line} ${(screen.lines[m.row + 1] ?? '').trim()}`);
+  return attempt && Number(attempt[1]) >= 2 ? { rule: RETRYING_RULE, ...m } : undefined;
 }
 
 /** For a lone capture: an error nothing has been said after is the latest event on screen. */

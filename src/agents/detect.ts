@@ -178,6 +178,8 @@ export function detectScreen(screens: Screens, screen: ScreenRows | readonly str
     if (busy) return { kind: 'busy', evidence: { rule: 'busy', ...busy } };
     if (shape.work?.kind === 'interrupt') return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a hint on how to interrupt') };
     if (shape.work?.kind === 'progress') return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a progress bar') };
+    const open = openTurn(screens, rows, shape.input?.row, idleMatch?.row);
+    if (open) return { kind: 'busy', evidence: { rule: 'turn_open', ...open } };
     if (idleMatch) return { kind: 'idle', evidence: { rule: 'idle', ...idleMatch } };
     if (shape.work) return { kind: 'busy', evidence: evidenceAt('structure:work', lines, shape.work.row, 'a spinner row') };
     if (shape.input) return { kind: 'idle', evidence: evidenceAt('structure:input', lines, shape.input.row, 'the input box') };
@@ -185,4 +187,38 @@ export function detectScreen(screens: Screens, screen: ScreenRows | readonly str
   };
   const detection = decide();
   return errorMatch ? { ...detection, error: { rule: 'error', ...errorMatch } } : detection;
+}
+
+/** The rows from `from` up to (not including) `to`, plain and with colours, as one screen. */
+function slice(screen: ScreenRows, from: number, to: number): ScreenRows {
+  return { lines: screen.lines.slice(from, to), ...(screen.ansiLines ? { ansiLines: screen.ansiLines.slice(from, to) } : {}) };
+}
+
+/**
+ * A turn still open, for a CLI that says when a turn ends (`turn`) but draws nothing while its
+ * reply streams: a reply below the latest prompt given, above the input row, with no end row,
+ * error or refusal notice after the prompt. Once the prompt scrolled away, the whole screen above
+ * the input is the turn; a reply whose first row went too (or that the CLI redrew under its
+ * prompt without it) shows by a continued row first under the prompt or on the screen's top row,
+ * text going on from above it (a start-up screen begins with a blank row or its banner's frame).
+ * The reply row is the evidence.
+ */
+function openTurn(screens: Screens, screen: ScreenRows, inputBox: number | undefined, idleRow: number | undefined): Match | undefined {
+  const turn = screens.turn;
+  if (!turn) return undefined;
+  // The input row: the box the shape found, else the lowest prompt-like row at or above the idle
+  // footer (Codex's input row looks like a prompt given: "› Ask Codex to do anything").
+  const inputRow = inputBox ?? (idleRow === undefined ? undefined : lowestMatchOf(turn.prompt, slice(screen, 0, idleRow + 1))?.row);
+  if (inputRow === undefined) return undefined;
+  const prompt = lowestMatchOf(turn.prompt, slice(screen, 0, inputRow));
+  const from = prompt ? prompt.row + 1 : 0;
+  const rows = slice(screen, from, inputRow);
+  if (lowestMatchOf([...turn.end, ...screens.error, ...screens.interrupted], rows)) return undefined;
+  const reply = lowestMatchOf(screens.reply, rows);
+  if (reply) return { ...reply, row: reply.row + from };
+  // The first row under the prompt, or the screen's top row: text that goes on from above it.
+  const at = prompt ? rows.lines.findIndex((l) => l.trim() !== '') : 0;
+  if (at < 0) return undefined;
+  const continued = lowestMatchOf(turn.continued, { lines: [rows.lines[at] ?? ''] });
+  return continued ? { ...continued, row: from + at } : undefined;
 }

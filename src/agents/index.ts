@@ -12,7 +12,7 @@ export { findAgentBinary, agentVersion, profileVersion } from './binary.js';
 export { profileSchema, type ProfileData, type ProfileInput, type Screens, type Dialog } from './schema.js';
 export { parseVersion, satisfies } from './version-range.js';
 export { lowestMatchOf } from './detect.js';
-export { classifyScreen, type Classification, type ScreenState } from './classify.js';
+export { classifyScreen, INTERRUPTED_RULE, RETRYING_RULE, type Classification, type ScreenState } from './classify.js';
 export { AgentStateTracker, AGENT_STATES, IDLE_SETTLE_MS, type AgentState, type StateChange, type StateTrackerOptions } from './state-tracker.js';
 export { parseApproval, optionFor, meaningOfLabel, type ApprovalPrompt, type ApprovalOption, type ToolKind, type AnswerMeaning } from './approval-prompt.js';
 export { answerFor, promptIdentity, screenApprovalRequest, subjectOfPrompt, withoutRow } from './screen-approval.js';

@@ -52,6 +52,14 @@ export const approvalKindSchema = z.strictObject({
    * an indent), removed from every row the groups captured.
    */
   gutter: textPatternSchema.optional(),
+  /**
+   * How the CLI breaks a command longer than its box: `lines` (default), each captured row is a line
+   * of the command; `word`, one line is word-wrapped at the box's edge (Gemini CLI, OpenCode), so a
+   * break where the next word could not fit stands for a space. A break there cannot be told from a
+   * line break in the command by the box alone: the read is sure only when a witness shows the
+   * same command whole (wrapped at the screen's edge, character by character).
+   */
+  wrap: z.enum(['lines', 'word']).default('lines'),
 });
 
 /** How the answers of an approval prompt are laid out on screen. */
@@ -168,6 +176,28 @@ export const screensSchema = z.strictObject({
   interrupted: z.array(screenPatternSchema).default([]),
   /** Status lines a CLI draws among replies (Codex's "Worked for 2s"): never part of a message. */
   chrome: z.array(screenPatternSchema).default([]),
+  /**
+   * For a CLI that draws no sign of work while its reply streams (Codex 0.171: no spinner once text
+   * flows) but closes every finished turn with a row under its reply ("Worked for 3s"): a reply
+   * (`reply`, or a `continued` row at the top once its first row scrolled away) below the latest
+   * prompt given (`prompt`, or the top of the screen) with no `end` row, error or refusal notice
+   * after it is a turn still open: busy, whatever the idle prompt below it says.
+   */
+  turn: z
+    .strictObject({
+      end: z.array(screenPatternSchema).min(1),
+      /** A prompt the user gave, as the conversation shows it (not the input box below it). */
+      prompt: z.array(screenPatternSchema).default([]),
+      /** A row that continues a reply under its first row (its indent). */
+      continued: z.array(screenPatternSchema).default([]),
+    })
+    .optional(),
+  /**
+   * How the CLI says it is retrying a failed request (OpenCode's "… [retrying in 4s attempt #2]"),
+   * the attempt's number after a "#" on the matched row: from the second attempt on, the CLI keeps failing the same way, and the
+   * agent's state is `error` with its message, not work going on.
+   */
+  retrying: z.array(screenPatternSchema).default([]),
   /** Asking to approve a tool call. */
   approval: z.array(screenPatternSchema).default([]),
   /** An error from the model API as the CLI shows it. */
@@ -287,6 +317,7 @@ export const profileSchema = z.strictObject({
 export type ScreenPattern = z.infer<typeof screenPatternSchema>;
 export type Dialog = z.infer<typeof dialogSchema>;
 export type Screens = z.infer<typeof screensSchema>;
+export type ScreensInput = z.input<typeof screensSchema>;
 export type ProfileData = z.infer<typeof profileSchema>;
 export type ProfileInput = z.input<typeof profileSchema>;
 export type ApprovalRequestSpec = z.infer<typeof approvalRequestSchema>;

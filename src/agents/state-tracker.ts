@@ -7,7 +7,7 @@ import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Pane } from '../pane/index.js';
 import { parseApproval } from './approval-prompt.js';
-import { classifyScreen } from './classify.js';
+import { classifyScreen, RETRYING_RULE } from './classify.js';
 import { lowestMatchOf, type Detection } from './detect.js';
 import type { Screens } from './schema.js';
 import type { StateChange } from '../contract/agent-state.js';
@@ -123,7 +123,8 @@ export class AgentStateTracker {
       this.current = { ...this.current, approval: null };
     }
     if (state === null) return;
-    if (state === 'idle' || state === 'error') {
+    // A CLI retrying a failed request redraws its countdown every second: its error never holds still.
+    if (state === 'idle' || (state === 'error' && evidence?.rule !== RETRYING_RULE)) {
       const held = now - this.stillSince;
       if (held < this.idleSettleMs) {
         this.settleTimer = setTimeout(() => this.evaluate(), this.idleSettleMs - held + 5);

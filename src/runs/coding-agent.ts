@@ -16,7 +16,7 @@ import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import { AgentCatalog, AgentPane, startAgent, type AgentPanes, type AgentProfile, type ApprovalPrompt, type StateChange } from '../agents/index.js';
+import { AgentCatalog, AgentPane, RETRYING_RULE, startAgent, type AgentPanes, type AgentProfile, type ApprovalPrompt, type StateChange } from '../agents/index.js';
 import { PaneRegistry, type Pane } from '../pane/index.js';
 import { diffSnapshots, snapshotWorkdir, type FileChange, type WorkdirSnapshot } from './files-changed.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, type ApprovalPolicy, type DecidedBy, type Decision, type PolicyVerdict } from '../approvals/index.js';
@@ -207,8 +207,10 @@ export class CodingAgent {
     const session = this.session;
     const outputLog = session ? outputSince(session.agent.pane, startLines) : '';
     const finalMessage = session ? extractFinalMessage(profile, session.agent.pane.screenLines(), lastPrompt) : null;
-    // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it.
-    if (outcome.status === 'cancelled' || outcome.status === 'timeout' || !session?.agent.pane.alive) await this.close();
+    // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it. So does an
+    // error the CLI keeps retrying: left running, it would go on failing into the next task.
+    const retrying = session?.agent.tracker.state.evidence?.rule === RETRYING_RULE;
+    if (outcome.status === 'cancelled' || outcome.status === 'timeout' || retrying || !session?.agent.pane.alive) await this.close();
     // Still a question after the rounds allowed: hand it back.
     if (outcome.status === 'completed' && finalMessage?.trimEnd().endsWith('?')) {
       outcome = { status: 'needs_input', errorMessage: null, question: finalMessage };

@@ -5,7 +5,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { DisposableStore } from '../core/disposable.js';
-import { answerFor, classifyScreen, countReplies, errorText, lowestMatchOf, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../agents/index.js';
+import { answerFor, classifyScreen, INTERRUPTED_RULE, countReplies, errorText, lowestMatchOf, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../agents/index.js';
 import { decideApproval, type ApprovalChain, type ApprovalRequest } from '../approvals/index.js';
 import { initialTurn, stepTurn, type StateView, type TurnConfig, type TurnEffect, type TurnEvent, type TurnOutcome, type TurnState } from './turn.js';
 import type { ApprovalRecord } from './coding-agent.js';
@@ -67,10 +67,11 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
       if (change.question !== undefined) v.question = change.question;
       if (change.evidence?.line !== undefined) v.evidenceLine = change.evidence.line;
       if (change.exit) v.exit = change.exit;
-      if (change.state === 'error') {
+      const refused = change.state === 'idle' && change.evidence?.rule === INTERRUPTED_RULE;
+      if (change.state === 'error' || refused) {
         const screen = { lines: pane.screenLines(), ansiLines: pane.snapshot({ ansi: true }).lines };
         const message = errorText(screens, screen, change.evidence?.row, change.error ?? change.evidence?.line ?? 'the agent reported an error');
-        v.error = { message, interrupted: lowestMatchOf(screens.interrupted, { lines: [message] }) !== undefined };
+        v.error = { message, interrupted: refused || lowestMatchOf(screens.interrupted, { lines: [message] }) !== undefined };
       }
       return v;
     };

@@ -214,4 +214,15 @@ describe('a turn: how it ends otherwise', () => {
     // An error before the prompt went in is not this turn's.
     expect(run([start(), state('error', { error: { message: 'old', interrupted: false } })]).state.kind).toBe('submitting');
   });
+
+  it('needs input when the agent is back at its prompt after a refusal notice (Codex 0.171 reads idle there), never completed', () => {
+    const refused: StateView = { state: 'idle', error: { message: '■ Conversation interrupted - use /feedback if something went wrong', interrupted: true } };
+    expect(outcome(run([{ kind: 'state', change: refused }], watching).state)).toEqual({ status: 'needs_input', errorMessage: null, question: refused.error?.message });
+    // Seen on a tick too, with the work done and the screen quiet as long as completion needs.
+    const worked = run([state('thinking'), tick(T0 + 1_000, { screen: 'working', current: { state: 'thinking' } }), tick(T0 + 1_100, { screen: 'done', outputAgoMs: 0 })], watching).state;
+    const later = T0 + 1_100 + COMPLETION_QUIET_MS + 1;
+    expect(outcome(run([tick(later, { screen: 'done', current: refused })], worked).state)?.status).toBe('needs_input');
+    // The same quiet idle prompt without the notice completes.
+    expect(kinds(run([tick(later, { screen: 'done' })], worked).effects)).toEqual(['observe_end']);
+  });
 });

@@ -204,6 +204,10 @@ function react(state: Extract<TurnState, { kind: 'submitting' | 'watching' }>, c
     case 'waiting_approval':
       if (state.activity.kind !== 'none') return same(state);
       return { state: { ...state, activity: { kind: 'settling_approval' } }, effects: [{ kind: 'settle_approval' }] };
+    case 'idle':
+      // Back at the prompt after a refusal's notice: the agent waits for what to do instead.
+      if (change.error?.interrupted) return needsInput(change.error.message);
+      return same(state);
     case 'error': {
       const message = change.error?.message ?? 'the agent reported an error';
       // A refusal stops some CLIs' turn with a notice that looks like an error: the agent now
@@ -306,6 +310,7 @@ function tick(state: Watching, event: Extract<TurnEvent, { kind: 'tick' }>): Ste
     return { state: seen, effects: [{ kind: 'read_question' }] };
   }
   if (current !== 'idle') return same(seen);
+  if (event.current.error?.interrupted) return needsInput(event.current.error.message);
   const quiet = Math.min(now - seen.lastChange, event.outputAgoMs);
   if (quiet < (seen.workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS)) return same({ ...seen, screenDoneSince: undefined });
   return { state: seen, effects: [{ kind: 'observe_end', replies: !seen.workSeen }] };

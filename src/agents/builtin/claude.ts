@@ -1,7 +1,7 @@
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
 /** The newest version the patterns below were recorded against (the one the tests pin). */
-export const CLAUDE_VERSION = '2.1.330';
+export const CLAUDE_VERSION = '2.1.332';
 
 /** Claude Code (`@anthropic-ai/claude-code`). */
 export const claude = defineProfile(
@@ -73,7 +73,7 @@ export const claude = defineProfile(
       // description above it, a " │ " gutter on each row of a multi-row command.
       {
         versions: '>=2.1.300 <2.2',
-        recorded: ['2.1.330'],
+        recorded: ['2.1.330', '2.1.332'],
         idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
         busy: [{ pattern: 'esc to interrupt', rows: 3 }, { pattern: '^[·✢✳✶✻✽*] \\S.*…', rows: 8 }],
         approval: ['^\\s*Do you want to (proceed|create|make this edit|overwrite)'],

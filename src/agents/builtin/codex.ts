@@ -1,9 +1,70 @@
 import path from 'node:path';
 import { writeHomeFiles, defineProfile } from '../profile.js';
+import type { ScreensInput } from '../schema.js';
 
-export const CODEX_VERSION = '0.169.0';
+export const CODEX_VERSION = '0.171.0';
 
 const toml = (s: string): string => JSON.stringify(s);
+
+/** What Codex 0.160 to 0.169 draw (recorded with 0.169.0); the newer set below builds on it. */
+const SCREENS_0_169 = {
+  idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
+  busy: [{ pattern: 'esc to interrupt', rows: 6 }],
+  // The last: an MCP tool's approval (0.169, seen live with Switchboard's `ask`), a form with
+  // "Field 1/1" above the question and "enter to submit | esc to cancel" below the options.
+  approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel', '^ *Allow the .+ MCP server to run tool "'],
+  // The exec cell's header reads "Running <command>" until the command ends and "Ran" after
+  // (both recorded: codex-tui-approval, codex-tui-after-tool). No recording catches a command
+  // mid-run (the scripted ones end in milliseconds). Plain text: an agent message that starts
+  // "• Running" would match too (the cell's "Running" is bold, but state tracking reads plain rows).
+  executing: ['^[•◦] Running \\S'],
+  // No recorded screen shows a question that is not a tool approval (request_user_input).
+  question: [],
+  error: ['^\\s*■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
+  reply: ['^• '],
+  chrome: ['^\\s+Worked for '],
+  interrupted: ['■ Conversation interrupted'],
+  approval_request: {
+    kinds: [
+      // The question, the environment and the model's reason, then "$ <command>": every row
+      // named, so anything else between them leaves the prompt unread (and asked).
+      { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
+      { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?' },
+      { kind: 'other', pattern: '^ *Would you like to ' },
+    ],
+    options: {
+      layout: 'list',
+      // The MCP tool form indents its options, the marker too ("  › 1. Allow").
+      pattern: '^ *(?<selected>›)? *(?<number>\\d+)\\. +(?<label>.*\\S)',
+      // Not recorded: a long option (option 2 quotes the command) wraps under its label.
+      continuation: '^ {5}(?<label>\\S.*)',
+      shortcut: { pattern: ' *\\((?<key>[a-z]+)\\)$', strip: true },
+    },
+    // "y", "p" and Esc, as the labels say (and as approval_keys has them). The MCP tool form
+    // shows no key beside its options and says "enter to submit": arrows to the option, then Enter.
+    select: ['shortcut', 'arrows'],
+    // The exec cell above the prompt names the same command.
+    witnesses: ['^[•◦] Running (?<command>.*\\S)'],
+  },
+  dialogs: [
+    {
+      id: 'trust_folder',
+      when: ['Trust this folder\\?', 'Trust and continue'],
+      decides: 'trust_folder',
+      accept: { choose: '^Trust and continue' },
+      decline: { choose: '^(Back|Quit|Exit|No)\\b' },
+    },
+    {
+      id: 'model_migration',
+      when: ['Try new model', 'Use existing model'],
+      decides: 'keep_current_model',
+      options: { pattern: '^(?<selected>›)? *\\d+\\. +(?<label>.*\\S)' },
+      accept: { choose: '^Use existing model' },
+      decline: { choose: '^Try new model' },
+    },
+  ],
+} satisfies Omit<ScreensInput, 'versions'>;
+
 
 /** OpenAI Codex CLI (`@openai/codex`). */
 export const codex = defineProfile(
@@ -15,64 +76,27 @@ export const codex = defineProfile(
     interactive_args: ['--no-daemon'],
     headless_args: ['exec', '--json', '--skip-git-repo-check', '{prompt}'],
     screens: [
+      { versions: '>=0.160.0 <0.170.0', recorded: ['0.169.0'], ...SCREENS_0_169 },
       {
-        versions: '>=0.160.0 <1',
-        recorded: ['0.169.0'],
-        idle: [{ pattern: '\\? for shortcuts', rows: 3 }],
-        busy: [{ pattern: 'esc to interrupt', rows: 6 }],
-        // The last: an MCP tool's approval (0.169, seen live with Switchboard's `ask`), a form with
-        // "Field 1/1" above the question and "enter to submit | esc to cancel" below the options.
-        approval: ['Would you like to (run the following command|make the following edits|grant)', 'Press enter to confirm or esc to cancel', '^ *Allow the .+ MCP server to run tool "'],
-        // The exec cell's header reads "Running <command>" until the command ends and "Ran" after
-        // (both recorded: codex-tui-approval, codex-tui-after-tool). No recording catches a command
-        // mid-run (the scripted ones end in milliseconds). Plain text: an agent message that starts
-        // "• Running" would match too (the cell's "Running" is bold, but state tracking reads plain rows).
-        executing: ['^[•◦] Running \\S'],
-        // No recorded screen shows a question that is not a tool approval (request_user_input).
-        question: [],
-        error: ['^\\s*■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
-        reply: ['^• '],
-        chrome: ['^\\s+Worked for '],
-        interrupted: ['■ Conversation interrupted'],
+        versions: '>=0.170.0 <1',
+        recorded: ['0.171.0'],
+        ...SCREENS_0_169,
+        // 0.171 draws no spinner while a reply streams, and closes every finished turn, however short,
+        // with "Worked for <1s • 13:42" under it: a reply under the latest prompt without that row
+        // (or an error, or the refusal notice) is a turn still going.
+        turn: { end: ['^\\s+Worked for '], prompt: ['^› \\S'], continued: ['^ {2}\\S'] },
         approval_request: {
+          ...SCREENS_0_169.approval_request,
           kinds: [
-            // The question, the environment and the model's reason, then "$ <command>": every row
-            // named, so anything else between them leaves the prompt unread (and asked).
-            { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
-            { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?' },
-            { kind: 'other', pattern: '^ *Would you like to ' },
+            ...SCREENS_0_169.approval_request.kinds.slice(0, -1),
+            // A file written outside the writable roots: "Would you like to make the following edits?",
+            // "Description: …", then "Destination:" and the path, on its own row(s) when it is long
+            // (wrapped at the screen's edge, character by character, so its rows join as they are).
+            { kind: 'file_edit', tool_name: 'apply_patch', pattern: '^ *Would you like to make the following edits\\?\\n(?: *\\n| *Description: .*\\n| *Reason: .*\\n)*? *Destination:\\s+(?<path>\\S+(?:\\n {2}\\S+)*)$', gutter: '^ {2}' },
+            ...SCREENS_0_169.approval_request.kinds.slice(-1),
           ],
-          options: {
-            layout: 'list',
-            // The MCP tool form indents its options, the marker too ("  › 1. Allow").
-            pattern: '^ *(?<selected>›)? *(?<number>\\d+)\\. +(?<label>.*\\S)',
-            // Not recorded: a long option (option 2 quotes the command) wraps under its label.
-            continuation: '^ {5}(?<label>\\S.*)',
-            shortcut: { pattern: ' *\\((?<key>[a-z]+)\\)$', strip: true },
-          },
-          // "y", "p" and Esc, as the labels say (and as approval_keys has them). The MCP tool form
-          // shows no key beside its options and says "enter to submit": arrows to the option, then Enter.
-          select: ['shortcut', 'arrows'],
-          // The exec cell above the prompt names the same command.
-          witnesses: ['^[•◦] Running (?<command>.*\\S)'],
+          witnesses: [...SCREENS_0_169.approval_request.witnesses, '^• (?:Added|Edited|Deleted) (?<path>\\S+)'],
         },
-        dialogs: [
-          {
-            id: 'trust_folder',
-            when: ['Trust this folder\\?', 'Trust and continue'],
-            decides: 'trust_folder',
-            accept: { choose: '^Trust and continue' },
-            decline: { choose: '^(Back|Quit|Exit|No)\\b' },
-          },
-          {
-            id: 'model_migration',
-            when: ['Try new model', 'Use existing model'],
-            decides: 'keep_current_model',
-            options: { pattern: '^(?<selected>›)? *\\d+\\. +(?<label>.*\\S)' },
-            accept: { choose: '^Use existing model' },
-            decline: { choose: '^Try new model' },
-          },
-        ],
       },
     ],
     approval_keys: { allow_once: ['y'], allow_always: ['p'], deny: ['Escape'] },

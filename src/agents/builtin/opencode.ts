@@ -53,6 +53,9 @@ export const opencode = defineProfile(
         // theme's error colour) where a user's message has a blue one. Retries say so in words.
         error: [{ pattern: '\\x1b\\[0;38;2;224;108;117(;48;2;\\d+;\\d+;\\d+)?m┃', ansi: true }, 'retrying attempt #\\d+'],
         reply_end: ['^ +▣  \\S'],
+        // A failed request retried with backoff, in the footer: "<message> [retrying in 8s attempt #4]"
+        // (1.18.33, model answering 500), wrapped on a narrow terminal.
+        retrying: ['\\[retrying in \\d+\\w*\\s+attempt #\\d+'],
         // A shell call not yet finished is one unboxed row, "$ <command>" (recorded while it waits
         // for approval: opencode-tui-approval); once it has output it becomes a ┃ block with the
         // output, as when done. So this catches a running command only until it prints something.
@@ -61,7 +64,9 @@ export const opencode = defineProfile(
         question: [],
         approval_request: {
           kinds: [
-            { kind: 'shell', tool_name: 'bash', pattern: '^ *┃ +△ Permission required *\\n *┃ +# .*\\n(?: *┃ *\\n)* *┃ +\\$ (?<command>.*\\S)' },
+            // A command longer than the box is word-wrapped under its "$ ", each row behind the bar and
+            // two spaces (seen at 80x24): the rows right under it, up to the first blank one.
+            { kind: 'shell', tool_name: 'bash', pattern: '^ *┃ +△ Permission required *\\n *┃ +# .*\\n(?: *┃ *\\n)* *┃ +\\$ (?<command>.*\\S(?:\\n *┃ {2}\\S.*\\S)*)', gutter: '^ *┃ {2}', wrap: 'word' },
             // A write or an edit: "→ Edit b.txt", then the diff (recorded by doctor and the e2e file tests).
             { kind: 'file_edit', tool_name: 'edit', pattern: '^ *┃ +△ Permission required *\\n *┃ +→ Edit (?<path>.*\\S) *(?:\\n *┃.*)*$' },
             // Before a tool may touch a folder outside the project, OpenCode asks for the folder itself.
@@ -76,6 +81,9 @@ export const opencode = defineProfile(
             highlight: '48;2;245;167;66m(?: |\\x1b\\[[0-9;]*m)*(?<label>[A-Za-z][^\\x1b]*)',
           },
           select: ['arrows'],
+          // The call as the conversation shows it above the prompt, "$ <command>" unboxed, wrapped
+          // character by character at the screen's edge and its rows indented under the command.
+          witnesses: ['^ {3,}\\$ (?<command>\\S.*(?:\\n {5,}\\S.*)*)$'],
         },
         dialogs: [],
       },
