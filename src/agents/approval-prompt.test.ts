@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
-import { isProse, meaningOfLabel, optionFor, parseApproval, withoutSidePanel, type ApprovalPrompt } from './approval-prompt.js';
+import { isProse, meaningOfLabel, optionFor, parseApproval, type ApprovalPrompt } from './approval-prompt.js';
+import { withoutSidePanel } from './structure.js';
 import { AgentCatalog } from './catalog.js';
 import type { ScreenRows } from './detect.js';
 import { defineProfile } from './profile.js';

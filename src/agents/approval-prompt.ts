@@ -8,7 +8,7 @@ import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { detectScreen, lineIndexAt, lowestMatchOf, region, type Detection, type ScreenRows } from './detect.js';
-import { isRule, rowContent } from './structure.js';
+import { isRule, rowContent, withoutSidePanel } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
@@ -489,36 +489,6 @@ function unwrapChars(rows: readonly string[], lines: readonly string[]): string 
     out += text;
   });
   return out.trim();
-}
-
-/**
- * The rows without a side panel: a column of words that begins at the same place, past a wide gap,
- * on several rows, in the right half of the screen. A row whose own text runs up to the column is
- * kept whole, so nothing of a prompt is ever cut.
- */
-export function withoutSidePanel(lines: readonly string[]): readonly string[] {
-  const width = screenWidth(lines);
-  const GAP = 8;
-  const starts = new Map<number, number>();
-  for (const line of lines) {
-    const chars = Array.from(line);
-    for (let at = Math.ceil(width / 2); at < chars.length; at++) {
-      if (chars[at] !== ' ' && chars.slice(at - GAP, at).every((ch) => ch === ' ')) {
-        // A box's right side is not a panel: a panel's rows say something (letters or digits).
-        if (/[\p{L}\p{N}]/u.test(chars.slice(at).join(''))) starts.set(at, (starts.get(at) ?? 0) + 1);
-        break;
-      }
-    }
-  }
-  let column = -1;
-  let most = 0;
-  for (const [at, count] of starts) if (count > most || (count === most && at < column)) [column, most] = [at, count];
-  if (most < 4) return lines;
-  return lines.map((line) => {
-    const chars = Array.from(line);
-    if (chars.length <= column || !chars.slice(column - 3, column).every((ch) => ch === ' ')) return line;
-    return chars.slice(0, column).join('').trimEnd();
-  });
 }
 
 /** True when a row of a multi-row command reaches within two columns of the screen's widest row. */

@@ -8,6 +8,7 @@ import path from 'node:path';
 import { AgentCatalog } from './catalog.js';
 import { classifyScreen, INTERRUPTED_RULE, RETRYING_RULE } from './classify.js';
 import { parseApproval } from './approval-prompt.js';
+import { errorText } from './screen-text.js';
 import { FIXTURES_DIR, loadScreen } from '../../test/support/screen-fixtures.js';
 
 const catalog = new AgentCatalog();
@@ -19,6 +20,8 @@ interface Expected {
   rule?: string;
   approval?: { certain: boolean; tool?: string; command?: string; path?: RegExp | string };
   line?: RegExp;
+  /** The error message a task ends with, read around the evidence row. */
+  message?: RegExp;
 }
 
 const cases: [string, string, Expected][] = [
@@ -51,8 +54,9 @@ const cases: [string, string, Expected][] = [
   // panel's folder and version drawn on the prompt's rows.
   ...SIZES.map((s): [string, string, Expected] => ['opencode', `opencode-1.18.33/shell-approval-${s}`, { state: 'waiting_approval', approval: { certain: true, tool: 'shell', command: SLOW } }]),
   ['opencode', 'opencode-1.18.33/retrying-first-80x24', { state: 'thinking' }],
-  ...SIZES.map((s): [string, string, Expected] => ['opencode', `opencode-1.18.33/retrying-again-${s}`, { state: 'error', rule: RETRYING_RULE, line: /scripted server failure for the capture \[retrying in \d+s/ }]),
-  ...SIZES.map((s): [string, string, Expected] => ['opencode', `opencode-1.18.33/error400-${s}`, { state: 'error' }]),
+  ...SIZES.map((s): [string, string, Expected] => ['opencode', `opencode-1.18.33/retrying-again-${s}`, { state: 'error', rule: RETRYING_RULE, line: /scripted server failure for the capture \[retrying in \d+s/, message: /^scripted server failure for the capture \[retrying in \d+s attempt #2\]$/ }]),
+  // The message without the side panel beside it at 200 columns.
+  ...SIZES.map((s): [string, string, Expected] => ['opencode', `opencode-1.18.33/error400-${s}`, { state: 'error', message: /^[^┃]*scripted bad request for the capture(?![^]*(Context|tokens|OpenCode 1))/ }]),
 ];
 
 describe('captured screens of the newest CLIs', () => {
@@ -64,6 +68,7 @@ describe('captured screens of the newest CLIs', () => {
     expect(read.state, JSON.stringify(read.evidence)).toBe(expected.state);
     if (expected.rule) expect(read.evidence?.rule).toBe(expected.rule);
     if (expected.line) expect(read.evidence?.line).toMatch(expected.line);
+    if (expected.message) expect(errorText(screens, { lines: screen.lines, ansiLines: screen.ansiLines ?? [] }, read.evidence?.row, '')).toMatch(expected.message);
     if (!expected.approval) return;
     const approval = parseApproval(screens, screen);
     expect(approval?.certain, JSON.stringify(approval?.doubts)).toBe(expected.approval.certain);

@@ -3,6 +3,7 @@
  * prompt went in, and the whole of an error message around the row where it was seen.
  */
 import { lowestMatchOf } from './detect.js';
+import { withoutSidePanel } from './structure.js';
 import type { Screens } from './schema.js';
 
 /** Rows that mark a reply (its first row, or the row after it), by the profile's patterns. */
@@ -16,6 +17,10 @@ export function countReplies(screens: Screens, lines: readonly string[]): number
 
 /** Box sides and bars a CLI draws around a message. */
 const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
+/** A progress bar before a footer's message (OpenCode retrying: "⬝⬝■■ <message> [retrying …]"). */
+const PROGRESS = /^[■⬝▰▱]{4,}\s*/;
+/** A key hint drawn far right of a message ("esc interrupt"). */
+const KEY_HINT = /\s{3,}(?:esc|ctrl\+|tab\b)[^\n]*$/i;
 
 /**
  * The whole error message around `row`, where the error pattern matched: CLIs that mark an error
@@ -24,7 +29,9 @@ const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
  */
 export function errorText(screens: Screens, screen: { lines: readonly string[]; ansiLines: readonly string[] }, row: number | undefined, fallback: string): string {
   if (row === undefined) return fallback;
-  const { lines, ansiLines } = screen;
+  const { ansiLines } = screen;
+  // A side panel beside the message (OpenCode's at 200 columns) is not part of it.
+  const lines = withoutSidePanel(screen.lines);
   const marked = (i: number): boolean => i >= 0 && i < lines.length && lowestMatchOf(screens.error, { lines: [lines[i] ?? ''], ansiLines: [ansiLines[i] ?? ''] }) !== undefined;
   let top = row;
   let bottom = row;
@@ -33,7 +40,7 @@ export function errorText(screens: Screens, screen: { lines: readonly string[]; 
   if (top === bottom) while (bottom - row < 5 && (lines[bottom + 1] ?? '').replace(FRAME, '') !== '') bottom += 1;
   const text = lines
     .slice(top, bottom + 1)
-    .map((l) => l.replace(FRAME, ''))
+    .map((l) => l.replace(FRAME, '').replace(PROGRESS, '').replace(KEY_HINT, ''))
     .filter((l) => l !== '')
     .join(' ');
   return text === '' ? fallback : text;

@@ -241,3 +241,33 @@ function toMenu(lines: readonly string[], run: readonly Candidate[]): Structural
 export function isConfirmHint(line: string): boolean {
   return CONFIRM_HINT.test(line);
 }
+
+/**
+ * The rows without a side panel: a column of words that begins at the same place, past a wide gap,
+ * on several rows, in the right half of the screen. A row whose own text runs up to the column is
+ * kept whole, so nothing of a prompt is ever cut.
+ */
+export function withoutSidePanel(lines: readonly string[]): readonly string[] {
+  const width = lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
+  const GAP = 8;
+  const starts = new Map<number, number>();
+  for (const line of lines) {
+    const chars = Array.from(line);
+    for (let at = Math.ceil(width / 2); at < chars.length; at++) {
+      if (chars[at] !== ' ' && chars.slice(at - GAP, at).every((ch) => ch === ' ')) {
+        // A box's right side is not a panel: a panel's rows say something (letters or digits).
+        if (/[\p{L}\p{N}]/u.test(chars.slice(at).join(''))) starts.set(at, (starts.get(at) ?? 0) + 1);
+        break;
+      }
+    }
+  }
+  let column = -1;
+  let most = 0;
+  for (const [at, count] of starts) if (count > most || (count === most && at < column)) [column, most] = [at, count];
+  if (most < 4) return lines;
+  return lines.map((line) => {
+    const chars = Array.from(line);
+    if (chars.length <= column || !chars.slice(column - 3, column).every((ch) => ch === ' ')) return line;
+    return chars.slice(0, column).join('').trimEnd();
+  });
+}
