@@ -13,6 +13,8 @@ import { fileURLToPath } from 'node:url';
 import { CodingAgent, type ExecuteResult } from '../src/index.js';
 import { ModelServer } from '../src/model-server/index.js';
 import { percentile } from './stats.js';
+import { CAPTURE_CASES } from './capture-cases.js';
+import { captureCase } from './case-run.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const BIN = path.join(here, '..', 'test', 'agent-clis', 'node_modules', '.bin');
@@ -77,6 +79,48 @@ export async function measureReliability(runs = Number(process.env.SWITCHBOARD_B
   } finally {
     for (const loop of loops) loop.kill('SIGKILL');
     await model.close();
+  }
+  return figures;
+}
+
+/** The terminal sizes people use: auto-approve must hold at each (issue 20). */
+const SIZES = [
+  [80, 24],
+  [120, 40],
+  [200, 50],
+] as const;
+
+/**
+ * `--auto-approve` at each terminal size with each CLI, idle machine: the shell case (a command
+ * long enough to wrap at 80 columns) and the edit case, `runs` times each, every task on a fresh
+ * CLI. Counted: tasks completed with their work done; tasks that came back `needs_input` (none of
+ * these models asks a question, so every one is a stop auto-approve should not have made); and
+ * false completions (reported completed, work not done).
+ */
+export async function measureAutoApproveAtSizes(runs = Number(process.env.SWITCHBOARD_BENCH_SIZE_RUNS ?? 2)): Promise<ReliabilityFigure[]> {
+  process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = PLUGIN;
+  const figures: ReliabilityFigure[] = [];
+  const cases = [CAPTURE_CASES.shell, CAPTURE_CASES.edit].filter((c): c is NonNullable<typeof c> => c !== undefined);
+  for (const cli of CLIS) {
+    for (const [cols, rows] of SIZES) {
+      let completed = 0;
+      let needsInput = 0;
+      let falseCompletions = 0;
+      const total = runs * cases.length;
+      for (let i = 0; i < runs; i++) {
+        for (const spec of cases) {
+          const r = await captureCase(cli, spec, cols, rows);
+          if (r.status === 'completed' && r.verdict === 'ok') completed++;
+          if (r.status === 'completed' && r.verdict !== 'ok') falseCompletions++;
+          if (r.status === 'needs_input') needsInput++;
+          if (r.verdict !== 'ok') console.log(`  ${cli} ${cols}x${rows} ${spec.name}: ${r.status} (${r.verdict}) ${JSON.stringify(r.approvals.map((a) => a.doubts))}`.slice(0, 300));
+        }
+      }
+      const at = `${cli} at ${cols}x${rows}`;
+      figures.push({ name: `auto-approve, tasks completed of ${total}: ${at}`, unit: 'tasks', value: completed, better: 'higher' });
+      figures.push({ name: `auto-approve, needs_input without a model question: ${at}`, unit: 'tasks', value: needsInput, better: 'lower' });
+      figures.push({ name: `auto-approve, false completions: ${at}`, unit: 'tasks', value: falseCompletions, better: 'lower' });
+    }
   }
   return figures;
 }

@@ -19,7 +19,7 @@ import { measureAgentStates } from './agent-states.js';
 import { measureEvents } from './events.js';
 import { measureDashboard } from './dashboard.js';
 import { measureTmuxFrontEnd } from './tmux-front.js';
-import { measureReliability } from './reliability.js';
+import { measureAutoApproveAtSizes, measureReliability } from './reliability.js';
 import { measureAsks } from './ask.js';
 import { measureBridge } from './bridge.js';
 
@@ -440,6 +440,7 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   reliability: async () => {
     console.log('\n# execute() with each real CLI while both cores are busy (two busy loops); no peer drives these CLIs to completion');
     for (const f of await measureReliability()) record(f.name, f.unit, f.value, null, f.better);
+    for (const f of await measureAutoApproveAtSizes()) record(f.name, f.unit, f.value, null, f.better);
   },
   ask: async () => {
     console.log('\n# Asks (seed 000): what Switchboard adds to an ask beyond the target CLI\'s own turn, real Codex and Claude Code against the scripted model; no peer reads these transcripts');

@@ -77,7 +77,17 @@ const APPROVALS: Record<string, [string, Expected]> = {
       ['No', 'deny', ['4'], false],
     ]),
   ],
+  'screens/claude-2.1.332/approval.txt': [
+    'claude',
+    shell('Bash', 17, [
+      ['Yes', 'allow_once', ['1'], true],
+      ['Yes, and always allow access to /home/dev/work from this project', 'allow_always', ['2'], false],
+      ['Yes, and switch to auto mode · auto mode handles these prompts for you', null, ['3'], false],
+      ['No', 'deny', ['4'], false],
+    ]),
+  ],
   'screens/codex-0.169.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
+  'screens/codex-0.171.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
   'cli-captures/codex-tui-approval.txt': ['codex', shell(null, 26, codexOptions)],
   'screens/gemini-0.61.0/approval.txt': ['gemini', shell('Shell', 27, geminiOptions)],
   'cli-captures/gemini-tui-approval.txt': ['gemini', shell('Shell', 24, geminiOptions)],
@@ -119,7 +129,7 @@ describe('parseApproval on the recorded approval screens', () => {
     if (keys.allow_always) expect(optionFor(request, 'allow_always')?.keys).toEqual(keys.allow_always);
     // Claude's "No" is chosen by its number like the others; approval_keys cancels with Esc, which
     // also says no (real-clis.md), because the number of "No" differs between Claude versions.
-    if (agent === 'claude') expect(optionFor(request, 'deny')?.keys).toEqual([file.includes('2.1.330') ? '4' : '3']);
+    if (agent === 'claude') expect(optionFor(request, 'deny')?.keys).toEqual([/2\.1\.33\d/.test(file) ? '4' : '3']);
     else expect(optionFor(request, 'deny')?.keys).toEqual(keys.deny);
   });
 

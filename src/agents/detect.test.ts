@@ -159,7 +159,7 @@ describe('executing and question patterns on the recorded screens', () => {
   // "✓ Shell") beside the model's spinner, so they are thinking, not executing. Claude Code keeps
   // "Reading 1 file…" on screen through both, Gemini's running icon and Aider's "Running <cmd>"
   // are not recorded: their lists stay empty.
-  const EXECUTING = new Set(['screens/codex-0.169.0/approval.txt', 'cli-captures/codex-tui-approval.txt', 'screens/opencode-1.18.33/approval.txt', 'cli-captures/opencode-tui-approval.txt']);
+  const EXECUTING = new Set(['screens/codex-0.169.0/approval.txt', 'screens/codex-0.171.0/approval.txt', 'cli-captures/codex-tui-approval.txt', 'screens/opencode-1.18.33/approval.txt', 'cli-captures/opencode-tui-approval.txt']);
 
   it.each(screenFiles())('%s %s', (agent, file) => {
     expect(executing(agent, load(path.join(fixtures, file)).lines)).toBe(EXECUTING.has(file));
