@@ -193,7 +193,7 @@ describe('a prompt sent while a late first-run dialog is up', () => {
     },
     { builtin: false },
   );
-  const target = { input: profile.data.input, screens: profile.screensFor(undefined), policy: { trustFolder: true, useEnvApiKey: false, keepCurrentModel: true, tryNewFeatures: false } };
+  const target = { input: profile.data.input, screens: profile.screensFor(undefined), policy: { trustFolder: true, useEnvApiKey: false, keepCurrentModel: true, tryNewFeatures: false, keepRetrying: false } };
 
   it.each([
     // The nudge is up before the prompt is sent.

@@ -47,8 +47,13 @@ const cases: [string, string, Expected][] = [
   // Word-wrapped in its box, and the header above cuts it short with "…": a space or a line break
   // where it broke cannot be told apart, so the read is not sure (and a policy asks).
   ['gemini', 'gemini-0.61.0/shell-approval-80x24', { state: 'waiting_approval', approval: { certain: false } }],
-  // Gemini CLI retrying a failing model without end draws only its spinner: nothing to read.
+  // Gemini CLI retrying a failing model without end (ui.errorVerbosity "low", its default) draws
+  // only its spinner: nothing to read. The profile sets "full", and Gemini asks instead, which the
+  // policy answers Stop; the error then shows.
   ['gemini', 'gemini-0.61.0/retry-storm-120x40', { state: 'thinking' }],
+  ['gemini', 'gemini-0.61.0/keep-trying-dialog-80x24', { state: 'waiting_input', rule: 'dialog:keep_trying' }],
+  ['gemini', 'gemini-0.61.0/keep-trying-dialog-120x40', { state: 'waiting_input', rule: 'dialog:keep_trying' }],
+  ['gemini', 'gemini-0.61.0/error500-stopped-120x40', { state: 'error', message: /API Error: .*"code":500/ }],
 
   // 80x24: the command word-wrapped in the box, whole in the conversation above; 200x50: the side
   // panel's folder and version drawn on the prompt's rows.

@@ -5,6 +5,7 @@
  */
 import { detectScreen, lowestMatchOf, type Detection, type Evidence, type ScreenRows } from './detect.js';
 import type { Screens } from './schema.js';
+import { errorText } from './screen-text.js';
 
 /** The states a single screen can show (starting and exited come from the process, not the screen). */
 export type ScreenState = 'idle' | 'thinking' | 'executing' | 'waiting_approval' | 'waiting_input' | 'error';
@@ -42,7 +43,7 @@ export function classifyScreen(screens: Screens, screen: ScreenRows, isCurrentEr
       const asked = question();
       if (asked) return asked;
       const failing = retryingAgain(screens, screen);
-      if (failing) return { state: 'error', evidence: failing, error: failing.line, detection };
+      if (failing) return { state: 'error', evidence: failing, error: errorText(screens, { lines: screen.lines, ansiLines: screen.ansiLines ?? [] }, failing.row, failing.line), detection };
       const executing = lowestMatchOf(screens.executing, screen);
       if (executing) return { state: 'executing', evidence: { rule: 'executing', ...executing }, detection };
       return { state: 'thinking', evidence: detection.evidence ?? null, detection };
@@ -57,7 +58,9 @@ export function classifyScreen(screens: Screens, screen: ScreenRows, isCurrentEr
       // A refusal's notice (Codex's "■ Conversation interrupted") is drawn like an error, but the
       // agent is back at its prompt waiting for what to do instead: idle, said so by its evidence.
       if (error && current && lowestMatchOf(screens.interrupted, { lines: [error.line] })) return { state: 'idle', evidence: { ...error, rule: INTERRUPTED_RULE }, detection };
-      if (error && current) return { state: 'error', evidence: error, error: error.line, detection };
+      // The message around the row that showed it: OpenCode marks an error only by a red bar, and
+      // the lowest barred row may hold nothing but the bar.
+      if (error && current) return { state: 'error', evidence: error, error: errorText(screens, { lines: screen.lines, ansiLines: screen.ansiLines ?? [] }, error.row, error.line), detection };
       return { state: 'idle', evidence: detection.evidence ?? null, detection };
     }
   }

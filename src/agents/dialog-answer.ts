@@ -21,6 +21,11 @@ export interface FirstRunPolicy {
   keepCurrentModel: boolean;
   /** Take a CLI up on an offer to try something new (a renderer, a mode); no by default: the screens read are the known ones. */
   tryNewFeatures: boolean;
+  /**
+   * Keep retrying when a CLI whose model keeps failing offers to (Gemini CLI's "Keep trying /
+   * Stop"); no by default: the turn ends with the model's error, which a task reports.
+   */
+  keepRetrying: boolean;
 }
 
 /**
@@ -29,7 +34,7 @@ export interface FirstRunPolicy {
  * isolated HOME every answer stays in that HOME, and the key is the sandbox's own.
  */
 export function defaultFirstRunPolicy(sandboxed: boolean): FirstRunPolicy {
-  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true, tryNewFeatures: false };
+  return { trustFolder: true, useEnvApiKey: sandboxed, keepCurrentModel: true, tryNewFeatures: false, keepRetrying: false };
 }
 
 export const DEFAULT_FIRST_RUN_POLICY: FirstRunPolicy = defaultFirstRunPolicy(false);
@@ -45,6 +50,8 @@ export function decideDialog(dialog: Dialog, policy: FirstRunPolicy): 'accept' |
       return policy.keepCurrentModel ? 'accept' : 'decline';
     case 'try_new_feature':
       return policy.tryNewFeatures ? 'accept' : 'decline';
+    case 'keep_retrying':
+      return policy.keepRetrying ? 'accept' : 'decline';
     case 'continue':
       return 'accept';
   }

@@ -128,7 +128,7 @@ export const dialogSchema = z.strictObject({
   /** The dialog is on screen when every one of these matches. */
   when: z.array(screenPatternSchema).min(1),
   /** The first-run policy decision this dialog asks for. */
-  decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'try_new_feature', 'continue']),
+  decides: z.enum(['trust_folder', 'use_env_api_key', 'keep_current_model', 'try_new_feature', 'keep_retrying', 'continue']),
   /**
    * What to do when the policy says yes, and when it says no: keys to press (named keys, as
    * send_keys takes them), or `{ choose: pattern }`, the option whose label matches, reached by

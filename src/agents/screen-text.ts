@@ -3,7 +3,7 @@
  * prompt went in, and the whole of an error message around the row where it was seen.
  */
 import { lowestMatchOf } from './detect.js';
-import { withoutSidePanel } from './structure.js';
+import { isRule, withoutSidePanel } from './structure.js';
 import type { Screens } from './schema.js';
 
 /** Rows that mark a reply (its first row, or the row after it), by the profile's patterns. */
@@ -37,7 +37,8 @@ export function errorText(screens: Screens, screen: { lines: readonly string[]; 
   let bottom = row;
   while (row - top < 8 && marked(top - 1)) top -= 1;
   while (bottom - row < 8 && marked(bottom + 1)) bottom += 1;
-  if (top === bottom) while (bottom - row < 5 && (lines[bottom + 1] ?? '').replace(FRAME, '') !== '') bottom += 1;
+  // Rows right below, up to a blank one or a rule (an input box under the message is not part of it).
+  if (top === bottom) while (bottom - row < 5 && (lines[bottom + 1] ?? '').replace(FRAME, '') !== '' && !isRule(lines[bottom + 1])) bottom += 1;
   const text = lines
     .slice(top, bottom + 1)
     .map((l) => l.replace(FRAME, '').replace(PROGRESS, '').replace(KEY_HINT, ''))

@@ -25,7 +25,7 @@ export interface StateChange {
   at: number;
   /** What decided: the rule, its pattern, and the screen line it matched (null for exit and start). */
   evidence: Evidence | null;
-  /** The error message line, for `error`. */
+  /** The error message, for `error`: the rows around the one that showed it, joined. */
   error?: string;
   /** The dialog or question on screen, for `waiting_input`. */
   question?: string;

@@ -58,7 +58,7 @@ async function screen(pane: string): Promise<string[]> {
 async function untilIdle(profile: AgentProfile, pane: string, what: string, done: (lines: string[]) => boolean = () => true): Promise<string[]> {
   const screens = profile.screensFor(undefined);
   // The answers a user gives a sandboxed CLI: trust the folder, use the sandbox's key, keep the model.
-  const policy: FirstRunPolicy = { trustFolder: true, useEnvApiKey: true, keepCurrentModel: true, tryNewFeatures: false };
+  const policy: FirstRunPolicy = { trustFolder: true, useEnvApiKey: true, keepCurrentModel: true, tryNewFeatures: false, keepRetrying: false };
   const deadline = Date.now() + 120_000;
   let lines: string[] = [];
   while (Date.now() < deadline) {

@@ -55,6 +55,16 @@ export const gemini = defineProfile(
         },
         dialogs: [
           {
+            // A model that keeps failing (500, overloaded), with ui.errorVerbosity "full" (0.61):
+            // "We are currently experiencing high demand. … ● 1. Keep trying  2. Stop". Stop ends
+            // the turn with the error on screen ("✕ [API Error: …]").
+            id: 'keep_trying',
+            when: ['We are currently experiencing high demand', 'Keep trying'],
+            decides: 'keep_retrying',
+            accept: { choose: '^Keep trying' },
+            decline: { choose: '^Stop' },
+          },
+          {
             id: 'trust_folder',
             when: ['Do you trust the files in this folder\\?', 'Trust folder'],
             decides: 'trust_folder',
@@ -111,6 +121,10 @@ export const gemini = defineProfile(
           security: { auth: { selectedType: 'gemini-api-key' } },
           // One attempt: a scripted error should show at once, not after minutes of retries.
           general: { enableAutoUpdate: false, enableAutoUpdateNotification: false, maxAttempts: 1 },
+          // With the default ("low"), a model failing with 500 is retried by the TUI's fallback
+          // handler without end or pause (0.61: about 9,500 requests a minute, nothing on screen);
+          // "full" asks instead ("Keep trying / Stop"), which the policy answers (keep_retrying).
+          ui: { errorVerbosity: 'full' },
           privacy: { usageStatisticsEnabled: false },
           telemetry: { enabled: false },
           ide: { enabled: false, hasSeenNudge: true },
