@@ -8,7 +8,7 @@ import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { detectScreen, lineIndexAt, lowestMatchOf, region, type Detection, type ScreenRows } from './detect.js';
-import { isRule, rowContent, withoutSidePanel } from './structure.js';
+import { isRule, leftOfPanel, rowContent, sidePanelColumn } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
@@ -278,11 +278,8 @@ function keysFor(spec: ApprovalRequestSpec, options: readonly { number: string |
  * is the screen's, when the caller has it already (the state tracker).
  */
 export function parseApproval(screens: Screens, screen: ScreenRows | readonly string[], known?: Detection): ApprovalPrompt | null {
-  const given: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
-  const detection = known ?? detectScreen(screens, given);
-  // A side panel drawn beside the prompt (OpenCode's folder and version at 200 columns) is no part
-  // of it: its rows are read without the panel.
-  const rows: ScreenRows = { ...given, lines: withoutSidePanel(given.lines) };
+  const rows: ScreenRows = Array.isArray(screen) ? { lines: screen as readonly string[] } : (screen as ScreenRows);
+  const detection = known ?? detectScreen(screens, rows);
   if (detection.kind !== 'approval') return null;
   const anchor = detection.evidence?.row ?? 0;
   const spec = screens.approval_request;
@@ -335,26 +332,33 @@ function doubtsAbout(kind: KindMatch, screens: Screens, c: Compiled, rows: Scree
   if ((kind.kind === 'file_edit' || kind.kind === 'file_write' || kind.kind === 'file_read') && kind.path === null) doubts.push('no file was read from the prompt');
   const { lines } = rows;
   const end = optionsTop ?? lines.length;
-  // What the row above was: a run of prose continues only from prose, and starts only after a row
-  // the layout placed (never straight under the command, which it could be the wrapped end of,
-  // unless the kind's match closed the call with a rule of its own).
-  let above: 'placed' | 'call' | 'prose' | 'unplaced' = isFiller(rowContent(lines[kind.endRow] ?? '')) ? 'placed' : 'call';
+  // A side panel's words on a row the prompt leaves empty (OpenCode's folder and version at 200
+  // columns) are no part of it. Only such rows: a row of the call is never cut.
+  const panel = sidePanelColumn(lines);
+  // What the rows above said: prose may start only once the call is closed, by a rule of the kind's
+  // own (Claude Code's dashed rules), the question or a decoration, and goes on only from prose. A
+  // blank row closes nothing: a command may hold one, with more of it below.
+  let above: 'closed' | 'open' | 'prose' = isRule(rowContent(lines[kind.endRow] ?? '')) ? 'closed' : 'open';
   for (let row = kind.endRow + 1; row < end; row++) {
     const line = lines[row] ?? '';
     const content = rowContent(line);
-    if (isFiller(content) || lowestMatchOf(screens.approval, { lines: [line] }) || c.decorations.some((d) => d.test(content))) {
-      above = 'placed';
+    if (content === '' || /^[\s│┃╭╮╰╯─]*$/.test(content)) continue;
+    if (isRule(content) || lowestMatchOf(screens.approval, { lines: [line] }) || c.decorations.some((d) => d.test(content))) {
+      above = 'closed';
       continue;
     }
+    if (panel !== undefined && isFiller(rowContent(leftOfPanel(line, panel)))) continue;
     const prose = isProse(content);
-    if ((prose === 'starts' && above === 'placed') || (prose !== false && above === 'prose')) {
+    if ((prose === 'starts' && above === 'closed') || (prose !== false && above === 'prose')) {
       above = 'prose';
       continue;
     }
-    above = 'unplaced';
+    above = 'open';
     doubts.push(`a row of the prompt is not part of any layout this profile knows: "${content.slice(0, 80)}"`);
   }
-  const said = witnessFor(c, lines, kind.row);
+  // The witness is read without a side panel, whose words would run on from it (OpenCode's "0%
+  // used" under "$ <command>" at 200 columns): cutting it can only make a witness disagree.
+  const said = witnessFor(c, panel === undefined ? lines : lines.map((l) => leftOfPanel(l, panel)), kind.row);
   if (said) {
     const read = said.group === 'command' ? kind.command : kind.path;
     const agrees = read !== null && (said.group === 'command' ? sameCall(said.text, read) : sameFile(said.text, read));
@@ -495,7 +499,8 @@ function unwrapChars(rows: readonly string[], lines: readonly string[]): string 
 function mayWrap(lines: readonly string[], kind: KindMatch): boolean {
   const width = lines.reduce((w, l) => Math.max(w, l.length), 0);
   const commandLines = (kind.command ?? '').split('\n');
-  return commandLines.slice(0, -1).some((l) => lines.some((row) => row.includes(l) && row.trimEnd().length >= width - 2));
+  // An empty line of the command is in every row, and cannot be cut.
+  return commandLines.slice(0, -1).some((l) => l.trim() !== '' && lines.some((row) => row.includes(l) && row.trimEnd().length >= width - 2));
 }
 
 /**

@@ -78,7 +78,7 @@ function retryingAgain(screens: Screens, screen: ScreenRows): Evidence | undefin
   const m = lowestMatchOf(screens.retrying, screen);
   if (!m) return undefined;
   // The number may have wrapped onto the next row.
-  const attempt = /#\s*(\d+)/.exec(`${m.line} ${(screen.lines[m.row + 1] ?? '').trim()}`);
+  const attempt = /attempt\s*#\s*(\d+)/.exec(`${m.line} ${(screen.lines[m.row + 1] ?? '').trim()}`);
   return attempt && Number(attempt[1]) >= 2 ? { rule: RETRYING_RULE, ...m } : undefined;
 }
 

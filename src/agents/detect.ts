@@ -199,9 +199,9 @@ function slice(screen: ScreenRows, from: number, to: number): ScreenRows {
  * reply streams: a reply below the latest prompt given, above the input row, with no end row,
  * error or refusal notice after the prompt. Once the prompt scrolled away, the whole screen above
  * the input is the turn; a reply whose first row went too (or that the CLI redrew under its
- * prompt without it) shows by a continued row first under the prompt or on the screen's top row,
- * text going on from above it (a start-up screen begins with a blank row or its banner's frame).
- * The reply row is the evidence.
+ * prompt without it) shows by continued rows only, from the first row under the prompt or the
+ * screen's top row down to the input (a start-up screen begins with a blank row or its banner; a
+ * slash command's output is a box or rows of its own). The reply row is the evidence.
  */
 function openTurn(screens: Screens, screen: ScreenRows, inputBox: number | undefined, idleRow: number | undefined): Match | undefined {
   const turn = screens.turn;
@@ -216,9 +216,13 @@ function openTurn(screens: Screens, screen: ScreenRows, inputBox: number | undef
   if (lowestMatchOf([...turn.end, ...screens.error, ...screens.interrupted], rows)) return undefined;
   const reply = lowestMatchOf(screens.reply, rows);
   if (reply) return { ...reply, row: reply.row + from };
-  // The first row under the prompt, or the screen's top row: text that goes on from above it.
+  // No reply mark: text that goes on from above, from the first row under the prompt or the
+  // screen's top row down to the input, every row of it a reply's continued row (a slash command's
+  // output, a box, a banner is something else).
   const at = prompt ? rows.lines.findIndex((l) => l.trim() !== '') : 0;
   if (at < 0) return undefined;
-  const continued = lowestMatchOf(turn.continued, { lines: [rows.lines[at] ?? ''] });
-  return continued ? { ...continued, row: from + at } : undefined;
+  const body = rows.lines.slice(at).filter((l) => l.trim() !== '');
+  const goesOn = (line: string): boolean => lowestMatchOf(turn.continued, { lines: [line] }) !== undefined;
+  if (!goesOn(rows.lines[at] ?? '') || !body.every(goesOn)) return undefined;
+  return { ...(lowestMatchOf(turn.continued, { lines: [rows.lines[at] ?? ''] }) as Match), row: from + at };
 }

@@ -194,7 +194,7 @@ export const screensSchema = z.strictObject({
     .optional(),
   /**
    * How the CLI says it is retrying a failed request (OpenCode's "… [retrying in 4s attempt #2]"),
-   * the attempt's number after a "#" on the matched row: from the second attempt on, the CLI keeps failing the same way, and the
+   * the attempt's number as "attempt #N" on the matched row or the next: from the second attempt on, the CLI keeps failing the same way, and the
    * agent's state is `error` with its message, not work going on.
    */
   retrying: z.array(screenPatternSchema).default([]),

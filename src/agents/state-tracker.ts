@@ -7,8 +7,8 @@ import { DisposableStore } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import type { Pane } from '../pane/index.js';
 import { parseApproval } from './approval-prompt.js';
-import { classifyScreen, RETRYING_RULE } from './classify.js';
-import { lowestMatchOf, type Detection } from './detect.js';
+import { classifyScreen, INTERRUPTED_RULE, RETRYING_RULE } from './classify.js';
+import { lowestMatchOf, type Detection, type Evidence } from './detect.js';
 import type { Screens } from './schema.js';
 import type { StateChange } from '../contract/agent-state.js';
 
@@ -44,6 +44,14 @@ export class AgentStateTracker {
   private settleTimer: NodeJS.Timeout | undefined;
   /** How many times each error line was on screen when the turn began. */
   private errorBaseline = new Map<string, number>();
+  /**
+   * Where the lowest error on screen was in the output when the turn began (rows scrolled off plus
+   * its row), on a screen that scrolls: an error drawn below it is new, even when it repeats an
+   * old one that has scrolled away since (Codex's refusal notice, twice in a row at 80x24).
+   */
+  private errorFloor: number | undefined;
+  /** Work (busy, a tool, an approval) seen since the turn began: the latest prompt on screen is this turn's. */
+  private workSinceTurn = false;
   private readonly idleSettleMs: number;
   private readonly usesAnsi: boolean;
   private readonly subscriptions = new DisposableStore();
@@ -78,7 +86,13 @@ export class AgentStateTracker {
    * turns from now on.
    */
   beginTurn(): void {
-    this.errorBaseline = this.countErrorLines(this.pane.screenLines());
+    const lines = this.pane.screenLines();
+    this.errorBaseline = this.countErrorLines(lines);
+    const lowest = lowestMatchOf(this.screens.error, this.usesAnsi ? { lines, ansiLines: this.pane.snapshot({ ansi: true }).lines } : { lines });
+    this.errorFloor = lowest && !this.pane.altScreen ? this.pane.scrolledRows + lowest.row : undefined;
+    this.workSinceTurn = false;
+    // A refusal's notice belongs to the turn that ended on it: the new turn does not start refused.
+    if (this.current.evidence?.rule === INTERRUPTED_RULE) this.current = { ...this.current, evidence: null };
     if (this.current.state === 'error') this.evaluate();
   }
 
@@ -112,7 +126,7 @@ export class AgentStateTracker {
     // Rows with colours cost a second pass over the screen: only for profiles that need them.
     const ansiLines = this.usesAnsi ? this.pane.snapshot({ ansi: true }).lines : undefined;
     const rows = ansiLines ? { lines, ansiLines } : { lines };
-    const classification = classifyScreen(this.screens, rows, (error) => this.isNewError(error.line, lines));
+    const classification = classifyScreen(this.screens, rows, (error) => this.isNewError(error, lines));
     this.detection = classification.detection;
     clearTimeout(this.settleTimer);
     const { state, evidence } = classification;
@@ -155,13 +169,25 @@ export class AgentStateTracker {
     return counts;
   }
 
-  /** True when the error line shows more often than when the turn began (the same error may recur). */
-  private isNewError(line: string, lines: readonly string[]): boolean {
-    const now = lines.filter((l) => l.trim() === line).length;
-    return now > (this.errorBaseline.get(line) ?? 0);
+  /**
+   * True when the error line shows more often than when the turn began (the same error may recur),
+   * or, on a screen that scrolls, when it is drawn below where the lowest error was then, or below
+   * the latest prompt given once this turn's work has shown.
+   */
+  private isNewError(error: Evidence, lines: readonly string[]): boolean {
+    const now = lines.filter((l) => l.trim() === error.line).length;
+    if (now > (this.errorBaseline.get(error.line) ?? 0)) return true;
+    if (this.errorFloor !== undefined && !this.pane.altScreen && this.pane.scrolledRows + error.row > this.errorFloor) return true;
+    // A CLI that shows the prompts given (`turn.prompt`), once this turn's work has shown: an error
+    // with no prompt between it and the input row (the one prompt-like row below it) is this turn's.
+    const prompts = this.screens.turn?.prompt ?? [];
+    if (!this.workSinceTurn || prompts.length === 0) return false;
+    const below = lines.slice(error.row + 1).filter((l) => lowestMatchOf(prompts, { lines: [l] }) !== undefined).length;
+    return below <= 1;
   }
 
   private transition(next: Omit<StateChange, 'previous' | 'at'>): void {
+    if (next.state === 'thinking' || next.state === 'executing' || next.state === 'waiting_approval') this.workSinceTurn = true;
     if (next.state === this.current.state && next.evidence?.line === this.current.evidence?.line && next.approval === this.current.approval) return;
     const change: StateChange = { ...next, previous: this.current.state, at: Date.now() };
     const changedState = next.state !== this.current.state;

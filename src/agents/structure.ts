@@ -243,11 +243,11 @@ export function isConfirmHint(line: string): boolean {
 }
 
 /**
- * The rows without a side panel: a column of words that begins at the same place, past a wide gap,
- * on several rows, in the right half of the screen. A row whose own text runs up to the column is
- * kept whole, so nothing of a prompt is ever cut.
+ * Where a side panel begins: a column of words that starts at the same place, past a wide gap, on
+ * four rows or more, in the right half of the screen (OpenCode's folder, context and version at
+ * 200 columns). A box's right side is no panel. Undefined when the screen has none.
  */
-export function withoutSidePanel(lines: readonly string[]): readonly string[] {
+export function sidePanelColumn(lines: readonly string[]): number | undefined {
   const width = lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
   const GAP = 8;
   const starts = new Map<number, number>();
@@ -264,10 +264,21 @@ export function withoutSidePanel(lines: readonly string[]): readonly string[] {
   let column = -1;
   let most = 0;
   for (const [at, count] of starts) if (count > most || (count === most && at < column)) [column, most] = [at, count];
-  if (most < 4) return lines;
-  return lines.map((line) => {
-    const chars = Array.from(line);
-    if (chars.length <= column || !chars.slice(column - 3, column).every((ch) => ch === ' ')) return line;
-    return chars.slice(0, column).join('').trimEnd();
-  });
+  return most >= 4 ? column : undefined;
+}
+
+/** A row's text left of the side panel at `column` (the whole row when its own text runs up to it). */
+export function leftOfPanel(line: string, column: number): string {
+  const chars = Array.from(line);
+  if (chars.length <= column || !chars.slice(column - 3, column).every((ch) => ch === ' ')) return line;
+  return chars.slice(0, column).join('').trimEnd();
+}
+
+/**
+ * The rows without a side panel, for reading a message beside one. Never for reading what an
+ * approval asks: a command's own rows could be cut (a crafted gap before its tail).
+ */
+export function withoutSidePanel(lines: readonly string[]): readonly string[] {
+  const column = sidePanelColumn(lines);
+  return column === undefined ? lines : lines.map((line) => leftOfPanel(line, column));
 }

@@ -343,6 +343,12 @@ export class Pane implements Schedulable {
     return this.screen.captureRows(from, to, styled);
   }
 
+  /** Rows that have scrolled off the top of the normal screen: a screen row's place in the output is this plus the row. */
+  get scrolledRows(): number {
+    this.drainAll();
+    return this.screen.scrolledRows;
+  }
+
   /** Rows of history held (above the screen). */
   get historyLength(): number {
     return this.screen.historyLength;

@@ -187,6 +187,14 @@ export class Screen implements Disposable {
     return { x: buffer.cursorX, y: buffer.cursorY, visible: !this.core.coreService.isCursorHidden };
   }
 
+  /**
+   * Rows that have scrolled off the top of the normal screen since it was created (or last
+   * cleared), whatever history keeps: with a screen row added, that row's place in the output.
+   */
+  get scrolledRows(): number {
+    return this.core.buffers.normal.ybase + this.trimmed;
+  }
+
   /** Number of history rows held (excluding the screen). */
   get historyLength(): number {
     return this.history.length;

@@ -204,7 +204,8 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
         kind: 'tick',
         now: performance.now(),
         screen: pane.screenLines().join('\n'),
-        current: { state: tracker.state.state, ...(tracker.state.evidence?.line !== undefined ? { evidenceLine: tracker.state.evidence.line } : {}) },
+        // A refusal's notice rides on the idle state: the tick must see it as the state event did.
+        current: tracker.state.evidence?.rule === INTERRUPTED_RULE ? view(tracker.state) : { state: tracker.state.state, ...(tracker.state.evidence?.line !== undefined ? { evidenceLine: tracker.state.evidence.line } : {}) },
         dialogKnown: dialogKnown(),
         stuckDialog: agent.responder?.stuck,
         outputAgoMs: Date.now() - pane.lastOutputTime,

@@ -98,3 +98,40 @@ export async function runAutoApproveAtSize(agent: string, cols: number, rows: nu
     work.cleanup();
   }
 }
+
+/**
+ * Two tasks in a row whose commands a callback refuses, on a screen short enough that the first
+ * refusal's notice scrolls away during the second (Codex at 80x24 shows the same "■ Conversation
+ * interrupted" both times): each ends `needs_input`, never `completed`, and neither command runs.
+ */
+export async function runTwoRefusals(agent: string, cols: number, rows: number): Promise<void> {
+  useAgentBinaries();
+  const notes = Array.from({ length: 30 }, (_, i) => `Note ${i + 1} before the command.`).join('\n');
+  const model = await ModelServer.start({
+    scenario: {
+      name: 'two refusals',
+      rules: [
+        { match: 'first task', steps: [{ tool: 'shell', command: 'echo one > one.txt', description: 'Write one', escalate: true }, { text: 'Done one.' }] },
+        { match: 'second task', steps: [{ text: notes, tool: 'shell', command: 'echo two > two.txt', description: 'Write two', escalate: true }, { text: 'Done two.' }] },
+      ],
+    },
+  });
+  const home = tempDir(`sb-refuse-${agent}-home-`);
+  const work = tempDir(`sb-refuse-${agent}-work-`);
+  const registry = new PaneRegistry({ defaults: { cols, rows } });
+  const runner = new CodingAgent({ tool: agent, onApproval: () => 'deny', sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, registry, timeoutMs: 120_000, idleTimeoutMs: 60_000 });
+  try {
+    for (const task of ['do the first task please', 'do the second task please']) {
+      const result = await runner.execute(task, { workdir: work.dir });
+      expect(result.status, explain(result)).toBe('needs_input');
+      expect(result.approvals.map((a) => a.decision)).toEqual(['deny']);
+      expect(result.filesChanged).toEqual([]);
+    }
+  } finally {
+    await runner.dispose();
+    await registry.close();
+    await model.close();
+    home.cleanup();
+    work.cleanup();
+  }
+}

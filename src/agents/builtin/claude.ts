@@ -86,7 +86,7 @@ export const claude = defineProfile(
             // The heading, then a tip and the description (each wrapped on a narrow terminal), then the
             // command between dashed rules: only what is between the rules is the command. A fake rule
             // in the description leaves the real command's rows unplaced, and the witness disagrees.
-            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?:.*\\n){0,6}?╌{8,}\\n(?<command>(?: .*\\n)+?)╌{8,}$', gutter: '^ (?:│ )?' },
+            { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?:.*\\n){0,6}?╌{8,}\\n(?<command>(?: .*\\n)+?)╌{8,}$', gutter: '^ (?:│(?: |$))?' },
             { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
             { kind: 'file_edit', tool_name: 'Edit', pattern: '^ Edit file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
             { kind: 'other', pattern: '^ Do you want to ' },

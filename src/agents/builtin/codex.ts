@@ -84,7 +84,9 @@ export const codex = defineProfile(
         // 0.171 draws no spinner while a reply streams, and closes every finished turn, however short,
         // with "Worked for <1s • 13:42" under it: a reply under the latest prompt without that row
         // (or an error, or the refusal notice) is a turn still going.
-        turn: { end: ['^\\s+Worked for '], prompt: ['^› \\S'], continued: ['^ {2}\\S'] },
+        // The end row in full ("Worked for 1m 5s • 13:42"), so a reply's own text seldom looks like it;
+        // a reply's rows go on indented by two, never with a slash command's "/name - …" list.
+        turn: { end: ['^ {2}Worked for [<\\dhms ]+ • \\d{1,2}:\\d{2}(?::\\d{2})?\\s*$'], prompt: ['^› \\S'], continued: ['^ {2}[^\\s/]'] },
         approval_request: {
           ...SCREENS_0_169.approval_request,
           kinds: [

@@ -55,7 +55,7 @@ export const opencode = defineProfile(
         reply_end: ['^ +▣  \\S'],
         // A failed request retried with backoff, in the footer: "<message> [retrying in 8s attempt #4]"
         // (1.18.33, model answering 500), wrapped on a narrow terminal.
-        retrying: ['\\[retrying in \\d+\\w*\\s+attempt #\\d+'],
+        retrying: ['\\[retrying in \\d+\\w*\\s+attempt\\s+#\\d+'],
         // A shell call not yet finished is one unboxed row, "$ <command>" (recorded while it waits
         // for approval: opencode-tui-approval); once it has output it becomes a ┃ block with the
         // output, as when done. So this catches a running command only until it prints something.
