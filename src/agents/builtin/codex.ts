@@ -86,6 +86,10 @@ export const codex = defineProfile(
         // (or an error, or the refusal notice) is a turn still going.
         // The end row in full ("Worked for 1m 5s • 13:42"), so a reply's own text seldom looks like it;
         // a reply's rows go on indented by two, never with a slash command's "/name - …" list.
+        // Its errors and notices start at the row's first column; a reply's rows are indented, so a
+        // model writing "■ Conversation interrupted" in its reply does not end the turn.
+        error: ['^■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
+        interrupted: ['^■ Conversation interrupted'],
         turn: { end: ['^ {2}Worked for [<\\dhms ]+ • \\d{1,2}:\\d{2}(?::\\d{2})?\\s*$'], prompt: ['^› \\S'], continued: ['^ {2}[^\\s/]'] },
         approval_request: {
           ...SCREENS_0_169.approval_request,
