@@ -81,15 +81,15 @@ export const codex = defineProfile(
         versions: '>=0.170.0 <1',
         recorded: ['0.171.0'],
         ...SCREENS_0_169,
-        // 0.171 draws no spinner while a reply streams, and closes every finished turn, however short,
-        // with "Worked for <1s • 13:42" under it: a reply under the latest prompt without that row
-        // (or an error, or the refusal notice) is a turn still going.
-        // The end row in full ("Worked for 1m 5s • 13:42"), so a reply's own text seldom looks like it;
-        // a reply's rows go on indented by two, never with a slash command's "/name - …" list.
         // Its errors and notices start at the row's first column; a reply's rows are indented, so a
         // model writing "■ Conversation interrupted" in its reply does not end the turn.
         error: ['^■ ', 'stream error', 'unexpected status \\d{3}', 'error sending request'],
         interrupted: ['^■ Conversation interrupted'],
+        // 0.171 draws no spinner while a reply streams, and closes every finished turn, however short,
+        // with "Worked for <1s • 13:42" under it: a reply under the latest prompt without that row
+        // (or an error, or the refusal notice) is a turn still going. The end row is matched in full,
+        // so a reply's own text seldom looks like it; a reply's rows go on indented by two, never
+        // with a slash command's "/name - …" list.
         turn: { end: ['^ {2}Worked for [<\\dhms ]+ • \\d{1,2}:\\d{2}(?::\\d{2})?\\s*$'], prompt: ['^› \\S'], continued: ['^ {2}[^\\s/]'] },
         approval_request: {
           ...SCREENS_0_169.approval_request,
