@@ -46,7 +46,9 @@ function scenario(victim: string): Scenario {
     name: 'faithful',
     title: 'Scripted tasks',
     rules: [
-      { match: MARK, steps: [{ text: ANSWER }] },
+      // A model takes a moment to answer: the test asserts the CLI was seen at work, and an answer
+      // in 0 ms let Claude Code 2.1.332 draw its spinner for less than a render under load.
+      { match: MARK, steps: [{ text: ANSWER, delay_ms: 1_000 }] },
       { match: 'create the notes', steps: [{ tool: 'write', path: 'b.txt', content: 'hello b\n' }, { text: 'Created b.txt.' }] },
       { match: 'fix the greeting', steps: [{ tool: 'edit', path: 'a.txt', old: 'alpha', new: 'beta' }, { text: 'Edited a.txt.' }] },
       { match: 'clean the cache', steps: [{ tool: 'shell', command: `rm -r ${victim}`, description: 'Remove the cache', escalate: true }, { text: 'Removed the cache.' }] },

@@ -266,7 +266,7 @@ describe('the Codex session driver', () => {
   it('knows the CLI and what it can do', async () => {
     const { driver } = setup('codex');
     const health = await driver.health();
-    expect(health, health.problem).toMatchObject({ ok: true, version: '0.169.0' });
+    expect(health, health.problem).toMatchObject({ ok: true, version: PINNED.codex });
     expect(driver.capabilities()).toMatchObject({ format: 'codex-exec-json', multiTurn: true, permissionRequests: false });
   });
 
