@@ -44,6 +44,13 @@ const claudeOptions = (folder: string): Expected['options'] => [
   [`Yes, and always allow access to ${folder}/ from this project`, 'allow_always', ['2'], false],
   ['No', 'deny', ['3'], false],
 ];
+/** Claude Code 2.1.330 and later: a fourth option, "switch to auto mode", which no policy picks. */
+const claude2130Options: Expected['options'] = [
+  ['Yes', 'allow_once', ['1'], true],
+  ['Yes, and always allow access to /home/dev/work from this project', 'allow_always', ['2'], false],
+  ['Yes, and switch to auto mode · auto mode handles these prompts for you', null, ['3'], false],
+  ['No', 'deny', ['4'], false],
+];
 const codexOptions: Expected['options'] = [
   ['Yes, proceed', 'allow_once', ['y'], true],
   [`Yes, and don't ask again for commands that start with \`${COMMAND}\``, 'allow_always', ['p'], false],
@@ -68,24 +75,8 @@ const APPROVALS: Record<string, [string, Expected]> = {
   'screens/claude-2.1.197/approval.txt': ['claude', shell('Bash', 25, claudeOptions('sb-claude-work-XXXXXX'))],
   'cli-captures/claude-tui-approval.txt': ['claude', shell('Bash', 19, claudeOptions('work-claude-tui'))],
   // 2.1.330: a tip line between the heading and the command, the command between dashed rules.
-  'screens/claude-2.1.330/approval.txt': [
-    'claude',
-    shell('Bash', 17, [
-      ['Yes', 'allow_once', ['1'], true],
-      ['Yes, and always allow access to /home/dev/work from this project', 'allow_always', ['2'], false],
-      ['Yes, and switch to auto mode · auto mode handles these prompts for you', null, ['3'], false],
-      ['No', 'deny', ['4'], false],
-    ]),
-  ],
-  'screens/claude-2.1.332/approval.txt': [
-    'claude',
-    shell('Bash', 17, [
-      ['Yes', 'allow_once', ['1'], true],
-      ['Yes, and always allow access to /home/dev/work from this project', 'allow_always', ['2'], false],
-      ['Yes, and switch to auto mode · auto mode handles these prompts for you', null, ['3'], false],
-      ['No', 'deny', ['4'], false],
-    ]),
-  ],
+  'screens/claude-2.1.330/approval.txt': ['claude', shell('Bash', 17, claude2130Options)],
+  'screens/claude-2.1.332/approval.txt': ['claude', shell('Bash', 17, claude2130Options)],
   'screens/codex-0.169.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
   'screens/codex-0.171.0/approval.txt': ['codex', shell(null, 26, codexOptions)],
   'cli-captures/codex-tui-approval.txt': ['codex', shell(null, 26, codexOptions)],

@@ -8,7 +8,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { expect } from 'vitest';
-import { CodingAgent, type ExecuteResult } from '../../src/index.js';
+import { CodingAgent, type CodingAgentOptions, type ExecuteResult } from '../../src/index.js';
 import { ModelServer, type Scenario } from '../../src/model-server/index.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import { tempDir } from '../support/shell.js';
@@ -53,43 +53,17 @@ function expectApprovedByPolicy(result: ExecuteResult, tool: string, asks = true
   }
 }
 
-/**
- * Runs the tasks at one size. `longCommand`: `completes`, or `asked` where the CLI's box wraps it
- * and nothing on screen shows it whole (Gemini CLI at 80 columns): an unsure read is asked, never
- * allowed, and the command does not run.
- */
-export async function runAutoApproveAtSize(agent: string, cols: number, rows: number, longCommand: 'completes' | 'asked' = 'completes'): Promise<void> {
+/** A CodingAgent on the pinned CLI at `cols` x `rows`, isolated HOME, scripted model; everything ends after `body`. */
+async function withAgent(agent: string, size: { cols: number; rows: number }, scenario: Scenario, options: Partial<CodingAgentOptions>, body: (runner: CodingAgent, work: string, registry: PaneRegistry) => Promise<void>): Promise<void> {
   useAgentBinaries();
   const model = await ModelServer.start({ scenario });
   const home = tempDir(`sb-auto-${agent}-home-`);
   const work = tempDir(`sb-auto-${agent}-work-`);
-  writeFileSync(path.join(work.dir, 'settings.txt'), 'name = demo\ncolour = red\nsize = 3\n');
   // The registry's default size is the terminal the agent gets.
-  const registry = new PaneRegistry({ defaults: { cols, rows } });
-  const runner = new CodingAgent({ tool: agent, autoApprove: true, sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, registry, timeoutMs: 120_000, idleTimeoutMs: 60_000 });
+  const registry = new PaneRegistry({ defaults: size });
+  const runner = new CodingAgent({ tool: agent, sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, registry, timeoutMs: 120_000, idleTimeoutMs: 60_000, ...options });
   try {
-    const { paneId } = await runner.start({ workdir: work.dir });
-    expect(registry.get(paneId).cols).toBe(cols);
-
-    const edited = await runner.execute('change the colour please', { workdir: work.dir });
-    expectApprovedByPolicy(edited, 'file_edit', agent !== 'codex');
-    expect(readFileSync(path.join(work.dir, 'settings.txt'), 'utf8')).toContain('colour = blue');
-
-    const short = await runner.execute('run the short command please', { workdir: work.dir });
-    expectApprovedByPolicy(short, 'shell');
-    expect(readFileSync(path.join(work.dir, 'short.txt'), 'utf8')).toBe('the short answer\n');
-
-    const long = await runner.execute('run the slow command please', { workdir: work.dir });
-    if (longCommand === 'completes') {
-      expectApprovedByPolicy(long, 'shell');
-      expect(long.approvals[0]?.request?.command).toBe(LONG_COMMAND);
-      expect(readFileSync(path.join(work.dir, 'slow.txt'), 'utf8')).toContain('written slowly');
-    } else {
-      expect(long.status, explain(long)).toBe('needs_input');
-      expect(long.approvals[0]?.decision).toBe('ask');
-      expect(long.approvals[0]?.request?.certain).toBe(false);
-      expect(long.filesChanged).not.toContain('slow.txt');
-    }
+    await body(runner, work.dir, registry);
   } finally {
     await runner.dispose();
     await registry.close();
@@ -100,38 +74,58 @@ export async function runAutoApproveAtSize(agent: string, cols: number, rows: nu
 }
 
 /**
+ * Runs the tasks at one size. `longCommand`: `completes`, or `asked` where the CLI's box wraps it
+ * and nothing on screen shows it whole (Gemini CLI at 80 columns): an unsure read is asked, never
+ * allowed, and the command does not run.
+ */
+export async function runAutoApproveAtSize(agent: string, cols: number, rows: number, longCommand: 'completes' | 'asked' = 'completes'): Promise<void> {
+  await withAgent(agent, { cols, rows }, scenario, { autoApprove: true }, async (runner, work, registry) => {
+    writeFileSync(path.join(work, 'settings.txt'), 'name = demo\ncolour = red\nsize = 3\n');
+    const { paneId } = await runner.start({ workdir: work });
+    expect(registry.get(paneId).cols).toBe(cols);
+
+    const edited = await runner.execute('change the colour please', { workdir: work });
+    expectApprovedByPolicy(edited, 'file_edit', agent !== 'codex');
+    expect(readFileSync(path.join(work, 'settings.txt'), 'utf8')).toContain('colour = blue');
+
+    const short = await runner.execute('run the short command please', { workdir: work });
+    expectApprovedByPolicy(short, 'shell');
+    expect(readFileSync(path.join(work, 'short.txt'), 'utf8')).toBe('the short answer\n');
+
+    const long = await runner.execute('run the slow command please', { workdir: work });
+    if (longCommand === 'completes') {
+      expectApprovedByPolicy(long, 'shell');
+      expect(long.approvals[0]?.request?.command).toBe(LONG_COMMAND);
+      expect(readFileSync(path.join(work, 'slow.txt'), 'utf8')).toContain('written slowly');
+    } else {
+      expect(long.status, explain(long)).toBe('needs_input');
+      expect(long.approvals[0]?.decision).toBe('ask');
+      expect(long.approvals[0]?.request?.certain).toBe(false);
+      expect(long.filesChanged).not.toContain('slow.txt');
+    }
+  });
+}
+
+/**
  * Two tasks in a row whose commands a callback refuses, on a screen short enough that the first
  * refusal's notice scrolls away during the second (Codex at 80x24 shows the same "■ Conversation
  * interrupted" both times): each ends `needs_input`, never `completed`, and neither command runs.
  */
 export async function runTwoRefusals(agent: string, cols: number, rows: number): Promise<void> {
-  useAgentBinaries();
   const notes = Array.from({ length: 30 }, (_, i) => `Note ${i + 1} before the command.`).join('\n');
-  const model = await ModelServer.start({
-    scenario: {
-      name: 'two refusals',
-      rules: [
-        { match: 'first task', steps: [{ tool: 'shell', command: 'echo one > one.txt', description: 'Write one', escalate: true }, { text: 'Done one.' }] },
-        { match: 'second task', steps: [{ text: notes, tool: 'shell', command: 'echo two > two.txt', description: 'Write two', escalate: true }, { text: 'Done two.' }] },
-      ],
-    },
-  });
-  const home = tempDir(`sb-refuse-${agent}-home-`);
-  const work = tempDir(`sb-refuse-${agent}-work-`);
-  const registry = new PaneRegistry({ defaults: { cols, rows } });
-  const runner = new CodingAgent({ tool: agent, onApproval: () => 'deny', sandbox: { home: home.dir, modelUrl: model.url }, binaryDirs: AGENT_BIN_DIRS, registry, timeoutMs: 120_000, idleTimeoutMs: 60_000 });
-  try {
+  const refusals: Scenario = {
+    name: 'two refusals',
+    rules: [
+      { match: 'first task', steps: [{ tool: 'shell', command: 'echo one > one.txt', description: 'Write one', escalate: true }, { text: 'Done one.' }] },
+      { match: 'second task', steps: [{ text: notes, tool: 'shell', command: 'echo two > two.txt', description: 'Write two', escalate: true }, { text: 'Done two.' }] },
+    ],
+  };
+  await withAgent(agent, { cols, rows }, refusals, { onApproval: () => 'deny' }, async (runner, work) => {
     for (const task of ['do the first task please', 'do the second task please']) {
-      const result = await runner.execute(task, { workdir: work.dir });
+      const result = await runner.execute(task, { workdir: work });
       expect(result.status, explain(result)).toBe('needs_input');
       expect(result.approvals.map((a) => a.decision)).toEqual(['deny']);
       expect(result.filesChanged).toEqual([]);
     }
-  } finally {
-    await runner.dispose();
-    await registry.close();
-    await model.close();
-    home.cleanup();
-    work.cleanup();
-  }
+  });
 }
