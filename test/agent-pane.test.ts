@@ -42,18 +42,27 @@ function agentPane(file: string): AgentPane {
   return new AgentPane(pane, profile);
 }
 
+/** The next change to `state`; fails at once when the program ends first, rather than waiting for the test's time limit. */
 const next = (agent: AgentPane, state: StateChange['state']): Promise<StateChange> =>
-  new Promise((resolve) => {
+  new Promise((resolve, reject) => {
     const sub = agent.onState((c) => {
-      if (c.state !== state) return;
+      if (c.state !== state && c.state !== 'exited') return;
       sub.dispose();
-      resolve(c);
+      if (c.state === state) resolve(c);
+      else reject(new Error(`the program ended before the state ${state}`));
     });
   });
 
+/**
+ * The last screen of a player stays until the pane is closed (a key nobody presses): a time on it
+ * would race the tracker, which calls a screen idle only once it has held still, on a busy machine
+ * (a CI-style run timed out waiting for idle after a 600 ms last screen).
+ */
+const HOLD = 'q';
+
 describe('AgentPane on a real PTY', () => {
   it('carries the prompt in the state change, and answers it once, by the option on screen, for whoever waits', async () => {
-    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 600 }]));
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', key: HOLD }]));
     const announced: (string | null | undefined)[] = [];
     agent.onState((c) => c.state === 'waiting_approval' && announced.push(c.approval?.command));
     try {
@@ -115,7 +124,7 @@ describe('AgentPane on a real PTY', () => {
 
   it('opens a second prompt drawn right behind the first under a new id, and says so', async () => {
     const dir = twoApprovalScreens('two-approvals');
-    const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }])], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
+    const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', key: HOLD }])], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
     const agent = new AgentPane(pane, profile);
     try {
       const announced: { id: string | undefined; command: string | null | undefined }[] = [];
@@ -139,7 +148,7 @@ describe('AgentPane on a real PTY', () => {
   it('opens a second prompt drawn while the idle prompt between them had not yet held still', async () => {
     const dir = twoApprovalScreens('idle-between');
     // The idle prompt shows for less than it must hold still to count: the state stays waiting_approval throughout.
-    const steps: PlayerStep[] = [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 150 }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', ms: 600 }];
+    const steps: PlayerStep[] = [{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '1' }, { screen: 'done-idle', ms: 150 }, { screen: 'approval-2', key: '1' }, { screen: 'done-idle', key: HOLD }];
     const pane = registry.create({ argv: [process.execPath, writeScreenPlayer(scratch.dir, dir, steps)], cols: 120, rows: 40, agent: { name: 'claude', version: '2.1.197' } });
     const agent = new AgentPane(pane, profile);
     try {
@@ -174,7 +183,7 @@ describe('AgentPane on a real PTY', () => {
   });
 
   it('withdraws an approval answered at the terminal', async () => {
-    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '3' }, { screen: 'done-idle', ms: 600 }]));
+    const agent = agentPane(player([{ screen: 'idle-start', ms: 300 }, { screen: 'approval', key: '3' }, { screen: 'done-idle', key: HOLD }]));
     try {
       await next(agent, 'waiting_approval');
       const id = agent.approval?.request.id ?? '';
