@@ -31,14 +31,17 @@ const read = (file: string): string | undefined => (existsSync(file) ? readFileS
 /** A shell command long enough to wrap at 80 columns in every CLI's approval box. */
 const SLOW_COMMAND = 'printf "%s\\n" "the answer, written slowly to a file of its own" > slow.txt';
 
+/** The model runs SLOW_COMMAND, then says it did. */
+const SLOW_SCENARIO: Scenario = {
+  name: 'slow command',
+  rules: [{ match: 'run the slow command', steps: [{ tool: 'shell', command: SLOW_COMMAND, description: 'Write slow.txt', escalate: true }, { text: 'Wrote slow.txt.' }] }],
+};
+
 export const CAPTURE_CASES: Record<string, CaptureCase> = {
   shell: {
     name: 'shell',
     prompt: 'run the slow command please',
-    scenario: {
-      name: 'shell',
-      rules: [{ match: 'run the slow command', steps: [{ tool: 'shell', command: SLOW_COMMAND, description: 'Write slow.txt', escalate: true }, { text: 'Wrote slow.txt.' }] }],
-    },
+    scenario: SLOW_SCENARIO,
     check: (r, work) => (r.status !== 'completed' ? `status ${r.status}` : read(path.join(work, 'slow.txt'))?.includes('written slowly') ? 'ok' : 'slow.txt not written'),
   },
   edit: {
@@ -118,10 +121,7 @@ export const CAPTURE_CASES: Record<string, CaptureCase> = {
     name: 'deny',
     prompt: 'run the slow command please',
     deny: true,
-    scenario: {
-      name: 'deny',
-      rules: [{ match: 'run the slow command', steps: [{ tool: 'shell', command: SLOW_COMMAND, description: 'Write slow.txt', escalate: true }, { text: 'Wrote slow.txt.' }] }],
-    },
+    scenario: SLOW_SCENARIO,
     check: (r, work) => (existsSync(path.join(work, 'slow.txt')) ? 'ran a denied command' : `status ${r.status}`),
   },
 };

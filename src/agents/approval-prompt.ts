@@ -8,7 +8,7 @@ import { compileSafeRegex } from '../core/safe-regex.js';
 import { encodeKey } from '../pane/index.js';
 import { patternFlags, patternSource } from './check-profile.js';
 import { detectScreen, lineIndexAt, lowestMatchOf, region, type Detection, type ScreenRows } from './detect.js';
-import { isRule, leftOfPanel, rowContent, sidePanelColumn } from './structure.js';
+import { isRule, leftOfPanel, rowContent, screenWidth, sidePanelColumn } from './structure.js';
 import type { AnswerMeaning, ApprovalRequestSpec, ScreenPattern, Screens, ToolKind } from './schema.js';
 
 export type { AnswerMeaning, ToolKind };
@@ -342,7 +342,7 @@ function doubtsAbout(kind: KindMatch, screens: Screens, c: Compiled, rows: Scree
   for (let row = kind.endRow + 1; row < end; row++) {
     const line = lines[row] ?? '';
     const content = rowContent(line);
-    if (content === '' || /^[\s│┃╭╮╰╯─]*$/.test(content)) continue;
+    if (isFiller(content) && !isRule(content)) continue;
     if (isRule(content) || lowestMatchOf(screens.approval, { lines: [line] }) || c.decorations.some((d) => d.test(content))) {
       above = 'closed';
       continue;
@@ -435,9 +435,6 @@ function sameFile(witness: string, read: string): boolean {
   return witness.endsWith('…') ? name(read).startsWith(w) : w === name(read);
 }
 
-/** The widest row on screen: the terminal's width, as near as its rows show it. */
-const screenWidth = (lines: readonly string[]): number => lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
-
 /**
  * A word-wrapped command's rows as the one line they show: a break where the next row's first word
  * could not have fit on the row above (within the row's box, or the screen) was a space the wrap
@@ -453,10 +450,10 @@ function unwrapWords(command: string, lines: readonly string[], from: number, to
     const part = parts[i] ?? '';
     let row = searchFrom;
     while (row <= to && !(lines[row] ?? '').includes(part)) row++;
-    const line = Array.from(lines[row] ?? '');
-    const end = Array.from((lines[row] ?? '').slice(0, (lines[row] ?? '').indexOf(part))).length + Array.from(part).length;
+    const text = lines[row] ?? '';
+    const end = Array.from(text.slice(0, text.indexOf(part))).length + Array.from(part).length;
     // The box's right side, where the row has one past its text; else the screen's edge.
-    const side = line.findIndex((ch, at) => at >= end && (ch === '│' || ch === '┃'));
+    const side = Array.from(text).findIndex((ch, at) => at >= end && (ch === '│' || ch === '┃'));
     const edge = side >= 0 ? side - 1 : width;
     const nextWord = Array.from((parts[i + 1] ?? '').split(' ')[0] ?? '').length;
     out += (end + 1 + nextWord > edge ? ' ' : '\n') + (parts[i + 1] ?? '');
@@ -497,10 +494,10 @@ function unwrapChars(rows: readonly string[], lines: readonly string[]): string 
 
 /** True when a row of a multi-row command reaches within two columns of the screen's widest row. */
 function mayWrap(lines: readonly string[], kind: KindMatch): boolean {
-  const width = lines.reduce((w, l) => Math.max(w, l.length), 0);
+  const width = screenWidth(lines);
   const commandLines = (kind.command ?? '').split('\n');
   // An empty line of the command is in every row, and cannot be cut.
-  return commandLines.slice(0, -1).some((l) => l.trim() !== '' && lines.some((row) => row.includes(l) && row.trimEnd().length >= width - 2));
+  return commandLines.slice(0, -1).some((l) => l.trim() !== '' && lines.some((row) => row.includes(l) && Array.from(row.trimEnd()).length >= width - 2));
 }
 
 /**

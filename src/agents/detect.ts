@@ -221,8 +221,7 @@ function openTurn(screens: Screens, screen: ScreenRows, inputBox: number | undef
   // output, a box, a banner is something else).
   const at = prompt ? rows.lines.findIndex((l) => l.trim() !== '') : 0;
   if (at < 0) return undefined;
-  const body = rows.lines.slice(at).filter((l) => l.trim() !== '');
-  const goesOn = (line: string): boolean => lowestMatchOf(turn.continued, { lines: [line] }) !== undefined;
-  if (!goesOn(rows.lines[at] ?? '') || !body.every(goesOn)) return undefined;
-  return { ...(lowestMatchOf(turn.continued, { lines: [rows.lines[at] ?? ''] }) as Match), row: from + at };
+  const first = lowestMatchOf(turn.continued, { lines: [rows.lines[at] ?? ''] });
+  const goesOn = (line: string): boolean => line.trim() === '' || lowestMatchOf(turn.continued, { lines: [line] }) !== undefined;
+  return first && rows.lines.slice(at + 1).every(goesOn) ? { ...first, row: from + at } : undefined;
 }

@@ -87,8 +87,8 @@ export class AgentStateTracker {
    */
   beginTurn(): void {
     const lines = this.pane.screenLines();
-    this.errorBaseline = this.countErrorLines(lines);
     const lowest = lowestMatchOf(this.screens.error, this.usesAnsi ? { lines, ansiLines: this.pane.snapshot({ ansi: true }).lines } : { lines });
+    this.errorBaseline = countLines(lines, lowest?.line);
     this.errorFloor = lowest && !this.pane.altScreen ? this.pane.scrolledRows + lowest.row : undefined;
     this.workSinceTurn = false;
     // A refusal's notice belongs to the turn that ended on it: the new turn does not start refused.
@@ -161,14 +161,6 @@ export class AgentStateTracker {
     });
   }
 
-  private countErrorLines(lines: readonly string[]): Map<string, number> {
-    const counts = new Map<string, number>();
-    const match = lowestMatchOf(this.screens.error, this.usesAnsi ? { lines, ansiLines: this.pane.snapshot({ ansi: true }).lines } : { lines });
-    if (!match) return counts;
-    for (const line of lines) if (line.trim() === match.line) counts.set(match.line, (counts.get(match.line) ?? 0) + 1);
-    return counts;
-  }
-
   /**
    * True when the error line shows more often than when the turn began (the same error may recur),
    * or, on a screen that scrolls, when it is drawn below where the lowest error was then, or below
@@ -201,4 +193,11 @@ export class AgentStateTracker {
 function usesAnsiPatterns(screens: Screens): boolean {
   const lists = [screens.idle, screens.busy, screens.executing, screens.question, screens.approval, screens.error, ...screens.dialogs.map((d) => d.when)];
   return lists.some((list) => list.some((p) => typeof p !== 'string' && p.ansi === true));
+}
+
+/** How many rows show `line` (the lowest error when a turn begins), by that line. */
+function countLines(lines: readonly string[], line: string | undefined): Map<string, number> {
+  const counts = new Map<string, number>();
+  if (line !== undefined) counts.set(line, lines.filter((l) => l.trim() === line).length);
+  return counts;
 }

@@ -242,23 +242,35 @@ export function isConfirmHint(line: string): boolean {
   return CONFIRM_HINT.test(line);
 }
 
+/** The widest row on screen, in characters: the terminal's width, as near as its rows show it. */
+export function screenWidth(lines: readonly string[]): number {
+  return lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
+}
+
 /**
  * Where a side panel begins: a column of words that starts at the same place, past a wide gap, on
  * four rows or more, in the right half of the screen (OpenCode's folder, context and version at
  * 200 columns). A box's right side is no panel. Undefined when the screen has none.
  */
 export function sidePanelColumn(lines: readonly string[]): number | undefined {
-  const width = lines.reduce((w, l) => Math.max(w, Array.from(l).length), 0);
+  const half = Math.ceil(screenWidth(lines) / 2);
   const GAP = 8;
   const starts = new Map<number, number>();
   for (const line of lines) {
+    // One pass per row: the first text in the right half that follows a gap of GAP blanks.
     const chars = Array.from(line);
-    for (let at = Math.ceil(width / 2); at < chars.length; at++) {
-      if (chars[at] !== ' ' && chars.slice(at - GAP, at).every((ch) => ch === ' ')) {
+    let blanks = 0;
+    for (let at = 0; at < chars.length; at++) {
+      if (chars[at] === ' ') {
+        blanks++;
+        continue;
+      }
+      if (at >= half && blanks >= GAP) {
         // A box's right side is not a panel: a panel's rows say something (letters or digits).
         if (/[\p{L}\p{N}]/u.test(chars.slice(at).join(''))) starts.set(at, (starts.get(at) ?? 0) + 1);
         break;
       }
+      blanks = 0;
     }
   }
   let column = -1;

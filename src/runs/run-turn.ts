@@ -5,7 +5,7 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { DisposableStore } from '../core/disposable.js';
-import { answerFor, classifyScreen, INTERRUPTED_RULE, countReplies, errorText, lowestMatchOf, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../agents/index.js';
+import { answerFor, classifyScreen, INTERRUPTED_RULE, countReplies, lowestMatchOf, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../agents/index.js';
 import { decideApproval, type ApprovalChain, type ApprovalRequest } from '../approvals/index.js';
 import { initialTurn, stepTurn, type StateView, type TurnConfig, type TurnEffect, type TurnEvent, type TurnOutcome, type TurnState } from './turn.js';
 import type { ApprovalRecord } from './coding-agent.js';
@@ -67,10 +67,11 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
       if (change.question !== undefined) v.question = change.question;
       if (change.evidence?.line !== undefined) v.evidenceLine = change.evidence.line;
       if (change.exit) v.exit = change.exit;
+      // The tracker reads an error's whole message once, as its state begins (classify.ts); a
+      // refusal's notice is the row that showed it.
       const refused = change.state === 'idle' && change.evidence?.rule === INTERRUPTED_RULE;
       if (change.state === 'error' || refused) {
-        const screen = { lines: pane.screenLines(), ansiLines: pane.snapshot({ ansi: true }).lines };
-        const message = errorText(screens, screen, change.evidence?.row, change.error ?? change.evidence?.line ?? 'the agent reported an error');
+        const message = change.error ?? change.evidence?.line ?? 'the agent reported an error';
         v.error = { message, interrupted: refused || lowestMatchOf(screens.interrupted, { lines: [message] }) !== undefined };
       }
       return v;
@@ -204,8 +205,8 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
         kind: 'tick',
         now: performance.now(),
         screen: pane.screenLines().join('\n'),
-        // A refusal's notice rides on the idle state: the tick must see it as the state event did.
-        current: tracker.state.evidence?.rule === INTERRUPTED_RULE ? view(tracker.state) : { state: tracker.state.state, ...(tracker.state.evidence?.line !== undefined ? { evidenceLine: tracker.state.evidence.line } : {}) },
+        // As a state event shows it: a refusal's notice rides on the idle state.
+        current: view(tracker.state),
         dialogKnown: dialogKnown(),
         stuckDialog: agent.responder?.stuck,
         outputAgoMs: Date.now() - pane.lastOutputTime,
