@@ -8,7 +8,7 @@
  * and window, recognized as agents, their states tracked.
  */
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
@@ -124,8 +124,7 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       homes[agent] = home;
       const additions = profile.prepareSandbox({ home, modelUrl: sm.model.url, cwd: work[agent], env: {} });
       // Codex offers a newer model once its catalog loads, often after its first idle prompt: nobody
-      // answers that for CCB, so the test's user has seen it once already (recorded in Codex's notices).
-      if (agent === 'codex') appendFileSync(path.join(home, '.codex', 'config.toml'), '\n[notice.model_migrations]\n"gpt-5.5" = "gpt-6-sol"\n');
+      // answers that for CCB; the sandbox's configuration records it as seen already (codex.ts).
       const binary = findAgentBinary(profile.data, { PATH: AGENT_BIN_DIRS.join(path.delimiter) }, AGENT_BIN_DIRS);
       if (!binary) throw new Error(`${agent} is not installed (npm run test installs it)`);
       // Claude Code clones its plugin marketplace from GitHub at start unless told not to (found with

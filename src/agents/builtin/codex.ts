@@ -137,6 +137,14 @@ export const codex = defineProfile(
       'request_max_retries = 0',
       'stream_max_retries = 0',
       '',
+      // The nudge to move from the configured model to a newer one, answered up front as the
+      // first-run policy answers it (keep the configured model: the sandbox's model server serves
+      // that one). Seconds after start it opened over a task being pasted, and Codex 0.171, closing
+      // it, gave up discarding the pasted input and exited ("timed out discarding buffered terminal
+      // input"). A pane on the user's own configuration still gets it, answered by the responder.
+      '[notice.model_migrations]',
+      '"gpt-5.5" = "gpt-6-sol"',
+      '',
     ].join('\n');
     writeHomeFiles(s.home, { '.codex/config.toml': config });
     return { args: [], env: { SWITCHBOARD_SCRIPTED_KEY: 'sk-switchboard-scripted', CODEX_HOME: path.join(s.home, '.codex') } };
