@@ -140,11 +140,13 @@ describe('the built-in profiles choose on their recorded dialogs', () => {
 
 /**
  * An agent whose model nudge opens after its idle prompt was drawn, as Codex's does under load:
- * "idle> " first, then, `nudgeAfterMs` later (or on the first key, which it swallows), a menu that
- * ignores keys for its first 200 ms. A
- * line typed at the prompt is echoed back as "got: …"; the menu's choice is printed as "model: …".
+ * "idle> " first, then, `nudgeAfterMs` later (or on the first key, which it swallows, or on the
+ * first Enter, which it swallows too), a menu that ignores keys for its first 200 ms. Closing the
+ * menu, it draws the prompt empty for 150 ms before it puts the typed text back, as Codex 0.171
+ * does. A line typed at the prompt is echoed back as "got: …"; the menu's choice is printed as
+ * "model: …".
  */
-function lateNudgeAgent(nudgeAfterMs: number | 'first key'): string {
+function lateNudgeAgent(nudgeAfterMs: number | 'first key' | 'first enter'): string {
   const file = path.join(scratch.dir, `late-nudge-${Math.random().toString(36).slice(2)}.cjs`);
   writeFileSync(
     file,
@@ -157,15 +159,17 @@ const menu = () => out('\\x1b[H\\x1b[2JNew model available\\r\\n' + labels.map((
 idle();
 const nudge = () => { mode = 'menu'; shownAt = Date.now(); menu(); };
 let nudged = false;
-if (${JSON.stringify(nudgeAfterMs)} !== 'first key') setTimeout(() => { nudged = true; nudge(); }, ${JSON.stringify(nudgeAfterMs)});
+const when = ${JSON.stringify(nudgeAfterMs)};
+if (typeof when === 'number') setTimeout(() => { nudged = true; nudge(); }, when);
+const blankThenIdle = () => { out('\\x1b[H\\x1b[2Jmodel: ' + model + '\\r\\nidle> '); setTimeout(idle, 150); };
 process.stdin.on('data', (d) => {
   const s = d.toString();
-  if (!nudged) { nudged = true; return nudge(); }
+  if (!nudged && (when !== 'first enter' || s === '\\r')) { nudged = true; return nudge(); }
   if (mode === 'menu') {
     if (Date.now() - shownAt < 200) return;
     if (s === '\\x1b[B' || s === '\\x1bOB') { at = 1; menu(); }
     else if (s === '\\x1b[A' || s === '\\x1bOA') { at = 0; menu(); }
-    else if (s === '\\r') { model = labels[at]; setTimeout(idle, 100); }
+    else if (s === '\\r') { model = labels[at]; setTimeout(blankThenIdle, 100); }
     return;
   }
   if (s === '\\r') { out('\\r\\ngot: ' + line + '\\r\\n'); line = ''; setTimeout(() => process.exit(0), 50); }
@@ -202,6 +206,8 @@ describe('a prompt sent while a late first-run dialog is up', () => {
     { when: 'answers a dialog that opened after the text went in, before pressing Enter', nudge: 400 as const, lookAfterMs: 300, seen: 'idle>' },
     // The nudge opens on the first key and swallows the text.
     { when: 'types the prompt again when the dialog swallowed it', nudge: 'first key' as const, lookAfterMs: 200, seen: 'idle>' },
+    // The nudge opens on the Enter, and the text comes back a moment after the blank prompt.
+    { when: 'presses Enter again once the text is back after a dialog that took the Enter', nudge: 'first enter' as const, lookAfterMs: 200, seen: 'idle>' },
   ])('$when', async ({ nudge, lookAfterMs, seen }) => {
     const pane = registry.create({ argv: [process.execPath, lateNudgeAgent(nudge)], cwd: scratch.dir });
     // What the agent shows when the prompt is sent, waited for on screen (a busy machine starts it late).

@@ -152,6 +152,10 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     // the text still showing means it still waits to be sent.
     if (responder && !responder.clear) await dialogsOutOfTheWay(pane, responder, signal);
     const intervened = (responder?.answered.length ?? 0) > answered;
+    // As before the first Enter: whether the text is still there shows only once the prompt is
+    // back and holds still (Codex 0.171 draws a blank box for a frame before it puts the draft
+    // back, which read as a prompt taken, with the text still waiting in the box).
+    if (intervened) await idleHeld(pane, screens, signal);
     const lines = pane.screenLines();
     if (working(lines)) return { confirmedBy: 'work', enters, pasted };
     if (intervened && shown(inputRegion(lines))) continue;
