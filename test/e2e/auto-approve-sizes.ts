@@ -86,17 +86,17 @@ export async function runAutoApproveAtSize(agent: string, cols: number, rows: nu
 
     const edited = await runner.execute('change the colour please', { workdir: work });
     expectApprovedByPolicy(edited, 'file_edit', agent !== 'codex');
-    expect(readFileSync(path.join(work, 'settings.txt'), 'utf8')).toContain('colour = blue');
+    expect(readFileSync(path.join(work, 'settings.txt'), 'utf8'), explain(edited)).toContain('colour = blue');
 
     const short = await runner.execute('run the short command please', { workdir: work });
     expectApprovedByPolicy(short, 'shell');
-    expect(readFileSync(path.join(work, 'short.txt'), 'utf8')).toBe('the short answer\n');
+    expect(readFileSync(path.join(work, 'short.txt'), 'utf8'), explain(short)).toBe('the short answer\n');
 
     const long = await runner.execute('run the slow command please', { workdir: work });
     if (longCommand === 'completes') {
       expectApprovedByPolicy(long, 'shell');
       expect(long.approvals[0]?.request?.command).toBe(LONG_COMMAND);
-      expect(readFileSync(path.join(work, 'slow.txt'), 'utf8')).toContain('written slowly');
+      expect(readFileSync(path.join(work, 'slow.txt'), 'utf8'), explain(long)).toContain('written slowly');
     } else {
       expect(long.status, explain(long)).toBe('needs_input');
       expect(long.approvals[0]?.decision).toBe('ask');
