@@ -41,7 +41,9 @@ describe.concurrent('switchboard doctor', () => {
       const versions = pinnedVersions();
       for (const name of PINNED) {
         const agent = agentOf(report, name);
-        const context = `${name}: ${agent.summary}\n${run.stderr}`;
+        // A failed step says what it saw: its states and the last rows of the screen.
+        const failed = agent.steps.filter((s) => s.status === 'fail').map((s) => `${s.step}: ${s.detail}\nstates: ${s.states.join(' > ')}\n${(s.screen ?? []).join('\n')}`);
+        const context = [`${name}: ${agent.summary}`, ...failed, run.stderr].join('\n');
         expect(agent.binary, context).toBe(path.join(PINNED_BIN, name));
         expect(agent.version, context).toBe(versions[name]);
         expect(['exact', 'nearest'], context).toContain(agent.support?.level);
