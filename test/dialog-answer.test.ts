@@ -220,3 +220,51 @@ describe('a prompt sent while a late first-run dialog is up', () => {
     expect(text).toContain('got: say hello please');
   });
 });
+
+/**
+ * An agent that empties its input box on the first Enter and, a second later, puts the text back
+ * untaken, as OpenCode did with a 20 KB paste under load; the next Enter sends it ("got: …").
+ */
+function handsBackAgent(): string {
+  const file = path.join(scratch.dir, `hands-back-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `let line = '', enters = 0;
+process.stdin.setRawMode(true);
+const out = (s) => process.stdout.write(s);
+const draw = (text) => out('\\x1b[H\\x1b[2J────────\\r\\n> ' + text + '\\r\\n────────\\r\\n');
+draw('');
+process.stdin.on('data', (d) => {
+  const s = d.toString();
+  if (s !== '\\r') { line += s; return draw(line); }
+  enters += 1;
+  if (enters === 1) { draw(''); setTimeout(() => draw(line), 1000); return; }
+  out('got: ' + line + '\\r\\n');
+  setTimeout(() => process.exit(0), 50);
+});
+`,
+  );
+  return file;
+}
+
+describe('a prompt the agent hands back', () => {
+  const profile = defineProfile(
+    {
+      name: 'hands-back',
+      binary: { names: ['hands-back'] },
+      screens: [{ versions: '*', idle: ['^>'] }],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+    },
+    { builtin: false },
+  );
+
+  it('is sent again when the emptied input box shows the text once more', async () => {
+    const pane = registry.create({ argv: [process.execPath, handsBackAgent()], cwd: scratch.dir });
+    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
+    expect(submission.enters).toBe(2);
+    await pane.waitForExit();
+    expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+  });
+});

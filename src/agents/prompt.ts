@@ -161,8 +161,15 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     if (intervened && shown(inputRegion(lines))) continue;
     if (!findInputBox(lines)) return waitForWork(enters, 'unconfirmed');
     if (shown(inputRegion(lines))) continue;
-    // The box is empty: the CLI took the text. Work usually shows at once; give it a moment.
-    return waitForWork(enters, 'input cleared');
+    // The box is empty: the CLI took the text, or seems to. Work usually shows at once; give it a
+    // moment. A CLI may also empty its box on Enter and hand the text back untaken: OpenCode, busy
+    // with a 20 KB paste, cleared it and put it back whole 3.5 s later, and the task then waited
+    // for a turn that never started. Text back in the box means Enter again.
+    const handedBack = (now: readonly string[]): boolean => !working(now) && shown(inputRegion(now));
+    const settled = await untilScreen(pane, (now) => working(now) || handedBack(now), SUBMIT_PATIENCE_MS, signal);
+    signal?.throwIfAborted();
+    if (settled && handedBack(pane.screenLines())) continue;
+    return { confirmedBy: settled ? 'work' : pane.alive ? 'input cleared' : 'exited', enters, pasted };
   }
   throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${MAX_ENTERS} presses of Enter`, { pane_id: pane.id });
 }
