@@ -133,9 +133,17 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     const kind = detectScreen(screens, { lines }).kind;
     return kind === 'busy' || kind === 'approval' || (kind === 'dialog' && responder?.clear !== false);
   };
-  const waitForWork = async (enters: number, otherwise: PromptSubmission['confirmedBy']): Promise<PromptSubmission> => {
-    const started = await untilScreen(pane, working, SUBMIT_PATIENCE_MS, signal);
-    return { confirmedBy: started ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
+  /**
+   * Gives work a moment to show. With `watchBox`, the text coming back into the box ends the wait
+   * as 'handed back': a CLI may empty its box on Enter and hand the text back untaken (OpenCode,
+   * busy with a 20 KB paste, put it back whole 3.5 s later, and the task waited for a turn that
+   * never started).
+   */
+  const waitForWork = async (enters: number, otherwise: PromptSubmission['confirmedBy'], watchBox = false): Promise<PromptSubmission | 'handed back'> => {
+    const handedBack = (now: readonly string[]): boolean => watchBox && !working(now) && shown(inputRegion(now));
+    const settled = await untilScreen(pane, (now) => working(now) || handedBack(now), SUBMIT_PATIENCE_MS, signal);
+    if (settled && handedBack(pane.screenLines())) return 'handed back';
+    return { confirmedBy: settled ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
   };
   for (let enters = 1; enters <= MAX_ENTERS; enters++) {
     const before = pane.screenLines().join('\n');
@@ -159,17 +167,13 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     const lines = pane.screenLines();
     if (working(lines)) return { confirmedBy: 'work', enters, pasted };
     if (intervened && shown(inputRegion(lines))) continue;
-    if (!findInputBox(lines)) return waitForWork(enters, 'unconfirmed');
-    if (shown(inputRegion(lines))) continue;
-    // The box is empty: the CLI took the text, or seems to. Work usually shows at once; give it a
-    // moment. A CLI may also empty its box on Enter and hand the text back untaken: OpenCode, busy
-    // with a 20 KB paste, cleared it and put it back whole 3.5 s later, and the task then waited
-    // for a turn that never started. Text back in the box means Enter again.
-    const handedBack = (now: readonly string[]): boolean => !working(now) && shown(inputRegion(now));
-    const settled = await untilScreen(pane, (now) => working(now) || handedBack(now), SUBMIT_PATIENCE_MS, signal);
+    const box = findInputBox(lines);
+    if (box && shown(inputRegion(lines))) continue;
+    // The box is empty (the CLI took the text, or seems to: text back in it means Enter again),
+    // or there is none to tell.
+    const taken = await waitForWork(enters, box ? 'input cleared' : 'unconfirmed', box !== undefined);
     signal?.throwIfAborted();
-    if (settled && handedBack(pane.screenLines())) continue;
-    return { confirmedBy: settled ? 'work' : pane.alive ? 'input cleared' : 'exited', enters, pasted };
+    if (taken !== 'handed back') return taken;
   }
   throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${MAX_ENTERS} presses of Enter`, { pane_id: pane.id });
 }
