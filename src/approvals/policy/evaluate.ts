@@ -1,14 +1,17 @@
 import { compileSafeRegex } from '../../core/safe-regex.js';
 import { checkBlocklist } from './blocklist.js';
+import { unreadableCode } from './code-runs.js';
 import { pathOperands, unwrap, writeTargets } from './commands.js';
+import { networkUse } from './network.js';
 import { classifyPath, combineChains, globMatches, isInside, pathEnv, resolveChain, wordFromString, type CwdChains, type PathEnv } from './paths.js';
 import { splitShellCommand } from './split.js';
 import type { ApprovalPolicy, ApprovalSubject, Decision, PolicyContext, PolicyRule, PolicyVerdict, PolicyVerdictPart, ShellDialect, ShellWord, SimpleCommand, ToolKind } from './types.js';
 
 /**
  * Judges one tool call. Shell commands are split into simple commands and each is judged on its
- * own (first matching rule, else the default; then the blocklist, what cannot be parsed, and the
- * files it writes); the most restrictive decision wins.
+ * own (first matching rule, else the default; then the blocklist, what cannot be parsed or runs
+ * code the policy cannot read, the files it writes, and the network it reaches, judged as a
+ * `network` call); the most restrictive decision wins.
  */
 
 const SEVERITY: Readonly<Record<Decision, number>> = { allow: 0, ask: 1, deny: 2 };
@@ -110,6 +113,9 @@ function pathFacts(words: ShellWord[], chains: CwdChains, env: PathEnv, includeC
   return facts;
 }
 
+/** A network call names no place on disk: `path` conditions never match it. */
+const NO_PATH: PathFacts = { hasPath: false, inside: false, resolved: [] };
+
 const truncate = (s: string, n = 80): string => (s.length > n ? `${s.slice(0, n - 1)}…` : s);
 
 /** Decides whether an agent CLI may make a tool call: allow, deny, or ask the user; with the reason. */
@@ -161,21 +167,21 @@ function judgeScript(command: string, dialect: ShellDialect, outer: CwdChains, p
     return [{ text: command, outcome: { decision: 'ask', reason: `asked: the command cannot be parsed with confidence (${split.error})`, rule: null, rank: 1 } }];
   }
   if (split.parts.length === 0) return [{ text: command, outcome: { decision: 'ask', reason: 'asked: the command is empty', rule: null, rank: 1 } }];
-  return split.parts.map((part) => {
-    const placed = depth === 0 ? part : { ...part, cwd: combineChains(outer, part.cwd) };
-    return { text: part.text, outcome: judgePart(placed, policy, ctx, env, depth) };
-  });
+  const placed = depth === 0 ? split.parts : split.parts.map((part) => ({ ...part, cwd: combineChains(outer, part.cwd) }));
+  // Which parts run code that cannot be read is a question about the whole line: a later part may run what an earlier one writes.
+  const unreadable = unreadableCode(placed, env);
+  return placed.map((part) => ({ text: part.text, outcome: judgePart(part, unreadable.get(part) ?? [], policy, ctx, env, depth) }));
 }
 
-/** One simple command: the blocklist, what cannot be judged, inline scripts, the rules, the files it writes. */
-function judgePart(part: SimpleCommand, policy: ApprovalPolicy, ctx: PolicyContext, env: PathEnv, depth: number): Outcome {
+/** One simple command: the blocklist, what cannot be judged, inline scripts, the rules, the files it writes, the network it reaches. */
+function judgePart(part: SimpleCommand, unreadable: string[], policy: ApprovalPolicy, ctx: PolicyContext, env: PathEnv, depth: number): Outcome {
   const outcomes: Outcome[] = [];
   const u = unwrap(part.words, part.dialect);
   const chains: CwdChains = u.cwdUnknown ? [[null]] : part.cwd;
 
   const hit = checkBlocklist(part, ctx);
   if (hit) outcomes.push({ decision: hit.decision, reason: hit.reason, rule: null, rank: 0 });
-  for (const note of [...part.unsure, ...u.notes]) outcomes.push({ decision: 'ask', reason: `asked: ${note}`, rule: null, rank: 1 });
+  for (const note of [...part.unsure, ...u.notes, ...unreadable]) outcomes.push({ decision: 'ask', reason: `asked: ${note}`, rule: null, rank: 1 });
   for (const inv of [...u.wrappers, ...(u.command ? [u.command] : [])]) {
     const head = inv.words[0];
     if (head && (head.dynamic || head.code)) outcomes.push({ decision: 'ask', reason: `asked: the command name ${truncate(head.text, 40)} is not known until it runs`, rule: null, rank: 1 });
@@ -189,6 +195,11 @@ function judgePart(part: SimpleCommand, policy: ApprovalPolicy, ctx: PolicyConte
   for (const w of writes) {
     const o = decide(policy, 'file_write', undefined, pathFacts([w], chains, env, false), env);
     outcomes.push({ ...o, reason: `${o.reason} (writes ${truncate(w.text, 60)})` });
+  }
+  const net = networkUse(part, u);
+  for (const target of net ? (net.targets.length > 0 ? net.targets : [part.text]) : []) {
+    const o = decide(policy, 'network', target, NO_PATH, env);
+    outcomes.push({ ...o, reason: `${o.reason} (${truncate(net?.what ?? '', 100)})` });
   }
   outcomes.push(decide(policy, 'shell', part.text, pathFacts([...pathOperands(part, u), ...reads, ...writes], chains, env, true), env));
   return worst(outcomes);

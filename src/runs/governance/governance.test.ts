@@ -95,6 +95,17 @@ describe('the directory sandbox', () => {
     expect(sh('rm -rf "$TARGET"')).toBe('deny');
     expect(sh('ls > /dev/null')).toBe('allow');
   });
+
+  it('refuses code it cannot read: a script run by an interpreter or its path, or written and run by the same line', () => {
+    const root = tmp();
+    const box = new Sandbox([root], '/home/nobody');
+    const sh = (command: string): { decision: string; rule: string; reason: string } => box.checkToolCall({ tool: 'shell', command, shell: 'posix' }, root);
+    expect(sh("printf 'rm -rf ~\\n' > x.sh && bash x.sh")).toMatchObject({ decision: 'deny', rule: 'sandbox.unknown_path', reason: expect.stringContaining('x.sh (written by this same command line)') });
+    expect(sh('chmod +x x && ./x')).toMatchObject({ decision: 'deny', rule: 'sandbox.unknown_path' });
+    expect(sh("bash -c 'echo a > m.py; python3 -m m'")).toMatchObject({ decision: 'deny', rule: 'sandbox.unknown_path' });
+    expect(sh('source env.sh')).toMatchObject({ decision: 'deny' });
+    expect(sh("echo 'bash x.sh' > notes.txt && cat x.sh")).toMatchObject({ decision: 'allow' });
+  });
 });
 
 describe('the governor', () => {
@@ -110,6 +121,9 @@ describe('the governor', () => {
     expect(g.judgeToolCall('claude', root, { tool: 'network', url: 'https://example.com' })).toMatchObject({ decision: 'ask', rule: 'approvals.default' });
     expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'rm -rf ~', shell: 'posix' })).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
     expect(g.judgeToolCall('claude', root, { tool: 'file_write', path: '/etc/passwd' })).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
+    // A rule that allows every shell command does not let a written script run, nor the network past its own rules.
+    expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'echo x > x.sh && sh x.sh', shell: 'posix' })).toMatchObject({ decision: 'deny', rule: 'sandbox.unknown_path' });
+    expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'curl https://example.com', shell: 'posix' })).toMatchObject({ decision: 'ask', rule: 'approvals.default' });
   });
 });
 

@@ -7,13 +7,15 @@
  * by dialect, seeing through wrappers like `sudo` and `bash -c`, the operands and redirections that
  * name files, `cd` chains): the sandbox asks the same questions of the same reading, so a command
  * cannot look harmless to one and dangerous to the other. What cannot be placed (a path that
- * depends on a variable, a `cd` to somewhere unknown) is outside until shown otherwise.
+ * depends on a variable, a `cd` to somewhere unknown, a script file run by an interpreter or by its
+ * path, a file the same line writes and then runs) is outside until shown otherwise.
  */
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { splitShellCommand, type ApprovalSubject, type ShellDialect, type ShellWord } from '../../approvals/policy/index.js';
 import { pathOperands, unwrap, writeTargets } from '../../approvals/policy/commands.js';
+import { unreadableCode } from '../../approvals/policy/code-runs.js';
 import { classifyPath, combineChains, pathEnv, resolveChain, type CwdChains, type PathEnv } from '../../approvals/policy/paths.js';
 import { isWindows } from '../../platform/index.js';
 
@@ -114,8 +116,12 @@ export class Sandbox {
   private shellProblem(command: string, dialect: ShellDialect, outer: CwdChains, env: PathEnv, depth: number): SandboxVerdict | undefined {
     const split = splitShellCommand(command, dialect);
     if ('error' in split) return { decision: 'deny', reason: `the command cannot be read with confidence (${split.error})`, rule: 'sandbox.unknown_path' };
-    for (const raw of split.parts) {
-      const part = depth === 0 ? raw : { ...raw, cwd: combineChains(outer, raw.cwd) };
+    const parts = depth === 0 ? split.parts : split.parts.map((raw) => ({ ...raw, cwd: combineChains(outer, raw.cwd) }));
+    // A script's paths are in a file, not in the command: where it reaches cannot be known before it runs.
+    const unreadable = unreadableCode(parts, env);
+    for (const part of parts) {
+      const code = unreadable.get(part)?.[0];
+      if (code !== undefined) return { decision: 'deny', reason: `\`${part.text}\`: ${code}, so where it reaches cannot be known before it runs`, rule: 'sandbox.unknown_path' };
       const u = unwrap(part.words, part.dialect);
       const chains: CwdChains = u.cwdUnknown ? [[null]] : part.cwd;
       for (const chain of chains) {
