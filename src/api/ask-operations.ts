@@ -8,6 +8,7 @@ import { SwitchboardError } from '../core/errors.js';
 import type { Asker } from '../asks/index.js';
 import type { Params, Result } from '../protocol/methods.js';
 import type { Grant } from './authorize.js';
+import { callerOf } from './bridge-operations.js';
 import { Caller } from './caller.js';
 import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
@@ -52,6 +53,7 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
     const from = askerOf(ctx, p);
     const wait = p.wait ?? true;
     const record = ctx.asks.ask({
+      createdBy: callerOf(ctx.grant),
       target: p.target,
       question: p.question,
       from,
@@ -72,7 +74,8 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
   },
 
   ask_cancel(ctx, p) {
-    return askInfo(ctx.asks.engine.cancel(p.ask_id));
+    // Only the caller that made the ask, or the owner (FORBIDDEN otherwise).
+    return askInfo(ctx.asks.engine.cancel(p.ask_id, callerOf(ctx.grant)));
   },
 
   ask_list(ctx, p) {

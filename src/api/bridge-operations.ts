@@ -6,20 +6,43 @@
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SchemaVersion } from '../contract/index.js';
-import { renderEvent, type BackendInfo, type RunEvent, type RunService, type RunView, type SubmitRequest, type WireRunEvent } from '../runs/bridge/index.js';
-import type { RunQuery } from '../runs/ledger/ledger-store.js';
+import { OWNER_CALLER, renderEvent, type BackendInfo, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/bridge/index.js';
+import type { EventPage, RunQuery } from '../runs/ledger/ledger-store.js';
+import type { Grant } from './authorize.js';
 import type { Handler } from './handler.js';
 import type { Services } from './services.js';
 
-export type { BackendInfo, RunEvent, RunView, SubmitRequest, WireRunEvent, RunQuery, SchemaVersion };
+export type { BackendInfo, EventPage, RunEvent, RunView, RunViewPage, SubmitRequest, WireRunEvent, RunQuery, SchemaVersion };
 
-/** What the HTTP API needs of the run service. */
+/**
+ * Who a caller is, as runs and asks record their maker: `owner` for the owner's grant (or none: in
+ * process), else the pane whose token it is. Only the maker or the owner may cancel.
+ */
+export function callerOf(grant: Grant | undefined): string {
+  if (!grant || grant.owner) return OWNER_CALLER;
+  return grant.paneId ?? 'scoped-token';
+}
+
+/**
+ * Throws FORBIDDEN unless `grant` may end what `maker` started (`what`, for the message): the owner
+ * ends anything, a scoped token only what it started itself. Undefined `maker`: started in process
+ * (the owner's), or already gone (the method then answers as it would).
+ */
+export function requireMaker(grant: Grant | undefined, maker: string | undefined, what: string): void {
+  const caller = callerOf(grant);
+  if (caller === OWNER_CALLER || maker === undefined || maker === caller) return;
+  throw new SwitchboardError('FORBIDDEN', `forbidden: ${what} was started by ${maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`}; only its maker or the owner may end it`, { maker });
+}
+
+/** What the HTTP API needs of the run service (`caller`: see callerOf). */
 export interface RunsPort {
   submit(request: SubmitRequest): Promise<RunView>;
   get(runId: string): Promise<RunView>;
-  list(query: RunQuery): Promise<RunView[]>;
-  cancel(runId: string): Promise<RunView>;
-  events(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
+  /** A page of runs, prompts as previews, bounded by count and bytes. */
+  list(query: RunQuery): Promise<RunViewPage>;
+  cancel(runId: string, caller: string): Promise<RunView>;
+  /** A page of a run's events, bounded by count and bytes, with where the next starts. */
+  events(runId: string, afterSeq: number, limit: number): Promise<EventPage>;
   subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: { onEnd?: () => void; onError?: (err: Error) => void }): Promise<Disposable>;
   backends(): Promise<BackendInfo[]>;
   negotiate(proposed: string | undefined): SchemaVersion;
@@ -43,7 +66,7 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
     submit: (r) => runServiceOf(services).submit(r),
     get: (id) => runServiceOf(services).get(id),
     list: (q) => runServiceOf(services).list(q),
-    cancel: (id) => runServiceOf(services).cancel(id),
+    cancel: (id, caller) => runServiceOf(services).cancel(id, caller),
     events: (id, after, limit) => runServiceOf(services).events(id, after, limit),
     subscribe: (id, after, listener, options) => runServiceOf(services).subscribe(id, after, listener, options),
     backends: () => runServiceOf(services).backends(),
@@ -55,7 +78,7 @@ type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_
 
 export const bridgeHandlers: { [M in BridgeMethod]: Handler<M> } = {
   async run_submit(ctx, p) {
-    return { run: await runServiceOf(ctx).submit(p) };
+    return { run: await runServiceOf(ctx).submit({ ...p, caller: callerOf(ctx.grant) }) };
   },
 
   async run_get(ctx, p) {
@@ -63,19 +86,19 @@ export const bridgeHandlers: { [M in BridgeMethod]: Handler<M> } = {
   },
 
   async run_list(ctx, p) {
-    return { runs: await runServiceOf(ctx).list({ status: p.status, backend: p.backend, limit: p.limit, before: p.before }) };
+    return runServiceOf(ctx).list({ status: p.status, backend: p.backend, limit: p.limit, before: p.before });
   },
 
   async run_cancel(ctx, p) {
-    return { run: await runServiceOf(ctx).cancel(p.run_id) };
+    return { run: await runServiceOf(ctx).cancel(p.run_id, callerOf(ctx.grant)) };
   },
 
   async run_events(ctx, p) {
     const runs = runServiceOf(ctx);
     const run = await runs.get(p.run_id);
     const version = p.schema_version === undefined ? run.schema_version : runs.negotiate(p.schema_version);
-    const events = await runs.events(p.run_id, p.after ?? 0, p.limit ?? 1_000);
-    return { run, schema_version: version, events: events.map((e) => renderWire(e, version)) };
+    const page = await runs.events(p.run_id, p.after ?? 0, p.limit ?? 1_000);
+    return { run, schema_version: version, events: page.events.map((e) => renderWire(e, version)), next_after: page.next_after };
   },
 
   async run_subscribe(ctx, p) {

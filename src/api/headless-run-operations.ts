@@ -1,6 +1,7 @@
 /** Structured runs: a prompt on an agent's headless mode, whose entries become a new session's log (`run_agent`, `cancel_run`). */
 import { checkSandbox } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
+import { callerOf, requireMaker } from './bridge-operations.js';
 import type { Handler } from './handler.js';
 
 export const headlessRunHandlers: { run_agent: Handler<'run_agent'>; cancel_run: Handler<'cancel_run'> } = {
@@ -9,12 +10,13 @@ export const headlessRunHandlers: { run_agent: Handler<'run_agent'>; cancel_run:
     if (!profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${p.agent} has no headless mode`, { agent: p.agent });
     const cwd = ctx.panes.resolveCwd(p.cwd);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const { sessionId } = ctx.logs.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args });
+    const { sessionId } = ctx.logs.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args, createdBy: callerOf(ctx.grant) });
     return { session_id: sessionId };
   },
 
   cancel_run(ctx, p) {
     ctx.logs.logs.get(p.session_id);
+    requireMaker(ctx.grant, ctx.logs.creatorOf(p.session_id), `run ${p.session_id}`);
     return { cancelled: ctx.logs.cancelRun(p.session_id) };
   },
 };

@@ -11,6 +11,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage, isSwitchboardError, SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
+import { setLongTimeout } from '../core/long-timer.js';
 import { DeliveryQueue } from './delivery.js';
 import { isFinal, newAskLife, stepAsk, stepDelivery, type AskEvent, type DeliveryEvent } from './lifecycle.js';
 import { MemoryAskRecorder } from './memory-recorder.js';
@@ -18,7 +19,7 @@ import { resolveTarget } from './resolve.js';
 import { markQuestion, newAskId } from './transcripts/marker.js';
 import { createTranscriptReader, type TranscriptReader } from './transcripts/reader.js';
 import type { TranscriptLocation } from './transcripts/locate.js';
-import type { AskDirectory, AskRecord, AskRecorder, AskRequest, AskTarget } from './types.js';
+import { ASK_OWNER, type AskDirectory, type AskRecord, type AskRecorder, type AskRequest, type AskTarget } from './types.js';
 
 /** From an ask's creation to its reply, queue time included, unless the caller says otherwise. */
 export const DEFAULT_ASK_TIMEOUT_MS = 10 * 60_000;
@@ -53,7 +54,8 @@ interface Job {
   /** The line the ask waits in (kept here: a target's line is replaced once it empties). */
   line: Line;
   abort: AbortController;
-  timer: NodeJS.Timeout | undefined;
+  /** The ask's timeout (a long timer: the limit comes from the caller). */
+  timer: Disposable | undefined;
   waiters: (() => void)[];
   deliver: boolean;
 }
@@ -102,6 +104,7 @@ export class AskEngine implements Disposable {
     const record: AskRecord = {
       ...newAskLife(Date.now()),
       id,
+      createdBy: request.createdBy ?? ASK_OWNER,
       from: request.from ?? null,
       target: { paneId: target.id, agent: target.agent ?? null, title: target.title },
       question,
@@ -111,7 +114,7 @@ export class AskEngine implements Disposable {
       deliveryError: null,
     };
     const job: Job = { record, target, line, abort: new AbortController(), timer: undefined, waiters: [], deliver: request.deliver === true };
-    job.timer = setTimeout(() => this.timeOut(job, timeoutMs), timeoutMs);
+    job.timer = setLongTimeout(() => this.timeOut(job, timeoutMs), timeoutMs);
     this.jobs.set(id, job);
     line.jobs.push(job);
     this.recorder.record(record);
@@ -141,17 +144,25 @@ export class AskEngine implements Disposable {
     const job = this.jobs.get(id);
     if (!job || isFinal(job.record.status)) return Promise.resolve(this.get(id));
     return new Promise((resolve) => {
-      const timer = timeoutMs !== undefined ? setTimeout(() => resolve(this.get(id)), timeoutMs) : undefined;
+      const timer = timeoutMs !== undefined ? setLongTimeout(() => resolve(this.get(id)), timeoutMs) : undefined;
       job.waiters.push(() => {
-        clearTimeout(timer);
+        timer?.dispose();
         resolve(this.get(id));
       });
     });
   }
 
-  /** Cancels an ask that is not final yet (a question already typed stays typed; its reply is no longer awaited). */
-  cancel(id: string): AskRecord {
+  /**
+   * Cancels an ask that is not final yet (a question already typed stays typed; its reply is no
+   * longer awaited). Only its maker (`caller`, as at ask) or the owner may: anyone else FORBIDDEN.
+   */
+  cancel(id: string, caller: string = ASK_OWNER): AskRecord {
     const job = this.jobs.get(id);
+    const maker = (job?.record ?? this.get(id)).createdBy ?? ASK_OWNER;
+    if (caller !== ASK_OWNER && caller !== maker) {
+      const whose = maker === ASK_OWNER ? 'the owner' : `pane ${maker}`;
+      throw new SwitchboardError('FORBIDDEN', `forbidden: ask ${id} was made by ${whose}; only the caller that made an ask, or the owner, may cancel it (the token of pane ${caller} did not)`, { ask_id: id, created_by: maker });
+    }
     if (!job) return this.get(id);
     this.update(job, { type: 'cancel', at: Date.now() });
     return { ...job.record };
@@ -329,7 +340,7 @@ export class AskEngine implements Disposable {
     job.record = { ...job.record, ...life };
     this.recorder.record(job.record);
     if (!isFinal(job.record.status) || isFinal(before)) return;
-    clearTimeout(job.timer);
+    job.timer?.dispose();
     job.abort.abort();
     this.jobs.delete(job.record.id);
     const line = job.line;

@@ -52,7 +52,12 @@ export interface Asker {
   name?: string;
 }
 
+/** Who made an ask when no caller is named (the library, the owner's token). */
+export const ASK_OWNER = 'owner';
+
 export interface AskRequest {
+  /** Who makes it: ASK_OWNER, or the pane whose token calls (it alone and the owner may cancel the ask). Default: the owner. */
+  createdBy?: string;
   /** A pane id or title, or an agent name. */
   target: string;
   question: string;
@@ -66,6 +71,8 @@ export interface AskRequest {
 /** Everything known of one ask: what the recorder keeps and every surface returns. */
 export interface AskRecord extends AskLife {
   id: string;
+  /** Who made it (ASK_OWNER or a pane id; absent in asks recorded before it was kept: the owner). */
+  createdBy?: string;
   from: Asker | null;
   target: { paneId: string; agent: string | null; title: string };
   question: string;

@@ -228,8 +228,9 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
   return withClient(ctx, async (client) => {
     if (first === undefined) {
       const status = values.status as RunViewInfo['status'] | undefined;
-      const { runs } = await client.runList({ status, backend: values.backend as string | undefined, limit: intOption(values.limit, 'limit') });
-      if (json) out(ctx, JSON.stringify({ runs }));
+      // Prompts come as previews (their first KiB): `runs show ID` has the whole prompt.
+      const { runs, next_before: nextBefore } = await client.runList({ status, backend: values.backend as string | undefined, limit: intOption(values.limit, 'limit') });
+      if (json) out(ctx, JSON.stringify({ runs, next_before: nextBefore }));
       else out(ctx, runsTable(runs));
       return 0;
     }

@@ -22,6 +22,8 @@ export interface RunAgentOptions {
   cwd: string;
   sandbox?: { home: string; modelUrl: string };
   args?: string[];
+  /** Who started it ('owner', or the pane whose token did): only they or the owner may cancel it. */
+  createdBy?: string;
 }
 
 export interface OpenConversationOptions {
@@ -31,6 +33,8 @@ export interface OpenConversationOptions {
   args?: string[];
   /** Judges the CLI's permission requests; what it leaves open ("ask") is denied, since no one is asked. */
   policy: ApprovalPolicy;
+  /** Who opened it ('owner', or the pane whose token did): only they or the owner may cancel or close it. */
+  createdBy?: string;
 }
 
 export interface PaneStateChange {
@@ -48,9 +52,9 @@ export class LogService implements Disposable {
   /** The agent in each agent pane: its tracker, its pending approval, how to prompt and answer it. */
   readonly agentPanes: AgentPanes;
   private readonly panes = new Map<string, PaneLog>();
-  private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult> }>();
+  private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult>; createdBy: string | undefined }>();
   /** Open sessions, and when their log has taken in the last of their entries. */
-  private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void> }>();
+  private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void>; createdBy: string | undefined }>();
   private readonly store = new DisposableStore();
   private readonly stateEmitter = new Emitter<PaneStateChange>();
   /** An agent pane's state changed. */
@@ -88,7 +92,7 @@ export class LogService implements Disposable {
       log.store.finish();
       void handle.entries.close();
     });
-    this.runs.set(handle.runId, { driver, done: handle.done });
+    this.runs.set(handle.runId, { driver, done: handle.done, createdBy: options.createdBy });
     void handle.done.finally(() => this.runs.delete(handle.runId));
     return { sessionId: handle.runId, done: handle.done };
   }
@@ -99,8 +103,13 @@ export class LogService implements Disposable {
     const session = await driver.open({ cwd: options.cwd, sandbox: options.sandbox, args: options.args, policy: options.policy });
     const log = this.logs.open({ id: session.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
     const logged = fileEntries(session.entries, log).then(() => log.store.finish());
-    this.agentSessions.set(session.id, { session, logged });
+    this.agentSessions.set(session.id, { session, logged, createdBy: options.createdBy });
     return session.id;
+  }
+
+  /** Who started the running structured run or the open session `id` (see RunAgentOptions.createdBy); undefined when it is neither, or was started in process. */
+  creatorOf(id: string): string | undefined {
+    return this.runs.get(id)?.createdBy ?? this.agentSessions.get(id)?.createdBy;
   }
 
   /** Gives an open session a prompt; resolves when the agent ends its turn. */

@@ -44,7 +44,7 @@ describe('switchboard run in a terminal', () => {
     const first = /· (\d+) s ·/.exec(screen())?.[1];
     await expect.poll(() => /· (\d+) s ·/.exec(screen())?.[1], { timeout: 10_000 }).not.toBe(first);
     const runs = runServiceOf(daemon.services);
-    const [run] = await runs.list({ status: 'running' });
+    const [run] = (await runs.list({ status: 'running' })).runs;
     if (!run) throw new Error('no running run');
     await runs.cancel(run.id);
     const exit = await pane.waitForExit();

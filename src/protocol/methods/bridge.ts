@@ -5,9 +5,12 @@
  */
 import { z } from 'zod';
 import { RUN_EVENT_TYPES, RUN_MODES, RUN_STATUSES, SCHEMA_VERSIONS } from '../../contract/index.js';
+import { MAX_TIME_LIMIT_MS } from '../../core/long-timer.js';
 import { MAX_TEXT, int, optional, subscriptionId } from './common.js';
 
 const positiveInt = z.number().int().positive();
+/** A time limit: 30 days at most, as in policy.yaml. */
+const timeLimit = positiveInt.max(MAX_TIME_LIMIT_MS, `at most ${MAX_TIME_LIMIT_MS} ms (30 days)`);
 /** Run ids as the run service makes them; anything else cannot name a run. */
 export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a run id has only letters, digits, _ and -');
 /** A schema version the client proposes: its latest (v1, v2, …); the answer is the one the server speaks. */
@@ -15,8 +18,8 @@ export const schemaVersionProposal = z.string().regex(/^v\d{1,3}$/, 'a schema ve
 
 /** The bounds a caller may tighten (never loosen) below the policy's. */
 export const runLimitsSchema = z.strictObject({
-  wall_clock_ms: positiveInt.optional(),
-  no_output_ms: positiveInt.optional(),
+  wall_clock_ms: timeLimit.optional(),
+  no_output_ms: timeLimit.optional(),
   max_output_bytes: positiveInt.optional(),
   max_events: positiveInt.optional(),
 });
@@ -26,8 +29,12 @@ export const runViewSchema = z.strictObject({
   id: z.string(),
   backend: z.string(),
   mode: z.enum(RUN_MODES),
-  prompt: z.string(),
+  prompt: z.string().describe('The prompt; in a list only its first KiB, cut on a character boundary (prompt_truncated): the run itself has it whole.'),
+  prompt_bytes: z.number().int().describe("The whole prompt's size in UTF-8 bytes."),
+  prompt_truncated: z.boolean().describe('True when prompt is a preview, shorter than the whole prompt.'),
   cwd: z.string(),
+  real_cwd: z.string().optional().describe("The folder's real path at admission: the run starts there, and only if cwd still leads there."),
+  created_by: z.string().optional().describe('Who made the run: owner, or the pane whose token submitted it. Only its maker or the owner may cancel it.'),
   policy: z.string(),
   limits: runLimitsSchema,
   schema_version: z.enum(SCHEMA_VERSIONS),
@@ -97,9 +104,19 @@ export const bridgeParams = {
 export const bridgeResults = {
   run_submit: z.object({ run: runViewSchema }),
   run_get: z.object({ run: runViewSchema }),
-  run_list: z.object({ runs: z.array(runViewSchema) }),
+  run_list: z.object({
+    runs: z.array(runViewSchema),
+    /** The `before` of the next page (a page stops at its limit or about 4 MiB), or null at the end. */
+    next_before: z.number().int().nullable(),
+  }),
   run_cancel: z.object({ run: runViewSchema }),
-  run_events: z.object({ run: runViewSchema, schema_version: z.enum(SCHEMA_VERSIONS), events: z.array(runEventSchema) }),
+  run_events: z.object({
+    run: runViewSchema,
+    schema_version: z.enum(SCHEMA_VERSIONS),
+    events: z.array(runEventSchema),
+    /** The `after` of the next page (a page stops at its limit or about 4 MiB), or null once it reached the last event recorded. */
+    next_after: z.number().int().nullable(),
+  }),
   run_subscribe: z.object({ subscription: z.string(), run_id: z.string(), schema_version: z.enum(SCHEMA_VERSIONS) }),
   run_backends: z.object({ schema_versions: z.array(z.enum(SCHEMA_VERSIONS)), backends: z.array(backendInfoSchema) }),
 } as const;

@@ -5,7 +5,7 @@
  *
  * - `hello`: a text reply. `tool`: a shell command with its result, a file written (and its patch).
  * - `write outside <path>`: asks to write a file there (governance decides; nothing is written).
- * - `tokens <n>`: n text pieces. `slow`: a reply after 60 s (a test cancels it first).
+ * - `tokens <n>`: n text pieces. `chunks <n>x<size>`: n replies of `size` characters each (big events). `slow`: a reply after 60 s (a test cancels it first).
  * - `silent`: nothing at all until cancelled. `crash`: dies in the middle of the turn.
  * - `fail`: an error from the model.
  */
@@ -90,6 +90,15 @@ export class FakeBackend extends StreamingBackend {
         await step();
         entry('tool_result', answer === 'allow' ? 'written' : 'denied by policy', { toolCallId: 'w1', toolName: 'Write', status: answer === 'allow' ? 'success' : 'failed' });
         entry('assistant_message', answer === 'allow' ? 'Wrote it.' : 'I was not allowed to write there.');
+        return { status: 'completed', message: 'end_turn' };
+      }
+      const chunks = /chunks (\d+)x(\d+)/.exec(p);
+      if (chunks) {
+        for (let i = 0; i < Number(chunks[1]); i++) {
+          if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
+          entry('assistant_message', `${i} ${'c'.repeat(Number(chunks[2]))}`);
+          await step();
+        }
         return { status: 'completed', message: 'end_turn' };
       }
       const tokens = /tokens (\d+)/.exec(p);

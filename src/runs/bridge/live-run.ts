@@ -6,7 +6,9 @@
  * the rest find it ending and change nothing. The driver's processes are gone before the end is
  * recorded, so a run recorded as ended has nothing left running.
  */
+import type { Disposable } from '../../core/disposable.js';
 import { errorMessage } from '../../core/errors.js';
+import { setLongTimeout } from '../../core/long-timer.js';
 import type { Logger } from '../../core/logger.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
 import type { Governor } from '../governance/governor.js';
@@ -33,11 +35,13 @@ export class LiveRun {
   private outputBytes = 0;
   private outputEvents = 0;
   private sawError = false;
+  private promptSize: number | undefined;
   /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
   private readonly judged = new Set<string>();
   private readonly unjudged = new Map<string, ApprovalSubject>();
-  private wallTimer: NodeJS.Timeout | undefined;
-  private quietTimer: NodeJS.Timeout | undefined;
+  // Long timers: a policy's limit may pass Node's longest delay (24.8 days), which setTimeout turns into 1 ms.
+  private wallTimer: Disposable | undefined;
+  private quietTimer: Disposable | undefined;
   private settle: () => void = () => undefined;
   /** Resolves once the run's end is recorded. */
   readonly ended: Promise<void>;
@@ -52,6 +56,16 @@ export class LiveRun {
     this.ended = new Promise((resolve) => {
       this.settle = resolve;
     });
+  }
+
+  /** The prompt's size in UTF-8 bytes (what a waiting run holds in memory). */
+  get promptBytes(): number {
+    return (this.promptSize ??= Buffer.byteLength(this.spec.prompt));
+  }
+
+  /** Where the run works: the real path admitted, never what the path given leads to later. */
+  get folder(): string {
+    return this.spec.real_cwd ?? this.spec.cwd;
   }
 
   get limits(): RunLimits {
@@ -72,15 +86,22 @@ export class LiveRun {
   /** Starts the run on `driver` (it has its place under the concurrency limits). */
   start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>): void {
     if (this.ending || isEnded(this.state.status)) return;
+    // A queued run's folder may have changed since admission (swapped for a symlink): checked again.
+    const folder = this.ctx.governor.admitAtStart(this.spec.backend, this.spec.cwd, this.spec.real_cwd);
+    if (folder.decision !== 'allow') {
+      this.record(decisionEvent(this.ctx.now(), { subject: { run: 'start', backend: this.spec.backend, cwd: this.spec.cwd }, decision: 'deny', rule: folder.rule, reason: folder.reason, by: 'governance' }));
+      this.finish({ type: 'fail', reason: 'policy', message: `refused by the policy at start: ${folder.reason}` });
+      return;
+    }
     this.move({ type: 'start' });
     const { wall_clock_ms: wall, no_output_ms: quiet } = this.limits;
-    if (wall !== undefined) this.wallTimer = setTimeout(() => void this.end({ type: 'fail', reason: 'timeout', message: `the run took longer than its wall-clock limit (${wall} ms)` }), wall);
+    if (wall !== undefined) this.wallTimer = setLongTimeout(() => void this.end({ type: 'fail', reason: 'timeout', message: `the run took longer than its wall-clock limit (${wall} ms)` }), wall);
     this.armQuiet(quiet);
     try {
       this.driverRun = driver.stream({
         runId: this.spec.id,
         prompt: this.spec.prompt,
-        cwd: this.spec.cwd,
+        cwd: this.folder,
         thread,
         followUp,
         env,
@@ -145,7 +166,7 @@ export class LiveRun {
       this.judged.add(request.toolCallId);
       this.unjudged.delete(request.toolCallId);
     }
-    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, request.subject, request.input);
+    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, request.subject, request.input);
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
@@ -194,7 +215,7 @@ export class LiveRun {
     this.unjudged.delete(id);
     this.judged.add(id);
     const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
-    const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.spec.cwd, subject);
+    const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, subject);
     const denied = verdict.decision === 'deny';
     const who = this.spec.backend;
     let reason: string;
@@ -228,12 +249,12 @@ export class LiveRun {
 
   private armQuiet(ms: number | undefined): void {
     if (ms === undefined) return;
-    clearTimeout(this.quietTimer);
-    this.quietTimer = setTimeout(() => void this.end({ type: 'fail', reason: 'no_output_timeout', message: `the run produced no output for ${ms} ms` }), ms);
+    this.quietTimer?.dispose();
+    this.quietTimer = setLongTimeout(() => void this.end({ type: 'fail', reason: 'no_output_timeout', message: `the run produced no output for ${ms} ms` }), ms);
   }
 
   private clearTimers(): void {
-    clearTimeout(this.wallTimer);
-    clearTimeout(this.quietTimer);
+    this.wallTimer?.dispose();
+    this.quietTimer?.dispose();
   }
 }

@@ -52,6 +52,13 @@ export interface RunSpec {
   prompt: string;
   /** The working folder as given (the sandbox checks its real path). */
   cwd: string;
+  /**
+   * The folder's real path at admission: the run starts there, and only if `cwd` still leads there
+   * (absent in runs recorded before it was kept).
+   */
+  real_cwd?: string;
+  /** Who made it: `owner`, or the pane whose token submitted it (absent in runs recorded before it was kept: the owner). */
+  created_by?: string;
   /** The policy it runs under: the policy file's name and the backend's overrides applied, by name. */
   policy: string;
   limits: RunLimits;

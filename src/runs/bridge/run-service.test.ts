@@ -77,7 +77,7 @@ describe('the run service', () => {
     const { service, work } = await setup({}, { stepMs: 1 });
     const run = await service.submit({ backend: 'fake', prompt: 'tokens 300', cwd: work });
     const live = await follow(service, run.id);
-    expect(await service.events(run.id, 0, 10_000)).toEqual(live);
+    expect(await service.events(run.id, 0, 10_000)).toEqual({ events: live, next_after: null });
     for (const from of [1, 7, 150, live.length - 1]) expect(await follow(service, run.id, from)).toEqual(live.slice(from));
   });
 
@@ -204,7 +204,7 @@ describe('the run service', () => {
     expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', cwd: path.join(work, 'missing') }))).code).toBe('INVALID_PARAMS');
     expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', cwd: work, mode: 'pty' }))).code).toBe('INVALID_PARAMS');
     expect((await refusal(service.get('run_nope'))).code).toBe('RUN_NOT_FOUND');
-    expect(await service.list()).toEqual([]);
+    expect((await service.list()).runs).toEqual([]);
   });
 
   it('records the runs a service that died left in flight as failed (interrupted)', async () => {
@@ -218,7 +218,7 @@ describe('the run service', () => {
     await first.close();
     const { service } = await setup({}, { file });
     expect(await service.get('run_old')).toMatchObject({ status: 'failed', reason: 'interrupted', last_seq: 4 });
-    expect(types(await service.events('run_old'))).toEqual(['state:running', 'token', 'state:failed', 'done']);
+    expect(types((await service.events('run_old')).events)).toEqual(['state:running', 'token', 'state:failed', 'done']);
   });
 
   it('removes ended runs past the retention policy, at start and on request', async () => {

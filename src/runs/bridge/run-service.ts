@@ -7,13 +7,13 @@
  * `failed (interrupted)` and ends the processes it left behind.
  */
 import { randomBytes } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { realpathSync, statSync } from 'node:fs';
 import type { Disposable } from '../../core/disposable.js';
 import { SwitchboardError, errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { SCHEMA_VERSIONS, type SchemaVersion } from '../../output/stream-events.js';
 import type { RunLedger, SubscribeOptions } from '../ledger/run-ledger.js';
-import type { PruneResult, RunQuery, RunRecord } from '../ledger/ledger-store.js';
+import type { EventPage, PruneResult, RunQuery, RunRecord } from '../ledger/ledger-store.js';
 import { AdmissionQueue } from '../governance/admission.js';
 import { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
@@ -38,7 +38,12 @@ export interface RunServiceOptions {
   now?: () => number;
 }
 
+/** Who made a run when no caller is named (the library, the owner's token). */
+export const OWNER_CALLER = 'owner';
+
 export interface SubmitRequest {
+  /** Who makes it: OWNER_CALLER, or the pane whose token calls (it alone and the owner may cancel the run). Default: the owner. */
+  caller?: string | undefined;
   backend: string;
   prompt: string;
   cwd?: string | undefined;
@@ -52,8 +57,12 @@ export interface SubmitRequest {
   limits?: RunLimits | undefined;
 }
 
-/** A run as every surface shows it. */
+/** A run as every surface shows it (in a list, `prompt` is a preview: see prompt_truncated). */
 export interface RunView extends RunSpec {
+  /** The whole prompt's size in UTF-8 bytes. */
+  prompt_bytes: number;
+  /** True when `prompt` is only its first KiB (lists); the run itself (get) has it whole. */
+  prompt_truncated: boolean;
   status: RunStatus;
   reason: string | null;
   message: string;
@@ -63,6 +72,12 @@ export interface RunView extends RunSpec {
   last_seq: number;
   /** Where a queued run is in line (0: next), else null. */
   queue_position: number | null;
+}
+
+/** A page of runs, newest first, and the `before` of the next page (null: no more). */
+export interface RunViewPage {
+  runs: RunView[];
+  next_before: number | null;
 }
 
 export interface BackendInfo {
@@ -78,6 +93,11 @@ export interface RecoveryReport {
   processes: number;
 }
 
+/**
+ * The most a page of runs or events holds, about, in bytes of JSON (at least one item, however
+ * big): past it the page stops and says where to go on, whatever count was asked for.
+ */
+export const PAGE_BYTES = 4 * 1024 * 1024;
 /** How often retention runs while the service does. */
 const RETENTION_INTERVAL_MS = 60 * 60_000;
 /** How long a backend's health is reused before it is checked again. */
@@ -209,6 +229,8 @@ export class RunService {
     if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
 
+    const caller = request.caller ?? OWNER_CALLER;
+    if (!this.admission.hasRoom(request.backend)) this.checkQueueCaps(caller, request.prompt);
     const backendPolicy = this.governor.backend(request.backend);
     const spec: RunSpec = {
       id: newRunId(),
@@ -216,6 +238,9 @@ export class RunService {
       mode,
       prompt: request.prompt,
       cwd,
+      // Kept now and checked again at start: a queued run starts here or not at all.
+      real_cwd: realPathOf(cwd),
+      created_by: caller,
       policy: `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
@@ -246,21 +271,39 @@ export class RunService {
     return this.view(runId);
   }
 
-  async list(query: RunQuery = {}): Promise<RunView[]> {
-    return (await this.ledger.runs(query)).map((r) => this.toView(r));
+  /** A page of runs, newest first, prompts as previews; at most `limit` runs and about PAGE_BYTES. */
+  async list(query: RunQuery = {}): Promise<RunViewPage> {
+    const page = await this.ledger.runs({ ...query, maxBytes: Math.min(query.maxBytes ?? PAGE_BYTES, PAGE_BYTES) });
+    return { runs: page.runs.map((r) => this.toView(r)), next_before: page.next_before };
   }
 
-  /** Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is left as it is. */
-  async cancel(runId: string): Promise<RunView> {
+  /**
+   * Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is
+   * left as it is. Only its maker (`caller`, as at submit) or the owner may: anyone else FORBIDDEN.
+   */
+  async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
+    const view = await this.view(runId);
+    const maker = view.created_by ?? OWNER_CALLER;
+    if (caller !== OWNER_CALLER && caller !== maker) {
+      const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
+      throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
+    }
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' });
     return this.view(runId);
   }
 
-  /** A run's recorded events after `afterSeq`. */
-  async events(runId: string, afterSeq = 0, limit = 1_000): Promise<RunEvent[]> {
+  /**
+   * A run's recorded events after `afterSeq`: at most `limit` and about PAGE_BYTES, and the `after`
+   * of the next page (null once the page reaches the last event recorded).
+   */
+  async events(runId: string, afterSeq = 0, limit = 1_000): Promise<EventPage> {
     await this.view(runId);
-    return this.ledger.events(runId, afterSeq, limit);
+    const events = await this.ledger.events(runId, afterSeq, limit, PAGE_BYTES);
+    const last = events.at(-1)?.seq ?? afterSeq;
+    // Read after the page: an event recorded meanwhile is past it, and the next page has it.
+    const recorded = (await this.ledger.run(runId))?.last_seq ?? last;
+    return { events, next_after: last < recorded ? last : null };
   }
 
   /** Follows a run from `afterSeq`: recorded events, then live ones, ending after `done` (RUN_NOT_FOUND first if there is no such run). */
@@ -316,14 +359,43 @@ export class RunService {
     return this.toView(record);
   }
 
+  /**
+   * Throws LIMIT_EXCEEDED when one more waiting run of `caller` with `prompt` would pass the
+   * policy's queue caps: runs waiting per caller (the owner has a higher cap of its own) and bytes
+   * of prompt every waiting run holds (they stay in memory until they start).
+   */
+  private checkQueueCaps(caller: string, prompt: string): void {
+    const caps = this.options.policy.queue;
+    let mine = 0;
+    let bytes = Buffer.byteLength(prompt);
+    for (const run of this.live.values()) {
+      if (run.state.status !== 'queued') continue;
+      if ((run.spec.created_by ?? OWNER_CALLER) === caller) mine++;
+      bytes += run.promptBytes;
+    }
+    const cap = caller === OWNER_CALLER ? caps.maxPerOwner : caps.maxPerCaller;
+    const who = caller === OWNER_CALLER ? 'the owner' : `pane ${caller}`;
+    if (mine >= cap) throw new SwitchboardError('LIMIT_EXCEEDED', `the run queue is full for ${who}: ${mine} of its runs already wait for a place (at most ${cap}: queue.${caller === OWNER_CALLER ? 'max_per_owner' : 'max_per_caller'} in the policy); submit again once some have started`, { queued: mine, limit: cap });
+    if (bytes > caps.maxPromptBytes) throw new SwitchboardError('LIMIT_EXCEEDED', `the run queue would hold ${bytes} bytes of prompt (at most ${caps.maxPromptBytes}: queue.max_prompt_bytes in the policy); submit again once some runs have started`, { bytes, limit: caps.maxPromptBytes });
+  }
+
   private toView(r: RunRecord): RunView {
     const position = r.status === 'queued' ? this.admission.position(r.spec.id) : -1;
-    return { ...r.spec, status: r.status, reason: r.reason, message: r.message, started_at: r.started_at, ended_at: r.ended_at, last_seq: r.last_seq, queue_position: position >= 0 ? position : null };
+    return { ...r.spec, prompt_bytes: r.prompt_bytes, prompt_truncated: r.prompt_truncated, status: r.status, reason: r.reason, message: r.message, started_at: r.started_at, ended_at: r.ended_at, last_seq: r.last_seq, queue_position: position >= 0 ? position : null };
   }
 }
 
 function newRunId(): string {
   return `run_${randomBytes(8).toString('hex')}`;
+}
+
+/** The folder's real path now (INVALID_PARAMS if it went away since it was checked). */
+function realPathOf(dir: string): string {
+  try {
+    return realpathSync.native(dir);
+  } catch (err) {
+    throw new SwitchboardError('INVALID_PARAMS', `cwd cannot be resolved: ${dir}: ${errorMessage(err)}`, { cwd: dir }, { cause: err });
+  }
 }
 
 function isDirectory(dir: string): boolean {

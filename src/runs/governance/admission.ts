@@ -58,6 +58,11 @@ export class AdmissionQueue {
     return this.waiting.findIndex((w) => w.runId === runId);
   }
 
+  /** True when a run of `backend` asking now would start at once rather than wait. */
+  hasRoom(backend: string): boolean {
+    return this.fits(backend);
+  }
+
   stats(): AdmissionStats {
     return { running: this.running.size, waiting: this.waiting.length, byBackend: Object.fromEntries(this.perBackend) };
   }

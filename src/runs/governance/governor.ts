@@ -5,7 +5,9 @@
  * ledger records it: `sandbox.roots`, `approvals.rules[2]`, `backends.claude.approvals.default`,
  * `blocklist`.
  */
+import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
+import { errorMessage } from '../../core/errors.js';
 import { evaluatePolicy, type ApprovalSubject } from '../../approvals/policy/index.js';
 import type { GovernancePolicy, BackendPolicy } from './policy-file.js';
 import { Sandbox, realPathLoose } from './sandbox.js';
@@ -43,6 +45,24 @@ export class Governor {
     if (!b.enabled) return { decision: 'deny', rule: `backends.${backend}.enabled`, reason: `runs on ${backend} are turned off by the policy (${this.policy.origin})` };
     const verdict = this.sandbox(backend).checkFolder(cwd);
     return { decision: verdict.decision, rule: this.sandboxRule(b, verdict.rule), reason: verdict.reason };
+  }
+
+  /**
+   * May a queued run start now: its folder must still resolve to `realCwd`, the real path kept when
+   * it was admitted (a folder swapped for a symlink while the run waited is refused), and that path
+   * must still pass admission (inside the roots, the backend enabled).
+   */
+  admitAtStart(backend: string, cwd: string, realCwd: string | undefined): GovernanceDecision {
+    // A run recorded before real paths were kept is judged as it was at admission.
+    if (realCwd === undefined) return this.admit(backend, cwd);
+    let now: string;
+    try {
+      now = realpathSync.native(cwd);
+    } catch (err) {
+      return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} is gone since it was admitted (${errorMessage(err)})` };
+    }
+    if (now !== realCwd) return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} changed while the run waited: it now leads to ${now}, not ${realCwd} as when it was admitted` };
+    return this.admit(backend, realCwd);
   }
 
   /** May the agent of a run in `cwd` make this tool call: the sandbox first, then the approval policy. */

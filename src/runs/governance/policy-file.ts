@@ -10,6 +10,7 @@
  * sandbox: { roots: [~/code, /srv/work] }
  * approvals: { rules: [{ decision: deny, tool: shell, command: '^git push' }], default: ask }
  * limits: { concurrency: 4, wall_clock_ms: 1800000, no_output_ms: 300000, max_output_bytes: 10485760, max_events: 100000 }
+ * queue: { max_per_caller: 16, max_per_owner: 256, max_prompt_bytes: 67108864 }
  * ledger: { raw_output: false, retention: { max_age_days: 30, max_bytes: 1073741824 } }
  * backends:
  *   claude: { concurrency: 2, limits: { wall_clock_ms: 600000 } }
@@ -24,6 +25,7 @@ import { SwitchboardError, errorMessage } from '../../core/errors.js';
 import { switchboardHome } from '../../platform/index.js';
 import { AUTO_APPROVE_POLICY, parsePolicy, type ApprovalPolicy } from '../../approvals/policy/index.js';
 import { policySchema as approvalSchema } from '../../approvals/policy/schema.js';
+import { MAX_TIME_LIMIT_MS } from '../../core/long-timer.js';
 import type { RunLimits } from '../bridge/run-model.js';
 
 export const POLICY_FILE = 'policy.yaml';
@@ -32,12 +34,26 @@ export const DEFAULT_CONCURRENCY = 4;
 /** A run's bounds when the policy does not say: half an hour, five silent minutes, 64 MiB, 200,000 events. */
 export const DEFAULT_LIMITS: Required<RunLimits> = { wall_clock_ms: 30 * 60_000, no_output_ms: 5 * 60_000, max_output_bytes: 64 * 1024 * 1024, max_events: 200_000 };
 
+/**
+ * What the queue of runs waiting for a place holds at most (LIMIT_EXCEEDED past it): runs waiting
+ * per caller (a pane's token), runs the owner has waiting, and bytes of prompt held by waiting runs.
+ */
+export const DEFAULT_QUEUE_CAPS: QueueCaps = { maxPerCaller: 16, maxPerOwner: 256, maxPromptBytes: 64 * 1024 * 1024 };
+
+export interface QueueCaps {
+  maxPerCaller: number;
+  maxPerOwner: number;
+  maxPromptBytes: number;
+}
+
 const positive = z.number().int().positive();
+/** A time limit: at most 30 days (a longer one is a mistake, and timers are waited in steps past Node's 24.8 days). */
+const timeLimit = positive.max(MAX_TIME_LIMIT_MS, `at most ${MAX_TIME_LIMIT_MS} ms (30 days)`);
 const limitsSchema = z.strictObject({
   /** Runs at once (global at the top level, per backend under `backends`). */
   concurrency: positive.optional(),
-  wall_clock_ms: positive.optional(),
-  no_output_ms: positive.optional(),
+  wall_clock_ms: timeLimit.optional(),
+  no_output_ms: timeLimit.optional(),
   max_output_bytes: positive.optional(),
   max_events: positive.optional(),
 });
@@ -58,6 +74,16 @@ export const governancePolicySchema = z.strictObject({
   sandbox: sandboxSchema.optional(),
   approvals: approvalSchema.optional(),
   limits: limitsSchema.optional(),
+  queue: z
+    .strictObject({
+      /** Runs one caller (a pane's token) may have waiting for a place. */
+      max_per_caller: positive.optional(),
+      /** Runs the owner may have waiting. */
+      max_per_owner: positive.optional(),
+      /** Bytes of prompt (UTF-8) every waiting run together may hold. */
+      max_prompt_bytes: positive.optional(),
+    })
+    .optional(),
   ledger: z
     .strictObject({
       /** Record raw terminal output of PTY runs (off: only structured events are kept). */
@@ -88,6 +114,8 @@ export interface GovernancePolicy {
   /** Where it was read from, or `default` / `inline`. */
   origin: string;
   concurrency: number;
+  /** What the queue of waiting runs holds at most. */
+  queue: QueueCaps;
   rawOutput: boolean;
   retention: { maxAgeMs?: number; maxBytes?: number };
   /** The policy for one backend (the defaults with every override applied). */
@@ -149,6 +177,11 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
   return {
     origin,
     concurrency: globalConcurrency ?? DEFAULT_CONCURRENCY,
+    queue: {
+      maxPerCaller: data.queue?.max_per_caller ?? DEFAULT_QUEUE_CAPS.maxPerCaller,
+      maxPerOwner: data.queue?.max_per_owner ?? DEFAULT_QUEUE_CAPS.maxPerOwner,
+      maxPromptBytes: data.queue?.max_prompt_bytes ?? DEFAULT_QUEUE_CAPS.maxPromptBytes,
+    },
     rawOutput: data.ledger?.raw_output ?? false,
     retention: {
       ...(retentionInput?.max_age_days !== undefined ? { maxAgeMs: retentionInput.max_age_days * 86_400_000 } : {}),

@@ -11,7 +11,12 @@ import type { AskRows } from './ask-rows.js';
 
 /** A run as the ledger knows it: what it is, and where its events have got to. */
 export interface RunRecord {
+  /** In a list, `spec.prompt` is only its first PROMPT_PREVIEW_BYTES (`prompt_truncated`). */
   spec: RunSpec;
+  /** The whole prompt's size in UTF-8 bytes. */
+  prompt_bytes: number;
+  /** True when `spec.prompt` is a preview, cut short of the whole prompt. */
+  prompt_truncated: boolean;
   status: RunStatus;
   reason: EndReason | null;
   message: string;
@@ -37,7 +42,24 @@ export interface RunQuery {
   limit?: number | undefined;
   /** Only runs created before this time (ms since the epoch): the next page. */
   before?: number | undefined;
+  /** Stop the page once its runs come to about this many bytes of JSON (at least one run is given). */
+  maxBytes?: number | undefined;
 }
+
+/** A page of runs, newest first, and where the next one starts (`before`), or null at the end. */
+export interface RunPage {
+  runs: RunRecord[];
+  next_before: number | null;
+}
+
+/** A page of a run's events, and the `after` of the next page, or null when none is recorded yet past it. */
+export interface EventPage {
+  events: RunEvent[];
+  next_after: number | null;
+}
+
+/** How much of a prompt a list shows. */
+export const PROMPT_PREVIEW_BYTES = 1024;
 
 /**
  * What retention keeps: runs that ended longer ago than `maxAgeMs` go, then the oldest ended runs
@@ -65,10 +87,11 @@ export interface LedgerStore {
   readonly asks?: AskRows;
   /** Writes a batch atomically: all of it or none. */
   write(batch: LedgerBatch): Promise<void>;
-  /** A run's events with seq > `afterSeq`, in order, at most `limit`. */
-  events(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]>;
+  /** A run's events with seq > `afterSeq`, in order, at most `limit` (and, given `maxBytes`, about that many bytes of JSON, at least one). */
+  events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]>;
   run(runId: string): Promise<RunRecord | undefined>;
-  runs(query: RunQuery): Promise<RunRecord[]>;
+  /** Runs newest first, each prompt as a preview (read in the query, never whole). */
+  runs(query: RunQuery): Promise<RunPage>;
   /** Runs not yet ended (queued, running, streaming): in flight when a service stopped. */
   unfinished(): Promise<RunRecord[]>;
   prune(rule: RetentionRule, now: number): Promise<PruneResult>;

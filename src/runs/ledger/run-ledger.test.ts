@@ -191,15 +191,15 @@ describe('the run ledger', () => {
     expect(await ledger.prune({ maxAgeMs: 5_000 }, 10_500)).toMatchObject({ runs: 1 });
     expect(await ledger.run(old.id)).toBeUndefined();
     expect(await ledger.events(old.id)).toEqual([]);
-    const sizes = await ledger.runs();
+    const sizes = (await ledger.runs()).runs;
     const freshBytes = sizes.find((r) => r.spec.id === fresh.id)?.bytes ?? 0;
     const inflightBytes = sizes.find((r) => r.spec.id === inflight.id)?.bytes ?? 0;
     // Room for the run in flight and the newest ended one: the older one goes.
     expect(await ledger.prune({ maxBytes: inflightBytes + freshBytes }, 10_500)).toMatchObject({ runs: 1 });
-    expect((await ledger.runs()).map((r) => r.spec.id).sort()).toEqual([fresh.id, inflight.id].sort());
+    expect((await ledger.runs()).runs.map((r) => r.spec.id).sort()).toEqual([fresh.id, inflight.id].sort());
     // Even with no room at all, the run in flight stays.
     await ledger.prune({ maxBytes: 0 }, 10_500);
-    expect((await ledger.runs()).map((r) => r.spec.id)).toEqual([inflight.id]);
+    expect((await ledger.runs()).runs.map((r) => r.spec.id)).toEqual([inflight.id]);
   });
 
   it('exports runs and their events as JSON lines', async () => {
@@ -222,10 +222,35 @@ describe('the run ledger', () => {
     for (const r of runs) recordRun(ledger, r, 0);
     const queued = spec({ created_at: 40 });
     ledger.createRun(queued);
-    expect((await ledger.runs()).map((r) => r.spec.created_at)).toEqual([40, 30, 20, 10]);
-    expect((await ledger.runs({ status: 'queued' })).map((r) => r.spec.id)).toEqual([queued.id]);
-    expect((await ledger.runs({ backend: 'codex' })).map((r) => r.spec.id)).toEqual([runs[1]?.id]);
-    expect((await ledger.runs({ limit: 2, before: 30 })).map((r) => r.spec.created_at)).toEqual([20, 10]);
+    expect((await ledger.runs()).runs.map((r) => r.spec.created_at)).toEqual([40, 30, 20, 10]);
+    expect((await ledger.runs({ status: 'queued' })).runs.map((r) => r.spec.id)).toEqual([queued.id]);
+    expect((await ledger.runs({ backend: 'codex' })).runs.map((r) => r.spec.id)).toEqual([runs[1]?.id]);
+    expect((await ledger.runs({ limit: 2, before: 30 })).runs.map((r) => r.spec.created_at)).toEqual([20, 10]);
+    // A page cut by its count says where the next starts, never inside a millisecond's runs.
+    const twins = [spec({ created_at: 50 }), spec({ created_at: 50 })];
+    for (const r of twins) ledger.createRun(r);
+    const page = await ledger.runs({ limit: 2 });
+    expect(page.runs.map((r) => r.spec.created_at)).toEqual([50, 50]);
+    expect(page.next_before).toBe(41);
+    // Past the byte budget after one run: its twin of the same millisecond still comes with it.
+    const cut = await ledger.runs({ limit: 3, maxBytes: 1 });
+    expect(cut.runs.map((r) => r.spec.created_at)).toEqual([50, 50]);
+    expect(cut.next_before).toBe(41);
+    const next = await ledger.runs({ limit: 3, before: 41 });
+    expect(next.runs.map((r) => r.spec.created_at)).toEqual([40, 30, 20]);
+    expect(next.next_before).toBe(11);
+  });
+
+  it('lists a prompt as its first KiB, cut on a character boundary, with its size', async () => {
+    const ledger = open();
+    const prompt = `a${'€'.repeat(2_000)}`;
+    const long = spec({ prompt });
+    recordRun(ledger, long, 0);
+    const [listed] = (await ledger.runs()).runs;
+    expect(listed?.prompt_bytes).toBe(Buffer.byteLength(prompt));
+    expect(listed?.prompt_truncated).toBe(true);
+    expect(listed?.spec.prompt).toBe(prompt.slice(0, 1 + 341));
+    expect((await ledger.run(long.id))?.spec.prompt).toBe(prompt);
   });
 
   it('refuses events for a run it does not know, or one that is done', () => {

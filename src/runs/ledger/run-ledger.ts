@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from '../../core/logger.js';
 import { ensurePrivateDir, switchboardHome } from '../../platform/index.js';
 import type { RunSpec } from '../bridge/run-model.js';
 import type { NewRunEvent, RunEvent } from '../bridge/run-events.js';
-import type { LedgerStore, PruneResult, RetentionRule, RunQuery, RunRecord } from './ledger-store.js';
+import type { LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
 import type { AskRows } from './ask-rows.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
 
@@ -151,9 +151,9 @@ export class RunLedger {
   }
 
   /** A run's recorded events after `afterSeq` (everything appended so far included). */
-  async events(runId: string, afterSeq = 0, limit = REPLAY_PAGE): Promise<RunEvent[]> {
+  async events(runId: string, afterSeq = 0, limit = REPLAY_PAGE, maxBytes?: number): Promise<RunEvent[]> {
     await this.flush();
-    return this.store.events(runId, afterSeq, limit);
+    return this.store.events(runId, afterSeq, limit, maxBytes);
   }
 
   async run(runId: string): Promise<RunRecord | undefined> {
@@ -161,7 +161,8 @@ export class RunLedger {
     return this.store.run(runId);
   }
 
-  async runs(query: RunQuery = {}): Promise<RunRecord[]> {
+  /** A page of runs, newest first, prompts as previews. */
+  async runs(query: RunQuery = {}): Promise<RunPage> {
     await this.flush();
     return this.store.runs(query);
   }

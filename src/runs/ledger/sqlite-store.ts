@@ -13,17 +13,22 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { SwitchboardError, errorMessage } from '../../core/errors.js';
+import { incompleteUtf8Tail } from '../../core/utf8.js';
 import { isWindows } from '../../platform/index.js';
 import type { EndReason, RunSpec, RunStatus } from '../bridge/run-model.js';
 import { isEnded } from '../bridge/run-model.js';
 import type { RunEvent, RunEventType } from '../bridge/run-events.js';
-import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunQuery, RunRecord } from './ledger-store.js';
+import { PROMPT_PREVIEW_BYTES, type LedgerBatch, type LedgerStore, type PruneResult, type RetentionRule, type RunPage, type RunQuery, type RunRecord } from './ledger-store.js';
 import { SqliteAskRows } from './ask-rows.js';
 
 /** The ledger's schema version, in `meta`: a newer file is refused rather than misread. */
 const SCHEMA_VERSION = 2;
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
+/** What a listed run's JSON has besides its spec, preview and message (its status, times, counts), about. */
+const LISTED_RUN_OVERHEAD_BYTES = 300;
+/** What an event's JSON has besides its body (its run, number, time and type), about. */
+const EVENT_OVERHEAD_BYTES = 100;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -59,6 +64,12 @@ interface StatusRow {
   last_seq: number;
   events: number;
   bytes: number;
+}
+
+/** A run as a list reads it: the spec without its prompt, the prompt's first bytes and its size. */
+interface ListedRow extends StatusRow {
+  prompt_head: Buffer | null;
+  prompt_bytes: number | null;
 }
 
 interface EventRow {
@@ -159,8 +170,18 @@ export class SqliteLedgerStore implements LedgerStore {
     }
   }
 
-  events(runId: string, afterSeq: number, limit: number): Promise<RunEvent[]> {
-    return Promise.resolve(this.selectEvents.all(runId, afterSeq, limit).map(toEvent));
+  events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {
+    if (maxBytes === undefined) return Promise.resolve(this.selectEvents.all(runId, afterSeq, limit).map(toEvent));
+    const page: RunEvent[] = [];
+    let bytes = 0;
+    // Row by row, so that a page stops at the budget without the rows past it being read.
+    for (const row of this.selectEvents.iterate(runId, afterSeq, limit)) {
+      const size = row.body.length + EVENT_OVERHEAD_BYTES;
+      if (page.length > 0 && bytes + size > maxBytes) break;
+      bytes += size;
+      page.push(toEvent(row));
+    }
+    return Promise.resolve(page);
   }
 
   run(runId: string): Promise<RunRecord | undefined> {
@@ -168,7 +189,7 @@ export class SqliteLedgerStore implements LedgerStore {
     return Promise.resolve(row ? toRecord(row) : undefined);
   }
 
-  runs(query: RunQuery): Promise<RunRecord[]> {
+  runs(query: RunQuery): Promise<RunPage> {
     const where: string[] = [];
     const params: (string | number)[] = [];
     if (query.status !== undefined) {
@@ -184,13 +205,33 @@ export class SqliteLedgerStore implements LedgerStore {
       params.push(query.before);
     }
     const limit = Math.min(Math.max(1, query.limit ?? DEFAULT_LIST_LIMIT), MAX_LIST_LIMIT);
-    const sql = `SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit}`;
-    return Promise.resolve(this.db.prepare<(string | number)[], StatusRow>(sql).all(...params).map(toRecord));
+    const maxBytes = query.maxBytes ?? Number.POSITIVE_INFINITY;
+    // The prompt is cut in the query: a list never reads a whole prompt out of the database.
+    // substr over the prompt's bytes (a BLOB) may end inside a character; toListedRecord drops that tail.
+    const sql = `SELECT json_remove(r.spec, '$.prompt') AS spec, substr(CAST(json_extract(r.spec, '$.prompt') AS BLOB), 1, ${PROMPT_PREVIEW_BYTES}) AS prompt_head,
+        octet_length(json_extract(r.spec, '$.prompt')) AS prompt_bytes, s.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes
+      FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
+    const taken: RunRecord[] = [];
+    let bytes = 0;
+    let next: RunRecord | undefined;
+    for (const row of this.db.prepare<(string | number)[], ListedRow>(sql).iterate(...params)) {
+      const record = toListedRecord(row);
+      const size = row.spec.length + (row.prompt_head?.length ?? 0) + row.message.length + LISTED_RUN_OVERHEAD_BYTES;
+      // Past the budget, runs of the same millisecond as the whole page so far still come (see pageOf).
+      const overBudget = taken.length > 0 && bytes + size > maxBytes && record.spec.created_at !== taken[0]?.spec.created_at;
+      if (taken.length >= limit || overBudget) {
+        next = record;
+        break;
+      }
+      bytes += size;
+      taken.push(record);
+    }
+    return Promise.resolve(pageOf(taken, next));
   }
 
   unfinished(): Promise<RunRecord[]> {
     const rows = this.db.prepare<[], StatusRow>("SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE s.status IN ('queued', 'running', 'streaming') ORDER BY r.created_at").all();
-    return Promise.resolve(rows.map(toRecord));
+    return Promise.resolve(rows.map((r) => toRecord(r)));
   }
 
   prune(rule: RetentionRule, now: number): Promise<PruneResult> {
@@ -318,9 +359,36 @@ function toEvent(row: EventRow): RunEvent {
   return { run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type as RunEventType, data: body.data, compat: body.compat };
 }
 
-function toRecord(row: StatusRow): RunRecord {
+/**
+ * The page and its cursor. `before` is a creation time, so a page cut between runs made in the same
+ * millisecond would skip the rest of them: the page gives those back to the next one. A page that is
+ * all one millisecond is not cut by bytes (the loop above); cut by its count (a thousand runs made in
+ * one millisecond) the rest of that millisecond is skipped.
+ */
+function pageOf(taken: RunRecord[], next: RunRecord | undefined): RunPage {
+  if (!next) return { runs: taken, next_before: null };
+  const at = next.spec.created_at;
+  const kept = taken.filter((r) => r.spec.created_at !== at);
+  if (kept.length === 0) return { runs: taken, next_before: at };
+  return { runs: kept, next_before: at + 1 };
+}
+
+/** A listed run: its spec with the prompt's preview, cut back to the last whole character. */
+function toListedRecord(row: ListedRow): RunRecord {
+  const head = row.prompt_head ?? Buffer.alloc(0);
+  const prompt = head.subarray(0, head.length - incompleteUtf8Tail(head)).toString('utf8');
+  const bytes = row.prompt_bytes ?? 0;
+  return { ...toRecord(row, prompt), prompt_bytes: bytes, prompt_truncated: Buffer.byteLength(prompt) < bytes };
+}
+
+function toRecord(row: StatusRow, promptPreview?: string): RunRecord {
+  const spec = JSON.parse(row.spec) as RunSpec;
+  if (promptPreview !== undefined) spec.prompt = promptPreview;
+  const promptBytes = Buffer.byteLength(spec.prompt);
   return {
-    spec: JSON.parse(row.spec) as RunSpec,
+    spec,
+    prompt_bytes: promptBytes,
+    prompt_truncated: false,
     status: row.status as RunStatus,
     reason: row.reason as EndReason | null,
     message: row.message,

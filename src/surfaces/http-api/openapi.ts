@@ -74,7 +74,7 @@ export function openApiDocument(): Json {
       },
     },
     paths: {
-      [`${API_PREFIX}/agent/run`]: { post: { operationId: 'agentRun', summary: 'Submit a run', requestBody: body('RunRequest'), responses: { '202': json('Run', 'The run, queued or started; follow it at stream_url.'), ...common } } },
+      [`${API_PREFIX}/agent/run`]: { post: { operationId: 'agentRun', summary: "Submit a run (429 LIMIT_EXCEEDED past the policy's queue caps: runs waiting per caller, bytes of prompt waiting)", requestBody: body('RunRequest'), responses: { '202': json('Run', 'The run, queued or started; follow it at stream_url.'), ...common, ...errors(429) } } },
       [`${API_PREFIX}/agent/stream`]: {
         get: {
           operationId: 'agentStream',
@@ -83,17 +83,17 @@ export function openApiDocument(): Json {
           responses: { '200': { description: 'text/event-stream: `id` is the event number, `event` its type, `data` the event (RunEvent).', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...common },
         },
       },
-      [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
+      [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree); only the caller that made it, or the owner, may (403 FORBIDDEN)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
       [`${API_PREFIX}/agent/backends`]: { get: { operationId: 'agentBackends', summary: 'Backends with their capabilities and health', responses: { '200': json('Backends', 'Every backend.'), ...common } } },
       [`${API_PREFIX}/agent/runs`]: {
-        get: { operationId: 'agentRuns', summary: 'Runs in the ledger, newest first', parameters: queryParameters(runsQuerySchema), responses: { '200': { description: 'Runs.', content: { 'application/json': { schema: { type: 'object', properties: { runs: { type: 'array', items: { $ref: '#/components/schemas/Run' } } }, required: ['runs'] } } } }, ...common } },
+        get: { operationId: 'agentRuns', summary: 'Runs in the ledger, newest first', parameters: queryParameters(runsQuerySchema), responses: { '200': { description: 'A page of runs: at most `limit` and about 4 MiB of JSON; each prompt is a preview (its first KiB, prompt_truncated, prompt_bytes), GET /agent/runs/{id} has it whole.', content: { 'application/json': { schema: { type: 'object', properties: { runs: { type: 'array', items: { $ref: '#/components/schemas/Run' } }, next_before: { type: ['integer', 'null'], description: 'The `before` of the next page, or null at the end.' } }, required: ['runs', 'next_before'] } } } }, ...common } },
       },
       [`${API_PREFIX}/agent/runs/{id}`]: {
         get: {
           operationId: 'agentRunGet',
           summary: 'One run, with its events from the ledger when asked',
           parameters: [{ name: 'id', in: 'path', required: true, schema: { type: 'string' } }, ...queryParameters(runQuerySchema)],
-          responses: { '200': { description: 'The run (and its events).', content: { 'application/json': { schema: { type: 'object', properties: { run: { $ref: '#/components/schemas/Run' }, schema_version: { type: 'string' }, events: { type: 'array', items: { $ref: '#/components/schemas/RunEvent' } } }, required: ['run'] } } } }, ...common },
+          responses: { '200': { description: 'The run (and its events).', content: { 'application/json': { schema: { type: 'object', properties: { run: { $ref: '#/components/schemas/Run' }, schema_version: { type: 'string' }, events: { type: 'array', items: { $ref: '#/components/schemas/RunEvent' } }, next_after: { type: ['integer', 'null'], description: 'With events: the `after` of the next page (a page stops at `limit` or about 4 MiB), or null once it reached the last event recorded.' } }, required: ['run'] } } } }, ...common },
         },
       },
       [`${API_PREFIX}/chat/proxy`]: {

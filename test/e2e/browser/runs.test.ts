@@ -57,7 +57,7 @@ describe("the dashboard's Runs view in Chromium", () => {
     const runs = runServiceOf(t.daemon.services);
     const finished = await runs.submit({ backend: 'fake', prompt: 'tool please', cwd: work });
     await until(async () => (await runs.get(finished.id)).status === 'completed', 'the run to complete');
-    const recorded = await runs.events(finished.id, 0, 1_000);
+    const recorded = (await runs.events(finished.id, 0, 1_000)).events;
     const page = await openDashboard();
     try {
       const item = page.locator(`[data-testid="run-item"][data-run-id="${finished.id}"]`);
@@ -83,7 +83,7 @@ describe("the dashboard's Runs view in Chromium", () => {
       await expect.poll(() => liveItem.getAttribute('data-status'), { timeout: 20_000 }).toBe('cancelled');
       expect(await runs.get(live.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
       // What the drawer showed live is what the ledger holds.
-      expect(await attributes(liveDrawer.getByTestId('run-event'), 'data-seq')).toEqual((await runs.events(live.id, 0, 1_000)).map((e) => String(e.seq)));
+      expect(await attributes(liveDrawer.getByTestId('run-event'), 'data-seq')).toEqual((await runs.events(live.id, 0, 1_000)).events.map((e) => String(e.seq)));
       await page.screenshot({ path: path.join(ARTIFACTS, 'runs-cancelled.png') });
     } finally {
       await page.close();

@@ -1,0 +1,158 @@
+/**
+ * Issue 21, item 9: cancels did not check ownership. A pane's token (read, ask) cancelled the
+ * owner's ask, and a pane granted `create` cancelled the owner's run. Only the caller that made a
+ * run or an ask, or the owner, may cancel it: who made it is recorded when it is made (the pane of
+ * the token, or the owner), and anyone else is refused with FORBIDDEN saying why.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type SwitchboardClient } from '../../src/client/index.js';
+import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { startTestDaemon } from '../support/daemon.js';
+import { cleanEnv } from '../support/cli.js';
+import { tempDir } from '../support/shell.js';
+import { until } from '../support/processes.js';
+
+const customAgent = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'custom-agent');
+const scratch = tempDir('sb-cancel-owner-');
+const home = path.join(scratch.dir, 'home');
+const work = path.join(scratch.dir, 'work');
+let started: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
+const clients: SwitchboardClient[] = [];
+
+beforeAll(async () => {
+  mkdirSync(work, { recursive: true });
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\nlimits:\n  concurrency: 8\n`);
+  started = await startTestDaemon({
+    home,
+    agentsFile: path.join(customAgent, 'agents.yaml'),
+    env: { ...cleanEnv(), SWITCHBOARD_AGENT_PATH: customAgent },
+    bridge: { backends: [new FakeBackend()] },
+  });
+});
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await started?.stop();
+  scratch.cleanup();
+});
+
+function daemon(): NonNullable<typeof started>['daemon'] {
+  if (!started) throw new Error('not started');
+  return started.daemon;
+}
+
+/** A client that presents `token` (the owner's when none is given). */
+async function client(token?: string): Promise<SwitchboardClient> {
+  const c = await connect(token === undefined ? { home, env: cleanEnv() } : { socketPath: daemon().socketPath as string, token, env: {} });
+  clients.push(c);
+  return c;
+}
+
+/** The error a call ends with (its stable code and message), or 'ok'. */
+async function outcome(call: Promise<unknown>): Promise<{ code: string; message: string } | 'ok'> {
+  return call.then(
+    () => 'ok' as const,
+    (err: unknown) => ({ code: String((err as { code?: unknown }).code), message: (err as Error).message }),
+  );
+}
+
+/** A mytool pane held at its [y/n] question, so an ask for it waits in its line. */
+async function busyAgentPane(c: SwitchboardClient): Promise<string> {
+  const { pane_id: paneId } = await c.createPane({ agent: 'mytool', cwd: work });
+  let asking = (): void => undefined;
+  const waiting = new Promise<void>((resolve) => (asking = resolve));
+  const states = await c.subscribe({ paneId, events: ['state'] }, { state: (n) => n.state === 'waiting_approval' && asking() });
+  await c.sendPrompt(paneId, 'make a file');
+  await waiting;
+  await states.unsubscribe();
+  return paneId;
+}
+
+describe.runIf(process.platform !== 'win32')('cancel ownership', () => {
+  it("refuses a pane's token cancelling the owner's run; its own run, and the owner, may", { timeout: 60_000 }, async () => {
+    const owner = await client();
+    const { pane_id: paneId } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
+    const paneToken = daemon().tokens.issue(paneId, ['read', 'create']);
+    const pane = await client(paneToken);
+
+    const { run: ownersRun } = await owner.runSubmit({ backend: 'fake', prompt: 'silent', cwd: work });
+    const refused = await outcome(pane.runCancel(ownersRun.id));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN' });
+    expect(refused !== 'ok' && refused.message).toMatch(/owner/);
+    expect((await owner.runGet(ownersRun.id)).run.status).not.toBe('cancelled');
+
+    // Its own run: yes. The owner may cancel any run.
+    const { run: panesRun } = await pane.runSubmit({ backend: 'fake', prompt: 'silent', cwd: work });
+    expect((await pane.runCancel(panesRun.id)).run.status).toBe('cancelled');
+    const { run: another } = await pane.runSubmit({ backend: 'fake', prompt: 'silent', cwd: work });
+    expect((await owner.runCancel(another.id)).run.status).toBe('cancelled');
+    // Another pane's token, also granted create, may not cancel the first pane's run.
+    const { pane_id: otherPane } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
+    const other = await client(daemon().tokens.issue(otherPane, ['read', 'create']));
+    const { run: third } = await pane.runSubmit({ backend: 'fake', prompt: 'silent', cwd: work });
+    expect(await outcome(other.runCancel(third.id))).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await owner.runCancel(third.id)).run.status).toBe('cancelled');
+    expect((await owner.runCancel(ownersRun.id)).run.status).toBe('cancelled');
+    await owner.kill(paneId);
+    await owner.kill(otherPane);
+  });
+
+  it("refuses a pane's token cancelling the owner's ask; the owner may", { timeout: 90_000 }, async () => {
+    const owner = await client();
+    const target = await busyAgentPane(owner);
+    const { pane_id: paneId } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
+    const pane = await client(daemon().tokens.issue(paneId, ['read', 'ask']));
+
+    const ask = await owner.ask(target, 'what is in this folder?', { wait: false });
+    expect(ask.status).toBe('queued');
+    const refused = await outcome(pane.askCancel(ask.ask_id));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN' });
+    expect((await owner.askGet(ask.ask_id)).status).toBe('queued');
+    expect((await owner.askCancel(ask.ask_id)).status).toBe('cancelled');
+
+    // The pane's own ask: it may cancel it.
+    const own = await pane.ask(target, 'and now?', { wait: false });
+    expect((await pane.askCancel(own.ask_id)).status).toBe('cancelled');
+    await until(async () => (await owner.askGet(own.ask_id)).status === 'cancelled', 'the pane cancelled its own ask');
+    await owner.kill(paneId);
+    await owner.kill(target);
+  });
+});
+
+describe.runIf(process.platform !== 'win32')('cancel ownership of structured runs', () => {
+  const runScratch = tempDir('sb-cancel-run-');
+  let runDaemon: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
+  beforeAll(async () => {
+    // A headless "agent" that only waits: a structured run to cancel, without an agent CLI.
+    const agents = path.join(runScratch.dir, 'agents.yaml');
+    writeFileSync(
+      agents,
+      ['agents:', '  - name: waiter', '    binary: { names: [sh] }', '    headless_args: ["-c", "sleep 600", "waiter"]', '    screens: [{ versions: "*", idle: [{ pattern: "^waiting$" }] }]', '    approval_keys: { allow_once: [y], deny: [n] }', ''].join('\n'),
+    );
+    runDaemon = await startTestDaemon({ agentsFile: agents, env: cleanEnv(), bridge: false });
+  });
+  afterAll(async () => {
+    await runDaemon?.stop();
+    runScratch.cleanup();
+  });
+
+  it("refuses a pane's token cancelling the owner's structured run (cancel_run); the owner may", async () => {
+    const d = runDaemon?.daemon;
+    if (!d) throw new Error('not started');
+    const owner = await connect({ socketPath: d.socketPath as string, token: d.token, env: {} });
+    const pane = await connect({ socketPath: d.socketPath as string, token: d.tokens.issue('p-runner', ['read', 'create']), env: {} });
+    clients.push(owner, pane);
+    const { session_id: ownersRun } = await owner.request('run_agent', { agent: 'waiter', prompt: 'wait', cwd: runScratch.dir });
+    const refused = await outcome(pane.request('cancel_run', { session_id: ownersRun }));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN' });
+    expect(refused !== 'ok' && refused.message).toBe(`forbidden: run ${ownersRun} was started by the owner; only its maker or the owner may end it`);
+    // Its own run it may cancel; the owner may cancel any.
+    const { session_id: panesRun } = await pane.request('run_agent', { agent: 'waiter', prompt: 'wait', cwd: runScratch.dir });
+    expect(await pane.request('cancel_run', { session_id: panesRun })).toEqual({ cancelled: true });
+    expect(await owner.request('cancel_run', { session_id: ownersRun })).toEqual({ cancelled: true });
+  });
+});
