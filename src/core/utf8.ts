@@ -49,3 +49,14 @@ export class Utf8Stream {
     return this.held.length;
   }
 }
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+
+/** `bytes` as text when they are valid UTF-8, else undefined (never U+FFFD in place of bad bytes). */
+export function decodeUtf8Strict(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}

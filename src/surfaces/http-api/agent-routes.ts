@@ -1,13 +1,15 @@
 /**
  * Seed 004's agent endpoints: `POST /api/v2/agent/run`, `GET /api/v2/agent/stream?run_id=…` (SSE,
  * resumable with Last-Event-ID), `POST /api/v2/agent/cancel`, `GET /api/v2/agent/backends`, and
- * the ledger's view, `GET /api/v2/agent/runs` and `GET /api/v2/agent/runs/{id}`.
+ * the ledger's view, `GET /api/v2/agent/runs` and `GET /api/v2/agent/runs/{id}`. Lists are the run
+ * service's pages, bounded by count and by bytes, each saying where the next one starts
+ * (`next_before`, `next_after`; null at the end), and written item by item (surfaces/http/answer.ts).
  */
 import { SwitchboardError } from '../../core/errors.js';
 import { readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
 import { openSse } from './sse.js';
-import { renderWire, type RunsPort, type RunView } from '../../api/index.js';
+import { callerOf, renderWire, type RunsPort, type RunView } from '../../api/index.js';
 
 export const API_PREFIX = '/api/v2';
 const MAX_EVENTS_PAGE = 10_000;
@@ -29,8 +31,8 @@ function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
 export function addAgentRoutes(router: Router, runs: RunsPort): void {
   router.add('POST', `${API_PREFIX}/agent/run`, 'run_submit', async (ctx) => {
     const body = validate(runRequestSchema, await readJson(ctx.req), 'run request');
-    const run = await runs.submit(body);
-    sendJson(ctx.res, 202, withStreamUrl(run));
+    const run = await runs.submit({ ...body, caller: callerOf(ctx.grant) });
+    await sendJson(ctx.res, 202, withStreamUrl(run));
   });
 
   router.add('GET', `${API_PREFIX}/agent/stream`, 'run_subscribe', async (ctx) => {
@@ -52,29 +54,29 @@ export function addAgentRoutes(router: Router, runs: RunsPort): void {
 
   router.add('POST', `${API_PREFIX}/agent/cancel`, 'run_cancel', async (ctx) => {
     const body = validate(cancelRequestSchema, await readJson(ctx.req), 'cancel request');
-    sendJson(ctx.res, 200, withStreamUrl(await runs.cancel(body.run_id)));
+    await sendJson(ctx.res, 200, withStreamUrl(await runs.cancel(body.run_id, callerOf(ctx.grant))));
   });
 
   router.add('GET', `${API_PREFIX}/agent/backends`, 'run_backends', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'backends query');
-    sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends() });
+    await sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends() });
   });
 
   router.add('GET', `${API_PREFIX}/agent/runs`, 'run_list', async (ctx) => {
     const q = validate(runsQuerySchema, queryOf(ctx.url), 'runs query');
-    const list = await runs.list({ status: q.status, backend: q.backend, limit: q.limit === undefined ? undefined : Number(q.limit), before: q.before === undefined ? undefined : Number(q.before) });
-    sendJson(ctx.res, 200, { runs: list.map(withStreamUrl) });
+    const page = await runs.list({ status: q.status, backend: q.backend, limit: q.limit === undefined ? undefined : Number(q.limit), before: q.before === undefined ? undefined : Number(q.before) });
+    await sendJson(ctx.res, 200, { runs: page.runs.map(withStreamUrl), next_before: page.next_before });
   });
 
   router.add('GET', `${API_PREFIX}/agent/runs/:id`, 'run_events', async (ctx) => {
     const q = validate(runQuerySchema, queryOf(ctx.url), 'run query');
     const run = await runs.get(ctx.params.id ?? '');
     if (q.events !== 'true') {
-      sendJson(ctx.res, 200, { run: withStreamUrl(run) });
+      await sendJson(ctx.res, 200, { run: withStreamUrl(run) });
       return;
     }
     const version = q.schema_version === undefined ? run.schema_version : runs.negotiate(q.schema_version);
-    const events = await runs.events(run.id, q.after === undefined ? 0 : Number(q.after), Math.min(Number(q.limit ?? MAX_EVENTS_PAGE), MAX_EVENTS_PAGE));
-    sendJson(ctx.res, 200, { run: withStreamUrl(run), schema_version: version, events: events.map((e) => renderWire(e, version)) });
+    const page = await runs.events(run.id, q.after === undefined ? 0 : Number(q.after), Math.max(1, Math.min(Number(q.limit ?? MAX_EVENTS_PAGE), MAX_EVENTS_PAGE)));
+    await sendJson(ctx.res, 200, { run: withStreamUrl(run), schema_version: version, events: page.events.map((e) => renderWire(e, version)), next_after: page.next_after });
   });
 }

@@ -31,8 +31,8 @@ function callerOf(ctx: ApiContext): AskCaller {
 }
 
 /** 200 for an ask that ended, 202 for one still under way. */
-function sendAsk(res: ServerResponse, ask: AskInfo): void {
-  sendJson(res, FINAL.has(ask.status) ? 200 : 202, ask);
+async function sendAsk(res: ServerResponse, ask: AskInfo): Promise<void> {
+  await sendJson(res, FINAL.has(ask.status) ? 200 : 202, ask);
 }
 
 /** The ask id in the path, checked as JSON-RPC checks `ask_id` (a malformed one is 400; an unknown one 404 from the operation). */
@@ -44,37 +44,37 @@ export function addAskRoutes(router: Router, asks: AsksPort): void {
   router.add('POST', `${API_PREFIX}/asks`, 'ask', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'ask query');
     const body = validate(askRequestSchema, await readJson(ctx.req), 'ask request');
-    sendAsk(ctx.res, await asks.call('ask', body, callerOf(ctx)));
+    await sendAsk(ctx.res, await asks.call('ask', body, callerOf(ctx)));
   });
 
   router.add('GET', `${API_PREFIX}/asks`, 'ask_list', async (ctx) => {
     const q = validate(askListQuerySchema, queryOf(ctx.url), 'ask list query');
     const params = validate(askParams.ask_list, { limit: q.limit === undefined ? undefined : Number(q.limit) }, 'ask list query');
-    sendJson(ctx.res, 200, await asks.call('ask_list', params, callerOf(ctx)));
+    await sendJson(ctx.res, 200, await asks.call('ask_list', params, callerOf(ctx)));
   });
 
   // Before `/asks/:id`: `targets` is not an ask id (ten hex digits), so the two never clash.
   router.add('GET', `${API_PREFIX}/asks/targets`, 'ask_targets', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'ask targets query');
-    sendJson(ctx.res, 200, await asks.call('ask_targets', {}, callerOf(ctx)));
+    await sendJson(ctx.res, 200, await asks.call('ask_targets', {}, callerOf(ctx)));
   });
 
   router.add('GET', `${API_PREFIX}/asks/:id`, 'ask_get', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'ask query');
-    sendJson(ctx.res, 200, await asks.call('ask_get', { ask_id: askIdOf(ctx) }, callerOf(ctx)));
+    await sendJson(ctx.res, 200, await asks.call('ask_get', { ask_id: askIdOf(ctx) }, callerOf(ctx)));
   });
 
   router.add('POST', `${API_PREFIX}/asks/:id/wait`, 'ask_wait', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'ask wait query');
     const askId = askIdOf(ctx);
     const body = validate(askWaitRequestSchema, await readOptionalJson(ctx.req), 'ask wait request');
-    sendAsk(ctx.res, await asks.call('ask_wait', { ask_id: askId, ...body }, callerOf(ctx)));
+    await sendAsk(ctx.res, await asks.call('ask_wait', { ask_id: askId, ...body }, callerOf(ctx)));
   });
 
   router.add('POST', `${API_PREFIX}/asks/:id/cancel`, 'ask_cancel', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'ask cancel query');
     const askId = askIdOf(ctx);
     validate(askCancelRequestSchema, await readOptionalJson(ctx.req), 'ask cancel request');
-    sendJson(ctx.res, 200, await asks.call('ask_cancel', { ask_id: askId }, callerOf(ctx)));
+    await sendJson(ctx.res, 200, await asks.call('ask_cancel', { ask_id: askId }, callerOf(ctx)));
   });
 }

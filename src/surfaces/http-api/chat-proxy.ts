@@ -16,7 +16,7 @@ import { errorBody, readJson, sendJson, validate, type ApiContext, type Router }
 import { chatRequestSchema, type ChatRequest } from './schemas.js';
 import { openSse } from './sse.js';
 import { API_PREFIX } from './agent-routes.js';
-import type { RunEvent, RunsPort, RunView } from '../../api/index.js';
+import { callerOf, type RunEvent, type RunsPort, type RunView } from '../../api/index.js';
 
 const CWD_HEADER = 'x-switchboard-cwd';
 
@@ -44,7 +44,7 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort): void {
   const handler = async (ctx: ApiContext): Promise<void> => {
     const body = validate(chatRequestSchema, await readJson(ctx.req), 'chat completion request');
     const cwdHeader = ctx.req.headers[CWD_HEADER];
-    const run = await runs.submit({ backend: body.model, prompt: promptOf(body.messages), ...(typeof cwdHeader === 'string' ? { cwd: cwdHeader } : {}) });
+    const run = await runs.submit({ backend: body.model, prompt: promptOf(body.messages), caller: callerOf(ctx.grant), ...(typeof cwdHeader === 'string' ? { cwd: cwdHeader } : {}) });
     if (body.stream === true) await streamChat(ctx.res, runs, run, body.model);
     else await wholeChat(ctx.res, runs, run, body.model);
   };
@@ -52,7 +52,7 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort): void {
   router.add('POST', `${API_PREFIX}/chat/proxy/chat/completions`, 'run_submit', handler);
   router.add('GET', `${API_PREFIX}/chat/proxy/models`, 'run_backends', async (ctx) => {
     const backends = await runs.backends();
-    sendJson(ctx.res, 200, { object: 'list', data: backends.map((b) => ({ id: b.name, object: 'model', created: 0, owned_by: 'switchboard' })) });
+    await sendJson(ctx.res, 200, { object: 'list', data: backends.map((b) => ({ id: b.name, object: 'model', created: 0, owned_by: 'switchboard' })) });
   });
 }
 
@@ -94,11 +94,11 @@ async function wholeChat(res: ServerResponse, runs: RunsPort, run: RunView, mode
   if (outcome !== 'completed') {
     const { status, body } = errorBody(new SwitchboardError('AGENT_ERROR', `the run ${outcome}: ${done?.compat.text ?? ''}`.trim(), { run_id: run.id, reason: done?.data.reason ?? null }));
     res.setHeader('X-Switchboard-Run-Id', run.id);
-    sendJson(res, status, body);
+    await sendJson(res, status, body);
     return;
   }
   res.setHeader('X-Switchboard-Run-Id', run.id);
-  sendJson(res, 200, {
+  await sendJson(res, 200, {
     id: chatId(run),
     object: 'chat.completion',
     created: Math.floor(run.created_at / 1000),

@@ -5,8 +5,9 @@
  * Host must name this server on loopback (DNS rebinding), the caller must authenticate (a Bearer
  * token compared in constant time, or whatever step the server is given, which says what the caller
  * may do), the path must be known (404), the method one it takes (405, with Allow), and the caller's
- * grant must have the scope of the JSON-RPC method the route is the HTTP form of (403). Bodies are read up to a limit (413) and must
- * be JSON (400). No CORS headers are ever sent, so no other origin's page can read an answer.
+ * grant must have the scope of the JSON-RPC method the route is the HTTP form of (403). Bodies are read up to a limit (413, and the
+ * connection closed) and must be strict UTF-8 and JSON (400, PARSE_ERROR as on JSON-RPC). No CORS headers are ever sent, so no
+ * other origin's page can read an answer. Every answer is written through surfaces/http/answer.ts (streamed, with backpressure).
  * A handler's SwitchboardError becomes its status; anything else is a bug: 500, logged.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -15,7 +16,11 @@ import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import type { MethodName } from '../../protocol/methods.js';
 import type { Logger } from '../../core/logger.js';
 import { requireScope, type Grant } from '../../api/index.js';
+import { sendJson } from '../http/answer.js';
+import { BodyTooLarge, bodyText, closeAfterAnswer, readBody } from '../http/body.js';
 import type { z } from 'zod';
+
+export { sendJson };
 
 /** Request bodies past this are refused with 413 (a prompt of a megabyte is already a large one). */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -128,14 +133,16 @@ export class Router {
     }
   }
 
-  /** Answers with the error shape (or, once an answer has begun, ends it). */
+  /** Answers with the error shape (or, once an answer has begun, cuts it off: a half answer must not look whole). */
   fail(res: ServerResponse, err: unknown): void {
+    if (!(err instanceof SwitchboardError)) this.options.logger.error('the HTTP API failed', { error: errorMessage(err) });
     if (res.headersSent) {
-      res.end();
+      if (!res.writableEnded) res.destroy();
       return;
     }
-    if (!(err instanceof SwitchboardError)) this.options.logger.error('the HTTP API failed', { error: errorMessage(err) });
-    sendError(res, err);
+    // A body refused for its size was not read whole: this answer is the connection's last.
+    if (err instanceof HttpError && err.status === 413) closeAfterAnswer(res);
+    void sendError(res, err);
   }
 }
 
@@ -164,15 +171,9 @@ export function errorBody(err: unknown): { status: number; body: { error: { code
   return { status, body: { error: { code: e.code, rpc_code: RPC_CODE_BY_ERROR[e.code], type: e.code.toLowerCase(), message: e.message, ...(e.details ? { details: { ...e.details } } : {}) } } };
 }
 
-export function sendError(res: ServerResponse, err: unknown): void {
+export async function sendError(res: ServerResponse, err: unknown): Promise<void> {
   const { status, body } = errorBody(err);
-  sendJson(res, status, body);
-}
-
-export function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  const text = JSON.stringify(body);
-  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': Buffer.byteLength(text), 'Cache-Control': 'no-store', 'X-Content-Type-Options': 'nosniff' });
-  res.end(text);
+  await sendJson(res, status, body);
 }
 
 /** The request's body as JSON: 413 past the limit, 400 when it is not JSON (or there is none). */
@@ -197,23 +198,13 @@ function parseJson(text: string): unknown {
 }
 
 async function readText(req: IncomingMessage, limit: number): Promise<string> {
-  const declared = Number(req.headers['content-length'] ?? NaN);
-  if (Number.isFinite(declared) && declared > limit) {
-    req.resume();
-    throw new HttpError(413, 'LIMIT_EXCEEDED', `the body is larger than ${limit} bytes`, { limit });
+  try {
+    return bodyText(await readBody(req, limit));
+  } catch (err) {
+    if (!(err instanceof BodyTooLarge)) throw err;
+    // What the client may still be sending is not read: the answer is the connection's last.
+    throw new HttpError(413, 'LIMIT_EXCEEDED', err.message, { limit });
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buf = chunk as Buffer;
-    size += buf.length;
-    if (size > limit) {
-      req.resume();
-      throw new HttpError(413, 'LIMIT_EXCEEDED', `the body is larger than ${limit} bytes`, { limit });
-    }
-    chunks.push(buf);
-  }
-  return Buffer.concat(chunks).toString('utf8');
 }
 
 function where(parts: readonly PropertyKey[]): string {

@@ -8,6 +8,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
+import { LogLimiter } from '../../core/log-limiter.js';
+import { AnswerGuard, DEFAULT_ANSWER_LIMITS, type AnswerLimits } from '../http/answer.js';
 import { tokenMatches } from '../../core/secrets.js';
 import { allowedHosts, originAllowed } from '../http/access.js';
 import { Router, sendJson } from './router.js';
@@ -50,9 +52,8 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
   addChatProxyRoutes(router, options.runs);
   if (options.asks) addAskRoutes(router, options.asks);
   const doc = openApiDocument();
-  router.add('GET', `${API_PREFIX}/openapi.json`, null, (ctx) => {
-    sendJson(ctx.res, 200, doc);
-    return Promise.resolve();
+  router.add('GET', `${API_PREFIX}/openapi.json`, null, async (ctx) => {
+    await sendJson(ctx.res, 200, doc);
   });
   return {
     handle(req, res) {
@@ -72,11 +73,14 @@ export interface HttpApiServer {
 }
 
 /** Serves the API alone on 127.0.0.1 (tests, the bench, embedding without the dashboard). */
-export async function startHttpApiServer(options: HttpApiOptions & { port?: number }): Promise<HttpApiServer> {
+export async function startHttpApiServer(options: HttpApiOptions & { port?: number; answers?: Partial<AnswerLimits> }): Promise<HttpApiServer> {
   let port = 0;
   const api = createHttpApi({ ...options, hosts: options.hosts ?? (() => allowedHosts(port)) });
+  const log = new LogLimiter(options.logger ?? silentLogger);
+  const answers = new AnswerGuard({ ...DEFAULT_ANSWER_LIMITS, ...options.answers }, log);
   const server = createServer((req, res) => {
-    if (!api.handle(req, res)) sendJson(res, 404, { error: { code: 'METHOD_NOT_FOUND', rpc_code: -32601, type: 'method_not_found', message: `no such endpoint: ${(req.url ?? '/').split('?')[0] ?? '/'}` } });
+    answers.watch(res);
+    if (!api.handle(req, res)) void sendJson(res, 404, { error: { code: 'METHOD_NOT_FOUND', rpc_code: -32601, type: 'method_not_found', message: `no such endpoint: ${(req.url ?? '/').split('?')[0] ?? '/'}` } });
   });
   // Short limits for strangers: headers must arrive quickly; streams stay open as long as they run.
   server.headersTimeout = 10_000;
@@ -92,6 +96,8 @@ export async function startHttpApiServer(options: HttpApiOptions & { port?: numb
     server,
     close: () =>
       new Promise<void>((resolve) => {
+        answers.close();
+        log.flush();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -3,12 +3,12 @@
  * client that reconnects with `Last-Event-ID` resumes with no gap and no duplicate), `event` (its
  * type) and `data` (its JSON). A comment every few seconds keeps proxies from closing a quiet
  * stream. A reader too slow to take what is written is cut off instead of being buffered without
- * bound: it reconnects with Last-Event-ID and loses nothing, since the ledger has every event.
+ * bound (the unread bound of every HTTP answer, surfaces/http/answer.ts: the connection destroyed,
+ * counted and logged): it reconnects with Last-Event-ID and loses nothing, since the ledger has
+ * every event.
  */
 import type { ServerResponse } from 'node:http';
-
-/** Past this much unsent output, a stream is closed (the reader resumes from the ledger). */
-export const SSE_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+import { withinUnreadBound } from '../http/answer.js';
 const HEARTBEAT_MS = 15_000;
 
 export interface SseStream {
@@ -46,7 +46,7 @@ export function openSse(res: ServerResponse, headers: Record<string, string> = {
       if (e.event !== undefined) frame += `event: ${e.event}\n`;
       for (const line of e.data.split('\n')) frame += `data: ${line}\n`;
       res.write(`${frame}\n`);
-      if (res.writableLength > SSE_HIGH_WATER_BYTES) close();
+      if (!withinUnreadBound(res)) close();
     },
     close,
     onClose(listener) {

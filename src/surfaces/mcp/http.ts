@@ -2,14 +2,18 @@
  * MCP's Streamable HTTP transport on the daemon's HTTP port (`/mcp`), stateless: each POST is one
  * exchange with a server made for it, whose tools call the dispatcher with the grant of the token
  * the request presented (a Bearer header: the owner's, or an agent pane's own, so an agent asks as
- * its pane). The HTTP server has checked Host and Origin before this is reached.
+ * its pane). The HTTP server has checked Host and Origin before this is reached. The body is read
+ * as every HTTP body is (surfaces/http/body.ts): a body past the limit is 413 with LIMIT_EXCEEDED,
+ * invalid UTF-8 or JSON 400 with PARSE_ERROR, as JSON-RPC errors whose `data.code` is the stable code.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { SwitchboardError } from '../../core/errors.js';
+import { SwitchboardError, type ErrorCode } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
 import { Caller, type Grant, type Services } from '../../api/index.js';
-import { errorCodeFromRpc } from '../../protocol/rpc-codes.js';
+import { errorCodeFromRpc, RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
+import { sendJson } from '../http/answer.js';
+import { BodyTooLarge, bodyText, closeAfterAnswer, readBody } from '../http/body.js';
 import { provenAtConnect } from '../rpc/authenticate.js';
 import type { Dispatcher } from '../rpc/dispatch.js';
 import { RpcMcpBackend, type RpcCall } from './rpc-backend.js';
@@ -18,29 +22,35 @@ import { createMcpServer } from './server.js';
 /** The largest MCP request body taken (a question is at most 100 000 characters). */
 export const MCP_MAX_BODY_BYTES = 1024 * 1024;
 
-/** Reads a request's body, at most `limit` bytes; undefined when it is larger. */
-function readBody(req: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      if (size > limit) {
-        resolve(undefined);
-        req.destroy();
-        return;
-      }
-      chunks.push(chunk);
-    });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
-  });
+/** A JSON-RPC error answer with the stable code in `data.code`, as Switchboard's JSON-RPC answers. */
+async function jsonError(res: ServerResponse, status: number, code: ErrorCode, message: string): Promise<void> {
+  if (res.headersSent) {
+    if (!res.writableEnded) res.destroy();
+    return;
+  }
+  await sendJson(res, status, { jsonrpc: '2.0', error: { code: RPC_CODE_BY_ERROR[code], message, data: { code } }, id: null });
 }
 
-function jsonError(res: ServerResponse, status: number, message: string): void {
-  if (res.headersSent) return void res.end();
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32600, message }, id: null }));
+/** The request's message: 413 past the limit (the connection then closed), 400 when not UTF-8 or not JSON; undefined once answered. */
+async function readMessage(req: IncomingMessage, res: ServerResponse): Promise<{ message: unknown } | undefined> {
+  let text: string;
+  try {
+    text = bodyText(await readBody(req, MCP_MAX_BODY_BYTES));
+  } catch (err) {
+    if (err instanceof BodyTooLarge) {
+      closeAfterAnswer(res);
+      await jsonError(res, 413, 'LIMIT_EXCEEDED', `request over ${MCP_MAX_BODY_BYTES} bytes`);
+    } else if (err instanceof SwitchboardError) {
+      await jsonError(res, 400, err.code, err.message);
+    } else throw err;
+    return undefined;
+  }
+  try {
+    return { message: JSON.parse(text) as unknown };
+  } catch {
+    await jsonError(res, 400, 'PARSE_ERROR', 'parse error: the body is not JSON');
+    return undefined;
+  }
 }
 
 /** One method call through the dispatcher, as `grant`: what the RPC surface would answer, or its error thrown. */
@@ -60,18 +70,12 @@ function dispatcherCall(dispatcher: Dispatcher, services: Services, grant: Grant
 export async function handleMcpHttp(req: IncomingMessage, res: ServerResponse, deps: { dispatcher: Dispatcher; services: Services; grant: Grant; logger: Logger }): Promise<void> {
   if (req.method !== 'POST') {
     // Stateless: no session to stream to or end.
-    res.writeHead(405, { allow: 'POST', 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32000, message: 'method not allowed: POST MCP messages to /mcp' }, id: null }));
+    await sendJson(res, 405, { jsonrpc: '2.0', error: { code: -32000, message: 'method not allowed: POST MCP messages to /mcp' }, id: null }, { allow: 'POST' });
     return;
   }
-  const body = await readBody(req, MCP_MAX_BODY_BYTES);
-  if (body === undefined) return jsonError(res, 413, `request over ${MCP_MAX_BODY_BYTES} bytes`);
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    return jsonError(res, 400, 'parse error: the body is not JSON');
-  }
+  const read = await readMessage(req, res);
+  if (read === undefined) return;
+  const parsed = read.message;
   const abort = new AbortController();
   const call = dispatcherCall(deps.dispatcher, deps.services, deps.grant, abort.signal);
   // An agent pane's token asks as that pane; the owner's asks as nobody's pane.
@@ -88,6 +92,6 @@ export async function handleMcpHttp(req: IncomingMessage, res: ServerResponse, d
     await transport.handleRequest(req, res, parsed);
   } catch (err) {
     deps.logger.warn('mcp: a request failed', { error: (err as Error).message });
-    jsonError(res, 500, 'internal error');
+    await jsonError(res, 500, 'INTERNAL_ERROR', 'internal error');
   }
 }
