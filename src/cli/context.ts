@@ -23,7 +23,7 @@ export function createContext(options: { home?: string; env?: NodeJS.ProcessEnv 
     },
     env,
     home: options.home,
-    connect: () => connect({ home: options.home, env }),
+    connect: () => connect({ home: options.home, env, warn: (message) => process.stderr.write(`switchboard: warning: ${message}\n`) }),
   };
 }
 

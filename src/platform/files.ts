@@ -1,4 +1,4 @@
-import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -81,4 +81,55 @@ export function untrustedFileProblem(file: string): string | undefined {
     return undefined;
   }
   return describe(file, stat) ?? describe(dir, dirStat);
+}
+
+/** What a reader found of a file only its owner may write: the trust rule every reader follows. */
+export type PrivateFileRead =
+  | { kind: 'missing' }
+  | { kind: 'refused'; problem: string }
+  /** `exposed`: why others can read it (the file is used, but what it holds is no longer secret). */
+  | { kind: 'read'; text: string; exposed?: string };
+
+const modeOf = (stat: Stats): string => (stat.mode & 0o777).toString(8).padStart(3, '0');
+
+/**
+ * Reads `file` under the trust rule for a file that says where the daemon is and holds its owner's
+ * token (the runtime file): refused when it is a symbolic link, not a regular file, not this
+ * user's, writable by others, larger than `maxBytes`, or in a folder that is not this user's or
+ * that others can write (untrustedFileProblem); read, but `exposed`, when others can read it.
+ * The checks are made on the descriptor that is read (opened without following a link), so the
+ * file cannot be swapped between check and read. Windows has no such modes: read as it is.
+ */
+export function readPrivateFile(file: string, maxBytes: number): PrivateFileRead {
+  const problem = untrustedFileProblem(file);
+  if (problem !== undefined) return { kind: 'refused', problem };
+  let fd: number;
+  try {
+    fd = openSync(file, isWindows ? 'r' : constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' || code === 'ENOTDIR') return { kind: 'missing' };
+    if (code === 'ELOOP') return { kind: 'refused', problem: `${file} is a symbolic link` };
+    return { kind: 'refused', problem: `${file} cannot be read (${code ?? String(err)})` };
+  }
+  try {
+    const stat = fstatSync(fd);
+    const uid = process.getuid?.();
+    if (!stat.isFile()) return { kind: 'refused', problem: `${file} is not a regular file` };
+    if (!isWindows && uid !== undefined && stat.uid !== uid) return { kind: 'refused', problem: `${file} belongs to another user (uid ${stat.uid})` };
+    if (!isWindows && (stat.mode & 0o022) !== 0) return { kind: 'refused', problem: `${file} can be written by other users (mode ${modeOf(stat)})` };
+    if (stat.size > maxBytes) return { kind: 'refused', problem: `${file} is larger than ${maxBytes} bytes` };
+    const buffer = Buffer.alloc(stat.size);
+    let length = 0;
+    while (length < buffer.length) {
+      const n = readSync(fd, buffer, length, buffer.length - length, null);
+      if (n === 0) break;
+      length += n;
+    }
+    const text = buffer.subarray(0, length).toString('utf8');
+    const exposed = !isWindows && (stat.mode & 0o044) !== 0 ? `${file} can be read by other users (mode ${modeOf(stat)})` : undefined;
+    return exposed === undefined ? { kind: 'read', text } : { kind: 'read', text, exposed };
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -4,12 +4,20 @@ One request per line, one reply per line, the token in ``params.token``. Where t
 the arguments, else ``SWITCHBOARD_RPC_HOST`` / ``_PORT`` / ``_TOKEN``, else seed 000's
 ``ENSO_RPC_HOST`` / ``_PORT`` / ``_TOKEN``, else the daemon's runtime file
 (``$SWITCHBOARD_HOME/daemon.json``, by default ``~/.switchboard/daemon.json``), else
-127.0.0.1:8765. Connecting is tried three times, half a second apart; every socket operation has a
-5 s timeout unless a call asks for longer. Standard library only; Python 3.8 and later.
+127.0.0.1:8765. Inside a Switchboard pane (``SWITCHBOARD_PANE_ID`` or a ``SWITCHBOARD_RPC_*``
+variable set) only the pane's own variables and token are used, never the runtime file (its token
+is the owner's); a pane whose token or port is missing is refused. The runtime file is read under
+the trust rule every Switchboard reader follows: refused when it is a symbolic link, not a regular
+file, not this user's, writable by others or in a folder others can write; used with one warning
+when others can read it. Connecting is tried three times, half a second apart; every socket
+operation has a 5 s timeout unless a call asks for longer. Standard library only; Python 3.8 and
+later.
 """
 import json
 import os
+import re
 import socket
+import stat
 import sys
 import time
 from typing import Any, Dict, Optional
@@ -86,29 +94,123 @@ def switchboard_home(env=None) -> str:
     return env.get("SWITCHBOARD_HOME") or os.path.join(os.path.expanduser("~"), ".switchboard")
 
 
-def read_runtime_file(home: Optional[str] = None) -> Optional[Dict[str, Any]]:
-    """The running daemon's runtime file (host, port, socket, token, pid), or None."""
+#: The variable every pane's programs get naming their pane; with it, or any of the endpoint
+#: variables, a program knows it runs inside a pane.
+PANE_ID_VARIABLE = "SWITCHBOARD_PANE_ID"
+PANE_MARKS = (PANE_ID_VARIABLE, "SWITCHBOARD_RPC_HOST", "SWITCHBOARD_RPC_PORT", "SWITCHBOARD_RPC_SOCKET", "SWITCHBOARD_RPC_TOKEN")
+#: The largest runtime file read (the daemon writes a few hundred bytes).
+MAX_RUNTIME_FILE_BYTES = 64 * 1024
+#: A value that is still a reference to a variable (``$NAME``, ``${NAME}``, ``${NAME:-x}``): unset.
+_UNEXPANDED = re.compile(r"^\$(?:[A-Za-z_]\w*|\{[A-Za-z_]\w*(?::?-[^}]*)?\})$")
+_warned_files = set()
+
+
+def _usable(env, name: str) -> str:
+    """A variable's value, or "" when it says nothing (unset, empty, or an unexpanded reference)."""
+    value = (env.get(name) or "").strip()
+    return "" if not value or _UNEXPANDED.match(value) else value
+
+
+def _mode(st) -> str:
+    return "{:03o}".format(stat.S_IMODE(st.st_mode))
+
+
+def _untrusted(what: str, st) -> Optional[str]:
+    if st.st_uid != os.getuid():
+        return "{} belongs to another user (uid {})".format(what, st.st_uid)
+    if st.st_mode & 0o022:
+        return "{} can be written by other users (mode {})".format(what, _mode(st))
+    return None
+
+
+def _refuse(problem: str) -> ConnectionFailed:
+    return ConnectionFailed("refusing to trust the runtime file: {}; only the daemon writes it, with mode 0600 in a private folder (remove it and run `switchboard up`)".format(problem))
+
+
+def read_runtime_file(home: Optional[str] = None, warn=None) -> Optional[Dict[str, Any]]:
+    """The running daemon's runtime file (host, port, socket, token, pid), or None when there is none.
+
+    Raises ConnectionFailed when the file cannot be trusted; calls ``warn`` (default: a line on
+    stderr), once per process, when others can read it.
+    """
     path = os.path.join(home or switchboard_home(), "daemon.json")
+    if os.name == "nt":
+        try:
+            with open(path, "r", encoding="utf-8") as f:
+                data = json.load(f)
+        except (OSError, ValueError):
+            return None
+        return data if isinstance(data, dict) and isinstance(data.get("token"), str) else None
     try:
-        with open(path, "r", encoding="utf-8") as f:
-            data = json.load(f)
-    except (OSError, ValueError):
+        link = os.lstat(path)
+    except OSError:
+        return None
+    if stat.S_ISLNK(link.st_mode):
+        raise _refuse("{} is a symbolic link".format(path))
+    if not stat.S_ISREG(link.st_mode):
+        raise _refuse("{} is not a regular file".format(path))
+    folder = os.path.dirname(path)
+    problem = _untrusted(path, link) or _untrusted(folder, os.lstat(folder))
+    if problem:
+        raise _refuse(problem)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        raise _refuse("{} cannot be read ({})".format(path, err.strerror))
+    with os.fdopen(fd, "rb") as f:
+        st = os.fstat(f.fileno())
+        # Checked again on what is read: the file cannot be swapped between the check and the read.
+        if not stat.S_ISREG(st.st_mode):
+            raise _refuse("{} is not a regular file".format(path))
+        problem = _untrusted(path, st)
+        if problem:
+            raise _refuse(problem)
+        if st.st_size > MAX_RUNTIME_FILE_BYTES:
+            raise _refuse("{} is larger than {} bytes".format(path, MAX_RUNTIME_FILE_BYTES))
+        text = f.read(MAX_RUNTIME_FILE_BYTES + 1)
+    if st.st_mode & 0o044 and path not in _warned_files:
+        _warned_files.add(path)
+        message = "the runtime file {} can be read by other users (mode {}), so they can take the daemon's owner token from it; make it private: chmod 600 {}".format(path, _mode(st), path)
+        if warn is None:
+            sys.stderr.write("switchboard: warning: {}\n".format(message))
+        else:
+            warn(message)
+    try:
+        data = json.loads(text.decode("utf-8"))
+    except ValueError:
         return None
     return data if isinstance(data, dict) and isinstance(data.get("token"), str) else None
 
 
+def _pane_refusal(env, missing: str) -> ConnectionFailed:
+    pane = _usable(env, PANE_ID_VARIABLE)
+    where = "inside pane {}".format(pane) if pane else "inside a Switchboard pane ({} set)".format(", ".join(n for n in PANE_MARKS if _usable(env, n)))
+    return ConnectionFailed("{} but its {} is not in the environment; refusing to use the runtime file, whose token is the owner's (a program in a pane has its pane's grant only)".format(where, missing))
+
+
 def discover(env=None, home: Optional[str] = None) -> Dict[str, Any]:
-    """Host, port and token, from the environment first, then the runtime file."""
+    """Host, port and token: an explicit home's runtime file; a pane's own variables inside a pane; else the environment, then the runtime file."""
     env = os.environ if env is None else env
-    for prefix in ("SWITCHBOARD_RPC_", "ENSO_RPC_"):
-        token = env.get(prefix + "TOKEN", "").strip()
-        port = env.get(prefix + "PORT", "").strip()
-        if token and port:
-            return {"host": env.get(prefix + "HOST", "").strip() or DEFAULT_HOST, "port": int(port), "token": token, "source": prefix + "*"}
+    # An explicit home names the daemon to call, wherever the caller runs; the daemon still holds a
+    # pane's programs to their pane, whatever token they show.
+    if home is None and any(_usable(env, name) for name in PANE_MARKS):
+        token = _usable(env, "SWITCHBOARD_RPC_TOKEN") or _usable(env, "ENSO_RPC_TOKEN")
+        if not token:
+            raise _pane_refusal(env, "token (SWITCHBOARD_RPC_TOKEN)")
+        for prefix in ("SWITCHBOARD_RPC_", "ENSO_RPC_"):
+            port = _usable(env, prefix + "PORT")
+            if port:
+                return {"host": _usable(env, prefix + "HOST") or DEFAULT_HOST, "port": int(port), "token": token, "source": prefix + "*"}
+        raise _pane_refusal(env, "daemon's TCP port (SWITCHBOARD_RPC_PORT)")
+    token = _usable(env, "ENSO_RPC_TOKEN")
+    port = _usable(env, "ENSO_RPC_PORT")
+    if token and port:
+        return {"host": _usable(env, "ENSO_RPC_HOST") or DEFAULT_HOST, "port": int(port), "token": token, "source": "ENSO_RPC_*"}
     info = read_runtime_file(home or switchboard_home(env))
     if info and info.get("port") is not None:
         return {"host": info.get("host") or DEFAULT_HOST, "port": int(info["port"]), "token": info["token"], "source": "runtime file"}
-    token = env.get("SWITCHBOARD_RPC_TOKEN", "") or env.get("ENSO_RPC_TOKEN", "")
     return {"host": DEFAULT_HOST, "port": DEFAULT_PORT, "token": token, "source": "defaults"}
 
 

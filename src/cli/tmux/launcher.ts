@@ -3,10 +3,14 @@
  * sends its argv, environment, directory and, when asked, its stdin to the daemon as one
  * `tmux_command` call over the local socket, prints the reply and exits with tmux's code.
  *
- * It finds the daemon the hard way, because tools like CCB run it with SWITCHBOARD_* stripped and
- * HOME rewritten: the runtime file of $SWITCHBOARD_HOME, else of ~/.switchboard under the user's
- * real home from the user database. When no daemon runs and the command would start a tmux server,
- * it starts one, as tmux starts its server. Imports stay light: this runs on every poll.
+ * Inside a pane it calls the pane's daemon with the pane's own token, from the pane's variables,
+ * and never reads the runtime file (whose token is the owner's); a pane whose token is missing is
+ * refused. Outside every pane it finds the daemon the hard way, because tools like CCB run it with
+ * SWITCHBOARD_* stripped and HOME rewritten: the runtime file of $SWITCHBOARD_HOME, else of
+ * ~/.switchboard under the user's real home from the user database, read under the trust rule of
+ * every reader (client/endpoint.ts). When no daemon runs and the command would start a tmux server,
+ * it starts one, as tmux starts its server. Only such a command sends the whole environment
+ * (client-env.ts). Imports stay light: this runs on every poll.
  */
 import { spawn } from 'node:child_process';
 import { closeSync, existsSync, openSync } from 'node:fs';
@@ -14,9 +18,11 @@ import net from 'node:net';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readRuntimeFile, type RuntimeInfo } from '../../protocol/discovery.js';
+import { paneEndpoint, readTrustedRuntimeFile, usableEnv } from '../../client/endpoint.js';
+import { isSwitchboardError } from '../../core/errors.js';
 import { parseGlobalFlags, tmuxSocketPath } from '../../tmux/client-args.js';
 import { CommandParseError, parseArgv } from '../../tmux/grammar.js';
+import { tmuxClientEnv } from './client-env.js';
 
 /** Where the launcher reads and writes. */
 export interface LauncherIo {
@@ -32,8 +38,18 @@ export interface LauncherIo {
   home?: string;
 }
 
-/** How the launcher reaches the daemon: the discovery contract's runtime file (no trust checks: it runs as the user, against the user's own home). */
-type Runtime = RuntimeInfo;
+/** How the launcher reaches the daemon: its pane's variables, or the runtime file's. */
+interface Runtime {
+  socket?: string;
+  host?: string;
+  port?: number;
+  token: string;
+  /** The daemon's process, when the runtime file said it. */
+  pid?: number;
+}
+
+/** The daemon answered with an error (a refusal, say): it runs, so it is not started again. */
+class ReplyError extends Error {}
 
 interface Reply {
   stdout: string;
@@ -60,8 +76,18 @@ export function launcherHome(env: NodeJS.ProcessEnv): string {
   return path.join(home, '.switchboard');
 }
 
-function readRuntime(home: string): Runtime | undefined {
-  return readRuntimeFile(home);
+/** Where a warning goes: the launcher's stderr. */
+type Warn = (message: string) => void;
+
+/**
+ * The daemon to call: inside a pane, the pane's own (never the runtime file); else the trusted
+ * runtime file's, or undefined when there is none. Throws CONNECTION_FAILED saying why it refuses.
+ */
+function findDaemon(home: string, env: NodeJS.ProcessEnv, warn: Warn): { runtime: Runtime | undefined; inPane: boolean } {
+  const pane = paneEndpoint(usableEnv(env));
+  if (pane) return { runtime: { socket: pane.socketPath, host: pane.host, port: pane.port, token: pane.token }, inPane: true };
+  const info = readTrustedRuntimeFile(home, warn);
+  return { runtime: info && { socket: info.socket, host: info.host, port: info.port, token: info.token, pid: info.pid }, inPane: false };
 }
 
 /** One request, one reply, over a fresh connection. */
@@ -77,7 +103,7 @@ function call(runtime: Runtime, params: Record<string, unknown>): Promise<Reply>
       const line = Buffer.concat(chunks).toString('utf8').split('\n')[0] ?? '';
       try {
         const message = JSON.parse(line) as { result?: Reply; error?: { message: string } };
-        if (message.error) reject(new Error(message.error.message));
+        if (message.error) reject(new ReplyError(message.error.message));
         else if (message.result) resolve(message.result);
         else reject(new Error('the daemon sent no result'));
       } catch (err) {
@@ -117,7 +143,7 @@ async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<Runtim
   child.unref();
   const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
   while (Date.now() < deadline) {
-    const runtime = readRuntime(home);
+    const runtime = readTrustedRuntimeFile(home, () => undefined);
     if (runtime && runtime.pid === child.pid) {
       const answered = await call(runtime, { argv: ['-V'] }).then(() => true, () => false);
       if (answered) return runtime;
@@ -148,55 +174,94 @@ export interface TmuxCallResult {
 
 /** True when a daemon answers for the launcher's home. */
 export async function daemonAnswers(io: Pick<LauncherIo, 'env' | 'home'>): Promise<boolean> {
-  const runtime = readRuntime(io.home ?? launcherHome(io.env));
+  let runtime: Runtime | undefined;
+  try {
+    runtime = findDaemon(io.home ?? launcherHome(io.env), io.env, () => undefined).runtime;
+  } catch {
+    return false;
+  }
   if (!runtime) return false;
   return call(runtime, { argv: ['-V'] }).then(() => true, () => false);
 }
 
 /** Runs one tmux command line through the daemon (starting it when the command needs a server). */
-export async function tmuxCall(argv: string[], io: Omit<LauncherIo, 'stdout' | 'stderr'>): Promise<TmuxCallResult> {
+export async function tmuxCall(argv: string[], io: Omit<LauncherIo, 'stdout' | 'stderr'> & { warn?: Warn }): Promise<TmuxCallResult> {
   const home = io.home ?? launcherHome(io.env);
   const flags = parseGlobalFlags(argv);
   if ('error' in flags) return { stdout: '', stderr: flags.error, exitCode: 1, home };
   if (flags.version) return { stdout: 'tmux 3.3a\n', stderr: '', exitCode: 0, home };
-  const env = Object.fromEntries(Object.entries(io.env).filter((e): e is [string, string] => e[1] !== undefined));
-  const tty = io.stdinIsTTY;
-  let runtime = readRuntime(home);
-  const params: Record<string, unknown> = { argv, env, cwd: io.cwd, tty };
-  // A load-buffer reading stdin gets it in the first call, saving a round trip.
+  let warning = '';
+  let found: ReturnType<typeof findDaemon>;
+  try {
+    found = findDaemon(home, io.env, io.warn ?? ((message) => (warning += `switchboard: warning: ${message}\n`)));
+  } catch (err) {
+    if (!isSwitchboardError(err)) throw err;
+    return { stdout: '', stderr: `switchboard: ${err.message}\n`, exitCode: 1, home };
+  }
+  let { runtime } = found;
+  // Whether the line may start a tmux server, as tmux decides; a line that does not parse starts
+  // nothing (the daemon answers tmux's error for it).
+  let starts: boolean;
+  let parseError: CommandParseError | undefined;
   let stdinNeeded = false;
   try {
-    stdinNeeded = parseArgv(flags.rest).some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-');
+    const commands = parseArgv(flags.rest);
+    starts = !flags.noStart && (flags.rest.length === 0 || commands.some((c) => c.spec.startsServer));
+    // A load-buffer reading stdin gets it in the first call, saving a round trip.
+    stdinNeeded = commands.some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-');
   } catch (err) {
     if (!(err instanceof CommandParseError)) throw err;
+    parseError = err;
+    starts = !flags.noStart && flags.rest.length === 0;
   }
+  const params: Record<string, unknown> = { argv, env: tmuxClientEnv(io.env, starts), cwd: io.cwd, tty: io.stdinIsTTY };
   if (stdinNeeded) params.stdin = await readAll(io.stdin());
+  const refused = (err: unknown): TmuxCallResult | undefined => (err instanceof ReplyError ? { stdout: '', stderr: `${warning}switchboard: ${err.message}\n`, exitCode: 1, home } : undefined);
   let reply: Reply | undefined;
-  if (runtime) reply = await call(runtime, params).catch(() => undefined);
-  if (!reply) {
-    // No daemon: start one only for a command that would start a tmux server, as tmux does.
-    let starts: boolean;
+  if (runtime) {
     try {
-      starts = !flags.noStart && (flags.rest.length === 0 || parseArgv(flags.rest).some((c) => c.spec.startsServer));
+      reply = await call(runtime, params);
     } catch (err) {
-        if (!(err instanceof CommandParseError)) throw err;
-      return { stdout: '', stderr: `${err.message}\n`, exitCode: 1, home };
+      const answer = refused(err);
+      if (answer) return answer;
     }
+  }
+  if (!reply) {
+    if (found.inPane) {
+      const where = runtime?.socket ?? `${runtime?.host ?? '127.0.0.1'}:${runtime?.port ?? 0}`;
+      return { stdout: '', stderr: `${warning}switchboard: the daemon of this pane does not answer at ${where}; a pane's programs never start another\n`, exitCode: 1, home };
+    }
+    // No daemon: start one only for a command that would start a tmux server, as tmux does.
+    if (parseError) return { stdout: '', stderr: `${warning}${parseError.message}\n`, exitCode: 1, home };
     if (!starts) {
       const shown = tmuxSocketPath(flags, io.env, process.getuid?.() ?? 0);
       const left = existsSync(path.resolve(io.cwd, shown));
-      return { stdout: '', stderr: left ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`, exitCode: 1, home };
+      return { stdout: '', stderr: `${warning}${left ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`}`, exitCode: 1, home };
     }
     try {
       runtime = await startDaemon(home, io.env);
     } catch (err) {
-      return { stdout: '', stderr: `server exited unexpectedly (the Switchboard daemon could not start: ${err instanceof Error ? err.message : String(err)})\n`, exitCode: 1, home };
+      return { stdout: '', stderr: `${warning}server exited unexpectedly (the Switchboard daemon could not start: ${err instanceof Error ? err.message : String(err)})\n`, exitCode: 1, home };
     }
-    if (!runtime) return { stdout: '', stderr: `server exited unexpectedly (the Switchboard daemon did not start; see ${path.join(home, 'daemon.log')})\n`, exitCode: 1, home };
-    reply = await call(runtime, params);
+    if (!runtime) return { stdout: '', stderr: `${warning}server exited unexpectedly (the Switchboard daemon did not start; see ${path.join(home, 'daemon.log')})\n`, exitCode: 1, home };
+    try {
+      reply = await call(runtime, params);
+    } catch (err) {
+      const answer = refused(err);
+      if (answer) return answer;
+      throw err;
+    }
   }
-  if (reply.need_stdin && runtime) reply = await call(runtime, { ...params, stdin: await readAll(io.stdin()) });
-  return { stdout: reply.stdout, stderr: reply.stderr, exitCode: reply.exit_code, ...(reply.attach !== undefined ? { attach: reply.attach } : {}), home };
+  if (reply.need_stdin && runtime) {
+    try {
+      reply = await call(runtime, { ...params, stdin: await readAll(io.stdin()) });
+    } catch (err) {
+      const answer = refused(err);
+      if (answer) return answer;
+      throw err;
+    }
+  }
+  return { stdout: reply.stdout, stderr: `${warning}${reply.stderr}`, exitCode: reply.exit_code, ...(reply.attach !== undefined ? { attach: reply.attach } : {}), home };
 }
 
 /** Runs one tmux command line, prints what tmux would, and resolves with its exit code. */

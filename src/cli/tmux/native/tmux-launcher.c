@@ -1,12 +1,16 @@
 /*
  * Switchboard's `tmux` launcher in C, compiled by `switchboard compat install` where a C compiler
  * exists. Node alone takes longer to start than tmux takes to answer, and tools poll each pane
- * about 150 times a minute, so the common path is this: read the daemon's runtime file (0600,
- * owned by the user) under $SWITCHBOARD_HOME or the real home from the user database, send argv,
- * environment, directory and whether stdin is a terminal as one newline-delimited JSON-RPC
- * `tmux_command` call over the daemon's Unix socket, print the reply and exit with its code.
- * Anything else (no daemon yet, a stale file, attach) goes to the Node launcher, which handles
- * every case. The token is read from the file and sent on the socket, never put on a command line.
+ * about 150 times a minute, so the common path is this: inside a pane, the pane's own socket and
+ * token from its variables (never the runtime file, whose token is the owner's); elsewhere the
+ * daemon's runtime file under $SWITCHBOARD_HOME or the real home from the user database, read
+ * under the trust rule every reader follows (client/endpoint.ts); send argv, what tmux takes of
+ * the environment from a client (client-env.ts), directory and whether stdin is a terminal as one
+ * newline-delimited JSON-RPC `tmux_command` call over the daemon's Unix socket, print the reply and
+ * exit with its code. Anything else (no daemon yet, a file the rule refuses, a pane without its
+ * token or socket, a command that may start a server and so sends the whole environment, a daemon's
+ * refusal) goes to the Node launcher, which handles every case and says what is wrong. The token
+ * is read from the file or the pane's variable and sent on the socket, never put on a command line.
  *
  * Build: cc -O2 -DSB_NODE='"…/node"' -DSB_SCRIPT='"…/tmux-main.js"' -DSB_CLI='"…/main.js"' [-DSB_HOME='"…"'] -o tmux tmux-launcher.c
  */
@@ -31,8 +35,6 @@
 #ifndef SB_CLI
 #error "SB_CLI (the switchboard CLI script's path) must be defined"
 #endif
-
-extern char **environ;
 
 /* The runtime file is small; anything larger is not ours. */
 #define MAX_RUNTIME_FILE (64 * 1024)
@@ -367,6 +369,16 @@ static void fallback(void)
 	exit(1);
 }
 
+/* Set when the runtime file can be read by others: said once, with the reply (client/endpoint.ts's words). */
+static char *exposed_file;
+static unsigned exposed_mode;
+
+/*
+ * Reads the runtime file under the trust rule of every reader: its folder this user's and
+ * writable by no one else; the file not a link (O_NOFOLLOW), a regular file of this user's that no
+ * one else can write, checked on the descriptor that is read. Readable by others: used, and
+ * warned about. Anything refused goes to the Node launcher, which says what is wrong.
+ */
 static int read_runtime(const char *home, struct runtime *rt)
 {
 	struct buf path = {0}, text = {0};
@@ -374,16 +386,25 @@ static int read_runtime(const char *home, struct runtime *rt)
 	char chunk[4096];
 	ssize_t n;
 	int fd;
+	if (lstat(home, &st) != 0 || !S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) != 0)
+		return -1;
 	buf_str(&path, home);
 	buf_str(&path, "/daemon.json");
-	fd = open(path.data, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	free(path.data);
-	if (fd < 0)
+	fd = open(path.data, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0) {
+		free(path.data);
 		return -1;
-	/* The token file must be ours and private. */
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 077) != 0 || st.st_size > MAX_RUNTIME_FILE) {
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) != 0 || st.st_size > MAX_RUNTIME_FILE) {
+		free(path.data);
 		close(fd);
 		return -1;
+	}
+	if ((st.st_mode & 044) != 0) {
+		exposed_file = path.data;
+		exposed_mode = (unsigned)(st.st_mode & 0777);
+	} else {
+		free(path.data);
 	}
 	while ((n = read(fd, chunk, sizeof chunk)) > 0)
 		buf_put(&text, chunk, (size_t)n);
@@ -394,6 +415,95 @@ static int read_runtime(const char *home, struct runtime *rt)
 	}
 	free(text.data);
 	return rt->socket.data != NULL && rt->token.data != NULL ? 0 : -1;
+}
+
+/* A variable's value, or NULL when it says nothing: empty, or a reference its setter could not expand. */
+static const char *usable_env(const char *name)
+{
+	const char *value = getenv(name);
+	return value == NULL || *value == '\0' || *value == '$' ? NULL : value;
+}
+
+/*
+ * Inside a pane (its id or the daemon's variables set): 1 with the pane's socket and token in rt,
+ * -1 when either is missing (the Node launcher refuses, or calls over TCP), 0 outside every pane.
+ */
+static int pane_runtime(struct runtime *rt)
+{
+	static const char *const marks[] = {"SWITCHBOARD_PANE_ID", "SWITCHBOARD_RPC_HOST", "SWITCHBOARD_RPC_PORT", "SWITCHBOARD_RPC_SOCKET", "SWITCHBOARD_RPC_TOKEN", NULL};
+	const char *const *mark;
+	const char *socket_path = usable_env("SWITCHBOARD_RPC_SOCKET");
+	const char *token = usable_env("SWITCHBOARD_RPC_TOKEN");
+	int in_pane = 0;
+	for (mark = marks; *mark != NULL; mark++)
+		if (usable_env(*mark) != NULL)
+			in_pane = 1;
+	if (!in_pane)
+		return 0;
+	if (token == NULL)
+		token = usable_env("ENSO_RPC_TOKEN");
+	if (socket_path == NULL || token == NULL)
+		return -1;
+	buf_str(&rt->socket, socket_path);
+	buf_str(&rt->token, token);
+	return 1;
+}
+
+/* What tmux takes from a client that does not start its server (client-env.ts's TMUX_CLIENT_VARIABLES). */
+static const char *const client_variables[] = {
+	"DISPLAY", "KRB5CCNAME", "MSYSTEM", "SSH_ASKPASS", "SSH_AUTH_SOCK", "SSH_AGENT_PID", "SSH_CONNECTION", "WINDOWID", "XAUTHORITY",
+	"TERM", "TERM_PROGRAM", "COLORTERM",
+	"TMUX", "TMUX_PANE", "TMUX_TMPDIR", "PWD", "HOME", "SHELL",
+	NULL,
+};
+
+/* True when `word` names a command that starts a server: a prefix of its name, or its alias. */
+static int names_starting_command(const char *word)
+{
+	static const char *const names[] = {"new-session", "start-server", "attach-session", NULL};
+	static const char *const aliases[] = {"new", "start", "attach", NULL};
+	size_t len = strlen(word);
+	int i;
+	if (len > 0 && word[len - 1] == ';')
+		len--;
+	if (len == 0)
+		return 0;
+	for (i = 0; names[i] != NULL; i++)
+		if (strncmp(names[i], word, len) == 0 || (strlen(aliases[i]) == len && strncmp(aliases[i], word, len) == 0))
+			return 1;
+	return 0;
+}
+
+/*
+ * Whether the command line may start a tmux server, and so must send the whole environment (the
+ * server's global environment): no command at all, or any word that could name such a command.
+ * It errs towards yes, which only costs the Node launcher's start; the Node launcher decides
+ * exactly, with the command table.
+ */
+static int may_start_server(int argc, char **argv)
+{
+	int i = 1, words = 0;
+	for (; i < argc; i++) {
+		const char *arg = argv[i];
+		size_t j;
+		if (strcmp(arg, "--") == 0) {
+			i++;
+			break;
+		}
+		if (arg[0] != '-' || arg[1] == '\0')
+			break;
+		for (j = 1; arg[j] != '\0'; j++) {
+			if (strchr("cfLST", arg[j]) != NULL) {
+				if (arg[j + 1] == '\0')
+					i++;
+				break;
+			}
+		}
+	}
+	for (; i < argc; i++, words++)
+		if (names_starting_command(argv[i]))
+			return 1;
+	return words == 0;
 }
 
 static int connect_socket(const char *path)
@@ -464,7 +574,7 @@ static int call(const struct runtime *rt, const struct buf *request, struct repl
 static void build_request(struct buf *b, const struct runtime *rt, int argc, char **argv, const struct buf *stdin_data)
 {
 	char *cwd = getcwd(NULL, 0);
-	char **e;
+	const char *const *name;
 	int i;
 	buf_str(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tmux_command\",\"params\":{\"token\":");
 	json_string(b, rt->token.data);
@@ -475,18 +585,16 @@ static void build_request(struct buf *b, const struct runtime *rt, int argc, cha
 		json_string(b, argv[i]);
 	}
 	buf_str(b, "],\"env\":{");
-	for (e = environ, i = 0; *e != NULL; e++) {
-		const char *eq = strchr(*e, '=');
-		struct buf name = {0};
-		if (eq == NULL || eq == *e)
+	/* Only what tmux takes from a client that starts no server: a line that may start one went to the Node launcher. */
+	for (name = client_variables, i = 0; *name != NULL; name++) {
+		const char *value = getenv(*name);
+		if (value == NULL)
 			continue;
-		buf_put(&name, *e, (size_t)(eq - *e));
 		if (i++ > 0)
 			buf_str(b, ",");
-		json_string(b, name.data);
+		json_string(b, *name);
 		buf_str(b, ":");
-		json_string(b, eq + 1);
-		free(name.data);
+		json_string(b, value);
 	}
 	buf_str(b, "},\"cwd\":");
 	json_string(b, cwd != NULL ? cwd : "/");
@@ -531,8 +639,18 @@ int main(int argc, char **argv)
 	/* The Node launcher, if it takes over, must use the same home (one built in here, say). */
 	if (home != NULL)
 		setenv("SWITCHBOARD_HOME", home, 1);
-	if (home == NULL || read_runtime(home, &rt) != 0)
+	if (may_start_server(argc, argv))
 		fallback();
+	switch (pane_runtime(&rt)) {
+	case 1:
+		break;
+	case 0:
+		if (home == NULL || read_runtime(home, &rt) != 0)
+			fallback();
+		break;
+	default:
+		fallback();
+	}
 	build_request(&request, &rt, argc, argv, NULL);
 	if (call(&rt, &request, &r) != 0)
 		fallback();
@@ -548,6 +666,8 @@ int main(int argc, char **argv)
 		if (call(&rt, &request, &r) != 0)
 			fallback();
 	}
+	if (exposed_file != NULL)
+		fprintf(stderr, "switchboard: warning: the runtime file %s can be read by other users (mode %03o), so they can take the daemon's owner token from it; make it private: chmod 600 %s\n", exposed_file, exposed_mode, exposed_file);
 	if (r.out.len > 0)
 		fwrite(r.out.data, 1, r.out.len, stdout);
 	if (r.err.len > 0)
