@@ -1,7 +1,8 @@
 // Installs the Debian packages the test line and the bench drive, part of the test line only:
 // Chromium for the dashboard's browser tests (test/e2e/browser; Playwright's own download fetches a
-// binary from outside the registries, Debian's package does not) and tmux 3.3 for the differential
-// test (test/tmux-differential.test.ts). One `apt-get update` for all that is missing; nothing
+// binary from outside the registries, Debian's package does not), tmux 3.3 for the differential
+// test (test/tmux-differential.test.ts) and bubblewrap for the agent pane sandbox
+// (test/security/agent-pane-sandbox.test.ts). One `apt-get update` for all that is missing; nothing
 // when all is there. SWITCHBOARD_CHROMIUM names a Chromium of the user's instead.
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -22,9 +23,18 @@ function tmux(): string | undefined {
   }
 }
 
+function bubblewrap(): string | undefined {
+  try {
+    return execFileSync('bwrap', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+  } catch {
+    return undefined;
+  }
+}
+
 const wanted = [
   { name: 'chromium', found: chromium(), use: 'the browser tests', otherwise: 'set SWITCHBOARD_CHROMIUM to a Chromium binary, or the browser tests will fail' },
   { name: 'tmux', found: tmux(), use: 'the differential test', otherwise: 'install tmux 3.3, or the differential test is skipped' },
+  { name: 'bubblewrap', found: bubblewrap(), use: 'the agent pane sandbox test', otherwise: 'install bubblewrap, or the agent pane sandbox test is skipped' },
 ];
 for (const w of wanted) if (w.found !== undefined) console.log(`${w.name}: ${w.found}`);
 const missing = wanted.filter((w) => w.found === undefined);

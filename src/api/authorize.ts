@@ -14,12 +14,14 @@ export interface Grant {
   readonly scopes: ReadonlySet<Scope>;
   /** The pane whose programs hold this token (a scoped token always belongs to one). */
   readonly paneId?: string;
+  /** Who the caller is when no pane says it (a caller the daemon could not identify), for messages. */
+  readonly who?: string;
 }
 
 export const OWNER_GRANT: Grant = { owner: true, scopes: new Set(SCOPES) };
 
 function who(grant: Grant): string {
-  return grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
+  return grant.paneId !== undefined ? `the token of pane ${grant.paneId}` : (grant.who ?? 'this token');
 }
 
 function forbidden(grant: Grant, method: string, scope: Scope, why?: string): SwitchboardError {
@@ -60,6 +62,17 @@ export function authorize(grant: Grant, method: string, params: unknown, ctx: Pi
   if (ctx.logs.paneSession(pane.id)?.tracker?.state.state === 'waiting_approval') {
     throw forbidden(grant, method, 'approve', `pane ${pane.id} is waiting on an approval, which a prompt would answer`);
   }
+}
+
+/**
+ * What a caller may do when its token allows `grant` but the process it runs in is held to `cap`
+ * (a program of a scoped pane, caller-origin.ts): the scopes both allow, as that pane. The owner's
+ * token found by a program in an agent pane gives it no more than the pane's own token.
+ */
+export function narrowGrant(grant: Grant, cap: Grant | undefined): Grant {
+  if (cap === undefined || cap.owner) return grant;
+  const allowed = grant.owner ? SCOPES : [...grant.scopes];
+  return { owner: false, scopes: new Set(allowed.filter((s) => cap.scopes.has(s))), ...(cap.paneId !== undefined ? { paneId: cap.paneId } : {}), ...(cap.who !== undefined ? { who: cap.who } : {}) };
 }
 
 /**

@@ -15,6 +15,8 @@ export type Authenticate = (presented: unknown) => Grant | undefined;
 
 /** Most scoped tokens alive at once (one per pane that has one; panes are capped well below). */
 const MAX_SCOPED_TOKENS = 4096;
+/** Most removed panes whose lingering processes are remembered (oldest forgotten first). */
+const MAX_REVOKED_PANES = 4096;
 
 /**
  * The daemon's tokens: the owner's, and a scoped one per pane whose programs must not have the
@@ -23,6 +25,13 @@ const MAX_SCOPED_TOKENS = 4096;
  */
 export class TokenRegistry {
   private readonly scoped = new Map<string, { digest: Buffer; grant: Grant }>();
+  /** The grant of each pane whose programs hold a scoped token, by pane id. */
+  private readonly paneGrants = new Map<string, Grant>();
+  /**
+   * Panes with a scoped token that were removed: a process of theirs still running (it left the
+   * pane's tree) may do nothing at all, whatever token it shows.
+   */
+  private readonly revokedPanes = new Map<string, Grant>();
 
   constructor(readonly owner: string) {}
 
@@ -31,13 +40,36 @@ export class TokenRegistry {
     if (this.scoped.size >= MAX_SCOPED_TOKENS) throw new SwitchboardError('LIMIT_EXCEEDED', `too many scoped tokens (limit ${MAX_SCOPED_TOKENS})`);
     const token = generateToken();
     const digest = createHash('sha256').update(token).digest();
-    this.scoped.set(digest.toString('hex'), { digest, grant: { owner: false, scopes: new Set(scopes), paneId } });
+    const grant: Grant = { owner: false, scopes: new Set(scopes), paneId };
+    this.scoped.set(digest.toString('hex'), { digest, grant });
+    this.paneGrants.set(paneId, grant);
     return token;
   }
 
   /** Forgets every token issued for pane `paneId` (it was removed). */
   revokePane(paneId: string): void {
     for (const [key, entry] of this.scoped) if (entry.grant.paneId === paneId) this.scoped.delete(key);
+    if (!this.paneGrants.delete(paneId)) return;
+    this.revokedPanes.set(paneId, { owner: false, scopes: new Set(), paneId });
+    if (this.revokedPanes.size > MAX_REVOKED_PANES) this.revokedPanes.delete(this.revokedPanes.keys().next().value as string);
+  }
+
+  /**
+   * True while any pane has a scoped token: only then can a caller's process narrow its grant (a
+   * removed pane's processes were ended with it; one that hid from that also hid its marker).
+   */
+  get hasScopedPanes(): boolean {
+    return this.paneGrants.size > 0;
+  }
+
+  /** The grant of pane `paneId`'s programs: its scoped token's, nothing for a removed one, undefined for an owner's pane or an unknown id. */
+  grantOfPane(paneId: string): Grant | undefined {
+    return this.paneGrants.get(paneId) ?? this.revokedPanes.get(paneId);
+  }
+
+  /** The panes whose programs hold a scoped token, with their grants. */
+  scopedPanes(): IterableIterator<[string, Grant]> {
+    return this.paneGrants.entries();
   }
 
   /** What `presented` allows, or undefined for a token that is not one of ours. */

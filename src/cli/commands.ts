@@ -24,7 +24,7 @@ const EXEC_HELP = [
   'from a file (no size limit; one argument is limited to 128 KiB by the OS).',
   '',
   '  --workdir D         where the agent works (default: here)',
-  '  --auto-approve      allow shell commands and file changes inside the workdir; ask about the rest',
+  '  --auto-approve      allow shell commands and file changes inside the workdir; ask about network, code from files, deferred work and the rest (docs/approvals.md)',
   '  --policy FILE       an approval policy (YAML or JSON) instead',
   '  --timeout S         longest the task may take; --idle-timeout S: longest without a change on screen',
   '  --json              the result as JSON on stdout (errors too: {"status":"error","error":{"code","message"}})',
@@ -65,7 +65,7 @@ const DOCTOR_HELP = [
 
 /** A command: how it runs, its usage line(s), and what `--help` adds below them. */
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
-  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
+  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [...]                      start the daemon in the background' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },

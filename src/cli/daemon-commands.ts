@@ -4,8 +4,8 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
-import { Daemon, DAEMON_NODE_FLAGS, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
-import { ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
+import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, type AgentSandboxMode, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { closeInheritedDescriptors, ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
 import type { InfoResult } from '../protocol/methods.js';
@@ -21,6 +21,7 @@ const DAEMON_OPTIONS = {
   'no-bridge': { type: 'boolean' },
   'agent-home': { type: 'string' },
   'model-url': { type: 'string' },
+  'agent-sandbox': { type: 'string' },
 } as const;
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -31,14 +32,20 @@ function homeOf(ctx: CliContext): string {
 
 /** `switchboard daemon`: runs the daemon in the foreground until SIGINT/SIGTERM or `shutdown`. */
 export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  // First of all: what this process inherited from whoever started it must reach no pane.
+  const inherited = closeInheritedDescriptors();
   const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = (values['log-level'] as string | undefined) ?? 'info';
   if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
+  if ('problem' in inherited) logger.warn('the descriptors this daemon inherited stay open for its programs', { problem: inherited.problem });
+  else if (inherited.marked > 0) logger.info('marked inherited descriptors close-on-exec', { descriptors: inherited.marked });
   const agentHome = values['agent-home'] as string | undefined;
   const modelUrl = values['model-url'] as string | undefined;
   if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
+  const agentSandbox = (values['agent-sandbox'] as string | undefined) ?? ctx.env.SWITCHBOARD_AGENT_SANDBOX ?? 'off';
+  if (!(AGENT_SANDBOX_MODES as readonly string[]).includes(agentSandbox)) throw new UsageError(`--agent-sandbox must be one of ${AGENT_SANDBOX_MODES.join(', ')}`);
   const daemon = await Daemon.start({
     bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
     home: homeOf(ctx),
@@ -46,6 +53,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
     socket: values['no-socket'] ? false : undefined,
     dashboard: values['no-dashboard'] ? false : { port: intOption(values['dashboard-port'], 'dashboard-port', DEFAULT_DASHBOARD_PORT) },
+    agentSandbox: agentSandbox as AgentSandboxMode,
     logger,
   });
   // A daemon must outlive a bug in one request or pane: report it and keep serving the others.

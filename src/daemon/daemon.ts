@@ -8,7 +8,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
-import { createServices, TokenRegistry, type DaemonControl, type Services } from '../api/index.js';
+import { CallerOrigins, createServices, TokenRegistry, type DaemonControl, type Grant, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
@@ -16,11 +16,11 @@ import { LedgerAskRecorder } from '../asks/index.js';
 import type { RunLedger } from '../runs/ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
-import { ensurePrivateDir, isProcessRunning, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
+import { bubblewrapProblem, ensurePrivateDir, findBubblewrap, isProcessRunning, jailedCommand, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
 import { RpcServer, type AnyHandler, type ConnectionLimits } from '../surfaces/rpc/index.js';
 import { AGENT_PANE_SCOPES, SCOPES, type Scope } from '../protocol/scopes.js';
-import { DashboardServer } from '../surfaces/http/index.js';
-import { readRuntimeFile, removeRuntimeFile, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
+import { DashboardServer, type DashboardServerOptions } from '../surfaces/http/index.js';
+import { readRuntimeFile, removeRuntimeFile, runtimeFilePath, writeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 import { killBridgeNow, startBridge, stopBridge, type BridgeOptions, type StartedBridge } from './bridge.js';
 import { builtCliDir, preparePaneCommands } from './pane-programs.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
@@ -65,7 +65,7 @@ export interface DaemonOptions {
   /** Check every result against its method's schema (tests): a drift is an INTERNAL_ERROR. */
   checkResults?: boolean;
   /** Serve the web dashboard on loopback too: `{port}` (0: any free one; default 8766 or the next free). Off by default. */
-  dashboard?: { port?: number; webRoot?: string } | false;
+  dashboard?: { port?: number; webRoot?: string; answers?: DashboardServerOptions['answers'] } | false;
   /** A file of user-defined agent profiles (default: agents.yaml / .yml / .json in the home, or $SWITCHBOARD_AGENTS). */
   agentsFile?: string;
   /** The most disk `log_export` files may take together (default 1 GiB). */
@@ -74,7 +74,16 @@ export interface DaemonOptions {
   outputMemoryBytes?: number;
   /** The agent bridge (run service, run ledger, governance): its options, or false to leave it off. On by default. */
   bridge?: BridgeOptions | false;
+  /**
+   * Agent panes (and panes a scoped caller starts) in a bubblewrap sandbox: `bwrap` (required:
+   * the daemon refuses to start without a working one), `auto` (when one works here), `off`
+   * (default). See platform/process-jail.ts.
+   */
+  agentSandbox?: AgentSandboxMode;
 }
+
+export const AGENT_SANDBOX_MODES = ['off', 'auto', 'bwrap'] as const;
+export type AgentSandboxMode = (typeof AGENT_SANDBOX_MODES)[number];
 
 /**
  * A running Switchboard daemon, the composition root: it builds the services once (panes, agent
@@ -101,6 +110,8 @@ export class Daemon implements DaemonControl {
   recovered: RecoveryReport | undefined;
   /** The marker value every pane of this daemon carries (recovery.ts). */
   readonly marker: string;
+  /** The bubblewrap agent panes start in, or undefined when they run without a sandbox. */
+  readonly agentSandbox: string | undefined;
   /** The agent bridge, once started (its run service is also in `services.bridge`). */
   bridge: StartedBridge | undefined;
 
@@ -139,6 +150,7 @@ export class Daemon implements DaemonControl {
       return tokenVariables(token);
     });
     this.panes.onPaneRemoved((pane) => this.tokens.revokePane(pane.id));
+    this.agentSandbox = this.jailAgentPanes(options.agentSandbox ?? 'off', options.env ?? process.env);
     // A broken profile entry is skipped and reported (log, `agents`), never a reason not to start.
     this.agents = AgentCatalog.load({ home: this.home, file: options.agentsFile ?? process.env.SWITCHBOARD_AGENTS });
     for (const problem of this.agents.problems) this.logger.warn('agent profile skipped', { problem });
@@ -148,10 +160,39 @@ export class Daemon implements DaemonControl {
     this.logs = new LogService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
     this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, logs: this.logs, daemon: this }));
     const transport = { services: this.services, authenticate: this.tokens.authenticate, logger: this.logger, limits: options.limits, handlers: options.handlers, checkResults: options.checkResults };
-    this.server = new RpcServer({ ...transport, maxConnections: options.maxConnections });
+    // A program in an agent pane that finds the owner's token is still held to its pane's grant.
+    const origins = new CallerOrigins(this.panes, this.tokens);
+    const originOf = (socket: net.Socket): Promise<Grant | undefined> => origins.capOfConnection(socket);
+    this.server = new RpcServer({ ...transport, maxConnections: options.maxConnections, originOf });
     if (options.dashboard) {
-      this.dashboardServer = new DashboardServer({ ...transport, webRoot: options.dashboard.webRoot });
+      this.dashboardServer = new DashboardServer({ ...transport, webRoot: options.dashboard.webRoot, answers: options.dashboard.answers, originOf });
     }
+  }
+
+  /**
+   * Starts agent panes and panes with a scoped token inside bubblewrap, as `mode` says: the
+   * bubblewrap used, or undefined when panes run as they are. Throws CONFLICT when `bwrap` is
+   * required and cannot run here.
+   */
+  private jailAgentPanes(mode: AgentSandboxMode, env: NodeJS.ProcessEnv): string | undefined {
+    if (mode === 'off') return undefined;
+    const bwrap = findBubblewrap(env);
+    const problem = bwrap === undefined ? 'bwrap (bubblewrap) is not installed' : bubblewrapProblem(bwrap);
+    if (problem !== undefined || bwrap === undefined) {
+      if (mode === 'bwrap') throw new SwitchboardError('CONFLICT', `cannot sandbox agent panes: ${problem ?? 'no bwrap'} (install bubblewrap, or start without --agent-sandbox bwrap)`);
+      this.logger.info('agent panes run without a sandbox', { problem });
+      return undefined;
+    }
+    const home = this.home;
+    const hiddenFiles = [runtimeFilePath(home)];
+    const inside = (dir: string | undefined): dir is string => dir !== undefined && path.resolve(dir).startsWith(path.resolve(home) + path.sep);
+    this.panes.setPaneJail(({ agent, scopes, command, cwd, env }) => {
+      if (agent === undefined && scopes === undefined) return undefined;
+      // The home is read-only inside, but for what the pane itself works in: its temporary folder, its folder, its HOME.
+      const writable = [path.join(home, 'tmp'), cwd, env.HOME, env.TMPDIR].filter(inside);
+      return jailedCommand(bwrap, command, cwd, { hiddenFiles, readOnly: [home], writable });
+    });
+    return bwrap;
   }
 
   /** `switchboard mcp` as an agent CLI starts it: this Node and the built CLI (undefined when it is not built). */

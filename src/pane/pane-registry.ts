@@ -35,6 +35,13 @@ export interface CreatePaneOptions {
   scopes?: readonly string[];
 }
 
+/**
+ * What runs a pane's program inside a sandbox, when one applies to it (the daemon: agent panes in
+ * bubblewrap when the user asks for it): the command line that starts the sandbox around it, or
+ * undefined to start it as it is.
+ */
+export type PaneJail = (pane: { agent: PaneAgent | undefined; scopes: readonly string[] | undefined; command: CommandLine; cwd: string; env: Readonly<Record<string, string>> }) => CommandLine | undefined;
+
 /** What decides a pane's own variables (the daemon: which token its programs get). */
 export type PaneEnvProvider = (pane: { id: string; agent: PaneAgent | undefined; scopes: readonly string[] | undefined }) => Record<string, string>;
 
@@ -88,6 +95,7 @@ export class PaneRegistry {
   private readonly baseEnv: NodeJS.ProcessEnv;
   private paneEnv: Record<string, string>;
   private paneEnvProvider: PaneEnvProvider | undefined;
+  private paneJail: PaneJail | undefined;
   private readonly maxPanes: number;
   private readonly maxExitedPanes: number;
   private closed = false;
@@ -108,12 +116,18 @@ export class PaneRegistry {
     this.maxPanes = options.maxPanes ?? 256;
     this.maxExitedPanes = options.maxExitedPanes ?? 128;
     const problem = closeOnExecProblem();
-    if (problem) this.logger.warn('every program started from here will inherit the terminals of the panes before it', { problem });
+    if (problem) this.logger.warn('no pane will start: without the native helper every program would inherit the terminals of the panes before it', { problem });
   }
 
   /** Starts a new pane. Throws INVALID_PARAMS, LIMIT_EXCEEDED or SPAWN_FAILED. */
   create(options: CreatePaneOptions = {}): Pane {
     if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the daemon is shutting down');
+    // Without close-on-exec on each PTY master every later pane could type into the earlier ones
+    // (node-pty leaves them inheritable): no pane rather than panes that are not private.
+    const helperProblem = closeOnExecProblem();
+    if (helperProblem !== undefined) {
+      throw new SwitchboardError('SPAWN_FAILED', `panes cannot start: ${helperProblem}`, { reason: 'native_helper_missing' });
+    }
     const alive = [...this.panes.values()].filter((p) => p.alive).length;
     if (alive >= this.maxPanes) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `too many panes: ${alive} running (limit ${this.maxPanes})`);
@@ -123,7 +137,8 @@ export class PaneRegistry {
     }
     const cwd = this.resolveCwd(options.cwd);
     const env = this.environmentFor(options.env, options.unsetEnv);
-    const commandLine = this.resolveCommand(options, env, cwd);
+    const resolved = this.resolveCommand(options, env, cwd);
+    const commandLine = this.paneJail?.({ agent: options.agent, scopes: options.scopes, command: resolved, cwd, env }) ?? resolved;
     const cols = options.cols ?? this.defaults.cols;
     const rows = options.rows ?? this.defaults.rows;
     checkSize(cols, rows);
@@ -132,7 +147,7 @@ export class PaneRegistry {
     setEnvVar(env, PANE_MARKER_VARIABLE, id);
     // The daemon's own $PWD would be wrong here, and some programs (OpenCode) trust $PWD over their cwd.
     if (!('PWD' in (options.env ?? {}))) setEnvVar(env, 'PWD', cwd);
-    const commandText = options.command ?? (options.argv ? options.argv.join(' ') : [commandLine.file, ...commandLine.args].join(' '));
+    const commandText = options.command ?? (options.argv ? options.argv.join(' ') : [resolved.file, ...resolved.args].join(' '));
     const pane = new Pane(
       {
         id,
@@ -160,6 +175,11 @@ export class PaneRegistry {
   /** Sets the variables every pane created from now on gets (after the base environment). */
   setPaneEnv(vars: Record<string, string>): void {
     this.paneEnv = { ...vars };
+  }
+
+  /** Sets what starts a pane's program inside a sandbox, for the panes it applies to. */
+  setPaneJail(jail: PaneJail | undefined): void {
+    this.paneJail = jail;
   }
 
   /** Sets what adds each new pane's own variables (after the shared ones and the caller's `env`). */

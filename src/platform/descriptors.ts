@@ -4,6 +4,7 @@
  * offers no fcntl, so a small native helper (native/fd-flags.c, built at install like node-pty)
  * sets the flag. Windows has no inheritable descriptors of this kind: nothing to do there.
  */
+import { readdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,8 @@ import { fileURLToPath } from 'node:url';
 interface FdFlags {
   setCloseOnExec(fd: number): void;
   isCloseOnExec(fd: number): boolean;
+  /** The pid at the other end of a connected local socket, -1 where the OS does not say. */
+  peerPid?(fd: number): number;
 }
 
 const isWindows = process.platform === 'win32';
@@ -29,7 +32,7 @@ function addon(): FdFlags | undefined {
 function load(): { addon: FdFlags } | { problem: string } {
   try {
     const module = createRequire(import.meta.url)(ADDON) as Partial<FdFlags>;
-    if (typeof module.setCloseOnExec !== 'function' || typeof module.isCloseOnExec !== 'function') return { problem: `${ADDON} is not Switchboard's native helper` };
+    if (typeof module.setCloseOnExec !== 'function' || typeof module.isCloseOnExec !== 'function') return { problem: `${ADDON} is not Switchboard's native helper; rebuild it with \`npm rebuild switchboard\`` };
     return { addon: module as FdFlags };
   } catch (err) {
     return { problem: `the native helper did not load (${(err as Error).message.split('\n')[0] ?? ''}); rebuild it with \`npm rebuild switchboard\` (needs a C compiler, make and python3, as node-pty does)` };
@@ -57,4 +60,50 @@ export function setCloseOnExec(fd: number): boolean {
 /** Whether `fd` is close-on-exec; undefined when this cannot be told (no helper, Windows). */
 export function isCloseOnExec(fd: number): boolean | undefined {
   return addon()?.isCloseOnExec(fd);
+}
+
+/**
+ * The process at the other end of a connected local (Unix) socket, as it was when it connected
+ * (SO_PEERCRED); undefined where this cannot be told (no helper, an older helper, Windows).
+ */
+export function localSocketPeerPid(fd: number): number | undefined {
+  const native = addon();
+  if (native?.peerPid === undefined) return undefined;
+  try {
+    const pid = native.peerPid(fd);
+    return pid > 0 ? pid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Where this process's open descriptors are listed (nowhere to look elsewhere). */
+const DESCRIPTOR_LISTING: Partial<Record<NodeJS.Platform, string>> = { linux: '/proc/self/fd', darwin: '/dev/fd' };
+
+/**
+ * Marks every descriptor above 2 close-on-exec, so nothing this process inherited from whoever
+ * started it (an open file, a socket, another program's pipe) reaches the programs it starts:
+ * called once, at the very start of a daemon, before anything of its own is open. Node's own
+ * descriptors are close-on-exec already; marking them again changes nothing. Resolves with how
+ * many were marked, or the problem when the native helper is missing.
+ */
+export function closeInheritedDescriptors(): { marked: number } | { problem: string } {
+  if (isWindows) return { marked: 0 };
+  const native = addon();
+  if (!native) return { problem: closeOnExecProblem() ?? 'the native helper did not load' };
+  const listing = DESCRIPTOR_LISTING[process.platform];
+  if (listing === undefined) return { marked: 0 };
+  let marked = 0;
+  for (const name of readdirSync(listing)) {
+    const fd = Number(name);
+    if (!Number.isInteger(fd) || fd <= 2) continue;
+    try {
+      if (native.isCloseOnExec(fd)) continue;
+      native.setCloseOnExec(fd);
+      marked++;
+    } catch {
+      // The listing's own descriptor, closed once it was read.
+    }
+  }
+  return { marked };
 }

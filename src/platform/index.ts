@@ -19,8 +19,10 @@ export {
   type TerminateResult,
 } from './processes.js';
 export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
-export { closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
-export { ensurePrivateDir, restrictSocket, untrustedFileProblem, writePrivateFileAtomic } from './files.js';
+export { closeInheritedDescriptors, closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
+export { connectionPeer, processEnvValue, processLineage, type ConnectionPeer } from './peer-process.js';
+export { bubblewrapProblem, findBubblewrap, jailedCommand, type JailSpec } from './process-jail.js';
+export { ensurePrivateDir, readPrivateFile, restrictSocket, untrustedFileProblem, writePrivateFileAtomic, type PrivateFileRead } from './files.js';
 export { foregroundProcess, type ForegroundProcess } from './foreground.js';
 export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, tempFolderEnv, terminalEmulatorOptions } from './env.js';

@@ -80,6 +80,8 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   log_export: 'export',
   shutdown: 'admin',
   dashboard_login: 'admin',
-  // tmux's command language can do anything a tmux client can: start, type into, kill panes.
-  tmux_command: 'admin',
+  // The least any tmux command needs; each command of the line is then judged by what it does
+  // (tmux/command-authority.ts): listing and capturing need read, typing send, new panes create,
+  // and a shell, a file or a stored command admin.
+  tmux_command: 'read',
 };

@@ -20,6 +20,8 @@ export interface SpawnSpec {
   label: string;
   /** The command as tmux shows it in #{pane_start_command}. */
   commandText: string;
+  /** The scopes of the token the pane's programs get; undefined: the owner's. */
+  paneScopes?: readonly string[];
 }
 
 /** How a pane's program ended. */

@@ -151,6 +151,7 @@ export class RegistryPaneHost implements PaneHost {
         rows: spec.rows,
         scrollbackRows: spec.historyLimit,
         ...(agent ? { agent: agent.pane } : {}),
+        ...(spec.paneScopes !== undefined ? { scopes: spec.paneScopes } : {}),
       });
     const pane = temp ? temp.guard(create) : create();
     if (temp) releaseTempWithPane(this.registry, pane, temp);

@@ -23,6 +23,8 @@ export interface SpawnRequest {
   cwd: string;
   /** -e NAME=VALUE */
   env: Record<string, string>;
+  /** The scopes of the token the pane's programs get; undefined: the owner's (the caller is the owner). */
+  paneScopes?: readonly string[];
 }
 
 /** Runs one namespace's server. */
@@ -171,6 +173,7 @@ export class TmuxRuntime {
       historyLimit: Number(optionString(session.options.get('history-limit')) ?? '2000'),
       label: this.labelOf(pane),
       commandText,
+      ...(request.paneScopes !== undefined ? { paneScopes: request.paneScopes } : {}),
     });
     pane.subscriptions.clear();
     pane.host = host;

@@ -29,6 +29,18 @@ export interface TmuxRequest {
   stdin?: string;
 }
 
+/**
+ * Who sends a command line, when it is not the owner: every command is judged before any runs
+ * (command-authority.ts gives the scope each needs), and panes it starts get a token no greater
+ * than the caller's.
+ */
+export interface TmuxCaller {
+  /** Throws (FORBIDDEN) when the caller may not run `command`. */
+  check(command: ParsedCommand): void;
+  /** The scopes of the token panes this caller starts get. */
+  paneScopes: readonly string[];
+}
+
 /** What the launcher prints and exits with. */
 export interface TmuxReply {
   stdout: string;
@@ -82,15 +94,15 @@ export class TmuxService implements Disposable {
     return undefined;
   }
 
-  /** Runs one command line. */
-  run(request: TmuxRequest): Promise<TmuxReply> {
+  /** Runs one command line, for the owner or, with `caller`, for a caller with a scoped token. */
+  run(request: TmuxRequest, caller?: TmuxCaller): Promise<TmuxReply> {
     const flags = parseGlobalFlags(request.argv);
     if ('error' in flags) return Promise.resolve({ stdout: '', stderr: flags.error, exit_code: 1 });
     if (flags.version) return Promise.resolve({ stdout: `tmux ${TMUX_VERSION}\n`, stderr: '', exit_code: 0 });
     if (flags.control) return Promise.resolve({ stdout: '', stderr: 'control mode is not supported by this tmux front end\n', exit_code: 1 });
     const shown = this.socketPath(flags, request.env);
     const key = path.resolve(request.cwd, shown);
-    return this.lockOf(key).run((lock) => this.runQueued(flags, request, shown, key, lock));
+    return this.lockOf(key).run((lock) => this.runQueued(flags, request, shown, key, lock, caller));
   }
 
   private lockOf(key: string): NamespaceLock {
@@ -109,7 +121,7 @@ export class TmuxService implements Disposable {
     return tmuxSocketPath(flags, env, this.options.uid);
   }
 
-  private async runQueued(flags: GlobalFlags, request: TmuxRequest, shown: string, key: string, lock: LockHandle): Promise<TmuxReply> {
+  private async runQueued(flags: GlobalFlags, request: TmuxRequest, shown: string, key: string, lock: LockHandle, caller: TmuxCaller | undefined): Promise<TmuxReply> {
     if (flags.shellCommand !== undefined) return { stdout: '', stderr: 'tmux -c is not supported by this tmux front end\n', exit_code: 1 };
     const words = flags.rest.length > 0 ? flags.rest : ['new-session'];
     let commands: ParsedCommand[];
@@ -120,6 +132,8 @@ export class TmuxService implements Disposable {
       if (err instanceof CommandParseError) return { stdout: '', stderr: `${err.message}\n`, exit_code: 1 };
       throw err;
     }
+    // Judged as a whole before anything runs: a refused command leaves no earlier one half done.
+    for (const command of commands) caller?.check(command);
     if (request.stdin === undefined && commands.some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-')) {
       return { stdout: '', stderr: '', exit_code: 0, need_stdin: true };
     }
@@ -133,7 +147,7 @@ export class TmuxService implements Disposable {
       if (flags.socketPath !== undefined && !existsSync(path.dirname(key))) return { stdout: '', stderr: `error creating ${shown} (No such file or directory)\n`, exit_code: 0 };
       runtime = this.startServer(key, shown, request.env);
     }
-    const client: ClientInfo = { env: request.env, cwd: request.cwd, tty: request.tty, stdin: request.stdin };
+    const client: ClientInfo = { env: request.env, cwd: request.cwd, tty: request.tty, stdin: request.stdin, ...(caller ? { paneScopes: caller.paneScopes } : {}) };
     const ctx = this.context(runtime, client, currentTarget(runtime, request.env), 0);
     ctx.suspend = (promise) => lock.suspend(promise);
     let exitCode = 0;

@@ -5,7 +5,9 @@
  * needs the session cookie, and every socket and API call its page key too (access.ts), or the
  * daemon's token as a Bearer header. Under `/api/v2/` it serves the HTTP API (surfaces/http-api:
  * the agent bridge's runs, asks) with the same checks, in that API's error shape; there a pane's
- * own token is taken too, held to its scopes as on JSON-RPC.
+ * own token is taken too, held to its scopes as on JSON-RPC. Every answer is watched by the
+ * server's AnswerGuard (answer.ts): too much left unread, or nothing read for the write timeout,
+ * and the connection is dropped.
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -14,15 +16,17 @@ import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
-import { asksPort, bridgeRuns, findPaneTerminal, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
+import { asksPort, bridgeRuns, findPaneTerminal, narrowGrant, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
 import { createHttpApi, type HttpApi } from '../http-api/index.js';
 import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from '../rpc/peer.js';
 import { isLoopbackHost } from '../rpc/server.js';
+import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
 import { RpcSocket } from './rpc-socket.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
+import { AnswerGuard, DEFAULT_ANSWER_LIMITS, type AnswerLimits, type DropReason } from './answer.js';
 import type { handleMcpHttp } from '../mcp/http.js';
 
 /**
@@ -45,6 +49,10 @@ export interface DashboardServerOptions {
   handlers?: Partial<Record<string, AnyHandler>>;
   /** Checks every result against its method's schema (tests). */
   checkResults?: boolean;
+  /** The bounds on what a client leaves unread of an answer (default DEFAULT_ANSWER_LIMITS). */
+  answers?: Partial<AnswerLimits>;
+  /** The most the process at the other end of a connection may do (api/CallerOrigins), whatever token it shows. */
+  originOf?: (socket: Socket) => Promise<Grant | undefined>;
 }
 
 /** Open WebSockets at most, over every browser: a tab holds one for JSON-RPC and one per pane. */
@@ -59,6 +67,12 @@ export const MAX_HTTP_CONNECTIONS = 512;
 export const MAX_UNAUTHENTICATED_HTTP = 32;
 /** A connection that has not authenticated by then is closed. */
 export const HTTP_AUTH_DEADLINE_MS = 5_000;
+/**
+ * Connections one scoped token (one pane's programs) holds on this port, and all scoped tokens
+ * together: budgets of their own, not counted against the port's, so the owner always gets in.
+ */
+export const MAX_HTTP_CONNECTIONS_PER_GRANT = 32;
+export const MAX_SCOPED_HTTP_CONNECTIONS = 128;
 /** An idle keep-alive connection, and a request's headers, get this long. */
 const HTTP_IDLE_MS = 5_000;
 /** A whole request (GET only: headers and nothing else) must have arrived by then. */
@@ -86,10 +100,17 @@ export class DashboardServer {
   /** What strangers can make this server log, bounded. */
   private readonly strangerLog: LogLimiter;
   private readonly limits: ConnectionLimits;
+  /** Every answer's unread bound and write timeout. */
+  private readonly answers: AnswerGuard;
   private readonly webRoot: string;
   /** Every connection to the port, and those not authenticated yet (oldest first) with their deadline. */
   private readonly connections = new Set<Socket>();
   private readonly unauthenticated = new Map<Socket, NodeJS.Timeout>();
+  /** Where each connection's caller runs (CallerOrigins), settled before its first request is served. */
+  private readonly origins = new WeakMap<Socket, { cap: Grant | undefined; settled: Promise<void> | undefined }>();
+  /** Connections of scoped grants, by grant (its pane), counted once each. */
+  private readonly scopedSockets = new Map<Socket, string>();
+  private readonly scopedPerGrant = new Map<string, number>();
   private hosts = new Set<string>();
   address: { host: string; port: number } | undefined;
 
@@ -97,6 +118,7 @@ export class DashboardServer {
     this.logger = options.logger ?? silentLogger;
     this.strangerLog = new LogLimiter(this.logger);
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
+    this.answers = new AnswerGuard({ ...DEFAULT_ANSWER_LIMITS, ...options.answers }, this.strangerLog);
     // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
     this.wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
     this.access = new DashboardAccess(options.authenticate);
@@ -108,7 +130,7 @@ export class DashboardServer {
       hosts: () => this.hosts,
       authenticate: (req) => {
         const grant = this.apiGrant(req);
-        if (grant) this.authenticated(req.socket);
+        if (grant) this.admitGrant(req.socket, grant);
         return grant;
       },
       logger: this.logger,
@@ -116,6 +138,11 @@ export class DashboardServer {
     this.server.on('connection', (socket: Socket) => this.admit(socket));
     this.server.on('upgrade', (req, socket, head) => this.upgrade(req, socket, head));
     this.server.on('clientError', (_err, socket) => socket.destroy());
+  }
+
+  /** Connections dropped for leaving too much of an answer unread, or reading none of it for the write timeout. */
+  get answerDrops(): Readonly<Record<DropReason, number>> {
+    return { ...this.answers.drops };
   }
 
   /** Connections to the dashboard's port now (HTTP and WebSocket), and those not authenticated yet. */
@@ -126,7 +153,8 @@ export class DashboardServer {
   /** A new connection: within the budgets, and on the clock until it shows a login. */
   private admit(socket: Socket): void {
     socket.on('error', () => socket.destroy());
-    if (this.connections.size >= MAX_HTTP_CONNECTIONS) {
+    // Scoped grants' connections have budgets of their own (admitGrant): they never fill the owner's.
+    if (this.connections.size - this.scopedSockets.size >= MAX_HTTP_CONNECTIONS) {
       this.strangerLog.log('info', 'dashboard: refused a connection over the limit', { limit: MAX_HTTP_CONNECTIONS });
       socket.destroy();
       return;
@@ -145,7 +173,71 @@ export class DashboardServer {
     socket.once('close', () => {
       this.connections.delete(socket);
       this.authenticated(socket);
+      this.releaseGrant(socket);
     });
+    if (this.options.originOf) {
+      const origin: { cap: Grant | undefined; settled: Promise<void> | undefined } = { cap: undefined, settled: undefined };
+      origin.settled = this.options.originOf(socket).then(
+        (cap) => {
+          origin.cap = cap;
+          origin.settled = undefined;
+        },
+        (err: unknown) => {
+          // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
+          this.strangerLog.log('error', 'dashboard: could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
+          origin.cap = { owner: false, scopes: new Set() };
+          origin.settled = undefined;
+        },
+      );
+      this.origins.set(socket, origin);
+    }
+  }
+
+  /** The most this connection's process may do (a program of a scoped pane), once known; undefined: no limit. */
+  private capOf(socket: Socket): Grant | undefined {
+    return this.origins.get(socket)?.cap;
+  }
+
+  /** Calls `serve` once the connection's origin is known (at once when it already is). */
+  private afterOrigin(socket: Socket, serve: () => void): void {
+    const settled = this.origins.get(socket)?.settled;
+    if (settled === undefined) serve();
+    // A connection that went while its caller was looked up has nobody to answer.
+    else
+      void settled.then(() => {
+        if (!socket.destroyed) serve();
+      });
+  }
+
+  /**
+   * Counts a connection against its grant the first time it authenticates; throws LIMIT_EXCEEDED
+   * when a scoped grant's budget is spent (the owner's never is).
+   */
+  private admitGrant(socket: Socket, grant: Grant): void {
+    this.authenticated(socket);
+    // A closed connection was released already: never count it.
+    if (grant.owner || socket.destroyed || this.scopedSockets.has(socket)) return;
+    const key = grant.paneId ?? 'scoped';
+    const held = this.scopedPerGrant.get(key) ?? 0;
+    if (held >= MAX_HTTP_CONNECTIONS_PER_GRANT || this.scopedSockets.size >= MAX_SCOPED_HTTP_CONNECTIONS) {
+      const whose = grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
+      const limit = held >= MAX_HTTP_CONNECTIONS_PER_GRANT ? `${whose} (limit ${MAX_HTTP_CONNECTIONS_PER_GRANT})` : `scoped tokens (limit ${MAX_SCOPED_HTTP_CONNECTIONS})`;
+      // Answered, then the connection goes: it holds no slot of anyone's.
+      socket.once('drain', () => socket.destroy());
+      setTimeout(() => socket.destroy(), 1_000).unref();
+      throw new SwitchboardError('LIMIT_EXCEEDED', `too many connections for ${limit}`);
+    }
+    this.scopedSockets.set(socket, key);
+    this.scopedPerGrant.set(key, held + 1);
+  }
+
+  private releaseGrant(socket: Socket): void {
+    const key = this.scopedSockets.get(socket);
+    if (key === undefined) return;
+    this.scopedSockets.delete(socket);
+    const held = (this.scopedPerGrant.get(key) ?? 1) - 1;
+    if (held > 0) this.scopedPerGrant.set(key, held);
+    else this.scopedPerGrant.delete(key);
   }
 
   /**
@@ -156,7 +248,9 @@ export class DashboardServer {
   private apiGrant(req: IncomingMessage): Grant | undefined {
     const auth = req.headers.authorization;
     const bearer = auth?.startsWith('Bearer ') ? this.options.authenticate(auth.slice('Bearer '.length)) : undefined;
-    return bearer ?? (this.access.allowed(req, true) ? OWNER_GRANT : undefined);
+    const grant = bearer ?? (this.access.allowed(req, true) ? OWNER_GRANT : undefined);
+    // A program of a scoped pane gets no more than its pane, whatever token or login it shows.
+    return grant === undefined ? undefined : narrowGrant(grant, this.capOf(req.socket));
   }
 
   /** The connection showed a login: it leaves the strangers' budget and their clock. */
@@ -208,6 +302,7 @@ export class DashboardServer {
 
   async close(): Promise<void> {
     this.strangerLog.flush();
+    this.answers.close();
     for (const timer of this.unauthenticated.values()) clearTimeout(timer);
     for (const client of this.wss.clients) client.terminate();
     this.wss.close();
@@ -216,6 +311,11 @@ export class DashboardServer {
   }
 
   private request(req: IncomingMessage, res: ServerResponse): void {
+    this.afterOrigin(req.socket, () => this.serve(req, res));
+  }
+
+  private serve(req: IncomingMessage, res: ServerResponse): void {
+    this.answers.watch(res);
     try {
       this.route(req, res);
     } catch (err) {
@@ -240,6 +340,8 @@ export class DashboardServer {
     const apiCall = url.pathname.startsWith('/api/');
     // The page key travels in a header only: a URL ends up in history, logs and Referer headers.
     if (url.searchParams.has('key')) return this.refuse(res, 400, 'the page key goes in the x-switchboard-key header, never in the URL');
+    // The dashboard is the owner's full control: never for a program of a scoped pane, whatever it shows.
+    if (this.capOf(req.socket) !== undefined) return this.refuse(res, 403, 'the dashboard is not for programs in an agent pane');
     // The page itself needs the cookie only (it brings the key); what acts or reads data needs the key too.
     if (!this.access.allowed(req, apiCall)) return this.refuse(res, 401, 'not logged in: open the login link `switchboard dashboard` prints');
     this.authenticated(req.socket);
@@ -263,13 +365,21 @@ export class DashboardServer {
    */
   private mcp(req: IncomingMessage, res: ServerResponse): void {
     const auth = req.headers.authorization;
-    const grant = auth?.startsWith('Bearer ') ? this.options.authenticate(auth.slice('Bearer '.length)) : undefined;
-    if (!grant) {
+    const token = auth?.startsWith('Bearer ') ? this.options.authenticate(auth.slice('Bearer '.length)) : undefined;
+    if (!token) {
       res.writeHead(401, { 'content-type': 'text/plain; charset=utf-8', 'www-authenticate': 'Bearer' });
       res.end('MCP needs the daemon\'s token (or a pane\'s) as a Bearer header\n');
       return;
     }
-    this.authenticated(req.socket);
+    const grant = narrowGrant(token, this.capOf(req.socket));
+    try {
+      this.admitGrant(req.socket, grant);
+    } catch (err) {
+      const message = err instanceof Error ? err.message : String(err);
+      res.writeHead(429, { 'content-type': 'application/json', connection: 'close' });
+      res.end(`${JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: RPC_CODE_BY_ERROR.LIMIT_EXCEEDED, message, data: { code: 'LIMIT_EXCEEDED' } } })}\n`);
+      return;
+    }
     void this.serveMcp(req, res, grant);
   }
 
@@ -322,12 +432,18 @@ export class DashboardServer {
   private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     // Node leaves an upgraded socket without an error listener: a reset must not become an uncaught error.
     socket.on('error', () => socket.destroy());
+    this.afterOrigin(req.socket, () => this.serveUpgrade(req, socket, head));
+  }
+
+  private serveUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
     const reject = (status: number, message: string): void => {
       socket.end(`HTTP/1.1 ${status} ${http.STATUS_CODES[status] ?? ''}\r\ncontent-type: text/plain\r\nconnection: close\r\n\r\n${message}\n`);
     };
     try {
       if (!hostAllowed(req, this.hosts)) return reject(403, 'host not allowed');
       if (!originAllowed(req, this.hosts, true)) return reject(403, 'origin not allowed');
+      // The dashboard's sockets are the owner's full control: never for a program of a scoped pane.
+      if (this.capOf(req.socket) !== undefined) return reject(403, 'the dashboard is not for programs in an agent pane');
       if (!this.access.allowed(req, true)) return reject(401, 'not logged in');
       this.authenticated(req.socket);
       if (this.wss.clients.size >= MAX_SOCKETS) return reject(503, 'too many dashboard connections');

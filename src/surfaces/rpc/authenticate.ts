@@ -4,28 +4,37 @@
  * params; the dashboard's WebSocket proved who it is at the upgrade (session cookie and page key),
  * so its requests carry none.
  */
-import { OWNER_GRANT, type Authenticate, type Grant } from '../../api/index.js';
+import { narrowGrant, OWNER_GRANT, type Authenticate, type Grant } from '../../api/index.js';
 
-/** What a request's credentials come to: the caller's grant and the params without them, or why it is refused (INVALID_TOKEN). */
-export type RequestCredentials = { grant: Grant; params: Record<string, unknown> } | { refused: string };
+/**
+ * What a request's credentials come to: the caller's grant and the params without them, or why it
+ * is refused (INVALID_TOKEN; LIMIT_EXCEEDED when the token is good but its grant has no
+ * connection left).
+ */
+export type RequestCredentials = { grant: Grant; params: Record<string, unknown> } | { refused: string; code?: 'LIMIT_EXCEEDED' };
 
 /** How one connection's requests are authenticated. */
 export interface RequestAuthentication {
   /** True when the connection proved who it is when it opened: no deadline, no strangers' budget. */
   readonly atConnect: boolean;
   /** The credentials of one request (its params, an object). */
-  authenticate(params: Record<string, unknown>): RequestCredentials;
+  authenticate(params: Record<string, unknown>): RequestCredentials | Promise<RequestCredentials>;
 }
 
-/** Seed 000: `params.token` on every request, checked by `authenticate` (constant time). */
-export function tokenInEveryRequest(authenticate: Authenticate): RequestAuthentication {
+/**
+ * Seed 000: `params.token` on every request, checked by `authenticate` (constant time). With
+ * `origin`, the most the connecting process may do (api/caller-origin.ts: a program of an agent
+ * pane is held to that pane's grant whatever token it shows), settled before the first request.
+ */
+export function tokenInEveryRequest(authenticate: Authenticate, origin?: Promise<Grant | undefined>): RequestAuthentication {
   return {
     atConnect: false,
-    authenticate(params) {
+    async authenticate(params) {
       const { token, ...rest } = params;
       if (token === undefined) return { refused: 'invalid token: params.token is missing' };
       const grant = authenticate(token);
-      return grant ? { grant, params: rest } : { refused: 'invalid token' };
+      if (!grant) return { refused: 'invalid token' };
+      return { grant: narrowGrant(grant, await origin), params: rest };
     },
   };
 }

@@ -93,9 +93,9 @@ export class Dispatcher {
     if (!isPlainObject(params)) {
       return { response: reply(errorResponse(id, 'INVALID_PARAMS', 'invalid params: params must be an object (named parameters, with the token)')), authenticated: false };
     }
-    const credentials = connection.authentication.authenticate(params);
+    const credentials = await connection.authentication.authenticate(params);
     if ('refused' in credentials) {
-      return { response: reply(errorResponse(id, 'INVALID_TOKEN', credentials.refused)), authenticated: false };
+      return { response: reply(errorResponse(id, credentials.code ?? 'INVALID_TOKEN', credentials.refused)), authenticated: false };
     }
     // Known before the request runs, so a slow first request does not count as unauthenticated.
     connection.onAuthenticated?.();

@@ -3,7 +3,7 @@ import { lstatSync, rmSync } from 'node:fs';
 import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
-import type { Authenticate, Services } from '../../api/index.js';
+import type { Authenticate, Grant, Services } from '../../api/index.js';
 import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse, type AnyHandler } from './dispatch.js';
@@ -16,8 +16,12 @@ export interface RpcServerOptions {
   authenticate: Authenticate;
   logger?: Logger;
   limits?: Partial<ConnectionLimits>;
-  /** Most connections at once, over all transports. */
+  /** Most connections at once, over all transports, of the owner and of callers not yet authenticated. */
   maxConnections?: number;
+  /** Most connections one scoped token (one pane's programs) holds at once; they never count against the owner's. */
+  maxConnectionsPerGrant?: number;
+  /** The most the process at the other end of a connection may do (api/CallerOrigins), whatever token it shows. */
+  originOf?: (socket: net.Socket) => Promise<Grant | undefined>;
   /** Most connections on each transport (TCP, the local socket) that have not authenticated yet; past it the oldest of them is dropped. */
   maxUnauthenticated?: number;
   maxBatch?: number;
@@ -44,6 +48,12 @@ export const DEFAULT_MAX_CONNECTIONS = 256;
  * never the daemon's whole one, and never another transport's: the owner always gets in.
  */
 export const DEFAULT_MAX_UNAUTHENTICATED = 32;
+/**
+ * Connections of one scoped grant (the programs of one pane), and of all scoped grants together.
+ * They have budgets of their own, so no pane's token can lock the owner out.
+ */
+export const DEFAULT_MAX_CONNECTIONS_PER_GRANT = 32;
+export const DEFAULT_MAX_SCOPED_CONNECTIONS = 128;
 
 type Transport = 'tcp' | 'local';
 
@@ -103,6 +113,12 @@ export class RpcServer {
   private readonly authentication: RequestAuthentication;
   private readonly deps: ConnectionDeps;
   private socketPath: string | undefined;
+  private readonly authenticate: Authenticate;
+  private readonly originOf: ((socket: net.Socket) => Promise<Grant | undefined>) | undefined;
+  private readonly maxPerGrant: number;
+  /** Authenticated connections of scoped grants, by grant (its pane). */
+  private readonly scoped = new Map<RpcConnection, string>();
+  private readonly scopedPerGrant = new Map<string, number>();
 
   constructor(options: RpcServerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -112,6 +128,9 @@ export class RpcServer {
     this.maxUnauthenticated = Math.min(this.maxConnections, options.maxUnauthenticated ?? DEFAULT_MAX_UNAUTHENTICATED);
     this.dispatcher = new Dispatcher({ logger: this.logger, maxBatch: options.maxBatch, handlers: options.handlers, checkResults: options.checkResults });
     this.authentication = tokenInEveryRequest(options.authenticate);
+    this.authenticate = options.authenticate;
+    this.originOf = options.originOf;
+    this.maxPerGrant = options.maxConnectionsPerGrant ?? DEFAULT_MAX_CONNECTIONS_PER_GRANT;
     this.deps = { dispatcher: this.dispatcher, services: options.services, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog };
   }
 
@@ -195,6 +214,51 @@ export class RpcServer {
     this.strangerLog.flush();
   }
 
+  /**
+   * How `socket`'s requests are authenticated: the token, held to what the connecting process may
+   * do (originOf), and a scoped grant admitted within its connection budget.
+   */
+  private authenticationFor(socket: net.Socket, connection: () => RpcConnection): RequestAuthentication {
+    if (!this.originOf) return this.authentication;
+    const origin = this.originOf(socket).catch((err: unknown) => {
+      // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
+      this.strangerLog.log('error', 'could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
+      return { owner: false, scopes: new Set<never>() } satisfies Grant;
+    });
+    const byToken = tokenInEveryRequest(this.authenticate, origin);
+    return {
+      atConnect: false,
+      authenticate: async (params) => {
+        const credentials = await byToken.authenticate(params);
+        if ('refused' in credentials) return credentials;
+        const refusal = this.admit(connection(), credentials.grant);
+        return refusal === undefined ? credentials : { refused: refusal, code: 'LIMIT_EXCEEDED' };
+      },
+    };
+  }
+
+  /** Counts a connection against its grant's budget the first time it authenticates; why not, when that budget is spent. */
+  private admit(connection: RpcConnection, grant: Grant): string | undefined {
+    // A connection that closed while its caller was looked up was released already: never count it.
+    if (grant.owner || connection.isClosed || this.scoped.has(connection)) return undefined;
+    const key = grant.paneId ?? 'scoped';
+    const held = this.scopedPerGrant.get(key) ?? 0;
+    if (held >= this.maxPerGrant) return `too many connections for ${grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`} (limit ${this.maxPerGrant})`;
+    if (this.scoped.size >= DEFAULT_MAX_SCOPED_CONNECTIONS) return `too many connections of scoped tokens (limit ${DEFAULT_MAX_SCOPED_CONNECTIONS})`;
+    this.scoped.set(connection, key);
+    this.scopedPerGrant.set(key, held + 1);
+    return undefined;
+  }
+
+  private release(connection: RpcConnection): void {
+    const key = this.scoped.get(connection);
+    if (key === undefined) return;
+    this.scoped.delete(connection);
+    const held = (this.scopedPerGrant.get(key) ?? 1) - 1;
+    if (held > 0) this.scopedPerGrant.set(key, held);
+    else this.scopedPerGrant.delete(key);
+  }
+
   private createServer(transport: Transport): net.Server {
     // Half-open: a client may finish sending (shutdown(SHUT_WR), `nc -N`) and still get its replies.
     return net.createServer({ pauseOnConnect: false, allowHalfOpen: true }, (socket) => this.accept(socket, transport));
@@ -227,7 +291,8 @@ export class RpcServer {
       this.strangerLog.log('info', 'dropped the oldest unauthenticated connection to make room', { transport, limit: this.maxUnauthenticated });
       oldest?.close('too many unauthenticated connections');
     }
-    if (this.connections.size >= this.maxConnections) {
+    // Scoped grants' connections have budgets of their own (admit): they never fill the owner's.
+    if (this.connections.size - this.scoped.size >= this.maxConnections) {
       this.strangerLog.log('info', 'refused a connection over the limit', { transport, limit: this.maxConnections });
       const reply = errorResponse(null, 'LIMIT_EXCEEDED', `too many connections (limit ${this.maxConnections})`);
       // Say why, then let go of the descriptor whether or not the client reads or closes.
@@ -238,10 +303,11 @@ export class RpcServer {
     const connection: RpcConnection = new RpcConnection(
       socket,
       this.deps,
-      this.authentication,
+      this.authenticationFor(socket, () => connection),
       () => {
         this.connections.delete(connection);
         strangers.delete(connection);
+        this.release(connection);
       },
       () => strangers.delete(connection),
     );

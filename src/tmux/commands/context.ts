@@ -18,6 +18,8 @@ export interface ClientInfo {
   tty: boolean;
   /** Its standard input, read for `load-buffer -`. */
   stdin: string | undefined;
+  /** The scopes of the token panes this client starts get; undefined for the owner (the owner's token). */
+  paneScopes?: readonly string[];
 }
 
 /** How a command ended: carry on, stop the queue with exit code 1, or the server went away. */

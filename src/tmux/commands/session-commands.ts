@@ -15,6 +15,11 @@ const NEW_SESSION_TEMPLATE = '#{session_name}:';
 const NEW_WINDOW_TEMPLATE = '#{session_name}:#{window_index}.#{pane_index}';
 
 /** -e NAME=VALUE flags as an environment. */
+/** What a command asks to start, with the scopes the new pane's programs get when the caller is not the owner. */
+function spawnRequest(ctx: CommandContext, command: readonly string[], cwd: string, env: Record<string, string>): SpawnRequest {
+  return { command, cwd, env, ...(ctx.client.paneScopes !== undefined ? { paneScopes: ctx.client.paneScopes } : {}) };
+}
+
 export function envFlags(command: ParsedCommand): Record<string, string> {
   const env: Record<string, string> = {};
   for (const item of command.flags.get('e') ?? []) {
@@ -70,7 +75,7 @@ const newSession: Command = async (ctx, runtime, command) => {
   const height = size(flagValue(command, 'y'), 'height');
   const [defaultX, defaultY] = runtime.defaultSize(undefined);
   const cwd = workingDirectory(ctx, command, ctx.client.cwd);
-  const spawn: SpawnRequest = { command: command.args, cwd, env: {} };
+  const spawn: SpawnRequest = spawnRequest(ctx, command.args, cwd, {});
   const session = await runtime.createSession({
     name,
     cwd,
@@ -119,7 +124,7 @@ const newWindow: Command = async (ctx, runtime, command) => {
     await runtime.killWindow(session.windows.get(index) as TmuxWindow);
   }
   const cwd = workingDirectory(ctx, command, ctx.client.cwd, target);
-  const window = await runtime.createWindow(session, { index, name, spawn: { command: command.args, cwd, env: envFlags(command) }, select: !hasFlag(command, 'd') });
+  const window = await runtime.createWindow(session, { index, name, spawn: spawnRequest(ctx, command.args, cwd, envFlags(command)), select: !hasFlag(command, 'd') });
   ctx.setCurrent({ session, window, pane: window.active, index: window.index });
   runtime.fireHook('window-linked', undefined);
   if (hasFlag(command, 'P')) ctx.print(ctx.expand(flagValue(command, 'F') ?? NEW_WINDOW_TEMPLATE, { session, window, pane: window.active, index: window.index }));
@@ -175,7 +180,7 @@ const splitWindow: Command = async (ctx, runtime, command) => {
   const current = type === 'leftright' ? (cell?.sx ?? window.sx) : (cell?.sy ?? window.sy);
   const amount = splitSize(command, current);
   const cwd = workingDirectory(ctx, command, ctx.client.cwd, target);
-  const created = await runtime.splitPane(pane, type, { size: amount, before: hasFlag(command, 'b'), fullSize: full }, { command: command.args, cwd, env: envFlags(command) }, !hasFlag(command, 'd'));
+  const created = await runtime.splitPane(pane, type, { size: amount, before: hasFlag(command, 'b'), fullSize: full }, spawnRequest(ctx, command.args, cwd, envFlags(command)), !hasFlag(command, 'd'));
   if (!created) throw new CommandError('no space for new pane');
   ctx.setCurrent(ctx.resolver.ofPane(created));
   if (hasFlag(command, 'P')) ctx.print(ctx.expand(flagValue(command, 'F') ?? NEW_WINDOW_TEMPLATE, ctx.resolver.ofPane(created)));
@@ -187,7 +192,7 @@ const respawnPane: Command = async (ctx, runtime, command) => {
   if (pane.alive && !hasFlag(command, 'k')) throw new CommandError(`respawn pane failed: pane ${paneDescription(pane)} still active`);
   const cwd = workingDirectory(ctx, command, pane.startPath || ctx.client.cwd, ctx.resolver.ofPane(pane));
   const words = command.args.length > 0 ? command.args : pane.startArgv;
-  await runtime.respawn(pane, { command: words, cwd, env: envFlags(command) });
+  await runtime.respawn(pane, spawnRequest(ctx, words, cwd, envFlags(command)));
 };
 
 const respawnWindow: Command = async (ctx, runtime, command) => {
@@ -198,7 +203,7 @@ const respawnWindow: Command = async (ctx, runtime, command) => {
   for (const other of others) await runtime.destroyPane(other);
   if (!first) return;
   const words = command.args.length > 0 ? command.args : first.startArgv;
-  await runtime.respawn(first, { command: words, cwd: workingDirectory(ctx, command, first.startPath || ctx.client.cwd), env: envFlags(command) });
+  await runtime.respawn(first, spawnRequest(ctx, words, workingDirectory(ctx, command, first.startPath || ctx.client.cwd), envFlags(command)));
 };
 
 const killPane: Command = async (ctx, runtime, command) => {

@@ -1,0 +1,89 @@
+/**
+ * Issue 21, item 1, the stronger boundary: as the same OS user, a program that clears its
+ * environment and leaves its pane's process tree (`env -i setsid`) is no longer known to the daemon
+ * as the pane's, and could read the owner's token from the runtime file or from an owner shell's
+ * /proc/PID/environ. With `agentSandbox: 'bwrap'` agent panes run in bubblewrap: the runtime file is
+ * covered and the pane has a PID namespace of its own, so neither is there to read, whatever the
+ * program does; the home is read-only there, so its policy cannot be rewritten from inside. Runs where bubblewrap works (the test line installs Debian's).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { connect } from '../../src/index.js';
+import { bubblewrapProblem, findBubblewrap } from '../../src/platform/index.js';
+import { useTestDaemon } from '../support/daemon.js';
+import { cleanEnv } from '../support/cli.js';
+import { BASH_ARGV, BASH_ENV } from '../support/shell.js';
+import { until } from '../support/processes.js';
+
+const bwrap = findBubblewrap();
+const usable = bwrap !== undefined && bubblewrapProblem(bwrap) === undefined;
+
+describe.runIf(usable)('agent panes in bubblewrap', () => {
+  const t = useTestDaemon({ agentSandbox: 'bwrap' });
+
+  it('leaves a program of an agent pane no owner token to find: the runtime file is covered, no process outside the pane shows', async () => {
+    const owner = await connect({ home: t.home, env: cleanEnv() });
+    const ownerShell = await owner.createPane({ argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
+    expect(t.daemon.agentSandbox).toBe(bwrap);
+    const out = path.join(t.work, 'sandboxed.json');
+    const script = path.join(t.work, 'look.mjs');
+    // What an attacker would try from inside, after leaving the tree with a clean environment.
+    writeFileSync(
+      script,
+      `import { readFileSync, readdirSync, writeFileSync } from 'node:fs';
+const attempt = (fn) => { try { return { ok: true, value: fn() }; } catch (e) { return { ok: false, error: e.code ?? e.message }; } };
+writeFileSync(${JSON.stringify(out)}, JSON.stringify({
+  runtimeFile: attempt(() => readFileSync(${JSON.stringify(path.join(t.home, 'daemon.json'))}, 'utf8')),
+  ownerEnviron: attempt(() => readFileSync('/proc/${ownerShell.pid}/environ', 'utf8')),
+  daemonEnviron: attempt(() => readFileSync('/proc/${process.pid}/environ', 'utf8')),
+  policyWrite: attempt(() => writeFileSync(${JSON.stringify(path.join(t.home, 'policy.yaml'))}, 'sandbox: { roots: [/] }')),
+  processes: readdirSync('/proc').filter((e) => /^\\d+$/.test(e)).length,
+}));
+`,
+    );
+    await owner.sendText(agent.pane_id, `env -i setsid -f ${process.execPath} ${script}`, { addNewline: true });
+    await until(() => {
+      try {
+        return readFileSync(out, 'utf8').length > 0;
+      } catch {
+        return false;
+      }
+    }, 'the sandboxed program wrote what it saw');
+    type Attempt = { ok: boolean; value?: string };
+    const seen = JSON.parse(readFileSync(out, 'utf8')) as { runtimeFile: Attempt; ownerEnviron: Attempt; daemonEnviron: Attempt; policyWrite: Attempt; processes: number };
+    expect(seen.runtimeFile.ok && (seen.runtimeFile.value ?? '').includes(t.daemon.token)).toBe(false);
+    expect(seen.ownerEnviron.ok).toBe(false);
+    expect(seen.daemonEnviron.ok).toBe(false);
+    // The home is read-only inside: the daemon's policy cannot be rewritten from an agent pane.
+    expect(seen.policyWrite).toMatchObject({ ok: false, error: 'EROFS' });
+    expect(existsSync(path.join(t.home, 'policy.yaml'))).toBe(false);
+    // bubblewrap's init, the shell and what it started: nothing of the machine outside.
+    expect(seen.processes).toBeLessThan(10);
+    // The pane's own token still works from inside: asking and reading is what it is for.
+    const listed = await owner.list();
+    expect(listed.panes.map((p) => p.pane_id)).toContain(agent.pane_id);
+    for (const p of [ownerShell, agent]) await owner.remove(p.pane_id);
+    owner.close();
+  });
+
+  it("still lets the pane's programs call the daemon with the pane's own token", async () => {
+    const owner = await connect({ home: t.home, env: cleanEnv() });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
+    const out = path.join(t.work, 'pane-call.txt');
+    const library = path.join(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'dist', 'index.js');
+    const script = path.join(t.work, 'call.mjs');
+    writeFileSync(script, `import { connect } from ${JSON.stringify(library)};\nimport { writeFileSync } from 'node:fs';\nconst c = await connect();\nconst r = await c.list();\nwriteFileSync(${JSON.stringify(out)}, String(r.panes.length));\nc.close();\n`);
+    await owner.sendText(agent.pane_id, `${process.execPath} ${script}`, { addNewline: true });
+    await until(() => {
+      try {
+        return readFileSync(out, 'utf8') === '1';
+      } catch {
+        return false;
+      }
+    }, 'the pane listed the panes with its own token');
+    await owner.remove(agent.pane_id);
+    owner.close();
+  });
+});
