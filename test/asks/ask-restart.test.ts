@@ -13,6 +13,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import { CLI, cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
+import { agentHeldAtApproval } from '../support/held-agent.js';
 
 const customAgent = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'custom-agent');
 const env = (): NodeJS.ProcessEnv => ({ ...cleanEnv(), SWITCHBOARD_AGENTS: path.join(customAgent, 'agents.yaml'), SWITCHBOARD_AGENT_PATH: customAgent });
@@ -61,18 +62,6 @@ async function client(home: string): Promise<SwitchboardClient> {
   return c;
 }
 
-/** A mytool pane held at its [y/n] question, so an ask for it waits in its line. */
-async function busyAgentPane(c: SwitchboardClient, cwd: string): Promise<string> {
-  const { pane_id: paneId } = await c.createPane({ agent: 'mytool', cwd });
-  let asking = (): void => undefined;
-  const waiting = new Promise<void>((resolve) => (asking = resolve));
-  const states = await c.subscribe({ paneId, events: ['state'] }, { state: (n) => n.state === 'waiting_approval' && asking() });
-  await c.sendPrompt(paneId, 'make a file');
-  await waiting;
-  await states.unsubscribe();
-  return paneId;
-}
-
 describe('asks across a daemon restart', () => {
   it('are still listed after a SIGKILL (the one in flight failed, interrupted) and after a clean stop (failed, SHUTTING_DOWN)', { timeout: 120_000 }, async () => {
     const home = path.join(scratch.dir, 'home');
@@ -82,7 +71,7 @@ describe('asks across a daemon restart', () => {
 
     const first = await startDaemon(home);
     const one = await client(home);
-    const pane = await busyAgentPane(one, work);
+    const pane = await agentHeldAtApproval(one, work);
     const cancelled = (await one.askCancel((await one.ask(pane, 'Never mind this one.', { wait: false, fromName: 'tester' })).ask_id)).ask_id;
     const pending = await one.ask(pane, 'What is the largest planet?', { wait: false, fromName: 'tester' });
     expect(pending.status).toBe('queued');
@@ -109,7 +98,7 @@ describe('asks across a daemon restart', () => {
     // Waiting on an ask of the dead daemon answers at once with how it ended.
     expect((await two.askWait(pending.ask_id)).status).toBe('failed');
 
-    const held = await two.ask(await busyAgentPane(two, work), 'What is the smallest planet?', { wait: false });
+    const held = await two.ask(await agentHeldAtApproval(two, work), 'What is the smallest planet?', { wait: false });
     second.child.kill('SIGTERM');
     await second.exited;
 

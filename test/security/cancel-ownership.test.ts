@@ -14,6 +14,7 @@ import { findProcessesByEnv } from '../../src/platform/index.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
+import { agentHeldAtApproval } from '../support/held-agent.js';
 import { until } from '../support/processes.js';
 
 const customAgent = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'fixtures', 'custom-agent');
@@ -61,18 +62,6 @@ async function outcome(call: Promise<unknown>): Promise<{ code: string; message:
   );
 }
 
-/** A mytool pane held at its [y/n] question, so an ask for it waits in its line. */
-async function busyAgentPane(c: SwitchboardClient): Promise<string> {
-  const { pane_id: paneId } = await c.createPane({ agent: 'mytool', cwd: work });
-  let asking = (): void => undefined;
-  const waiting = new Promise<void>((resolve) => (asking = resolve));
-  const states = await c.subscribe({ paneId, events: ['state'] }, { state: (n) => n.state === 'waiting_approval' && asking() });
-  await c.sendPrompt(paneId, 'make a file');
-  await waiting;
-  await states.unsubscribe();
-  return paneId;
-}
-
 describe.runIf(process.platform !== 'win32')('cancel ownership', () => {
   it("refuses a pane's token cancelling the owner's run; its own run, and the owner, may", { timeout: 60_000 }, async () => {
     const owner = await client();
@@ -104,7 +93,7 @@ describe.runIf(process.platform !== 'win32')('cancel ownership', () => {
 
   it("refuses a pane's token cancelling the owner's ask; the owner may", { timeout: 90_000 }, async () => {
     const owner = await client();
-    const target = await busyAgentPane(owner);
+    const target = await agentHeldAtApproval(owner, work);
     const { pane_id: paneId } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
     const pane = await client(daemon().tokens.issue(paneId, ['read', 'ask']));
 

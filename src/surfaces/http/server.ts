@@ -25,6 +25,7 @@ import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import { allowedHosts, DashboardAccess, hostAllowed, originAllowed, SESSION_COOKIE } from './access.js';
 import { MAX_INPUT_FRAME, PaneSocket } from './pane-socket.js';
 import { RpcSocket } from './rpc-socket.js';
+import { GrantBudget } from '../rpc/grant-budget.js';
 import { defaultWebRoot, serveStatic } from './static-files.js';
 import { AnswerGuard, DEFAULT_ANSWER_LIMITS, type AnswerLimits, type DropReason } from './answer.js';
 import type { handleMcpHttp } from '../mcp/http.js';
@@ -109,8 +110,7 @@ export class DashboardServer {
   /** Where each connection's caller runs (CallerOrigins), settled before its first request is served. */
   private readonly origins = new WeakMap<Socket, { cap: Grant | undefined; settled: Promise<void> | undefined }>();
   /** Connections of scoped grants, by grant (its pane), counted once each. */
-  private readonly scopedSockets = new Map<Socket, string>();
-  private readonly scopedPerGrant = new Map<string, number>();
+  private readonly scopedSockets = new GrantBudget<Socket>(MAX_HTTP_CONNECTIONS_PER_GRANT, MAX_SCOPED_HTTP_CONNECTIONS);
   private hosts = new Set<string>();
   address: { host: string; port: number } | undefined;
 
@@ -173,7 +173,7 @@ export class DashboardServer {
     socket.once('close', () => {
       this.connections.delete(socket);
       this.authenticated(socket);
-      this.releaseGrant(socket);
+      this.scopedSockets.release(socket);
     });
     if (this.options.originOf) {
       const origin: { cap: Grant | undefined; settled: Promise<void> | undefined } = { cap: undefined, settled: undefined };
@@ -216,28 +216,12 @@ export class DashboardServer {
   private admitGrant(socket: Socket, grant: Grant): void {
     this.authenticated(socket);
     // A closed connection was released already: never count it.
-    if (grant.owner || socket.destroyed || this.scopedSockets.has(socket)) return;
-    const key = grant.paneId ?? 'scoped';
-    const held = this.scopedPerGrant.get(key) ?? 0;
-    if (held >= MAX_HTTP_CONNECTIONS_PER_GRANT || this.scopedSockets.size >= MAX_SCOPED_HTTP_CONNECTIONS) {
-      const whose = grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
-      const limit = held >= MAX_HTTP_CONNECTIONS_PER_GRANT ? `${whose} (limit ${MAX_HTTP_CONNECTIONS_PER_GRANT})` : `scoped tokens (limit ${MAX_SCOPED_HTTP_CONNECTIONS})`;
-      // Answered, then the connection goes: it holds no slot of anyone's.
-      socket.once('drain', () => socket.destroy());
-      setTimeout(() => socket.destroy(), 1_000).unref();
-      throw new SwitchboardError('LIMIT_EXCEEDED', `too many connections for ${limit}`);
-    }
-    this.scopedSockets.set(socket, key);
-    this.scopedPerGrant.set(key, held + 1);
-  }
-
-  private releaseGrant(socket: Socket): void {
-    const key = this.scopedSockets.get(socket);
-    if (key === undefined) return;
-    this.scopedSockets.delete(socket);
-    const held = (this.scopedPerGrant.get(key) ?? 1) - 1;
-    if (held > 0) this.scopedPerGrant.set(key, held);
-    else this.scopedPerGrant.delete(key);
+    const refusal = socket.destroyed ? undefined : this.scopedSockets.admit(socket, grant);
+    if (refusal === undefined) return;
+    // Answered, then the connection goes: it holds no slot of anyone's.
+    socket.once('drain', () => socket.destroy());
+    setTimeout(() => socket.destroy(), 1_000).unref();
+    throw new SwitchboardError('LIMIT_EXCEEDED', refusal);
   }
 
   /**

@@ -8,6 +8,7 @@ import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse, type AnyHandler } from './dispatch.js';
 import { tokenInEveryRequest, type RequestAuthentication } from './authenticate.js';
+import { GrantBudget } from './grant-budget.js';
 
 export interface RpcServerOptions {
   /** The one service object (the daemon builds it). */
@@ -115,10 +116,8 @@ export class RpcServer {
   private socketPath: string | undefined;
   private readonly authenticate: Authenticate;
   private readonly originOf: ((socket: net.Socket) => Promise<Grant | undefined>) | undefined;
-  private readonly maxPerGrant: number;
   /** Authenticated connections of scoped grants, by grant (its pane). */
-  private readonly scoped = new Map<RpcConnection, string>();
-  private readonly scopedPerGrant = new Map<string, number>();
+  private readonly scoped: GrantBudget<RpcConnection>;
 
   constructor(options: RpcServerOptions) {
     this.logger = options.logger ?? silentLogger;
@@ -130,7 +129,7 @@ export class RpcServer {
     this.authentication = tokenInEveryRequest(options.authenticate);
     this.authenticate = options.authenticate;
     this.originOf = options.originOf;
-    this.maxPerGrant = options.maxConnectionsPerGrant ?? DEFAULT_MAX_CONNECTIONS_PER_GRANT;
+    this.scoped = new GrantBudget(options.maxConnectionsPerGrant ?? DEFAULT_MAX_CONNECTIONS_PER_GRANT, DEFAULT_MAX_SCOPED_CONNECTIONS);
     this.deps = { dispatcher: this.dispatcher, services: options.services, limits: this.limits, logger: this.logger, strangerLog: this.strangerLog };
   }
 
@@ -240,23 +239,7 @@ export class RpcServer {
   /** Counts a connection against its grant's budget the first time it authenticates; why not, when that budget is spent. */
   private admit(connection: RpcConnection, grant: Grant): string | undefined {
     // A connection that closed while its caller was looked up was released already: never count it.
-    if (grant.owner || connection.isClosed || this.scoped.has(connection)) return undefined;
-    const key = grant.paneId ?? 'scoped';
-    const held = this.scopedPerGrant.get(key) ?? 0;
-    if (held >= this.maxPerGrant) return `too many connections for ${grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`} (limit ${this.maxPerGrant})`;
-    if (this.scoped.size >= DEFAULT_MAX_SCOPED_CONNECTIONS) return `too many connections of scoped tokens (limit ${DEFAULT_MAX_SCOPED_CONNECTIONS})`;
-    this.scoped.set(connection, key);
-    this.scopedPerGrant.set(key, held + 1);
-    return undefined;
-  }
-
-  private release(connection: RpcConnection): void {
-    const key = this.scoped.get(connection);
-    if (key === undefined) return;
-    this.scoped.delete(connection);
-    const held = (this.scopedPerGrant.get(key) ?? 1) - 1;
-    if (held > 0) this.scopedPerGrant.set(key, held);
-    else this.scopedPerGrant.delete(key);
+    return connection.isClosed ? undefined : this.scoped.admit(connection, grant);
   }
 
   private createServer(transport: Transport): net.Server {
@@ -307,7 +290,7 @@ export class RpcServer {
       () => {
         this.connections.delete(connection);
         strangers.delete(connection);
-        this.release(connection);
+        this.scoped.release(connection);
       },
       () => strangers.delete(connection),
     );
