@@ -15,7 +15,7 @@ describe("a transport's authenticate step", () => {
 
   it("holds the owner's token to the pane the connecting process runs in", async () => {
     const cap = { owner: false, scopes: new Set(['read', 'ask'] as const), paneId: 'p9' };
-    const auth = tokenInEveryRequest(tokens.authenticate, Promise.resolve(cap));
+    const auth = tokenInEveryRequest(tokens.authenticate, () => Promise.resolve(cap));
     const credentials = await auth.authenticate({ token: 'owner-token' });
     expect(credentials).toEqual({ grant: { owner: false, scopes: new Set(['read', 'ask']), paneId: 'p9' }, params: {} });
   });

@@ -24,9 +24,11 @@ export interface RequestAuthentication {
 /**
  * Seed 000: `params.token` on every request, checked by `authenticate` (constant time). With
  * `origin`, the most the connecting process may do (api/caller-origin.ts: a program of an agent
- * pane is held to that pane's grant whatever token it shows), settled before the first request.
+ * pane is held to that pane's grant whatever token it shows), asked once, at the connection's first
+ * request with a token of ours (a stranger's requests never cost the daemon a look at /proc).
  */
-export function tokenInEveryRequest(authenticate: Authenticate, origin?: Promise<Grant | undefined>): RequestAuthentication {
+export function tokenInEveryRequest(authenticate: Authenticate, origin?: () => Promise<Grant | undefined>): RequestAuthentication {
+  let asked: Promise<Grant | undefined> | undefined;
   return {
     atConnect: false,
     async authenticate(params) {
@@ -34,7 +36,9 @@ export function tokenInEveryRequest(authenticate: Authenticate, origin?: Promise
       if (token === undefined) return { refused: 'invalid token: params.token is missing' };
       const grant = authenticate(token);
       if (!grant) return { refused: 'invalid token' };
-      return { grant: narrowGrant(grant, await origin), params: rest };
+      if (origin === undefined) return { grant, params: rest };
+      asked ??= origin();
+      return { grant: narrowGrant(grant, await asked), params: rest };
     },
   };
 }

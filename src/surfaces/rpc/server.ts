@@ -219,11 +219,13 @@ export class RpcServer {
    */
   private authenticationFor(socket: net.Socket, connection: () => RpcConnection): RequestAuthentication {
     if (!this.originOf) return this.authentication;
-    const origin = this.originOf(socket).catch((err: unknown) => {
-      // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
-      this.strangerLog.log('error', 'could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
-      return { owner: false, scopes: new Set<never>() } satisfies Grant;
-    });
+    const originOf = this.originOf;
+    const origin = (): Promise<Grant | undefined> =>
+      originOf(socket).catch((err: unknown) => {
+        // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
+        this.strangerLog.log('error', 'could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
+        return { owner: false, scopes: new Set<never>() } satisfies Grant;
+      });
     const byToken = tokenInEveryRequest(this.authenticate, origin);
     return {
       atConnect: false,
