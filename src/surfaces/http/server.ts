@@ -175,22 +175,6 @@ export class DashboardServer {
       this.authenticated(socket);
       this.scopedSockets.release(socket);
     });
-    if (this.options.originOf) {
-      const origin: { cap: Grant | undefined; settled: Promise<void> | undefined } = { cap: undefined, settled: undefined };
-      origin.settled = this.options.originOf(socket).then(
-        (cap) => {
-          origin.cap = cap;
-          origin.settled = undefined;
-        },
-        (err: unknown) => {
-          // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
-          this.strangerLog.log('error', 'dashboard: could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
-          origin.cap = { owner: false, scopes: new Set() };
-          origin.settled = undefined;
-        },
-      );
-      this.origins.set(socket, origin);
-    }
   }
 
   /** The most this connection's process may do (a program of a scoped pane), once known; undefined: no limit. */
@@ -200,13 +184,39 @@ export class DashboardServer {
 
   /** Calls `serve` once the connection's origin is known (at once when it already is). */
   private afterOrigin(socket: Socket, serve: () => void): void {
-    const settled = this.origins.get(socket)?.settled;
+    const settled = this.lookUpOrigin(socket);
     if (settled === undefined) serve();
     // A connection that went while its caller was looked up has nobody to answer.
     else
       void settled.then(() => {
         if (!socket.destroyed) serve();
       });
+  }
+
+  /**
+   * Asks who is at the other end of `socket`, once, at its first request (an idle connection never
+   * costs the daemon a look at /proc); resolves when known, undefined once it is.
+   */
+  private lookUpOrigin(socket: Socket): Promise<void> | undefined {
+    const originOf = this.options.originOf;
+    if (originOf === undefined) return undefined;
+    const known = this.origins.get(socket);
+    if (known) return known.settled;
+    const origin: { cap: Grant | undefined; settled: Promise<void> | undefined } = { cap: undefined, settled: undefined };
+    this.origins.set(socket, origin);
+    origin.settled = originOf(socket).then(
+      (cap) => {
+        origin.cap = cap;
+        origin.settled = undefined;
+      },
+      (err: unknown) => {
+        // Never expected (every lookup step catches its own errors): the narrowest grant, not the token's.
+        this.strangerLog.log('error', 'dashboard: could not tell which process is calling', { error: err instanceof Error ? err.message : String(err) });
+        origin.cap = { owner: false, scopes: new Set() };
+        origin.settled = undefined;
+      },
+    );
+    return origin.settled;
   }
 
   /**
