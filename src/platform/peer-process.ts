@@ -13,6 +13,7 @@ import { readFile, readdir, readlink } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import type net from 'node:net';
 import { localSocketPeerPid } from './descriptors.js';
+import { readProcStat } from './processes.js';
 
 const isLinux = process.platform === 'linux';
 
@@ -80,12 +81,7 @@ export type ConnectionPeer = { pid: number } | 'outside' | 'gone' | 'unknown';
 
 /** True while `pid` is a process this one can see (Linux). */
 function processVisible(pid: number): boolean {
-  try {
-    readFileSync(`/proc/${pid}/stat`);
-    return true;
-  } catch {
-    return false;
-  }
+  return readProcStat(pid) !== undefined;
 }
 
 /**
@@ -111,14 +107,8 @@ export async function connectionPeer(socket: net.Socket, candidates: () => Itera
 
 /** The parent of `pid` (Linux), or undefined when it is gone or unknown. */
 function parentOf(pid: number): number | undefined {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    // pid (comm) state ppid …; comm may hold spaces and parentheses.
-    const ppid = Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[1]);
-    return Number.isInteger(ppid) && ppid > 0 ? ppid : undefined;
-  } catch {
-    return undefined;
-  }
+  const ppid = readProcStat(pid)?.ppid;
+  return ppid !== undefined && ppid > 0 ? ppid : undefined;
 }
 
 /** `pid` and its ancestors up to the first process (Linux; just `pid` elsewhere). */

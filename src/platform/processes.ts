@@ -27,7 +27,8 @@ function parseProcStat(text: string): ProcessInfo | undefined {
   return { pid, ppid: Number(ppid), pgid: Number(pgid), sid: Number(sid), zombie: state === 'Z' || state === 'X', startTime };
 }
 
-function readProcStat(pid: number): ProcessInfo | undefined {
+/** One process's /proc/PID/stat (Linux), or undefined when it is gone or unreadable. */
+export function readProcStat(pid: number): ProcessInfo | undefined {
   try {
     return parseProcStat(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
