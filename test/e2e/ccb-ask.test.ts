@@ -147,14 +147,6 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
       ['%1', session, 'main', 'claude'],
     ]);
     expect(listed.map((p) => p.title).sort()).toEqual([`${session}:main.0 CCB-codex`, `${session}:main.1 CCB-claude`]);
-    // Each CLI has a private temporary folder under the daemon's home, as every agent it starts has
-    // (Claude Code's own variable for it too), so what they leave there goes with them.
-    for (const p of listed) {
-      const environ = readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0');
-      const temp = environ.find((e) => e.startsWith('TMPDIR='))?.slice('TMPDIR='.length) ?? '';
-      expect(path.dirname(temp), p.title).toBe(path.join(t.home, 'tmp'));
-      if (p.agent?.name === 'claude') expect(environ).toContain(`CLAUDE_CODE_TMPDIR=${temp}`);
-    }
     const guards = listed.map((p) => new LoopbackGuard(p.pane_id));
     try {
       for (const agent of ['codex', 'claude'] as const) {
@@ -176,6 +168,15 @@ describe('CCB asks Codex and Claude Code through the tmux front end', () => {
         expect(captured).toContain('Hello from the scripted model.');
       }
 
+      // Each CLI has a private temporary folder under the daemon's home, as every agent it starts has
+      // (Claude Code's own variable for it too), so what they leave there goes with them. Read once both
+      // have answered: a pane respawned a moment ago may still be in its exec chain, its environment empty.
+      for (const p of listed) {
+        const environ = readFileSync(`/proc/${p.pid}/environ`, 'utf8').split('\0');
+        const temp = environ.find((e) => e.startsWith('TMPDIR='))?.slice('TMPDIR='.length) ?? '';
+        expect(path.dirname(temp), p.title).toBe(path.join(t.home, 'tmp'));
+        if (p.agent?.name === 'claude') expect(environ).toContain(`CLAUDE_CODE_TMPDIR=${temp}`);
+      }
       // Each CLI's own transcript holds the answer, under its anchor: CCB reads replies there, and a CLI
       // may write its transcript a moment after the screen shows the reply, so read until it is there.
       const transcript = async (dir: string, name: RegExp, wanted: string[]): Promise<string> => {

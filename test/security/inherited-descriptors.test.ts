@@ -11,7 +11,7 @@ import { connect, type SwitchboardClient } from '../../src/index.js';
 import { readRuntimeFile } from '../../src/daemon/index.js';
 import { isProcessRunning } from '../../src/platform/index.js';
 import { CLI, cleanEnv } from '../support/cli.js';
-import { exitOf, until } from '../support/processes.js';
+import { exitOf, until, untilProgram } from '../support/processes.js';
 import { tempDir } from '../support/shell.js';
 
 const INHERITED = [200, 251, 300];
@@ -39,6 +39,8 @@ describe.runIf(process.platform === 'linux')('descriptors the daemon inherited',
       for (const fd of INHERITED) expect(descriptors(daemon.pid ?? 0)).toContain(fd);
       client = await connect({ home, env: cleanEnv() });
       const pane = await client.createPane({ argv: ['sleep', '60'] });
+      // Before its exec the pane's process is node-pty's spawn helper, which opens the terminal as fd 3 for a moment.
+      await untilProgram(pane.pid, 'sleep');
       const held = descriptors(pane.pid);
       for (const fd of INHERITED) expect(held, `fd ${fd} in the pane`).not.toContain(fd);
       expect(held.filter((fd) => fd > 2)).toEqual([]);

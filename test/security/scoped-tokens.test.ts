@@ -12,7 +12,7 @@ import { connect } from '../../src/index.js';
 import { useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
 import { BASH_ARGV, BASH_ENV } from '../support/shell.js';
-import { until } from '../support/processes.js';
+import { until, untilProgram } from '../support/processes.js';
 
 const t = useTestDaemon();
 const LIBRARY = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', 'dist', 'index.js');
@@ -25,11 +25,7 @@ function envOf(pid: number, name: string): string | undefined {
 
 /** `name` in the environment of `pid` once it runs `program`: before its exec, the process still has the daemon's environment. */
 async function envAfterExec(pid: number, program: string, name: string): Promise<string | undefined> {
-  const deadline = Date.now() + 20_000;
-  while (path.basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '') !== program) {
-    if (Date.now() > deadline) throw new Error(`process ${pid} never ran ${program}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await untilProgram(pid, program);
   return envOf(pid, name);
 }
 

@@ -1,4 +1,5 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { ChildProcess } from 'node:child_process';
 import { DAEMON_MARKER_VARIABLE, homeId, readRuntimeFile } from '../../src/daemon/index.js';
 import { findProcessesWithEnv } from '../../src/platform/index.js';
@@ -40,6 +41,23 @@ export async function until(check: () => boolean | Promise<boolean>, what: strin
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/**
+ * Waits until process `pid` runs `program` (the basename of its argv[0]). A pane's pid is known as
+ * soon as it is spawned, before the exec chain reaches its program: until then /proc shows the
+ * daemon's copy, or node-pty's spawn helper with the terminal it opens for a moment as fd 3, or an
+ * empty environment in the middle of an exec. Read a new pane's descriptors or environment after this.
+ */
+export async function untilProgram(pid: number, program: string, timeoutMs = 30_000): Promise<void> {
+  const argv0 = (): string => {
+    try {
+      return path.basename(readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0')[0] ?? '');
+    } catch {
+      return '';
+    }
+  };
+  await until(() => argv0() === program, `process ${pid} to run ${program}`, timeoutMs);
 }
 
 /** Resolves with the first stdout/stderr text of `child` that matches `pattern`. */
