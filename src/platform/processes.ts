@@ -270,15 +270,30 @@ export async function terminateProcessTree(
     signalTargets(targets, 'SIGHUP');
     signalTargets(targets, 'SIGTERM');
   }
-  const lingering = await waitUntilGone(targets, options.graceMs);
-  if (lingering.length === 0) return { forced: false, survivors: [] };
-  // Take a fresh look: a process may have forked while it was shutting down.
-  const seen = new Set(lingering.map((t) => `${t.pid}:${t.startTime}`));
-  const toKill = [...lingering, ...collect().filter((t) => !seen.has(`${t.pid}:${t.startTime}`))];
-  signalTargets(toKill, 'SIGKILL');
-  const survivors = await waitUntilGone(toKill, 2_000);
+  const seen = new Set(targets.map(targetKey));
+  let toKill = await waitUntilGone(targets, options.graceMs);
+  // Take a fresh look even when every target went: a process may have forked while it was shutting
+  // down (a trap on TERM that starts a child, a CLI started a moment ago still spawning its tools);
+  // its parent gone, only the marker still finds it. A few rounds, for one that forks again meanwhile.
+  const killed: Target[] = [];
+  for (let round = 0; round < NEWCOMER_ROUNDS; round++) {
+    const newcomers = collect().filter((t) => !seen.has(targetKey(t)));
+    for (const t of newcomers) seen.add(targetKey(t));
+    toKill = [...toKill, ...newcomers];
+    if (toKill.length === 0) break;
+    signalTargets(toKill, 'SIGKILL');
+    killed.push(...toKill);
+    toKill = [];
+  }
+  if (killed.length === 0) return { forced: false, survivors: [] };
+  const survivors = await waitUntilGone(killed, 2_000);
   return { forced: true, survivors: survivors.map((t) => t.pid) };
 }
+
+/** Looks for processes started while a tree was ending, each round killing what the last one found. */
+const NEWCOMER_ROUNDS = 3;
+
+const targetKey = (t: Target): string => `${t.pid}:${t.startTime}`;
 
 /** Kills a pane's process group at once, without waiting (a last resort when releasing a pane). */
 export function killProcessGroupNow(rootPid: number): void {
