@@ -4,6 +4,7 @@ import { RawClient, errorOf, resultOf, startTestDaemon, useTestDaemon } from './
 import { cleanEnv } from './support/cli.js';
 import { openFdCount, sleep } from './support/shell.js';
 import { until } from './support/processes.js';
+import { OUTPUT_BACKLOG_LIMIT } from '../src/api/pane-subscription.js';
 
 const t = useTestDaemon();
 
@@ -15,12 +16,22 @@ describe('hardening', () => {
       await flood.call(token, 'create_pane', { argv: ['bash', '-c', 'yes "a long line of flood output for the slow subscriber test"'], cwd: t.work }),
     );
     resultOf(await flood.call(token, 'subscribe', { pane_id: pane.pane_id, events: ['output'] }));
+    // A second subscriber that keeps up tells how much the pane has written: the slow one stays
+    // paused until far more than its backlog limit and the kernel's buffers could hold went by (a
+    // state, not a time: under load `yes` writes less in a second than the limit).
+    const watcher = await connect({ home: t.home, env: cleanEnv() });
+    let written = 0;
+    await watcher.subscribe({ paneId: pane.pane_id, events: ['output'] }, { output: (n) => (written = Math.max(written, n.offset + Buffer.byteLength(n.data))) });
     flood.socket.pause();
+    const pausedAt = written;
     const other = await RawClient.connect(t.daemon, 'tcp');
-    for (let i = 0; i < 50; i++) {
+    let answered = 0;
+    await until(async () => {
       expect(resultOf(await other.call(token, 'is_alive', { pane_id: pane.pane_id }))).toMatchObject({ alive: true });
-      await sleep(20);
-    }
+      answered++;
+      return answered >= 50 && written - pausedAt > 4 * OUTPUT_BACKLOG_LIMIT;
+    }, `4 MiB of output past the paused subscriber (${written - pausedAt} bytes so far)`);
+    watcher.close();
     flood.socket.resume();
     // In arrival order: contiguous output, then one overflow notice, then output again from at or
     // after the offset the notice names.
