@@ -13,7 +13,7 @@ import { connect } from '../../src/index.js';
 import { bubblewrapProblem, findBubblewrap } from '../../src/platform/index.js';
 import { useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
-import { BASH_ARGV, BASH_ENV } from '../support/shell.js';
+import { BASH_ARGV, BASH_ENV, SHELL_AGENT_ENV } from '../support/shell.js';
 import { until } from '../support/processes.js';
 
 const bwrap = findBubblewrap();
@@ -25,7 +25,7 @@ describe.runIf(usable)('agent panes in bubblewrap', () => {
   it('leaves a program of an agent pane no owner token to find: the runtime file is covered, no process outside the pane shows', async () => {
     const owner = await connect({ home: t.home, env: cleanEnv() });
     const ownerShell = await owner.createPane({ argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work });
-    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: SHELL_AGENT_ENV(t.work) });
     // Removed however the test ends, so that the next test sees only its own pane.
     onTestFinished(async () => {
       for (const p of [ownerShell, agent]) await owner.remove(p.pane_id).catch(() => undefined);
@@ -77,7 +77,7 @@ writeFileSync(${JSON.stringify(out)}, JSON.stringify({
 
   it("still lets the pane's programs call the daemon with the pane's own token", async () => {
     const owner = await connect({ home: t.home, env: cleanEnv() });
-    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: SHELL_AGENT_ENV(t.work) });
     onTestFinished(async () => {
       await owner.remove(agent.pane_id).catch(() => undefined);
       owner.close();

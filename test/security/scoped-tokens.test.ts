@@ -11,7 +11,7 @@ import { describe, expect, it } from 'vitest';
 import { connect } from '../../src/index.js';
 import { useTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
-import { BASH_ARGV, BASH_ENV } from '../support/shell.js';
+import { BASH_ARGV, BASH_ENV, SHELL_AGENT_ENV } from '../support/shell.js';
 import { until, untilProgram } from '../support/processes.js';
 
 const t = useTestDaemon();
@@ -62,8 +62,8 @@ describe.runIf(process.platform === 'linux')('tokens and scopes', () => {
   it('gives an agent pane a token that can read and ask, but not create, type into another pane, or answer an approval', async () => {
     const owner = await connect({ home: t.home, env: cleanEnv() });
     const victim = await owner.createPane({ argv: [...BASH_ARGV], env: BASH_ENV, cwd: t.work });
-    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
-    const peer = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: SHELL_AGENT_ENV(t.work) });
+    const peer = await owner.createPane({ agent: 'shell', cwd: t.work, env: SHELL_AGENT_ENV(t.work) });
     // The owner's token went to the shell the user opened, never to the agents.
     expect(await envAfterExec(victim.pid, 'bash', 'SWITCHBOARD_RPC_TOKEN')).toBe(t.daemon.token);
     expect(envOf(agent.pid, 'SWITCHBOARD_RPC_TOKEN')).not.toBe(t.daemon.token);
@@ -98,7 +98,7 @@ describe.runIf(process.platform === 'linux')('tokens and scopes', () => {
 
   it('gives an agent what the user grants, and a pane it starts no more than it has itself', async () => {
     const owner = await connect({ home: t.home, env: cleanEnv() });
-    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: BASH_ENV, grants: ['create'] });
+    const agent = await owner.createPane({ agent: 'shell', cwd: t.work, env: SHELL_AGENT_ENV(t.work), grants: ['create'] });
     const [created] = await runInPane(agent.pane_id, 'granted-calls', [{ method: 'create_pane', params: { argv: ['sleep', '60'], cwd: t.work } }]);
     expect(created).toMatchObject({ ok: true });
     const child = (created?.result as { pane_id: string; pid: number });

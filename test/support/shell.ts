@@ -8,6 +8,14 @@ import { compileSafeRegex } from '../../src/core/safe-regex.js';
 export const BASH_ARGV = ['bash', '--norc', '--noprofile', '-i'] as const;
 export const BASH_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' } as const;
 
+/**
+ * For a `shell` agent pane (the user's interactive shell, which reads its startup files): a HOME
+ * of the test's own, so the machine's dotfiles never run in a test. They are not the test's to
+ * depend on: this machine's ~/.bashrc runs `pyenv rehash`, whose lock, left by a shell a test ended
+ * mid-start, held every later interactive shell for 60 s.
+ */
+export const SHELL_AGENT_ENV = (home: string): Record<string, string> => ({ ...BASH_ENV, HOME: home });
+
 /** Waits until `pattern` shows on `pane`'s screen; throws with the screen when it does not in time. */
 export async function expectScreen(pane: Pane, pattern: string | RegExp, timeoutMs = 15_000, lines?: number): Promise<string> {
   const regex = typeof pattern === 'string' ? compileSafeRegex(pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')) : pattern;
