@@ -104,6 +104,19 @@ describe('the agent endpoints', () => {
     // The query parameter does the same for clients that cannot set headers.
     const viaQuery = await api.stream(`${run.stream_url}&last_event_id=${ids.length - 3}`);
     expect(viaQuery.frames.map((f) => Number(f.id))).toEqual([ids.length - 2, ids.length - 1, ids.length]);
+    // At or past the end of a finished run (EventSource reconnecting after done): 204 at once.
+    for (const id of [ids.length, ids.length + 10]) {
+      const after = await api.stream(run.stream_url, { lastEventId: String(id) });
+      expect(after, `Last-Event-ID ${id}`).toMatchObject({ status: 204, frames: [] });
+    }
+  });
+
+  it('names the run\u2019s error event run_error, so EventSource never takes it for a failed connection', async () => {
+    const run = await submit({ prompt: 'fail' });
+    const frames = (await api.stream(run.stream_url)).frames;
+    const failure = frames.find((f) => (JSON.parse(f.data) as { type: string }).type === 'error');
+    expect(failure?.event).toBe('run_error');
+    expect(frames.map((f) => f.event)).not.toContain('error');
   });
 
   it('follows one run with 100 subscribers, each getting every event', async () => {

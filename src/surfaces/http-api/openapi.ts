@@ -80,7 +80,11 @@ export function openApiDocument(): Json {
           operationId: 'agentStream',
           summary: "Follow a run's events (SSE): recorded ones, then live ones, ending after `done`",
           parameters: [...queryParameters(streamQuerySchema), { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+$' }, description: 'Resume after this event: no gap, no duplicate.' }],
-          responses: { '200': { description: 'text/event-stream: `id` is the event number, `event` its type, `data` the event (RunEvent).', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...common },
+          responses: {
+            '200': { description: "text/event-stream: `id` is the event number, `event` its type (the run's `error` as `run_error`, so that EventSource gives it to a listener, not to onerror; `stream_failed` if reading the recorded events failed), `data` the event (RunEvent). Closes after `done`.", content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '204': { description: 'The run is over and the reader is at or past its `done`: nothing to send (EventSource stops reconnecting).' },
+            ...common,
+          },
         },
       },
       [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree); only the caller that made it, or the owner, may (403 FORBIDDEN)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
