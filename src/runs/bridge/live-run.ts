@@ -170,6 +170,11 @@ export class LiveRun {
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
+    // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
+    // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
+    if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {
+      setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeSubject(request.subject)} (${d.rule}): ${reason}` }));
+    }
     return decision;
   }
 
@@ -216,7 +221,8 @@ export class LiveRun {
     this.judged.add(id);
     const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
     const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, subject);
-    const denied = verdict.decision === 'deny';
+    // "ask" is a denial for a bridge run, which has nobody to ask, exactly as when asked beforehand.
+    const denied = verdict.decision !== 'allow';
     const who = this.spec.backend;
     let reason: string;
     if (!carriedOut) reason = `${who} refused it itself (${event.compat.text.slice(0, 200)}); governance: ${verdict.reason}`;
@@ -257,4 +263,10 @@ export class LiveRun {
     this.wallTimer?.dispose();
     this.quietTimer?.dispose();
   }
+}
+
+/** A tool call in a few words, for a run's end message. */
+function describeSubject(subject: ToolCallRequest['subject']): string {
+  const what = 'command' in subject && typeof subject.command === 'string' ? subject.command : 'path' in subject && typeof subject.path === 'string' ? subject.path : undefined;
+  return what === undefined ? `a ${subject.tool} call` : `${subject.tool} ${JSON.stringify(what.length > 200 ? `${what.slice(0, 200)}…` : what)}`;
 }
