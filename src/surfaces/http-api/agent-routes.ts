@@ -9,6 +9,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
 import { openSse } from './sse.js';
+import { IdempotencyKeys, idempotencyKeyOf, requestFingerprint } from './idempotency.js';
 import { callerOf, renderWire, type RunsPort, type RunView } from '../../api/index.js';
 
 export const API_PREFIX = '/api/v2';
@@ -40,11 +41,16 @@ function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
   return Number(raw);
 }
 
-export function addAgentRoutes(router: Router, runs: RunsPort): void {
+export function addAgentRoutes(router: Router, runs: RunsPort, keys = new IdempotencyKeys()): void {
   router.add('POST', `${API_PREFIX}/agent/run`, 'run_submit', async (ctx) => {
     const body = validate(runRequestSchema, await readJson(ctx.req), 'run request');
-    const run = await runs.submit({ ...body, caller: callerOf(ctx.grant) });
-    await sendJson(ctx.res, 202, withStreamUrl(run));
+    const caller = callerOf(ctx.grant);
+    const key = idempotencyKeyOf(ctx.req);
+    const submit = async (): Promise<string> => (await runs.submit({ ...body, caller })).id;
+    // A request repeated with its Idempotency-Key gets the run the first one started.
+    const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'agent/run', body }), submit);
+    if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');
+    await sendJson(ctx.res, 202, withStreamUrl(await runs.get(started.runId)));
   });
 
   router.add('GET', `${API_PREFIX}/agent/stream`, 'run_subscribe', async (ctx) => {
