@@ -59,7 +59,9 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new Id
     const prompt = promptOf(body.messages);
     const key = idempotencyKeyOf(ctx.req);
     const submit = async (): Promise<string> => (await runs.submit({ backend: body.model, prompt, caller, ...(cwd !== undefined ? { cwd } : {}) })).id;
-    const runId = key === undefined ? await submit() : (await keys.runFor(caller, key, requestFingerprint({ endpoint: 'chat/proxy', model: body.model, prompt, cwd: cwd ?? null, stream: body.stream === true }), submit)).runId;
+    const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'chat/proxy', model: body.model, prompt, cwd: cwd ?? null, stream: body.stream === true }), submit);
+    const runId = started.runId;
+    if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');
     // From here a run exists: a second request would run the agent again.
     ctx.res.setHeader('x-should-retry', 'false');
     ctx.res.setHeader('X-Switchboard-Run-Id', runId);
