@@ -36,7 +36,8 @@ import { ASK_POLICY, type ApprovalPolicy } from '../approvals/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
 import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './headless-driver.js';
 import { decidePermission, type PermissionRequest } from './permission.js';
-import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
+import { Emitter } from '../core/emitter.js';
 import { AgentProgram } from './agent-program.js';
 import type { PrivateTemp } from '../agents/index.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
@@ -137,7 +138,9 @@ class AcpSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
   private acpSessionId: string | null = null;
-  private readonly normalizer = new AcpUpdateNormalizer();
+  private readonly normalizer = new AcpUpdateNormalizer(Date.now, { pieces: true });
+  private readonly pieceEmitter = new Emitter<ReplyPiece>();
+  readonly pieces = this.pieceEmitter.event;
   private readonly child: ChildProcess;
   private readonly connection: ClientConnection;
   private readonly exited: Promise<ProcessExit>;
@@ -273,6 +276,7 @@ class AcpSession implements Conversation {
     this.setup.temp.release();
     this.emit(this.normalizer.end());
     this.entries.finish();
+    this.pieceEmitter.dispose();
   }
 
   /** Ends the process tree and whatever else carries the session's marker, then waits for the exit. */
@@ -403,6 +407,8 @@ class AcpSession implements Conversation {
         const fields = asRecord(message);
         if (fields?.method === methods.client.session.update && !('id' in fields)) {
           this.emit(this.normalizer.update(fields.params));
+          // After the update's entries, so that a reader puts each piece after what came before it.
+          for (const text of this.normalizer.takePieces()) if (!this.entries.finished) this.pieceEmitter.fire({ text, afterSeq: this.entries.stats().lastSeq });
           return;
         }
         if (fields?.method === methods.client.session.requestPermission) this.emit(this.normalizer.permissionAsked(asRecord(fields.params)?.toolCall));
