@@ -38,6 +38,15 @@ describe('a streamed reply', () => {
     expect(stream.whole('Second.')).toBe('Second.');
   });
 
+  it('matches messages given one block at a time after pieces that already went past them', () => {
+    const { stream, emitted } = harness();
+    stream.piece('First block. ');
+    stream.piece('Second block.');
+    expect(stream.whole('First block. ')).toBe('');
+    expect(stream.whole('Second block.')).toBe('');
+    expect(emitted).toEqual(['First block. Second block.']);
+  });
+
   it('gives a message that does not start with what streamed whole (a repeat, never a loss)', () => {
     const { stream, emitted } = harness();
     stream.piece('Draft');

@@ -58,15 +58,26 @@ export class TokenStream {
 
   /**
    * The whole message, as the CLI gives it once it is written: what of it the pieces did not carry
-   * (usually nothing), to be recorded as its own token. A message that does not start with what was
-   * streamed (a CLI that rewrote it) is given whole: a repeat is better than a loss.
+   * (usually nothing), to be recorded as its own token. A message the pieces already went past
+   * gives nothing; one that does not match them (a CLI that rewrote it) is given whole: a repeat is
+   * better than a loss.
    */
   whole(message: string): string {
     this.flush();
     const streamed = this.streamed;
-    this.streamed = '';
     if (streamed === '') return message;
-    return message.startsWith(streamed) ? message.slice(streamed.length) : message;
+    // The message carries all that streamed, and maybe more.
+    if (message.startsWith(streamed)) {
+      this.streamed = '';
+      return message.slice(streamed.length);
+    }
+    // The pieces already went past it, into the next message (a CLI that gives one block at a time).
+    if (streamed.startsWith(message)) {
+      this.streamed = streamed.slice(message.length);
+      return '';
+    }
+    this.streamed = '';
+    return message;
   }
 
   /** Stops the timer (the run ended); pending text is emitted first. */
