@@ -39,6 +39,7 @@ import { decidePermission, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
 import { AgentProgram } from './agent-program.js';
+import { askEverything } from './acp-ask-all.js';
 import type { PrivateTemp } from '../agents/index.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
@@ -93,24 +94,25 @@ export class AcpDriver implements ConversationDriver {
     // The driver's own settings first, the session's on top (its variables win, its arguments go last).
     const launch = this.program.launch({ ...options, sandbox, env: { ...this.options.env, ...options.env }, args: [...(this.options.args ?? []), ...(options.args ?? [])] });
     // A spawn refused at once (a NUL in an argument or a variable) leaves no folder behind.
-    const session = launch.temp.guard(
-      () =>
-        new AcpSession({
-          name: this.name,
-          binary: launch.binary,
-          args: [...(this.program.profile.data.acp_args ?? []), ...launch.args],
-          env: launch.env,
-          temp: launch.temp,
-          cwd: options.cwd,
-          policy: options.policy ?? ASK_POLICY,
-          onPermission: options.onPermission,
-          // `~` in a command is the agent's HOME: the sandbox's when there is one.
-          home: sandbox?.home,
-          store: options.store ?? this.options.store,
-          onMessage: this.options.onMessage,
-          signal: options.signal,
-        }),
-    );
+    const session = launch.temp.guard(() => {
+      // The agent asks before every tool call, so that the policy decides before the act (acp-ask-all.ts).
+      const ask = askEverything(this.options.tool, launch.env, launch.temp.dir);
+      return new AcpSession({
+        name: this.name,
+        binary: launch.binary,
+        args: [...(this.program.profile.data.acp_args ?? []), ...launch.args, ...ask.args],
+        env: { ...launch.env, ...ask.env },
+        temp: launch.temp,
+        cwd: options.cwd,
+        policy: options.policy ?? ASK_POLICY,
+        onPermission: options.onPermission,
+        // `~` in a command is the agent's HOME: the sandbox's when there is one.
+        home: sandbox?.home,
+        store: options.store ?? this.options.store,
+        onMessage: this.options.onMessage,
+        signal: options.signal,
+      });
+    });
     await session.start(this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
     return session;
   }
