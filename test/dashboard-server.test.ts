@@ -8,6 +8,8 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { useTestDaemon } from './support/daemon.js';
+import { readRuntimeFile } from '../src/daemon/index.js';
+import { runCli } from './support/cli.js';
 import { BASH_ARGV, BASH_ENV, tempDir } from './support/shell.js';
 import { until } from './support/processes.js';
 
@@ -66,6 +68,14 @@ function rpc(ws: WebSocket): { call: (method: string, params?: Record<string, un
 }
 
 describe('dashboard server: access', () => {
+  it('publishes its HTTP port in the runtime file and in `switchboard status`', async () => {
+    const http = t.daemon.dashboard;
+    expect(http?.port).toBeGreaterThan(0);
+    expect(readRuntimeFile(t.home)?.http).toEqual(http);
+    const status = await runCli(t.home, ['status']);
+    expect(status.stdout, status.stderr).toContain(`HTTP API, MCP and dashboard: http://${http?.host ?? ''}:${http?.port ?? 0}`);
+  });
+
   it('lets a browser in once per login link, by cookie, and keeps everyone else out', async () => {
     expect((await fetch(`${base()}/`)).status).toBe(401);
     const url = t.daemon.dashboardLoginUrl();

@@ -45,6 +45,8 @@ export interface RunsPort {
   events(runId: string, afterSeq: number, limit: number): Promise<EventPage>;
   subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: { onEnd?: () => void; onError?: (err: Error) => void }): Promise<Disposable>;
   backends(): Promise<BackendInfo[]>;
+  /** The backends' names, without asking each for its health. */
+  backendNames(): string[];
   negotiate(proposed: string | undefined): SchemaVersion;
 }
 
@@ -70,6 +72,7 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
     events: (id, after, limit) => runServiceOf(services).events(id, after, limit),
     subscribe: (id, after, listener, options) => runServiceOf(services).subscribe(id, after, listener, options),
     backends: () => runServiceOf(services).backends(),
+    backendNames: () => runServiceOf(services).backendNames(),
     negotiate: (proposed) => runServiceOf(services).negotiate(proposed),
   };
 }

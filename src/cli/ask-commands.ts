@@ -2,7 +2,7 @@
  * `switchboard ask TARGET QUESTION` (the question as words, `-`, or standard input), `--async`,
  * and `ask wait|get|cancel JOB`, `ask list`; and the seed's aliases (`cask` Codex, `gask` Gemini,
  * `oask` OpenCode, `lask` Claude Code). Exit codes are CCB's: 0 answered, 2 timed out, 1 failed
- * (or cancelled), 64 a usage mistake. Called from inside a pane, the ask is that pane's (its token
+ * (or cancelled), 64 a usage mistake; `ask cancel` exits 0 once the ask is cancelled. Called from inside a pane, the ask is that pane's (its token
  * says so), so an async reply is delivered there once it is idle.
  */
 import { SwitchboardError } from '../core/errors.js';
@@ -78,6 +78,12 @@ export async function askCommand(ctx: CliContext, argv: string[], fixedTarget?: 
       if (sub === 'cancel') return c.askCancel(id);
       return untilFinal((step) => c.askWait(id, { timeoutMs: step }), timeoutMs === undefined ? undefined : Date.now() + timeoutMs);
     });
+    // A cancel that took: the command did what it was asked (0), whatever the ask's own exit code would be.
+    if (sub === 'cancel' && ask.status === 'cancelled') {
+      if (json) out(ctx, JSON.stringify(ask));
+      else out(ctx, `cancelled (ask ${ask.ask_id})`);
+      return 0;
+    }
     // `get` of an ask still under way prints its status, not its id.
     if (!FINAL.has(ask.status)) {
       if (json) out(ctx, JSON.stringify(ask));

@@ -205,6 +205,9 @@ export async function statusCommand(ctx: CliContext, argv: string[]): Promise<nu
   }
   const where = [info.transports.tcp ? `${info.transports.tcp.host}:${info.transports.tcp.port}` : undefined, info.transports.socket].filter(Boolean).join(' and ');
   out(ctx, `switchboard ${info.version}, pid ${info.pid}, up ${Math.round(info.uptime_ms / 1000)} s, on ${where}`);
+  const http = info.transports.dashboard;
+  if (http) out(ctx, `HTTP API, MCP and dashboard: http://${http.host.includes(':') ? `[${http.host}]` : http.host}:${http.port} (/api/v2, /mcp; \`switchboard dashboard\` for a login link)`);
+  else out(ctx, 'HTTP: off (the HTTP API, /mcp and the dashboard come with `switchboard up`)');
   out(ctx, `panes: ${info.panes.alive} running, ${info.panes.total - info.panes.alive} exited`);
   return 0;
 }

@@ -234,6 +234,7 @@ export class Daemon implements DaemonControl {
       pid: process.pid,
       ...(this.tcp ? { host: this.tcp.host, port: this.tcp.port } : {}),
       ...(this.socketPath ? { socket: this.socketPath } : {}),
+      ...(this.dashboard ? { http: { host: this.dashboard.host, port: this.dashboard.port } } : {}),
       token: this.token,
       started_at: this.startedAt.toISOString(),
     };

@@ -36,8 +36,10 @@ import { ASK_POLICY, type ApprovalPolicy } from '../approvals/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
 import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './headless-driver.js';
 import { decidePermission, type PermissionRequest } from './permission.js';
-import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
+import { Emitter } from '../core/emitter.js';
 import { AgentProgram } from './agent-program.js';
+import { askEverything } from './acp-ask-all.js';
 import type { PrivateTemp } from '../agents/index.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
@@ -92,24 +94,25 @@ export class AcpDriver implements ConversationDriver {
     // The driver's own settings first, the session's on top (its variables win, its arguments go last).
     const launch = this.program.launch({ ...options, sandbox, env: { ...this.options.env, ...options.env }, args: [...(this.options.args ?? []), ...(options.args ?? [])] });
     // A spawn refused at once (a NUL in an argument or a variable) leaves no folder behind.
-    const session = launch.temp.guard(
-      () =>
-        new AcpSession({
-          name: this.name,
-          binary: launch.binary,
-          args: [...(this.program.profile.data.acp_args ?? []), ...launch.args],
-          env: launch.env,
-          temp: launch.temp,
-          cwd: options.cwd,
-          policy: options.policy ?? ASK_POLICY,
-          onPermission: options.onPermission,
-          // `~` in a command is the agent's HOME: the sandbox's when there is one.
-          home: sandbox?.home,
-          store: options.store ?? this.options.store,
-          onMessage: this.options.onMessage,
-          signal: options.signal,
-        }),
-    );
+    const session = launch.temp.guard(() => {
+      // The agent asks before every tool call, so that the policy decides before the act (acp-ask-all.ts).
+      const ask = askEverything(this.options.tool, launch.env, launch.temp.dir);
+      return new AcpSession({
+        name: this.name,
+        binary: launch.binary,
+        args: [...(this.program.profile.data.acp_args ?? []), ...launch.args, ...ask.args],
+        env: { ...launch.env, ...ask.env },
+        temp: launch.temp,
+        cwd: options.cwd,
+        policy: options.policy ?? ASK_POLICY,
+        onPermission: options.onPermission,
+        // `~` in a command is the agent's HOME: the sandbox's when there is one.
+        home: sandbox?.home,
+        store: options.store ?? this.options.store,
+        onMessage: this.options.onMessage,
+        signal: options.signal,
+      });
+    });
     await session.start(this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);
     return session;
   }
@@ -137,7 +140,9 @@ class AcpSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
   private acpSessionId: string | null = null;
-  private readonly normalizer = new AcpUpdateNormalizer();
+  private readonly normalizer = new AcpUpdateNormalizer(Date.now, { pieces: true });
+  private readonly pieceEmitter = new Emitter<ReplyPiece>();
+  readonly pieces = this.pieceEmitter.event;
   private readonly child: ChildProcess;
   private readonly connection: ClientConnection;
   private readonly exited: Promise<ProcessExit>;
@@ -273,6 +278,7 @@ class AcpSession implements Conversation {
     this.setup.temp.release();
     this.emit(this.normalizer.end());
     this.entries.finish();
+    this.pieceEmitter.dispose();
   }
 
   /** Ends the process tree and whatever else carries the session's marker, then waits for the exit. */
@@ -403,6 +409,8 @@ class AcpSession implements Conversation {
         const fields = asRecord(message);
         if (fields?.method === methods.client.session.update && !('id' in fields)) {
           this.emit(this.normalizer.update(fields.params));
+          // After the update's entries, so that a reader puts each piece after what came before it.
+          for (const text of this.normalizer.takePieces()) if (!this.entries.finished) this.pieceEmitter.fire({ text, afterSeq: this.entries.stats().lastSeq });
           return;
         }
         if (fields?.method === methods.client.session.requestPermission) this.emit(this.normalizer.permissionAsked(asRecord(fields.params)?.toolCall));

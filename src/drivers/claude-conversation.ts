@@ -28,14 +28,16 @@ import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './ag
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
-import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
+import { Emitter } from '../core/emitter.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * The profile's headless arguments (`-p … --output-format stream-json --verbose`) without a prompt
  * of their own, plus stream-json input and permission questions on stdio.
  */
-const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--permission-prompt-tool', 'stdio'];
+// --include-partial-messages: the reply's text deltas as the model writes them (stream_event lines).
+const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio'];
 /** Generous: a cold start on a loaded machine takes seconds. */
 const INITIALIZE_TIMEOUT_MS = 60_000;
 /** A CLI that has not ended the turn this long after an interrupt is ended itself. */
@@ -95,6 +97,8 @@ class ClaudeSession implements Conversation {
   private cliSessionId: string | null = null;
   /** One for the whole session, across respawns: its entry ids stay unique in the MsgStore. */
   private readonly normalizer: Normalizer = new ClaudeStreamJsonNormalizer();
+  private readonly pieceEmitter = new Emitter<ReplyPiece>();
+  readonly pieces = this.pieceEmitter.event;
   /** Entries the driver writes itself (the prompt, permission answers, a process that died). */
   private readonly own = new EntryFactory('claude-session');
   private process: AgentProcess | undefined;
@@ -211,6 +215,7 @@ class ClaudeSession implements Conversation {
     this.launchSpec.temp.release();
     this.emit(this.normalizer.end?.() ?? []);
     this.entries.finish();
+    this.pieceEmitter.dispose();
   }
 
   /**
@@ -315,6 +320,8 @@ class ClaudeSession implements Conversation {
       // The CLI reports an interrupt as an execution error; it is the cancel the caller asked for.
       this.emit([this.own.make('system_message', `turn cancelled (${asString(obj.terminal_reason) ?? asString(obj.subtype) ?? 'interrupted'})`)]);
     } else this.emit(this.normalizer.line(line));
+    const piece = replyPiece(obj);
+    if (piece !== undefined && !this.entries.finished) this.pieceEmitter.fire({ text: piece, afterSeq: this.entries.stats().lastSeq });
     if (obj?.type === 'result') this.endTurn(obj);
   }
 
@@ -434,3 +441,16 @@ function stopReasonOf(result: Json): string | null {
 
 
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * The text a `stream_event` line adds to the main agent's reply (a `text_delta` of a content block),
+ * or undefined: a subagent's deltas (they name their parent tool call) are not the reply.
+ */
+export function replyPiece(obj: Record<string, unknown> | undefined): string | undefined {
+  if (obj?.type !== 'stream_event' || (obj.parent_tool_use_id !== null && obj.parent_tool_use_id !== undefined)) return undefined;
+  const event = asRecord(obj.event);
+  const delta = asRecord(event?.delta);
+  if (event?.type !== 'content_block_delta' || delta?.type !== 'text_delta') return undefined;
+  const text = asString(delta.text);
+  return text === undefined || text === '' ? undefined : text;
+}

@@ -4,6 +4,7 @@
  * Switchboard's approval policy (then the caller's callback, then "deny"). Claude Code stream-json,
  * Codex exec resume and ACP (Gemini CLI, OpenCode) implement it.
  */
+import type { Event } from '../core/emitter.js';
 import type { NormalizedEntry } from '../output/entry.js';
 import type { MsgStore, MsgStoreOptions } from '../output/msg-store.js';
 import type { ApprovalPolicy } from '../approvals/policy/index.js';
@@ -38,6 +39,12 @@ export interface TurnResult {
   durationMs: number;
 }
 
+/** A piece of an agent's reply, and the last entry recorded before it. */
+export interface ReplyPiece {
+  text: string;
+  afterSeq: number;
+}
+
 export interface Conversation {
   /** Switchboard's id for the session (also the MsgStore's). */
   readonly id: string;
@@ -45,6 +52,12 @@ export interface Conversation {
   readonly agentSessionId: string | null;
   /** The whole session's entries: history then live, for any number of readers. */
   readonly entries: MsgStore<NormalizedEntry>;
+  /**
+   * Pieces of the agent's reply as the CLI streams them (where it does), each after the entries
+   * recorded so far (`afterSeq`: the store's last seq when it came). The whole message still comes
+   * as an entry once written; the pieces are for readers that show it as it is written.
+   */
+  readonly pieces?: Event<ReplyPiece>;
   /** Sends a prompt and resolves when the agent ends its turn. One turn at a time. */
   prompt(text: string, options?: { signal?: AbortSignal }): Promise<TurnResult>;
   /** Stops the turn under way (the session stays usable); no-op between turns. */

@@ -207,6 +207,12 @@ describe('loadScenario', () => {
     expect(loadScenario(file('s.json', JSON.stringify(scenario, null, 2)))).toEqual(scenario);
   });
 
+  it('reads a scenario written in YAML', () => {
+    const yaml = 'name: from-yaml\ntitle: T\nrules:\n  - match: hello\n    steps:\n      - text: Hi.\n';
+    expect(loadScenario(file('s.yaml', yaml))).toEqual({ name: 'from-yaml', title: 'T', rules: [{ match: 'hello', steps: [{ text: 'Hi.' }] }] });
+    expect(() => loadScenario(file('bad.yml', 'rules: [\n'))).toThrow(/^cannot read scenario .*bad\.yml/);
+  });
+
   it('names the file when it does not exist', () => {
     const missing = path.join(tmpdir(), 'sb-no-such-dir', 'missing.json');
     expect(() => loadScenario(missing)).toThrow(`cannot read scenario ${missing}: ENOENT`);

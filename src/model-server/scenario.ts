@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
 
@@ -168,11 +169,13 @@ export function parseScenario(data: unknown): Scenario {
   return parsed.data;
 }
 
-/** Reads and validates a scenario file. */
+/** Reads and validates a scenario file (JSON, or YAML when it is named .yaml or .yml). */
 export function loadScenario(file: string): Scenario {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    const text = readFileSync(file, 'utf8');
+    // A .yaml/.yml file as YAML; anything else as JSON, whose own errors say more about a JSON file.
+    data = /\.ya?ml$/i.test(file) ? parseYaml(text) : JSON.parse(text);
   } catch (err) {
     throw new SwitchboardError('INVALID_PARAMS', `cannot read scenario ${file}: ${(err as Error).message}`);
   }

@@ -128,6 +128,21 @@ describe('ACP updates the recordings do not have', () => {
     expect(entries.map((e) => e.content)).toEqual(['one message', 'two']);
   });
 
+  it('hands out the reply\u2019s pieces as they come (not thoughts, not the user\u2019s), each once, while still joining the message', () => {
+    const n = new AcpUpdateNormalizer(Date.now, { pieces: true });
+    const taken: string[][] = [];
+    for (const line of [chunk('agent_thought_chunk', 'hmm'), chunk('agent_message_chunk', 'one '), chunk('agent_message_chunk', 'two'), chunk('user_message_chunk', 'x')]) {
+      n.line(line);
+      taken.push(n.takePieces());
+    }
+    expect(taken).toEqual([[], ['one '], ['two'], []]);
+    // Not asked for, none are kept.
+    const quiet = new AcpUpdateNormalizer();
+    quiet.line(chunk('agent_message_chunk', 'one '));
+    expect(quiet.takePieces()).toEqual([]);
+    expect(feed(new AcpUpdateNormalizer(), [chunk('agent_message_chunk', 'one '), chunk('agent_message_chunk', 'two')]).map((e) => e.content)).toEqual(['one two']);
+  });
+
   it('gives a plan as a system message listing its steps', () => {
     const plan = update({ sessionUpdate: 'plan', entries: [{ content: 'read the code', priority: 'high', status: 'completed' }, { content: 'fix it', priority: 'high', status: 'pending' }] });
     const entries = feed(new AcpUpdateNormalizer(), [plan]);

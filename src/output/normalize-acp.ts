@@ -92,11 +92,17 @@ export class AcpUpdateNormalizer implements Normalizer {
   readonly format = 'acp';
   private readonly entries: EntryFactory;
   private text: HeldText | undefined;
+  /** Pieces of the agent's reply since takePieces() was last called, as they came. */
+  private pieces: string[] = [];
   private held: ToolCall | undefined;
   /** Calls given out, by id: a result names its call, and a call is never given out twice. */
   private readonly calls = new Map<string, ToolCall>();
 
-  constructor(private readonly now: () => number = Date.now) {
+  /** `pieces`: keep the reply's pieces for takePieces() (only a reader that takes them should ask, or they pile up). */
+  constructor(
+    private readonly now: () => number = Date.now,
+    private readonly options: { pieces?: boolean } = {},
+  ) {
     this.entries = new EntryFactory('acp', now);
   }
 
@@ -188,8 +194,20 @@ export class AcpUpdateNormalizer implements Normalizer {
     return this.flush();
   }
 
+  /**
+   * The pieces of the agent's reply the updates so far carried, each once: to stream them while the
+   * message is still being joined (the whole message is still given at its end, as an entry). Taken
+   * after the entries of the same update were recorded, so that they come after those.
+   */
+  takePieces(): string[] {
+    const taken = this.pieces;
+    this.pieces = [];
+    return taken;
+  }
+
   private chunk(type: HeldText['type'], update: Record<string, unknown>): NormalizedEntry[] {
     const piece = contentText(update.content);
+    if (this.options.pieces === true && type === 'assistant_message' && piece !== '') this.pieces.push(piece);
     const messageId = asString(update.messageId);
     if (this.text?.type === type && this.text.messageId === messageId) {
       this.text.text += piece;

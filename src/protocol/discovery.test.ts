@@ -4,7 +4,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RUNTIME_FILE_NAME, endpointVariables, formatRuntimeInfo, parseRuntimeInfo, readRuntimeFile, runtimeFilePath, tokenVariables, type RuntimeInfo } from './discovery.js';
 
-const INFO: RuntimeInfo = { version: '0.1.0', pid: 42, host: '127.0.0.1', port: 8765, socket: '/tmp/sb.sock', token: 'a'.repeat(64), started_at: '2026-01-01T00:00:00.000Z' };
+const INFO: RuntimeInfo = { version: '0.1.0', pid: 42, host: '127.0.0.1', port: 8765, socket: '/tmp/sb.sock', http: { host: '127.0.0.1', port: 8766 }, token: 'a'.repeat(64), started_at: '2026-01-01T00:00:00.000Z' };
 
 describe('the runtime file', () => {
   const dirs: string[] = [];
@@ -32,6 +32,8 @@ describe('the runtime file', () => {
     expect(parseRuntimeInfo(JSON.stringify({ ...INFO, token: undefined }))).toBeUndefined();
     expect(parseRuntimeInfo(JSON.stringify({ ...INFO, pid: '42' }))).toBeUndefined();
     expect(parseRuntimeInfo(JSON.stringify({ ...INFO, port: '8765' }))).toBeUndefined();
+    expect(parseRuntimeInfo(JSON.stringify({ ...INFO, http: { host: '127.0.0.1', port: '8766' } }))).toBeUndefined();
+    expect(parseRuntimeInfo(JSON.stringify({ ...INFO, http: 8766 }))).toBeUndefined();
     expect(parseRuntimeInfo(JSON.stringify({ token: 't', pid: 1 }))).toEqual({ token: 't', pid: 1 });
   });
 });

@@ -20,6 +20,8 @@ export interface RuntimeInfo {
   port?: number;
   /** The local socket (a Unix socket, a named pipe on Windows), when it is on. */
   socket?: string;
+  /** The HTTP port on loopback (the HTTP API under /api/v2, /mcp, the dashboard), when it is on. */
+  http?: { host: string; port: number };
   /** The owner's token: every scope. */
   token: string;
   started_at: string;
@@ -49,6 +51,7 @@ export function parseRuntimeInfo(text: string): RuntimeInfo | undefined {
   const d = data as Partial<Record<keyof RuntimeInfo, unknown>>;
   if (typeof d.token !== 'string' || typeof d.pid !== 'number') return undefined;
   if (!optionalOf(d.host, 'string') || !optionalOf(d.port, 'number') || !optionalOf(d.socket, 'string')) return undefined;
+  if (d.http !== undefined && (typeof d.http !== 'object' || d.http === null || typeof (d.http as { port?: unknown }).port !== 'number' || typeof (d.http as { host?: unknown }).host !== 'string')) return undefined;
   return data as RuntimeInfo;
 }
 

@@ -48,6 +48,8 @@ export interface ToolCallRequest {
 /** What a run reports while it goes. */
 export type DriverEmission =
   | { kind: 'entry'; entry: NormalizedEntry }
+  /** A piece of the reply as the CLI streams it; the whole message follows as an assistant_message entry. */
+  | { kind: 'delta'; text: string }
   /** Raw terminal output (recorded only where the user turned it on). */
   | { kind: 'output'; text: string }
   | { kind: 'notice'; text: string }

@@ -13,7 +13,7 @@ import type { Disposable } from '../../core/disposable.js';
 import { SwitchboardError, errorMessage, isSwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { AgentCatalog, type AgentProfile } from '../../agents/index.js';
-import type { Conversation, ConversationDriver, TurnResult } from '../../drivers/conversation.js';
+import type { Conversation, ConversationDriver, ReplyPiece, TurnResult } from '../../drivers/conversation.js';
 import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SESSION_MARKER } from '../../drivers/conversation-turn.js';
 import { terminateProcessTree } from '../../platform/index.js';
@@ -204,13 +204,26 @@ export class ConversationBackend extends StreamingBackend {
   private feed(conversation: Conversation, request: DriverRunRequest): Disposable & { drained(): Promise<void> } {
     let delivered = conversation.entries.stats().lastSeq;
     const waiters: { seq: number; resolve: () => void }[] = [];
+    // Pieces of the reply come at once and entries in batches: a piece waits for the entries
+    // recorded before it, so the run sees both in the order the CLI sent them.
+    const heldPieces: ReplyPiece[] = [];
+    const releasePieces = (): void => {
+      while (heldPieces.length > 0 && (heldPieces[0]?.afterSeq ?? Infinity) <= delivered) request.emit({ kind: 'delta', text: (heldPieces.shift() as ReplyPiece).text });
+    };
+    const pieces = conversation.pieces?.((piece) => {
+      heldPieces.push(piece);
+      releasePieces();
+    });
     const unsubscribe = conversation.entries.subscribe(
       (batch) => {
         for (const m of batch) {
           if (m.seq <= delivered) continue;
+          // Pieces that came before this entry go first.
+          while (heldPieces.length > 0 && (heldPieces[0]?.afterSeq ?? Infinity) < m.seq) request.emit({ kind: 'delta', text: (heldPieces.shift() as ReplyPiece).text });
           delivered = m.seq;
           request.emit({ kind: 'entry', entry: m.msg });
         }
+        releasePieces();
         for (let i = waiters.length - 1; i >= 0; i--) {
           const w = waiters[i];
           if (w && w.seq <= delivered) {
@@ -233,6 +246,7 @@ export class ConversationBackend extends StreamingBackend {
     return {
       dispose: () => {
         unsubscribe();
+        pieces?.dispose();
         waiters.splice(0).forEach((w) => w.resolve());
       },
       drained: () => {

@@ -3,13 +3,15 @@
  * Every CLI with a structured multi-turn driver (Claude Code, Codex, Gemini CLI, OpenCode) gets it
  * as its stdio backend; every profile (those, Aider, the shell, a user's own) gets `execute()` in a
  * pane as its PTY backend, which a run asks for with `mode: pty` and which is the only one for a CLI
- * without a structured mode.
+ * without a structured mode. The shell is the exception: a run of it is a command line, run to its
+ * exit (command-backend.ts); a shell in a pane has no end of turn to wait for.
  */
 import type { Logger } from '../../core/logger.js';
 import { AgentCatalog } from '../../agents/index.js';
 import { conversationAgents, conversationDriverFor } from '../../drivers/conversation-drivers.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { BackendDriver } from './backend-driver.js';
+import { CommandBackend, SHELL_BACKEND } from './command-backend.js';
 import { ConversationBackend } from './conversation-backend.js';
 import { PaneBackend } from './pane-backend.js';
 
@@ -37,6 +39,10 @@ export function defaultBackends(options: DefaultBackendsOptions = {}): BackendDr
     if (options.only && !options.only.includes(name)) continue;
     const sandbox = sandboxFor(name);
     const args = options.args?.[name];
+    if (name === SHELL_BACKEND) {
+      out.push(new CommandBackend());
+      continue;
+    }
     const common = { catalog, ...(sandbox ? { sandbox } : {}), ...(args ? { args } : {}), ...(options.logger ? { logger: options.logger } : {}) };
     if (structured.has(name)) out.push(new ConversationBackend({ driver: conversationDriverFor(name, { catalog, ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}) }), ...common }));
     if (!structured.has(name) || !options.stdioOnly) out.push(new PaneBackend({ tool: name, ...common, ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}), ...(options.registry ? { registry: options.registry } : {}) }));

@@ -92,6 +92,19 @@ export class FakeBackend extends StreamingBackend {
         entry('assistant_message', answer === 'allow' ? 'Wrote it.' : 'I was not allowed to write there.');
         return { status: 'completed', message: 'end_turn' };
       }
+      // A reply streamed in pieces (one per step), then given whole, as a streaming CLI does.
+      const pieces = /pieces (\d+)/.exec(p);
+      if (pieces) {
+        let whole = '';
+        for (let i = 0; i < Number(pieces[1]); i++) {
+          if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
+          request.emit({ kind: 'delta', text: `p${i} ` });
+          whole += `p${i} `;
+          await step();
+        }
+        entry('assistant_message', whole);
+        return { status: 'completed', message: 'end_turn' };
+      }
       const chunks = /chunks (\d+)x(\d+)/.exec(p);
       if (chunks) {
         for (let i = 0; i < Number(chunks[1]); i++) {

@@ -5,6 +5,7 @@ export { RUN_EVENT_TYPES, renderEvent, type RunEvent, type NewRunEvent, type Run
 export type { BackendDriver, BackendCapabilities, BackendHealth, DriverRun, DriverRunRequest, DriverOutcome, DriverEmission, ToolCallRequest } from './backend-driver.js';
 export { ConversationBackend, type ConversationBackendOptions } from './conversation-backend.js';
 export { PaneBackend, type PaneBackendOptions } from './pane-backend.js';
+export { CommandBackend, SHELL_BACKEND, type CommandBackendOptions } from './command-backend.js';
 export { FakeBackend, type FakeBackendOptions } from './fake-backend.js';
 export { defaultBackends, type DefaultBackendsOptions } from './default-backends.js';
 export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';

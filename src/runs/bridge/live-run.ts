@@ -16,6 +16,7 @@ import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpe
 import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from './run-events.js';
 import type { ApprovalSubject } from '../../approvals/policy/index.js';
 import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backend-driver.js';
+import { TokenStream } from './token-stream.js';
 
 export interface LiveRunContext {
   ledger: RunLedger;
@@ -43,6 +44,9 @@ export class LiveRun {
   private wallTimer: Disposable | undefined;
   private quietTimer: Disposable | undefined;
   private settle: () => void = () => undefined;
+  private lastTs = 0;
+  /** The reply's pieces as they stream, coalesced into token events. */
+  private readonly tokens = new TokenStream({ emit: (text) => this.recordPieces(text) });
   /** Resolves once the run's end is recorded. */
   readonly ended: Promise<void>;
 
@@ -80,7 +84,11 @@ export class LiveRun {
   }
 
   record(event: NewRunEvent): void {
-    this.ctx.ledger.append(this.spec.id, event);
+    // Time runs with the numbering: a CLI's own timestamp (or a message held back while it was
+    // joined) never puts an event before the one recorded ahead of it.
+    const ts = Math.max(event.ts, this.lastTs);
+    this.lastTs = ts;
+    this.ctx.ledger.append(this.spec.id, ts === event.ts ? event : { ...event, ts });
   }
 
   /** Starts the run on `driver` (it has its place under the concurrency limits). */
@@ -144,6 +152,8 @@ export class LiveRun {
     if (isEnded(this.state.status)) return;
     this.clearTimers();
     const now = this.ctx.now();
+    // What streamed before the end is kept, ahead of it.
+    this.tokens.close();
     if (input.type === 'fail' && !this.sawError) this.record(errorEvent(now, input.message, input.reason));
     this.move(input);
     const s = this.state;
@@ -170,24 +180,57 @@ export class LiveRun {
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
+    // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
+    // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
+    if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {
+      setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeSubject(request.subject)} (${d.rule}): ${reason}` }));
+    }
     return decision;
   }
 
   private onEmission(emission: DriverEmission): void {
     if (this.ending || isEnded(this.state.status)) return;
     const now = this.ctx.now();
-    const events = emission.kind === 'entry' ? this.mapper.map(emission.entry) : emission.kind === 'output' ? [outputEvent(now, emission.text)] : emission.kind === 'notice' ? [noticeEvent(now, emission.text)] : [emission.event];
-    for (const event of events) {
-      if (OUTPUT_EVENT_TYPES.has(event.type)) {
-        this.armQuiet(this.limits.no_output_ms);
-        const recorded = event.type !== 'output' || this.ctx.ledger.recordsRawOutput;
-        if (recorded && this.overLimit(event)) return;
-        if (this.state.status === 'running') this.move({ type: 'first_output' });
-        if (event.type === 'error') this.sawError = true;
-      }
-      this.record(event);
-      if ((event.type === 'tool_call' || event.type === 'tool_result' || event.type === 'patch') && this.audit(event)) return;
+    if (emission.kind === 'delta') {
+      // Silence is broken now, even though the token is recorded up to COALESCE_MS later.
+      this.armQuiet(this.limits.no_output_ms);
+      this.tokens.piece(emission.text);
+      return;
     }
+    let events: NewRunEvent[];
+    if (emission.kind === 'entry' && emission.entry.type === 'assistant_message') {
+      // The whole message after its pieces: only what they did not carry.
+      const rest = this.tokens.whole(emission.entry.content);
+      events = rest === '' ? [] : this.mapper.map({ ...emission.entry, content: rest });
+    } else {
+      this.tokens.flush();
+      events = emission.kind === 'entry' ? this.mapper.map(emission.entry) : emission.kind === 'output' ? [outputEvent(now, emission.text)] : emission.kind === 'notice' ? [noticeEvent(now, emission.text)] : [emission.event];
+    }
+    for (const event of events) if (!this.accept(event)) return;
+  }
+
+  /** Pieces of the reply, coalesced: under the limits while the run goes, kept as they are while it ends. */
+  private recordPieces(text: string): void {
+    if (isEnded(this.state.status)) return;
+    for (const event of this.mapper.map({ id: `${this.spec.id}-pieces`, type: 'assistant_message', timestamp: this.ctx.now(), content: text })) {
+      if (this.ending) this.record(event);
+      else if (!this.accept(event)) return;
+    }
+  }
+
+  /** Records one event of the agent's, under the run's limits and audit; false when that ended the run. */
+  private accept(event: NewRunEvent): boolean {
+    if (this.ending || isEnded(this.state.status)) return false;
+    if (OUTPUT_EVENT_TYPES.has(event.type)) {
+      this.armQuiet(this.limits.no_output_ms);
+      const recorded = event.type !== 'output' || this.ctx.ledger.recordsRawOutput;
+      if (recorded && this.overLimit(event)) return false;
+      if (this.state.status === 'running') this.move({ type: 'first_output' });
+      if (event.type === 'error') this.sawError = true;
+    }
+    this.record(event);
+    if ((event.type === 'tool_call' || event.type === 'tool_result' || event.type === 'patch') && this.audit(event)) return false;
+    return true;
   }
 
   /**
@@ -216,7 +259,8 @@ export class LiveRun {
     this.judged.add(id);
     const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
     const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, subject);
-    const denied = verdict.decision === 'deny';
+    // "ask" is a denial for a bridge run, which has nobody to ask, exactly as when asked beforehand.
+    const denied = verdict.decision !== 'allow';
     const who = this.spec.backend;
     let reason: string;
     if (!carriedOut) reason = `${who} refused it itself (${event.compat.text.slice(0, 200)}); governance: ${verdict.reason}`;
@@ -257,4 +301,10 @@ export class LiveRun {
     this.wallTimer?.dispose();
     this.quietTimer?.dispose();
   }
+}
+
+/** A tool call in a few words, for a run's end message. */
+function describeSubject(subject: ToolCallRequest['subject']): string {
+  const what = 'command' in subject && typeof subject.command === 'string' ? subject.command : 'path' in subject && typeof subject.path === 'string' ? subject.path : undefined;
+  return what === undefined ? `a ${subject.tool} call` : `${subject.tool} ${JSON.stringify(what.length > 200 ? `${what.slice(0, 200)}…` : what)}`;
 }

@@ -127,8 +127,29 @@ describe('the run service', () => {
     const events = await follow(service, run.id);
     const decision = events.find((e) => e.type === 'decision' && (e.data.subject as { tool?: string }).tool === 'file_write');
     expect(decision?.data).toMatchObject({ decision: 'deny', rule: 'sandbox.roots', subject: { path: '/etc/sb-test.txt', tool_call_id: 'w1' } });
-    expect(events.find((e) => e.type === 'tool_result')?.data).toMatchObject({ is_error: true });
     expect(events.some((e) => e.type === 'patch')).toBe(false);
+    // A denial ends the run as the policy says: failed (policy), never completed.
+    expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'policy', message: expect.stringContaining('sandbox.roots') as unknown });
+  });
+
+  it('records a streamed reply as coalesced tokens, each piece once, with time in the order of the numbering', async () => {
+    const { service, work } = await setup({}, { stepMs: 0 });
+    const run = await service.submit({ backend: 'fake', prompt: 'pieces 200', cwd: work });
+    const events = await follow(service, run.id);
+    const tokens = events.filter((e) => e.type === 'token');
+    expect(tokens.map((e) => String(e.data.text)).join('')).toBe(Array.from({ length: 200 }, (_, i) => `p${i} `).join(''));
+    // Coalesced: far fewer events than pieces (200 pieces with no pause between them).
+    expect(tokens.length).toBeLessThan(200);
+    for (let i = 1; i < events.length; i++) expect(events[i]?.ts, `event ${i + 1}`).toBeGreaterThanOrEqual(events[i - 1]?.ts ?? 0);
+  });
+
+  it('lets the agent go on after a denial when the policy says on_deny: continue', async () => {
+    const { service, work } = await setup({ approvals: { rules: [], default: 'allow', on_deny: 'continue' } });
+    const run = await service.submit({ backend: 'fake', prompt: 'write outside /etc/sb-test.txt', cwd: work });
+    const events = await follow(service, run.id);
+    expect(events.find((e) => e.type === 'decision' && (e.data.subject as { tool?: string }).tool === 'file_write')?.data).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
+    expect(events.find((e) => e.type === 'tool_result')?.data).toMatchObject({ is_error: true });
+    expect(await service.get(run.id)).toMatchObject({ status: 'completed' });
   });
 
   it('ends a run past its output limit as failed (output_limit), keeping what came before', async () => {

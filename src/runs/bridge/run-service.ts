@@ -227,6 +227,7 @@ export class RunService {
     const mode: RunMode = parent?.mode ?? (request.mode === undefined || request.mode === 'auto' ? (modes.has('stdio') ? 'stdio' : 'pty') : request.mode);
     const driver = modes.get(mode);
     if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
+    if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
 
     const caller = request.caller ?? OWNER_CALLER;

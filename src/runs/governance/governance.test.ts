@@ -118,12 +118,31 @@ describe('the governor', () => {
     expect(g.admit('aider', root)).toMatchObject({ decision: 'deny', rule: 'backends.aider.enabled' });
     expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'git push origin main', shell: 'posix' })).toMatchObject({ decision: 'deny', rule: 'approvals.rules[0]' });
     expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'ls', shell: 'posix' })).toMatchObject({ decision: 'allow', rule: 'approvals.rules[1]' });
-    expect(g.judgeToolCall('claude', root, { tool: 'network', url: 'https://example.com' })).toMatchObject({ decision: 'ask', rule: 'approvals.default' });
+    // The built-in rules follow the file's own: network is asked by the first of them.
+    expect(g.judgeToolCall('claude', root, { tool: 'network', url: 'https://example.com' })).toMatchObject({ decision: 'ask', rule: 'approvals(default policy).rules[0]' });
     expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'rm -rf ~', shell: 'posix' })).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
     expect(g.judgeToolCall('claude', root, { tool: 'file_write', path: '/etc/passwd' })).toMatchObject({ decision: 'deny', rule: 'sandbox.roots' });
     // A rule that allows every shell command does not let a written script run, nor the network past its own rules.
     expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'echo x > x.sh && sh x.sh', shell: 'posix' })).toMatchObject({ decision: 'deny', rule: 'sandbox.unknown_path' });
-    expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'curl https://example.com', shell: 'posix' })).toMatchObject({ decision: 'ask', rule: 'approvals.default' });
+    expect(g.judgeToolCall('claude', root, { tool: 'shell', command: 'curl https://example.com', shell: 'posix' })).toMatchObject({ decision: 'ask', rule: 'approvals(default policy).rules[0]' });
+  });
+
+  it('adds a file\u2019s approval rules to the built-in ones, unless it says replace: true', () => {
+    const root = tmp();
+    const write = { tool: 'file_write', path: path.join(root, 'note.txt') } as const;
+    const rm = { tool: 'shell', command: 'rm note.txt', shell: 'posix' } as const;
+    // The README's example: one deny rule. Writing inside the folder stays allowed by the built-in rule.
+    const added = new Governor(parseGovernancePolicy({ sandbox: { roots: [root] }, approvals: { rules: [{ tool: 'shell', command: '^rm ', decision: 'deny' }] } }), '/home/nobody');
+    expect(added.judgeToolCall('claude', root, rm)).toMatchObject({ decision: 'deny', rule: 'approvals.rules[0]' });
+    expect(added.judgeToolCall('claude', root, write)).toMatchObject({ decision: 'allow', rule: 'approvals(default policy).rules[2]' });
+    const replaced = new Governor(parseGovernancePolicy({ sandbox: { roots: [root] }, approvals: { replace: true, rules: [{ tool: 'shell', command: '^rm ', decision: 'deny' }] } }), '/home/nobody');
+    expect(replaced.judgeToolCall('claude', root, rm)).toMatchObject({ decision: 'deny', rule: 'approvals.rules[0]' });
+    expect(replaced.judgeToolCall('claude', root, write)).toMatchObject({ decision: 'ask', rule: 'approvals.default' });
+    // The same per backend, and a bad key is still named.
+    const perBackend = new Governor(parseGovernancePolicy({ sandbox: { roots: [root] }, backends: { codex: { approvals: { rules: [{ tool: 'file_write', decision: 'deny' }] } } } }), '/home/nobody');
+    expect(perBackend.judgeToolCall('codex', root, write)).toMatchObject({ decision: 'deny', rule: 'backends.codex.approvals.rules[0]' });
+    expect(perBackend.judgeToolCall('codex', root, { tool: 'shell', command: 'ls', shell: 'posix' })).toMatchObject({ decision: 'allow', rule: 'approvals(default policy).rules[2]' });
+    expect(() => parseGovernancePolicy({ approvals: { replace: 'yes' } })).toThrow(/approvals\.replace/);
   });
 });
 

@@ -73,7 +73,7 @@ export class Governor {
     const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
     const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;
     let rule: string;
-    if (verdict.rule !== null) rule = `${prefix}.rules[${verdict.rule}]`;
+    if (verdict.rule !== null) rule = verdict.rule < b.ownApprovalRules ? `${prefix}.rules[${verdict.rule}]` : `approvals(default policy).rules[${verdict.rule - b.ownApprovalRules}]`;
     else if (verdict.reason.includes('by default')) rule = `${prefix}.default`;
     else if (verdict.reason.startsWith('blocked') || verdict.reason.includes('never auto-approved')) rule = 'blocklist';
     else rule = `${prefix}.unreadable`;

@@ -8,7 +8,7 @@
  *
  * ```yaml
  * sandbox: { roots: [~/code, /srv/work] }
- * approvals: { rules: [{ decision: deny, tool: shell, command: '^git push' }], default: ask }
+ * approvals: { rules: [{ decision: deny, tool: shell, command: '^git push' }], default: ask }   # before the built-in rules (replace: true drops them); on_deny: fail (default) | continue
  * limits: { concurrency: 4, wall_clock_ms: 1800000, no_output_ms: 300000, max_output_bytes: 10485760, max_events: 100000 }
  * queue: { max_per_caller: 16, max_per_owner: 256, max_prompt_bytes: 67108864 }
  * ledger: { raw_output: false, retention: { max_age_days: 30, max_bytes: 1073741824 } }
@@ -61,18 +61,33 @@ const sandboxSchema = z.strictObject({
   /** A run's folder must be under one of these (after symlinks are resolved); `~` is the home folder. */
   roots: z.array(z.string().min(1)).min(1),
 });
+/**
+ * An approval policy in the governance file: the rules add to the built-in ones (inside the run's
+ * folder allowed, outside it, the network and MCP asked), checked first; `replace: true` drops the
+ * built-in rules, so that the file's own rules and default are all there is.
+ */
+const governanceApprovalSchema = z.strictObject({
+  ...approvalSchema.shape,
+  replace: z.boolean().optional(),
+  /** What a denied tool call does to the run: `fail` ends it `failed (policy)` (the default), `continue` lets the agent go on without it. */
+  on_deny: z.enum(['fail', 'continue']).optional(),
+});
+
+/** What a denied tool call does to the run. */
+export type OnDeny = 'fail' | 'continue';
+
 const backendSchema = z.strictObject({
   /** false: runs on this backend are refused. */
   enabled: z.boolean().optional(),
   sandbox: sandboxSchema.optional(),
-  approvals: approvalSchema.optional(),
+  approvals: governanceApprovalSchema.optional(),
   limits: limitsSchema.optional(),
 });
 
 export const governancePolicySchema = z.strictObject({
   version: z.literal(1).optional(),
   sandbox: sandboxSchema.optional(),
-  approvals: approvalSchema.optional(),
+  approvals: governanceApprovalSchema.optional(),
   limits: limitsSchema.optional(),
   queue: z
     .strictObject({
@@ -103,6 +118,10 @@ export interface BackendPolicy {
   /** Absolute roots, `~` expanded (symlinks are resolved when a path is checked). */
   roots: string[];
   approvals: ApprovalPolicy;
+  /** How many of `approvals.rules` come from the file; the built-in rules follow them (unless replaced). */
+  ownApprovalRules: number;
+  /** What a denied tool call does to the run. */
+  onDeny: OnDeny;
   limits: Required<RunLimits>;
   /** This backend's runs at once (null: only the global limit). */
   concurrency: number | null;
@@ -138,10 +157,25 @@ function problemsOf(error: z.ZodError): string[] {
 
 const expandHome = (p: string, home: string): string => (p === '~' ? home : p.startsWith('~/') || p.startsWith('~\\') ? path.join(home, p.slice(2)) : p);
 
-/** The approval policy at `at`, compiled (bad patterns fail here), problems prefixed with where it is. */
-function approvalsAt(input: unknown, at: string): ApprovalPolicy {
+/** An approval policy and how many of its rules are the file's own (the built-in ones come after). */
+interface FileApprovals {
+  policy: ApprovalPolicy;
+  own: number;
+  onDeny: OnDeny;
+}
+
+const BUILT_IN_APPROVALS: FileApprovals = { policy: AUTO_APPROVE_POLICY, own: 0, onDeny: 'fail' };
+
+/**
+ * The approval policy at `at`, compiled (bad patterns fail here), problems prefixed with where it
+ * is; the built-in rules after the file's own unless it says `replace: true`.
+ */
+function approvalsAt(input: z.infer<typeof governanceApprovalSchema>, at: string): FileApprovals {
+  const { replace, on_deny: onDeny = 'fail', ...given } = input;
   try {
-    return parsePolicy(input);
+    const own = parsePolicy(given);
+    if (replace === true) return { policy: own, own: own.rules.length, onDeny };
+    return { policy: { rules: [...own.rules, ...AUTO_APPROVE_POLICY.rules], default: own.default }, own: own.rules.length, onDeny };
   } catch (err) {
     const problems = ((err as SwitchboardError).details?.problems as string[] | undefined) ?? [errorMessage(err)];
     throw new SwitchboardError('INVALID_PARAMS', `invalid governance policy: ${problems.map((p) => `${at}.${p}`).join('; ')}`, { problems: problems.map((p) => `${at}.${p}`) });
@@ -160,8 +194,8 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
   }
   const data = parsed.data;
   const home = options.home ?? homedir();
-  const globalApprovals = data.approvals ? approvalsAt(data.approvals, 'approvals') : AUTO_APPROVE_POLICY;
-  const backends = new Map<string, { enabled: boolean; approvals?: ApprovalPolicy; roots?: string[]; limits?: z.infer<typeof limitsSchema> }>();
+  const globalApprovals = data.approvals ? approvalsAt(data.approvals, 'approvals') : BUILT_IN_APPROVALS;
+  const backends = new Map<string, { enabled: boolean; approvals?: FileApprovals; roots?: string[]; limits?: z.infer<typeof limitsSchema> }>();
   for (const [name, b] of Object.entries(data.backends ?? {})) {
     backends.set(name, {
       enabled: b.enabled ?? true,
@@ -194,7 +228,9 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
         backend,
         enabled: b?.enabled ?? true,
         roots: b?.roots ?? globalRoots,
-        approvals: b?.approvals ?? globalApprovals,
+        approvals: (b?.approvals ?? globalApprovals).policy,
+        ownApprovalRules: (b?.approvals ?? globalApprovals).own,
+        onDeny: (b?.approvals ?? globalApprovals).onDeny,
         limits: { ...DEFAULT_LIMITS, ...globalLimits, ...limits },
         concurrency: concurrency ?? null,
         source: {

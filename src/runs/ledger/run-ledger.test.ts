@@ -177,6 +177,19 @@ describe('the run ledger', () => {
     expect(got).toEqual([5, 6, 7, 8]);
   });
 
+  it('ends at once, with nothing sent, a subscription that resumes at or past a finished run\u2019s done', async () => {
+    const ledger = open();
+    const s = spec();
+    recordRun(ledger, s, 3);
+    const last = (await ledger.events(s.id, 0, 100)).at(-1)?.seq ?? 0;
+    expect(last).toBeGreaterThan(0);
+    for (const after of [last, last + 5]) {
+      const got: number[] = [];
+      await new Promise<void>((resolve) => ledger.subscribe(s.id, after, (e) => got.push(e.seq), { onEnd: resolve }));
+      expect(got, `resumed after ${after}`).toEqual([]);
+    }
+  });
+
   it('removes ended runs by age and by size, never a run in flight', async () => {
     const ledger = open();
     const old = spec({ created_at: 1 });

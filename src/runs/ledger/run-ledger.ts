@@ -37,7 +37,10 @@ export interface RunLedgerOptions {
 }
 
 export interface SubscribeOptions {
-  /** Called once after the run's `done` was delivered (not when the subscription is disposed). */
+  /**
+   * Called once after the run's `done` was delivered, or at once after the catch-up when the run had
+   * ended before and the reader resumed at or past its `done` (not when the subscription is disposed).
+   */
   onEnd?: () => void;
   /** Called once if reading the recorded events fails; nothing is delivered after it. */
   onError?: (err: Error) => void;
@@ -209,6 +212,12 @@ export class RunLedger {
       const waiting = held ?? [];
       held = null;
       for (const event of waiting) deliver(event);
+      // A run that was over before this subscription (no live numbering) has nothing more to send:
+      // a reader that resumed at or past its `done` ends here instead of waiting forever.
+      if (!liveRun && !stopped) {
+        stop();
+        options.onEnd?.();
+      }
     };
     catchUp().catch((err: unknown) => {
       if (stopped) return;

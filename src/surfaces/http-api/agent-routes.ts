@@ -9,6 +9,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
 import { openSse } from './sse.js';
+import { IdempotencyKeys, idempotencyKeyOf, requestFingerprint } from './idempotency.js';
 import { callerOf, renderWire, type RunsPort, type RunView } from '../../api/index.js';
 
 export const API_PREFIX = '/api/v2';
@@ -19,6 +20,18 @@ export function withStreamUrl(run: RunView): RunView & { stream_url: string } {
   return { ...run, stream_url: `${API_PREFIX}/agent/stream?run_id=${encodeURIComponent(run.id)}` };
 }
 
+/**
+ * The SSE event name of a run event: its type, except the run's `error`, which EventSource would
+ * hand to `onerror` (its handler for a failed connection) instead of to a listener.
+ */
+export function sseEventName(type: string): string {
+  return type === 'error' ? RUN_ERROR_EVENT : type;
+}
+/** The SSE name of a run's `error` event (its data still says `type: "error"`). */
+export const RUN_ERROR_EVENT = 'run_error';
+/** Sent once, before the stream closes, when reading the recorded events failed. */
+export const STREAM_FAILED_EVENT = 'stream_failed';
+
 /** Where a reader resumes: the Last-Event-ID header (what EventSource sends on reconnect), else the query's. */
 function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
   const header = ctx.req.headers['last-event-id'];
@@ -28,11 +41,16 @@ function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {
   return Number(raw);
 }
 
-export function addAgentRoutes(router: Router, runs: RunsPort): void {
+export function addAgentRoutes(router: Router, runs: RunsPort, keys = new IdempotencyKeys()): void {
   router.add('POST', `${API_PREFIX}/agent/run`, 'run_submit', async (ctx) => {
     const body = validate(runRequestSchema, await readJson(ctx.req), 'run request');
-    const run = await runs.submit({ ...body, caller: callerOf(ctx.grant) });
-    await sendJson(ctx.res, 202, withStreamUrl(run));
+    const caller = callerOf(ctx.grant);
+    const key = idempotencyKeyOf(ctx.req);
+    const submit = async (): Promise<string> => (await runs.submit({ ...body, caller })).id;
+    // A request repeated with its Idempotency-Key gets the run the first one started.
+    const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'agent/run', body }), submit);
+    if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');
+    await sendJson(ctx.res, 202, withStreamUrl(await runs.get(started.runId)));
   });
 
   router.add('GET', `${API_PREFIX}/agent/stream`, 'run_subscribe', async (ctx) => {
@@ -41,11 +59,18 @@ export function addAgentRoutes(router: Router, runs: RunsPort): void {
     // Before the stream opens, so that an unknown run is a 404 in the error shape, not an empty stream.
     const run = await runs.get(query.run_id);
     const version = query.schema_version === undefined ? run.schema_version : runs.negotiate(query.schema_version);
+    // A reader at or past the end of a run that is over (an EventSource reconnecting after `done`)
+    // has nothing to wait for: 204 is the one answer after which EventSource does not reconnect.
+    if (run.ended_at !== null && after >= run.last_seq) {
+      ctx.res.writeHead(204, { 'Cache-Control': 'no-store', 'X-Switchboard-Schema-Version': version });
+      ctx.res.end();
+      return;
+    }
     const sse = openSse(ctx.res, { 'X-Switchboard-Schema-Version': version });
-    const subscription = await runs.subscribe(query.run_id, after, (event) => sse.send({ id: event.seq, event: event.type, data: JSON.stringify(renderWire(event, version)) }), {
+    const subscription = await runs.subscribe(query.run_id, after, (event) => sse.send({ id: event.seq, event: sseEventName(event.type), data: JSON.stringify(renderWire(event, version)) }), {
       onEnd: () => sse.close(),
       onError: (err) => {
-        sse.send({ event: 'error', data: JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: err.message } }) });
+        sse.send({ event: STREAM_FAILED_EVENT, data: JSON.stringify({ error: { code: 'INTERNAL_ERROR', message: err.message } }) });
         sse.close();
       },
     });

@@ -9,10 +9,17 @@
  * OpenAI clients put their base URL before `/chat/completions`, so a client given
  * `…/api/v2/chat/proxy` as its base URL reaches `…/api/v2/chat/proxy/chat/completions`: both paths
  * answer, and `…/models` lists the backends as models.
+ *
+ * Safe to retry, as OpenAI clients do on their own: once a run has started, every answer says
+ * `x-should-retry: false` (the `openai` package obeys it), since a second request would run the
+ * agent again; a client that goes away before its answer cancels its run; and an `Idempotency-Key`
+ * gives a repeated request the run of the first (idempotency.ts), followed from its start, and
+ * keeps the run going when its client goes away, for the retry to pick up.
  */
 import type { ServerResponse } from 'node:http';
 import { SwitchboardError } from '../../core/errors.js';
-import { errorBody, readJson, sendJson, validate, type ApiContext, type Router } from './router.js';
+import { errorBody, HttpError, readJson, sendJson, validate, type ApiContext, type Router } from './router.js';
+import { IdempotencyKeys, idempotencyKeyOf, requestFingerprint } from './idempotency.js';
 import { chatRequestSchema, type ChatRequest } from './schemas.js';
 import { openSse } from './sse.js';
 import { API_PREFIX } from './agent-routes.js';
@@ -40,21 +47,41 @@ export function promptOf(messages: ChatRequest['messages']): string {
   return `${before.map((m) => `[${m.role}] ${m.text}`).join('\n\n')}\n\n[user] ${ask}`;
 }
 
-export function addChatProxyRoutes(router: Router, runs: RunsPort): void {
+export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new IdempotencyKeys()): void {
   const handler = async (ctx: ApiContext): Promise<void> => {
     const body = validate(chatRequestSchema, await readJson(ctx.req), 'chat completion request');
+    const names = runs.backendNames();
+    // OpenAI answers an unknown model 404 (the `openai` package's NotFoundError), before anything runs.
+    if (!names.includes(body.model)) throw new HttpError(404, 'INVALID_PARAMS', `model ${JSON.stringify(body.model)} is not a backend here; there are ${names.join(', ')}`, { model: body.model });
     const cwdHeader = ctx.req.headers[CWD_HEADER];
-    const run = await runs.submit({ backend: body.model, prompt: promptOf(body.messages), caller: callerOf(ctx.grant), ...(typeof cwdHeader === 'string' ? { cwd: cwdHeader } : {}) });
-    if (body.stream === true) await streamChat(ctx.res, runs, run, body.model);
-    else await wholeChat(ctx.res, runs, run, body.model);
+    const cwd = typeof cwdHeader === 'string' ? cwdHeader : undefined;
+    const caller = callerOf(ctx.grant);
+    const prompt = promptOf(body.messages);
+    const key = idempotencyKeyOf(ctx.req);
+    const submit = async (): Promise<string> => (await runs.submit({ backend: body.model, prompt, caller, ...(cwd !== undefined ? { cwd } : {}) })).id;
+    const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'chat/proxy', model: body.model, prompt, cwd: cwd ?? null, stream: body.stream === true }), submit);
+    const runId = started.runId;
+    if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');
+    // From here a run exists: a second request would run the agent again.
+    ctx.res.setHeader('x-should-retry', 'false');
+    ctx.res.setHeader('X-Switchboard-Run-Id', runId);
+    const ignored = IGNORED_FIELDS.filter((f) => body[f] !== undefined && body[f] !== null);
+    if (ignored.length > 0) ctx.res.setHeader('X-Switchboard-Ignored', ignored.join(', '));
+    const run = await runs.get(runId);
+    // Without a key, nobody will come back for the answer: the run is cancelled with its client.
+    const abandon = key === undefined ? (): void => void runs.cancel(runId, caller).catch(() => undefined) : (): void => undefined;
+    if (body.stream === true) await streamChat(ctx.res, runs, run, body.model, { usage: body.stream_options?.include_usage === true, abandon });
+    else await wholeChat(ctx.res, runs, run, body.model, abandon);
   };
   router.add('POST', `${API_PREFIX}/chat/proxy`, 'run_submit', handler);
   router.add('POST', `${API_PREFIX}/chat/proxy/chat/completions`, 'run_submit', handler);
   router.add('GET', `${API_PREFIX}/chat/proxy/models`, 'run_backends', async (ctx) => {
-    const backends = await runs.backends();
-    await sendJson(ctx.res, 200, { object: 'list', data: backends.map((b) => ({ id: b.name, object: 'model', created: 0, owned_by: 'switchboard' })) });
+    await sendJson(ctx.res, 200, { object: 'list', data: runs.backendNames().map((name) => ({ id: name, object: 'model', created: 0, owned_by: 'switchboard' })) });
   });
 }
+
+/** Request fields a coding agent has no use for: accepted, without effect, and named in `X-Switchboard-Ignored`. */
+const IGNORED_FIELDS = ['temperature', 'top_p', 'max_tokens', 'max_completion_tokens', 'presence_penalty', 'frequency_penalty', 'stop', 'seed', 'logit_bias', 'logprobs', 'top_logprobs', 'response_format', 'tools', 'tool_choice', 'functions', 'function_call', 'parallel_tool_calls', 'reasoning_effort', 'verbosity', 'modalities', 'audio', 'prediction', 'service_tier', 'web_search_options'] as const;
 
 const chatId = (run: RunView): string => `chatcmpl-${run.id}`;
 
@@ -66,7 +93,7 @@ function follow(runs: RunsPort, runId: string, onEvent: (event: RunEvent) => voi
   });
 }
 
-async function wholeChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string): Promise<void> {
+async function wholeChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string, abandon: () => void): Promise<void> {
   let text = '';
   let done: RunEvent | undefined;
   let finished: () => void = () => undefined;
@@ -83,37 +110,48 @@ async function wholeChat(res: ServerResponse, runs: RunsPort, run: RunView, mode
     },
     end,
   );
-  // The client went away: the run goes on (it is recorded), the answer is no longer wanted.
   res.once('close', () => {
     sub.dispose();
+    // The client went away before its answer.
+    if (!done) abandon();
     finished();
   });
   await end;
   if (res.destroyed) return;
   const outcome = typeof done?.data.outcome === 'string' ? done.data.outcome : 'ended';
   if (outcome !== 'completed') {
-    const { status, body } = errorBody(new SwitchboardError('AGENT_ERROR', `the run ${outcome}: ${done?.compat.text ?? ''}`.trim(), { run_id: run.id, reason: done?.data.reason ?? null }));
-    res.setHeader('X-Switchboard-Run-Id', run.id);
+    const { status, body } = errorBody(runFailure(run, done));
     await sendJson(res, status, body);
     return;
   }
-  res.setHeader('X-Switchboard-Run-Id', run.id);
   await sendJson(res, 200, {
     id: chatId(run),
     object: 'chat.completion',
     created: Math.floor(run.created_at / 1000),
     model,
     choices: [{ index: 0, message: { role: 'assistant', content: text, refusal: null }, logprobs: null, finish_reason: 'stop' }],
-    usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 },
+    usage: NO_USAGE,
     switchboard: { run_id: run.id, status: outcome, reason: done?.data.reason ?? null },
   });
 }
 
-async function streamChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string): Promise<void> {
-  const sse = openSse(res, { 'X-Switchboard-Run-Id': run.id });
+/** Agents' token counts are not collected: the usage OpenAI clients expect, all zero. */
+const NO_USAGE = { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 };
+
+/** A run that did not complete, as the error a client sees: the policy's refusal is FORBIDDEN, anything else AGENT_ERROR. */
+function runFailure(run: RunView, done: RunEvent | undefined): SwitchboardError {
+  const outcome = typeof done?.data.outcome === 'string' ? done.data.outcome : 'ended';
+  const reason = done?.data.reason ?? null;
+  const message = `the run ${outcome}${typeof reason === 'string' ? ` (${reason})` : ''}: ${done?.compat.text ?? ''}`.trim();
+  return new SwitchboardError(reason === 'policy' ? 'FORBIDDEN' : 'AGENT_ERROR', message, { run_id: run.id, outcome, reason });
+}
+
+async function streamChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string, options: { usage: boolean; abandon: () => void }): Promise<void> {
+  const sse = openSse(res);
   const base = { id: chatId(run), object: 'chat.completion.chunk', created: Math.floor(run.created_at / 1000), model };
-  const chunk = (delta: Record<string, unknown>, finish: string | null): string => JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }] });
+  const chunk = (delta: Record<string, unknown>, finish: string | null): string => JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(options.usage ? { usage: null } : {}) });
   sse.send({ data: chunk({ role: 'assistant', content: '' }, null) });
+  let ended = false;
   let finished: () => void = () => undefined;
   const end = new Promise<void>((resolve) => (finished = resolve));
   const sub = await follow(
@@ -122,8 +160,11 @@ async function streamChat(res: ServerResponse, runs: RunsPort, run: RunView, mod
     (event) => {
       if (event.type === 'token') sse.send({ data: chunk({ content: event.compat.text }, null) });
       if (event.type !== 'done') return;
+      ended = true;
       if (event.data.outcome === 'completed') sse.send({ data: chunk({}, 'stop') });
-      else sse.send({ data: JSON.stringify(errorBody(new SwitchboardError('AGENT_ERROR', `the run ${typeof event.data.outcome === 'string' ? event.data.outcome : 'ended'}: ${event.compat.text}`.trim(), { run_id: run.id, reason: event.data.reason ?? null })).body) });
+      else sse.send({ data: JSON.stringify(errorBody(runFailure(run, event)).body) });
+      // stream_options.include_usage: one last chunk with no choices and the usage.
+      if (options.usage) sse.send({ data: JSON.stringify({ ...base, choices: [], usage: NO_USAGE }) });
       sse.send({ data: '[DONE]' });
       sse.close();
       finished();
@@ -132,6 +173,7 @@ async function streamChat(res: ServerResponse, runs: RunsPort, run: RunView, mod
   );
   sse.onClose(() => {
     sub.dispose();
+    if (!ended) options.abandon();
     finished();
   });
   await end;

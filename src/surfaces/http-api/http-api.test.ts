@@ -4,7 +4,7 @@
  * client, the OpenAPI document, and every kind of bad request answered in the error shape, never
  * a 5xx (fast-check properties over the request schemas).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -104,6 +104,19 @@ describe('the agent endpoints', () => {
     // The query parameter does the same for clients that cannot set headers.
     const viaQuery = await api.stream(`${run.stream_url}&last_event_id=${ids.length - 3}`);
     expect(viaQuery.frames.map((f) => Number(f.id))).toEqual([ids.length - 2, ids.length - 1, ids.length]);
+    // At or past the end of a finished run (EventSource reconnecting after done): 204 at once.
+    for (const id of [ids.length, ids.length + 10]) {
+      const after = await api.stream(run.stream_url, { lastEventId: String(id) });
+      expect(after, `Last-Event-ID ${id}`).toMatchObject({ status: 204, frames: [] });
+    }
+  });
+
+  it('names the run\u2019s error event run_error, so EventSource never takes it for a failed connection', async () => {
+    const run = await submit({ prompt: 'fail' });
+    const frames = (await api.stream(run.stream_url)).frames;
+    const failure = frames.find((f) => (JSON.parse(f.data) as { type: string }).type === 'error');
+    expect(failure?.event).toBe('run_error');
+    expect(frames.map((f) => f.event)).not.toContain('error');
   });
 
   it('follows one run with 100 subscribers, each getting every event', async () => {
@@ -174,7 +187,8 @@ describe('the chat proxy', () => {
 
   it('reports a failed run and a bad request as errors the client understands', async () => {
     await expect(client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'fail' }] })).rejects.toMatchObject({ status: 502, code: 'AGENT_ERROR' });
-    await expect(client().chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 400, code: 'INVALID_PARAMS' });
+    // An unknown model is a 404, as OpenAI answers it (the package's NotFoundError).
+    await expect(client().chat.completions.create({ model: 'nope', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 404, code: 'INVALID_PARAMS' });
     const stream = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'crash' }], stream: true });
     await expect(
       (async () => {
@@ -184,6 +198,93 @@ describe('the chat proxy', () => {
     ).rejects.toThrow(/crashed|SIGKILL/);
     const models = await client().models.list();
     expect(models.data.map((m) => m.id)).toEqual(['fake', 'fake-pty']);
+  });
+});
+
+describe('the chat proxy, as clients that retry use it', () => {
+  /** The official client with its defaults: two retries, a 10-minute timeout. */
+  const defaults = (options: { timeout?: number } = {}): OpenAI => new OpenAI({ apiKey: TOKEN, baseURL: `${server.url}/api/v2/chat/proxy`, ...options });
+  /** Runs whose prompt is `prompt`, however many were started. */
+  const runsOf = async (prompt: string): Promise<{ id: string; status: string; reason: string | null }[]> => (await service.list({ limit: 200 })).runs.filter((r) => r.prompt === prompt);
+
+  it('starts one run per call and gives a failure, the policy\u2019s too, to the client as an error it does not retry', async () => {
+    const failing = 'fail, once only';
+    await expect(defaults().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: failing }] })).rejects.toMatchObject({ status: 502, code: 'AGENT_ERROR' });
+    expect(await runsOf(failing)).toHaveLength(1);
+    const refused = 'write outside /etc/sb-proxy-test.txt';
+    const error = (await defaults().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: refused }] }).catch((err: unknown) => err)) as { status?: number; code?: string; headers?: Headers; message?: string };
+    expect(error).toMatchObject({ status: 403, code: 'FORBIDDEN' });
+    expect(error.message).toMatch(/policy/);
+    expect(error.headers?.get('x-should-retry')).toBe('false');
+    expect(await runsOf(refused)).toMatchObject([{ status: 'failed', reason: 'policy' }]);
+    // The same when streamed: the failure arrives as an error in the stream.
+    const stream = await defaults().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: `${refused} (streamed)` }], stream: true });
+    await expect(
+      (async () => {
+        for await (const chunk of stream) expect(chunk.object).toBe('chat.completion.chunk');
+      })(),
+    ).rejects.toThrow(/policy/);
+    expect(await runsOf(`${refused} (streamed)`)).toHaveLength(1);
+  });
+
+  it('cancels the run of a client that goes away before its answer', async () => {
+    for (const stream of [false, true]) {
+      const prompt = `slow, then hang up (stream: ${String(stream)})`;
+      const abort = new AbortController();
+      const call = defaults()
+        .chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: prompt }], stream }, { signal: abort.signal })
+        .then(async (answer) => {
+          if (stream) for await (const chunk of answer as AsyncIterable<{ object: string }>) expect(chunk.object).toBe('chat.completion.chunk');
+        });
+      await vi.waitFor(async () => expect((await runsOf(prompt))[0]?.status).toMatch(/running|streaming/), { timeout: 20_000, interval: 25 });
+      abort.abort();
+      // The call rejects, or a stream already open just ends (the package ends its iteration quietly on an abort).
+      await call.catch((err: unknown) => expect(err).toBeInstanceOf(OpenAI.APIUserAbortError));
+      await vi.waitFor(async () => expect(await runsOf(prompt)).toMatchObject([{ status: 'cancelled' }]), { timeout: 20_000, interval: 25 });
+    }
+  });
+
+  it('gives a request repeated with its Idempotency-Key the run of the first, and keeps it going for the retry', async () => {
+    const prompt = 'say hello, idempotently';
+    const key = { headers: { 'Idempotency-Key': `key-${Date.now()}` } };
+    const body = { model: 'fake', messages: [{ role: 'user' as const, content: prompt }] };
+    const [a, b] = await Promise.all([defaults().chat.completions.create(body, key).withResponse(), defaults().chat.completions.create(body, key).withResponse()]);
+    const third = await defaults().chat.completions.create(body, key).withResponse();
+    const ids = [a, b, third].map((r) => r.response.headers.get('x-switchboard-run-id'));
+    expect(new Set(ids).size).toBe(1);
+    expect(third.data.choices[0]?.message.content).toBe('Hello from the fake backend.');
+    expect(await runsOf(prompt)).toHaveLength(1);
+    // The same key for another request is refused, never guessed at.
+    await expect(defaults().chat.completions.create({ ...body, messages: [{ role: 'user', content: 'something else' }] }, key)).rejects.toMatchObject({ status: 422 });
+    // A client that times out and retries with its key (three attempts) attaches to one run, which goes on.
+    const slow = 'slow, retried with a key';
+    const slowKey = { headers: { 'Idempotency-Key': `slow-${Date.now()}` } };
+    await expect(defaults({ timeout: 300 }).chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: slow }] }, slowKey)).rejects.toThrow(/timed out/i);
+    const slowRuns = await runsOf(slow);
+    expect(slowRuns).toHaveLength(1);
+    expect(slowRuns[0]?.status).toMatch(/running|streaming/);
+    await service.cancel(slowRuns[0]?.id ?? '', 'owner');
+  });
+
+  it('accepts the request fields OpenAI defines, names those without effect, and sends the usage chunk when asked', async () => {
+    const answer = await defaults()
+      .chat.completions.create({
+        model: 'fake',
+        messages: [{ role: 'user', content: 'say hello' }],
+        response_format: { type: 'text' },
+        tools: [{ type: 'function', function: { name: 'f', parameters: { type: 'object' } } }],
+        tool_choice: 'auto',
+        logprobs: false,
+        reasoning_effort: 'low',
+      })
+      .withResponse();
+    expect(answer.data.choices[0]?.message.content).toBe('Hello from the fake backend.');
+    expect(answer.response.headers.get('x-switchboard-ignored')).toBe('logprobs, response_format, tools, tool_choice, reasoning_effort');
+    const stream = await defaults().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'tokens 3' }], stream: true, stream_options: { include_usage: true } });
+    const chunks: OpenAI.Chat.Completions.ChatCompletionChunk[] = [];
+    for await (const chunk of stream) chunks.push(chunk);
+    expect(chunks.at(-1)).toMatchObject({ choices: [], usage: { prompt_tokens: 0, completion_tokens: 0, total_tokens: 0 } });
+    expect(chunks.slice(0, -1).every((c) => c.usage === null)).toBe(true);
   });
 });
 

@@ -50,6 +50,7 @@ const askUnderWay = json('Ask', 'The ask, still under way (queued, typing, waiti
 
 export function openApiDocument(): Json {
   const common = errors(400, 401, 403, 404, 405, 413);
+  const idempotencyKey = { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: "Names the request: repeated by the same caller (a retry), it gets the first request's run instead of starting another; used for a different request, 422. Kept a day, in memory." };
   return {
     openapi: '3.1.0',
     info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy; and asks between agents (seed 000), the JSON-RPC ask methods over HTTP.' },
@@ -74,13 +75,17 @@ export function openApiDocument(): Json {
       },
     },
     paths: {
-      [`${API_PREFIX}/agent/run`]: { post: { operationId: 'agentRun', summary: "Submit a run (429 LIMIT_EXCEEDED past the policy's queue caps: runs waiting per caller, bytes of prompt waiting)", requestBody: body('RunRequest'), responses: { '202': json('Run', 'The run, queued or started; follow it at stream_url.'), ...common, ...errors(429) } } },
+      [`${API_PREFIX}/agent/run`]: { post: { operationId: 'agentRun', summary: "Submit a run (429 LIMIT_EXCEEDED past the policy's queue caps: runs waiting per caller, bytes of prompt waiting)", parameters: [idempotencyKey], requestBody: body('RunRequest'), responses: { '202': json('Run', 'The run, queued or started; follow it at stream_url. A request repeated with its Idempotency-Key gets the first one\'s run (with `Idempotent-Replayed: true`).'), ...common, ...errors(422, 429) } } },
       [`${API_PREFIX}/agent/stream`]: {
         get: {
           operationId: 'agentStream',
           summary: "Follow a run's events (SSE): recorded ones, then live ones, ending after `done`",
           parameters: [...queryParameters(streamQuerySchema), { name: 'Last-Event-ID', in: 'header', required: false, schema: { type: 'string', pattern: '^\\d+$' }, description: 'Resume after this event: no gap, no duplicate.' }],
-          responses: { '200': { description: 'text/event-stream: `id` is the event number, `event` its type, `data` the event (RunEvent).', content: { 'text/event-stream': { schema: { type: 'string' } } } }, ...common },
+          responses: {
+            '200': { description: "text/event-stream: `id` is the event number, `event` its type (the run's `error` as `run_error`, so that EventSource gives it to a listener, not to onerror; `stream_failed` if reading the recorded events failed), `data` the event (RunEvent). Closes after `done`.", content: { 'text/event-stream': { schema: { type: 'string' } } } },
+            '204': { description: 'The run is over and the reader is at or past its `done`: nothing to send (EventSource stops reconnecting).' },
+            ...common,
+          },
         },
       },
       [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree); only the caller that made it, or the owner, may (403 FORBIDDEN)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
@@ -100,8 +105,20 @@ export function openApiDocument(): Json {
         post: {
           operationId: 'chatProxy',
           summary: 'OpenAI Chat Completions; `model` names a backend (also at /chat/proxy/chat/completions)',
+          parameters: [
+            idempotencyKey,
+            { name: 'X-Switchboard-Cwd', in: 'header', required: false, schema: { type: 'string' }, description: "The folder the agent works in (an OpenAI request has no field for it); default: the bridge's default folder. Held to the policy's sandbox roots like any run's." },
+          ],
           requestBody: body('ChatCompletionRequest'),
-          responses: { '200': { description: 'A chat.completion, or with stream: true a text/event-stream of chat.completion.chunk ending with [DONE].', content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } } }, ...common, ...errors(502) },
+          responses: {
+            '200': {
+              description:
+                'A chat.completion, or with stream: true a text/event-stream of chat.completion.chunk ending with [DONE] (a failure mid-stream is a data line with `error`). Headers: `X-Switchboard-Run-Id`, `X-Switchboard-Ignored` (request fields without effect), and `x-should-retry: false` on every answer once a run exists. A client that goes away before its answer cancels its run, unless it sent an Idempotency-Key (the run then goes on for its retry).',
+              content: { 'application/json': { schema: { type: 'object' } }, 'text/event-stream': { schema: { type: 'string' } } },
+            },
+            ...common,
+            ...errors(422, 429, 502),
+          },
         },
       },
       [`${API_PREFIX}/asks`]: {

@@ -61,9 +61,10 @@ const chatMessage = z.looseObject({
 });
 
 /**
- * OpenAI Chat Completions, as `/api/v2/chat/proxy` takes it: `model` names a backend. The sampling
- * parameters an OpenAI client may send are accepted and have no effect (a coding agent chooses its
- * own); a field OpenAI does not define is an error.
+ * OpenAI Chat Completions, as `/api/v2/chat/proxy` takes it: `model` names a backend. Every other
+ * field OpenAI defines is accepted: the sampling parameters, tools, response formats and reasoning
+ * settings have no effect (a coding agent chooses its own and calls its own tools) and are named in
+ * the answer's `X-Switchboard-Ignored` header; a field OpenAI does not define is an error.
  */
 export const chatRequestSchema = z.strictObject({
   model: z.string().min(1).max(64),
@@ -82,7 +83,24 @@ export const chatRequestSchema = z.strictObject({
   seed: z.number().int().nullable().optional(),
   metadata: z.record(z.string(), z.string()).nullable().optional(),
   store: z.boolean().nullable().optional(),
-  parallel_tool_calls: z.boolean().optional(),
+  parallel_tool_calls: z.boolean().nullable().optional(),
+  logit_bias: z.record(z.string(), z.number()).nullable().optional(),
+  logprobs: z.boolean().nullable().optional(),
+  top_logprobs: z.number().int().nullable().optional(),
+  response_format: z.looseObject({ type: z.string() }).nullable().optional(),
+  tools: z.array(z.looseObject({ type: z.string() })).nullable().optional(),
+  tool_choice: z.union([z.string(), z.looseObject({ type: z.string() })]).nullable().optional(),
+  functions: z.array(z.looseObject({ name: z.string() })).nullable().optional(),
+  function_call: z.union([z.string(), z.looseObject({ name: z.string() })]).nullable().optional(),
+  reasoning_effort: z.string().nullable().optional(),
+  verbosity: z.string().nullable().optional(),
+  modalities: z.array(z.string()).nullable().optional(),
+  audio: z.looseObject({}).nullable().optional(),
+  prediction: z.looseObject({ type: z.string() }).nullable().optional(),
+  service_tier: z.string().nullable().optional(),
+  web_search_options: z.looseObject({}).nullable().optional(),
+  prompt_cache_key: z.string().nullable().optional(),
+  safety_identifier: z.string().nullable().optional(),
 });
 
 export const errorSchema = z.strictObject({

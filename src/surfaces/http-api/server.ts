@@ -16,6 +16,7 @@ import { Router, sendJson } from './router.js';
 import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
 import { addAskRoutes } from './ask-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
+import { IdempotencyKeys } from './idempotency.js';
 import { openApiDocument } from './openapi.js';
 import { OWNER_GRANT, type AsksPort, type Grant, type RunsPort } from '../../api/index.js';
 
@@ -48,8 +49,10 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
     });
   // The dashboard's own checks: Host names this server, and an Origin, when a browser sends one, is this server's.
   const router = new Router({ hosts: options.hosts, origin: (req) => originAllowed(req, options.hosts(), false), authenticate, logger: options.logger ?? silentLogger });
-  addAgentRoutes(router, options.runs);
-  addChatProxyRoutes(router, options.runs);
+  // One set of keys for both ways of starting a run: a key used on both is a different request.
+  const keys = new IdempotencyKeys();
+  addAgentRoutes(router, options.runs, keys);
+  addChatProxyRoutes(router, options.runs, keys);
   if (options.asks) addAskRoutes(router, options.asks);
   const doc = openApiDocument();
   router.add('GET', `${API_PREFIX}/openapi.json`, null, async (ctx) => {

@@ -102,6 +102,8 @@ export class RpcMcpBackend implements McpBackend {
     const found = targets.find((t) => t.pane_id === paneId);
     if (found) return found.state;
     const alive = await this.call('is_alive', { pane_id: paneId });
+    // is_alive answers an unknown pane `{alive: false}` with nothing else; an exited one says how it ended.
+    if (!alive.alive && alive.exit_code === undefined) throw new SwitchboardError('PANE_NOT_FOUND', `no pane ${paneId}`, { pane_id: paneId });
     if (!alive.alive) return 'exited';
     if (anyPane) return 'running';
     throw new SwitchboardError('NOT_AN_AGENT', `pane ${paneId} runs no agent: wait for a pattern instead`, { pane_id: paneId });
