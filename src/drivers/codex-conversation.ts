@@ -1,28 +1,46 @@
 /**
- * Codex as a multi-turn session: one `codex exec --json` process per turn, the conversation kept
- * by Codex itself. The first turn is the profile's headless command; its `thread.started` line
- * names the thread, and every later turn is `codex exec resume <thread_id> --json … <prompt>`
- * (Codex 0.169.0: resume takes the same `--json` and `--skip-git-repo-check`, each resumed process
- * says `thread.started` again with the same id, and numbers its items from item_0 again).
+ * Codex as a multi-turn session through `codex app-server` (protocol v2 over stdio, JSON lines):
+ * one process per session, one Codex thread, a `turn/start` per prompt. Found by running the
+ * pinned 0.171.0 against the scripted model (the facts the code relies on):
  *
- * Permission requests never reach Switchboard here: `codex exec` cannot ask anyone, so it runs what
- * its own sandbox and approval settings allow (the sandbox HOME's config.toml, or `-c` overrides in
- * `args`) and refuses the rest itself. Cancelling a turn ends its process tree.
+ * - With the thread's `approvalPolicy: "untrusted"` every shell command and every patch waits for
+ *   `item/commandExecution/requestApproval` or `item/fileChange/requestApproval` before it runs,
+ *   even `ls`; `decline` leaves the file system as it was. Switchboard's policy answers each one
+ *   (accept or decline, never `acceptForSession`, which would stop the questions). The value is
+ *   refused in config.toml but taken in the protocol: the driver sends it on every thread and turn
+ *   and refuses a thread whose answer does not echo it, so a Codex that stops asking fails closed.
+ *   A command or patch that ran without a question is a broken promise: the turn fails for it.
+ * - The reply streams as `item/agentMessage/delta`; `turn/completed` ends every turn (completed,
+ *   interrupted or failed); `turn/interrupt` stops one and the thread goes on.
+ * - A process that died is started again at the next prompt and resumes the thread by its id
+ *   (`thread/resume`), so the conversation survives it.
  *
- * `args` go to every turn, so they must be ones `exec resume` takes too: `-c key=value`, `-m`,
- * `--ephemeral`… but not `--sandbox`/`-s` or `--cd` (say `-c sandbox_mode=…` instead).
+ * `args` go to `codex app-server`: `-c key=value` overrides, `--enable`/`--disable` features.
  */
-import { SwitchboardError } from '../core/errors.js';
-import { asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../output/entry.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { switchboardVersion } from '../core/version.js';
+import { Emitter } from '../core/emitter.js';
+import { asRecord, asString, type NormalizedEntry } from '../output/entry.js';
 import { MsgStore } from '../output/msg-store.js';
-import { CodexExecJsonNormalizer } from '../output/normalize-codex.js';
+import { CodexAppServerNormalizer, describeError } from '../output/normalize-codex-app-server.js';
 import { SCHEMA_VERSIONS } from '../output/stream-events.js';
-import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
+import { ASK_POLICY } from '../approvals/policy/index.js';
+import { AgentProcess, describeExit, stderrSuffix } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
-import type { Conversation, ConversationOptions, ConversationDriver, TurnResult } from './conversation.js';
+import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { LineRpc, METHOD_NOT_FOUND, RpcError, type IncomingRequest } from './line-rpc.js';
+import { decidePermission, subjectForTool, type PermissionRequest } from './permission.js';
 
+/** The app server on stdio; plugins off, or it reaches for GitHub and chatgpt.com at every start. */
+const APP_SERVER_ARGS = ['app-server', '--disable', 'plugins'];
+/** The approval setting under which Codex asks before every command and patch (see above). */
+const ASK_BEFORE_EVERY_ACT = 'untrusted';
+const SANDBOX = 'workspace-write';
+const START_TIMEOUT_MS = 120_000;
+/** How long Codex has to end an interrupted turn before its process is ended. */
+const CANCEL_GRACE_MS = 15_000;
 const TERMINATE_GRACE_MS = 2_000;
 
 export class CodexConversationDriver implements ConversationDriver {
@@ -37,39 +55,60 @@ export class CodexConversationDriver implements ConversationDriver {
   }
 
   capabilities(): DriverCapabilities {
-    // permissionRequests: false, because `codex exec` decides by its own sandbox settings (above).
-    return { format: 'codex-exec-json', streaming: true, multiTurn: true, permissionRequests: false, schemaVersions: SCHEMA_VERSIONS };
+    return { format: 'codex-app-server', streaming: true, multiTurn: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
   }
 
   health(): Promise<DriverHealth> {
     return this.program.health();
   }
 
-  /** Checks the options and finds the program; no process runs until the first prompt. */
-  open(options: ConversationOptions): Promise<Conversation> {
-    if (options.signal?.aborted) return Promise.reject(new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened'));
+  /** Starts `codex app-server` and opens a thread in `cwd`; resolves once it takes prompts. */
+  async open(options: ConversationOptions): Promise<Conversation> {
+    if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
+    const session = new CodexSession(this.program.launch(options), options);
     try {
-      return Promise.resolve(new CodexSession(this.program.launch(options), this.program.profile.data.headless_args ?? [], options));
+      await session.connect();
     } catch (err) {
-      return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+      await session.close();
+      throw err;
     }
+    return session;
   }
 }
+
+/** One app-server process and the RPC over its stdio. */
+interface Connection {
+  process: AgentProcess;
+  rpc: LineRpc;
+}
+
+/** How a turn ended, as Codex said it (or its process did). */
+/** The turn under way: Codex's id for it, the items Codex asked about, and a broken promise if one was seen. */
+interface OpenTurn {
+  turn: Turn;
+  codexTurnId: string | undefined;
+  asked: Set<string>;
+  broken: string | undefined;
+  ended: (ending: TurnEnding) => void;
+}
+
+type TurnEnding = { kind: 'completed'; status: string; error: unknown } | { kind: 'exited' } | { kind: 'refused'; error: unknown };
 
 class CodexSession implements Conversation {
   readonly id = newSessionId();
   readonly entries: MsgStore<NormalizedEntry>;
+  private readonly pieceEmitter = new Emitter<ReplyPiece>();
+  readonly pieces = this.pieceEmitter.event;
+  private readonly normalizer = new CodexAppServerNormalizer();
   private threadId: string | null = null;
-  private readonly own = new EntryFactory('codex-session');
-  private turns = 0;
-  private current: { turn: Turn; process: AgentProcess } | undefined;
-  private lastProcess: AgentProcess | undefined;
+  private connection: Connection | undefined;
+  private connecting: Promise<Connection> | undefined;
+  private turn: OpenTurn | undefined;
   private closing: Promise<void> | undefined;
   private readonly onAbort = (): void => void this.close();
 
   constructor(
-    private readonly launchSpec: SessionLaunch,
-    private readonly headlessArgs: readonly string[],
+    private readonly launch: SessionLaunch,
     private readonly options: ConversationOptions,
   ) {
     this.entries = new MsgStore<NormalizedEntry>(options.store);
@@ -83,40 +122,59 @@ class CodexSession implements Conversation {
   async prompt(text: string, options: { signal?: AbortSignal } = {}): Promise<TurnResult> {
     if (text.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     if (this.closing) throw new SwitchboardError('INVALID_REQUEST', 'the session is closed', { session: this.id });
-    if (this.current) throw new SwitchboardError('INVALID_REQUEST', 'a turn is under way: one prompt at a time', { session: this.id });
+    if (this.turn) throw new SwitchboardError('INVALID_REQUEST', 'a turn is under way: one prompt at a time', { session: this.id });
     if (options.signal?.aborted) return cancelledBeforeStart();
-    const number = ++this.turns;
     const turn = new Turn();
-    // A normalizer per turn: each process numbers its items from item_0 again, and the normalizer
-    // pairs commands with their results by those numbers.
-    const normalizer: Normalizer = new CodexExecJsonNormalizer();
-    let ending: 'turn.completed' | 'turn.failed' | undefined;
-    const onLine = (line: string): void => {
-      const obj = parseObjectLine(line);
-      if (obj?.type === 'thread.started') this.threadId = asString(obj.thread_id) ?? this.threadId;
-      if (obj?.type === 'turn.completed' || obj?.type === 'turn.failed') ending = obj.type;
-      this.emit(turn, normalizer.line(line).map((e) => inTurn(e, number)));
-    };
-    this.emit(turn, [this.own.make('user_message', text)]);
-    const { binary, env, args } = this.launchSpec;
-    const proc = new AgentProcess({ binary, args: this.turnArgs(text, args), cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: false, onLine });
-    this.current = { turn, process: proc };
-    this.lastProcess = proc;
+    let ended: (ending: TurnEnding) => void = () => undefined;
+    const ending = new Promise<TurnEnding>((resolve) => {
+      ended = resolve;
+    });
+    const current: OpenTurn = { turn, codexTurnId: undefined, asked: new Set(), broken: undefined, ended };
+    this.turn = current;
     const onAbort = (): void => void this.cancelTurn();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    const exit = await proc.exited;
-    options.signal?.removeEventListener('abort', onAbort);
-    this.emit(turn, (normalizer.end?.() ?? []).map((e) => inTurn(e, number)));
-    this.current = undefined;
-    turn.finish(this.settle(turn, exit, ending, proc.stderrTail), ending ?? (turn.cancelRequested ? 'cancelled' : 'exited'));
-    return turn.done;
+    try {
+      this.emit([this.normalizer.userPrompt(text)]);
+      let connection: Connection;
+      try {
+        connection = await this.connect();
+      } catch (err) {
+        if (turn.cancelRequested) return turn.finish('cancelled', 'cancelled while codex started');
+        this.emit([this.normalizer.error(`codex could not be started again for this turn: ${errorMessage(err)}`)]);
+        return turn.finish('failed', null);
+      }
+      if (turn.cancelRequested) return turn.finish('cancelled', 'cancelled while codex started');
+      void connection.process.exited.then(() => ended({ kind: 'exited' }));
+      connection.rpc
+        .request('turn/start', { threadId: this.threadId, input: [{ type: 'text', text, text_elements: [] }], approvalPolicy: ASK_BEFORE_EVERY_ACT })
+        .then(
+          (result) => {
+            current.codexTurnId = asString(asRecord(asRecord(result)?.turn)?.id);
+            // A cancel that came while the turn was being started.
+            if (turn.cancelRequested) this.interrupt(connection, current.codexTurnId);
+          },
+          (error: unknown) => ended({ kind: 'refused', error }),
+        );
+      const how = await ending;
+      return this.endTurn(current, how, connection);
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      turn.finish('failed', null);
+      this.turn = undefined;
+    }
   }
 
   async cancelTurn(): Promise<void> {
-    const current = this.current;
+    const current = this.turn;
     if (!current) return;
-    current.turn.cancelRequested = true;
-    await current.process.terminate(TERMINATE_GRACE_MS);
+    if (current.turn.requestCancel()) {
+      const connection = this.connection;
+      if (connection && current.codexTurnId !== undefined) this.interrupt(connection, current.codexTurnId);
+      current.turn.cancelTimer = setTimeout(() => {
+        this.emit([this.normalizer.note(`codex did not end the turn within ${CANCEL_GRACE_MS / 1000} s of turn/interrupt: its process is ended`)]);
+        void this.connection?.process.terminate(TERMINATE_GRACE_MS);
+      }, CANCEL_GRACE_MS);
+    }
     await current.turn.done;
   }
 
@@ -125,51 +183,179 @@ class CodexSession implements Conversation {
     return this.closing;
   }
 
+  /** The running app server, started (and the thread opened or resumed) when there is none. */
+  connect(): Promise<Connection> {
+    if (this.connection?.process.running) return Promise.resolve(this.connection);
+    this.connecting ??= this.start().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
   private async shutDown(): Promise<void> {
     this.options.signal?.removeEventListener('abort', this.onAbort);
-    try {
-      await this.cancelTurn();
-      // The marker finds anything an earlier turn left running.
-      await this.lastProcess?.terminate(TERMINATE_GRACE_MS);
-    } catch {
-      // Ending the processes is best effort; the session is closed either way.
+    const current = this.turn;
+    current?.turn.requestCancel();
+    // The connection being opened too: it is set before its handshake.
+    const connection = this.connection;
+    if (connection) {
+      // Closing its input ends the app server; the marker finds whatever it left running.
+      connection.process.endInput();
+      await connection.process.terminate(TERMINATE_GRACE_MS);
+      connection.rpc.close();
     }
-    this.launchSpec.temp.release();
+    await this.connecting?.catch(() => undefined);
+    if (current) await current.turn.done;
+    this.launch.temp.release();
     this.entries.finish();
+    this.pieceEmitter.dispose();
   }
 
-  /**
-   * The first turn is the profile's headless command; later ones resume its thread. Flags first,
-   * then `--`, then the positionals: a prompt that starts with "-" is a prompt, not a flag.
-   */
-  private turnArgs(prompt: string, extra: readonly string[]): string[] {
-    const flags = this.headlessArgs.filter((a) => a !== '{prompt}');
-    if (!this.threadId) return [...flags, ...extra, '--', prompt];
-    // `exec <flags> -- {prompt}` becomes `exec resume <flags> -- <thread_id> <prompt>`.
-    return [...flags.flatMap((a) => (a === 'exec' ? ['exec', 'resume'] : [a])), ...extra, '--', this.threadId, prompt];
-  }
-
-  /** How the turn went, with an error entry (and the stderr tail) when the CLI did not say why it failed. */
-  private settle(turn: Turn, exit: ProcessExit, ending: string | undefined, stderr: string): TurnResult['status'] {
-    if (turn.cancelRequested) return 'cancelled';
-    const saidError = turn.entries.some((e) => e.type === 'error');
-    if (ending === 'turn.completed' && exit.code === 0 && !saidError) return 'completed';
-    if (!saidError) {
-      this.emit(turn, [this.own.make('error', `codex ${describeExit(exit)} before the turn completed${stderrSuffix(stderr)}`, { status: 'failed' })]);
+  private async start(): Promise<Connection> {
+    if (this.closing) throw new SwitchboardError('INVALID_REQUEST', 'the session is closed', { session: this.id });
+    const previous = this.connection;
+    if (previous) {
+      // Ended for good first: what it started (the native binary under the npm launcher) would hold the thread.
+      const exit = await previous.process.terminate(TERMINATE_GRACE_MS);
+      this.emit([this.normalizer.note(`codex ${describeExit(exit)}; starting it again and resuming thread ${this.threadId ?? '(none)'}`)]);
     }
-    return 'failed';
+    const rpc: LineRpc = new LineRpc((line) => child.writeLine(line), {
+      onRequest: (request) => this.answer(request),
+      onNotification: (method, params) => this.notified(method, params),
+      onGarbage: (line) => this.emit([this.normalizer.note(`codex wrote a line that is not JSON-RPC: ${line.slice(0, 200)}`)]),
+    });
+    const { binary, env, args } = this.launch;
+    const child = new AgentProcess({ binary, args: [...APP_SERVER_ARGS, ...args], cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: true, onLine: (line) => rpc.receive(line) });
+    void child.exited.then((exit) => {
+      rpc.close();
+      // Between turns nobody else would say so (a turn under way says it itself).
+      if (!this.closing && !this.turn && this.connection === connection) this.emit([this.normalizer.note(`codex ${describeExit(exit)} between turns; the next prompt starts it again and resumes thread ${this.threadId ?? '(none)'}${stderrSuffix(child.stderrTail)}`)]);
+    });
+    const connection = { process: child, rpc };
+    this.connection = connection;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new SwitchboardError('TIMEOUT', `codex app-server did not open its thread within ${START_TIMEOUT_MS / 1000} s${stderrSuffix(child.stderrTail)}`)), START_TIMEOUT_MS);
+    });
+    try {
+      await Promise.race([this.handshake(rpc), timeout]);
+      return connection;
+    } catch (err) {
+      await child.terminate(TERMINATE_GRACE_MS);
+      if (err instanceof SwitchboardError) throw err;
+      const exit = await child.exited;
+      throw new SwitchboardError('SPAWN_FAILED', `codex app-server ${describeExit(exit)} before its thread was open (${errorMessage(err)})${stderrSuffix(child.stderrTail)}`, { agent: 'codex' });
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
-  private emit(turn: Turn, entries: NormalizedEntry[]): void {
-    recordEntries(this.entries, turn, entries);
+  /** initialize, then a new thread in the session's folder or the session's thread resumed; fails closed on the approval setting. */
+  private async handshake(rpc: LineRpc): Promise<void> {
+    await rpc.request('initialize', { clientInfo: { name: 'switchboard', title: 'Switchboard', version: switchboardVersion() }, capabilities: { experimentalApi: false } });
+    rpc.notify('initialized');
+    const settings = { approvalPolicy: ASK_BEFORE_EVERY_ACT, sandbox: SANDBOX };
+    const resuming = this.threadId;
+    const result = asRecord(resuming ? await rpc.request('thread/resume', { threadId: resuming, cwd: this.options.cwd, ...settings, excludeTurns: true }) : await rpc.request('thread/start', { cwd: this.options.cwd, ...settings }));
+    const policy = result?.approvalPolicy;
+    if (policy !== ASK_BEFORE_EVERY_ACT) {
+      throw new SwitchboardError('AGENT_ERROR', `codex opened its thread with approvalPolicy ${JSON.stringify(policy)} instead of "${ASK_BEFORE_EVERY_ACT}": it would not ask before it acts, so Switchboard's policy could not decide; refusing to run it (this Codex version is not supported in structured mode)`, { agent: 'codex', approvalPolicy: policy });
+    }
+    const threadId = asString(asRecord(result?.thread)?.id);
+    if (!threadId) throw new SwitchboardError('AGENT_ERROR', 'codex opened a thread without an id', { agent: 'codex' });
+    this.threadId = threadId;
+    this.emit([this.normalizer.note(resuming ? `thread resumed: ${threadId}` : `session started: ${threadId}`)]);
   }
-}
 
-/**
- * An entry of turn `n` with ids unique in the session: every turn's normalizer counts from 1 and
- * every Codex process names its items from item_0, so both are qualified by the turn.
- */
-function inTurn(entry: NormalizedEntry, n: number): NormalizedEntry {
-  const toolCallId = entry.metadata?.toolCallId;
-  return { ...entry, id: `t${n}-${entry.id}`, ...(entry.metadata ? { metadata: { ...entry.metadata, ...(toolCallId !== undefined ? { toolCallId: `t${n}-${toolCallId}` } : {}) } } : {}) };
+  private notified(method: string, params: unknown): void {
+    const current = this.turn;
+    const p = asRecord(params);
+    if (method === 'turn/completed') {
+      const turn = asRecord(p?.turn);
+      current?.ended({ kind: 'completed', status: asString(turn?.status) ?? 'completed', error: turn?.error });
+      return;
+    }
+    if (method === 'item/completed' && current) this.checkAsked(current, asRecord(p?.item));
+    this.emit(this.normalizer.notification(method, params));
+    // After the notification's entries, so that a reader puts each piece after what came before it.
+    for (const text of this.normalizer.takePieces()) if (!this.entries.finished) this.pieceEmitter.fire({ text, afterSeq: this.entries.stats().lastSeq });
+  }
+
+  /** A command or patch carried out with no question before it: Codex is not asking, so the turn fails. */
+  private checkAsked(current: OpenTurn, item: Record<string, unknown> | undefined): void {
+    const id = asString(item?.id);
+    if (!item || !id || current.asked.has(id)) return;
+    const ran = (item.type === 'commandExecution' && (item.status === 'completed' || (item.status === 'failed' && item.exitCode !== null))) || (item.type === 'fileChange' && item.status === 'completed');
+    if (!ran) return;
+    const what = item.type === 'commandExecution' ? `the command ${JSON.stringify(asString(item.command) ?? '')}` : 'a patch';
+    current.broken ??= `codex carried out ${what} without asking Switchboard first, although its thread was opened to ask before every act`;
+    this.emit([this.normalizer.error(current.broken)]);
+  }
+
+  /** Codex's questions: approvals judged by the policy; anything else refused (nobody here answers it). */
+  private async answer(request: IncomingRequest): Promise<unknown> {
+    const params = asRecord(request.params) ?? {};
+    const itemId = asString(params.itemId);
+    if (request.method === 'item/commandExecution/requestApproval') {
+      const command = asString(params.command) ?? '';
+      const input = { command, cwd: asString(params.cwd) ?? this.options.cwd };
+      return { decision: await this.judge(itemId, [{ toolName: 'shell', subject: subjectForTool('shell', input), input, ...(itemId !== undefined ? { toolCallId: itemId } : {}) }]) };
+    }
+    if (request.method === 'item/fileChange/requestApproval') {
+      const changes = itemId !== undefined ? this.normalizer.changesOf(itemId) : [];
+      // A patch whose changes were not listed is judged as a write to nowhere in particular: the policy asks, so it is declined.
+      const requests: PermissionRequest[] = (changes.length > 0 ? changes : [{ path: undefined, kind: 'update' }]).map((c) => {
+        const input = { ...(c.path !== undefined ? { path: c.path } : {}), kind: c.kind };
+        return { toolName: 'apply_patch', subject: { tool: c.kind === 'add' ? 'file_write' : 'file_edit', toolName: 'apply_patch', ...(c.path !== undefined ? { path: c.path } : {}) }, input, ...(itemId !== undefined ? { toolCallId: itemId } : {}) };
+      });
+      return { decision: await this.judge(itemId, requests) };
+    }
+    this.emit([this.normalizer.note(`codex asked ${request.method}, which Switchboard does not answer: refused`)]);
+    throw new RpcError(METHOD_NOT_FOUND, `Switchboard does not answer ${request.method}`);
+  }
+
+  /** Every request must be allowed for the act to go ahead; a cancel on the way declines it. */
+  private async judge(itemId: string | undefined, requests: PermissionRequest[]): Promise<'accept' | 'decline'> {
+    const current = this.turn;
+    if (itemId !== undefined) current?.asked.add(itemId);
+    if (!current || current.turn.cancelRequested) return 'decline';
+    for (const request of requests) {
+      const answer = await Promise.race([decidePermission(request, { policy: this.options.policy ?? ASK_POLICY, workdir: this.options.cwd, home: this.options.sandbox?.home, onPermission: this.options.onPermission }), current.turn.cancelled]);
+      if (!answer) return 'decline';
+      current.turn.permissions.push(answer);
+      this.emit([this.normalizer.note(`${answer.decision} ${request.toolName}: ${answer.reason}`, { toolName: request.toolName, toolInput: request.input, toolCallId: itemId })]);
+      if (answer.decision !== 'allow') return 'decline';
+    }
+    return 'accept';
+  }
+
+  private interrupt(connection: Connection, codexTurnId: string | undefined): void {
+    if (codexTurnId === undefined) return;
+    connection.rpc.request('turn/interrupt', { threadId: this.threadId, turnId: codexTurnId }).catch(() => undefined);
+  }
+
+  private endTurn(current: OpenTurn, ending: TurnEnding, connection: Connection): TurnResult {
+    this.emit(this.normalizer.closeOpenItems('the turn ended before the command did'));
+    const { turn, broken: tripped } = current;
+    if (ending.kind === 'completed') {
+      if (ending.status === 'interrupted' && turn.cancelRequested) return turn.finish('cancelled', 'interrupted');
+      if (tripped) return turn.finish('failed', 'asked too late');
+      if (ending.status === 'completed') return turn.finish('completed', 'completed');
+      if (!turn.entries.some((e) => e.type === 'error')) this.emit([this.normalizer.error(ending.status === 'interrupted' ? 'codex interrupted the turn itself' : describeError(ending.error))]);
+      return turn.finish('failed', ending.status);
+    }
+    if (turn.cancelRequested) return turn.finish('cancelled', 'cancelled');
+    if (ending.kind === 'refused') {
+      this.emit([this.normalizer.error(`codex refused the turn: ${errorMessage(ending.error)}`)]);
+      return turn.finish('failed', null);
+    }
+    const exit = connection.process.running ? 'closed its connection' : 'exited';
+    this.emit([this.normalizer.error(`codex ${exit} during the turn${stderrSuffix(connection.process.stderrTail)}`)]);
+    return turn.finish('failed', null);
+  }
+
+  private emit(entries: NormalizedEntry[]): void {
+    if (this.entries.finished) return;
+    recordEntries(this.entries, this.turn?.turn, entries);
+  }
 }

@@ -1,7 +1,8 @@
 /**
  * The multi-turn session drivers with the real CLIs against the scripted model: Claude Code in one
  * stream-json process for the whole session (its permission questions answered by the approval
- * policy, then the callback), Codex in one `codex exec` per turn resumed by thread id. Each keeps
+ * policy, then the callback), Codex through one `codex app-server` (every command and patch asked
+ * first, answered by the policy; a dead app server resumed by thread id). Each keeps
  * the conversation across turns, reports a model error as a failed turn, stops a turn on request
  * and leaves no process behind when closed.
  */
@@ -25,6 +26,7 @@ const MARKER = 'SWITCHBOARD_SESSION_ID';
 const DENY_ALL: ApprovalPolicy = { rules: [], default: 'deny' };
 
 const sessions: Conversation[] = [];
+const STREAMED = 'One two three four five six seven eight nine ten.';
 const scripted = useScriptedModel({
   name: 'sessions',
   title: 'Scripted multi-turn sessions',
@@ -35,6 +37,8 @@ const scripted = useScriptedModel({
     RULES.writeFileByShell,
     RULES.failNow,
     RULES.takeYourTime,
+    { match: 'remove the file', steps: [{ tool: 'shell', command: 'rm victim.txt', text: 'I will remove it.' }, { text: 'Tool said: {{tool_result}}' }] },
+    { match: 'stream it slowly', steps: [{ text: STREAMED, chunk_chars: 8, chunk_delay_ms: 50 }] },
   ],
 });
 
@@ -267,34 +271,38 @@ describe('the Codex session driver', () => {
     const { driver } = setup('codex');
     const health = await driver.health();
     expect(health, health.problem).toMatchObject({ ok: true, version: PINNED.codex });
-    expect(driver.capabilities()).toMatchObject({ format: 'codex-exec-json', multiTurn: true, permissionRequests: false });
+    expect(driver.capabilities()).toMatchObject({ format: 'codex-app-server', multiTurn: true, permissionRequests: true });
   });
 
-  it('keeps one conversation across two turns by resuming its thread', { timeout: 180_000 }, async () => {
+  it('keeps one app server and one thread across two turns', { timeout: 180_000 }, async () => {
     const { open } = setup('codex');
     const session = await open();
-    expect(session.agentSessionId).toBeNull();
+    const threadId = session.agentSessionId;
+    expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
+    const pid = cliPid(session);
+    expect(pid).toBeDefined();
     const first = await session.prompt('remember the word pineapple please');
     expect(first.status, dump(first)).toBe('completed');
     expect(texts(first, 'assistant_message')).toContain('Noted: the word is pineapple.');
-    const threadId = session.agentSessionId;
-    expect(threadId).toMatch(/^[0-9a-f-]{36}$/);
-    // Starting with a dash: a prompt still, not a flag of `codex exec resume`.
+    // Starting with a dash: a prompt still, never a flag.
     const second = await session.prompt('-- which word did I ask you to remember?');
     expect(second.status, dump(second)).toBe('completed');
     expect(texts(second, 'assistant_message')).toContain('The word was pineapple.');
     expect(session.agentSessionId).toBe(threadId);
+    expect(cliPid(session)).toBe(pid);
     expectConversationKept();
     await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
   });
 
-  it('runs shell commands in two turns, with ids unique in the session', { timeout: 180_000 }, async () => {
+  it('asks before every command: the policy allows, the command runs; ids unique in the session', { timeout: 180_000 }, async () => {
     const { open, work } = setup('codex');
-    const session = await open();
+    const session = await open({ policy: AUTO_APPROVE_POLICY });
     const first = await session.prompt('write a file please');
     expect(first.status, dump(first)).toBe('completed');
     expectShellPaired(first, work);
-    expect(first.permissions).toEqual([]);
+    expect(first.permissions).toHaveLength(1);
+    expect(first.permissions[0]).toMatchObject({ decision: 'allow', decidedBy: 'policy', request: { toolName: 'shell', subject: { tool: 'shell' } } });
     const second = await session.prompt('write a file please, again');
     expect(second.status, dump(second)).toBe('completed');
     expectShellPaired(second, work);
@@ -303,6 +311,40 @@ describe('the Codex session driver', () => {
     const callIds = log.filter((e) => e.type === 'command_run').map((e) => e.metadata?.toolCallId);
     expect(callIds).toHaveLength(2);
     expect(new Set(callIds).size).toBe(2);
+    await session.close();
+  });
+
+  it('declines a command the policy denies before it runs: the file survives', { timeout: 180_000 }, async () => {
+    const { open, work } = setup('codex');
+    writeFileSync(path.join(work, 'victim.txt'), 'keep me\n');
+    const session = await open({ policy: { rules: [{ tool: 'shell', command: '^rm ', decision: 'deny', reason: 'no removing here' }], default: 'allow' } });
+    const result = await session.prompt('remove the file please');
+    expect(readFileSync(path.join(work, 'victim.txt'), 'utf8')).toBe('keep me\n');
+    expect(result.permissions).toHaveLength(1);
+    expect(result.permissions[0]).toMatchObject({ decision: 'deny', decidedBy: 'policy', request: { subject: { tool: 'shell', command: expect.stringContaining('rm victim.txt') as string } } });
+    const output = result.entries.find((e) => e.type === 'tool_result');
+    expect(output?.metadata).toMatchObject({ status: 'failed' });
+    // Codex goes on after a declined command: the turn itself is not a failure of the CLI's.
+    expect(result.status, dump(result)).toBe('completed');
+    await session.close();
+  });
+
+  it('streams the reply in pieces before the turn ends', { timeout: 180_000 }, async () => {
+    const { open } = setup('codex');
+    const session = await open();
+    const pieces: string[] = [];
+    let ended = false;
+    let piecesBeforeEnd = 0;
+    session.pieces?.((p) => {
+      pieces.push(p.text);
+      if (!ended) piecesBeforeEnd++;
+    });
+    const result = await session.prompt('stream it slowly please');
+    ended = true;
+    expect(result.status, dump(result)).toBe('completed');
+    expect(pieces.join('')).toBe(STREAMED);
+    expect(piecesBeforeEnd).toBeGreaterThan(1);
+    expect(texts(result, 'assistant_message')).toContain(STREAMED);
     await session.close();
   });
 
@@ -315,21 +357,41 @@ describe('the Codex session driver', () => {
     await session.close();
   });
 
-  it('cancels a slow turn, answers the next prompt and closes with no process left', { timeout: 180_000 }, async () => {
+  it('cancels a slow turn with turn/interrupt: the same app server answers the next prompt', { timeout: 180_000 }, async () => {
     const { open } = setup('codex');
     const session = await open();
+    const pid = cliPid(session);
     expect((await session.prompt('say hello please')).status).toBe('completed');
     const before = requestsFor('take your time').length;
     const slow = session.prompt('take your time please');
     await untilModelAsked('take your time', before);
     await session.cancelTurn();
     expect((await slow).status).toBe('cancelled');
-    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
     const next = await session.prompt('say hello please');
     expect(next.status, dump(next)).toBe('completed');
+    expect(cliPid(session)).toBe(pid);
     await session.close();
     expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
     expect(session.entries.finished).toBe(true);
+  });
+
+  it('resumes its thread in a new app server when the old one died between turns', { timeout: 180_000 }, async () => {
+    const { open } = setup('codex');
+    const session = await open();
+    const first = await session.prompt('remember the word pineapple please');
+    expect(first.status, dump(first)).toBe('completed');
+    const threadId = session.agentSessionId;
+    const pid = cliPid(session);
+    expect(pid).toBeDefined();
+    process.kill(pid as number, 'SIGKILL');
+    await until(() => session.entries.history().some((m) => m.msg.content.includes('between turns')), 'the session to see its app server gone');
+    const second = await session.prompt('which word did I ask you to remember?');
+    expect(second.status, dump(second)).toBe('completed');
+    expect(texts(second, 'assistant_message')).toContain('The word was pineapple.');
+    expect(session.agentSessionId).toBe(threadId);
+    expectConversationKept();
+    await session.close();
+    expect(findProcessesByEnv(MARKER, session.id)).toEqual([]);
   });
 });
 
