@@ -25,7 +25,7 @@ import { MsgStore } from '../output/msg-store.js';
 import { CodexAppServerNormalizer, describeError } from '../output/normalize-codex-app-server.js';
 import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { ASK_POLICY } from '../approvals/policy/index.js';
-import { AgentProcess, describeExit, stderrSuffix } from './agent-process.js';
+import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
@@ -92,7 +92,7 @@ interface OpenTurn {
   ended: (ending: TurnEnding) => void;
 }
 
-type TurnEnding = { kind: 'completed'; status: string; error: unknown } | { kind: 'exited' } | { kind: 'refused'; error: unknown };
+type TurnEnding = { kind: 'completed'; status: string; error: unknown } | { kind: 'exited'; exit: ProcessExit } | { kind: 'refused'; error: unknown };
 
 class CodexSession implements Conversation {
   readonly id = newSessionId();
@@ -144,7 +144,7 @@ class CodexSession implements Conversation {
         return turn.finish('failed', null);
       }
       if (turn.cancelRequested) return turn.finish('cancelled', 'cancelled while codex started');
-      void connection.process.exited.then(() => ended({ kind: 'exited' }));
+      void connection.process.exited.then((exit) => ended({ kind: 'exited', exit }));
       connection.rpc
         .request('turn/start', { threadId: this.threadId, input: [{ type: 'text', text, text_elements: [] }], approvalPolicy: ASK_BEFORE_EVERY_ACT })
         .then(
@@ -349,8 +349,7 @@ class CodexSession implements Conversation {
       this.emit([this.normalizer.error(`codex refused the turn: ${errorMessage(ending.error)}`)]);
       return turn.finish('failed', null);
     }
-    const exit = connection.process.running ? 'closed its connection' : 'exited';
-    this.emit([this.normalizer.error(`codex ${exit} during the turn${stderrSuffix(connection.process.stderrTail)}`)]);
+    this.emit([this.normalizer.error(`codex ${describeExit(ending.exit)} during the turn${stderrSuffix(connection.process.stderrTail)}`)]);
     return turn.finish('failed', null);
   }
 

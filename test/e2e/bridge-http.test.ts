@@ -8,7 +8,7 @@
  * limits, a folder outside the sandbox, and the official `openai` client on the chat proxy.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
@@ -28,6 +28,9 @@ const CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 const TOKEN = 'bridge-e2e-token';
 /** A folder outside every sandbox, known before the scenario is written. */
 const OUTSIDE = mkdtempSync(path.join(tmpdir(), 'sb-bridge-outside-'));
+const STREAMED = 'One two three four five six seven eight nine ten.';
+/** The README's example: a deny rule for `rm`, on top of the built-in auto-approve rules. */
+const README_DENY = { approvals: { rules: [{ tool: 'shell' as const, command: '^rm ', decision: 'deny' as const }] } };
 
 const scripted = useScriptedModel({
   name: 'bridge',
@@ -44,6 +47,8 @@ const scripted = useScriptedModel({
         { text: 'Wrote tool_out.txt and note.txt.' },
       ],
     },
+    { match: 'remove the file', steps: [{ tool: 'shell', command: 'rm victim.txt', text: 'I will remove it.' }, { text: 'Tool said: {{tool_result}}' }] },
+    { match: 'stream it slowly', steps: [{ text: STREAMED, chunk_chars: 8, chunk_delay_ms: 150 }] },
     { match: 'write outside', steps: [{ tool: 'write', path: path.join(OUTSIDE, 'escaped.txt'), content: 'should never be written\n' }, { text: 'Tried to write outside.' }] },
   ],
 });
@@ -131,7 +136,33 @@ const processesOf = (runId: string): number[] => findProcessesByEnv('SWITCHBOARD
 
 describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
   let bridge: Bridge | undefined;
-  const get = async (): Promise<Bridge> => (bridge ??= await startBridge([cli], { limits: { concurrency: 4 } }));
+  const get = async (): Promise<Bridge> => (bridge ??= await startBridge([cli], { limits: { concurrency: 4 }, ...README_DENY }));
+
+  it('stops rm before it runs with the README deny rule: the file survives and the run fails (policy)', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const victim = path.join(b.work, 'victim.txt');
+    writeFileSync(victim, 'keep me\n');
+    const run = await submit(b, { backend: cli, prompt: 'remove the file please' });
+    const events = parsed((await b.api.stream(run.stream_url)).frames);
+    expect(readFileSync(victim, 'utf8')).toBe('keep me\n');
+    expect(await runOf(b, run.id), explain(events)).toMatchObject({ status: 'failed', reason: 'policy' });
+    const denied = events.find((e) => e.type === 'decision' && (e.data as { decision?: string }).decision === 'deny');
+    // Asked before the act: governance's own decision, not a CLI's report of something done.
+    expect(denied?.data, explain(events)).toMatchObject({ by: 'governance', subject: { tool: 'shell', command: expect.stringContaining('rm victim.txt') as string } });
+  });
+
+  it('streams the reply as the model writes it, in several token events', { timeout: 240_000 }, async () => {
+    const b = await get();
+    const run = await submit(b, { backend: cli, prompt: 'stream it slowly please', schema_version: 'v2' });
+    const events = parsed((await b.api.stream(run.stream_url)).frames);
+    expect(await runOf(b, run.id), explain(events)).toMatchObject({ status: 'completed' });
+    const tokens = events.filter((e) => e.type === 'token').map((e) => (e.compat as { text: string }).text);
+    expect(tokens.join('').trim(), explain(events)).toBe(STREAMED);
+    // Seven pieces 150 ms apart, coalesced at most every 50 ms: more than one event, as they came.
+    expect(tokens.length, explain(events)).toBeGreaterThanOrEqual(3);
+    const ts = events.map((e) => e.ts as number);
+    expect([...ts].sort((x, y) => x - y)).toEqual(ts);
+  });
 
   it('streams token, tool_call, tool_result, patch and done in v2; a cut stream resumes with no gap; the replay is the same', { timeout: 240_000 }, async () => {
     const b = await get();
@@ -205,12 +236,12 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect(denied?.data).toMatchObject({ rule: expect.stringMatching(/^sandbox\./) as string });
     // Gemini CLI refuses a path outside its workspace before it asks: the decision is the CLI's,
     // recorded when its refusal comes back. The others ask (OpenCode first for the folder outside
-    // its project), or carry it out (Codex), and governance names the path.
+    // its project), and governance names the path.
     if (cli === 'gemini') expect(denied?.data).toMatchObject({ by: 'cli' });
     else expect(JSON.stringify(denied?.data)).toContain(OUTSIDE);
-    if (cli === 'codex') expect(await runOf(b, run.id)).toMatchObject({ status: 'failed', reason: 'policy' });
-    // Codex decides its own calls by its own sandbox; governance stops the run when it sees one it denies.
-    if (cli !== 'codex') expect(existsSync(path.join(OUTSIDE, 'escaped.txt'))).toBe(false);
+    // Asked before the act (Codex too, through its app server): nothing is written, and the run ends as the policy says.
+    if (cli !== 'gemini') expect(await runOf(b, run.id)).toMatchObject({ status: 'failed', reason: 'policy' });
+    expect(existsSync(path.join(OUTSIDE, 'escaped.txt'))).toBe(false);
   });
 });
 
