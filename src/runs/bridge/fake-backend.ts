@@ -19,6 +19,8 @@ export interface FakeBackendOptions {
   mode?: RunMode;
   /** A pause before each entry, in ms (default 0: the next turn of the event loop). */
   stepMs?: number;
+  /** Whether it says it asks before it acts (default true), for the refusal of a backend that cannot. */
+  permissionRequests?: boolean;
 }
 
 export class FakeBackend extends StreamingBackend {
@@ -37,7 +39,7 @@ export class FakeBackend extends StreamingBackend {
   }
 
   capabilities(): BackendCapabilities {
-    return { backend: this.name, mode: this.mode, format: 'fake', streaming: true, followUps: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
+    return { backend: this.name, mode: this.mode, format: 'fake', streaming: true, followUps: true, permissionRequests: this.options.permissionRequests ?? true, schemaVersions: SCHEMA_VERSIONS };
   }
 
   health(): Promise<BackendHealth> {

@@ -267,4 +267,16 @@ describe('the run service', () => {
     const { service } = await setup();
     expect(await service.backends()).toEqual([{ name: 'fake', modes: ['stdio'], default_mode: 'stdio', capabilities: [expect.objectContaining({ backend: 'fake', followUps: true })], health: expect.objectContaining({ ok: true, version: '1.0.0' }) }]);
   });
+
+  it('refuses a run on a backend that cannot ask before it acts: its policy could only be judged afterwards', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'sb-runs-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const ledger = new RunLedger({ store: new SqliteLedgerStore(':memory:') });
+    cleanups.push(() => ledger.close());
+    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] } }), backends: [new FakeBackend({ name: 'blind', permissionRequests: false })], scope: root });
+    cleanups.push(() => service.dispose());
+    const refused = await refusal(service.submit({ backend: 'blind', prompt: 'hello', cwd: root }));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN', details: { backend: 'blind', rule: 'capabilities.permission_requests' } });
+    expect(await service.list({})).toMatchObject({ runs: [] });
+  });
 });

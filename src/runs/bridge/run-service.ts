@@ -229,6 +229,9 @@ export class RunService {
     if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
     if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
+    // Every policy has rules (the sandbox, the blocklist) that must be applied before the act; a
+    // driver that cannot ask could only be judged afterwards, which is no policy at all.
+    if (!driver.capabilities().permissionRequests) throw new SwitchboardError('FORBIDDEN', `${request.backend} in ${mode} mode cannot ask before it acts, so governance cannot enforce its policy; refused (use a mode that asks)`, { backend: request.backend, mode, rule: 'capabilities.permission_requests' });
 
     const caller = request.caller ?? OWNER_CALLER;
     if (!this.admission.hasRoom(request.backend)) this.checkQueueCaps(caller, request.prompt);
