@@ -16,6 +16,7 @@ import { DialogResponder, dialogResponderOf } from './dialog-responder.js';
 import type { ProfileData, Screens } from './schema.js';
 import { findInputBox } from './structure.js';
 import { longPromptReference } from './long-prompt.js';
+import { clearTyped, inputRegion, PASTE_PLACEHOLDER, stopTyping, type TypedPrompt } from './withdraw-prompt.js';
 
 /** How the prompt goes in, and what is in its way. */
 export interface PromptTarget {
@@ -42,8 +43,6 @@ export interface PromptSubmission {
 
 /** Prompts longer than this (or with a line break) are pasted: typed, CLIs read them as a paste and lose the Enter. */
 export const PASTE_THRESHOLD_CHARS = 200;
-/** How CLIs show a pasted text they fold away: "[Pasted text #1]", "[Pasted Content 1374 chars]", "[Pasted ~1 lines]". */
-const PASTE_PLACEHOLDER = /\[Pasted[^\]\n]{0,40}\]|Press Ctrl\+O to expand pasted|paste again to expand/i;
 /** Longest wait for a pasted prompt to show (a large paste takes the CLI a moment to take in). */
 const PASTE_ECHO_TIMEOUT_MS = 5_000;
 /**
@@ -80,47 +79,72 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
     // prompt too long for the CLI to take goes by a file it reads (input.long_prompt).
     const normalized = longPromptReference(pane, text.replace(/\r\n?/g, '\n'));
     const paste = normalized.includes('\n') ? input.paste_multiline : normalized.length > PASTE_THRESHOLD_CHARS;
+    const typed: TypedPrompt = { text: paste ? normalized : normalized.replace(/\n/g, ' '), bracketed: false, withdrawn: 0 };
     const type = (): void => {
-      if (paste) pane.paste(normalized, 'auto');
-      else pane.sendText(normalized.replace(/\n/g, ' '));
+      if (paste) typed.bracketed = pane.paste(normalized, 'auto') || typed.bracketed;
+      else pane.sendText(typed.text);
     };
-    const answeredAtType = responder?.answered.length ?? 0;
-    type();
-    if (!input.separate_enter) {
-      pane.sendKeys(['Enter']);
-      return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
-    }
-    const shown = textShown(normalized);
-    const echoTimeout = paste ? Math.max(input.echo_timeout_ms, PASTE_ECHO_TIMEOUT_MS) : input.echo_timeout_ms;
-    const echo = async (): Promise<boolean> => {
-      const seen = echoTimeout > 0 ? await untilScreen(pane, (lines) => shown(inputRegion(lines)), echoTimeout, signal) : false;
-      if (input.enter_delay_ms > 0) await sleep(input.enter_delay_ms);
-      return seen;
-    };
-    await echo();
-    // A dialog that opened while the text went in would take the Enter: have it answered first,
-    // and type the text again if the dialog swallowed it. Whether it did shows only once the
-    // prompt is back and holds still: Codex 0.171 puts the draft back a frame after its model
-    // nudge closes, and typing into the blank frame between doubled the prompt.
-    if (responder) {
-      await dialogsOutOfTheWay(pane, responder, signal);
-      const dialogCame = responder.answered.length > answeredAtType;
-      if (dialogCame && screens) await idleHeld(pane, screens, signal);
-      if (dialogCame && !shown(inputRegion(pane.screenLines()))) {
-        type();
-        await echo();
+    // From the first key on, a cancel stops the typing at once (what the terminal has not taken
+    // is dropped, in the abort itself), and what the CLI read of it is erased before this returns:
+    // left in the box, it would be sent with the next prompt as one.
+    const stop = (): void => stopTyping(pane, typed);
+    signal?.addEventListener('abort', stop, { once: true });
+    try {
+      return await typeAndSubmit(pane, target, responder, type, normalized, paste, signal);
+    } catch (err) {
+      if (signal?.aborted) {
+        const working = screens ? (lines: readonly string[]): boolean => workingOn(screens, responder, lines) : undefined;
+        // Erasing is best effort: the abort is what the caller hears of.
+        await clearTyped(pane, typed, { ...(input.clear_keys ? { keys: input.clear_keys } : {}), ...(working ? { working } : {}) }).catch(() => false);
       }
+      throw err;
+    } finally {
+      signal?.removeEventListener('abort', stop);
     }
-    signal?.throwIfAborted();
-    if (!pane.alive) return { confirmedBy: 'exited', enters: 0, pasted: paste };
-    if (!screens) {
-      pane.sendKeys(['Enter']);
-      return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
-    }
-    return await submit(pane, screens, responder, shown, paste, signal);
   } finally {
     if (!own) responder?.dispose();
   }
+}
+
+/** Types the prompt (`type`), waits for it to show, and submits it; the steps after a dialog is out of the way. */
+async function typeAndSubmit(pane: Pane, target: PromptTarget, responder: DialogResponder | undefined, type: () => void, normalized: string, paste: boolean, signal?: AbortSignal): Promise<PromptSubmission> {
+  const { input, screens } = target;
+  const answeredAtType = responder?.answered.length ?? 0;
+  type();
+  if (!input.separate_enter) {
+    pane.sendKeys(['Enter']);
+    return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
+  }
+  const shown = textShown(normalized);
+  const echoTimeout = paste ? Math.max(input.echo_timeout_ms, PASTE_ECHO_TIMEOUT_MS) : input.echo_timeout_ms;
+  const echo = async (): Promise<boolean> => {
+    const seen = echoTimeout > 0 ? await untilScreen(pane, (lines) => shown(inputRegion(lines)), echoTimeout, signal) : false;
+    signal?.throwIfAborted();
+    if (input.enter_delay_ms > 0) await sleep(input.enter_delay_ms);
+    signal?.throwIfAborted();
+    return seen;
+  };
+  await echo();
+  // A dialog that opened while the text went in would take the Enter: have it answered first,
+  // and type the text again if the dialog swallowed it. Whether it did shows only once the
+  // prompt is back and holds still: Codex 0.171 puts the draft back a frame after its model
+  // nudge closes, and typing into the blank frame between doubled the prompt.
+  if (responder) {
+    await dialogsOutOfTheWay(pane, responder, signal);
+    const dialogCame = responder.answered.length > answeredAtType;
+    if (dialogCame && screens) await idleHeld(pane, screens, signal);
+    if (dialogCame && !shown(inputRegion(pane.screenLines()))) {
+      type();
+      await echo();
+    }
+  }
+  signal?.throwIfAborted();
+  if (!pane.alive) return { confirmedBy: 'exited', enters: 0, pasted: paste };
+  if (!screens) {
+    pane.sendKeys(['Enter']);
+    return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
+  }
+  return await submit(pane, screens, responder, shown, paste, signal);
 }
 
 /**
@@ -129,10 +153,7 @@ export async function sendPrompt(pane: Pane, target: PromptTarget, text: string,
  * second Enter could submit twice, so the prompt is left unconfirmed instead.
  */
 async function submit(pane: Pane, screens: Screens, responder: DialogResponder | undefined, shown: (lines: readonly string[]) => boolean, pasted: boolean, signal?: AbortSignal): Promise<PromptSubmission> {
-  const working = (lines: readonly string[]): boolean => {
-    const kind = detectScreen(screens, { lines }).kind;
-    return kind === 'busy' || kind === 'approval' || (kind === 'dialog' && responder?.clear !== false);
-  };
+  const working = (lines: readonly string[]): boolean => workingOn(screens, responder, lines);
   /**
    * Gives work a moment to show. With `watchBox`, the text coming back into the box ends the wait
    * as 'handed back': a CLI may empty its box on Enter and hand the text back untaken (OpenCode,
@@ -178,6 +199,12 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
   throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${MAX_ENTERS} presses of Enter`, { pane_id: pane.id });
 }
 
+/** Whether the screen shows the CLI took a prompt: at work, asking for approval, or in a dialog its turn opened. */
+function workingOn(screens: Screens, responder: DialogResponder | undefined, lines: readonly string[]): boolean {
+  const kind = detectScreen(screens, { lines }).kind;
+  return kind === 'busy' || kind === 'approval' || (kind === 'dialog' && responder?.clear !== false);
+}
+
 /** Waits until no known dialog is on screen; throws TIMEOUT when one stays after every answer. */
 async function dialogsOutOfTheWay(pane: Pane, responder: DialogResponder | undefined, signal?: AbortSignal): Promise<void> {
   if (!responder) return;
@@ -197,15 +224,6 @@ async function idleHeld(pane: Pane, screens: Screens, signal?: AbortSignal): Pro
     if (!(await untilScreen(pane, idle, deadline - performance.now(), signal))) return;
     if (!(await untilScreen(pane, (lines) => !idle(lines), IDLE_HOLD_MS, signal))) return;
   }
-}
-
-/**
- * The rows where typed text shows: from the input box down (the history above holds earlier
- * prompts), or the whole screen when no input box can be found.
- */
-function inputRegion(lines: readonly string[]): readonly string[] {
-  const box = findInputBox(lines);
-  return box ? lines.slice(box.row) : lines;
 }
 
 /**

@@ -266,6 +266,13 @@ export const profileSchema = z.strictObject({
       /** Paste multi-line prompts (bracketed) instead of typing them. */
       paste_multiline: z.boolean().default(true),
       /**
+       * Keys that erase one line of the input box with the cursor at its end, pressed once per
+       * line to take back a prompt typed but not sent (a cancelled ask). Default: Ctrl+E, Ctrl+U,
+       * Backspace, which do it in every built-in CLI (withdraw-prompt.ts); keys that act on an
+       * empty box (Ctrl+C quits some CLIs) do not belong here.
+       */
+      clear_keys: z.array(z.string().min(1)).min(1).optional(),
+      /**
        * For a CLI that chokes on a long prompt typed or pasted (Gemini CLI 0.61.0 takes a 200 KB
        * paste and never sends it): prompts longer than `above_chars` are written to a file in a
        * folder of Switchboard's, given to the CLI at launch by `launch_args` ({dir}), and the CLI

@@ -181,6 +181,39 @@ describe('the ask engine', () => {
     expect(engine.list().map((a) => a.status).sort()).toEqual(['cancelled', 'done']);
   });
 
+  it('cancelled while typed: the next ask waits until the cancelled question is taken back', async () => {
+    const codex = new FakeAgent('p1', 'codex');
+    const engine = engineOver(codex);
+    const events: string[] = [];
+    let withdrawn: (() => void) | undefined;
+    const typing = codex.prompt.bind(codex);
+    codex.prompt = (text: string, signal?: AbortSignal) => {
+      events.push(`typing ${text.split('\n')[0] ?? ''}`);
+      if (text.startsWith('second')) return typing(text);
+      // The first question is still going in when the cancel comes: taking it back takes a while.
+      return new Promise<void>((_, reject) => {
+        signal?.addEventListener('abort', () => {
+          withdrawn = () => {
+            events.push('first taken back');
+            reject(new Error('aborted'));
+          };
+        });
+      });
+    };
+    const first = engine.ask({ target: 'codex', question: 'first question' });
+    await until(() => events.length === 1, 'the first question being typed');
+    expect(engine.get(first.id).status).toBe('typing');
+    const second = engine.ask({ target: 'codex', question: 'second question' });
+    expect(engine.cancel(first.id).status).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 30));
+    // Nothing typed over the question being taken back.
+    expect(events).toEqual(['typing first question']);
+    withdrawn?.();
+    expect(await engine.wait(second.id)).toMatchObject({ status: 'done', reply: 'answer to second question' });
+    expect(events).toEqual(['typing first question', 'first taken back', 'typing second question']);
+    expect(engine.get(first.id).status).toBe('cancelled');
+  });
+
   it('reads the screen when the target writes no transcript', async () => {
     const aider = new FakeAgent('p1', 'aider', '/work', 'aider', 20, false);
     const engine = engineOver(aider);

@@ -5,8 +5,10 @@
  * bound to the request id and ended by the CLI's own end of turn, with the screen as the fallback.
  * The caller waits for the outcome or takes the ask's id and comes back (wait, get, cancel); an
  * async ask's outcome is delivered into the asker's pane once it is idle (delivery.ts). Every
- * change is recorded. A timeout or a cancel never touches the target: its turn goes on, and the
- * next ask is typed once it is idle again.
+ * change is recorded. A timeout or a cancel never touches the target's turn: it goes on, and the
+ * next ask is typed once it is idle again; one that comes while the question is being typed stops
+ * the typing and takes the question back out of the input box (the target's prompt does, on the
+ * abort), and the next ask waits for that.
  */
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage, isSwitchboardError, SwitchboardError, type ErrorCode } from '../core/errors.js';
@@ -345,8 +347,11 @@ export class AskEngine implements Disposable {
     this.jobs.delete(job.record.id);
     const line = job.line;
     line.jobs = line.jobs.filter((j) => j !== job);
-    // A final ask frees its target's line (a timed-out turn still runs: the next ask waits for idle).
-    if (line.active === job) line.active = undefined;
+    // A final ask frees its target's line (a timed-out turn still runs: the next ask waits for idle),
+    // save one ended while its question was typed: the line stays held until the typing has
+    // stopped and what went in is taken back out of the input box (run() frees it then), or the
+    // next question would be typed onto it and both sent as one.
+    if (line.active === job && before !== 'typing') line.active = undefined;
     queueMicrotask(() => this.pump(line));
     for (const w of job.waiters.splice(0)) w();
     if (job.deliver) this.deliver(job);

@@ -28,6 +28,8 @@ export interface AskTarget {
   /**
    * Types `text` the way the CLI takes a prompt and resolves once the CLI showed it took it
    * (the agents layer's sendPrompt); rejects with NOT_DELIVERED or TIMEOUT when it could not.
+   * Aborted before the CLI took it, it stops typing at once and settles only once what it typed
+   * is out of the input box again.
    */
   prompt(text: string, signal: AbortSignal): Promise<void>;
   /** Where the CLI writes its transcript, when it writes one Switchboard reads. */

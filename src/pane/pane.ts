@@ -8,7 +8,7 @@ import { killMarkedNow, killProcessGroupNow, setCloseOnExec, signalProcessTree, 
 import { Screen, type CapturedRow, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
-import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, ptyDeviceName, releaseMaster } from './pty-internals.js';
+import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, ptyDeviceName, releaseMaster, withdrawQueuedInput } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -247,6 +247,20 @@ export class Pane implements Schedulable {
   /** Bytes received but not yet parsed. */
   get pendingOutputBytes(): number {
     return this.pendingBytes;
+  }
+
+  /** Bytes written to the program that the terminal has not taken yet (a program slow to read its input). */
+  get pendingInputBytes(): number {
+    return pendingInputBytes(this.pty);
+  }
+
+  /**
+   * Stops input the terminal has not taken yet from going in (typing that is withdrawn): it is
+   * dropped, save the rest of a character already half written. Input the terminal took stays:
+   * the program reads it. Returns the bytes dropped.
+   */
+  withdrawUnsentInput(): number {
+    return withdrawQueuedInput(this.pty);
   }
 
   /**

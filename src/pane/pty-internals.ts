@@ -70,6 +70,29 @@ export function pendingInputBytes(pty: IPty | undefined): number {
   return total;
 }
 
+/**
+ * Takes back the input node-pty still holds for the program (typing that is withdrawn): of the
+ * write under way only the character it is in the middle of is finished, so no half of a UTF-8
+ * character is left for the program to read; the writes after it are dropped. The head task stays
+ * in the queue, shortened in place: node-pty may have a write of it in flight, whose callback
+ * shifts the queue. Returns the bytes taken back.
+ */
+export function withdrawQueuedInput(pty: IPty | undefined): number {
+  const queue = writeStreamOf(pty)?._writeQueue;
+  if (!Array.isArray(queue) || queue.length === 0) return 0;
+  let dropped = 0;
+  for (const task of queue.splice(1)) dropped += task.buffer.length - task.offset;
+  const head = queue[0];
+  if (head) {
+    let end = head.offset;
+    // UTF-8 continuation bytes (10xxxxxx) belong to the character already begun.
+    while (end < head.buffer.length && ((head.buffer[end] ?? 0) & 0xc0) === 0x80) end++;
+    dropped += head.buffer.length - end;
+    head.buffer = head.buffer.subarray(0, end);
+  }
+  return dropped;
+}
+
 /** Forgets queued input and stops node-pty's retries (the program has exited). */
 export function discardPendingInput(pty: IPty | undefined): void {
   const stream = writeStreamOf(pty);
