@@ -12,6 +12,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import OpenAI from 'openai';
+import { EventSource, type FetchLike } from 'eventsource';
 import { RunLedger } from '../../src/runs/ledger/run-ledger.js';
 import { SqliteLedgerStore } from '../../src/runs/ledger/sqlite-store.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../../src/runs/governance/policy-file.js';
@@ -48,7 +49,7 @@ const scripted = useScriptedModel({
       ],
     },
     { match: 'remove the file', steps: [{ tool: 'shell', command: 'rm victim.txt', text: 'I will remove it.' }, { text: 'Tool said: {{tool_result}}' }] },
-    { match: 'stream it slowly', steps: [{ text: STREAMED, chunk_chars: 8, chunk_delay_ms: 150 }] },
+    { match: 'stream it slowly', steps: [{ text: STREAMED, chunk_chars: 8, chunk_delay_ms: 500 }] },
     { match: 'write outside', steps: [{ tool: 'write', path: path.join(OUTSIDE, 'escaped.txt'), content: 'should never be written\n' }, { text: 'Tried to write outside.' }] },
   ],
 });
@@ -158,8 +159,9 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect(await runOf(b, run.id), explain(events)).toMatchObject({ status: 'completed' });
     const tokens = events.filter((e) => e.type === 'token').map((e) => (e.compat as { text: string }).text);
     expect(tokens.join('').trim(), explain(events)).toBe(STREAMED);
-    // Seven pieces 150 ms apart, coalesced at most every 50 ms: more than one event, as they came.
-    expect(tokens.length, explain(events)).toBeGreaterThanOrEqual(3);
+    // Seven pieces 500 ms apart, coalesced at most every 50 ms: more than one event, as they came
+    // (not one per piece: a loaded machine makes OpenCode pass on several pieces at once).
+    expect(tokens.length, explain(events)).toBeGreaterThanOrEqual(2);
     const ts = events.map((e) => e.ts as number);
     expect([...ts].sort((x, y) => x - y)).toEqual(ts);
   });
@@ -280,6 +282,48 @@ describe('the bridge over HTTP, governance with a real CLI', () => {
     expect(refused).toMatchObject({ status: 403, body: { error: { code: 'FORBIDDEN', details: { rule: 'sandbox.roots' } } } });
   });
 
+  it('the openai client with its default retries starts one run per call and sees the policy stop Codex as an error', { timeout: 240_000 }, async () => {
+    const b = await startBridge(['codex'], README_DENY);
+    writeFileSync(path.join(b.work, 'victim.txt'), 'keep me\n');
+    // The package's defaults: two retries on a 5xx or a dropped connection.
+    const client = new OpenAI({ apiKey: TOKEN, baseURL: `${b.server.url}/api/v2/chat/proxy` });
+    const failure = await client.chat.completions.create({ model: 'codex', messages: [{ role: 'user', content: 'remove the file please' }] }).catch((err: unknown) => err);
+    expect(failure).toBeInstanceOf(OpenAI.APIError);
+    expect(failure).toMatchObject({ status: 403 });
+    expect(readFileSync(path.join(b.work, 'victim.txt'), 'utf8')).toBe('keep me\n');
+    const runs = (await b.service.list({})).runs;
+    expect(runs.map((r) => [r.status, r.reason])).toEqual([['failed', 'policy']]);
+  });
+
+  it('lets a standard EventSource follow a run to its end; reconnecting after done it is closed at once', { timeout: 240_000 }, async () => {
+    const b = await startBridge(['claude']);
+    const run = await submit(b, { backend: 'claude', prompt: 'say hello please' });
+    const withToken: FetchLike = (url, init) => fetch(url, { ...init, headers: { ...init.headers, Authorization: `Bearer ${TOKEN}` } });
+    const source = new EventSource(`${b.server.url}${run.stream_url}`, { fetch: withToken });
+    const ids: string[] = [];
+    let text = '';
+    let opened = 0;
+    const closed = await new Promise<{ code?: number; message?: string }>((resolve) => {
+      source.onopen = () => opened++;
+      source.addEventListener('token', (e) => {
+        ids.push(e.lastEventId);
+        text += (JSON.parse(e.data as string) as { compat?: { text?: string } }).compat?.text ?? '';
+      });
+      source.addEventListener('done', (e) => ids.push(e.lastEventId));
+      // After done the server ends the stream; EventSource reconnects with Last-Event-ID = done's
+      // id, and the 204 it gets tells it to stop (an error event, then CLOSED).
+      source.onerror = (err) => {
+        if (source.readyState === source.CLOSED) resolve(err);
+      };
+    });
+    source.close();
+    expect(closed.code).toBe(204);
+    expect(opened).toBe(1);
+    expect(text.trim()).toBe('Hello from the scripted model.');
+    expect(new Set(ids).size).toBe(ids.length);
+    expect((await runOf(b, run.id)).status).toBe('completed');
+  });
+
   it('lets the official openai client drive a coding agent through the chat proxy, whole and streaming', { timeout: 240_000 }, async () => {
     const b = await startBridge(['claude']);
     const client = new OpenAI({ apiKey: TOKEN, baseURL: `${b.server.url}/api/v2/chat/proxy`, maxRetries: 0, timeout: 120_000 });
@@ -289,6 +333,15 @@ describe('the bridge over HTTP, governance with a real CLI', () => {
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
     expect(text.trim()).toBe('Hello from the scripted model.');
+    // The reply as the CLI streams it: more than one content chunk.
+    const slow = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'stream it slowly please' }], stream: true });
+    const pieces: string[] = [];
+    for await (const chunk of slow) {
+      const content = chunk.choices[0]?.delta.content;
+      if (content) pieces.push(content);
+    }
+    expect(pieces.join('').trim()).toBe(STREAMED);
+    expect(pieces.length).toBeGreaterThanOrEqual(2);
     const health = (await b.api.call('GET', '/api/v2/agent/backends')).body as { backends: { name: string; health: { ok: boolean; version_support: string | null; model_reachable: boolean | null } }[] };
     expect(health.backends[0]).toMatchObject({ name: 'claude', health: { ok: true, model_reachable: true } });
     expect(['exact', 'nearest']).toContain(health.backends[0]?.health.version_support);
