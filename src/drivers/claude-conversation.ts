@@ -260,6 +260,10 @@ class ClaudeSession implements Conversation {
   /** One process and its handshake; resolves with the CLI's reason when it refused to resume (see launch). */
   private async launchProcess(resume: string | null): Promise<string | undefined> {
     const { binary, env, args } = this.launchSpec;
+    // The last process may still be being ended (its input lost): its marker would find this one too.
+    await this.lastProcess?.terminated;
+    // Closed meanwhile: a process started now would outlive the session.
+    if (this.isClosing()) throw new SwitchboardError('INVALID_REQUEST', 'the session was closed while it started claude', { session: this.id });
     const proc = new AgentProcess({
       binary,
       args: [...SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
