@@ -3,7 +3,13 @@
  * means, the subject a policy judges, and an approval request as the wire carries it.
  */
 
-export const TOOL_KINDS = ['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'other'] as const;
+/**
+ * `internal` is the agent's own machinery, which touches nothing outside the agent: starting a
+ * subagent (whose every act is asked on its own), its to-do list, loading a deferred tool's
+ * definition, a skill's instructions, plan mode (src/drivers/permission.ts names them). `other` is
+ * a tool the policy knows nothing about.
+ */
+export const TOOL_KINDS = ['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'internal', 'other'] as const;
 export type ToolKind = (typeof TOOL_KINDS)[number];
 
 /** What an option of an approval prompt means, when it can be told. */

@@ -55,6 +55,8 @@ export class AgentProcess {
   private stderr = '';
   private partial = '';
   private inputBroken = false;
+  /** The terminations begun so far, chained (see `terminated`). */
+  private ending: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: AgentProcessOptions) {
     const { binary, args, cwd, env, marker, input } = options;
@@ -135,13 +137,25 @@ export class AgentProcess {
   async terminate(graceMs: number): Promise<ProcessExit> {
     const pid = this.child.pid;
     if (pid !== undefined) {
-      try {
-        await terminateProcessTree(pid, { graceMs, marker: this.options.marker, rootExited: !this.running });
-      } catch {
-        // Best effort: a process that cannot be looked at or signalled is not ours to end.
-      }
+      // Best effort: a process that cannot be looked at or signalled is not ours to end.
+      const ending = terminateProcessTree(pid, { graceMs, marker: this.options.marker, rootExited: !this.running }).then(
+        () => undefined,
+        () => undefined,
+      );
+      const before = this.ending;
+      this.ending = before.then(() => ending);
+      await ending;
     }
     return this.exited;
+  }
+
+  /**
+   * Resolves once every `terminate` begun so far is over, its last look for the marker included.
+   * A session starts its next process with the same marker only after this: started sooner, the
+   * new process is found by that last look and killed with the old one's leftovers.
+   */
+  get terminated(): Promise<void> {
+    return this.ending;
   }
 
   /**

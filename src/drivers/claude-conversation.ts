@@ -1,7 +1,9 @@
 /**
  * Claude Code as a multi-turn session: one `claude -p` process for the whole session, reading
  * prompts as stream-json lines on stdin and asking its permission questions on stdout
- * (`--permission-prompt-tool stdio`), which Switchboard's approval policy answers.
+ * (`--permission-prompt-tool stdio`), which Switchboard's approval policy answers. It asks about
+ * every tool call, not only those its own rules leave open (claude-ask-all.ts); a caller's
+ * arguments that would turn that off are refused at open.
  *
  * The protocol as Claude Code 2.1.197 speaks it (tried against the real CLI):
  * - A prompt is `{"type":"user","message":{"role":"user","content":[{"type":"text","text":…}]},
@@ -28,6 +30,7 @@ import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './ag
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
+import { CLAUDE_ASK_ALL_ARGS, refuseArgsThatSilenceQuestions } from './claude-ask-all.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
@@ -37,7 +40,8 @@ import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn
  * of their own, plus stream-json input and permission questions on stdio.
  */
 // --include-partial-messages: the reply's text deltas as the model writes them (stream_event lines).
-const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio'];
+// CLAUDE_ASK_ALL_ARGS: every tool call is a permission question first (claude-ask-all.ts).
+const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio', ...CLAUDE_ASK_ALL_ARGS];
 /** Generous: a cold start on a loaded machine takes seconds. */
 const INITIALIZE_TIMEOUT_MS = 60_000;
 /** A CLI that has not ended the turn this long after an interrupt is ended itself. */
@@ -85,6 +89,7 @@ export class ClaudeConversationDriver implements ConversationDriver {
   /** Starts the CLI and resolves once it answered the handshake. */
   async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
+    refuseArgsThatSilenceQuestions(options.args ?? []);
     const session = new ClaudeSession(this.program.launch(options), options);
     await session.start();
     return session;
@@ -255,6 +260,10 @@ class ClaudeSession implements Conversation {
   /** One process and its handshake; resolves with the CLI's reason when it refused to resume (see launch). */
   private async launchProcess(resume: string | null): Promise<string | undefined> {
     const { binary, env, args } = this.launchSpec;
+    // The last process may still be being ended (its input lost): its marker would find this one too.
+    await this.lastProcess?.terminated;
+    // Closed meanwhile: a process started now would outlive the session.
+    if (this.isClosing()) throw new SwitchboardError('INVALID_REQUEST', 'the session was closed while it started claude', { session: this.id });
     const proc = new AgentProcess({
       binary,
       args: [...SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],

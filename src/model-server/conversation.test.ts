@@ -36,6 +36,19 @@ describe('readConversation: Anthropic Messages (Claude Code)', () => {
     expect(view.stepsDone).toBe(1);
   });
 
+  it('continues the turn past a tool search: the "Tool loaded." beside the loaded tools is not a prompt', () => {
+    // Claude Code 2.1.332 answering its ToolSearch: the tools as tool_reference blocks, and a text.
+    const view = readConversation('anthropic', {
+      messages: [
+        { role: 'user', content: 'look around please' },
+        { role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'ToolSearch', input: { query: 'select:WebFetch' } }] },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 't1', content: [{ type: 'tool_reference', tool_name: 'WebFetch' }] }, { type: 'text', text: 'Tool loaded.' }] },
+      ],
+    });
+    expect(view.prompt).toBe('look around please');
+    expect(view.stepsDone).toBe(1);
+  });
+
   const tools = [{ name: 'Bash', input_schema: {} }, { name: 'Write', input_schema: {} }, { name: 'Edit', input_schema: {} }, { name: 'Read', input_schema: {} }];
   const system = [{ type: 'text', text: 'You are Claude Code.\n<env>\nWorking directory: /home/dev/work-claude\nPlatform: linux\n</env>' }];
 

@@ -105,7 +105,10 @@ function anthropic(body: Json): Omit<ConversationView, 'api' | 'text' | 'cwd' | 
       // A refused tool call ends the turn; Claude Code sends the refusal together with the user's
       // next prompt in one message. Text beside the results is that new prompt.
       const typed = textOfParts(blocks.filter((b) => isObject(b) && b.type === 'text'));
-      if (typed.replace(CONTEXT_BLOCKS, '').trim() !== '') {
+      // Claude Code answers its ToolSearch with the tools found (tool_reference blocks) and a
+      // "Tool loaded." beside them: that text is its own, not the user's.
+      const loadedTools = blocks.some((b) => isObject(b) && b.type === 'tool_result' && asArray(b.content).some((c) => isObject(c) && c.type === 'tool_reference'));
+      if (!loadedTools && typed.replace(CONTEXT_BLOCKS, '').trim() !== '') {
         prompt = typed;
         stepsDone = 0;
         break;

@@ -183,6 +183,10 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
 
   it('streams the same kinds of events in v1, flat with the compat fields, and the replay is the same', { timeout: 240_000 }, async () => {
     const b = await get();
+    // The run before wrote note.txt. Claude Code asking about every call (its ask rule) refuses to
+    // write over a file its conversation has not read ("File has not been read yet"), which the
+    // scripted model never does first: each run starts without the last one's files.
+    for (const name of ['note.txt', 'tool_out.txt']) rmSync(path.join(b.work, name), { force: true });
     const run = await submit(b, { backend: cli, prompt: 'note and shell please', schema_version: 'v1' });
     const live = parsed((await b.api.stream(run.stream_url)).frames);
     const types = live.map((e) => e.type);

@@ -228,6 +228,15 @@ describe('paths and redirections under AUTO_APPROVE_POLICY', () => {
     expect(evaluatePolicy(AUTO_APPROVE_POLICY, { tool: 'other', toolName: 'x' }, CTX)).toMatchObject({ decision: 'ask', rule: null });
   });
 
+  it('the agent\u2019s own machinery is allowed, by the last rule; a rule of the user\u2019s can name such a tool', () => {
+    expect(evaluatePolicy(AUTO_APPROVE_POLICY, { tool: 'internal', toolName: 'Agent' }, CTX)).toMatchObject({ decision: 'allow', rule: 4 });
+    const noSubagents: ApprovalPolicy = { rules: [{ decision: 'deny', tool: 'internal', command: '^(Agent|Task)$' }, ...AUTO_APPROVE_POLICY.rules], default: 'ask' };
+    expect(evaluatePolicy(noSubagents, { tool: 'internal', toolName: 'Agent' }, CTX)).toMatchObject({ decision: 'deny', rule: 0 });
+    expect(evaluatePolicy(noSubagents, { tool: 'internal', toolName: 'TodoWrite' }, CTX)).toMatchObject({ decision: 'allow', rule: 5 });
+    // A path condition never matches a call that names no place.
+    expect(evaluatePolicy({ rules: [{ decision: 'allow', tool: 'internal', path: 'inside_workdir' }], default: 'ask' }, { tool: 'internal', toolName: 'Agent' }, CTX).decision).toBe('ask');
+  });
+
   it('reasons say which rule allowed', () => {
     expect(sh('ls -la')).toEqual({
       decision: 'allow',

@@ -142,6 +142,7 @@ function subjectText(subject: ApprovalSubject): string | undefined {
       return subject.toolName ?? subject.command;
     case 'network':
       return subject.url ?? subject.command;
+    case 'internal':
     case 'other':
       return subject.toolName ?? subject.command;
     default:

@@ -18,9 +18,14 @@ const rules: PolicyRule[] = [
   { decision: 'ask', tool: 'mcp', reason: 'MCP tools are always asked' },
   { decision: 'allow', tool: LOCAL, path: 'inside_workdir', reason: 'shell and file operations inside the workdir' },
   { decision: 'ask', tool: LOCAL, path: 'outside_workdir', reason: 'it reaches outside the workdir' },
+  // Last, so that the rules above keep their numbers. A subagent's own acts are asked one by one.
+  { decision: 'allow', tool: 'internal', reason: "the agent's own machinery (subagents, to-do lists, loading tools)" },
 ];
 
-/** Allows shell and file operations inside the workdir; asks for anything outside it, for network and MCP. */
+/**
+ * Allows shell and file operations inside the workdir and the agent's own machinery; asks for
+ * anything outside the workdir, for network, MCP and tools it does not know.
+ */
 export const AUTO_APPROVE_POLICY: ApprovalPolicy = frozen({ rules, default: 'ask' });
 
 /** Asks for everything. */

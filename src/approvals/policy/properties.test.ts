@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { evaluatePolicy } from './evaluate.js';
 import { AUTO_APPROVE_POLICY } from './presets.js';
 import { splitShellCommand } from './split.js';
+import { TOOL_KINDS } from '../../contract/approval.js';
 import type { ApprovalPolicy, ApprovalSubject, Decision, PolicyContext, PolicyRule, ShellDialect, ToolKind } from './types.js';
 
 const CTX: PolicyContext = { workdir: '/home/dev/work/app', home: '/home/dev', platform: 'linux' };
@@ -84,7 +85,7 @@ describe('properties', () => {
     );
   });
 
-  const TOOLS: ToolKind[] = ['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'other'];
+  const TOOLS: ToolKind[] = [...TOOL_KINDS];
   const rule: fc.Arbitrary<PolicyRule> = fc
     .record(
       {
@@ -100,7 +101,7 @@ describe('properties', () => {
   const subject: fc.Arbitrary<ApprovalSubject> = fc.oneof(
     fc.record({ tool: fc.constant<ToolKind>('shell'), command: fc.oneof(shellish, mixed(ALLOWED_POSIX, BLOCKED_POSIX, ['&&', ';', '|']), fc.constantFrom(...ALLOWED_POSIX)) }),
     fc.record({ tool: fc.constantFrom<ToolKind>('file_read', 'file_write', 'file_edit'), path: fc.constantFrom('src/a.ts', '../x', '~/.ssh/id_rsa', '/etc/hosts', '/tmp/x', '$X/y') }),
-    fc.record({ tool: fc.constantFrom<ToolKind>('mcp', 'other'), toolName: fc.constantFrom('search', 'git_x', 'fs__write') }),
+    fc.record({ tool: fc.constantFrom<ToolKind>('mcp', 'internal', 'other'), toolName: fc.constantFrom('search', 'git_x', 'fs__write') }),
     fc.record({ tool: fc.constant<ToolKind>('network'), url: fc.constantFrom('https://x.dev', 'http://localhost') }),
   );
 

@@ -23,6 +23,7 @@ describe('parsePolicy', () => {
         { decision: 'allow', tool: ['shell', 'file_read'], path: 'inside_workdir', reason: 'local work' },
         { decision: 'ask', tool: 'network' },
         { decision: 'deny', command: '^git push', path: '~/.ssh/**' },
+        { decision: 'deny', tool: 'internal', command: '^Agent$' },
       ],
     });
     expect(policy).toEqual({
@@ -31,6 +32,7 @@ describe('parsePolicy', () => {
         { decision: 'allow', tool: ['shell', 'file_read'], path: 'inside_workdir', reason: 'local work' },
         { decision: 'ask', tool: 'network' },
         { decision: 'deny', command: '^git push', path: '~/.ssh/**' },
+        { decision: 'deny', tool: 'internal', command: '^Agent$' },
       ],
     });
   });

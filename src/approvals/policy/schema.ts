@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { SwitchboardError } from '../../core/errors.js';
 import { compileSafeRegex } from '../../core/safe-regex.js';
 import { globSource } from './glob.js';
+import { TOOL_KINDS } from '../../contract/approval.js';
 import type { ApprovalPolicy, PolicyRule } from './types.js';
 
 /**
@@ -14,7 +15,7 @@ import type { ApprovalPolicy, PolicyRule } from './types.js';
  */
 
 const decisionSchema = z.enum(['allow', 'deny', 'ask']);
-const toolSchema = z.enum(['shell', 'file_edit', 'file_write', 'file_read', 'network', 'mcp', 'other']);
+const toolSchema = z.enum(TOOL_KINDS);
 
 const ruleSchema = z.strictObject({
   decision: decisionSchema,

@@ -99,6 +99,7 @@ export class Sandbox {
         return problem ?? { decision: 'allow', reason: 'every path it names is inside the sandbox', rule: 'sandbox.roots' };
       }
       case 'other':
+      case 'internal':
       case 'mcp': {
         // A tool the policy has no kind for may still name where it acts (OpenCode asks for an
         // "external directory" with the file in its input): a place outside is outside.
