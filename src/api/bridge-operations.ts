@@ -6,7 +6,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SchemaVersion } from '../contract/index.js';
-import { OWNER_CALLER, renderEvent, type BackendInfo, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/bridge/index.js';
+import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/bridge/index.js';
 import type { EventPage, RunQuery } from '../runs/ledger/ledger-store.js';
 import type { Grant } from './authorize.js';
 import type { Handler } from './handler.js';
@@ -45,6 +45,8 @@ export interface RunsPort {
   events(runId: string, afterSeq: number, limit: number): Promise<EventPage>;
   subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: { onEnd?: () => void; onError?: (err: Error) => void }): Promise<Disposable>;
   backends(): Promise<BackendInfo[]>;
+  /** The conversations kept open for follow-ups, over every backend. */
+  idleConversations(): IdleConversationsView;
   /** The backends' names, without asking each for its health. */
   backendNames(): string[];
   negotiate(proposed: string | undefined): SchemaVersion;
@@ -72,6 +74,7 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
     events: (id, after, limit) => runServiceOf(services).events(id, after, limit),
     subscribe: (id, after, listener, options) => runServiceOf(services).subscribe(id, after, listener, options),
     backends: () => runServiceOf(services).backends(),
+    idleConversations: () => runServiceOf(services).idleConversations(),
     backendNames: () => runServiceOf(services).backendNames(),
     negotiate: (proposed) => runServiceOf(services).negotiate(proposed),
   };
@@ -113,7 +116,8 @@ export const bridgeHandlers: { [M in BridgeMethod]: Handler<M> } = {
   },
 
   async run_backends(ctx) {
-    const backends = await runServiceOf(ctx).backends();
-    return { schema_versions: ['v1', 'v2'], backends: backends.map((b) => ({ ...b, capabilities: b.capabilities.map((c) => ({ ...c })), health: { ...b.health } })) };
+    const service = runServiceOf(ctx);
+    const backends = await service.backends();
+    return { schema_versions: ['v1', 'v2'], backends: backends.map((b) => ({ ...b, capabilities: b.capabilities.map((c) => ({ ...c })), health: { ...b.health } })), idle: service.idleConversations() };
   },
 };

@@ -87,6 +87,6 @@ export class PaneAskTarget implements AskTarget {
   screenReply(question: string): string | null {
     const { pane, profile, version } = this.options;
     if (!profile) return null;
-    return extractFinalMessage(profile, pane.screenLines(), question, version);
+    return extractFinalMessage(profile, pane.screenLines({ joinWrapped: true }), question, version, pane.cols);
   }
 }

@@ -39,6 +39,7 @@ const RUN_HELP = [
   'inside the sandbox of the governance policy (~/.switchboard/policy.yaml). Ctrl-C cancels the run.',
   '',
   'options: --cwd D, --mode auto|stdio|pty, --parent RUN (a follow-up in the same conversation),',
+  '  --no-keep-alive (end the CLI with the run: no follow-up; by default it stays open for one, see limits.idle_conversations),',
   '  --detach (print the run id and return), --json (events as JSON lines, the run last), --quiet',
   '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s)',
   '',

@@ -76,6 +76,7 @@ const RUN_OPTIONS = {
   cwd: { type: 'string' },
   mode: { type: 'string' },
   parent: { type: 'string' },
+  'no-keep-alive': { type: 'boolean' },
   detach: { type: 'boolean' },
   follow: { type: 'boolean' },
   json: { type: 'boolean' },
@@ -98,7 +99,7 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   const limits = wall !== undefined || silent !== undefined ? { ...(wall !== undefined ? { wall_clock_ms: wall * 1000 } : {}), ...(silent !== undefined ? { no_output_ms: silent * 1000 } : {}) } : undefined;
   const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
   return withClient(ctx, async (client) => {
-    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, limits });
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits });
     if (values.detach) {
       out(ctx, values.json ? JSON.stringify({ run }) : run.id);
       return 0;
@@ -237,7 +238,11 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
     if (first === 'backends') {
       const result = await client.runBackends();
       if (json) out(ctx, JSON.stringify(result));
-      else out(ctx, table(['BACKEND', 'MODES', 'OK', 'VERSION', 'PROBLEM'], result.backends.map((b) => [b.name, b.modes.join(','), b.health.ok === true ? 'yes' : 'no', typeof b.health.version === 'string' ? b.health.version : '-', typeof b.health.problem === 'string' ? b.health.problem : ''])));
+      else {
+        out(ctx, table(['BACKEND', 'MODES', 'OK', 'VERSION', 'IDLE', 'PROBLEM'], result.backends.map((b) => [b.name, b.modes.join(','), b.health.ok === true ? 'yes' : 'no', typeof b.health.version === 'string' ? b.health.version : '-', `${b.idle.conversations}`, typeof b.health.problem === 'string' ? b.health.problem : ''])));
+        const idle = result.idle;
+        out(ctx, `idle conversations kept for follow-ups: ${idle.conversations} of at most ${idle.max} (${idle.processes} processes), each for ${Math.round(idle.idle_ms / 1000)} s after its last run`);
+      }
       return 0;
     }
     if (first === 'cancel') {

@@ -179,7 +179,7 @@ export class PaneLog implements Disposable {
 
   private noteReply(): void {
     if (!this.agent) return;
-    const reply = extractFinalMessage(this.agent.profile, this.pane.screenLines(), this.lastPrompt, this.pane.agent?.version ?? undefined);
+    const reply = extractFinalMessage(this.agent.profile, this.pane.screenLines({ joinWrapped: true }), this.lastPrompt, this.pane.agent?.version ?? undefined, this.pane.cols);
     // The same reply still on screen after a turn that drew none (a slash command, say) is not new.
     if (reply === null || reply === this.lastReply) return;
     this.lastReply = reply;

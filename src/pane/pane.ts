@@ -335,8 +335,8 @@ export class Pane implements Schedulable {
   }
 
   /** The visible screen as plain text rows (cheaper than a snapshot). */
-  screenLines(): string[] {
-    return this.screen.screenLines();
+  screenLines(options: { joinWrapped?: boolean } = {}): string[] {
+    return this.screen.screenLines(options);
   }
 
   /** The visible screen, plain or with SGR colours. */

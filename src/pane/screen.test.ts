@@ -22,6 +22,17 @@ describe('Screen', () => {
     screen.dispose();
   });
 
+  it('joins the rows the terminal soft-wrapped when asked, a word cut at the edge whole again', () => {
+    const screen = new Screen({ cols: 20, rows: 6, scrollbackRows: 100 });
+    // 'a paragraph that ' fills 17 cells, so 'runs' is cut at the edge; the space at 20 is written.
+    screen.write('● a paragraph that runs past the edge\r\n  next line\r\n');
+    expect(screen.screenLines().slice(0, 3)).toEqual(['● a paragraph that r', 'uns past the edge', '  next line']);
+    expect(screen.screenLines({ joinWrapped: true }).slice(0, 2)).toEqual(['● a paragraph that runs past the edge', '  next line']);
+    screen.write('\x1b[2J\x1b[H0123456789012345678 x\r\n');
+    expect(screen.screenLines({ joinWrapped: true })[0]).toBe('0123456789012345678 x');
+    screen.dispose();
+  });
+
   it('bounds history at scrollbackRows', () => {
     const screen = new Screen({ cols: 40, rows: 5, scrollbackRows: 100 });
     screen.write(numbered(0, 1000));

@@ -205,15 +205,24 @@ export class Screen implements Disposable {
     return this.history.approximateBytes;
   }
 
-  /** The visible screen, one string per row, trailing blanks trimmed. */
-  screenLines(): string[] {
+  /**
+   * The visible screen, one string per row, trailing blanks trimmed. With `joinWrapped`, a row the
+   * terminal soft-wrapped (its text ran past the right edge) is joined to the row before it, whose
+   * blanks up to the edge are kept, so that a word cut at the edge comes back whole: one string per
+   * line the program wrote, fewer than the rows.
+   */
+  screenLines(options: { joinWrapped?: boolean } = {}): string[] {
     const buffer = this.core.buffers.active;
-    const out: string[] = [];
+    // Untrimmed (the spaces the program wrote kept), so that a row and its continuation join as written.
+    const raw: string[] = [];
     for (let y = 0; y < this.term.rows; y++) {
       const line = buffer.lines.get(buffer.ybase + y);
-      out.push(line ? trimRowEnd(rowText(line)) : '');
+      const text = line ? rowText(line) : '';
+      const above = raw.at(-1);
+      if (options.joinWrapped === true && line?.isWrapped === true && above !== undefined) raw[raw.length - 1] = above + text;
+      else raw.push(text);
     }
-    return out;
+    return raw.map(trimRowEnd);
   }
 
   /** The visible screen with SGR colour sequences, one string per row. */

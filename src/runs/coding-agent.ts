@@ -189,7 +189,7 @@ export class CodingAgent {
       // A reply that ends in a question is the model asking, not done: the caller's onQuestion
       // answers it and the task goes on (a few rounds at most), or the task hands it back.
       for (let round = 0; outcome.status === 'completed' && round < MAX_QUESTION_ROUNDS; round++) {
-        const reply = extractFinalMessage(profile, session.agent.pane.screenLines(), lastPrompt);
+        const reply = replyOnScreen(profile, session.agent.pane, lastPrompt);
         if (!reply?.trimEnd().endsWith('?')) break;
         const answer = this.options.onQuestion ? await this.options.onQuestion(reply) : null;
         if (answer === null || answer.trim() === '') {
@@ -206,7 +206,7 @@ export class CodingAgent {
     // the log of a task that timed out is what its caller most needs.
     const session = this.session;
     const outputLog = session ? outputSince(session.agent.pane, startLines) : '';
-    const finalMessage = session ? extractFinalMessage(profile, session.agent.pane.screenLines(), lastPrompt) : null;
+    const finalMessage = session ? replyOnScreen(profile, session.agent.pane, lastPrompt) : null;
     // Cancellation and timeouts end the CLI: whatever it was doing is abandoned with it. So does an
     // error the CLI keeps retrying: left running, it would go on failing into the next task.
     const retrying = session?.agent.tracker.state.evidence?.rule === RETRYING_RULE;
@@ -351,4 +351,9 @@ export class CodingAgent {
 function outputSince(pane: Pane, startLines: number): string {
   const total = pane.readText(0).totalLines;
   return pane.readText(Math.max(pane.rows, total - startLines + pane.rows)).lines.join('\n').replace(/\s+$/, '');
+}
+
+/** The last reply on the pane's screen, with the model's own line breaks (rows wrapped at the width joined again). */
+function replyOnScreen(profile: AgentProfile, pane: Pane, prompt: string): string | null {
+  return extractFinalMessage(profile, pane.screenLines({ joinWrapped: true }), prompt, undefined, pane.cols);
 }

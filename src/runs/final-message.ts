@@ -1,10 +1,13 @@
 /**
  * The agent's last reply, read off its screen: the lowest line the profile marks as the start of a
  * reply, and the lines that belong to it (indented continuations, paragraphs separated by one blank
- * line), without the CLI's chrome (rules, boxes, spinners, the prompt).
+ * line), without the CLI's chrome (rules, boxes, spinners, the prompt). Given the screen's width, the
+ * rows a CLI broke a paragraph into at that width are joined again (unwrap-rows.ts): the reply comes
+ * back with the model's own line breaks, not the terminal's.
  */
 import { lowestMatchOf, type AgentProfile } from '../agents/index.js';
 import type { ScreenPattern } from '../agents/schema.js';
+import { unwrapRows } from './unwrap-rows.js';
 
 /** Rows of box drawing, rules and status glyphs: the CLI's furniture, never the reply. */
 const CHROME = /^\s*([─━│┃╹╭╮╰╯▀▄▣✻✶✳✢·›❯>]|\? for shortcuts|esc to interrupt)/;
@@ -20,11 +23,13 @@ function stripMarker(line: string): string {
 
 /**
  * The final reply on `lines`, or null when the profile has no reply patterns or none is on screen.
- * `task` is the prompt just sent: a reply line equal to it is the echo, not an answer.
+ * `task` is the prompt just sent: a reply line equal to it is the echo, not an answer. `cols`, the
+ * screen's width, lets rows the CLI broke at that width join again (without it rows stay lines);
+ * rows the terminal itself wrapped are joined before (`Screen.screenLines({ joinWrapped: true })`).
  */
-export function extractFinalMessage(profile: AgentProfile, lines: readonly string[], task: string, version?: string): string | null {
+export function extractFinalMessage(profile: AgentProfile, lines: readonly string[], task: string, version?: string, cols?: number): string | null {
   const screens = profile.screensFor(version);
-  if (screens.reply_end.length > 0) return blockAbove(screens.reply_end, screens.chrome, lines, task);
+  if (screens.reply_end.length > 0) return blockAbove(screens.reply_end, screens.chrome, lines, task, cols);
   if (screens.reply.length === 0) return null;
   const hit = lowestMatchOf(screens.reply, { lines });
   if (!hit) return null;
@@ -48,9 +53,8 @@ export function extractFinalMessage(profile: AgentProfile, lines: readonly strin
     else if (blank(bottom + 1) && continues(bottom + 2)) bottom += 2;
     else break;
   }
-  const text = lines
-    .slice(top, bottom + 1)
-    .map((line, i) => (i === 0 ? stripMarker(line) : line.trim()))
+  const text = unwrapRows(lines.slice(top, bottom + 1), cols)
+    .map((line, i) => (i === 0 ? stripMarker(line) : line))
     .join('\n')
     .replace(/\n{3,}/g, '\n\n')
     .trim();
@@ -59,7 +63,7 @@ export function extractFinalMessage(profile: AgentProfile, lines: readonly strin
 }
 
 /** The block of lines right above the lowest `end` match, up to a blank line or the CLI's chrome. */
-function blockAbove(end: readonly ScreenPattern[], chrome: readonly ScreenPattern[], lines: readonly string[], task: string): string | null {
+function blockAbove(end: readonly ScreenPattern[], chrome: readonly ScreenPattern[], lines: readonly string[], task: string, cols: number | undefined): string | null {
   const hit = lowestMatchOf(end, { lines });
   if (!hit) return null;
   let bottom = hit.row;
@@ -67,8 +71,7 @@ function blockAbove(end: readonly ScreenPattern[], chrome: readonly ScreenPatter
   let top = bottom;
   const partOfReply = (line: string): boolean => line.trim() !== '' && !CHROME.test(line) && !matches(chrome, line);
   while (top > 0 && partOfReply(lines[top - 1] ?? '')) top -= 1;
-  const text = lines
-    .slice(top, bottom)
+  const text = unwrapRows(lines.slice(top, bottom), cols)
     .map((line) => line.trim())
     .join('\n')
     .trim();

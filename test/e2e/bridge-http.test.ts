@@ -333,6 +333,10 @@ describe('the bridge over HTTP, governance with a real CLI', () => {
     const client = new OpenAI({ apiKey: TOKEN, baseURL: `${b.server.url}/api/v2/chat/proxy`, maxRetries: 0, timeout: 120_000 });
     const whole = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'say hello please' }] });
     expect(whole.choices[0]?.message.content?.trim()).toBe('Hello from the scripted model.');
+    // Nobody can follow a chat completion up: its CLI is gone by the time the answer arrives.
+    const wholeRun = (whole as unknown as { switchboard: { run_id: string } }).switchboard.run_id;
+    expect(processesOf(wholeRun)).toEqual([]);
+    expect(b.service.idleConversations()).toMatchObject({ conversations: 0, processes: 0 });
     const stream = await client.chat.completions.create({ model: 'claude', messages: [{ role: 'user', content: 'say hello please' }], stream: true });
     let text = '';
     for await (const chunk of stream) text += chunk.choices[0]?.delta.content ?? '';
@@ -349,6 +353,13 @@ describe('the bridge over HTTP, governance with a real CLI', () => {
     const health = (await b.api.call('GET', '/api/v2/agent/backends')).body as { backends: { name: string; health: { ok: boolean; version_support: string | null; model_reachable: boolean | null } }[] };
     expect(health.backends[0]).toMatchObject({ name: 'claude', health: { ok: true, model_reachable: true } });
     expect(['exact', 'nearest']).toContain(health.backends[0]?.health.version_support);
+    // A run of the agent endpoint keeps its CLI for a follow-up, counted with its processes.
+    const kept = await submit(b, { backend: 'claude', prompt: 'say hello please' });
+    await b.api.stream(kept.stream_url);
+    expect(processesOf(kept.id).length).toBeGreaterThan(0);
+    const idle = ((await b.api.call('GET', '/api/v2/agent/backends')).body as { idle: { conversations: number; processes: number; max: number } }).idle;
+    expect(idle).toMatchObject({ conversations: 1, max: 4 });
+    expect(idle.processes).toBeGreaterThan(0);
   });
 });
 

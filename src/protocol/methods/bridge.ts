@@ -39,6 +39,7 @@ export const runViewSchema = z.strictObject({
   limits: runLimitsSchema,
   schema_version: z.enum(SCHEMA_VERSIONS),
   parent: z.string().nullable(),
+  keep_alive: z.boolean().optional().describe("Its conversation stays open after it for a follow-up (under the policy's limits.idle_conversations and limits.idle_ms); false: the agent CLI ended with the run."),
   created_at: z.number(),
   status: z.enum(RUN_STATUSES),
   reason: z.string().nullable(),
@@ -56,6 +57,18 @@ export const runEventSchema = z.union([
   z.strictObject({ schema_version: z.literal('v1'), type: z.enum(RUN_EVENT_TYPES), run_id: z.string(), seq: z.number().int(), ts: z.number(), text: z.string(), status: z.string(), is_error: z.boolean() }),
 ]);
 
+const idleCountSchema = z.strictObject({
+  conversations: z.number().int().describe('Conversations (agent CLIs) kept open for a follow-up now.'),
+  processes: z.number().int().describe('The processes they hold, children included (Linux; elsewhere 0).'),
+});
+
+/** The conversations kept open for follow-ups over every backend, and the policy's bounds on them. */
+export const idleConversationsSchema = idleCountSchema.extend({
+  max: z.number().int().describe('limits.idle_conversations: the most kept at once over every backend; past it the least recently used is closed.'),
+  idle_ms: z.number().int().describe('limits.idle_ms: how long one stays open after its last run.'),
+  backends: z.record(z.string(), idleCountSchema),
+});
+
 /** A backend (agent profile) with its modes, capabilities and health. */
 export const backendInfoSchema = z.strictObject({
   name: z.string(),
@@ -63,6 +76,7 @@ export const backendInfoSchema = z.strictObject({
   default_mode: z.enum(RUN_MODES),
   capabilities: z.array(z.record(z.string(), z.unknown())),
   health: z.record(z.string(), z.unknown()),
+  idle: idleCountSchema.describe("Its conversations kept open for a follow-up now, and their processes."),
 });
 
 export const bridgeParams = {
@@ -74,6 +88,8 @@ export const bridgeParams = {
     mode: optional(z.enum(['auto', ...RUN_MODES])),
     schema_version: optional(schemaVersionProposal),
     parent: optional(runIdSchema),
+    /** Keep the agent CLI open after the run for a follow-up (default true); false ends it with the run. */
+    keep_alive: optional(z.boolean()),
     limits: optional(runLimitsSchema),
   }),
   run_get: z.strictObject({ run_id: runIdSchema }),
@@ -118,7 +134,7 @@ export const bridgeResults = {
     next_after: z.number().int().nullable(),
   }),
   run_subscribe: z.object({ subscription: z.string(), run_id: z.string(), schema_version: z.enum(SCHEMA_VERSIONS) }),
-  run_backends: z.object({ schema_versions: z.array(z.enum(SCHEMA_VERSIONS)), backends: z.array(backendInfoSchema) }),
+  run_backends: z.object({ schema_versions: z.array(z.enum(SCHEMA_VERSIONS)), backends: z.array(backendInfoSchema), idle: idleConversationsSchema }),
 } as const;
 
 export const bridgeNotifications = {

@@ -47,6 +47,8 @@ export const infoResultSchema = z.object({
       ledger: z.string().optional(),
       interrupted_runs: z.array(z.string()).optional(),
       orphans_ended: z.number().optional(),
+      /** The agent CLIs kept open for follow-ups: how many, their processes, the policy's cap and idle time. */
+      idle_conversations: z.object({ conversations: z.number(), processes: z.number(), max: z.number(), idle_ms: z.number(), backends: z.record(z.string(), z.object({ conversations: z.number(), processes: z.number() })) }).optional(),
     })
     .optional(),
 });

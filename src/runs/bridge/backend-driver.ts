@@ -64,6 +64,13 @@ export interface DriverRunRequest {
   thread: string;
   /** True when this run continues the conversation `thread` (which must still be open). */
   followUp: boolean;
+  /**
+   * Given when the run can be followed up: once the run ended well enough for its conversation to
+   * go on, the driver hands the conversation over with how to close it (the run service's idle pool
+   * decides how long it stays open). Absent: the driver ends the conversation and its processes
+   * with the run, before `done` resolves.
+   */
+  keepIdle?: (close: () => Promise<void>) => void;
   /** Variables every process of the run carries (its markers, so nothing of it outlives the service). */
   env: Record<string, string>;
   /** Governance's answer to a tool call (the decision is recorded by the caller). */

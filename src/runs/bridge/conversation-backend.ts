@@ -2,7 +2,9 @@
  * A backend on stdio, through the CLI's structured multi-turn driver (src/drivers: Claude Code
  * stream-json, Codex exec/resume, ACP for Gemini CLI and OpenCode). A run is one turn of a
  * conversation; a run without a parent opens a conversation of its own, and a follow-up run
- * continues its parent's, which stays open (idle) for a while after each turn.
+ * continues its parent's. After a run that can be followed up the conversation is handed to the run
+ * service's idle pool (`keepIdle`, idle-conversations.ts), which says when it closes; any other run
+ * closes its conversation, and the CLI with it, before it ends.
  *
  * Every permission request the CLI raises goes to governance (`request.judge`). A conversation
  * process that died is started again on the next turn, with a growing pause between attempts: the
@@ -26,15 +28,9 @@ export interface ConversationBackendOptions {
   sandbox?: { home: string; modelUrl: string };
   args?: string[];
   env?: Record<string, string>;
-  /** How long a conversation stays open for a follow-up after its last turn (default 10 minutes). */
-  idleMs?: number;
-  /** Idle conversations kept at most; the least recently used is closed past it (default 8). */
-  maxIdle?: number;
   logger?: Logger;
 }
 
-const DEFAULT_IDLE_MS = 10 * 60_000;
-const DEFAULT_MAX_IDLE = 8;
 /** Restarts of a dead conversation process in a row before the run fails as crashed. */
 const MAX_RESTARTS = 3;
 const RESTART_BACKOFF_MS = 250;
@@ -49,9 +45,7 @@ interface Slot {
   cwd: string;
   conversation: Conversation | undefined;
   busy: boolean;
-  lastUsed: number;
   restarts: number;
-  idleTimer: NodeJS.Timeout | undefined;
   closed: boolean;
 }
 
@@ -86,13 +80,16 @@ export class ConversationBackend extends StreamingBackend {
   stream(request: DriverRunRequest): DriverRun {
     const slot = this.slotFor(request);
     let cancelling = false;
-    const done = this.turn(slot, request, () => cancelling).finally(() => {
-      this.runs.delete(request.runId);
-      slot.busy = false;
-      slot.lastUsed = Date.now();
-      if (slot.closed) this.slots.delete(slot.thread);
-      else this.keepIdle(slot);
-    });
+    const done = this.turn(slot, request, () => cancelling).then(
+      async (outcome) => {
+        await this.afterRun(slot, request);
+        return outcome;
+      },
+      async (err: unknown) => {
+        await this.afterRun(slot, request);
+        throw err;
+      },
+    );
     const run: DriverRun = {
       done,
       cancel: async () => {
@@ -112,7 +109,7 @@ export class ConversationBackend extends StreamingBackend {
 
   private slotFor(request: DriverRunRequest): Slot {
     if (!request.followUp) {
-      const slot: Slot = { thread: request.thread, cwd: request.cwd, conversation: undefined, busy: true, lastUsed: Date.now(), restarts: 0, idleTimer: undefined, closed: false };
+      const slot: Slot = { thread: request.thread, cwd: request.cwd, conversation: undefined, busy: true, restarts: 0, closed: false };
       this.slots.set(request.thread, slot);
       return slot;
     }
@@ -120,7 +117,6 @@ export class ConversationBackend extends StreamingBackend {
     if (!slot || slot.closed) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.thread} has ended: start a new run instead of a follow-up`, { thread: request.thread });
     if (slot.busy) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.thread} is busy with another run`, { thread: request.thread });
     if (slot.cwd !== request.cwd) throw new SwitchboardError('INVALID_PARAMS', `a follow-up runs in its conversation's folder (${slot.cwd})`, { cwd: request.cwd });
-    clearTimeout(slot.idleTimer);
     slot.busy = true;
     return slot;
   }
@@ -257,17 +253,23 @@ export class ConversationBackend extends StreamingBackend {
     };
   }
 
-  private keepIdle(slot: Slot): void {
-    clearTimeout(slot.idleTimer);
-    slot.idleTimer = setTimeout(() => void this.closeSlot(slot), this.options.idleMs ?? DEFAULT_IDLE_MS);
-    slot.idleTimer.unref();
-    const idle = [...this.slots.values()].filter((s) => !s.busy && !s.closed).sort((a, b) => a.lastUsed - b.lastUsed);
-    for (const s of idle.slice(0, Math.max(0, idle.length - (this.options.maxIdle ?? DEFAULT_MAX_IDLE)))) void this.closeSlot(s);
+  /**
+   * After a run: its conversation goes to the idle pool when the run can be followed up (and the
+   * conversation is still open), else it is closed, its CLI gone before the run is recorded ended.
+   */
+  private async afterRun(slot: Slot, request: DriverRunRequest): Promise<void> {
+    this.runs.delete(request.runId);
+    slot.busy = false;
+    if (slot.closed) {
+      this.slots.delete(slot.thread);
+      return;
+    }
+    if (request.keepIdle) request.keepIdle(() => this.closeSlot(slot));
+    else await this.closeSlot(slot);
   }
 
   private async closeSlot(slot: Slot): Promise<void> {
     slot.closed = true;
-    clearTimeout(slot.idleTimer);
     if (!slot.busy) this.slots.delete(slot.thread);
     const conversation = slot.conversation;
     slot.conversation = undefined;

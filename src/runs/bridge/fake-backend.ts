@@ -31,6 +31,8 @@ export class FakeBackend extends StreamingBackend {
   maxRunning = 0;
   /** Conversations opened (a follow-up reuses its parent's). */
   readonly threads = new Set<string>();
+  /** Conversations open now (kept for a follow-up, or in a run), as a CLI's process would be. */
+  readonly open = new Set<string>();
 
   constructor(private readonly options: FakeBackendOptions = {}) {
     super();
@@ -47,8 +49,9 @@ export class FakeBackend extends StreamingBackend {
   }
 
   stream(request: DriverRunRequest): DriverRun {
-    if (request.followUp && !this.threads.has(request.thread)) throw new Error(`no conversation ${request.thread}`);
+    if (request.followUp && !this.open.has(request.thread)) throw new Error(`no conversation ${request.thread} open`);
     this.threads.add(request.thread);
+    this.open.add(request.thread);
     const flags = { cancelled: false };
     // A function, not the flag itself: the flag changes across awaits, which narrowing does not see.
     const cancelled = (): boolean => flags.cancelled;
@@ -143,6 +146,9 @@ export class FakeBackend extends StreamingBackend {
     const done = script().finally(() => {
       this.running--;
       this.runs.delete(request.runId);
+      // As a real conversation: kept for a follow-up when the run can have one, else closed with it.
+      if (!cancelled() && request.keepIdle) request.keepIdle(() => Promise.resolve(void this.open.delete(request.thread)));
+      else this.open.delete(request.thread);
     });
     const run: DriverRun = {
       done,

@@ -91,15 +91,19 @@ export class LiveRun {
     this.ctx.ledger.append(this.spec.id, ts === event.ts ? event : { ...event, ts });
   }
 
-  /** Starts the run on `driver` (it has its place under the concurrency limits). */
-  start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>): void {
-    if (this.ending || isEnded(this.state.status)) return;
+  /**
+   * Starts the run on `driver` (it has its place under the concurrency limits); `keepIdle` when its
+   * conversation may be kept for a follow-up. True when the driver took the run (and with it the
+   * conversation of a follow-up); false when it ended before reaching the driver.
+   */
+  start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>, keepIdle?: (close: () => Promise<void>) => void): boolean {
+    if (this.ending || isEnded(this.state.status)) return false;
     // A queued run's folder may have changed since admission (swapped for a symlink): checked again.
     const folder = this.ctx.governor.admitAtStart(this.spec.backend, this.spec.cwd, this.spec.real_cwd);
     if (folder.decision !== 'allow') {
       this.record(decisionEvent(this.ctx.now(), { subject: { run: 'start', backend: this.spec.backend, cwd: this.spec.cwd }, decision: 'deny', rule: folder.rule, reason: folder.reason, by: 'governance' }));
       this.finish({ type: 'fail', reason: 'policy', message: `refused by the policy at start: ${folder.reason}` });
-      return;
+      return false;
     }
     this.move({ type: 'start' });
     const { wall_clock_ms: wall, no_output_ms: quiet } = this.limits;
@@ -113,17 +117,19 @@ export class LiveRun {
         thread,
         followUp,
         env,
+        ...(keepIdle ? { keepIdle } : {}),
         judge: (request) => Promise.resolve(this.judge(request)),
         emit: (emission) => this.onEmission(emission),
       });
     } catch (err) {
       this.finish({ type: 'fail', reason: 'spawn_failed', message: errorMessage(err) });
-      return;
+      return false;
     }
     this.driverRun.done.then(
       (outcome) => this.finish(this.ending ?? this.inputFor(outcome)),
       (err: unknown) => this.finish(this.ending ?? { type: 'fail', reason: 'crashed', message: errorMessage(err) }),
     );
+    return true;
   }
 
   /**

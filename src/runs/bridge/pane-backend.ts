@@ -5,8 +5,9 @@
  * a `tool_call` put to governance, the reply read off the screen a `token`, each file changed a
  * `patch`, and the screen's text raw `output` (recorded only where the user turned it on).
  *
- * A follow-up continues in the same agent session (the same pane); cancelling ends the pane and the
- * process tree in it.
+ * A follow-up continues in the same agent session (the same pane), which waits in the run service's
+ * idle pool between runs (`keepIdle`); a run that cannot be followed up closes its pane before it
+ * ends. Cancelling ends the pane and the process tree in it.
  */
 import { errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
@@ -71,9 +72,13 @@ export class PaneBackend extends StreamingBackend {
   stream(request: DriverRunRequest): DriverRun {
     const session = this.sessionFor(request);
     const abort = new AbortController();
-    const done = this.execute(session, request, abort.signal).finally(() => {
+    const done = this.execute(session, request, abort.signal).finally(async () => {
       session.busy = false;
       this.runs.delete(request.runId);
+      // A cancelled run's session is closed by the cancel itself.
+      if (abort.signal.aborted || this.sessions.get(request.thread) !== session) return;
+      if (request.keepIdle) request.keepIdle(() => this.closeSession(request.thread));
+      else await this.closeSession(request.thread);
     });
     const run: DriverRun = {
       done,

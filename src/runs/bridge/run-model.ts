@@ -65,6 +65,11 @@ export interface RunSpec {
   schema_version: 'v1' | 'v2';
   /** The earlier run this one follows up (a follow-up prompt in the same agent conversation), or null. */
   parent: string | null;
+  /**
+   * Its conversation stays open after it for a follow-up (in the idle pool, under
+   * `limits.idle_conversations`); false: the CLI ends with the run. Absent in runs recorded before it was kept.
+   */
+  keep_alive?: boolean;
   /** Milliseconds since the epoch. */
   created_at: number;
 }

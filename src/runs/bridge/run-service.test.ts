@@ -44,6 +44,11 @@ function follow(service: RunService, runId: string, after = 0): Promise<RunEvent
   });
 }
 
+/** Waits until `check` holds, looking every 10 ms (bounded: it must happen, and soon). */
+async function until(check: () => boolean, what: string): Promise<void> {
+  for (const deadline = Date.now() + 30_000; !check(); await new Promise((r) => setTimeout(r, 10))) if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+}
+
 const types = (events: RunEvent[]): string[] => events.map((e) => (e.type === 'state' ? `state:${String(e.data.to)}` : e.type));
 
 async function refusal(p: Promise<unknown>): Promise<{ code: string; details: Record<string, unknown> }> {
@@ -218,6 +223,94 @@ describe('the run service', () => {
     await service.cancel(busy.id);
   });
 
+  it('keeps a conversation open only for a run that can be followed up (keep_alive), and counts it', async () => {
+    const { service, work, fake } = await setup();
+    const once = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work, keep_alive: false });
+    expect(once.keep_alive).toBe(false);
+    await follow(service, once.id);
+    // Closed with the run: nothing idle, and a follow-up is refused at once, saying why.
+    expect(fake.open.has(once.id)).toBe(false);
+    expect(service.idleConversations()).toMatchObject({ conversations: 0, max: 4 });
+    const refused = await refusal(service.submit({ backend: 'fake', prompt: 'x', parent: once.id }));
+    expect(refused).toMatchObject({ code: 'INVALID_PARAMS' });
+    const kept = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    expect(kept.keep_alive).toBe(true);
+    await follow(service, kept.id);
+    expect(fake.open.has(kept.id)).toBe(true);
+    expect(service.idleConversations()).toMatchObject({ conversations: 1, backends: { fake: { conversations: 1 } } });
+    expect((await service.backends())[0]).toMatchObject({ idle: { conversations: 1, processes: 0 } });
+    // A follow-up takes it out of the idle ones while it runs; with keep_alive: false it is closed after.
+    const last = await service.submit({ backend: 'fake', prompt: 'hello again', parent: kept.id, keep_alive: false });
+    expect(service.idleConversations().conversations).toBe(0);
+    await follow(service, last.id);
+    expect(await service.get(last.id)).toMatchObject({ status: 'completed' });
+    expect(fake.open.size).toBe(0);
+  });
+
+  it('holds at most limits.idle_conversations open over every backend, closing the least recently used first', async () => {
+    const root = mkdtempSync(path.join(tmpdir(), 'sb-idle-'));
+    cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+    const ledger = new RunLedger({ store: new SqliteLedgerStore(':memory:') });
+    const a = new FakeBackend({ name: 'a' });
+    const b = new FakeBackend({ name: 'b' });
+    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, limits: { idle_conversations: 2 } }), backends: [a, b], scope: root });
+    cleanups.push(() => ledger.close());
+    cleanups.push(() => service.dispose());
+    const ids: string[] = [];
+    for (const backend of ['a', 'b', 'a']) {
+      const run = await service.submit({ backend, prompt: 'hello', cwd: root });
+      await follow(service, run.id);
+      ids.push(run.id);
+    }
+    await service.idleSettled();
+    // The first (on a) was the least recently used: closed; the other two stay.
+    expect(service.idleConversations()).toMatchObject({ conversations: 2, max: 2, backends: { a: { conversations: 1 }, b: { conversations: 1 } } });
+    expect([...a.open]).toEqual([ids[2]]);
+    expect([...b.open]).toEqual([ids[1]]);
+    expect((await refusal(service.submit({ backend: 'a', prompt: 'x', parent: ids[0] }))).code).toBe('INVALID_PARAMS');
+    // Using one makes it the most recently used: the next one past the cap closes the other.
+    const again = await service.submit({ backend: 'b', prompt: 'again', parent: ids[1] });
+    await follow(service, again.id);
+    const fourth = await service.submit({ backend: 'a', prompt: 'hello', cwd: root });
+    await follow(service, fourth.id);
+    await service.idleSettled();
+    expect([...a.open]).toEqual([fourth.id]);
+    expect([...b.open]).toEqual([ids[1]]);
+  });
+
+  it('closes an idle conversation after limits.idle_ms, and all of them when it shuts down', async () => {
+    const { service, work, fake } = await setup({ limits: { idle_ms: 50 } });
+    const run = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, run.id);
+    await until(() => fake.open.size === 0, 'the idle conversation to close');
+    expect(service.idleConversations().conversations).toBe(0);
+    const other = await setup();
+    const kept = await other.service.submit({ backend: 'fake', prompt: 'hello', cwd: other.work });
+    await follow(other.service, kept.id);
+    expect(other.fake.open.size).toBe(1);
+    await other.service.dispose();
+    expect(other.fake.open.size).toBe(0);
+  });
+
+  it('gives a follow-up that never started its conversation back (cancelled while queued)', async () => {
+    const { service, work, fake } = await setup({ limits: { concurrency: 1 } });
+    const first = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, first.id);
+    const blocker = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work });
+    const queued = await service.submit({ backend: 'fake', prompt: 'again', parent: first.id });
+    expect(queued.status).toBe('queued');
+    await service.cancel(queued.id);
+    expect(service.idleConversations().conversations).toBe(1);
+    expect(fake.open.has(first.id)).toBe(true);
+    await service.cancel(blocker.id);
+  });
+
+  it('refuses an idle limit given per backend: the cap is one over every backend', () => {
+    expect(() => parseGovernancePolicy({ backends: { claude: { limits: { idle_conversations: 2 } as never } } })).toThrow(/idle_conversations/);
+    expect(parseGovernancePolicy({}).idle).toEqual({ maxConversations: 4, idleMs: 600_000 });
+    expect(parseGovernancePolicy({ limits: { idle_conversations: 0, idle_ms: 1000 } }).idle).toEqual({ maxConversations: 0, idleMs: 1000 });
+  });
+
   it('refuses bad requests without recording them', async () => {
     const { service, work } = await setup();
     expect((await refusal(service.submit({ backend: 'nope', prompt: 'x', cwd: work }))).code).toBe('INVALID_PARAMS');
@@ -265,7 +358,7 @@ describe('the run service', () => {
 
   it('lists its backends with capabilities and health', async () => {
     const { service } = await setup();
-    expect(await service.backends()).toEqual([{ name: 'fake', modes: ['stdio'], default_mode: 'stdio', capabilities: [expect.objectContaining({ backend: 'fake', followUps: true })], health: expect.objectContaining({ ok: true, version: '1.0.0' }) }]);
+    expect(await service.backends()).toEqual([{ name: 'fake', modes: ['stdio'], default_mode: 'stdio', capabilities: [expect.objectContaining({ backend: 'fake', followUps: true })], health: expect.objectContaining({ ok: true, version: '1.0.0' }), idle: { conversations: 0, processes: 0 } }]);
   });
 
   it('refuses a run on a backend that cannot ask before it acts: its policy could only be judged afterwards', async () => {

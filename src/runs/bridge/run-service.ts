@@ -4,7 +4,8 @@
  * with their capabilities and health. It is the supervisor too: it starts each backend's processes
  * on demand through its driver, holds runs in `queued` while the concurrency limits are full,
  * ends a run past its limits, and at start records the runs a service that died left in flight as
- * `failed (interrupted)` and ends the processes it left behind.
+ * `failed (interrupted)` and ends the processes it left behind. The conversations kept open for
+ * follow-ups are one pool over every backend (idle-conversations.ts), capped and counted here.
  */
 import { randomBytes } from 'node:crypto';
 import { realpathSync, statSync } from 'node:fs';
@@ -21,6 +22,8 @@ import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunStat
 import { doneEvent, stateEvent, type RunEvent } from './run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth } from './backend-driver.js';
 import { LiveRun } from './live-run.js';
+import { IdleConversations, type IdleConversation } from './idle-conversations.js';
+import { findProcessesWithEnv } from '../../platform/index.js';
 import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, endOrphans, markerScope } from './process-marker.js';
 
 export interface RunServiceOptions {
@@ -53,6 +56,11 @@ export interface SubmitRequest {
   schema_version?: string | undefined;
   /** Continue this earlier run's conversation. */
   parent?: string | undefined;
+  /**
+   * Keep the conversation (the agent CLI) open after the run for a follow-up naming it as `parent`
+   * (default true); false ends the CLI with the run. Kept ones are capped by `limits.idle_conversations`.
+   */
+  keep_alive?: boolean | undefined;
   /** Tighter bounds than the policy's (a caller can lower a limit, never raise it). */
   limits?: RunLimits | undefined;
 }
@@ -86,6 +94,22 @@ export interface BackendInfo {
   default_mode: RunMode;
   capabilities: BackendCapabilities[];
   health: BackendHealth;
+  /** Its conversations kept open for a follow-up now, and the processes they hold (Linux; elsewhere 0). */
+  idle: IdleCount;
+}
+
+export interface IdleCount {
+  conversations: number;
+  processes: number;
+}
+
+/** The conversations kept open for follow-ups, over every backend: how many, their processes, the policy's bounds. */
+export interface IdleConversationsView extends IdleCount {
+  /** `limits.idle_conversations`: the most kept at once; past it the least recently used is closed. */
+  max: number;
+  /** `limits.idle_ms`: how long one stays open after its last run. */
+  idle_ms: number;
+  backends: Record<string, IdleCount>;
 }
 
 export interface RecoveryReport {
@@ -128,6 +152,10 @@ export class RunService {
   /** Each run's conversation (its first run's id), for follow-ups. */
   private readonly threads = new Map<string, { thread: string; mode: RunMode }>();
   private readonly admission: AdmissionQueue;
+  /** Conversations kept for a follow-up, over every backend. */
+  private readonly idle: IdleConversations;
+  /** The conversation a follow-up took from the idle pool, until its driver has it (given back if it never does). */
+  private readonly reserved = new Map<string, IdleConversation>();
   private readonly health = new Map<string, { at: number; value: Promise<BackendHealth> }>();
   private readonly scope: string;
   private readonly marker: string;
@@ -145,6 +173,7 @@ export class RunService {
       modes.set(d.mode, d);
     }
     this.admission = new AdmissionQueue(options.policy.concurrency, (backend) => options.policy.forBackend(backend).concurrency);
+    this.idle = new IdleConversations({ max: options.policy.idle.maxConversations, idleMs: options.policy.idle.idleMs, logger: this.logger });
     this.scope = markerScope(options.scope ?? 'default');
     this.marker = bridgeMarkerValue(this.scope);
   }
@@ -212,6 +241,7 @@ export class RunService {
     const schema = this.negotiate(request.schema_version);
     let parent: { thread: string; mode: RunMode } | undefined;
     let cwd = request.cwd;
+    let parentNotKept = false;
     if (request.parent !== undefined) {
       const record = await this.ledger.run(request.parent);
       if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
@@ -219,6 +249,7 @@ export class RunService {
       if (!isEnded(record.status)) throw new SwitchboardError('INVALID_REQUEST', `run ${request.parent} is still ${record.status}: follow it up once it has ended`, { parent: request.parent });
       parent = this.threads.get(request.parent);
       if (!parent) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.parent} is no longer open: start a new run`, { parent: request.parent });
+      parentNotKept = record.spec.keep_alive === false;
       cwd ??= record.spec.cwd;
     }
     cwd ??= this.options.defaultCwd;
@@ -228,6 +259,9 @@ export class RunService {
     const driver = modes.get(mode);
     if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
     if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
+    const parentThread = parent?.thread;
+    if (parentThread !== undefined && [...this.live.values()].some((r) => this.threads.get(r.spec.id)?.thread === parentThread)) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.parent ?? ''} is busy with another run: follow it up once that has ended`, { parent: request.parent });
+    if (parent && !this.idle.has(parent.thread)) throw this.notOpen(request.parent ?? parent.thread, parentNotKept);
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
     // Every policy has rules (the sandbox, the blocklist) that must be applied before the act; a
     // driver that cannot ask could only be judged afterwards, which is no policy at all.
@@ -249,6 +283,7 @@ export class RunService {
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
       parent: request.parent ?? null,
+      keep_alive: (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
     };
     const admit = this.governor.admit(request.backend, cwd);
@@ -261,8 +296,20 @@ export class RunService {
     }
     const thread = parent?.thread ?? spec.id;
     this.threads.set(spec.id, { thread, mode });
+    if (parent) {
+      // Out of the idle pool from now on: neither the cap nor the idle time closes it under a run waiting for it.
+      const taken = this.idle.take(thread);
+      if (!taken) {
+        await run.end({ type: 'fail', reason: 'policy', message: 'the conversation closed before the follow-up could take it' });
+        throw this.notOpen(request.parent ?? thread, false);
+      }
+      this.reserved.set(spec.id, taken);
+    }
+    const keepIdle = spec.keep_alive === true ? (close: () => Promise<void>): void => this.idle.park({ backend: spec.backend, thread, close }) : undefined;
     const env = { [BRIDGE_MARKER_VARIABLE]: this.marker, SWITCHBOARD_BRIDGE_RUN: thread };
-    this.admission.request(spec.id, spec.backend, () => run.start(driver, thread, parent !== undefined, env));
+    this.admission.request(spec.id, spec.backend, () => {
+      if (run.start(driver, thread, parent !== undefined, env, keepIdle)) this.reserved.delete(spec.id);
+    });
     if (run.state.status === 'queued') {
       const stats = this.admission.stats();
       run.record({ type: 'decision', ts: this.now(), data: { subject: { run: 'concurrency', backend: spec.backend }, decision: 'queue', rule: 'limits.concurrency', reason: `${stats.running} runs are running (limit ${this.options.policy.concurrency}${backendPolicy.concurrency !== null ? `, ${backendPolicy.concurrency} on ${spec.backend}` : ''}); waiting in line`, by: 'governance' }, compat: { text: 'queued', status: 'queue', is_error: false } });
@@ -323,9 +370,39 @@ export class RunService {
         const drivers = [...modes.values()];
         const primary = modes.get('stdio') ?? drivers[0];
         if (!primary) throw new SwitchboardError('INTERNAL_ERROR', `backend ${name} has no driver`);
-        return { name, modes: [...modes.keys()], default_mode: primary.mode, capabilities: drivers.map((d) => d.capabilities()), health: await this.healthOf(primary) };
+        const idle = this.idleConversations().backends[name] ?? { conversations: 0, processes: 0 };
+        return { name, modes: [...modes.keys()], default_mode: primary.mode, capabilities: drivers.map((d) => d.capabilities()), health: await this.healthOf(primary), idle };
       }),
     );
+  }
+
+  /**
+   * The conversations kept open for follow-ups now, over every backend and per backend, with the
+   * processes they hold: every process of a run carries its conversation's id (SWITCHBOARD_BRIDGE_RUN),
+   * so the count is of what is really running, children included (Linux; elsewhere 0).
+   */
+  idleConversations(): IdleConversationsView {
+    const kept = this.idle.list();
+    const processes = new Map<string, number>();
+    if (kept.length > 0) {
+      const threads = new Set(kept.map((k) => k.thread));
+      for (const p of findProcessesWithEnv('SWITCHBOARD_BRIDGE_RUN')) if (threads.has(p.value)) processes.set(p.value, (processes.get(p.value) ?? 0) + 1);
+    }
+    const backends: Record<string, IdleCount> = {};
+    let total = 0;
+    for (const k of kept) {
+      const count = (backends[k.backend] ??= { conversations: 0, processes: 0 });
+      const n = processes.get(k.thread) ?? 0;
+      count.conversations++;
+      count.processes += n;
+      total += n;
+    }
+    return { conversations: kept.length, processes: total, max: this.idle.max, idle_ms: this.idle.idleMs, backends };
+  }
+
+  /** Resolves once every idle conversation the pool began to close is closed. */
+  idleSettled(): Promise<void> {
+    return this.idle.settled();
   }
 
   /** Backend names, for validating a request before anything runs. */
@@ -338,14 +415,27 @@ export class RunService {
     this.closing = true;
     clearInterval(this.retentionTimer);
     await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' })));
+    await this.idle.closeAll();
     for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
     await this.ledger.flush();
   }
 
   private onEnded(run: LiveRun): void {
     this.live.delete(run.spec.id);
+    // A follow-up that ended before its driver took the conversation (cancelled while queued) gives it back.
+    const reserved = this.reserved.get(run.spec.id);
+    this.reserved.delete(run.spec.id);
+    if (reserved) this.idle.park(reserved);
     // Its place (or its spot in line) goes to the next run waiting.
     this.admission.release(run.spec.id);
+  }
+
+  /** INVALID_PARAMS for a follow-up of a run whose conversation is closed, saying why it may be. */
+  private notOpen(parent: string, notKept: boolean): SwitchboardError {
+    const why = notKept
+      ? 'it was submitted with keep_alive: false, so its CLI ended with it'
+      : `conversations are kept ${this.idle.idleMs} ms after their last run, ${this.idle.max} at most over every backend (limits.idle_ms, limits.idle_conversations in the policy), or it ended with a cancel or a failure`;
+    return new SwitchboardError('INVALID_PARAMS', `the conversation of run ${parent} is no longer open (${why}): start a new run`, { parent });
   }
 
   private healthOf(driver: BackendDriver): Promise<BackendHealth> {

@@ -9,7 +9,7 @@
  * ```yaml
  * sandbox: { roots: [~/code, /srv/work] }
  * approvals: { rules: [{ decision: deny, tool: shell, command: '^git push' }], default: ask }   # before the built-in rules (replace: true drops them); on_deny: fail (default) | continue
- * limits: { concurrency: 4, wall_clock_ms: 1800000, no_output_ms: 300000, max_output_bytes: 10485760, max_events: 100000 }
+ * limits: { concurrency: 4, wall_clock_ms: 1800000, no_output_ms: 300000, max_output_bytes: 10485760, max_events: 100000, idle_conversations: 4, idle_ms: 600000 }
  * queue: { max_per_caller: 16, max_per_owner: 256, max_prompt_bytes: 67108864 }
  * ledger: { raw_output: false, retention: { max_age_days: 30, max_bytes: 1073741824 } }
  * backends:
@@ -38,6 +38,12 @@ export const DEFAULT_LIMITS: Required<RunLimits> = { wall_clock_ms: 30 * 60_000,
  * What the queue of runs waiting for a place holds at most (LIMIT_EXCEEDED past it): runs waiting
  * per caller (a pane's token), runs the owner has waiting, and bytes of prompt held by waiting runs.
  */
+/**
+ * Agent CLIs kept open between turns for a follow-up, over every backend, when the policy does not
+ * say: four (an idle Claude Code holds about 250 MB), each for ten minutes after its last turn.
+ */
+export const DEFAULT_IDLE = { maxConversations: 4, idleMs: 10 * 60_000 } as const;
+
 export const DEFAULT_QUEUE_CAPS: QueueCaps = { maxPerCaller: 16, maxPerOwner: 256, maxPromptBytes: 64 * 1024 * 1024 };
 
 export interface QueueCaps {
@@ -56,6 +62,16 @@ const limitsSchema = z.strictObject({
   no_output_ms: timeLimit.optional(),
   max_output_bytes: positive.optional(),
   max_events: positive.optional(),
+});
+/**
+ * The top level's limits: a backend's, and the bounds on conversations kept open for follow-ups,
+ * which are one pool over every backend (so only here).
+ */
+const globalLimitsSchema = limitsSchema.extend({
+  /** Conversations (agent CLIs) kept open after their run for a follow-up, over every backend; 0: none (no follow-ups). */
+  idle_conversations: z.number().int().nonnegative().optional(),
+  /** How long one stays open after its last run. */
+  idle_ms: timeLimit.optional(),
 });
 const sandboxSchema = z.strictObject({
   /** A run's folder must be under one of these (after symlinks are resolved); `~` is the home folder. */
@@ -88,7 +104,7 @@ export const governancePolicySchema = z.strictObject({
   version: z.literal(1).optional(),
   sandbox: sandboxSchema.optional(),
   approvals: governanceApprovalSchema.optional(),
-  limits: limitsSchema.optional(),
+  limits: globalLimitsSchema.optional(),
   queue: z
     .strictObject({
       /** Runs one caller (a pane's token) may have waiting for a place. */
@@ -135,6 +151,8 @@ export interface GovernancePolicy {
   concurrency: number;
   /** What the queue of waiting runs holds at most. */
   queue: QueueCaps;
+  /** Conversations kept open for follow-ups: at most this many over every backend, each this long after its last run. */
+  idle: { maxConversations: number; idleMs: number };
   rawOutput: boolean;
   retention: { maxAgeMs?: number; maxBytes?: number };
   /** The policy for one backend (the defaults with every override applied). */
@@ -205,7 +223,7 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
     });
   }
   const globalRoots = (data.sandbox?.roots ?? ['~']).map((r) => path.resolve(expandHome(r, home)));
-  const { concurrency: globalConcurrency, ...globalLimits } = data.limits ?? {};
+  const { concurrency: globalConcurrency, idle_conversations: idleConversations, idle_ms: idleMs, ...globalLimits } = data.limits ?? {};
   const origin = options.origin ?? 'inline';
   const retentionInput = data.ledger?.retention;
   return {
@@ -216,6 +234,7 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
       maxPerOwner: data.queue?.max_per_owner ?? DEFAULT_QUEUE_CAPS.maxPerOwner,
       maxPromptBytes: data.queue?.max_prompt_bytes ?? DEFAULT_QUEUE_CAPS.maxPromptBytes,
     },
+    idle: { maxConversations: idleConversations ?? DEFAULT_IDLE.maxConversations, idleMs: idleMs ?? DEFAULT_IDLE.idleMs },
     rawOutput: data.ledger?.raw_output ?? false,
     retention: {
       ...(retentionInput?.max_age_days !== undefined ? { maxAgeMs: retentionInput.max_age_days * 86_400_000 } : {}),

@@ -84,7 +84,7 @@ export function addAgentRoutes(router: Router, runs: RunsPort, keys = new Idempo
 
   router.add('GET', `${API_PREFIX}/agent/backends`, 'run_backends', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'backends query');
-    await sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends() });
+    await sendJson(ctx.res, 200, { schema_versions: ['v1', 'v2'], backends: await runs.backends(), idle: runs.idleConversations() });
   });
 
   router.add('GET', `${API_PREFIX}/agent/runs`, 'run_list', async (ctx) => {

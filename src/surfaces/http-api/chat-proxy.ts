@@ -58,7 +58,9 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new Id
     const caller = callerOf(ctx.grant);
     const prompt = promptOf(body.messages);
     const key = idempotencyKeyOf(ctx.req);
-    const submit = async (): Promise<string> => (await runs.submit({ backend: body.model, prompt, caller, ...(cwd !== undefined ? { cwd } : {}) })).id;
+    // A chat completion cannot be followed up (the next request carries the whole conversation
+    // again): its CLI ends with the run instead of waiting, idle, for a follow-up that never comes.
+    const submit = async (): Promise<string> => (await runs.submit({ backend: body.model, prompt, caller, keep_alive: false, ...(cwd !== undefined ? { cwd } : {}) })).id;
     const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'chat/proxy', model: body.model, prompt, cwd: cwd ?? null, stream: body.stream === true }), submit);
     const runId = started.runId;
     if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');

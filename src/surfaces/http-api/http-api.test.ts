@@ -28,6 +28,7 @@ let ledger: RunLedger;
 let service: RunService;
 let server: HttpApiServer;
 let api: ApiClient;
+let fake: FakeBackend;
 
 beforeAll(async () => {
   root = mkdtempSync(path.join(tmpdir(), 'sb-http-api-'));
@@ -35,7 +36,7 @@ beforeAll(async () => {
   mkdirSync(work);
   ledger = new RunLedger({ store: new SqliteLedgerStore(':memory:') });
   const policy = parseGovernancePolicy({ sandbox: { roots: [root] }, approvals: { rules: [{ decision: 'allow', tool: ['shell', 'file_write', 'file_edit'], path: 'inside_workdir' }], default: 'deny' }, limits: { concurrency: 4 } });
-  ({ service } = await RunService.start({ ledger, policy, backends: [new FakeBackend({ stepMs: 2 }), new FakeBackend({ name: 'fake-pty', mode: 'pty' })], defaultCwd: work, scope: root }));
+  ({ service } = await RunService.start({ ledger, policy, backends: [(fake = new FakeBackend({ stepMs: 2 })), new FakeBackend({ name: 'fake-pty', mode: 'pty' })], defaultCwd: work, scope: root }));
   server = await startHttpApiServer({ runs: service, token: TOKEN });
   api = apiClient(server.url, TOKEN);
 });
@@ -173,6 +174,26 @@ describe('the chat proxy', () => {
     expect((await api.call('GET', `/api/v2/agent/runs/${runId}`)).body).toMatchObject({ run: { backend: 'fake', status: 'completed', prompt: '[system] be brief\n\n[user] say hello' } });
   });
 
+  it('ends the CLI of a chat completion with its run: nobody can follow it up', async () => {
+    const completion = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'say hello' }] });
+    const runId = (completion as unknown as { switchboard: { run_id: string } }).switchboard.run_id;
+    expect((await api.call('GET', `/api/v2/agent/runs/${runId}`)).body).toMatchObject({ run: { status: 'completed', keep_alive: false } });
+    expect(fake.threads.has(runId)).toBe(true);
+    expect(fake.open.has(runId)).toBe(false);
+    // A run of the agent endpoint is kept for a follow-up unless it says keep_alive: false; the backends say how many are kept.
+    const kept = await submit({ prompt: 'hello' });
+    const once = await submit({ prompt: 'hello', keep_alive: false });
+    await api.stream(kept.stream_url);
+    await api.stream(once.stream_url);
+    expect(fake.open.has(kept.id)).toBe(true);
+    expect(fake.open.has(once.id)).toBe(false);
+    const backends = await api.call('GET', '/api/v2/agent/backends');
+    backendsResponseSchema.parse(backends.body);
+    expect(backends.body).toMatchObject({ idle: { max: 4, idle_ms: 600_000, backends: { fake: { conversations: expect.any(Number) as unknown } } } });
+    const followUp = await api.call('POST', '/api/v2/agent/run', { backend: 'fake', prompt: 'again', parent: once.id });
+    expect(followUp).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS', message: expect.stringContaining('keep_alive: false') as unknown } } });
+  });
+
   it('streams to the official openai client', async () => {
     const stream = await client().chat.completions.create({ model: 'fake', messages: [{ role: 'user', content: 'tokens 30' }], stream: true });
     let text = '';
@@ -295,7 +316,7 @@ describe('the OpenAPI document', () => {
     const doc = res.body as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> } };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
-    expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'limits']);
+    expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'keep_alive', 'limits']);
     expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
     // The asks, documented whether or not this server serves them (the daemon's does).
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/asks', '/api/v2/asks/targets', '/api/v2/asks/{id}', '/api/v2/asks/{id}/wait', '/api/v2/asks/{id}/cancel']));

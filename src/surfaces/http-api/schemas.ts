@@ -7,7 +7,7 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
 import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
-import { backendInfoSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
+import { backendInfoSchema, idleConversationsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
@@ -26,6 +26,7 @@ export const runRequestSchema = z
     mode: z.enum(['auto', 'stdio', 'pty']).optional().describe('auto (default): the structured mode on stdio where the CLI has one, else its screen in a PTY.'),
     schema_version: schemaVersion.optional().describe("The latest event schema the client speaks; the answer's schema_version is the one the server will speak."),
     parent: runIdSchema.optional().describe('Continue this earlier run in the same agent conversation.'),
+    keep_alive: z.boolean().optional().describe("Keep the agent CLI open after the run for a follow-up naming it as parent (default true; at most limits.idle_conversations over every backend, each for limits.idle_ms); false ends the CLI with the run."),
     limits: limitsSchema.optional().describe("Tighter bounds than the policy's (never looser)."),
   })
   .describe('A run to submit.');
@@ -122,6 +123,7 @@ export const runViewSchema = wireRunViewSchema.extend({ stream_url: z.string() }
 export const backendsResponseSchema = z.strictObject({
   schema_versions: z.array(z.string()),
   backends: z.array(backendInfoSchema),
+  idle: idleConversationsSchema,
 });
 
 export type RunRequest = z.infer<typeof runRequestSchema>;
