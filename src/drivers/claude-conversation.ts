@@ -37,7 +37,7 @@ import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn
  * of their own, plus stream-json input and permission questions on stdio.
  */
 // --include-partial-messages: the reply's text deltas as the model writes them (stream_event lines).
-const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio'];
+export const CLAUDE_SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio'];
 /** Generous: a cold start on a loaded machine takes seconds. */
 const INITIALIZE_TIMEOUT_MS = 60_000;
 /** A CLI that has not ended the turn this long after an interrupt is ended itself. */
@@ -257,7 +257,7 @@ class ClaudeSession implements Conversation {
     const { binary, env, args } = this.launchSpec;
     const proc = new AgentProcess({
       binary,
-      args: [...SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
+      args: [...CLAUDE_SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
       cwd: this.options.cwd,
       env,
       marker: { name: SESSION_MARKER, value: this.id },
