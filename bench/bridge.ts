@@ -26,6 +26,8 @@ export interface BridgeFigure {
 }
 
 const TOKEN = 'bench-token';
+/** Runs queued behind one that never ends, for the heap each holds (past the default queue cap of 256: the bench raises it). */
+const QUEUED_RUNS = 2_000;
 
 function spec(id: string, root: string): RunSpec {
   return { id, backend: 'fake', mode: 'stdio', prompt: 'bench', cwd: root, policy: 'bench', limits: {}, schema_version: 'v2', parent: null, created_at: Date.now() };
@@ -96,7 +98,7 @@ async function fakeBridge(root: string, concurrency: number): Promise<Bridge> {
   const work = path.join(root, `work-${concurrency}`);
   mkdirSync(work, { recursive: true });
   const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, `bridge-${concurrency}.db`)) });
-  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, limits: { concurrency } }), backends: [new FakeBackend()], defaultCwd: work, scope: `${root}-${concurrency}` });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, limits: { concurrency }, queue: { max_per_owner: QUEUED_RUNS + 1 } }), backends: [new FakeBackend()], defaultCwd: work, scope: `${root}-${concurrency}` });
   const server = await startHttpApiServer({ runs: service, token: TOKEN });
   return {
     service,
@@ -122,7 +124,7 @@ async function memoryPerQueuedRun(root: string): Promise<number> {
     await bridge.ledger.flush();
     gc?.();
     const before = process.memoryUsage().heapUsed;
-    const n = 2_000;
+    const n = QUEUED_RUNS;
     for (let i = 0; i < n; i++) await bridge.service.submit({ backend: 'fake', prompt: `queued run ${i} with a prompt of ordinary length for a coding task`, cwd: bridge.work });
     await bridge.ledger.flush();
     gc?.();
