@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type SwitchboardClient } from '../src/index.js';
-import { DAEMON_NODE_FLAGS } from '../src/daemon/index.js';
+import { DAEMON_NODE_FLAGS, readRuntimeFile } from '../src/daemon/index.js';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
 
@@ -15,15 +15,22 @@ export class DaemonProcess {
     readonly home: string,
     /** The dashboard's one-time login link, as the daemon printed it. */
     readonly loginUrl: string | undefined,
+    /** The bridge's HTTP API (`http://127.0.0.1:PORT`, without /api/v2), when the daemon printed one. */
+    readonly httpUrl: string | undefined,
   ) {}
 
-  /** `extraEnv` is added to a copy of this process's environment cleaned of Switchboard variables. */
-  static async start(extraEnv: Record<string, string> = {}): Promise<DaemonProcess> {
+  /**
+   * `extraEnv` is added to a copy of this process's environment cleaned of Switchboard variables;
+   * `extraArgs` go after the daemon's own (`--agent-home DIR --model-url URL`). `prepareHome` runs
+   * on the fresh home before the daemon starts (a policy.yaml).
+   */
+  static async start(extraEnv: Record<string, string> = {}, extraArgs: string[] = [], prepareHome?: (home: string) => void): Promise<DaemonProcess> {
     const home = mkdtempSync(path.join(tmpdir(), 'sb-bench-'));
+    prepareHome?.(home);
     const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_'));
     const env = { ...Object.fromEntries(inherited), ...extraEnv };
     // Launched as `switchboard up` launches it.
-    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--log-level', 'warn', ...extraArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     await new Promise<void>((resolve, reject) => {
       child.stdout.on('data', (d: Buffer) => {
@@ -33,7 +40,14 @@ export class DaemonProcess {
       });
       child.once('exit', (code) => reject(new Error(`daemon exited early (${code})`)));
     });
-    return new DaemonProcess(child, home, /dashboard: open (\S+)/.exec(out)?.[1]);
+    return new DaemonProcess(child, home, /dashboard: open (\S+)/.exec(out)?.[1], /HTTP API: (http:\/\/\S+?)\/api\/v2\//.exec(out)?.[1]);
+  }
+
+  /** The daemon's token, from its runtime file (the HTTP API's bearer token). */
+  get token(): string {
+    const token = readRuntimeFile(this.home)?.token;
+    if (token === undefined) throw new Error(`no runtime file in ${this.home}`);
+    return token;
   }
 
   get pid(): number {

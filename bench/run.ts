@@ -22,6 +22,7 @@ import { measureTmuxFrontEnd } from './tmux-front.js';
 import { measureAutoApproveAtSizes, measureReliability } from './reliability.js';
 import { measureAsks } from './ask.js';
 import { measureBridge } from './bridge.js';
+import { measureFirstTokens, printFirstTokenTable } from './first-token.js';
 
 interface Figure {
   name: string;
@@ -37,6 +38,8 @@ const results: Figure[] = [];
 const PEER = 'tmux';
 /** The state bench's peer: ccmanager's detection rule, run on the same pane (bench/agent-states.ts). */
 const STATE_PEER = 'ccmanager rule';
+/** The bridge first-token bench's reference: the same CLI started directly in the same mode (bench/direct-cli.ts). */
+const CLI_DIRECT = 'CLI started directly';
 const SHELL_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' };
 const BASH_PROGRAM = 'bash';
 const BASH_ARGS = ['--norc', '--noprofile'];
@@ -449,8 +452,17 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
     console.log(JSON.stringify(raw));
   },
   bridge: async () => {
-    console.log('\n# The agent bridge: the run ledger on one core, queued runs, SSE fan-out, POST run to first event (no peer runs this bridge; the CLI started directly is the reference)');
+    console.log('\n# The agent bridge: the run ledger on one core, queued runs, SSE fan-out, POST run to first event with the fake backend (no peer runs this bridge)');
     for (const f of await measureBridge()) record(f.name, f.unit, f.value, null, f.better);
+    const runs = Number(process.env.SWITCHBOARD_BENCH_BRIDGE_RUNS ?? 5);
+    if (!Number.isInteger(runs) || runs < 1) throw new Error(`SWITCHBOARD_BENCH_BRIDGE_RUNS must be a whole number of at least 1, not ${process.env.SWITCHBOARD_BENCH_BRIDGE_RUNS}`);
+    console.log(`\n# The bridge's first token: each real CLI through a daemon (POST run + SSE, chat proxy stream) beside the same CLI started directly in its structured mode; the scripted model streams its reply in pieces (${runs} runs per CLI after a warm-up)`);
+    const only = (process.env.SWITCHBOARD_BENCH_AGENTS ?? '').split(',').filter(Boolean);
+    const { report, figures } = await measureFirstTokens({ runs, only });
+    for (const f of figures) record(f.name, f.unit, f.value, f.peer, f.better, CLI_DIRECT);
+    printFirstTokenTable(report);
+    mkdirSync(path.join(here, 'results'), { recursive: true });
+    writeFileSync(path.join(here, 'results', 'bridge-first-token.json'), `${JSON.stringify(report, null, 2)}\n`);
   },
   tmux: async () => {
     console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');

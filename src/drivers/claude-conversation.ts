@@ -41,7 +41,7 @@ import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn
  */
 // --include-partial-messages: the reply's text deltas as the model writes them (stream_event lines).
 // CLAUDE_ASK_ALL_ARGS: every tool call is a permission question first (claude-ask-all.ts).
-const SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio', ...CLAUDE_ASK_ALL_ARGS];
+export const CLAUDE_SESSION_ARGS = ['-p', '--input-format', 'stream-json', '--output-format', 'stream-json', '--verbose', '--include-partial-messages', '--permission-prompt-tool', 'stdio', ...CLAUDE_ASK_ALL_ARGS];
 /** Generous: a cold start on a loaded machine takes seconds. */
 const INITIALIZE_TIMEOUT_MS = 60_000;
 /** A CLI that has not ended the turn this long after an interrupt is ended itself. */
@@ -266,7 +266,7 @@ class ClaudeSession implements Conversation {
     if (this.isClosing()) throw new SwitchboardError('INVALID_REQUEST', 'the session was closed while it started claude', { session: this.id });
     const proc = new AgentProcess({
       binary,
-      args: [...SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
+      args: [...CLAUDE_SESSION_ARGS, ...(resume ? ['--resume', resume] : []), ...args],
       cwd: this.options.cwd,
       env,
       marker: { name: SESSION_MARKER, value: this.id },

@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { Logger } from '../core/logger.js';
 import type { Api } from './conversation.js';
 import type { Scenario } from './scenario.js';
-import { ModelServer, type LoggedRequest, type ModelServerOptions } from './server.js';
+import { ModelServer, type LoggedRequest, type ModelServerOptions, type SentReply } from './server.js';
 
 // These tests talk to a real ModelServer on 127.0.0.1 with fetch, as the agent CLIs do.
 
@@ -805,4 +805,29 @@ describe('ModelServer: scripted delays', () => {
     await server.close();
     await expect(reading).rejects.toThrow();
   });
+});
+
+describe('ModelServer: when replies were written', () => {
+  const clock = (): number => performance.timeOrigin + performance.now();
+
+  it('reports a reply once it has gone out, with when its writing began and ended, after its gate', async () => {
+    const sent: SentReply[] = [];
+    const server = await start({ onReplySent: (reply) => sent.push(reply) });
+    const before = clock();
+    const pending = post(server, '/v1/chat/completions', { stream: true, messages: [{ role: 'user', content: 'behind the gate' }] }).then((res) => res.text());
+    await vi.waitFor(() => expect(server.heldAt('g1')).toBe(1));
+    // Held at its gate: nothing written yet.
+    expect(sent).toEqual([]);
+    server.openGate('g1');
+    expect(CASES[2]!.streamText(parseSse(await pending))).toBe('let through');
+    await vi.waitFor(() => expect(sent).toHaveLength(1));
+    const [reply] = sent as [SentReply];
+    expect(reply.request).toBe(server.modelRequests().at(-1));
+    expect(reply.firstWriteAt).toBeGreaterThanOrEqual(before);
+    expect(reply.endAt).toBeGreaterThanOrEqual(reply.firstWriteAt);
+    // Probes are not replies of the model.
+    await (await fetch(`${server.url}/`)).text();
+    expect(sent).toHaveLength(1);
+  });
+
 });

@@ -38,6 +38,27 @@ export interface ModelServerOptions {
   /** Also append every request to this JSONL file. */
   logFile?: string;
   logger?: Logger;
+  /**
+   * Called once each planned reply has gone out, with when its writing began and ended: how a bench
+   * lines up the model's first chunk with what a client of the agent saw, on the same clock.
+   */
+  onReplySent?: (sent: SentReply) => void;
+}
+
+/**
+ * A reply as it was written. Times are wall-clock milliseconds with fractions
+ * (`performance.timeOrigin + performance.now()`), comparable with another process's on this machine.
+ */
+export interface SentReply {
+  request: LoggedRequest;
+  /**
+   * When its first bytes were written. For a streamed text reply that is its first text piece:
+   * everything before the first pause (the stream's opening events and the first piece) goes out
+   * in one go, after any `delay_ms` or gate.
+   */
+  firstWriteAt: number;
+  /** When it ended, or when writing stopped because the client had gone. */
+  endAt: number;
 }
 
 const MAX_BODY_BYTES = 64 * 1024 * 1024;
@@ -101,15 +122,26 @@ function loggedPath(url: URL): string {
   return url.pathname + url.search.replace(/([?&]key=)[^&]*/g, '$1(present)');
 }
 
-/** Writes a rendered response, pausing where the script says; stops once the client has gone. */
-async function send(res: http.ServerResponse, rendered: Rendered): Promise<void> {
+/** Wall-clock milliseconds with fractions, for SentReply. */
+const preciseNow = (): number => performance.timeOrigin + performance.now();
+
+/**
+ * Writes a rendered response, pausing where the script says; stops once the client has gone.
+ * Resolves with when the writing began and ended.
+ */
+async function send(res: http.ServerResponse, rendered: Rendered): Promise<{ firstWriteAt: number; endAt: number }> {
   res.writeHead(rendered.status, rendered.headers);
+  let firstWriteAt: number | undefined;
   for (const piece of rendered.body) {
-    if (res.destroyed) return;
-    if (typeof piece === 'string') res.write(piece);
-    else await sleep(piece.pauseMs);
+    if (res.destroyed) break;
+    if (typeof piece === 'string') {
+      firstWriteAt ??= preciseNow();
+      res.write(piece);
+    } else await sleep(piece.pauseMs);
   }
-  res.end();
+  if (!res.destroyed) res.end();
+  const endAt = preciseNow();
+  return { firstWriteAt: firstWriteAt ?? endAt, endAt };
 }
 
 function pickHeaders(req: http.IncomingMessage): Record<string, string> {
@@ -298,7 +330,7 @@ export class ModelServer {
           : target.api === 'openai-chat'
             ? renderOpenAiChat(decided.reply, view, id, isIncludeUsage(body))
             : renderGemini(decided.reply, view, id);
-    this.record({
+    const logged = this.record({
       method,
       path,
       api: target.api,
@@ -308,7 +340,8 @@ export class ModelServer {
     });
     if (decided.reply.timing.gate !== undefined) await this.passGate(decided.reply.timing.gate);
     if (decided.reply.timing.delayMs > 0) await sleep(decided.reply.timing.delayMs);
-    await send(res, rendered);
+    const sent = await send(res, rendered);
+    this.options.onReplySent?.({ request: logged, ...sent });
   }
 
   /** Answers the side calls CLIs make: reachability, model lists, token counts. */
