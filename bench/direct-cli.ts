@@ -6,14 +6,14 @@
  * text on its stdout.
  *
  * One row per CLI in DIRECT: how to start it and how to tell the first reply text in its output.
- * When a backend changes its mode (Codex is moving from `codex exec --json` to `codex app-server`),
- * its row changes with it.
+ * When a backend changes its mode, its row changes with it.
  */
 import { spawn } from 'node:child_process';
 import { PROTOCOL_VERSION } from '@agentclientprotocol/sdk';
 import { AgentProgram, type SessionLaunch } from '../src/drivers/agent-program.js';
 import { CLAUDE_SESSION_ARGS, replyPiece } from '../src/drivers/claude-conversation.js';
 import { askEverything } from '../src/drivers/acp-ask-all.js';
+import { CODEX_APP_SERVER_ARGS, CODEX_THREAD_SETTINGS } from '../src/drivers/codex-conversation.js';
 import { terminateProcessTree } from '../src/platform/index.js';
 import type { AgentProfile } from '../src/agents/index.js';
 
@@ -43,6 +43,10 @@ const asRecord = (v: unknown): Json | undefined => (typeof v === 'object' && v !
 const ACP_INITIALIZE = 1;
 const ACP_NEW_SESSION = 2;
 const ACP_PROMPT = 3;
+/** codex app-server's requests, in the same way. */
+const CODEX_INITIALIZE = 1;
+const CODEX_THREAD = 2;
+const CODEX_TURN = 3;
 
 const acp: Omit<DirectCommand, 'mode'> = {
   stdin: true,
@@ -79,15 +83,26 @@ export const DIRECT: Record<string, DirectCommand> = {
     turnEnded: (obj) => obj.type === 'result',
   },
   codex: {
-    mode: 'codex exec --json (a process per turn)',
-    stdin: false,
-    // As CodexConversationDriver's first turn: the profile's headless flags, the sandbox's, `--`, the prompt.
-    args: (profile, launch, prompt) => ({ args: [...(profile.data.headless_args ?? []).filter((a) => a !== '{prompt}'), ...launch.args, '--', prompt] }),
-    line: (obj) => {
-      const item = asRecord(obj.item);
-      return typeof obj.type === 'string' && obj.type.startsWith('item.') && item?.type === 'agent_message' && typeof item.text === 'string' && item.text !== '';
+    mode: 'codex app-server --disable plugins, thread set to ask before every act',
+    stdin: true,
+    args: (_profile, launch) => ({ args: [...CODEX_APP_SERVER_ARGS, ...launch.args] }),
+    // As CodexConversationDriver: initialize, initialized, thread/start, turn/start (JSON-RPC lines without "jsonrpc").
+    start: (send) => send({ method: 'initialize', id: CODEX_INITIALIZE, params: { clientInfo: { name: 'switchboard-bench', title: null, version: '0' }, capabilities: { experimentalApi: false } } }),
+    line: (obj, send, cwd, prompt) => {
+      if (obj.id === CODEX_INITIALIZE && obj.result !== undefined) {
+        send({ method: 'initialized' });
+        send({ method: 'thread/start', id: CODEX_THREAD, params: { cwd, ...CODEX_THREAD_SETTINGS } });
+      }
+      if (obj.id === CODEX_THREAD && obj.result !== undefined) {
+        const threadId = asRecord(asRecord(obj.result)?.thread)?.id;
+        send({ method: 'turn/start', id: CODEX_TURN, params: { threadId, input: [{ type: 'text', text: prompt, text_elements: [] }], approvalPolicy: CODEX_THREAD_SETTINGS.approvalPolicy } });
+      }
+      // An approval (none in the bench's text-only reply) is declined.
+      if (obj.method !== undefined && obj.id !== undefined) send({ id: obj.id, result: { decision: 'decline' } });
+      const delta = asRecord(obj.params)?.delta;
+      return obj.method === 'item/agentMessage/delta' && typeof delta === 'string' && delta !== '';
     },
-    turnEnded: (obj) => obj.type === 'turn.completed' || obj.type === 'turn.failed',
+    turnEnded: (obj) => obj.method === 'turn/completed' || (obj.id === CODEX_TURN && obj.error !== undefined),
   },
   gemini: { mode: 'gemini --acp', ...acp },
   opencode: { mode: 'opencode acp', ...acp },

@@ -34,10 +34,12 @@ import { LineRpc, METHOD_NOT_FOUND, RpcError, type IncomingRequest } from './lin
 import { decidePermission, subjectForTool, type PermissionRequest } from './permission.js';
 
 /** The app server on stdio; plugins off, or it reaches for GitHub and chatgpt.com at every start. */
-const APP_SERVER_ARGS = ['app-server', '--disable', 'plugins'];
+export const CODEX_APP_SERVER_ARGS = ['app-server', '--disable', 'plugins'];
 /** The approval setting under which Codex asks before every command and patch (see above). */
 const ASK_BEFORE_EVERY_ACT = 'untrusted';
 const SANDBOX = 'workspace-write';
+/** What a thread is opened with (and every turn started with): ask before every act, in the workspace sandbox. */
+export const CODEX_THREAD_SETTINGS = { approvalPolicy: ASK_BEFORE_EVERY_ACT, sandbox: SANDBOX } as const;
 const START_TIMEOUT_MS = 120_000;
 /** How long Codex has to end an interrupted turn before its process is ended. */
 const CANCEL_GRACE_MS = 15_000;
@@ -225,7 +227,7 @@ class CodexSession implements Conversation {
       onGarbage: (line) => this.emit([this.normalizer.note(`codex wrote a line that is not JSON-RPC: ${line.slice(0, 200)}`)]),
     });
     const { binary, env, args } = this.launch;
-    const child = new AgentProcess({ binary, args: [...APP_SERVER_ARGS, ...args], cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: true, onLine: (line) => rpc.receive(line) });
+    const child = new AgentProcess({ binary, args: [...CODEX_APP_SERVER_ARGS, ...args], cwd: this.options.cwd, env, marker: { name: SESSION_MARKER, value: this.id }, input: true, onLine: (line) => rpc.receive(line) });
     void child.exited.then((exit) => {
       rpc.close();
       // Between turns nobody else would say so (a turn under way says it itself).
@@ -254,7 +256,7 @@ class CodexSession implements Conversation {
   private async handshake(rpc: LineRpc): Promise<void> {
     await rpc.request('initialize', { clientInfo: { name: 'switchboard', title: 'Switchboard', version: switchboardVersion() }, capabilities: { experimentalApi: false } });
     rpc.notify('initialized');
-    const settings = { approvalPolicy: ASK_BEFORE_EVERY_ACT, sandbox: SANDBOX };
+    const settings = CODEX_THREAD_SETTINGS;
     const resuming = this.threadId;
     const result = asRecord(resuming ? await rpc.request('thread/resume', { threadId: resuming, cwd: this.options.cwd, ...settings, excludeTurns: true }) : await rpc.request('thread/start', { cwd: this.options.cwd, ...settings }));
     const policy = result?.approvalPolicy;

@@ -24,16 +24,22 @@ function harness(): { stream: TokenStream; emitted: string[]; advance: (ms: numb
 }
 
 describe('a streamed reply', () => {
-  it('coalesces pieces into at most one token per interval, and adds only what the whole message did not carry', () => {
+  it('sends the first piece at once, coalesces the next into at most one token per interval, and adds only what the whole message did not carry', () => {
     const { stream, emitted, advance } = harness();
     for (const piece of ['Hel', 'lo', ', wor']) stream.piece(piece);
-    expect(emitted).toEqual([]);
-    advance(COALESCE_MS);
-    expect(emitted).toEqual(['Hello, wor']);
+    expect(emitted).toEqual(['Hel']);
+    advance(COALESCE_MS - 1);
+    expect(emitted).toEqual(['Hel']);
+    advance(1);
+    expect(emitted).toEqual(['Hel', 'lo, wor']);
     stream.piece('ld');
     // The whole message comes: the pending piece first, then nothing more than what was missing.
     expect(stream.whole('Hello, world!')).toBe('!');
-    expect(emitted).toEqual(['Hello, wor', 'ld']);
+    expect(emitted).toEqual(['Hel', 'lo, wor', 'ld']);
+    // After a quiet interval, the next piece goes at once again.
+    advance(COALESCE_MS);
+    stream.piece('More');
+    expect(emitted).toEqual(['Hel', 'lo, wor', 'ld', 'More']);
     // The next message starts afresh.
     expect(stream.whole('Second.')).toBe('Second.');
   });
@@ -44,7 +50,7 @@ describe('a streamed reply', () => {
     stream.piece('Second block.');
     expect(stream.whole('First block. ')).toBe('');
     expect(stream.whole('Second block.')).toBe('');
-    expect(emitted).toEqual(['First block. Second block.']);
+    expect(emitted).toEqual(['First block. ', 'Second block.']);
   });
 
   it('gives a message that does not start with what streamed whole (a repeat, never a loss)', () => {

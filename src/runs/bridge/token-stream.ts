@@ -1,7 +1,8 @@
 /**
  * A run's reply as it streams: the pieces a CLI sends while the model writes (Claude Code's partial
- * messages, ACP's `agent_message_chunk`, Codex's deltas) become `token` events, coalesced so that a
- * model writing a character at a time costs at most one event per COALESCE_MS; then the whole
+ * messages, ACP's `agent_message_chunk`, Codex's deltas) become `token` events: the first at once,
+ * the rest coalesced so that a model writing a character at a time costs at most one event per
+ * COALESCE_MS; then the whole
  * message the CLI gives at the end of it adds only what the pieces did not already carry.
  *
  * Seed 004 asks for fine-grained streaming with the bridge batching events and the ledger not
@@ -28,7 +29,12 @@ export class TokenStream {
   private pending = '';
   /** Everything streamed (emitted or pending) of the message under way. */
   private streamed = '';
-  private timer: { cancel(): void } | undefined;
+  /**
+   * Open for COALESCE_MS after each token event: pieces that come while it is open wait for its
+   * end. The first piece after a quiet spell goes out at once, so a client sees the reply start
+   * as soon as the CLI does, and the events stay at most one per COALESCE_MS.
+   */
+  private window: { cancel(): void } | undefined;
   private readonly setTimer: NonNullable<TokenStreamOptions['setTimer']>;
 
   constructor(private readonly options: TokenStreamOptions) {
@@ -40,20 +46,24 @@ export class TokenStream {
     if (text === '') return;
     this.pending += text;
     this.streamed += text;
-    this.timer ??= this.setTimer(() => {
-      this.timer = undefined;
-      this.flush();
-    }, COALESCE_MS);
+    if (!this.window) this.emitPending();
   }
 
   /** Emits what is pending now: before any other event is recorded, so that order is kept. */
   flush(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
+    this.emitPending();
+  }
+
+  private emitPending(): void {
     if (this.pending === '') return;
     const text = this.pending;
     this.pending = '';
     this.options.emit(text);
+    this.window?.cancel();
+    this.window = this.setTimer(() => {
+      this.window = undefined;
+      this.emitPending();
+    }, COALESCE_MS);
   }
 
   /**
@@ -83,5 +93,7 @@ export class TokenStream {
   /** Stops the timer (the run ended); pending text is emitted first. */
   close(): void {
     this.flush();
+    this.window?.cancel();
+    this.window = undefined;
   }
 }
