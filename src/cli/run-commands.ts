@@ -123,13 +123,15 @@ async function follow(ctx: CliContext, client: SwitchboardClient, runId: string,
   };
   if (options.cancelOnInterrupt) process.on('SIGINT', onInterrupt);
   const progress = ProgressLine.for(ctx, options);
+  const reply: ReplyLine = { open: false };
   try {
     const ended = await new Promise<{ reason: 'ended' | 'error'; message?: string | undefined }>((resolve, reject) => {
       client.onClose((err) => reject(err ?? new Error('the connection to the daemon closed')));
       client
-        .runSubscribe(runId, { after, schemaVersion: 'v2' }, { run_event: (n) => printEvent(ctx, n.event, options, progress), run_stream_end: (n) => resolve({ reason: n.reason, message: n.message }) })
+        .runSubscribe(runId, { after, schemaVersion: 'v2' }, { run_event: (n) => printEvent(ctx, n.event, options, reply, progress), run_stream_end: (n) => resolve({ reason: n.reason, message: n.message }) })
         .catch(reject);
     });
+    endReplyLine(ctx, reply, progress);
     progress?.stop();
     if (ended.reason === 'error') ctx.stderr.write(`switchboard: following the run stopped: ${ended.message ?? 'unknown error'}\n`);
     const { run } = await client.runGet(runId);
@@ -155,8 +157,24 @@ function describeEnd(run: RunViewInfo): string {
   return `run ${run.id} ${run.status}${run.reason !== null ? ` (${run.reason})` : ''}${took}${run.status !== 'completed' && run.message !== '' ? `: ${run.message}` : ''}`;
 }
 
-/** One event as a line: the agent's text as it is, everything else marked by its type. */
-function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boolean; quiet: boolean }, progress?: ProgressLine): void {
+/**
+ * Where the agent's text stands on stdout: a reply streams in many token events, written as they
+ * come, and its line is ended only when something else happens (a tool call, the end of the run).
+ */
+interface ReplyLine {
+  open: boolean;
+}
+
+/** Ends the agent's line on stdout if a reply left it open. */
+function endReplyLine(ctx: CliContext, reply: ReplyLine, progress?: ProgressLine): void {
+  if (!reply.open) return;
+  reply.open = false;
+  if (progress) progress.print(ctx.stdout, '\n');
+  else ctx.stdout.write('\n');
+}
+
+/** One event: the agent's text as it streams, everything else as a line marked by its type. */
+function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boolean; quiet: boolean }, reply: ReplyLine, progress?: ProgressLine): void {
   if (options.json) {
     out(ctx, JSON.stringify(event));
     return;
@@ -169,9 +187,12 @@ function printEvent(ctx: CliContext, event: RunEventInfo, options: { json: boole
   const text = event.schema_version === 'v2' ? event.compat.text : event.text;
   const status = event.schema_version === 'v2' ? event.compat.status : event.status;
   if (event.type === 'token') {
-    write(ctx.stdout, text.endsWith('\n') ? text : `${text}\n`);
+    if (text === '') return;
+    write(ctx.stdout, text);
+    reply.open = !text.endsWith('\n');
     return;
   }
+  endReplyLine(ctx, reply, progress);
   if (options.quiet) return;
   const line = (mark: string, body: string): void => {
     write(ctx.stderr, `${mark} ${body.replace(/\s+/g, ' ').slice(0, 300)}\n`);
@@ -263,7 +284,9 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
     }
     const r = replay.run;
     out(ctx, `${r.id}  ${r.backend} (${r.mode})  ${r.status}${r.reason !== null ? ` (${r.reason})` : ''}\n  cwd: ${r.cwd}\n  prompt: ${oneLinePrompt(r.prompt)}\n  policy: ${r.policy}${r.parent !== null ? `\n  follows: ${r.parent}` : ''}`);
-    for (const e of replay.events) printEvent(ctx, e, { json: false, quiet: false });
+    const reply: ReplyLine = { open: false };
+    for (const e of replay.events) printEvent(ctx, e, { json: false, quiet: false }, reply);
+    endReplyLine(ctx, reply);
     return 0;
   });
 }

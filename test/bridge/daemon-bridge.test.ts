@@ -15,6 +15,7 @@ import type { RunEventInfo } from '../../src/protocol/methods.js';
 import { apiClient } from '../support/sse.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { tempDir } from '../support/shell.js';
+import { runCli } from '../support/cli.js';
 
 type Started = Awaited<ReturnType<typeof startTestDaemon>>;
 let started: Started | undefined;
@@ -86,6 +87,15 @@ describe('the agent bridge in the daemon', () => {
     expect((await c.runGet(run.id)).run.status).toBe('completed');
     const backends = await c.runBackends();
     expect(backends.backends.map((b) => b.name)).toEqual(['fake']);
+  });
+
+  it('switchboard run prints a reply streamed in many token events as the one text it is, its line ended once', { timeout: 30_000 }, async () => {
+    const ran = await runCli(home, ['run', 'fake', 'pieces 5', '--cwd', work]);
+    expect(ran.code, ran.stderr).toBe(0);
+    expect(ran.stdout).toBe('p0 p1 p2 p3 p4 \n');
+    const { runs } = await need(client).runList({ limit: 1 });
+    const shown = await runCli(home, ['runs', runs[0]?.id ?? '']);
+    expect(shown.stdout).toContain('\np0 p1 p2 p3 p4 \n');
   });
 
   it('cancels a run, refuses a folder outside the sandbox, and answers RUN_NOT_FOUND with -32015', { timeout: 30_000 }, async () => {

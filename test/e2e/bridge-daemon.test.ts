@@ -87,8 +87,9 @@ describe('the agent bridge through the daemon, with Claude Code', () => {
     const last = lines.pop() as { run: { id: string; status: string; reason: string } };
     expect(last.run).toMatchObject({ status: 'completed', reason: 'finished' });
     expect(lines.map((e) => e.seq)).toEqual(lines.map((_, i) => i + 1));
-    const tokens = lines.filter((e) => e.type === 'token').map((e) => (e.compat as { text: string }).text.trim());
-    expect(tokens.join('')).toBe('Hello from the scripted model.');
+    // The reply as it streamed, in as many token events as the CLI gave pieces.
+    const tokens = lines.filter((e) => e.type === 'token').map((e) => (e.compat as { text: string }).text);
+    expect(tokens.join('').trim()).toBe('Hello from the scripted model.');
     expect(lines.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
 
     const shown = await runCli(home, ['runs', last.run.id, '--json'], { env: env() });
