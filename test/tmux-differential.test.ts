@@ -277,8 +277,11 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
           return '';
         }
       };
-      await until(() => logged(realLog).includes('piped-output\r\n') && logged(oursLog).includes('piped-output\r\n'), 'both pipes to log the output').catch(() => undefined);
-      expect(logged(oursLog)).toContain('piped-output\r\n');
+      // The command's output and the prompt after it, not only the typed line (which holds the same
+      // words): each pipe writes on its own time, so wait until both have all of it.
+      const whole = 'echo piped-output\r\npiped-output\r\n$ ';
+      await until(() => logged(realLog).includes(whole) && logged(oursLog).includes(whole), 'both pipes to log the output and the prompt').catch(() => undefined);
+      expect(logged(oursLog)).toContain(whole);
       expect(logged(oursLog)).toBe(logged(realLog));
       await pair.real(['pipe-pane', '-o', '-t', '%0', `tee -a ${realLog}`]);
       await pair.ours(['pipe-pane', '-o', '-t', '%0', `tee -a ${oursLog}`]);

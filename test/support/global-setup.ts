@@ -43,6 +43,12 @@ export default function setup(): () => Promise<void> {
   const run = randomBytes(8).toString('hex');
   // Set before vitest forks its workers, which inherit it.
   process.env[RUN_MARKER] = run;
+  // Tests start the user's own interactive shells and end them at any moment. A ~/.bashrc running
+  // `pyenv init` (this machine's, and CI's) takes pyenv's rehash lock at every start; a shell ended
+  // while holding it leaves the lock, and every later shell then waits 60 s for it before its first
+  // prompt (two CI-style runs lost shell-pane tests to that). One second is enough to give up on a
+  // stale lock; a user's own setting is kept.
+  process.env.PYENV_REHASH_TIMEOUT ??= '1';
   const before = new Set(linux ? listProcesses().map((p) => p.pid) : []);
   return async () => {
     const problems: string[] = [];

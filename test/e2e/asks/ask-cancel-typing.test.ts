@@ -43,7 +43,6 @@ describe.runIf(process.platform !== 'win32')('an ask cancelled while its questio
     const pid = codex.pane.pid;
     signalGroup(pid, 'SIGSTOP');
     let first: ReturnType<typeof rig.engine.ask>;
-    let held = '';
     try {
       first = rig.engine.ask({ target: 'codex', question: LONG_QUESTION });
       // Typing under way: the question went in, and part of it still waits for Codex to read it.
@@ -52,16 +51,16 @@ describe.runIf(process.platform !== 'win32')('an ask cancelled while its questio
       // Stopped at once: nothing more of the question waits to be written.
       expect(codex.pane.pendingInputBytes).toBe(0);
     } finally {
-      held = codex.pane.screenLines().join('\n');
       signalGroup(pid, 'SIGCONT');
     }
-    // What Codex did read of it is cleared from its input box: once Codex has taken in all its
-    // input and redrawn (the screen held while it was stopped says nothing), the box holds none of it.
+    // What Codex did read of it is cleared from its input box. Codex may never draw any of it (it
+    // can take in the cut paste and the erasing keys in one go), so an empty box here proves little
+    // alone: the proof is below, the next question answered alone and the model never seeing this one.
     const boxEmpty = (): boolean => {
       const lines = codex.pane.screenLines();
       const box = findInputBox(lines);
       const below = box ? lines.slice(box.row).join('\n') : lines.join('\n');
-      return codex.pane.pendingInputBytes === 0 && lines.join('\n') !== held && box !== undefined && !/zebra|Pasted/i.test(below);
+      return codex.pane.pendingInputBytes === 0 && box !== undefined && !/zebra|Pasted/i.test(below);
     };
     await until(boxEmpty, 'the input box empty again', 20_000).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${codex.pane.screenLines().filter((l) => l.trim()).join('\n')}`);
