@@ -187,8 +187,10 @@ class CodexSession implements Conversation {
 
   /** The running app server, started (and the thread opened or resumed) when there is none. */
   connect(): Promise<Connection> {
+    // One being opened is not ready yet (it is `connection` already, before its handshake).
+    if (this.connecting) return this.connecting;
     if (this.connection?.process.running) return Promise.resolve(this.connection);
-    this.connecting ??= this.start().finally(() => {
+    this.connecting = this.start().finally(() => {
       this.connecting = undefined;
     });
     return this.connecting;
