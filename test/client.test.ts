@@ -15,8 +15,10 @@ describe('TypeScript client', () => {
     const { pane_id } = await client.createPane({ argv: [...BASH_ARGV], env: { ...BASH_ENV }, cwd: t.work, title: 'lib' });
     expect((await client.waitFor(pane_id, { pattern: 'PROMPT\\$' })).matched).toBe(true);
     await client.sendText(pane_id, 'echo from-the-library', { addNewline: true });
-    const waited = await client.waitFor(pane_id, { pattern: '^from-the-library$', flags: 'm' });
-    expect(waited).toMatchObject({ matched: true, reason: 'matched', match: 'from-the-library' });
+    // Wait for the echoed line and the prompt bash prints after it: the line alone can be on screen
+    // a moment before the prompt is, and the read below expects both.
+    const waited = await client.waitFor(pane_id, { pattern: '^from-the-library\\nPROMPT\\$', flags: 'm' });
+    expect(waited).toMatchObject({ matched: true, reason: 'matched', match: 'from-the-library\nPROMPT$' });
     expect((await client.getText(pane_id, { lines: 2 })).text).toBe('from-the-library\nPROMPT$');
     expect((await client.list()).panes.map((p) => p.pane_id)).toContain(pane_id);
     await client.remove(pane_id);
