@@ -51,8 +51,9 @@ describe('switchboard CLI', () => {
   it('creates, lists, types into, reads, waits on, resizes, kills and removes panes', async () => {
     const id = await newShell('cli-worker');
     expect((await sb('send', 'cli-worker', 'echo typed-$((2+3))', '--enter')).code).toBe(0);
-    const waited = await sb('wait', id.slice(0, 5), '--text', '^typed-5$', '--flags', 'm');
-    expect(waited).toMatchObject({ code: 0, stdout: 'typed-5\n' });
+    // The output and the prompt bash draws after it, which the read below expects too.
+    const waited = await sb('wait', id.slice(0, 5), '--text', '^typed-5\\nPROMPT\\$', '--flags', 'm');
+    expect(waited).toMatchObject({ code: 0, stdout: expect.stringMatching(/^typed-5\n/) as unknown });
     const read = await sb('read', id, '--lines', '2');
     expect(read.stdout).toBe('typed-5\nPROMPT$\n');
 

@@ -121,7 +121,8 @@ describe('panes with real shells', () => {
   it('sends HUP and TERM first and escalates to KILL when both are ignored', async () => {
     const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-hup" HUP; trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
     await expectScreen(pane, 'ready');
-    const exit = await pane.kill({ graceMs: 300 });
+    // Room for bash to run both traps on a busy machine before the KILL.
+    const exit = await pane.kill({ graceMs: 2_000 });
     expect(exit.signal).toBe('SIGKILL');
     const lines = pane.readText(10).lines;
     expect(lines).toContain('got-hup');

@@ -6,6 +6,7 @@ import type { Daemon } from '../src/daemon/index.js';
 import { runtimeFilePath } from '../src/daemon/index.js';
 import { RawClient, TRANSPORTS, errorOf, resultOf, startTestDaemon, type Transport } from './support/daemon.js';
 import { BASH_ARGV, BASH_ENV, sleep, tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
 
 let daemon: Daemon;
 let stop: () => Promise<void>;
@@ -300,10 +301,7 @@ describe.each(TRANSPORTS)('JSON-RPC over %s', (transport: Transport) => {
   it('reports exited panes, bad keys, bad patterns and failed spawns with their own codes', async () => {
     const created = resultOf<{ pane_id: string }>(await client.call(token, 'create_pane', { argv: ['true'], cwd: work.dir }));
     await client.call(token, 'wait_for', { pane_id: created.pane_id, idle_ms: 50, timeout_ms: 2000 });
-    for (let i = 0; i < 50; i++) {
-      if (!resultOf<{ alive: boolean }>(await client.call(token, 'is_alive', { pane_id: created.pane_id })).alive) break;
-      await sleep(20);
-    }
+    await until(async () => !resultOf<{ alive: boolean }>(await client.call(token, 'is_alive', { pane_id: created.pane_id })).alive, 'the pane of `true` to exit');
     const exited = errorOf(await client.call(token, 'send_text', { pane_id: created.pane_id, text: 'x' }));
     expect(exited).toMatchObject({ code: -32004, data: { code: 'PANE_EXITED' } });
     await client.call(token, 'remove', { pane_id: created.pane_id });

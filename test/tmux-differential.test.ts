@@ -206,7 +206,8 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['new-session', '-d', '-x', '40', '-y', '8', '-s', 'cap', '-n', 'main', 'env PS1="$ " sh']);
       await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.startsWith('$'));
       await pair.same(['send-keys', '-t', '%0', 'i=0; while [ $i -lt 30 ]; do echo line-$i; i=$((i+1)); done', 'Enter']);
-      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => out.includes('line-29'));
+      // The output and the prompt sh draws after it, on both sides, before the screens are compared.
+      await pair.until(['capture-pane', '-p', '-t', '%0'], (out) => /line-29\n\$/.test(out));
       await pair.same(['capture-pane', '-p', '-t', '%0']);
       await pair.same(['capture-pane', '-p', '-t', '%0', '-S', '-120']);
       await pair.same(['capture-pane', '-p', '-t', '%0', '-S', '-5', '-E', '2']);

@@ -9,6 +9,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { useTestDaemon } from '../support/daemon.js';
 import { BASH_ARGV, BASH_ENV, expectScreen } from '../support/shell.js';
+import { untilProgram } from '../support/processes.js';
 
 const t = useTestDaemon();
 
@@ -39,7 +40,12 @@ describe.runIf(process.platform === 'linux')('PTY descriptors', () => {
     expect(attacker.screenLines().join('\n')).toContain('masters written: 0');
     // The 32nd pane's own process: no master at all (it was 31 before the fix).
     expect(ptyMasters(attacker.pid)).toBe(0);
-    for (const other of others) expect(ptyMasters(other.pid)).toBe(0);
+    // Each `sleep` read once it runs: before its exec, the forked child still holds the masters
+    // close-on-exec drops at exec.
+    for (const other of others) {
+      await untilProgram(other.pid, 'sleep');
+      expect(ptyMasters(other.pid)).toBe(0);
+    }
     // Had anything reached the victim's shell, it would have run before this line.
     victim.sendText('echo sync-$((6*7))', true);
     await expectScreen(victim, 'sync-42');

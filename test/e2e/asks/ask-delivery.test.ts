@@ -19,7 +19,8 @@ const sm = useScriptedModel({
     // First: the delivered reply quotes the answer, which the next rule would match too.
     { match: 'switchboard reply from', steps: [{ text: 'Noted the answer.' }] },
     { match: 'capital of France', steps: [{ text: 'Paris is the capital of France.' }] },
-    { match: 'think for long', steps: [{ text: 'That took a while.', delay_ms: 6_000 }] },
+    // Held until the test opens the gate: Codex is busy for as long as the test needs, whatever the machine.
+    { match: 'think for long', steps: [{ text: 'That took a while.', wait_for: 'codex-busy' }] },
   ],
 });
 const rig = useAskRig(sm);
@@ -64,6 +65,7 @@ describe('an async ask', { timeout: 300_000 }, () => {
     // Codex was still busy when Claude finished: nothing typed into it yet.
     expect(codexIdleAt).toBe(Infinity);
     expect(rig.engine.get(ask.id).delivery).toBe('pending');
+    sm.model.openGate('codex-busy');
     const delivered = await until(() => {
       const now = rig.engine.get(ask.id);
       return now.delivery === 'delivered' || now.delivery === 'failed' ? now : undefined;
