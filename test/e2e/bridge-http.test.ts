@@ -166,6 +166,23 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect([...ts].sort((x, y) => x - y)).toEqual(ts);
   });
 
+  it("judges a follow-up's tool calls as the follow-up's own: allowed, carried out, recorded in its events", { timeout: 240_000 }, async () => {
+    const b = await get();
+    rmSync(path.join(b.work, 'tool_out.txt'), { force: true });
+    const first = await submit(b, { backend: cli, prompt: 'say hello please' });
+    await b.api.stream(first.stream_url);
+    expect(await runOf(b, first.id)).toMatchObject({ status: 'completed' });
+    const before = (await replay(b, first.id)).length;
+    // The same conversation (its CLI kept open), a new run: its governance, not the ended run's, answers.
+    const next = await submit(b, { backend: cli, prompt: 'write a file please', parent: first.id });
+    const events = parsed((await b.api.stream(next.stream_url)).frames);
+    expect(await runOf(b, next.id), explain(events)).toMatchObject({ status: 'completed' });
+    expect(readFileSync(path.join(b.work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
+    const decisions = events.filter((e) => e.type === 'decision' && (e.data as { subject?: { tool?: string } }).subject?.tool === 'shell');
+    expect(decisions.map((e) => e.data), explain(events)).toEqual([expect.objectContaining({ decision: 'allow', by: 'governance' })]);
+    expect(await replay(b, first.id)).toHaveLength(before);
+  });
+
   it('streams token, tool_call, tool_result, patch and done in v2; a cut stream resumes with no gap; the replay is the same', { timeout: 240_000 }, async () => {
     const b = await get();
     const run = await submit(b, { backend: cli, prompt: 'note and shell please', schema_version: 'v2' });

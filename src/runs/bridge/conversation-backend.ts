@@ -43,6 +43,11 @@ const CRASH_PATTERN = /(in the middle of the turn|during the turn|before the tur
 interface Slot {
   thread: string;
   cwd: string;
+  /**
+   * The run the conversation serves now: its permission requests are judged, and recorded, by this
+   * run's governance (a follow-up's, not the ended run that opened the conversation).
+   */
+  current: DriverRunRequest;
   conversation: Conversation | undefined;
   busy: boolean;
   restarts: number;
@@ -109,7 +114,7 @@ export class ConversationBackend extends StreamingBackend {
 
   private slotFor(request: DriverRunRequest): Slot {
     if (!request.followUp) {
-      const slot: Slot = { thread: request.thread, cwd: request.cwd, conversation: undefined, busy: true, restarts: 0, closed: false };
+      const slot: Slot = { thread: request.thread, cwd: request.cwd, current: request, conversation: undefined, busy: true, restarts: 0, closed: false };
       this.slots.set(request.thread, slot);
       return slot;
     }
@@ -118,6 +123,7 @@ export class ConversationBackend extends StreamingBackend {
     if (slot.busy) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.thread} is busy with another run`, { thread: request.thread });
     if (slot.cwd !== request.cwd) throw new SwitchboardError('INVALID_PARAMS', `a follow-up runs in its conversation's folder (${slot.cwd})`, { cwd: request.cwd });
     slot.busy = true;
+    slot.current = request;
     return slot;
   }
 
@@ -171,7 +177,7 @@ export class ConversationBackend extends StreamingBackend {
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
       // Every request reaches governance: nothing is decided by a policy of the driver's own.
       policy: ASK_POLICY,
-      onPermission: (p) => request.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
+      onPermission: (p) => slot.current.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
       env: { ...this.options.env, ...request.env },
       ...(this.options.args ? { args: this.options.args } : {}),
       // Entries go on at once (the run service batches its own writes): no 16 ms window here.

@@ -36,6 +36,8 @@ interface Session {
   agent: CodingAgent;
   cwd: string;
   busy: boolean;
+  /** The run the session serves now: what the screen shows is its events, its approvals its governance's. */
+  current: DriverRunRequest;
 }
 
 export class PaneBackend extends StreamingBackend {
@@ -103,9 +105,13 @@ export class PaneBackend extends StreamingBackend {
       if (!existing) throw new Error(`the agent session of run ${request.thread} has ended: start a new run instead of a follow-up`);
       if (existing.busy) throw new Error(`the agent session of run ${request.thread} is busy with another run`);
       existing.busy = true;
+      existing.current = request;
       return existing;
     }
     let approvals = 0;
+    // The agent outlives the run that started it (a follow-up continues the session): what it
+    // reports goes to the run it serves now, never to the ended one.
+    const run = (): DriverRunRequest => session.current;
     const agent = new CodingAgent({
       tool: this.options.tool,
       catalog: this.catalog,
@@ -113,12 +119,12 @@ export class PaneBackend extends StreamingBackend {
       autoApprove: ASK_POLICY,
       onApproval: async (approval) => {
         const id = `approval-${++approvals}`;
-        request.emit({ kind: 'event', event: toolCallEvent(id, approval) });
+        run().emit({ kind: 'event', event: toolCallEvent(id, approval) });
         if (!approval) return 'deny';
-        return request.judge({ subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id });
+        return run().judge({ subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id });
       },
       onProgress: (p) => {
-        if (p.type === 'output') request.emit({ kind: 'output', text: p.text });
+        if (p.type === 'output') run().emit({ kind: 'output', text: p.text });
       },
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
       ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
@@ -127,7 +133,7 @@ export class PaneBackend extends StreamingBackend {
       ...(this.options.args ? { args: this.options.args } : {}),
       logger: this.logger,
     });
-    const session: Session = { agent, cwd: request.cwd, busy: true };
+    const session: Session = { agent, cwd: request.cwd, busy: true, current: request };
     this.sessions.set(request.thread, session);
     return session;
   }
