@@ -1,48 +1,8 @@
 // Lint rules follow the house style in shared/design.md: no `any`, no floating promises,
-// no console in library code (the CLI and scripts are the only places that print).
+// no console in library code (the CLI and scripts are the only places that print). The layer rule
+// of src/ is dependency-cruiser's (.dependency-cruiser.mjs, run by scripts/check-layers.mjs).
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-
-/**
- * The layers of src/, bottom to top (docs/architecture.md says what each is for). A folder may import
- * only from the folders before it; surfaces, the client and the wire have tighter lists of their own.
- * Tests beside the code may reach across (they exercise layers together), and src/index.ts is the
- * library's public surface over all of them.
- */
-export const LAYERS = ['core', 'platform', 'contract', 'protocol', 'model-server', 'pane', 'output', 'approvals', 'agents', 'drivers', 'runs', 'logs', 'asks', 'tmux', 'api', 'surfaces', 'client', 'daemon', 'cli'];
-/** Folders that may import only these, whatever their place in the list. */
-const ONLY = {
-  contract: [],
-  protocol: ['core', 'contract'],
-  'model-server': ['core'],
-  // Transports take the service object and an authenticate step: never the pane, agent or log layers.
-  surfaces: ['core', 'platform', 'contract', 'protocol', 'api'],
-  client: ['core', 'platform', 'contract', 'protocol'],
-};
-
-/** The no-restricted-imports rule for files of `folder`: every folder it may not import, by relative path. */
-function layerRule(folder) {
-  const at = LAYERS.indexOf(folder);
-  const allowed = ONLY[folder] ?? LAYERS.slice(0, at);
-  const forbidden = LAYERS.filter((f) => f !== folder && !allowed.includes(f));
-  return {
-    files: [`src/${folder}/**/*.ts`],
-    ignores: ['**/*.test.ts'],
-    rules: {
-      'no-restricted-imports': [
-        'error',
-        {
-          patterns: [
-            {
-              regex: `^(\\.\\./)+(${forbidden.join('|')})(/|$)`,
-              message: `src/${folder}/ may import only ${allowed.length > 0 ? allowed.join(', ') : 'nothing of src/'} (layers in docs/architecture.md).`,
-            },
-          ],
-        },
-      ],
-    },
-  };
-}
 
 export default tseslint.config(
   { ignores: ['dist/**', 'dist-check/**', 'node_modules/**', 'coverage/**', 'test-artifacts/**', 'bench/tmp/**', 'bench/results/**', '.scratch/**', 'test/agent-clis/**'] },
@@ -78,7 +38,6 @@ export default tseslint.config(
       '@typescript-eslint/no-unnecessary-type-parameters': 'off',
     },
   },
-  ...LAYERS.map(layerRule),
   {
     // The dashboard speaks the wire: it may import the shared vocabulary and the protocol's types,
     // and the one pure module it renders with (ANSI colours as spans).
@@ -93,7 +52,7 @@ export default tseslint.config(
   },
   {
     // Plain JavaScript that runs at install time, before TypeScript is there.
-    files: ['scripts/**/*.mjs'],
+    files: ['scripts/**/*.mjs', '.dependency-cruiser.mjs'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: { parserOptions: { projectService: false, project: null }, globals: { process: 'readonly', console: 'readonly' } },
   },

@@ -25,7 +25,7 @@ import path from 'node:path';
 import { AgentCatalog, detectScreen, findAgentBinary, type Screens, type StateChange } from '../src/agents/index.js';
 import { ModelServer, type Scenario } from '../src/model-server/index.js';
 import type { Pane } from '../src/pane/index.js';
-import { CodingAgent } from '../src/runs/index.js';
+import { CodingAgent } from '../src/drivers/pane/index.js';
 import { sleep } from './stats.js';
 
 export const STATE_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;

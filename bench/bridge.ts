@@ -8,12 +8,12 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { RunLedger } from '../src/runs/ledger/run-ledger.js';
-import { SqliteLedgerStore } from '../src/runs/ledger/sqlite-store.js';
-import { parseGovernancePolicy } from '../src/runs/governance/policy-file.js';
-import { RunService } from '../src/runs/bridge/run-service.js';
-import { FakeBackend } from '../src/runs/bridge/fake-backend.js';
-import type { RunSpec } from '../src/runs/bridge/run-model.js';
+import { RunLedger } from '../src/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../src/ledger/sqlite-store.js';
+import { parseGovernancePolicy } from '../src/governance/policy-file.js';
+import { RunService } from '../src/runs/run-service.js';
+import { FakeBackend } from '../src/runs/backends/fake-backend.js';
+import type { RunSpec } from '../src/ledger/run-model.js';
 import { startHttpApiServer, type HttpApiServer } from '../src/surfaces/http-api/server.js';
 import { apiClient, type ApiClient } from '../test/support/sse.js';
 import { percentile } from './stats.js';

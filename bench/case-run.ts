@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AgentCatalog, classifyScreen } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
-import { CodingAgent } from '../src/runs/index.js';
+import { CodingAgent } from '../src/drivers/pane/index.js';
 import type { CaptureCase } from './capture-cases.js';
 import { ModelServer } from '../src/model-server/index.js';
 

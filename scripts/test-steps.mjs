@@ -45,7 +45,8 @@ export function tsxScript(file, args = [], nodeFlags = []) {
 }
 
 export const STEPS = {
-  lint: (cache) => packageBin('eslint', 'eslint', ['.', ...(cache ? ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(root, 'node_modules', '.cache', 'eslint')] : [])]),
+  // ESLint, then the layer rule on resolved imports (dependency-cruiser, scripts/check-layers.mjs).
+  lint: (cache) => [packageBin('eslint', 'eslint', ['.', ...(cache ? ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(root, 'node_modules', '.cache', 'eslint')] : [])]), [process.execPath, path.join(root, 'scripts', 'check-layers.mjs')]],
   typecheck: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.json', '--noEmit']), packageBin('typescript', 'tsc', ['-p', 'web', '--noEmit'])],
   build: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.build.json']), packageBin('vite', 'vite', ['build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'])],
   agentClis: () => tsxScript('scripts/install-agent-clis.ts'),

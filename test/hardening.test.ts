@@ -4,7 +4,7 @@ import { RawClient, errorOf, resultOf, startTestDaemon, useTestDaemon } from './
 import { cleanEnv } from './support/cli.js';
 import { openFdCount, sleep } from './support/shell.js';
 import { until } from './support/processes.js';
-import { OUTPUT_BACKLOG_LIMIT } from '../src/api/pane-subscription.js';
+import { OUTPUT_BACKLOG_LIMIT } from '../src/api/notification-sink.js';
 
 const t = useTestDaemon();
 

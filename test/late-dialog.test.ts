@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AgentCatalog, defineProfile, startAgent } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
-import { CodingAgent } from '../src/runs/index.js';
+import { CodingAgent } from '../src/drivers/pane/index.js';
 import { tempDir } from './support/shell.js';
 
 const scratch = tempDir('sb-late-dialog-');

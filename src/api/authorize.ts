@@ -4,7 +4,8 @@
  * would type into. A refusal says which scope is missing and how the user grants it.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { METHOD_SCOPES, SCOPES, SCOPE_MEANINGS, AGENT_PANE_SCOPES, type Scope } from '../protocol/scopes.js';
+import { SCOPES, SCOPE_MEANINGS, AGENT_PANE_SCOPES, type Scope } from '../protocol/scopes.js';
+import { METHOD_SCOPES } from '../protocol/method-scopes.js';
 import type { Services } from './services.js';
 
 /** What a caller may do: every scope (the owner), or some, for the programs of one pane. */

@@ -6,8 +6,8 @@
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SchemaVersion } from '../contract/index.js';
-import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/bridge/index.js';
-import type { EventPage, RunQuery } from '../runs/ledger/ledger-store.js';
+import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/index.js';
+import type { EventPage, RunQuery } from '../ledger/ledger-store.js';
 import type { Grant } from './authorize.js';
 import type { Handler } from './handler.js';
 import type { Services } from './services.js';

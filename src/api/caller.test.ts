@@ -7,7 +7,7 @@ import { LogService, type SessionLog } from '../logs/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import type { NotificationName, Notifications } from '../protocol/methods.js';
 import { Caller, OUTPUT_BACKLOG_LIMIT } from './caller.js';
-import type { NotificationSink } from './context.js';
+import type { NotificationSink } from './notification-sink.js';
 
 /** A sink that records notifications, with a backlog the test sets and a drain it fires. */
 class RecordingSink implements NotificationSink {

@@ -3,13 +3,14 @@ import { randomBytes } from 'node:crypto';
 import { SwitchboardError } from '../core/errors.js';
 import type { Disposable } from '../core/disposable.js';
 import type { SessionLog } from '../logs/index.js';
-import type { CallerLike, NotificationSink } from './context.js';
+import type { CallerLike } from './context.js';
+import type { NotificationSink } from './notification-sink.js';
 import { LogSubscription } from './log-subscription.js';
 import { PaneSubscription, type PaneEventKind } from './pane-subscription.js';
 import { RunSubscription, type RunFollow } from './run-subscription.js';
 import type { Services } from './services.js';
 
-export { OUTPUT_BACKLOG_LIMIT } from './pane-subscription.js';
+export { OUTPUT_BACKLOG_LIMIT } from './notification-sink.js';
 
 /** Subscriptions one caller may hold at once. */
 const MAX_SUBSCRIPTIONS = 64;

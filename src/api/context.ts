@@ -1,18 +1,7 @@
-import type { Disposable } from '../core/disposable.js';
 import type { SessionLog } from '../logs/index.js';
-import type { NotificationName, Notifications } from '../protocol/methods.js';
 import type { Grant } from './authorize.js';
 import type { Services } from './services.js';
 import type { RunFollow } from './run-subscription.js';
-
-/** Where a caller's notifications go (a socket, a WebSocket, an in-memory test double). */
-export interface NotificationSink {
-  notify<N extends NotificationName>(method: N, params: Notifications[N]): void;
-  /** Bytes handed to the transport that the peer has not taken yet. */
-  readonly backlogBytes: number;
-  /** Runs `listener` each time the backlog drains. */
-  onDrain(listener: () => void): Disposable;
-}
 
 /** Everything an operation needs besides its parameters: the services, and who calls. */
 export interface OperationContext extends Services {

@@ -6,7 +6,7 @@
  */
 import { checkSandbox } from '../agents/index.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, parsePolicy, type ApprovalPolicy } from '../approvals/index.js';
-import { CodingAgent, type ApprovalRecord, type ExecuteResult } from '../runs/index.js';
+import { CodingAgent, type ApprovalRecord, type ExecuteResult } from '../drivers/pane/index.js';
 import type { ExecuteApprovalInfo, ExecuteResultInfo, Params } from '../protocol/methods.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import type { Handler } from './handler.js';

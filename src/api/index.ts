@@ -14,5 +14,6 @@ export { CallerOrigins } from './caller-origin.js';
 export { findPaneTerminal, type PaneTerminal, type TerminalAttachment, type TerminalSink } from './terminal-attach.js';
 export { sessionExport } from './log-operations.js';
 export { paneInfo, approvalInfo } from './to-wire.js';
-export type { NotificationSink, OperationContext, CallerLike } from './context.js';
+export type { OperationContext, CallerLike } from './context.js';
+export type { NotificationSink } from './notification-sink.js';
 export { bridgeRuns, bridgeHandlers, callerOf, renderWire, runServiceOf, type RunsPort, type BackendInfo, type RunEvent, type RunView, type SubmitRequest, type WireRunEvent, type RunQuery, type SchemaVersion } from './bridge-operations.js';

@@ -1,8 +1,8 @@
 /** One caller's subscription to a session's log: seed 001's logStream, as notifications. */
 import type { Disposable } from '../core/disposable.js';
 import type { SessionLog } from '../logs/index.js';
-import type { NotificationSink } from './context.js';
-import { OUTPUT_BACKLOG_LIMIT } from './pane-subscription.js';
+import type { NotificationSink } from './notification-sink.js';
+import { OUTPUT_BACKLOG_LIMIT } from './notification-sink.js';
 
 /**
  * One caller's subscription to a session's log: batches as `log_message` notifications. While the

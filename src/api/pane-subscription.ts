@@ -5,13 +5,11 @@
 import { DisposableStore, toDisposable, type Disposable } from '../core/disposable.js';
 import type { LogService } from '../logs/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
-import type { NotificationSink } from './context.js';
+import { OUTPUT_BACKLOG_LIMIT, type NotificationSink } from './notification-sink.js';
 import { approvalInfo, inputModesInfo, stateNotification } from './to-wire.js';
 
 export type PaneEventKind = 'output' | 'exit' | 'screen' | 'state';
 
-/** Above this many bytes waiting for the peer, output is dropped (and counted) instead of queued. */
-export const OUTPUT_BACKLOG_LIMIT = 1024 * 1024;
 /** Screen frames are sent at most this often. */
 const FRAME_INTERVAL_MS = 16;
 

@@ -1,8 +1,7 @@
 /** One caller's subscription to a run of the agent bridge: its events as `run_event` notifications. */
 import type { Disposable } from '../core/disposable.js';
-import type { WireRunEvent } from '../runs/bridge/index.js';
-import type { NotificationSink } from './context.js';
-import { OUTPUT_BACKLOG_LIMIT } from './pane-subscription.js';
+import type { WireRunEvent } from '../runs/index.js';
+import { OUTPUT_BACKLOG_LIMIT, type NotificationSink } from './notification-sink.js';
 
 /** Opens the ledger's subscription: the events after the caller's point, then live, `onEnd` after `done`. */
 export type RunFollow = (listener: (event: WireRunEvent) => void, options: { onEnd: () => void; onError: (err: Error) => void }) => Promise<Disposable>;

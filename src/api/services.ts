@@ -8,7 +8,7 @@ import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
-import type { RunService } from '../runs/bridge/index.js';
+import type { RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';

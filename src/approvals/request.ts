@@ -2,7 +2,7 @@
  * An approval request, whatever raised it: a prompt an agent drew on its screen, a permission
  * request from a CLI's structured mode, and later the orchestrator's risk gate and asks between
  * agents. Each source has a small adapter beside it that makes one of these (the screen's in
- * src/agents/screen-approval.ts, the structured modes' in src/drivers/permission.ts); everything
+ * src/agents/live/screen-approval.ts, the structured modes' in src/drivers/permission.ts); everything
  * after that (who decides, in what order, in which words) is the same for all of them.
  */
 import type { ApprovalSubject, PolicyVerdict } from './policy/index.js';

@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { Emitter } from '../core/emitter.js';
 import type { Logger } from '../core/logger.js';
 import type { AgentState } from '../agents/index.js';
-import { LEDGER_FILE, RunLedger } from '../runs/ledger/index.js';
+import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
 import { AskEngine } from './engine.js';
 import { interruptAsk, LedgerAskRecorder } from './ledger-recorder.js';
 import { newAskLife } from './lifecycle.js';

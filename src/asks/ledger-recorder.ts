@@ -1,5 +1,5 @@
 /**
- * An AskRecorder in the run ledger (the `asks` table, src/runs/ledger/ask-rows.ts): every change of
+ * An AskRecorder in the run ledger (the `asks` table, src/ledger/ask-rows.ts): every change of
  * an ask rewrites its one row, so asks outlive the daemon that held them. `get` and `list` read the
  * database. An ask a daemon held when it died cannot go on (the question's pane died with it, and
  * nothing waits for the reply): `open` records each such ask as failed, interrupted, and a delivery
@@ -8,7 +8,7 @@
  */
 import { errorMessage, SwitchboardError, type ErrorCode } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
-import type { AskRow, AskRows } from '../runs/ledger/index.js';
+import type { AskRow, AskRows } from '../ledger/index.js';
 import { ASK_STATUSES, isFinal, stepAsk, stepDelivery, type DeliveryStatus } from './lifecycle.js';
 import { MAX_KEPT_ASKS } from './memory-recorder.js';
 import type { AskRecord, AskRecorder } from './types.js';

@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
 import { dialogResponderOf, sendPrompt, type AgentProfile, type AgentState, type AgentStateTracker } from '../agents/index.js';
 import type { Pane } from '../pane/index.js';
-import { extractFinalMessage } from '../runs/final-message.js';
+import { extractFinalMessage } from '../agents/index.js';
 import { isReadableFormat, type TranscriptLocation } from './transcripts/locate.js';
 import type { AskTarget } from './types.js';
 

@@ -1,4 +1,4 @@
-import { UNREAD_SCREEN_MS, runDoctor, type AgentReport, type DoctorReport, type StepReport } from '../runs/index.js';
+import { UNREAD_SCREEN_MS, runDoctor, type AgentReport, type DoctorReport, type StepReport } from '../doctor/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
 import { loadCatalog } from './agent-run-commands.js';

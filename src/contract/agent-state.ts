@@ -1,6 +1,6 @@
 /**
  * What an agent in a pane is doing, as every layer names it: the states the state tracker reports
- * (src/agents/state-tracker.ts), and a change of state with the evidence that decided it.
+ * (src/agents/screen/state-tracker.ts), and a change of state with the evidence that decided it.
  */
 
 import type { ApprovalPrompt } from './approval.js';

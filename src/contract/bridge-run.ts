@@ -2,7 +2,7 @@
  * Seed 004's run as every surface names it: its statuses (`queued -> running -> streaming ->
  * completed | failed | cancelled`), how it is carried out (stdio or PTY), and the types of event
  * the ledger records for it (seed 004's six, plus what the bridge itself records). The state
- * machine over these is src/runs/bridge/run-model.ts.
+ * machine over these is src/ledger/run-model.ts.
  */
 
 export const RUN_STATUSES = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;

@@ -12,10 +12,10 @@ import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { AgentCatalog } from '../agents/index.js';
 import { killMarkedNow } from '../platform/index.js';
-import { LEDGER_FILE, RunLedger } from '../runs/ledger/index.js';
-import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../runs/governance/index.js';
-import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver, type RecoveryReport } from '../runs/bridge/index.js';
-import { bridgeMarkerValue, markerScope } from '../runs/bridge/process-marker.js';
+import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
+import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
+import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver, type RecoveryReport } from '../runs/index.js';
+import { bridgeMarkerValue, markerScope } from '../runs/process-marker.js';
 
 export interface BridgeOptions {
   /** Point every CLI at this model from an isolated HOME per backend under `agentHome` (demos, offline use, tests). */

@@ -13,7 +13,7 @@ import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
-import type { RunLedger } from '../runs/ledger/index.js';
+import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
 import { bubblewrapProblem, ensurePrivateDir, findBubblewrap, isProcessRunning, jailedCommand, killMarkedNow, localSocketPath, privateSocketDir, processIdentity, switchboardHome } from '../platform/index.js';
@@ -371,7 +371,7 @@ export class Daemon implements DaemonControl {
     if (!this.tcp && !this.socketPath) throw new SwitchboardError('INVALID_PARAMS', 'both transports are off: enable TCP or the local socket');
     // The token is each pane's own (the provider above); these are shared, with Switchboard's own
     // commands (`lask`…) on PATH for an agent's shell tool, and their folder for a login shell
-    // that sets PATH afresh (pane-programs.ts, agents/shell-startup.ts).
+    // that sets PATH afresh (pane-programs.ts, agents/environment/shell-startup.ts).
     const commands = preparePaneCommands(this.home, options.env ?? process.env, builtCliDir());
     this.panes.setPaneEnv({ [DAEMON_MARKER_VARIABLE]: this.marker, ...endpointVariables({ tcp: this.tcp, socket: this.socketPath }), ...(commands ? { PATH: commands.path, [COMMANDS_DIR_VARIABLE]: commands.dir } : {}) });
     if (this.publish) writeRuntimeFile(this.home, this.runtimeInfo());

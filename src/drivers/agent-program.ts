@@ -1,7 +1,7 @@
 /**
  * A CLI as the session drivers start it: its profile, where its program is, whether it answers
  * for its version, and the environment of a session (the same rules as the headless driver's and a
- * pane's, from agents/agent-env.ts).
+ * pane's, from agents/environment/agent-env.ts).
  */
 import { statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';

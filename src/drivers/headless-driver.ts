@@ -212,7 +212,7 @@ export class HeadlessDriver {
     return this.profile.resolveBinary?.(env) ?? findAgentBinary(this.profile.data, env, this.options.binaryDirs ?? defaultBinaryDirs(env));
   }
 
-  /** The run's environment: the agent rules for a process without a terminal (src/agents/agent-env.ts). */
+  /** The run's environment: the agent rules for a process without a terminal (src/agents/environment/agent-env.ts). */
   private environment(cwd: string, temp?: PrivateTemp): { env: Record<string, string>; args: string[] } {
     return headlessAgentEnv(this.profile, { cwd, sandbox: this.options.sandbox, ...(temp ? { temp } : {}), extra: this.options.env });
   }

@@ -1,6 +1,6 @@
 /**
  * A pane's session log. Every pane logs its output (`stdout`). A pane that runs an agent also logs
- * entries read from its screen (through its AgentPane, src/agents/agent-pane.ts), so an interactive
+ * entries read from its screen (through its AgentPane, src/agents/live/agent-pane.ts), so an interactive
  * session has the same structured view as a headless one: the prompt it was given
  * (`user_message`), each approval it asks for (a pending `command_run` / `file_edit` / … entry) and
  * how it was answered, the reply once the turn settles (`assistant_message`, without the input box
@@ -12,7 +12,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import type { AgentPane, AgentStateTracker, ApprovalPrompt, PendingApproval, ScreenAnswer, StateChange } from '../agents/index.js';
 import { EntryFactory, type EntryMetadata, type NormalizedEntry, type NormalizedEntryType } from '../output/entry.js';
 import type { Pane } from '../pane/index.js';
-import { extractFinalMessage } from '../runs/final-message.js';
+import { extractFinalMessage } from '../agents/index.js';
 import type { SessionLog } from './session-logs.js';
 
 /** The entry type an approval prompt's tool kind stands for. */

@@ -78,26 +78,26 @@ describe('parseScenario on bad scenarios', () => {
     ['no rules', { name: 'a' }, /: rules: .*expected array, received undefined/],
     ['rules as an object', { name: 'a', rules: {} }, /: rules: .*expected array, received object/],
     ['an empty rule list', { name: 'a', rules: [] }, /: rules: Too small/],
-    ['a rule with no steps', { name: 'a', rules: [{ match: 'x' }] }, /: rules\.0\.steps: .*expected array/],
-    ['a rule with an empty step list', { name: 'a', rules: [{ steps: [] }] }, /: rules\.0\.steps: Too small/],
-    ['a later rule with an empty step list', { name: 'a', rules: [{ steps: [{ text: 'ok' }] }, { match: 'x', steps: [] }] }, /: rules\.1\.steps: Too small/],
-    ['a numeric match pattern', { name: 'a', rules: [{ match: 5, steps: [{ text: 'x' }] }] }, /: rules\.0\.match: .*received number/],
+    ['a rule with no steps', { name: 'a', rules: [{ match: 'x' }] }, /: rules\[0\]\.steps: .*expected array/],
+    ['a rule with an empty step list', { name: 'a', rules: [{ steps: [] }] }, /: rules\[0\]\.steps: Too small/],
+    ['a later rule with an empty step list', { name: 'a', rules: [{ steps: [{ text: 'ok' }] }, { match: 'x', steps: [] }] }, /: rules\[1\]\.steps: Too small/],
+    ['a numeric match pattern', { name: 'a', rules: [{ match: 5, steps: [{ text: 'x' }] }] }, /: rules\[0\]\.match: .*received number/],
     ['an unknown top-level field', { name: 'a', extra: 1, rules: [{ steps: [{ text: 'x' }] }] }, /unknown parameter 'extra'/],
     ['an unknown rule field', { name: 'a', rules: [{ when: 'x', steps: [{ text: 'x' }] }] }, /unknown parameter 'when'/],
     ['an unknown text-step field', oneStep({ text: 'x', colour: 'red' }), /unknown parameter 'colour'/],
     ['an unknown shell-step field', oneStep({ tool: 'shell', command: 'ls', cwd: '/x' }), /unknown parameter 'cwd'/],
     ['an unknown error-step field', oneStep({ error: 500, retry: true }), /unknown parameter 'retry'/],
-    ['an empty shell command', oneStep({ tool: 'shell', command: '' }), /: rules\.0\.steps\.0\.command: Too small/],
-    ['an empty write path', oneStep({ tool: 'write', path: '', content: 'x' }), /: rules\.0\.steps\.0\.path: Too small/],
-    ['an empty edit path', oneStep({ tool: 'edit', path: '', old: 'x', new: 'y' }), /: rules\.0\.steps\.0\.path: Too small/],
-    ['an empty edit old text', oneStep({ tool: 'edit', path: 'f', old: '', new: 'y' }), /: rules\.0\.steps\.0\.old: Too small/],
-    ['a negative delay', oneStep({ text: 'x', delay_ms: -1 }), /: rules\.0\.steps\.0\.delay_ms: Too small/],
-    ['a delay over ten minutes', oneStep({ text: 'x', delay_ms: 600_001 }), /: rules\.0\.steps\.0\.delay_ms: Too big/],
-    ['a negative delay on an error step', oneStep({ error: 500, delay_ms: -5 }), /: rules\.0\.steps\.0\.delay_ms: Too small/],
-    ['zero characters per chunk', oneStep({ text: 'x', chunk_chars: 0 }), /: rules\.0\.steps\.0\.chunk_chars: Too small/],
-    ['too many characters per chunk', oneStep({ text: 'x', chunk_chars: 100_001 }), /: rules\.0\.steps\.0\.chunk_chars: Too big/],
-    ['a chunk pause over a minute', oneStep({ text: 'x', chunk_delay_ms: 60_001 }), /: rules\.0\.steps\.0\.chunk_delay_ms: Too big/],
-    ['a problem in a later step', { name: 'a', rules: [{ steps: [{ text: 'ok' }, { text: 'x', delay_ms: -1 }] }] }, /: rules\.0\.steps\.1\.delay_ms: Too small/],
+    ['an empty shell command', oneStep({ tool: 'shell', command: '' }), /: rules\[0\]\.steps\[0\]\.command: Too small/],
+    ['an empty write path', oneStep({ tool: 'write', path: '', content: 'x' }), /: rules\[0\]\.steps\[0\]\.path: Too small/],
+    ['an empty edit path', oneStep({ tool: 'edit', path: '', old: 'x', new: 'y' }), /: rules\[0\]\.steps\[0\]\.path: Too small/],
+    ['an empty edit old text', oneStep({ tool: 'edit', path: 'f', old: '', new: 'y' }), /: rules\[0\]\.steps\[0\]\.old: Too small/],
+    ['a negative delay', oneStep({ text: 'x', delay_ms: -1 }), /: rules\[0\]\.steps\[0\]\.delay_ms: Too small/],
+    ['a delay over ten minutes', oneStep({ text: 'x', delay_ms: 600_001 }), /: rules\[0\]\.steps\[0\]\.delay_ms: Too big/],
+    ['a negative delay on an error step', oneStep({ error: 500, delay_ms: -5 }), /: rules\[0\]\.steps\[0\]\.delay_ms: Too small/],
+    ['zero characters per chunk', oneStep({ text: 'x', chunk_chars: 0 }), /: rules\[0\]\.steps\[0\]\.chunk_chars: Too small/],
+    ['too many characters per chunk', oneStep({ text: 'x', chunk_chars: 100_001 }), /: rules\[0\]\.steps\[0\]\.chunk_chars: Too big/],
+    ['a chunk pause over a minute', oneStep({ text: 'x', chunk_delay_ms: 60_001 }), /: rules\[0\]\.steps\[0\]\.chunk_delay_ms: Too big/],
+    ['a problem in a later step', { name: 'a', rules: [{ steps: [{ text: 'ok' }, { text: 'x', delay_ms: -1 }] }] }, /: rules\[0\]\.steps\[1\]\.delay_ms: Too small/],
   ])('rejects %s, naming the field', (_label, data, message) => {
     const err = rejection(data);
     expect(err.code).toBe('INVALID_PARAMS');
@@ -133,7 +133,7 @@ describe('parseScenario on bad scenarios', () => {
   ])('rejects %s, locating the step', (_label, step) => {
     const err = rejection(oneStep(step));
     expect(err.code).toBe('INVALID_PARAMS');
-    expect(err.message).toMatch(/^invalid scenario: rules\.0\.steps\.0\b/);
+    expect(err.message).toMatch(/^invalid scenario: rules\[0\]\.steps\[0\]/);
   });
 });
 
@@ -144,38 +144,38 @@ describe('parseScenario on a bad step', () => {
   const secondStep = (step: unknown): unknown => ({ name: 'two', rules: [{ steps: [{ text: 'ok' }, step] }] });
 
   it.each<[string, unknown, string]>([
-    ['a shell step with no command', { tool: 'shell' }, 'rules.0.steps.1.command: Invalid input: expected string, received undefined'],
-    ['a numeric shell command', { tool: 'shell', command: 5 }, 'rules.0.steps.1.command: Invalid input: expected string, received number'],
-    ['escalate as a string', { tool: 'shell', command: 'ls', escalate: 'yes' }, 'rules.0.steps.1.escalate: Invalid input: expected boolean, received string'],
-    ['a write step with no content', { tool: 'write', path: 'f' }, 'rules.0.steps.1.content: Invalid input: expected string, received undefined'],
-    ['an edit step with no old text', { tool: 'edit', path: 'f', new: 'y' }, 'rules.0.steps.1.old: Invalid input: expected string, received undefined'],
-    ['an unknown tool', { tool: 'browse', url: 'https://example.com' }, `rules.0.steps.1.tool: unknown tool "browse"; expected one of 'shell', 'write', 'edit', 'mcp'`],
-    ['a numeric tool', { tool: 5 }, `rules.0.steps.1.tool: unknown tool 5; expected one of 'shell', 'write', 'edit', 'mcp'`],
-    ['an error status the model cannot render', { error: 404 }, 'rules.0.steps.1.error: Invalid option: expected one of 500|429|529|503|400|401'],
-    ['an error status given as a string', { error: '500' }, 'rules.0.steps.1.error: Invalid option: expected one of 500|429|529|503|400|401'],
-    ['a numeric text', { text: 5 }, 'rules.0.steps.1.text: Invalid input: expected string, received number'],
-    ['a fractional delay', { text: 'x', delay_ms: 1.5 }, 'rules.0.steps.1.delay_ms: Invalid input: expected int, received number'],
-    ['a string instead of a step', 'hello', 'rules.0.steps.1: Invalid input: expected object, received string'],
+    ['a shell step with no command', { tool: 'shell' }, 'rules[0].steps[1].command: Invalid input: expected string, received undefined'],
+    ['a numeric shell command', { tool: 'shell', command: 5 }, 'rules[0].steps[1].command: Invalid input: expected string, received number'],
+    ['escalate as a string', { tool: 'shell', command: 'ls', escalate: 'yes' }, 'rules[0].steps[1].escalate: Invalid input: expected boolean, received string'],
+    ['a write step with no content', { tool: 'write', path: 'f' }, 'rules[0].steps[1].content: Invalid input: expected string, received undefined'],
+    ['an edit step with no old text', { tool: 'edit', path: 'f', new: 'y' }, 'rules[0].steps[1].old: Invalid input: expected string, received undefined'],
+    ['an unknown tool', { tool: 'browse', url: 'https://example.com' }, `rules[0].steps[1].tool: unknown tool "browse"; expected one of 'shell', 'write', 'edit', 'mcp'`],
+    ['a numeric tool', { tool: 5 }, `rules[0].steps[1].tool: unknown tool 5; expected one of 'shell', 'write', 'edit', 'mcp'`],
+    ['an error status the model cannot render', { error: 404 }, 'rules[0].steps[1].error: Invalid option: expected one of 500|429|529|503|400|401'],
+    ['an error status given as a string', { error: '500' }, 'rules[0].steps[1].error: Invalid option: expected one of 500|429|529|503|400|401'],
+    ['a numeric text', { text: 5 }, 'rules[0].steps[1].text: Invalid input: expected string, received number'],
+    ['a fractional delay', { text: 'x', delay_ms: 1.5 }, 'rules[0].steps[1].delay_ms: Invalid input: expected int, received number'],
+    ['a string instead of a step', 'hello', 'rules[0].steps[1]: Invalid input: expected object, received string'],
   ])('names the field at fault in %s', (_label, step, message) => {
     expect(rejection(secondStep(step)).message).toBe(`invalid scenario: ${message}`);
   });
 
   it('says which keys make a step when it has none of them', () => {
-    expect(rejection(secondStep({})).message).toBe(`invalid scenario: rules.0.steps.1: a step needs one of the keys 'tool', 'error', 'text'`);
-    expect(rejection(secondStep({ command: 'ls', cwd: '/x' })).message).toBe(`invalid scenario: rules.0.steps.1: a step needs one of the keys 'tool', 'error', 'text'; it has 'command', 'cwd'`);
+    expect(rejection(secondStep({})).message).toBe(`invalid scenario: rules[0].steps[1]: a step needs one of the keys 'tool', 'error', 'text'`);
+    expect(rejection(secondStep({ command: 'ls', cwd: '/x' })).message).toBe(`invalid scenario: rules[0].steps[1]: a step needs one of the keys 'tool', 'error', 'text'; it has 'command', 'cwd'`);
   });
 
   // A tool step may say something too, but a key of another kind is a mistake, reported as unknown.
   it.each<[string, unknown, string]>([
-    ['a tool step with an error', { tool: 'shell', command: 'ls', error: 500 }, `rules.0.steps.1: unknown parameter 'error'`],
-    ['an error step with text', { error: 500, text: 'x' }, `rules.0.steps.1: unknown parameter 'text'`],
+    ['a tool step with an error', { tool: 'shell', command: 'ls', error: 500 }, `rules[0].steps[1]: unknown parameter 'error'`],
+    ['an error step with text', { error: 500, text: 'x' }, `rules[0].steps[1]: unknown parameter 'text'`],
   ])('decides the kind by its first kind key in %s', (_label, step, message) => {
     expect(rejection(secondStep(step)).message).toBe(`invalid scenario: ${message}`);
   });
 
   it('locates unknown keys in a step and in a rule', () => {
-    expect(rejection(secondStep({ text: 'x', colour: 'red', size: 1 })).message).toBe(`invalid scenario: rules.0.steps.1: unknown parameters 'colour', 'size'`);
-    expect(rejection({ name: 'a', rules: [{ steps: [{ text: 'x' }] }, { when: 'x', steps: [{ text: 'x' }] }] }).message).toBe(`invalid scenario: rules.1: unknown parameter 'when'`);
+    expect(rejection(secondStep({ text: 'x', colour: 'red', size: 1 })).message).toBe(`invalid scenario: rules[0].steps[1]: unknown parameters 'colour', 'size'`);
+    expect(rejection({ name: 'a', rules: [{ steps: [{ text: 'x' }] }, { when: 'x', steps: [{ text: 'x' }] }] }).message).toBe(`invalid scenario: rules[1]: unknown parameter 'when'`);
   });
 
   it('still names an unknown top-level key without a path', () => {
@@ -184,8 +184,8 @@ describe('parseScenario on a bad step', () => {
 
   it('names every bad step at once', () => {
     const err = rejection({ name: 'a', rules: [{ steps: [{ tool: 'shell' }, { text: 'ok' }, { error: 404 }] }] });
-    expect(err.message).toMatch(/rules\.0\.steps\.0\.command: /);
-    expect(err.message).toMatch(/rules\.0\.steps\.2\.error: /);
+    expect(err.message).toMatch(/rules\[0\]\.steps\[0\]\.command: /);
+    expect(err.message).toMatch(/rules\[0\]\.steps\[2\]\.error: /);
   });
 });
 

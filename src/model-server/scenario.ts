@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { SwitchboardError } from '../core/errors.js';
+import { describeIssues } from '../core/zod-issues.js';
 
 /**
  * A scenario scripts the model: for the conversation's latest user prompt, the first rule whose
@@ -139,24 +140,10 @@ export const scenarioSchema = z.strictObject({
 export type ToolStep = Extract<Step, { tool: string }>;
 export type Scenario = z.infer<typeof scenarioSchema>;
 
-/**
- * Every problem, each with where it is, e.g. "rules.0.steps.1: unknown parameter 'cwd'". Unknown
- * keys are located too: a scenario has many steps, and the key alone does not say which one.
- */
-function describeScenarioIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      const where = issue.path.length > 0 ? `${issue.path.map(String).join('.')}: ` : '';
-      const what = issue.code === 'unrecognized_keys' ? `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${quoted(issue.keys)}` : issue.message;
-      return `${where}${what}`;
-    })
-    .join('; ');
-}
-
 /** Validates a parsed scenario; throws INVALID_PARAMS with every problem named. */
 export function parseScenario(data: unknown): Scenario {
   const parsed = scenarioSchema.safeParse(data);
-  if (!parsed.success) throw new SwitchboardError('INVALID_PARAMS', `invalid scenario: ${describeScenarioIssues(parsed.error)}`);
+  if (!parsed.success) throw new SwitchboardError('INVALID_PARAMS', `invalid scenario: ${describeIssues(parsed.error)}`);
   for (const rule of parsed.data.rules) {
     if (rule.match !== undefined) {
       try {

@@ -18,7 +18,7 @@ export {
   type ProcessInfo,
   type TerminateResult,
 } from './processes.js';
-export { isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
+export { agentTempRoot, AGENT_TEMP_FOLDER, isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
 export { closeInheritedDescriptors, closeOnExecProblem, isCloseOnExec, setCloseOnExec } from './descriptors.js';
 export { connectionPeer, processEnvValue, processLineage, type ConnectionPeer } from './peer-process.js';
 export { bubblewrapProblem, findBubblewrap, jailedCommand, type JailSpec } from './process-jail.js';

@@ -53,3 +53,25 @@ function safeUserName(): string {
     return 'user';
   }
 }
+
+/** The folder under a Switchboard home that holds the agents' temporary folders. */
+export const AGENT_TEMP_FOLDER = 'tmp';
+
+/**
+ * Longest root that leaves room for what CLIs put in a temporary folder: Claude Code binds its
+ * sockets at `<folder>/cc-socks/<pid>.sock`, about 40 bytes more, and macOS refuses a Unix socket
+ * path over 104 bytes.
+ */
+const MAX_ROOT_BYTES = 60;
+
+/**
+ * Where the private temporary folders of agents started for `home` live (default: the user's
+ * Switchboard home): `<home>/tmp`, or, for a home too deep for the sockets CLIs make there, a
+ * private folder of the home's own in the system's temporary folder.
+ */
+export function agentTempRoot(home: string = switchboardHome()): string {
+  const inHome = path.join(home, AGENT_TEMP_FOLDER);
+  if (Buffer.byteLength(inHome) <= MAX_ROOT_BYTES) return inHome;
+  const id = createHash('sha256').update(path.resolve(home)).digest('hex').slice(0, 12);
+  return path.join(tmpdir(), `switchboard-${process.getuid?.() ?? 0}-${id}`);
+}

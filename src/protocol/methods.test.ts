@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { METHOD_GROUPS, METHOD_NAMES, describeIssues, notificationSchemas, paramSchemas, resultSchemas } from './methods.js';
-import { METHOD_SCOPES } from './scopes.js';
+import { METHOD_SCOPES } from './method-scopes.js';
 
 describe('the method table', () => {
   it('puts every method in exactly one group', () => {

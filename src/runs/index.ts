@@ -1,6 +1,11 @@
-/** The runs layer: driving an agent through a task (CodingAgent), the approval policy, what changed. */
-export { CodingAgent, type CodingAgentOptions, type ExecuteResult, type ExecuteStatus, type ApprovalRecord, type ProgressEvent } from './coding-agent.js';
-export { snapshotWorkdir, diffSnapshots, type FileChange, type FileChangeKind, type WorkdirSnapshot } from './files-changed.js';
-export { extractFinalMessage } from './final-message.js';
-export * from '../approvals/index.js';
-export { runDoctor, DOCTOR_STEPS, UNREAD_SCREEN_MS, type DoctorOptions, type DoctorReport, type AgentReport, type StepReport, type SeenState } from './doctor/index.js';
+/** The agent bridge (seed 004): runs as a service over BackendDrivers, with governance and the Run Ledger. */
+export { RunService, negotiateRunSchema, OWNER_CALLER, PAGE_BYTES, type RunServiceOptions, type SubmitRequest, type RunView, type RunViewPage, type BackendInfo, type IdleConversationsView, type IdleCount, type RecoveryReport } from './run-service.js';
+export { RUN_STATUSES, RUN_MODES, FAILED_REASONS, CANCELLED_REASONS, COMPLETED_REASONS, NEXT_STATUSES, step, canStep, initialState, isEnded, replayTransitions, type RunSpec, type RunState, type RunStatus, type RunMode, type RunLimits, type RunInput, type RunTransition, type EndReason, type FailedReason, type CancelledReason } from '../ledger/run-model.js';
+export { RUN_EVENT_TYPES, renderEvent, type RunEvent, type NewRunEvent, type RunEventType, type WireRunEvent, type DecisionRecord } from '../ledger/run-events.js';
+export type { BackendDriver, BackendCapabilities, BackendHealth, DriverRun, DriverRunRequest, DriverOutcome, DriverEmission, ToolCallRequest } from './backends/backend-driver.js';
+export { ConversationBackend, type ConversationBackendOptions } from './backends/conversation-backend.js';
+export { PaneBackend, type PaneBackendOptions } from './backends/pane-backend.js';
+export { CommandBackend, SHELL_BACKEND, type CommandBackendOptions } from './backends/command-backend.js';
+export { FakeBackend, type FakeBackendOptions } from './backends/fake-backend.js';
+export { defaultBackends, type DefaultBackendsOptions } from './backends/default-backends.js';
+export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';

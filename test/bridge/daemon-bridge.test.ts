@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { request as httpRequest } from 'node:http';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import type { RunEventInfo } from '../../src/protocol/methods.js';
 import { apiClient } from '../support/sse.js';
 import { startTestDaemon } from '../support/daemon.js';

@@ -8,8 +8,8 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { RunLedger } from '../../src/runs/ledger/run-ledger.js';
-import { SqliteLedgerStore } from '../../src/runs/ledger/sqlite-store.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../../src/ledger/sqlite-store.js';
 import { tempDir } from '../support/shell.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');

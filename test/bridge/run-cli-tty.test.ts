@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { PaneRegistry } from '../../src/pane/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { runServiceOf } from '../../src/api/index.js';
 import { CLI, cleanEnv } from '../support/cli.js';
 import { startTestDaemon } from '../support/daemon.js';

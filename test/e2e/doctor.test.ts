@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { AgentReport, DoctorReport } from '../../src/runs/index.js';
+import type { AgentReport, DoctorReport } from '../../src/doctor/index.js';
 import { cleanEnv, runCli } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
 

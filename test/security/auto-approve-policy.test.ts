@@ -16,7 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AUTO_APPROVE_POLICY, evaluatePolicy, type Decision, type ShellDialect } from '../../src/approvals/policy/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import type { RunEventInfo } from '../../src/protocol/methods.js';
-import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from '../../src/runs/bridge/backend-driver.js';
+import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from '../../src/runs/backends/backend-driver.js';
 import { SCHEMA_VERSIONS } from '../../src/output/stream-events.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { tempDir } from '../support/shell.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';

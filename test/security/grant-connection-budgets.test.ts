@@ -9,7 +9,7 @@ import http from 'node:http';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/client/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { MAX_HTTP_CONNECTIONS_PER_GRANT } from '../../src/surfaces/http/server.js';
 import { DEFAULT_MAX_CONNECTIONS_PER_GRANT } from '../../src/surfaces/rpc/server.js';
 import { RawClient, errorOf, resultOf, startTestDaemon, useTestDaemon, TRANSPORTS } from '../support/daemon.js';

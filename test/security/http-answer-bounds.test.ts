@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { apiClient } from '../support/sse.js';
 import { until } from '../support/processes.js';

@@ -7,7 +7,7 @@
  */
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { errorOf, RawClient, startTestDaemon } from '../support/daemon.js';
 
 type Started = Awaited<ReturnType<typeof startTestDaemon>>;

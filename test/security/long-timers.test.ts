@@ -7,7 +7,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';

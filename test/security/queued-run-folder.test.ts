@@ -8,8 +8,8 @@ import { mkdirSync, realpathSync, renameSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
-import type { DriverRun, DriverRunRequest } from '../../src/runs/bridge/backend-driver.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
+import type { DriverRun, DriverRunRequest } from '../../src/runs/backends/backend-driver.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';

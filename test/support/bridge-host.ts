@@ -7,11 +7,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { RunLedger } from '../../src/runs/ledger/run-ledger.js';
-import { parseGovernancePolicy } from '../../src/runs/governance/policy-file.js';
-import { RunService } from '../../src/runs/bridge/run-service.js';
-import { FakeBackend } from '../../src/runs/bridge/fake-backend.js';
-import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, markerScope } from '../../src/runs/bridge/process-marker.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
+import { RunService } from '../../src/runs/run-service.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
+import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, markerScope } from '../../src/runs/process-marker.js';
 
 const home = process.argv[2];
 if (!home) throw new Error('usage: bridge-host.ts <home>');

@@ -3,8 +3,8 @@
  * how many events are committed after each flush, and goes on until it is killed.
  * Usage: node --import tsx test/support/ledger-writer.ts <ledger file>
  */
-import { RunLedger } from '../../src/runs/ledger/run-ledger.js';
-import { SqliteLedgerStore } from '../../src/runs/ledger/sqlite-store.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import { SqliteLedgerStore } from '../../src/ledger/sqlite-store.js';
 
 const file = process.argv[2];
 if (!file) throw new Error('usage: ledger-writer.ts <file>');

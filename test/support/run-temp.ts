@@ -49,7 +49,7 @@ export function useRunTempFolder(): RunTemp {
 /**
  * What is left in a run's temporary folder: every entry (a folder with what it holds, a few names
  * deep). The default home may hold what a test made there on purpose; only its agents' temporary
- * folders must be gone (src/agents/private-temp.ts).
+ * folders must be gone (src/agents/environment/private-temp.ts).
  */
 export function leftoversIn(dir: string): string[] {
   return [

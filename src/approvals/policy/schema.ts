@@ -4,6 +4,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { SwitchboardError } from '../../core/errors.js';
 import { compileSafeRegex } from '../../core/safe-regex.js';
+import { issueProblems } from '../../core/zod-issues.js';
 import { globSource } from './glob.js';
 import { TOOL_KINDS } from '../../contract/approval.js';
 import type { ApprovalPolicy, PolicyRule } from './types.js';
@@ -31,25 +32,12 @@ export const policySchema = z.strictObject({
   default: decisionSchema.default('ask'),
 });
 
-function where(pathParts: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of pathParts) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
-  return out;
-}
-
-function describeIssues(error: z.ZodError): string[] {
-  return error.issues.map((issue) => {
-    const at = where(issue.path);
-    const what = issue.code === 'unrecognized_keys' ? `unknown key${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
-    return at === '' ? what : `${at}: ${what}`;
-  });
-}
 
 /** Validates an approval policy (from JSON or YAML); throws INVALID_PARAMS naming every problem and where it is. */
 export function parsePolicy(input: unknown): ApprovalPolicy {
   const parsed = policySchema.safeParse(input);
   if (!parsed.success) {
-    const problems = describeIssues(parsed.error);
+    const problems = issueProblems(parsed.error, 'key');
     throw new SwitchboardError('INVALID_PARAMS', `invalid approval policy: ${problems.join('; ')}`, { problems });
   }
   const problems: string[] = [];

@@ -53,13 +53,4 @@ export const approvalInfoSchema: z.ZodType<ApprovalInfo> = z.object({
 
 export const agentStateSchema = z.enum(AGENT_STATES);
 
-/** Formats zod issues as one readable line: `lines: Too big: expected number to be <=1000000`. */
-export function describeIssues(error: z.ZodError): string {
-  return error.issues
-    .map((issue) => {
-      if (issue.code === 'unrecognized_keys') return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}`;
-      const where = issue.path.length > 0 ? `${issue.path.join('.')}: ` : '';
-      return `${where}${issue.message}`;
-    })
-    .join('; ');
-}
+export { describeIssues } from '../../core/zod-issues.js';

@@ -19,6 +19,7 @@ import { requireScope, type Grant } from '../../api/index.js';
 import { sendJson } from '../http/answer.js';
 import { BodyTooLarge, bodyText, closeAfterAnswer, readBody } from '../http/body.js';
 import type { z } from 'zod';
+import { issueProblems } from '../../core/zod-issues.js';
 
 export { sendJson };
 
@@ -207,21 +208,11 @@ async function readText(req: IncomingMessage, limit: number): Promise<string> {
   }
 }
 
-function where(parts: readonly PropertyKey[]): string {
-  let out = '';
-  for (const p of parts) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
-  return out;
-}
-
 /** Validates `value` with `schema`: INVALID_PARAMS naming every problem and where it is. */
 export function validate<T>(schema: z.ZodType<T>, value: unknown, what: string): T {
   const parsed = schema.safeParse(value);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const at = where(issue.path);
-    const text = issue.code === 'unrecognized_keys' ? `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `'${k}'`).join(', ')}` : issue.message;
-    return at === '' ? text : `${at}: ${text}`;
-  });
+  const problems = issueProblems(parsed.error, 'field');
   throw new SwitchboardError('INVALID_PARAMS', `invalid ${what}: ${problems.join('; ')}`, { problems });
 }
 

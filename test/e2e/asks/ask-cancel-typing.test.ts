@@ -9,7 +9,7 @@
  * waits in the pane to be written, which is the state "typing under way" the test waits on.
  */
 import { describe, expect, it } from 'vitest';
-import { findInputBox } from '../../../src/agents/structure.js';
+import { findInputBox } from '../../../src/agents/screen/structure.js';
 import { useScriptedModel } from '../scripted-model.js';
 import { untilState } from '../../support/agent-panes.js';
 import { until } from '../../support/processes.js';

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { FakeBackend } from '../../../src/runs/bridge/fake-backend.js';
+import { FakeBackend } from '../../../src/runs/backends/fake-backend.js';
 import { runServiceOf } from '../../../src/api/index.js';
 import { useTestDaemon } from '../../support/daemon.js';
 import { tempDir } from '../../support/shell.js';

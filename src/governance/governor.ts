@@ -1,0 +1,86 @@
+/**
+ * The one place a run's governance is decided: may it run at all (its backend enabled, its folder
+ * inside the sandbox), and may its agent make this tool call (the sandbox, then the approval
+ * policy: its rules, its blocklist, its default). Each decision names the rule that made it, as the
+ * ledger records it: `sandbox.roots`, `approvals.rules[2]`, `backends.claude.approvals.default`,
+ * `blocklist`.
+ */
+import { realpathSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { errorMessage } from '../core/errors.js';
+import { evaluatePolicy, type ApprovalSubject } from '../approvals/policy/index.js';
+import type { GovernancePolicy, BackendPolicy } from './policy-file.js';
+import { Sandbox, realPathLoose } from './sandbox.js';
+
+export interface GovernanceDecision {
+  decision: 'allow' | 'deny' | 'ask';
+  rule: string;
+  reason: string;
+}
+
+export class Governor {
+  private readonly sandboxes = new Map<string, Sandbox>();
+
+  constructor(
+    readonly policy: GovernancePolicy,
+    private readonly home: string = homedir(),
+  ) {}
+
+  backend(backend: string): BackendPolicy {
+    return this.policy.forBackend(backend);
+  }
+
+  sandbox(backend: string): Sandbox {
+    let box = this.sandboxes.get(backend);
+    if (!box) {
+      box = new Sandbox(this.backend(backend).roots, this.home);
+      this.sandboxes.set(backend, box);
+    }
+    return box;
+  }
+
+  /** May a run of `backend` in `cwd` start at all. */
+  admit(backend: string, cwd: string): GovernanceDecision {
+    const b = this.backend(backend);
+    if (!b.enabled) return { decision: 'deny', rule: `backends.${backend}.enabled`, reason: `runs on ${backend} are turned off by the policy (${this.policy.origin})` };
+    const verdict = this.sandbox(backend).checkFolder(cwd);
+    return { decision: verdict.decision, rule: this.sandboxRule(b, verdict.rule), reason: verdict.reason };
+  }
+
+  /**
+   * May a queued run start now: its folder must still resolve to `realCwd`, the real path kept when
+   * it was admitted (a folder swapped for a symlink while the run waited is refused), and that path
+   * must still pass admission (inside the roots, the backend enabled).
+   */
+  admitAtStart(backend: string, cwd: string, realCwd: string | undefined): GovernanceDecision {
+    // A run recorded before real paths were kept is judged as it was at admission.
+    if (realCwd === undefined) return this.admit(backend, cwd);
+    let now: string;
+    try {
+      now = realpathSync.native(cwd);
+    } catch (err) {
+      return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} is gone since it was admitted (${errorMessage(err)})` };
+    }
+    if (now !== realCwd) return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} changed while the run waited: it now leads to ${now}, not ${realCwd} as when it was admitted` };
+    return this.admit(backend, realCwd);
+  }
+
+  /** May the agent of a run in `cwd` make this tool call: the sandbox first, then the approval policy. */
+  judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown> = {}): GovernanceDecision {
+    const b = this.backend(backend);
+    const boxed = this.sandbox(backend).checkToolCall(subject, cwd, input);
+    if (boxed.decision === 'deny') return { decision: 'deny', rule: this.sandboxRule(b, boxed.rule), reason: `denied: ${boxed.reason}` };
+    const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
+    const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;
+    let rule: string;
+    if (verdict.rule !== null) rule = verdict.rule < b.ownApprovalRules ? `${prefix}.rules[${verdict.rule}]` : `approvals(default policy).rules[${verdict.rule - b.ownApprovalRules}]`;
+    else if (verdict.reason.includes('by default')) rule = `${prefix}.default`;
+    else if (verdict.reason.startsWith('blocked') || verdict.reason.includes('never auto-approved')) rule = 'blocklist';
+    else rule = `${prefix}.unreadable`;
+    return { decision: verdict.decision, rule, reason: verdict.reason };
+  }
+
+  private sandboxRule(b: BackendPolicy, rule: string): string {
+    return b.source.sandbox === 'default' || b.source.sandbox === 'sandbox' ? rule : rule.replace(/^sandbox/, b.source.sandbox);
+  }
+}

@@ -1,0 +1,144 @@
+/**
+ * Seed 004's BackendDriver: `run / stream / cancel / health / capabilities`, the one contract every
+ * backend meets, whatever carries it (stdio first: a CLI's structured mode; PTY as the fallback:
+ * its interactive screen). A driver starts one run at a time per conversation and reports what
+ * happens as normalized entries (or, for what only a screen shows, ready-made events); the run
+ * service turns both into the same events, numbers and records them, and decides the run's state.
+ */
+import type { NormalizedEntry } from '../../output/entry.js';
+import type { SchemaVersion } from '../../output/stream-events.js';
+import type { ApprovalSubject } from '../../approvals/policy/index.js';
+import type { FailedReason, RunMode } from '../../ledger/run-model.js';
+import type { NewRunEvent } from '../../ledger/run-events.js';
+
+export interface BackendCapabilities {
+  backend: string;
+  mode: RunMode;
+  /** The structured format its output is read as (`claude-stream-json`, `acp`, `screen`). */
+  format: string;
+  /** Events arrive while the run goes, not only at its end. */
+  streaming: boolean;
+  /** A run can continue an earlier one in the same agent conversation. */
+  followUps: boolean;
+  /** Tool calls are put to Switchboard's governance before they happen (else the CLI's own sandbox decides). */
+  permissionRequests: boolean;
+  schemaVersions: readonly SchemaVersion[];
+}
+
+export interface BackendHealth {
+  ok: boolean;
+  binary: string | null;
+  version: string | null;
+  /** How well Switchboard's screens know this version (`exact`, `nearest`, `none`), or null when the version is unknown. */
+  version_support: 'exact' | 'nearest' | 'none' | null;
+  /** The model the backend is pointed at answered (null: not checked, the CLI uses its own settings). */
+  model_reachable: boolean | null;
+  problem?: string;
+}
+
+/** A tool call the agent asks to make, put to governance before it happens. */
+export interface ToolCallRequest {
+  subject: ApprovalSubject;
+  /** The CLI's tool name and input, as it sent them. */
+  toolName: string;
+  input: Record<string, unknown>;
+  toolCallId?: string;
+}
+
+/** What a run reports while it goes. */
+export type DriverEmission =
+  | { kind: 'entry'; entry: NormalizedEntry }
+  /** A piece of the reply as the CLI streams it; the whole message follows as an assistant_message entry. */
+  | { kind: 'delta'; text: string }
+  /** Raw terminal output (recorded only where the user turned it on). */
+  | { kind: 'output'; text: string }
+  | { kind: 'notice'; text: string }
+  /** An event only a screen-driven run can tell (a tool call read off an approval prompt, a patch from the files changed). */
+  | { kind: 'event'; event: NewRunEvent };
+
+export interface DriverRunRequest {
+  runId: string;
+  prompt: string;
+  cwd: string;
+  /** The conversation: the id of its first run. A follow-up names its parent's. */
+  thread: string;
+  /** True when this run continues the conversation `thread` (which must still be open). */
+  followUp: boolean;
+  /**
+   * Given when the run can be followed up: once the run ended well enough for its conversation to
+   * go on, the driver hands the conversation over with how to close it (the run service's idle pool
+   * decides how long it stays open). Absent: the driver ends the conversation and its processes
+   * with the run, before `done` resolves.
+   */
+  keepIdle?: (close: () => Promise<void>) => void;
+  /** Variables every process of the run carries (its markers, so nothing of it outlives the service). */
+  env: Record<string, string>;
+  /** Governance's answer to a tool call (the decision is recorded by the caller). */
+  judge: (request: ToolCallRequest) => Promise<'allow' | 'deny'>;
+  emit: (emission: DriverEmission) => void;
+}
+
+/** How a run ended, as the driver saw it. The service maps it to the run's end state. */
+export interface DriverOutcome {
+  status: 'completed' | 'failed' | 'cancelled';
+  /** For failed: why (`crashed` when the CLI died mid-run, `agent_error` when it said so, …). */
+  reason?: FailedReason;
+  message: string;
+}
+
+export interface DriverRun {
+  readonly done: Promise<DriverOutcome>;
+  /** Ends the run and the whole process tree it started; resolves once they are gone. */
+  cancel(): Promise<void>;
+}
+
+export interface BackendDriver {
+  readonly name: string;
+  readonly mode: RunMode;
+  capabilities(): BackendCapabilities;
+  health(): Promise<BackendHealth>;
+  /** Starts a run; what it does arrives through `request.emit`. */
+  stream(request: DriverRunRequest): DriverRun;
+  /** Runs to the end. */
+  run(request: DriverRunRequest): Promise<DriverOutcome>;
+  /** Ends a run of this driver by id; false when none is going. */
+  cancel(runId: string): Promise<boolean>;
+  /** Ends every run and conversation and their processes. */
+  dispose(): Promise<void>;
+}
+
+/** A promise that resolves when `url` answers HTTP at all (any status), within `timeoutMs`. */
+export async function reachable(url: string, timeoutMs = 2_000): Promise<boolean> {
+  try {
+    await fetch(url, { method: 'GET', signal: AbortSignal.timeout(timeoutMs) });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * What every backend does the same way: `run` is a stream awaited to its end, and `cancel` finds a
+ * run in flight by its id. A backend keeps its runs in `runs` while they last.
+ */
+export abstract class StreamingBackend implements BackendDriver {
+  abstract readonly name: string;
+  abstract readonly mode: RunMode;
+  protected readonly runs = new Map<string, DriverRun>();
+
+  abstract stream(request: DriverRunRequest): DriverRun;
+  abstract health(): Promise<BackendHealth>;
+  abstract capabilities(): BackendCapabilities;
+  abstract dispose(): Promise<void>;
+
+  run(request: DriverRunRequest): Promise<DriverOutcome> {
+    return this.stream(request).done;
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (!run) return false;
+    await run.cancel();
+    return true;
+  }
+}

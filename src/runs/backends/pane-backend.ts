@@ -1,0 +1,186 @@
+/**
+ * A backend in a PTY: the fallback for CLIs without a structured mode (Aider, a user's own profile),
+ * through `CodingAgent.execute()` (seed 002), which drives the interactive screen to the end of the
+ * task. What the screen tells becomes the same events a structured run has: each approval prompt is
+ * a `tool_call` put to governance, the reply read off the screen a `token`, each file changed a
+ * `patch`, and the screen's text raw `output` (recorded only where the user turned it on).
+ *
+ * A follow-up continues in the same agent session (the same pane), which waits in the run service's
+ * idle pool between runs (`keepIdle`); a run that cannot be followed up closes its pane before it
+ * ends. Cancelling ends the pane and the process tree in it.
+ */
+import { errorMessage } from '../../core/errors.js';
+import { silentLogger, type Logger } from '../../core/logger.js';
+import { AgentCatalog, type AgentProfile, type ApprovalPrompt } from '../../agents/index.js';
+import type { PaneRegistry } from '../../pane/index.js';
+import { ASK_POLICY } from '../../approvals/policy/index.js';
+import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
+import { CodingAgent, type ExecuteResult } from '../../drivers/pane/coding-agent.js';
+import { patchEvent, type NewRunEvent } from '../../ledger/run-events.js';
+import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
+import { HeadlessDriver } from '../../drivers/headless-driver.js';
+
+export interface PaneBackendOptions {
+  tool: string;
+  catalog?: AgentCatalog;
+  sandbox?: { home: string; modelUrl: string };
+  binaryDirs?: string[];
+  /** The registry panes are created in (the daemon's, so that `list` and the dashboard see them); default: one per agent. */
+  registry?: PaneRegistry;
+  args?: string[];
+  env?: Record<string, string>;
+  logger?: Logger;
+}
+
+interface Session {
+  agent: CodingAgent;
+  cwd: string;
+  busy: boolean;
+  /** The run the session serves now: what the screen shows is its events, its approvals its governance's. */
+  current: DriverRunRequest;
+}
+
+export class PaneBackend extends StreamingBackend {
+  readonly mode = 'pty' as const;
+  private readonly profile: AgentProfile;
+  private readonly catalog: AgentCatalog;
+  private readonly sessions = new Map<string, Session>();
+  private readonly logger: Logger;
+
+  constructor(private readonly options: PaneBackendOptions) {
+    super();
+    this.catalog = options.catalog ?? AgentCatalog.load();
+    this.profile = this.catalog.get(options.tool);
+    this.logger = options.logger ?? silentLogger;
+  }
+
+  get name(): string {
+    return this.profile.data.name;
+  }
+
+  capabilities(): BackendCapabilities {
+    return { backend: this.name, mode: 'pty', format: 'screen', streaming: true, followUps: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
+  }
+
+  async health(): Promise<BackendHealth> {
+    // The program and its version are found the same way for a pane as for a headless process.
+    const h = this.profile.data.headless_args
+      ? await new HeadlessDriver({ tool: this.options.tool, catalog: this.catalog, ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}) }).health()
+      : { ok: true, binary: null, version: null };
+    const support = h.version === null ? null : this.profile.versionSupport(h.version).level;
+    return { ok: h.ok, binary: h.binary, version: h.version, version_support: support, model_reachable: null, ...('problem' in h && h.problem !== undefined ? { problem: h.problem } : {}) };
+  }
+
+  stream(request: DriverRunRequest): DriverRun {
+    const session = this.sessionFor(request);
+    const abort = new AbortController();
+    const done = this.execute(session, request, abort.signal).finally(async () => {
+      session.busy = false;
+      this.runs.delete(request.runId);
+      // A cancelled run's session is closed by the cancel itself.
+      if (abort.signal.aborted || this.sessions.get(request.thread) !== session) return;
+      if (request.keepIdle) request.keepIdle(() => this.closeSession(request.thread));
+      else await this.closeSession(request.thread);
+    });
+    const run: DriverRun = {
+      done,
+      cancel: async () => {
+        abort.abort();
+        await done.catch(() => undefined);
+        await this.closeSession(request.thread);
+      },
+    };
+    this.runs.set(request.runId, run);
+    return run;
+  }
+
+  async dispose(): Promise<void> {
+    await Promise.all([...this.runs.values()].map((r) => r.cancel()));
+    await Promise.all([...this.sessions.keys()].map((t) => this.closeSession(t)));
+  }
+
+  private sessionFor(request: DriverRunRequest): Session {
+    const existing = this.sessions.get(request.thread);
+    if (request.followUp) {
+      if (!existing) throw new Error(`the agent session of run ${request.thread} has ended: start a new run instead of a follow-up`);
+      if (existing.busy) throw new Error(`the agent session of run ${request.thread} is busy with another run`);
+      existing.busy = true;
+      existing.current = request;
+      return existing;
+    }
+    let approvals = 0;
+    // The agent outlives the run that started it (a follow-up continues the session): what it
+    // reports goes to the run it serves now, never to the ended one.
+    const run = (): DriverRunRequest => session.current;
+    const agent = new CodingAgent({
+      tool: this.options.tool,
+      catalog: this.catalog,
+      // Everything is asked of governance, which decides and records it.
+      autoApprove: ASK_POLICY,
+      onApproval: async (approval) => {
+        const id = `approval-${++approvals}`;
+        run().emit({ kind: 'event', event: toolCallEvent(id, approval) });
+        if (!approval) return 'deny';
+        return run().judge({ subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id });
+      },
+      onProgress: (p) => {
+        if (p.type === 'output') run().emit({ kind: 'output', text: p.text });
+      },
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
+      ...(this.options.registry ? { registry: this.options.registry } : {}),
+      env: { ...this.options.env, ...request.env },
+      ...(this.options.args ? { args: this.options.args } : {}),
+      logger: this.logger,
+    });
+    const session: Session = { agent, cwd: request.cwd, busy: true, current: request };
+    this.sessions.set(request.thread, session);
+    return session;
+  }
+
+  private async execute(session: Session, request: DriverRunRequest, signal: AbortSignal): Promise<DriverOutcome> {
+    let result: ExecuteResult;
+    try {
+      result = await session.agent.execute(request.prompt, { workdir: session.cwd, signal });
+    } catch (err) {
+      return { status: 'failed', reason: 'spawn_failed', message: errorMessage(err) };
+    }
+    const now = Date.now();
+    if (result.finalMessage) request.emit({ kind: 'entry', entry: { id: `${request.runId}-reply`, type: 'assistant_message', timestamp: now, content: result.finalMessage } });
+    for (const change of result.fileChanges) {
+      request.emit({ kind: 'event', event: patchEvent(now, { id: `${request.runId}-${change.path}`, path: change.path, summary: `${change.change} ${change.path}`, applied: true }) });
+    }
+    switch (result.status) {
+      case 'completed':
+        return { status: 'completed', message: result.completedBy.join(', ') };
+      case 'cancelled':
+        return { status: 'cancelled', message: 'cancelled' };
+      case 'timeout':
+        return { status: 'failed', reason: 'timeout', message: result.errorMessage ?? 'the agent took too long' };
+      case 'needs_input':
+        return { status: 'failed', reason: 'needs_input', message: result.question ?? 'the agent asked a question nobody answers' };
+      case 'error':
+        return { status: 'failed', reason: result.errorCode === 'SPAWN_FAILED' ? 'spawn_failed' : /exited|ended by/.test(result.errorMessage ?? '') ? 'crashed' : 'agent_error', message: result.errorMessage ?? 'the agent showed an error' };
+    }
+  }
+
+  private async closeSession(thread: string): Promise<void> {
+    const session = this.sessions.get(thread);
+    this.sessions.delete(thread);
+    await session?.agent.dispose().catch(() => undefined);
+  }
+}
+
+function subjectOf(a: ApprovalPrompt): { tool: ApprovalPrompt['tool']; command?: string; path?: string; toolName?: string } {
+  return { tool: a.tool, ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}), ...(a.toolName !== null ? { toolName: a.toolName } : {}) };
+}
+
+function inputOf(a: ApprovalPrompt): Record<string, unknown> {
+  return { ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}) };
+}
+
+function toolCallEvent(id: string, a: ApprovalPrompt | null): NewRunEvent {
+  const name = a?.toolName ?? a?.tool ?? 'unknown';
+  const text = a?.command ?? a?.path ?? 'an approval prompt that could not be read';
+  return { type: 'tool_call', ts: Date.now(), data: { id, name, kind: a?.tool ?? 'other', input: a ? inputOf(a) : {}, path: a?.path ?? null }, compat: { text, status: 'running', is_error: false } };
+}

@@ -1,0 +1,316 @@
+/**
+ * One run while it lives in the run service: its state (moved only by the step function of
+ * run-model.ts, each move recorded), its driver run, its limits (wall clock, silence, bytes and
+ * events of output) and its governance (every tool call judged, every decision recorded with its
+ * rule). Whatever ends it first (the driver, a timeout, a limit, a cancel) decides how it ends;
+ * the rest find it ending and change nothing. The driver's processes are gone before the end is
+ * recorded, so a run recorded as ended has nothing left running.
+ */
+import type { Disposable } from '../core/disposable.js';
+import { errorMessage } from '../core/errors.js';
+import { setLongTimeout } from '../core/long-timer.js';
+import type { Logger } from '../core/logger.js';
+import type { RunLedger } from '../ledger/run-ledger.js';
+import type { Governor } from '../governance/governor.js';
+import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from '../ledger/run-model.js';
+import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from '../ledger/run-events.js';
+import type { ApprovalSubject } from '../approvals/policy/index.js';
+import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backends/backend-driver.js';
+import { TokenStream } from './token-stream.js';
+
+export interface LiveRunContext {
+  ledger: RunLedger;
+  governor: Governor;
+  logger: Logger;
+  now: () => number;
+}
+
+/** How a run that is ending will be recorded, once its processes are gone. */
+type Ending = Extract<RunInput, { type: 'fail' | 'cancel' }>;
+
+export class LiveRun {
+  state: RunState;
+  private ending: Ending | undefined;
+  private driverRun: DriverRun | undefined;
+  private readonly mapper: EntryEventMapper;
+  private outputBytes = 0;
+  private outputEvents = 0;
+  private sawError = false;
+  private promptSize: number | undefined;
+  /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
+  private readonly judged = new Set<string>();
+  private readonly unjudged = new Map<string, ApprovalSubject>();
+  // Long timers: a policy's limit may pass Node's longest delay (24.8 days), which setTimeout turns into 1 ms.
+  private wallTimer: Disposable | undefined;
+  private quietTimer: Disposable | undefined;
+  private settle: () => void = () => undefined;
+  private lastTs = 0;
+  /** The reply's pieces as they stream, coalesced into token events. */
+  private readonly tokens = new TokenStream({ emit: (text) => this.recordPieces(text) });
+  /** Resolves once the run's end is recorded. */
+  readonly ended: Promise<void>;
+
+  constructor(
+    readonly spec: RunSpec,
+    private readonly ctx: LiveRunContext,
+    private readonly onEnded: (run: LiveRun) => void,
+  ) {
+    this.state = initialState(spec.created_at);
+    this.mapper = new EntryEventMapper(spec.id);
+    this.ended = new Promise((resolve) => {
+      this.settle = resolve;
+    });
+  }
+
+  /** The prompt's size in UTF-8 bytes (what a waiting run holds in memory). */
+  get promptBytes(): number {
+    return (this.promptSize ??= Buffer.byteLength(this.spec.prompt));
+  }
+
+  /** Where the run works: the real path admitted, never what the path given leads to later. */
+  get folder(): string {
+    return this.spec.real_cwd ?? this.spec.cwd;
+  }
+
+  get limits(): RunLimits {
+    return this.spec.limits;
+  }
+
+  /** Records the run, its prompt and the decision that let it in. */
+  open(admission: DecisionRecord): void {
+    this.ctx.ledger.createRun(this.spec);
+    this.record(inputEvent(this.spec.created_at, 'prompt', this.spec.prompt));
+    this.record(decisionEvent(this.ctx.now(), admission));
+  }
+
+  record(event: NewRunEvent): void {
+    // Time runs with the numbering: a CLI's own timestamp (or a message held back while it was
+    // joined) never puts an event before the one recorded ahead of it.
+    const ts = Math.max(event.ts, this.lastTs);
+    this.lastTs = ts;
+    this.ctx.ledger.append(this.spec.id, ts === event.ts ? event : { ...event, ts });
+  }
+
+  /**
+   * Starts the run on `driver` (it has its place under the concurrency limits); `keepIdle` when its
+   * conversation may be kept for a follow-up. True when the driver took the run (and with it the
+   * conversation of a follow-up); false when it ended before reaching the driver.
+   */
+  start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>, keepIdle?: (close: () => Promise<void>) => void): boolean {
+    if (this.ending || isEnded(this.state.status)) return false;
+    // A queued run's folder may have changed since admission (swapped for a symlink): checked again.
+    const folder = this.ctx.governor.admitAtStart(this.spec.backend, this.spec.cwd, this.spec.real_cwd);
+    if (folder.decision !== 'allow') {
+      this.record(decisionEvent(this.ctx.now(), { subject: { run: 'start', backend: this.spec.backend, cwd: this.spec.cwd }, decision: 'deny', rule: folder.rule, reason: folder.reason, by: 'governance' }));
+      this.finish({ type: 'fail', reason: 'policy', message: `refused by the policy at start: ${folder.reason}` });
+      return false;
+    }
+    this.move({ type: 'start' });
+    const { wall_clock_ms: wall, no_output_ms: quiet } = this.limits;
+    if (wall !== undefined) this.wallTimer = setLongTimeout(() => void this.end({ type: 'fail', reason: 'timeout', message: `the run took longer than its wall-clock limit (${wall} ms)` }), wall);
+    this.armQuiet(quiet);
+    try {
+      this.driverRun = driver.stream({
+        runId: this.spec.id,
+        prompt: this.spec.prompt,
+        cwd: this.folder,
+        thread,
+        followUp,
+        env,
+        ...(keepIdle ? { keepIdle } : {}),
+        judge: (request) => Promise.resolve(this.judge(request)),
+        emit: (emission) => this.onEmission(emission),
+      });
+    } catch (err) {
+      this.finish({ type: 'fail', reason: 'spawn_failed', message: errorMessage(err) });
+      return false;
+    }
+    this.driverRun.done.then(
+      (outcome) => this.finish(this.ending ?? this.inputFor(outcome)),
+      (err: unknown) => this.finish(this.ending ?? { type: 'fail', reason: 'crashed', message: errorMessage(err) }),
+    );
+    return true;
+  }
+
+  /**
+   * Ends the run: a queued one at once, a running one once its driver has ended its processes.
+   * A second request while it ends changes nothing (the first reason stands).
+   */
+  end(input: Ending): Promise<void> {
+    if (this.ending || isEnded(this.state.status)) return this.ended;
+    this.ending = input;
+    this.clearTimers();
+    if (!this.driverRun) this.finish(input);
+    else
+      this.driverRun.cancel().catch((err: unknown) => {
+        this.ctx.logger.warn('a run did not cancel cleanly', { run_id: this.spec.id, error: errorMessage(err) });
+      });
+    return this.ended;
+  }
+
+  private inputFor(outcome: DriverOutcome): RunInput {
+    if (outcome.status === 'completed') return { type: 'complete', message: outcome.message };
+    if (outcome.status === 'cancelled') return { type: 'cancel', reason: 'cancelled_by_user', message: outcome.message };
+    return { type: 'fail', reason: outcome.reason ?? 'agent_error', message: outcome.message };
+  }
+
+  private finish(input: RunInput): void {
+    if (isEnded(this.state.status)) return;
+    this.clearTimers();
+    const now = this.ctx.now();
+    // What streamed before the end is kept, ahead of it.
+    this.tokens.close();
+    if (input.type === 'fail' && !this.sawError) this.record(errorEvent(now, input.message, input.reason));
+    this.move(input);
+    const s = this.state;
+    if (isEnded(s.status) && 'reason' in s) this.record(doneEvent(now, s.status, s.reason, s.message));
+    this.settle();
+    this.onEnded(this);
+  }
+
+  private move(input: RunInput): void {
+    const next = step(this.state, input, this.ctx.now());
+    this.state = next.state;
+    this.record(stateEvent(next.transition));
+  }
+
+  /** Governance's answer to a tool call, recorded with its rule. Nobody is asked yet: "ask" denies. */
+  private judge(request: ToolCallRequest): 'allow' | 'deny' {
+    const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
+    if (this.ending || isEnded(this.state.status)) return 'deny';
+    if (request.toolCallId !== undefined) {
+      this.judged.add(request.toolCallId);
+      this.unjudged.delete(request.toolCallId);
+    }
+    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, request.subject, request.input);
+    const decision = d.decision === 'allow' ? 'allow' : 'deny';
+    const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
+    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
+    // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
+    // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
+    if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {
+      setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeSubject(request.subject)} (${d.rule}): ${reason}` }));
+    }
+    return decision;
+  }
+
+  private onEmission(emission: DriverEmission): void {
+    if (this.ending || isEnded(this.state.status)) return;
+    const now = this.ctx.now();
+    if (emission.kind === 'delta') {
+      // Silence is broken now, even though the token is recorded up to COALESCE_MS later.
+      this.armQuiet(this.limits.no_output_ms);
+      this.tokens.piece(emission.text);
+      return;
+    }
+    let events: NewRunEvent[];
+    if (emission.kind === 'entry' && emission.entry.type === 'assistant_message') {
+      // The whole message after its pieces: only what they did not carry.
+      const rest = this.tokens.whole(emission.entry.content);
+      events = rest === '' ? [] : this.mapper.map({ ...emission.entry, content: rest });
+    } else {
+      this.tokens.flush();
+      events = emission.kind === 'entry' ? this.mapper.map(emission.entry) : emission.kind === 'output' ? [outputEvent(now, emission.text)] : emission.kind === 'notice' ? [noticeEvent(now, emission.text)] : [emission.event];
+    }
+    for (const event of events) if (!this.accept(event)) return;
+  }
+
+  /** Pieces of the reply, coalesced: under the limits while the run goes, kept as they are while it ends. */
+  private recordPieces(text: string): void {
+    if (isEnded(this.state.status)) return;
+    for (const event of this.mapper.map({ id: `${this.spec.id}-pieces`, type: 'assistant_message', timestamp: this.ctx.now(), content: text })) {
+      if (this.ending) this.record(event);
+      else if (!this.accept(event)) return;
+    }
+  }
+
+  /** Records one event of the agent's, under the run's limits and audit; false when that ended the run. */
+  private accept(event: NewRunEvent): boolean {
+    if (this.ending || isEnded(this.state.status)) return false;
+    if (OUTPUT_EVENT_TYPES.has(event.type)) {
+      this.armQuiet(this.limits.no_output_ms);
+      const recorded = event.type !== 'output' || this.ctx.ledger.recordsRawOutput;
+      if (recorded && this.overLimit(event)) return false;
+      if (this.state.status === 'running') this.move({ type: 'first_output' });
+      if (event.type === 'error') this.sawError = true;
+    }
+    this.record(event);
+    if ((event.type === 'tool_call' || event.type === 'tool_result' || event.type === 'patch') && this.audit(event)) return false;
+    return true;
+  }
+
+  /**
+   * A tool call governance was not asked about (Codex decides every call by its own sandbox; other
+   * CLIs refuse some on their own, such as Gemini CLI a path outside its workspace) is judged once
+   * its outcome is known, and the decision recorded as the CLI's: refused by the CLI, or carried out
+   * and what governance says of it. One governance would deny that was carried out stops the run as
+   * `failed (policy)`. True when it stopped the run.
+   */
+  private audit(event: NewRunEvent): boolean {
+    const d = event.data;
+    const id = typeof d.id === 'string' ? d.id : undefined;
+    if (event.type === 'tool_call') {
+      if (id === undefined || this.judged.has(id)) return false;
+      const input = (typeof d.input === 'object' && d.input !== null ? d.input : {}) as Record<string, unknown>;
+      const path = typeof d.path === 'string' ? d.path : undefined;
+      if (d.kind === 'file_edit') this.unjudged.set(id, { tool: 'file_write', ...(path !== undefined ? { path } : {}) });
+      else if (d.kind === 'command_run') this.unjudged.set(id, { tool: 'shell', command: typeof input.command === 'string' ? input.command : event.compat.text });
+      return false;
+    }
+    // A patch with no call before it is a change the CLI reports done (Codex's file changes).
+    const path = typeof d.path === 'string' ? d.path : undefined;
+    const subject = id !== undefined ? (this.unjudged.get(id) ?? (event.type === 'patch' && !this.judged.has(id) ? { tool: 'file_write' as const, ...(path !== undefined ? { path } : {}) } : undefined)) : undefined;
+    if (!subject || id === undefined) return false;
+    this.unjudged.delete(id);
+    this.judged.add(id);
+    const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
+    const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, subject);
+    // "ask" is a denial for a bridge run, which has nobody to ask, exactly as when asked beforehand.
+    const denied = verdict.decision !== 'allow';
+    const who = this.spec.backend;
+    let reason: string;
+    if (!carriedOut) reason = `${who} refused it itself (${event.compat.text.slice(0, 200)}); governance: ${verdict.reason}`;
+    else if (denied) reason = `${verdict.reason}; ${who} carried it out on its own authority, so the run is stopped`;
+    else reason = `${who} carried it out on its own authority; governance: ${verdict.reason}`;
+    this.record(decisionEvent(this.ctx.now(), { subject: { ...subject, tool_call_id: id }, decision: carriedOut && !denied ? 'allow' : 'deny', rule: denied ? verdict.rule : carriedOut ? verdict.rule : 'cli', reason, by: 'cli' }));
+    if (carriedOut && denied) {
+      void this.end({ type: 'fail', reason: 'policy', message: verdict.reason });
+      return true;
+    }
+    return false;
+  }
+
+  /** True (and the run ending) when `event` would take the run past its output limits: it is not recorded. */
+  private overLimit(event: NewRunEvent): boolean {
+    const bytes = JSON.stringify(event.data).length + JSON.stringify(event.compat).length;
+    const { max_output_bytes: maxBytes, max_events: maxEvents } = this.limits;
+    if (maxEvents !== undefined && this.outputEvents + 1 > maxEvents) {
+      void this.end({ type: 'fail', reason: 'output_limit', message: `the run passed its limit of ${maxEvents} events` });
+      return true;
+    }
+    if (maxBytes !== undefined && this.outputBytes + bytes > maxBytes) {
+      void this.end({ type: 'fail', reason: 'output_limit', message: `the run passed its limit of ${maxBytes} bytes of output` });
+      return true;
+    }
+    this.outputEvents++;
+    this.outputBytes += bytes;
+    return false;
+  }
+
+  private armQuiet(ms: number | undefined): void {
+    if (ms === undefined) return;
+    this.quietTimer?.dispose();
+    this.quietTimer = setLongTimeout(() => void this.end({ type: 'fail', reason: 'no_output_timeout', message: `the run produced no output for ${ms} ms` }), ms);
+  }
+
+  private clearTimers(): void {
+    this.wallTimer?.dispose();
+    this.quietTimer?.dispose();
+  }
+}
+
+/** A tool call in a few words, for a run's end message. */
+function describeSubject(subject: ToolCallRequest['subject']): string {
+  const what = 'command' in subject && typeof subject.command === 'string' ? subject.command : 'path' in subject && typeof subject.path === 'string' ? subject.path : undefined;
+  return what === undefined ? `a ${subject.tool} call` : `${subject.tool} ${JSON.stringify(what.length > 200 ? `${what.slice(0, 200)}…` : what)}`;
+}

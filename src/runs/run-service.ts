@@ -1,0 +1,511 @@
+/**
+ * The run service (seed 004's bridge, as one object the API layer calls): submit a run, see it,
+ * list runs, cancel one, read or follow its events from any sequence number, and see the backends
+ * with their capabilities and health. It is the supervisor too: it starts each backend's processes
+ * on demand through its driver, holds runs in `queued` while the concurrency limits are full,
+ * ends a run past its limits, and at start records the runs a service that died left in flight as
+ * `failed (interrupted)` and ends the processes it left behind. The conversations kept open for
+ * follow-ups are one pool over every backend (idle-conversations.ts), capped and counted here.
+ */
+import { randomBytes } from 'node:crypto';
+import { realpathSync, statSync } from 'node:fs';
+import type { Disposable } from '../core/disposable.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import { SCHEMA_VERSIONS, type SchemaVersion } from '../output/stream-events.js';
+import type { RunLedger, SubscribeOptions } from '../ledger/run-ledger.js';
+import type { EventPage, PruneResult, RunQuery, RunRecord } from '../ledger/ledger-store.js';
+import { AdmissionQueue } from '../governance/admission.js';
+import { Governor } from '../governance/governor.js';
+import type { GovernancePolicy } from '../governance/policy-file.js';
+import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunStatus } from '../ledger/run-model.js';
+import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
+import type { BackendCapabilities, BackendDriver, BackendHealth } from './backends/backend-driver.js';
+import { LiveRun } from './live-run.js';
+import { IdleConversations, type IdleConversation } from './idle-conversations.js';
+import { findProcessesWithEnv } from '../platform/index.js';
+import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, endOrphans, markerScope } from './process-marker.js';
+
+export interface RunServiceOptions {
+  ledger: RunLedger;
+  policy: GovernancePolicy;
+  /** The drivers, at most one per backend and mode. */
+  backends: readonly BackendDriver[];
+  /** The folder of a run that names none (the chat proxy's); it must be inside the sandbox. */
+  defaultCwd?: string;
+  /** Whose processes the markers name (default: the ledger's file); services of another scope are never touched. */
+  scope?: string;
+  /** Expands `~` in tool calls (default: the user's home). */
+  home?: string;
+  logger?: Logger;
+  now?: () => number;
+}
+
+/** Who made a run when no caller is named (the library, the owner's token). */
+export const OWNER_CALLER = 'owner';
+
+export interface SubmitRequest {
+  /** Who makes it: OWNER_CALLER, or the pane whose token calls (it alone and the owner may cancel the run). Default: the owner. */
+  caller?: string | undefined;
+  backend: string;
+  prompt: string;
+  cwd?: string | undefined;
+  /** `auto` (default): stdio where the backend has a structured driver, else PTY. */
+  mode?: 'auto' | RunMode | undefined;
+  /** The latest schema version the client speaks; the run speaks the highest both know. */
+  schema_version?: string | undefined;
+  /** Continue this earlier run's conversation. */
+  parent?: string | undefined;
+  /**
+   * Keep the conversation (the agent CLI) open after the run for a follow-up naming it as `parent`
+   * (default true); false ends the CLI with the run. Kept ones are capped by `limits.idle_conversations`.
+   */
+  keep_alive?: boolean | undefined;
+  /** Tighter bounds than the policy's (a caller can lower a limit, never raise it). */
+  limits?: RunLimits | undefined;
+}
+
+/** A run as every surface shows it (in a list, `prompt` is a preview: see prompt_truncated). */
+export interface RunView extends RunSpec {
+  /** The whole prompt's size in UTF-8 bytes. */
+  prompt_bytes: number;
+  /** True when `prompt` is only its first KiB (lists); the run itself (get) has it whole. */
+  prompt_truncated: boolean;
+  status: RunStatus;
+  reason: string | null;
+  message: string;
+  started_at: number | null;
+  ended_at: number | null;
+  /** The last event's number (a reader resumes after it). */
+  last_seq: number;
+  /** Where a queued run is in line (0: next), else null. */
+  queue_position: number | null;
+}
+
+/** A page of runs, newest first, and the `before` of the next page (null: no more). */
+export interface RunViewPage {
+  runs: RunView[];
+  next_before: number | null;
+}
+
+export interface BackendInfo {
+  name: string;
+  modes: RunMode[];
+  default_mode: RunMode;
+  capabilities: BackendCapabilities[];
+  health: BackendHealth;
+  /** Its conversations kept open for a follow-up now, and the processes they hold (Linux; elsewhere 0). */
+  idle: IdleCount;
+}
+
+export interface IdleCount {
+  conversations: number;
+  processes: number;
+}
+
+/** The conversations kept open for follow-ups, over every backend: how many, their processes, the policy's bounds. */
+export interface IdleConversationsView extends IdleCount {
+  /** `limits.idle_conversations`: the most kept at once; past it the least recently used is closed. */
+  max: number;
+  /** `limits.idle_ms`: how long one stays open after its last run. */
+  idle_ms: number;
+  backends: Record<string, IdleCount>;
+}
+
+export interface RecoveryReport {
+  interrupted: string[];
+  processes: number;
+}
+
+/**
+ * The most a page of runs or events holds, about, in bytes of JSON (at least one item, however
+ * big): past it the page stops and says where to go on, whatever count was asked for.
+ */
+export const PAGE_BYTES = 4 * 1024 * 1024;
+/** How often retention runs while the service does. */
+const RETENTION_INTERVAL_MS = 60 * 60_000;
+/** How long a backend's health is reused before it is checked again. */
+const HEALTH_TTL_MS = 30_000;
+
+/**
+ * The schema version to speak, as ACP negotiates a protocol version: the client proposes the latest
+ * it speaks, and the answer is that one if this side speaks it, else this side's latest below it.
+ */
+export function negotiateRunSchema(proposed: string | undefined, supported: readonly SchemaVersion[] = SCHEMA_VERSIONS): SchemaVersion {
+  const latest = supported[supported.length - 1] ?? 'v2';
+  if (proposed === undefined) return latest;
+  const n = /^v(\d+)$/.exec(proposed);
+  if (!n) throw new SwitchboardError('INVALID_PARAMS', `schema_version must look like v1 or v2, not ${JSON.stringify(proposed)}`, { schema_version: proposed, supported });
+  const below = supported.filter((v) => Number(v.slice(1)) <= Number(n[1]));
+  const pick = below[below.length - 1];
+  if (!pick) throw new SwitchboardError('INVALID_PARAMS', `no common schema_version: the client speaks up to ${proposed}, this server ${supported.join(', ')}`, { schema_version: proposed, supported });
+  return pick;
+}
+
+export class RunService {
+  private readonly ledger: RunLedger;
+  private readonly governor: Governor;
+  private readonly logger: Logger;
+  private readonly now: () => number;
+  private readonly drivers = new Map<string, Map<RunMode, BackendDriver>>();
+  private readonly live = new Map<string, LiveRun>();
+  /** Each run's conversation (its first run's id), for follow-ups. */
+  private readonly threads = new Map<string, { thread: string; mode: RunMode }>();
+  private readonly admission: AdmissionQueue;
+  /** Conversations kept for a follow-up, over every backend. */
+  private readonly idle: IdleConversations;
+  /** The conversation a follow-up took from the idle pool, until its driver has it (given back if it never does). */
+  private readonly reserved = new Map<string, IdleConversation>();
+  private readonly health = new Map<string, { at: number; value: Promise<BackendHealth> }>();
+  private readonly scope: string;
+  private readonly marker: string;
+  private closing = false;
+  private retentionTimer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly options: RunServiceOptions) {
+    this.ledger = options.ledger;
+    this.governor = new Governor(options.policy, options.home);
+    this.logger = options.logger ?? silentLogger;
+    this.now = options.now ?? Date.now;
+    for (const d of options.backends) {
+      let modes = this.drivers.get(d.name);
+      if (!modes) this.drivers.set(d.name, (modes = new Map<RunMode, BackendDriver>()));
+      modes.set(d.mode, d);
+    }
+    this.admission = new AdmissionQueue(options.policy.concurrency, (backend) => options.policy.forBackend(backend).concurrency);
+    this.idle = new IdleConversations({ max: options.policy.idle.maxConversations, idleMs: options.policy.idle.idleMs, logger: this.logger });
+    this.scope = markerScope(options.scope ?? 'default');
+    this.marker = bridgeMarkerValue(this.scope);
+  }
+
+  /** Creates the service and recovers what a service of the same scope left behind. */
+  static async start(options: RunServiceOptions): Promise<{ service: RunService; recovered: RecoveryReport }> {
+    const service = new RunService(options);
+    const recovered = await service.recover();
+    await service.applyRetention();
+    return { service, recovered };
+  }
+
+  /**
+   * Removes ended runs past the policy's retention (`ledger.retention`: age, size), and ended asks
+   * past its age, now and then every hour while the service runs. Runs in flight are never removed.
+   */
+  async applyRetention(): Promise<PruneResult> {
+    const rule = this.options.policy.retention;
+    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0, asks: 0 };
+    this.retentionTimer ??= setInterval(() => void this.applyRetention().catch((err: unknown) => this.logger.warn('retention failed', { error: errorMessage(err) })), RETENTION_INTERVAL_MS);
+    this.retentionTimer.unref();
+    const removed = await this.ledger.prune(rule, this.now());
+    if (removed.runs > 0 || removed.asks > 0) this.logger.info('removed runs and asks past the retention policy', { ...removed });
+    return removed;
+  }
+
+  /**
+   * Runs in flight in the ledger belonged to a service that is gone: each is recorded as
+   * `failed (interrupted)`, every event before kept; processes it left behind are ended.
+   */
+  async recover(): Promise<RecoveryReport> {
+    const orphans = await endOrphans(this.scope);
+    const interrupted: string[] = [];
+    for (const record of await this.ledger.unfinished()) {
+      if (this.live.has(record.spec.id)) continue;
+      this.ledger.resumeRun(record.spec.id, record.last_seq);
+      const state = { status: record.status, since: record.spec.created_at, started_at: record.started_at ?? record.spec.created_at } as Parameters<typeof step>[0];
+      const at = this.now();
+      const message = 'the service running it stopped before it ended (a restart found it in flight)';
+      const next = step(state, { type: 'fail', reason: 'interrupted', message }, at);
+      this.ledger.append(record.spec.id, stateEvent(next.transition));
+      this.ledger.append(record.spec.id, doneEvent(at, 'failed', 'interrupted', message));
+      interrupted.push(record.spec.id);
+    }
+    await this.ledger.flush();
+    if (interrupted.length > 0 || orphans.processes > 0) this.logger.info('recorded runs left in flight as interrupted', { runs: interrupted.length, processes: orphans.processes });
+    return { interrupted, processes: orphans.processes };
+  }
+
+  /** The latest schema version both sides speak (see negotiateRunSchema). */
+  negotiate(proposed: string | undefined): SchemaVersion {
+    return negotiateRunSchema(proposed);
+  }
+
+  /**
+   * Submits a run. Bad input is refused with INVALID_PARAMS and not recorded; a run governance
+   * refuses (a folder outside the sandbox, a backend turned off) is recorded as `failed (policy)`
+   * and refused with FORBIDDEN, naming the run and the rule.
+   */
+  async submit(request: SubmitRequest): Promise<RunView> {
+    if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
+    const modes = this.drivers.get(request.backend);
+    if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys()].join(', ')}`, { backend: request.backend });
+    if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
+    const schema = this.negotiate(request.schema_version);
+    let parent: { thread: string; mode: RunMode } | undefined;
+    let cwd = request.cwd;
+    let parentNotKept = false;
+    if (request.parent !== undefined) {
+      const record = await this.ledger.run(request.parent);
+      if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
+      if (record.spec.backend !== request.backend) throw new SwitchboardError('INVALID_PARAMS', `run ${request.parent} ran on ${record.spec.backend}: a follow-up goes to the same backend`, { parent: request.parent });
+      if (!isEnded(record.status)) throw new SwitchboardError('INVALID_REQUEST', `run ${request.parent} is still ${record.status}: follow it up once it has ended`, { parent: request.parent });
+      parent = this.threads.get(request.parent);
+      if (!parent) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.parent} is no longer open: start a new run`, { parent: request.parent });
+      parentNotKept = record.spec.keep_alive === false;
+      cwd ??= record.spec.cwd;
+    }
+    cwd ??= this.options.defaultCwd;
+    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in');
+    if (!isDirectory(cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${cwd}`, { cwd });
+    const mode: RunMode = parent?.mode ?? (request.mode === undefined || request.mode === 'auto' ? (modes.has('stdio') ? 'stdio' : 'pty') : request.mode);
+    const driver = modes.get(mode);
+    if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
+    if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
+    const parentThread = parent?.thread;
+    if (parentThread !== undefined && [...this.live.values()].some((r) => this.threads.get(r.spec.id)?.thread === parentThread)) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.parent ?? ''} is busy with another run: follow it up once that has ended`, { parent: request.parent });
+    if (parent && !this.idle.has(parent.thread)) throw this.notOpen(request.parent ?? parent.thread, parentNotKept);
+    if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
+    // Every policy has rules (the sandbox, the blocklist) that must be applied before the act; a
+    // driver that cannot ask could only be judged afterwards, which is no policy at all.
+    if (!driver.capabilities().permissionRequests) throw new SwitchboardError('FORBIDDEN', `${request.backend} in ${mode} mode cannot ask before it acts, so governance cannot enforce its policy; refused (use a mode that asks)`, { backend: request.backend, mode, rule: 'capabilities.permission_requests' });
+
+    const caller = request.caller ?? OWNER_CALLER;
+    if (!this.admission.hasRoom(request.backend)) this.checkQueueCaps(caller, request.prompt);
+    const backendPolicy = this.governor.backend(request.backend);
+    const spec: RunSpec = {
+      id: newRunId(),
+      backend: request.backend,
+      mode,
+      prompt: request.prompt,
+      cwd,
+      // Kept now and checked again at start: a queued run starts here or not at all.
+      real_cwd: realPathOf(cwd),
+      created_by: caller,
+      policy: `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
+      limits: tighter(backendPolicy.limits, request.limits),
+      schema_version: schema,
+      parent: request.parent ?? null,
+      keep_alive: (request.keep_alive ?? true) && driver.capabilities().followUps,
+      created_at: this.now(),
+    };
+    const admit = this.governor.admit(request.backend, cwd);
+    const run = new LiveRun(spec, { ledger: this.ledger, governor: this.governor, logger: this.logger, now: this.now }, (r) => this.onEnded(r));
+    this.live.set(spec.id, run);
+    run.open({ subject: { run: 'admission', backend: spec.backend, cwd }, decision: admit.decision === 'allow' ? 'allow' : 'deny', rule: admit.rule, reason: admit.reason, by: 'governance' });
+    if (admit.decision !== 'allow') {
+      await run.end({ type: 'fail', reason: 'policy', message: admit.reason });
+      throw new SwitchboardError('FORBIDDEN', `refused by the policy: ${admit.reason}`, { run_id: spec.id, rule: admit.rule });
+    }
+    const thread = parent?.thread ?? spec.id;
+    this.threads.set(spec.id, { thread, mode });
+    if (parent) {
+      // Out of the idle pool from now on: neither the cap nor the idle time closes it under a run waiting for it.
+      const taken = this.idle.take(thread);
+      if (!taken) {
+        await run.end({ type: 'fail', reason: 'policy', message: 'the conversation closed before the follow-up could take it' });
+        throw this.notOpen(request.parent ?? thread, false);
+      }
+      this.reserved.set(spec.id, taken);
+    }
+    const keepIdle = spec.keep_alive === true ? (close: () => Promise<void>): void => this.idle.park({ backend: spec.backend, thread, close }) : undefined;
+    const env = { [BRIDGE_MARKER_VARIABLE]: this.marker, SWITCHBOARD_BRIDGE_RUN: thread };
+    this.admission.request(spec.id, spec.backend, () => {
+      if (run.start(driver, thread, parent !== undefined, env, keepIdle)) this.reserved.delete(spec.id);
+    });
+    if (run.state.status === 'queued') {
+      const stats = this.admission.stats();
+      run.record({ type: 'decision', ts: this.now(), data: { subject: { run: 'concurrency', backend: spec.backend }, decision: 'queue', rule: 'limits.concurrency', reason: `${stats.running} runs are running (limit ${this.options.policy.concurrency}${backendPolicy.concurrency !== null ? `, ${backendPolicy.concurrency} on ${spec.backend}` : ''}); waiting in line`, by: 'governance' }, compat: { text: 'queued', status: 'queue', is_error: false } });
+    }
+    return this.view(spec.id);
+  }
+
+  /** A run by id: RUN_NOT_FOUND when the ledger has none. */
+  async get(runId: string): Promise<RunView> {
+    return this.view(runId);
+  }
+
+  /** A page of runs, newest first, prompts as previews; at most `limit` runs and about PAGE_BYTES. */
+  async list(query: RunQuery = {}): Promise<RunViewPage> {
+    const page = await this.ledger.runs({ ...query, maxBytes: Math.min(query.maxBytes ?? PAGE_BYTES, PAGE_BYTES) });
+    return { runs: page.runs.map((r) => this.toView(r)), next_before: page.next_before };
+  }
+
+  /**
+   * Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is
+   * left as it is. Only its maker (`caller`, as at submit) or the owner may: anyone else FORBIDDEN.
+   */
+  async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
+    const view = await this.view(runId);
+    const maker = view.created_by ?? OWNER_CALLER;
+    if (caller !== OWNER_CALLER && caller !== maker) {
+      const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
+      throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
+    }
+    const run = this.live.get(runId);
+    if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' });
+    return this.view(runId);
+  }
+
+  /**
+   * A run's recorded events after `afterSeq`: at most `limit` and about PAGE_BYTES, and the `after`
+   * of the next page (null once the page reaches the last event recorded).
+   */
+  async events(runId: string, afterSeq = 0, limit = 1_000): Promise<EventPage> {
+    await this.view(runId);
+    const events = await this.ledger.events(runId, afterSeq, limit, PAGE_BYTES);
+    const last = events.at(-1)?.seq ?? afterSeq;
+    // Read after the page: an event recorded meanwhile is past it, and the next page has it.
+    const recorded = (await this.ledger.run(runId))?.last_seq ?? last;
+    return { events, next_after: last < recorded ? last : null };
+  }
+
+  /** Follows a run from `afterSeq`: recorded events, then live ones, ending after `done` (RUN_NOT_FOUND first if there is no such run). */
+  async subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: SubscribeOptions = {}): Promise<Disposable> {
+    await this.view(runId);
+    return this.ledger.subscribe(runId, afterSeq, listener, options);
+  }
+
+  /** Every backend: its modes, capabilities and health (binary, version, how well its screens are known, the model). */
+  async backends(): Promise<BackendInfo[]> {
+    return Promise.all(
+      [...this.drivers.entries()].map(async ([name, modes]) => {
+        const drivers = [...modes.values()];
+        const primary = modes.get('stdio') ?? drivers[0];
+        if (!primary) throw new SwitchboardError('INTERNAL_ERROR', `backend ${name} has no driver`);
+        const idle = this.idleConversations().backends[name] ?? { conversations: 0, processes: 0 };
+        return { name, modes: [...modes.keys()], default_mode: primary.mode, capabilities: drivers.map((d) => d.capabilities()), health: await this.healthOf(primary), idle };
+      }),
+    );
+  }
+
+  /**
+   * The conversations kept open for follow-ups now, over every backend and per backend, with the
+   * processes they hold: every process of a run carries its conversation's id (SWITCHBOARD_BRIDGE_RUN),
+   * so the count is of what is really running, children included (Linux; elsewhere 0).
+   */
+  idleConversations(): IdleConversationsView {
+    const kept = this.idle.list();
+    const processes = new Map<string, number>();
+    if (kept.length > 0) {
+      const threads = new Set(kept.map((k) => k.thread));
+      for (const p of findProcessesWithEnv('SWITCHBOARD_BRIDGE_RUN')) if (threads.has(p.value)) processes.set(p.value, (processes.get(p.value) ?? 0) + 1);
+    }
+    const backends: Record<string, IdleCount> = {};
+    let total = 0;
+    for (const k of kept) {
+      const count = (backends[k.backend] ??= { conversations: 0, processes: 0 });
+      const n = processes.get(k.thread) ?? 0;
+      count.conversations++;
+      count.processes += n;
+      total += n;
+    }
+    return { conversations: kept.length, processes: total, max: this.idle.max, idle_ms: this.idle.idleMs, backends };
+  }
+
+  /** Resolves once every idle conversation the pool began to close is closed. */
+  idleSettled(): Promise<void> {
+    return this.idle.settled();
+  }
+
+  /** Backend names, for validating a request before anything runs. */
+  backendNames(): string[] {
+    return [...this.drivers.keys()];
+  }
+
+  /** Ends every run (`cancelled (shutdown)`), every driver's processes, and writes the ledger out. The ledger stays open (its owner closes it). */
+  async dispose(): Promise<void> {
+    this.closing = true;
+    clearInterval(this.retentionTimer);
+    await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' })));
+    await this.idle.closeAll();
+    for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
+    await this.ledger.flush();
+  }
+
+  private onEnded(run: LiveRun): void {
+    this.live.delete(run.spec.id);
+    // A follow-up that ended before its driver took the conversation (cancelled while queued) gives it back.
+    const reserved = this.reserved.get(run.spec.id);
+    this.reserved.delete(run.spec.id);
+    if (reserved) this.idle.park(reserved);
+    // Its place (or its spot in line) goes to the next run waiting.
+    this.admission.release(run.spec.id);
+  }
+
+  /** INVALID_PARAMS for a follow-up of a run whose conversation is closed, saying why it may be. */
+  private notOpen(parent: string, notKept: boolean): SwitchboardError {
+    const why = notKept
+      ? 'it was submitted with keep_alive: false, so its CLI ended with it'
+      : `conversations are kept ${this.idle.idleMs} ms after their last run, ${this.idle.max} at most over every backend (limits.idle_ms, limits.idle_conversations in the policy), or it ended with a cancel or a failure`;
+    return new SwitchboardError('INVALID_PARAMS', `the conversation of run ${parent} is no longer open (${why}): start a new run`, { parent });
+  }
+
+  private healthOf(driver: BackendDriver): Promise<BackendHealth> {
+    const key = `${driver.name}/${driver.mode}`;
+    const cached = this.health.get(key);
+    if (cached && this.now() - cached.at < HEALTH_TTL_MS) return cached.value;
+    const value = driver.health().catch((err: unknown): BackendHealth => ({ ok: false, binary: null, version: null, version_support: null, model_reachable: null, problem: errorMessage(err) }));
+    this.health.set(key, { at: this.now(), value });
+    return value;
+  }
+
+  private async view(runId: string): Promise<RunView> {
+    const record = await this.ledger.run(runId);
+    if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId}`, { run_id: runId });
+    return this.toView(record);
+  }
+
+  /**
+   * Throws LIMIT_EXCEEDED when one more waiting run of `caller` with `prompt` would pass the
+   * policy's queue caps: runs waiting per caller (the owner has a higher cap of its own) and bytes
+   * of prompt every waiting run holds (they stay in memory until they start).
+   */
+  private checkQueueCaps(caller: string, prompt: string): void {
+    const caps = this.options.policy.queue;
+    let mine = 0;
+    let bytes = Buffer.byteLength(prompt);
+    for (const run of this.live.values()) {
+      if (run.state.status !== 'queued') continue;
+      if ((run.spec.created_by ?? OWNER_CALLER) === caller) mine++;
+      bytes += run.promptBytes;
+    }
+    const cap = caller === OWNER_CALLER ? caps.maxPerOwner : caps.maxPerCaller;
+    const who = caller === OWNER_CALLER ? 'the owner' : `pane ${caller}`;
+    if (mine >= cap) throw new SwitchboardError('LIMIT_EXCEEDED', `the run queue is full for ${who}: ${mine} of its runs already wait for a place (at most ${cap}: queue.${caller === OWNER_CALLER ? 'max_per_owner' : 'max_per_caller'} in the policy); submit again once some have started`, { queued: mine, limit: cap });
+    if (bytes > caps.maxPromptBytes) throw new SwitchboardError('LIMIT_EXCEEDED', `the run queue would hold ${bytes} bytes of prompt (at most ${caps.maxPromptBytes}: queue.max_prompt_bytes in the policy); submit again once some runs have started`, { bytes, limit: caps.maxPromptBytes });
+  }
+
+  private toView(r: RunRecord): RunView {
+    const position = r.status === 'queued' ? this.admission.position(r.spec.id) : -1;
+    return { ...r.spec, prompt_bytes: r.prompt_bytes, prompt_truncated: r.prompt_truncated, status: r.status, reason: r.reason, message: r.message, started_at: r.started_at, ended_at: r.ended_at, last_seq: r.last_seq, queue_position: position >= 0 ? position : null };
+  }
+}
+
+function newRunId(): string {
+  return `run_${randomBytes(8).toString('hex')}`;
+}
+
+/** The folder's real path now (INVALID_PARAMS if it went away since it was checked). */
+function realPathOf(dir: string): string {
+  try {
+    return realpathSync.native(dir);
+  } catch (err) {
+    throw new SwitchboardError('INVALID_PARAMS', `cwd cannot be resolved: ${dir}: ${errorMessage(err)}`, { cwd: dir }, { cause: err });
+  }
+}
+
+function isDirectory(dir: string): boolean {
+  try {
+    return statSync(dir).isDirectory();
+  } catch {
+    return false;
+  }
+}
+
+/** The policy's limits, lowered (never raised) by the caller's. */
+function tighter(policy: Required<RunLimits>, asked: RunLimits | undefined): RunLimits {
+  const out: RunLimits = { ...policy };
+  for (const key of Object.keys(policy) as (keyof RunLimits)[]) {
+    const value = asked?.[key];
+    if (value !== undefined) out[key] = Math.min(value, policy[key]);
+  }
+  return out;
+}
