@@ -34,7 +34,7 @@ export async function measureAsks(count = 20): Promise<{ figures: AskFigure[]; r
   try {
     for (const agent of ['codex', 'claude']) {
       const started = await startSandboxedAgent(registry, agent, { home: path.join(base, agent, 'home'), cwd: path.join(base, agent, 'work'), modelUrl: model.url });
-      targets.push(new PaneAskTarget({ pane: started.pane, profile: started.profile, version: started.version, tracker: started.tracker, home: started.home }));
+      targets.push(new PaneAskTarget({ agent: started.agent, home: started.home }));
       const done: AskRecord[] = [];
       for (let i = 0; i < count; i++) {
         const ask = engine.ask({ target: started.pane.id, question: `What is 2+2? (${i})` });

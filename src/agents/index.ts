@@ -6,7 +6,7 @@ export { createPrivateTemp, sweepPrivateTemps, type PrivateTemp } from './enviro
 export { releaseTempWithPane } from './environment/pane-temp.js';
 export { pressKeys, KEY_INTERVAL_MS } from './live/input.js';
 export { pressUntilTaken, promptSettled, KEY_EFFECT_MS, MAX_PRESSES, PROMPT_SETTLE_MS } from './live/answer-keys.js';
-export { sendPrompt, type PromptTarget } from './live/prompt.js';
+export { sendPrompt, PLAIN_PROGRAM_INPUT, type PromptTarget } from './live/prompt.js';
 export { detectScreen, type Detection, type Evidence, type ScreenKind, type ScreenRows } from './screen/detect.js';
 export { findAgentBinary, agentVersion, profileVersion } from './environment/binary.js';
 export { profileSchema, type ProfileData, type ProfileInput, type Screens, type Dialog } from './profiles/schema.js';

@@ -20,7 +20,7 @@ export const executeHandlers: { agent_execute: Handler<'agent_execute'> } = {
       tool: p.agent,
       catalog: ctx.agents,
       registry: ctx.panes,
-      agentPanes: ctx.logs.agentPanes,
+      agentPanes: ctx.agentPanes,
       autoApprove: policyOf(p.policy),
       waitForPerson: p.wait_for_approval ?? false,
       // The pane's programs get an agent pane's token, never more than the caller has.

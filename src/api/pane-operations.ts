@@ -3,7 +3,7 @@
  * read, wait on, subscribe to, resize, kill and remove panes.
  */
 import { homedir } from 'node:os';
-import { firstRunPolicyOf, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
+import { PLAIN_PROGRAM_INPUT, pressKeys, sendPrompt, startAgent } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
@@ -16,7 +16,6 @@ type PaneMethods = 'create_pane' | 'send_text' | 'send_keys' | 'send_prompt' | '
 const DEFAULT_TEXT_LINES = 100;
 const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 /** How an agent pane takes prompts when its profile is not known (a pane started as a plain program). */
-const DEFAULT_INPUT = { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
 
 export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
   async create_pane(ctx, p) {
@@ -79,13 +78,12 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
 
   async send_prompt(ctx, p) {
     const pane = ctx.panes.get(p.pane_id);
-    const profile = pane.agent ? ctx.agents.find(pane.agent.name) : undefined;
-    const input = profile?.data.input ?? DEFAULT_INPUT;
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
-    // An agent pane's late first-run dialog is answered by the policy it was started with, never typed into.
-    const screens = profile && pane.agent ? profile.screensFor(pane.agent.version) : undefined;
-    ctx.logs.paneSession(pane.id)?.notePrompt(p.text);
-    await sendPrompt(pane, { input, screens, policy: firstRunPolicyOf(pane) }, p.text, ctx.signal);
+    // An agent pane is prompted the one way every prompt to an agent goes: logged, a dialog in the
+    // way answered by the policy it was started with (never typed into), typed as its CLI takes it.
+    const agent = ctx.agentPanes.get(pane.id);
+    if (agent) await agent.prompt(p.text, ctx.signal);
+    else await sendPrompt(pane, { input: PLAIN_PROGRAM_INPUT }, p.text, ctx.signal);
     return { success: true };
   },
 

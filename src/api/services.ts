@@ -6,7 +6,7 @@
 import { hostname } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
-import type { AgentCatalog, McpServerCommand } from '../agents/index.js';
+import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
 import type { RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
@@ -62,7 +62,9 @@ export class TmuxFrontEnd implements Disposable {
 export interface Services {
   readonly panes: PaneRegistry;
   readonly agents: AgentCatalog;
-  /** Every session's log, the agent panes' trackers, structured runs and conversations. */
+  /** The agent in each agent pane (its tracker, its pending approval, how to prompt it): one for every surface and run. */
+  readonly agentPanes: AgentPanes;
+  /** Every session's log, structured runs and conversations. */
   readonly logs: LogService;
   /** The tmux front end over the same panes. */
   readonly tmux: TmuxFrontEnd;
@@ -106,12 +108,15 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge'> & { bridge?: AgentBridge }): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes'> & { bridge?: AgentBridge; agentPanes?: AgentPanes }): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
-  const asks = new AskService({ panes: parts.panes, agents: parts.agents, logs: parts.logs });
+  // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
+  const agentPanes = parts.agentPanes ?? parts.logs.agentPanes;
+  const asks = new AskService({ panes: parts.panes, agentPanes });
   return {
     panes: parts.panes,
     agents: parts.agents,
+    agentPanes,
     logs: parts.logs,
     daemon: parts.daemon,
     bridge: parts.bridge ?? new AgentBridge(),

@@ -12,7 +12,8 @@ import type { ApprovalOutcome, ApprovalRequest } from './request.js';
 export interface ApprovalCallback {
   /** Its name in reasons ("allowed by the onApproval callback"). */
   name: string;
-  decide(request: ApprovalRequest, verdict: PolicyVerdict): Promise<'allow' | 'deny'> | 'allow' | 'deny';
+  /** 'ask' hands the request on to the next decider (a person where one may answer), as if there were no callback. */
+  decide(request: ApprovalRequest, verdict: PolicyVerdict): Promise<'allow' | 'deny' | 'ask'> | 'allow' | 'deny' | 'ask';
   /**
    * What a callback that throws means: 'deny' (the structured modes: the CLI waits for an answer,
    * and a failed judge must not approve), or 'throw' (the error is the caller's to see).
@@ -53,14 +54,14 @@ export async function decideApproval(request: ApprovalRequest, chain: ApprovalCh
   if (verdict.decision !== 'ask') return { decision: verdict.decision, decidedBy: 'policy', reason: verdict.reason, verdict };
   const { callback, person } = chain;
   if (callback) {
-    let answer: 'allow' | 'deny';
+    let answer: 'allow' | 'deny' | 'ask';
     try {
       answer = await callback.decide(request, verdict);
     } catch (err) {
       if (callback.onError === 'throw') throw err;
       return { decision: 'deny', decidedBy: 'default', reason: `denied: the ${callback.name} callback failed (${(err as Error).message})`, verdict };
     }
-    return { decision: answer, decidedBy: 'callback', reason: `${answer === 'allow' ? 'allowed' : 'denied'} by the ${callback.name} callback (policy: ${verdict.reason})`, verdict };
+    if (answer !== 'ask') return { decision: answer, decidedBy: 'callback', reason: `${answer === 'allow' ? 'allowed' : 'denied'} by the ${callback.name} callback (policy: ${verdict.reason})`, verdict };
   }
   if (person) {
     const answer = await person(request, signal);

@@ -1,24 +1,18 @@
 /**
- * An AskTarget over an agent in a Pane: its state tracker says what it is doing, its dialog
- * responder whether a dialog is open, the agents layer's sendPrompt types the question (and
- * confirms the CLI took it), its profile says where the transcript is, and the runs layer's
- * final-message reader reads the reply off the screen when there is no transcript. The daemon's
- * AgentPane (phase 2) will stand in for this.
+ * An AskTarget over the agent in a daemon pane, its AgentPane: its tracker says what it is doing,
+ * its dialog responder whether a dialog is open, and a question goes in as every prompt to an agent
+ * pane does (`AgentPane.prompt`: logged in the pane's log, a dialog in the way answered by the
+ * pane's launch policy, the profile's way of typing, confirmed taken). Its profile says where the
+ * transcript is, and the screen's final message is the reply when there is no transcript.
  */
 import { homedir } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
-import { dialogResponderOf, sendPrompt, type AgentProfile, type AgentState, type AgentStateTracker } from '../agents/index.js';
-import type { Pane } from '../pane/index.js';
-import { extractFinalMessage } from '../agents/index.js';
+import { extractFinalMessage, type AgentPane, type AgentState } from '../agents/index.js';
 import { isReadableFormat, type TranscriptLocation } from './transcripts/locate.js';
 import type { AskTarget } from './types.js';
 
 export interface PaneTargetOptions {
-  pane: Pane;
-  /** The agent's profile (undefined for a plain program: no transcript, the screen only). */
-  profile?: AgentProfile;
-  version?: string;
-  tracker: AgentStateTracker;
+  agent: AgentPane;
   /** The HOME the CLI runs with (its isolated HOME, else the user's). */
   home?: string;
   /** Variables the CLI was started with on top of the daemon's (CODEX_HOME…). */
@@ -29,64 +23,60 @@ export class PaneAskTarget implements AskTarget {
   constructor(private readonly options: PaneTargetOptions) {}
 
   get id(): string {
-    return this.options.pane.id;
+    return this.options.agent.pane.id;
   }
   get title(): string {
-    return this.options.pane.title;
+    return this.options.agent.pane.title;
   }
   get agent(): string | undefined {
-    return this.options.profile?.data.name ?? this.options.pane.agent?.name;
+    return this.options.agent.profile.data.name;
   }
   get cwd(): string {
-    return this.options.pane.cwd;
+    return this.options.agent.pane.cwd;
   }
   get alive(): boolean {
-    return this.options.pane.alive;
+    return this.options.agent.pane.alive;
   }
   get state(): AgentState {
-    return this.options.tracker.state.state;
+    return this.options.agent.state.state;
   }
   get stateSince(): number {
-    return this.options.tracker.state.at;
+    return this.options.agent.state.at;
   }
   get dialogOpen(): boolean {
-    const responder = dialogResponderOf(this.options.pane);
-    const kind = this.options.tracker.lastDetection.kind;
+    const responder = this.options.agent.responder;
+    const kind = this.options.agent.tracker.lastDetection.kind;
     return (responder !== undefined && !responder.clear) || kind === 'dialog' || kind === 'approval';
   }
 
   onStateChange(listener: () => void): Disposable {
-    return this.options.tracker.onChange(() => listener());
+    return this.options.agent.onState(() => listener());
   }
 
   onExit(listener: () => void): Disposable {
-    return this.options.pane.onExit(() => listener());
+    return this.options.agent.pane.onExit(() => listener());
   }
 
   async prompt(text: string, signal: AbortSignal): Promise<void> {
-    const { pane, profile, version, tracker } = this.options;
-    tracker.beginTurn();
-    const input = profile?.data.input ?? { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
-    await sendPrompt(pane, { input, ...(profile ? { screens: profile.screensFor(version) } : {}) }, text, signal);
+    await this.options.agent.prompt(text, signal);
   }
 
   transcript(): TranscriptLocation | undefined {
-    const spec = this.options.profile?.data.transcript;
+    const spec = this.options.agent.profile.data.transcript;
     if (!spec || !isReadableFormat(spec.format)) return undefined;
     return {
       format: spec.format,
       home: this.options.home ?? homedir(),
-      cwd: this.options.pane.cwd,
+      cwd: this.options.agent.pane.cwd,
       dir: spec.dir,
       pattern: spec.pattern,
       ...(this.options.env ? { env: this.options.env } : {}),
-      binary: this.options.pane.file,
+      binary: this.options.agent.pane.file,
     };
   }
 
   screenReply(question: string): string | null {
-    const { pane, profile, version } = this.options;
-    if (!profile) return null;
-    return extractFinalMessage(profile, pane.screenLines({ joinWrapped: true }), question, version, pane.cols);
+    const { pane, profile } = this.options.agent;
+    return extractFinalMessage(profile, pane.screenLines({ joinWrapped: true }), question, pane.agent?.version ?? undefined, pane.cols);
   }
 }

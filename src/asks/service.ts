@@ -1,13 +1,12 @@
 /**
- * Asks in the daemon: the ask engine over the daemon's own panes. Every agent pane (one the pane
- * log tracks the state of) is a target, through a PaneAskTarget made once per pane with its
- * profile, its state tracker and the HOME and variables it was started with (an isolated HOME
- * moves its transcripts). Plain programs are not targets: nothing can tell when they answered.
+ * Asks in the daemon: the ask engine over the daemon's own panes. Every agent pane (one with an
+ * AgentPane: a profile the catalog knows) is a target, through a PaneAskTarget made once per pane
+ * with its AgentPane and the HOME and variables it was started with (an isolated HOME moves its
+ * transcripts). Plain programs are not targets: nothing can tell when they answered.
  */
 import type { Disposable } from '../core/disposable.js';
 import type { Logger } from '../core/logger.js';
-import type { AgentCatalog } from '../agents/index.js';
-import type { LogService } from '../logs/index.js';
+import type { AgentPanes } from '../agents/index.js';
 import type { PaneRegistry } from '../pane/index.js';
 import { AskEngine } from './engine.js';
 import { PaneAskTarget } from './pane-target.js';
@@ -31,8 +30,7 @@ export class RegistryAskDirectory implements AskDirectory, Disposable {
 
   constructor(
     private readonly panes: PaneRegistry,
-    private readonly agents: AgentCatalog,
-    private readonly logs: LogService,
+    private readonly agentPanes: AgentPanes,
   ) {
     this.subscription = panes.onPaneRemoved((pane) => this.targets.delete(pane.id));
   }
@@ -47,12 +45,11 @@ export class RegistryAskDirectory implements AskDirectory, Disposable {
   get(paneId: string): AskTarget | undefined {
     const known = this.targets.get(paneId);
     if (known) return known;
-    const pane = this.panes.find(paneId);
-    const tracker = pane ? this.logs.paneSession(pane.id)?.tracker : undefined;
-    if (!pane || !tracker) return undefined;
-    const profile = pane.agent ? this.agents.find(pane.agent.name) : undefined;
+    const agent = this.agentPanes.get(paneId);
+    if (!agent) return undefined;
+    const { pane } = agent;
     const home = pane.env.HOME ?? pane.env.USERPROFILE;
-    const target = new PaneAskTarget({ pane, tracker, ...(profile ? { profile } : {}), ...(pane.agent?.version !== undefined ? { version: pane.agent.version } : {}), ...(home ? { home } : {}), env: { ...pane.env } });
+    const target = new PaneAskTarget({ agent, ...(home ? { home } : {}), env: { ...pane.env } });
     this.targets.set(paneId, target);
     return target;
   }
@@ -69,8 +66,8 @@ export class AskService implements Disposable {
   readonly engine: AskEngine;
 
   /** Asks are kept by `recorder` (default: in memory; the daemon moves them to its run ledger with `engine.keepAsksIn`). */
-  constructor(parts: { panes: PaneRegistry; agents: AgentCatalog; logs: LogService; logger?: Logger; recorder?: AskRecorder }) {
-    this.directory = new RegistryAskDirectory(parts.panes, parts.agents, parts.logs);
+  constructor(parts: { panes: PaneRegistry; agentPanes: AgentPanes; logger?: Logger; recorder?: AskRecorder }) {
+    this.directory = new RegistryAskDirectory(parts.panes, parts.agentPanes);
     this.engine = new AskEngine({ directory: this.directory, ...(parts.logger ? { logger: parts.logger } : {}), ...(parts.recorder ? { recorder: parts.recorder } : {}) });
   }
 

@@ -10,7 +10,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import type { AgentCatalog } from '../agents/index.js';
+import type { AgentCatalog, AgentPanes } from '../agents/index.js';
+import type { PaneRegistry } from '../pane/index.js';
 import { killMarkedNow } from '../platform/index.js';
 import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
@@ -27,6 +28,8 @@ export interface BridgeOptions {
   backends?: BackendDriver[];
   /** The policy file (default: policy.yaml in the home). */
   policyFile?: string;
+  /** The daemon's panes, where a PTY run's agent runs (listed, on the dashboard, its approvals answered by a person). */
+  panes?: { registry: PaneRegistry; agentPanes: AgentPanes };
 }
 
 export interface StartedBridge {
@@ -49,7 +52,7 @@ export async function startBridge(home: string, agents: AgentCatalog, options: B
     ledger = RunLedger.openSqlite({ home, rawOutput: policy.rawOutput, logger });
     const { agentHome, modelUrl } = options;
     const sandbox = agentHome !== undefined && modelUrl !== undefined ? (backend: string) => ({ home: path.join(agentHome, backend), modelUrl }) : undefined;
-    const backends = options.backends ?? defaultBackends({ catalog: agents, logger, ...(sandbox ? { sandbox } : {}), ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}) });
+    const backends = options.backends ?? defaultBackends({ catalog: agents, logger, ...(sandbox ? { sandbox } : {}), ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}), ...options.panes });
     // The scope is the home: another daemon's (another home's) CLIs are never touched.
     // A run that names no folder (the chat proxy's) works in the first sandbox root.
     const defaultCwd = policy.forBackend('').roots[0];

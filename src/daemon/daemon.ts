@@ -10,7 +10,7 @@ import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { CallerOrigins, createServices, TokenRegistry, type DaemonControl, type Grant, type Services } from '../api/index.js';
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
-import { AgentCatalog, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
+import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
 import type { RunLedger } from '../ledger/index.js';
@@ -96,6 +96,8 @@ export class Daemon implements DaemonControl {
   readonly agents: AgentCatalog;
   /** Every pane's and run's log, and the agent panes' state trackers. */
   readonly logs: LogService;
+  /** The agent in each agent pane, shared by the logs, the services and the bridge's PTY runs. */
+  readonly agentPanes: AgentPanes;
   /** The one service object every transport takes. */
   readonly services: Services;
   /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
@@ -157,8 +159,11 @@ export class Daemon implements DaemonControl {
     this.spillDir = path.join(this.home, 'logs', String(process.pid));
     this.memoryBudget = new MemoryBudget(options.outputMemoryBytes ?? OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET);
     this.diskBudget = new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET);
-    this.logs = new LogService(this.panes, this.agents, { spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
-    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, logs: this.logs, daemon: this }));
+    // One agent per agent pane for everything: logs, the dashboard, answer_approval, asks, runs.
+    // Made before the logs, so each new pane's agent exists before its log is attached.
+    this.agentPanes = new AgentPanes(this.panes, this.agents);
+    this.logs = new LogService(this.panes, this.agents, { agentPanes: this.agentPanes, spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
+    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, agentPanes: this.agentPanes, logs: this.logs, daemon: this }));
     const transport = { services: this.services, authenticate: this.tokens.authenticate, logger: this.logger, limits: options.limits, handlers: options.handlers, checkResults: options.checkResults };
     // A program in an agent pane that finds the owner's token is still held to its pane's grant.
     const origins = new CallerOrigins(this.panes, this.tokens);
@@ -277,6 +282,7 @@ export class Daemon implements DaemonControl {
       if (bridge) await stopBridge(bridge, this.logger);
       await this.logs.close();
       this.disposables.dispose();
+      this.agentPanes.dispose();
       await this.panes.close();
       await this.server.close();
       await this.dashboardServer?.close();
@@ -331,7 +337,7 @@ export class Daemon implements DaemonControl {
     this.recovered = await recoverFromDeadDaemon(this.home, existing, this.logger);
     // Before any transport listens: runs a dead daemon left in flight are recorded as interrupted first.
     if (options.bridge !== false) {
-      const started = await startBridge(this.home, this.agents, options.bridge ?? {}, this.logger);
+      const started = await startBridge(this.home, this.agents, { ...options.bridge, panes: { registry: this.panes, agentPanes: this.agentPanes } }, this.logger);
       if ('bridge' in started) {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);

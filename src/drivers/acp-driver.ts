@@ -2,7 +2,7 @@
  * A ConversationDriver over ACP, the Agent Client Protocol (Gemini CLI `--acp`, `opencode acp`):
  * Switchboard is the client, one agent process per session, JSON-RPC over its stdio through the
  * ACP SDK. Each prompt is a `session/prompt` in the same ACP session; what the agent says comes
- * as `session/update` notifications, turned into entries (events/normalize-acp.ts); each
+ * as `session/update` notifications, turned into entries (output/normalize-acp.ts); each
  * `session/request_permission` is judged by the approval policy, then the caller's callback, else
  * denied, and answered with the option the agent offered for that decision.
  *

@@ -2,7 +2,7 @@
  * The contract of a multi-turn driver: one agent process (or one CLI-side conversation) kept across
  * prompts, its whole log in one MsgStore, and every permission request the CLI raises answered by
  * Switchboard's approval policy (then the caller's callback, then "deny"). Claude Code stream-json,
- * Codex exec resume and ACP (Gemini CLI, OpenCode) implement it.
+ * the Codex app server and ACP (Gemini CLI, OpenCode) implement it.
  */
 import type { Event } from '../core/emitter.js';
 import type { NormalizedEntry } from '../output/entry.js';

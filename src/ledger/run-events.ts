@@ -62,8 +62,8 @@ export interface DecisionRecord {
   /** The rule that made it, e.g. `sandbox.roots`, `approvals.rules[2]`, `blocklist`, `limits.concurrency`. */
   rule: string;
   reason: string;
-  /** Who decided: governance, a caller's callback, or the CLI's own sandbox. */
-  by: 'governance' | 'callback' | 'cli';
+  /** Who decided: governance, a caller's callback, a person (answer_approval, the dashboard), or the CLI's own sandbox. */
+  by: 'governance' | 'callback' | 'person' | 'cli';
 }
 
 export function decisionEvent(ts: number, d: DecisionRecord): NewRunEvent {

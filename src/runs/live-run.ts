@@ -40,6 +40,8 @@ export class LiveRun {
   /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
   private readonly judged = new Set<string>();
   private readonly unjudged = new Map<string, ApprovalSubject>();
+  /** Tool calls governance left to a person, by call id: what was judged and by which rule. */
+  private readonly asked = new Map<string, { subject: Record<string, unknown>; rule: string }>();
   // Long timers: a policy's limit may pass Node's longest delay (24.8 days), which setTimeout turns into 1 ms.
   private wallTimer: Disposable | undefined;
   private quietTimer: Disposable | undefined;
@@ -118,7 +120,11 @@ export class LiveRun {
         followUp,
         env,
         ...(keepIdle ? { keepIdle } : {}),
-        judge: (request) => Promise.resolve(this.judge(request)),
+        judge: (request) => {
+          const d = this.judge(request, false);
+          return Promise.resolve(d === 'ask' ? 'deny' : d);
+        },
+        judgeOrAsk: (request) => Promise.resolve(this.judge(request, true)),
         emit: (emission) => this.onEmission(emission),
       });
     } catch (err) {
@@ -174,8 +180,12 @@ export class LiveRun {
     this.record(stateEvent(next.transition));
   }
 
-  /** Governance's answer to a tool call, recorded with its rule. Nobody is asked yet: "ask" denies. */
-  private judge(request: ToolCallRequest): 'allow' | 'deny' {
+  /**
+   * Governance's answer to a tool call, recorded with its rule. What it leaves open ("ask") is denied
+   * when nobody can answer; where a person can (`personMayAnswer`), it is recorded as asked and
+   * handed back, and the person's answer is recorded when it comes (a `person` emission).
+   */
+  private judge(request: ToolCallRequest, personMayAnswer: boolean): 'allow' | 'deny' | 'ask' {
     const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
     if (this.ending || isEnded(this.state.status)) return 'deny';
     if (request.toolCallId !== undefined) {
@@ -183,6 +193,11 @@ export class LiveRun {
       this.unjudged.delete(request.toolCallId);
     }
     const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, request.subject, request.input);
+    if (d.decision === 'ask' && personMayAnswer && request.toolCallId !== undefined) {
+      this.asked.set(request.toolCallId, { subject, rule: d.rule });
+      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule: d.rule, reason: `${d.reason}; waiting for a person (answer_approval, the dashboard)`, by: 'governance' }));
+      return 'ask';
+    }
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
@@ -197,6 +212,12 @@ export class LiveRun {
   private onEmission(emission: DriverEmission): void {
     if (this.ending || isEnded(this.state.status)) return;
     const now = this.ctx.now();
+    if (emission.kind === 'person') {
+      const asked = this.asked.get(emission.toolCallId);
+      this.asked.delete(emission.toolCallId);
+      if (asked) this.record(decisionEvent(now, { subject: asked.subject, decision: emission.decision, rule: asked.rule, reason: emission.reason, by: 'person' }));
+      return;
+    }
     if (emission.kind === 'delta') {
       // Silence is broken now, even though the token is recorded up to COALESCE_MS later.
       this.armQuiet(this.limits.no_output_ms);

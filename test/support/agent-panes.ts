@@ -4,11 +4,13 @@
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { AgentCatalog, AgentStateTracker, startAgent, type AgentProfile, type AgentState } from '../../src/agents/index.js';
+import { AgentCatalog, AgentPane, startAgent, type AgentProfile, type AgentState, type AgentStateTracker } from '../../src/agents/index.js';
 import type { Pane, PaneRegistry } from '../../src/pane/index.js';
 import { AGENT_BIN_DIRS, useAgentBinaries } from '../e2e/agent-flow.js';
 
 export interface AgentInPane {
+  /** The agent in its pane, as the daemon keeps one per agent pane (its tracker is `tracker`). */
+  agent: AgentPane;
   pane: Pane;
   profile: AgentProfile;
   version: string | undefined;
@@ -32,8 +34,9 @@ export async function startSandboxedAgent(registry: PaneRegistry, agent: string,
     rows: 40,
     readyTimeoutMs: 120_000,
   });
-  const tracker = new AgentStateTracker(started.pane, profile.screensFor(started.version));
-  return { pane: started.pane, profile, version: started.version, tracker, home: path.resolve(options.home), cwd: path.resolve(options.cwd) };
+  const agentPane = new AgentPane(started.pane, profile);
+  started.pane.onExit(() => agentPane.dispose());
+  return { agent: agentPane, pane: started.pane, profile, version: started.version, tracker: agentPane.tracker, home: path.resolve(options.home), cwd: path.resolve(options.cwd) };
 }
 
 /** Resolves once the tracker reports `state` (at once if it already does); rejects after `timeoutMs` with the screen. */

@@ -67,8 +67,11 @@ export interface CodingAgentOptions {
   /** Longest the agent may go without any change on screen while it works (default 5 minutes). */
   idleTimeoutMs?: number;
   onProgress?: (event: ProgressEvent) => void;
-  /** Asked when the policy says 'ask'; without it, the task returns needs_input (or waits for a person, with waitForPerson). */
-  onApproval?: (request: ApprovalPrompt | null, verdict: PolicyVerdict) => Promise<'allow' | 'deny'> | 'allow' | 'deny';
+  /**
+   * Asked when the policy says 'ask'; without it, or when it answers 'ask' itself, the task waits
+   * for a person (with waitForPerson) or returns needs_input.
+   */
+  onApproval?: (request: ApprovalPrompt | null, verdict: PolicyVerdict) => Promise<'allow' | 'deny' | 'ask'> | 'allow' | 'deny' | 'ask';
   /**
    * An approval neither the policy nor onApproval decides waits for a person's answer through the
    * pane's AgentPane (the daemon's answer_approval, the dashboard) instead of returning needs_input.

@@ -54,7 +54,9 @@ export type DriverEmission =
   | { kind: 'output'; text: string }
   | { kind: 'notice'; text: string }
   /** An event only a screen-driven run can tell (a tool call read off an approval prompt, a patch from the files changed). */
-  | { kind: 'event'; event: NewRunEvent };
+  | { kind: 'event'; event: NewRunEvent }
+  /** A person answered a tool call governance left open (judgeOrAsk gave 'ask'). */
+  | { kind: 'person'; toolCallId: string; decision: 'allow' | 'deny'; reason: string };
 
 export interface DriverRunRequest {
   runId: string;
@@ -73,8 +75,14 @@ export interface DriverRunRequest {
   keepIdle?: (close: () => Promise<void>) => void;
   /** Variables every process of the run carries (its markers, so nothing of it outlives the service). */
   env: Record<string, string>;
-  /** Governance's answer to a tool call (the decision is recorded by the caller). */
+  /** Governance's answer to a tool call (the decision is recorded by the caller); what it leaves open is denied. */
   judge: (request: ToolCallRequest) => Promise<'allow' | 'deny'>;
+  /**
+   * The same, for a backend whose agent can wait for a person (a run in a daemon pane: its approval
+   * is answered through answer_approval or the dashboard): what governance leaves open comes back
+   * 'ask', recorded as such, and the person's answer is reported with a `person` emission.
+   */
+  judgeOrAsk: (request: ToolCallRequest) => Promise<'allow' | 'deny' | 'ask'>;
   emit: (emission: DriverEmission) => void;
 }
 

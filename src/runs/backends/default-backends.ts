@@ -7,7 +7,7 @@
  * exit (command-backend.ts); a shell in a pane has no end of turn to wait for.
  */
 import type { Logger } from '../../core/logger.js';
-import { AgentCatalog } from '../../agents/index.js';
+import { AgentCatalog, type AgentPanes } from '../../agents/index.js';
 import { conversationAgents, conversationDriverFor } from '../../drivers/conversation-drivers.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import type { BackendDriver } from './backend-driver.js';
@@ -22,7 +22,9 @@ export interface DefaultBackendsOptions {
   sandbox?: { home: string; modelUrl: string } | ((backend: string) => { home: string; modelUrl: string });
   /** Arguments for a backend's CLI, after the profile's own. */
   args?: Record<string, string[]>;
+  /** The daemon's panes: a PTY run's pane is one of them (listed, on the dashboard, answered by answer_approval). */
   registry?: PaneRegistry;
+  agentPanes?: AgentPanes;
   /** Only these backends (default: every profile). */
   only?: readonly string[];
   /** Leave out the PTY fallback of CLIs that have a structured driver. */
@@ -45,7 +47,7 @@ export function defaultBackends(options: DefaultBackendsOptions = {}): BackendDr
     }
     const common = { catalog, ...(sandbox ? { sandbox } : {}), ...(args ? { args } : {}), ...(options.logger ? { logger: options.logger } : {}) };
     if (structured.has(name)) out.push(new ConversationBackend({ driver: conversationDriverFor(name, { catalog, ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}) }), ...common }));
-    if (!structured.has(name) || !options.stdioOnly) out.push(new PaneBackend({ tool: name, ...common, ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}), ...(options.registry ? { registry: options.registry } : {}) }));
+    if (!structured.has(name) || !options.stdioOnly) out.push(new PaneBackend({ tool: name, ...common, ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}), ...(options.registry ? { registry: options.registry } : {}), ...(options.agentPanes ? { agentPanes: options.agentPanes } : {}) }));
   }
   return out;
 }

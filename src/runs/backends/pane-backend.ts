@@ -11,7 +11,7 @@
  */
 import { errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
-import { AgentCatalog, type AgentProfile, type ApprovalPrompt } from '../../agents/index.js';
+import { AgentCatalog, type AgentPanes, type AgentProfile, type ApprovalPrompt } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
 import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
@@ -27,6 +27,12 @@ export interface PaneBackendOptions {
   binaryDirs?: string[];
   /** The registry panes are created in (the daemon's, so that `list` and the dashboard see them); default: one per agent. */
   registry?: PaneRegistry;
+  /**
+   * The registry's agent panes (the daemon's). Given, a run's pane is the one its log, the dashboard
+   * and answer_approval see, and a tool call governance leaves open waits for a person's answer
+   * there instead of being denied.
+   */
+  agentPanes?: AgentPanes;
   args?: string[];
   env?: Record<string, string>;
   logger?: Logger;
@@ -112,23 +118,37 @@ export class PaneBackend extends StreamingBackend {
     // The agent outlives the run that started it (a follow-up continues the session): what it
     // reports goes to the run it serves now, never to the ended one.
     const run = (): DriverRunRequest => session.current;
+    const person = this.options.agentPanes !== undefined;
+    /** The call governance left to a person: approvals come one at a time, so the next one a person answers is its. */
+    let waitingForPerson: string | undefined;
     const agent = new CodingAgent({
       tool: this.options.tool,
       catalog: this.catalog,
-      // Everything is asked of governance, which decides and records it.
+      // Everything is asked of governance, which decides and records it; what it leaves open waits
+      // for a person where one can answer (the daemon's panes), else it is denied.
       autoApprove: ASK_POLICY,
+      waitForPerson: person,
       onApproval: async (approval) => {
         const id = `approval-${++approvals}`;
         run().emit({ kind: 'event', event: toolCallEvent(id, approval) });
         if (!approval) return 'deny';
-        return run().judge({ subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id });
+        const call = { subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id };
+        if (!person) return run().judge(call);
+        const decision = await run().judgeOrAsk(call);
+        if (decision === 'ask') waitingForPerson = id;
+        return decision;
       },
       onProgress: (p) => {
         if (p.type === 'output') run().emit({ kind: 'output', text: p.text });
+        if (p.type === 'approval' && p.approval.decidedBy === 'person' && waitingForPerson !== undefined && (p.approval.decision === 'allow' || p.approval.decision === 'deny')) {
+          run().emit({ kind: 'person', toolCallId: waitingForPerson, decision: p.approval.decision, reason: p.approval.reason });
+          waitingForPerson = undefined;
+        }
       },
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
       ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
       ...(this.options.registry ? { registry: this.options.registry } : {}),
+      ...(this.options.agentPanes ? { agentPanes: this.options.agentPanes } : {}),
       env: { ...this.options.env, ...request.env },
       ...(this.options.args ? { args: this.options.args } : {}),
       logger: this.logger,

@@ -44,7 +44,7 @@ export function useAskRig(sm: ScriptedModel): AskRig {
       const home = sm.tempDir(`sb-ask-${agent}-home-`).dir;
       const cwd = options.cwd ?? path.join(sm.tempDir(`sb-ask-${agent}-work-`).dir, 'work');
       const started = await startSandboxedAgent(registry, agent, { home, cwd, modelUrl: sm.model.url, ...(options.title ? { title: options.title } : {}) });
-      const target = new PaneAskTarget({ pane: started.pane, profile: started.profile, version: started.version, tracker: started.tracker, home: started.home });
+      const target = new PaneAskTarget({ agent: started.agent, home: started.home });
       directory.targets.push(target);
       return { ...started, target };
     },
