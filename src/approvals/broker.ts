@@ -42,10 +42,10 @@ export interface ApprovalChain {
  * how a blocklisted command once ran (issue 10).
  */
 export function policyVerdict(request: ApprovalRequest, policy: ApprovalPolicy, context: PolicyContext): PolicyVerdict {
-  if (!request.subject) return { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, parts: [] };
+  if (!request.subject) return { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, basis: 'unreadable', parts: [] };
   const verdict = evaluatePolicy(policy, request.subject, context);
   if (request.certain || verdict.decision !== 'allow') return verdict;
-  return { decision: 'ask', reason: `asked: the prompt could not be read with certainty (${request.doubts.join('; ')})`, rule: null, parts: [] };
+  return { decision: 'ask', reason: `asked: the prompt could not be read with certainty (${request.doubts.join('; ')})`, rule: null, basis: 'unreadable', parts: [] };
 }
 
 /** Runs `request` through `chain`: policy, callback, person, else the chain's end. */

@@ -6,6 +6,8 @@
  * after that (who decides, in what order, in which words) is the same for all of them.
  */
 import type { ApprovalSubject, PolicyVerdict } from './policy/index.js';
+import type { DecidedBy } from '../contract/approval.js';
+export type { DecidedBy } from '../contract/approval.js';
 
 /** Where an approval request came from. */
 export type ApprovalSource =
@@ -29,12 +31,6 @@ export interface ApprovalRequest {
   readonly doubts: readonly string[];
 }
 
-/**
- * Who decided, in one vocabulary for every source: the policy; the caller's callback; a person
- * (answer_approval, the dashboard); the default at the end of the chain (denied: no one answers);
- * or no one (the request was left open and handed back, or withdrawn before anyone decided).
- */
-export type DecidedBy = 'policy' | 'callback' | 'person' | 'default' | 'none';
 
 /** How a request was settled. */
 export type ApprovalOutcome =

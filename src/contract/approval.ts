@@ -20,6 +20,17 @@ export type AnswerMeaning = (typeof ANSWER_MEANINGS)[number];
 export const APPROVAL_DECISIONS = ['allow', 'deny'] as const;
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
+/**
+ * Who decided, in one vocabulary for every source and record (the approval broker, a run's ledger):
+ * the policy (a run's governance); the caller's callback; a person (answer_approval, the
+ * dashboard); the default at the end of the chain (denied: no one answers); no one (the request was
+ * left open and handed back, or withdrawn before anyone decided); or the CLI itself (a call it
+ * made or refused on its own, judged afterwards).
+ */
+export const DECIDERS = ['policy', 'callback', 'person', 'default', 'none'] as const;
+export type DecidedBy = (typeof DECIDERS)[number];
+export type RecordedDecider = DecidedBy | 'cli';
+
 export const SHELL_DIALECTS = ['posix', 'powershell', 'cmd'] as const;
 export type ShellDialect = (typeof SHELL_DIALECTS)[number];
 

@@ -72,11 +72,24 @@ export class Governor {
     if (boxed.decision === 'deny') return { decision: 'deny', rule: this.sandboxRule(b, boxed.rule), reason: `denied: ${boxed.reason}` };
     const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
     const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;
+    // The rule is named from what decided, as the verdict carries it (never read out of the reason).
     let rule: string;
-    if (verdict.rule !== null) rule = verdict.rule < b.ownApprovalRules ? `${prefix}.rules[${verdict.rule}]` : `approvals(default policy).rules[${verdict.rule - b.ownApprovalRules}]`;
-    else if (verdict.reason.includes('by default')) rule = `${prefix}.default`;
-    else if (verdict.reason.startsWith('blocked') || verdict.reason.includes('never auto-approved')) rule = 'blocklist';
-    else rule = `${prefix}.unreadable`;
+    switch (verdict.basis) {
+      case 'rule': {
+        const k = verdict.rule ?? 0;
+        rule = k < b.ownApprovalRules ? `${prefix}.rules[${k}]` : `approvals(default policy).rules[${k - b.ownApprovalRules}]`;
+        break;
+      }
+      case 'default':
+        rule = `${prefix}.default`;
+        break;
+      case 'blocklist':
+        rule = 'blocklist';
+        break;
+      case 'unreadable':
+        rule = `${prefix}.unreadable`;
+        break;
+    }
     return { decision: verdict.decision, rule, reason: verdict.reason };
   }
 

@@ -9,7 +9,7 @@
 import type { NormalizedEntry } from '../output/entry.js';
 import { StreamEventEncoder, type CompatFields, type SchemaVersion } from '../output/stream-events.js';
 import type { EndStatus, RunTransition } from './run-model.js';
-import { RUN_EVENT_TYPES, type RunEventType } from '../contract/index.js';
+import { RUN_EVENT_TYPES, type RecordedDecider, type RunEventType } from '../contract/index.js';
 
 export { RUN_EVENT_TYPES, type RunEventType };
 
@@ -62,8 +62,8 @@ export interface DecisionRecord {
   /** The rule that made it, e.g. `sandbox.roots`, `approvals.rules[2]`, `blocklist`, `limits.concurrency`. */
   rule: string;
   reason: string;
-  /** Who decided: governance, a caller's callback, a person (answer_approval, the dashboard), or the CLI's own sandbox. */
-  by: 'governance' | 'callback' | 'person' | 'cli';
+  /** Who decided, in the broker's words: the policy (governance), a caller's callback, a person (answer_approval, the dashboard), or the CLI's own sandbox. */
+  by: RecordedDecider;
 }
 
 export function decisionEvent(ts: number, d: DecisionRecord): NewRunEvent {

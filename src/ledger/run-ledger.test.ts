@@ -111,6 +111,18 @@ describe('the run ledger', () => {
     db.close();
   });
 
+  it("reads a decision an older ledger recorded as the governance's in the one vocabulary: by the policy", async () => {
+    const dir = home();
+    const first = open(dir);
+    const s = spec();
+    first.createRun(s);
+    const old = { type: 'decision', ts: 1, data: { subject: { tool: 'shell' }, decision: 'deny', rule: 'blocklist', reason: 'blocked', by: 'governance' }, compat: { text: 'blocked', status: 'deny', is_error: true } } as const;
+    first.append(s.id, old as unknown as NewRunEvent);
+    await first.close();
+    const again = open(dir);
+    expect((await again.events(s.id)).map((e) => e.data)).toEqual([{ ...old.data, by: 'policy' }]);
+  });
+
   it('does not record raw terminal output unless it is turned on, and numbers without a hole', async () => {
     const off = open();
     const s1 = spec();

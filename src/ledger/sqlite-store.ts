@@ -356,7 +356,9 @@ function createPrivateFile(file: string): void {
 
 function toEvent(row: EventRow): RunEvent {
   const body = JSON.parse(row.body) as Pick<RunEvent, 'data' | 'compat'>;
-  return { run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type as RunEventType, data: body.data, compat: body.compat };
+  // Ledgers written before the deciders had one vocabulary say `governance` for the policy's own.
+  const data = row.type === 'decision' && body.data.by === 'governance' ? { ...body.data, by: 'policy' } : body.data;
+  return { run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type as RunEventType, data, compat: body.compat };
 }
 
 /**

@@ -103,7 +103,7 @@ export class LiveRun {
     // A queued run's folder may have changed since admission (swapped for a symlink): checked again.
     const folder = this.ctx.governor.admitAtStart(this.spec.backend, this.spec.cwd, this.spec.real_cwd);
     if (folder.decision !== 'allow') {
-      this.record(decisionEvent(this.ctx.now(), { subject: { run: 'start', backend: this.spec.backend, cwd: this.spec.cwd }, decision: 'deny', rule: folder.rule, reason: folder.reason, by: 'governance' }));
+      this.record(decisionEvent(this.ctx.now(), { subject: { run: 'start', backend: this.spec.backend, cwd: this.spec.cwd }, decision: 'deny', rule: folder.rule, reason: folder.reason, by: 'policy' }));
       this.finish({ type: 'fail', reason: 'policy', message: `refused by the policy at start: ${folder.reason}` });
       return false;
     }
@@ -195,12 +195,12 @@ export class LiveRun {
     const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, request.subject, request.input);
     if (d.decision === 'ask' && personMayAnswer && request.toolCallId !== undefined) {
       this.asked.set(request.toolCallId, { subject, rule: d.rule });
-      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule: d.rule, reason: `${d.reason}; waiting for a person (answer_approval, the dashboard)`, by: 'governance' }));
+      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule: d.rule, reason: `${d.reason}; waiting for a person (answer_approval, the dashboard)`, by: 'policy' }));
       return 'ask';
     }
     const decision = d.decision === 'allow' ? 'allow' : 'deny';
     const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
-    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'governance' }));
+    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'policy' }));
     // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
     // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
     if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {

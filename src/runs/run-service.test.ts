@@ -69,7 +69,7 @@ describe('the run service', () => {
     const events = await follow(service, run.id);
     expect(types(events)).toEqual(['input', 'decision', 'state:running', 'decision', 'state:streaming', 'tool_call', 'tool_result', 'decision', 'tool_call', 'tool_result', 'patch', 'token', 'state:completed', 'done']);
     expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-    expect(events[3]?.data).toMatchObject({ decision: 'allow', rule: 'approvals.rules[0]', by: 'governance' });
+    expect(events[3]?.data).toMatchObject({ decision: 'allow', rule: 'approvals.rules[0]', by: 'policy' });
     expect(events.find((e) => e.type === 'patch')?.data).toMatchObject({ path: 'note.txt', applied: true });
     expect(await service.get(run.id)).toMatchObject({ status: 'completed', reason: 'finished', last_seq: events.length });
     // The same records in either schema version, with the compat fields.

@@ -289,7 +289,7 @@ export class RunService {
     const admit = this.governor.admit(request.backend, cwd);
     const run = new LiveRun(spec, { ledger: this.ledger, governor: this.governor, logger: this.logger, now: this.now }, (r) => this.onEnded(r));
     this.live.set(spec.id, run);
-    run.open({ subject: { run: 'admission', backend: spec.backend, cwd }, decision: admit.decision === 'allow' ? 'allow' : 'deny', rule: admit.rule, reason: admit.reason, by: 'governance' });
+    run.open({ subject: { run: 'admission', backend: spec.backend, cwd }, decision: admit.decision === 'allow' ? 'allow' : 'deny', rule: admit.rule, reason: admit.reason, by: 'policy' });
     if (admit.decision !== 'allow') {
       await run.end({ type: 'fail', reason: 'policy', message: admit.reason });
       throw new SwitchboardError('FORBIDDEN', `refused by the policy: ${admit.reason}`, { run_id: spec.id, rule: admit.rule });
@@ -312,7 +312,7 @@ export class RunService {
     });
     if (run.state.status === 'queued') {
       const stats = this.admission.stats();
-      run.record({ type: 'decision', ts: this.now(), data: { subject: { run: 'concurrency', backend: spec.backend }, decision: 'queue', rule: 'limits.concurrency', reason: `${stats.running} runs are running (limit ${this.options.policy.concurrency}${backendPolicy.concurrency !== null ? `, ${backendPolicy.concurrency} on ${spec.backend}` : ''}); waiting in line`, by: 'governance' }, compat: { text: 'queued', status: 'queue', is_error: false } });
+      run.record({ type: 'decision', ts: this.now(), data: { subject: { run: 'concurrency', backend: spec.backend }, decision: 'queue', rule: 'limits.concurrency', reason: `${stats.running} runs are running (limit ${this.options.policy.concurrency}${backendPolicy.concurrency !== null ? `, ${backendPolicy.concurrency} on ${spec.backend}` : ''}); waiting in line`, by: 'policy' }, compat: { text: 'queued', status: 'queue', is_error: false } });
     }
     return this.view(spec.id);
   }

@@ -149,7 +149,7 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect(await runOf(b, run.id), explain(events)).toMatchObject({ status: 'failed', reason: 'policy' });
     const denied = events.find((e) => e.type === 'decision' && (e.data as { decision?: string }).decision === 'deny');
     // Asked before the act: governance's own decision, not a CLI's report of something done.
-    expect(denied?.data, explain(events)).toMatchObject({ by: 'governance', subject: { tool: 'shell', command: expect.stringContaining('rm victim.txt') as string } });
+    expect(denied?.data, explain(events)).toMatchObject({ by: 'policy', subject: { tool: 'shell', command: expect.stringContaining('rm victim.txt') as string } });
   });
 
   it('streams the reply as the model writes it, in several token events', { timeout: 240_000 }, async () => {
@@ -390,7 +390,7 @@ describe('the bridge over HTTP in a PTY (execute() in a pane: the fallback for C
     expect(await runOf(b, run.id), explain(live)).toMatchObject({ status: 'completed', reason: 'finished' });
     const types = live.map((e) => e.type);
     for (const t of ['tool_call', 'decision', 'token', 'patch', 'done']) expect(types, explain(live)).toContain(t);
-    expect(live.find((e) => e.type === 'decision' && (e.data as { subject?: { tool?: string } }).subject?.tool === 'shell')?.data).toMatchObject({ decision: 'allow', by: 'governance' });
+    expect(live.find((e) => e.type === 'decision' && (e.data as { subject?: { tool?: string } }).subject?.tool === 'shell')?.data).toMatchObject({ decision: 'allow', by: 'policy' });
     expect(live.find((e) => e.type === 'patch')?.data).toMatchObject({ path: 'tool_out.txt', applied: true });
     expect(existsSync(path.join(b.work, 'tool_out.txt'))).toBe(true);
     expect(await replay(b, run.id)).toEqual(live);

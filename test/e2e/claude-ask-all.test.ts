@@ -144,7 +144,7 @@ describe('Claude Code through the bridge asks before every tool call', () => {
     expect(made.map((c) => c.name), explain(events)).toEqual(['Bash', 'Bash', 'ToolSearch', 'ListAgents', 'Read']);
     for (const c of made) {
       // Asked: governance's decision, before the result came back.
-      expect(c.decision?.data, `${c.name}\n${explain(events)}`).toMatchObject({ by: 'governance', decision: 'allow' });
+      expect(c.decision?.data, `${c.name}\n${explain(events)}`).toMatchObject({ by: 'policy', decision: 'allow' });
       expect(c.result, c.name).toBeDefined();
       expect(c.decision?.seq ?? Infinity).toBeLessThan(c.result?.seq ?? -Infinity);
     }
@@ -161,7 +161,7 @@ describe('Claude Code through the bridge asks before every tool call', () => {
     const made = calls(events);
     expect(made.map((c) => c.name), explain(events)).toEqual(['Glob', 'Grep']);
     for (const c of made) {
-      expect(c.decision?.data, explain(events)).toMatchObject({ by: 'governance', decision: 'allow', subject: { tool: 'file_read', path: expect.any(String) as string } });
+      expect(c.decision?.data, explain(events)).toMatchObject({ by: 'policy', decision: 'allow', subject: { tool: 'file_read', path: expect.any(String) as string } });
       expect(c.decision?.seq ?? Infinity).toBeLessThan(c.result?.seq ?? -Infinity);
     }
     expect(made[1]?.result?.compat.text).toContain('line2');
@@ -192,20 +192,20 @@ describe('Claude Code through the bridge asks before every tool call', () => {
       expect(existsSync(path.join(WORK, 'victim.txt')), explain(events)).toBe(true);
       expect(r).toMatchObject({ status: 'failed', reason: 'policy' });
       const denied = toolDecisions(events)[0];
-      expect(denied?.data, explain(events)).toMatchObject({ by: 'governance', decision: 'deny', rule: 'approvals.rules[0]', subject: { tool: 'shell', command: 'rm victim.txt' } });
+      expect(denied?.data, explain(events)).toMatchObject({ by: 'policy', decision: 'deny', rule: 'approvals.rules[0]', subject: { tool: 'shell', command: 'rm victim.txt' } });
     });
 
     it('tail is denied before it runs: the file\u2019s lines never come back', { timeout: 240_000 }, async () => {
       const { run: r, events } = await run(await get(), 'tail the file please');
       expect(r, explain(events)).toMatchObject({ status: 'failed', reason: 'policy' });
-      expect(toolDecisions(events)[0]?.data, explain(events)).toMatchObject({ by: 'governance', decision: 'deny', rule: 'approvals.rules[1]' });
+      expect(toolDecisions(events)[0]?.data, explain(events)).toMatchObject({ by: 'policy', decision: 'deny', rule: 'approvals.rules[1]' });
       expect(JSON.stringify(events)).not.toContain('line2');
     });
 
     it('echo into a file is denied before it runs: no out.txt', { timeout: 240_000 }, async () => {
       const { run: r, events } = await run(await get(), 'echo to a file please');
       expect(r, explain(events)).toMatchObject({ status: 'failed', reason: 'policy' });
-      expect(toolDecisions(events)[0]?.data, explain(events)).toMatchObject({ by: 'governance', decision: 'deny' });
+      expect(toolDecisions(events)[0]?.data, explain(events)).toMatchObject({ by: 'policy', decision: 'deny' });
       expect(existsSync(path.join(WORK, 'out.txt'))).toBe(false);
       expect(readFileSync(FILE, 'utf8')).toBe('line1\nline2\n');
     });

@@ -25,8 +25,15 @@ describe('rules', () => {
     expect(sh('npm publish --tag x', CTX, policy)).toMatchObject({ decision: 'deny', rule: 0, reason: 'denied by rule 1: shell matching /^npm publish/' });
   });
 
+  it('says what decided as data: a rule, the default, the blocklist, or input it cannot judge', () => {
+    expect(sh('npm publish --tag x', CTX, policy)).toMatchObject({ basis: 'rule', rule: 0 });
+    expect(sh('make', CTX, policy)).toMatchObject({ basis: 'default', rule: null });
+    expect(sh('rm -rf /', CTX, { rules: [], default: 'allow' })).toMatchObject({ decision: 'deny', basis: 'blocklist', rule: null });
+    expect(sh('echo "unclosed', CTX, { rules: [], default: 'allow' })).toMatchObject({ decision: 'ask', basis: 'unreadable', rule: null });
+  });
+
   it('no match falls to the default, with no rule index', () => {
-    expect(sh('make', CTX, policy)).toEqual({ decision: 'ask', rule: null, reason: 'asked by default: no rule matched', parts: [{ command: 'make', decision: 'ask', reason: 'asked by default: no rule matched' }] });
+    expect(sh('make', CTX, policy)).toEqual({ decision: 'ask', rule: null, basis: 'default', reason: 'asked by default: no rule matched', parts: [{ command: 'make', decision: 'ask', reason: 'asked by default: no rule matched' }] });
     expect(sh('make', CTX, { rules: [], default: 'allow' }).decision).toBe('allow');
   });
 
@@ -241,6 +248,7 @@ describe('paths and redirections under AUTO_APPROVE_POLICY', () => {
     expect(sh('ls -la')).toEqual({
       decision: 'allow',
       rule: 2,
+      basis: 'rule',
       reason: 'allowed by rule 3: shell and file operations inside the workdir',
       parts: [{ command: 'ls -la', decision: 'allow', reason: 'allowed by rule 3: shell and file operations inside the workdir' }],
     });

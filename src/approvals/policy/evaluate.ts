@@ -5,7 +5,7 @@ import { pathOperands, unwrap, writeTargets } from './commands.js';
 import { networkUse } from './network.js';
 import { classifyPath, combineChains, globMatches, isInside, pathEnv, resolveChain, wordFromString, type CwdChains, type PathEnv } from './paths.js';
 import { splitShellCommand } from './split.js';
-import type { ApprovalPolicy, ApprovalSubject, Decision, PolicyContext, PolicyRule, PolicyVerdict, PolicyVerdictPart, ShellDialect, ShellWord, SimpleCommand, ToolKind } from './types.js';
+import type { ApprovalPolicy, ApprovalSubject, Decision, PolicyContext, PolicyRule, PolicyVerdict, PolicyVerdictPart, ShellDialect, VerdictBasis, ShellWord, SimpleCommand, ToolKind } from './types.js';
 
 /**
  * Judges one tool call. Shell commands are split into simple commands and each is judged on its
@@ -24,6 +24,7 @@ interface Outcome {
   decision: Decision;
   reason: string;
   rule: number | null;
+  basis: VerdictBasis;
   /** How telling the reason is among equal decisions: 0 blocklist, 1 cannot be judged, 2 rules and default. */
   rank: number;
 }
@@ -87,9 +88,9 @@ function ruleMatches(rule: PolicyRule, tool: ToolKind, text: string | undefined,
 /** The first matching rule's decision, else the default. */
 function decide(policy: ApprovalPolicy, tool: ToolKind, text: string | undefined, facts: PathFacts, env: PathEnv): Outcome {
   for (const [k, rule] of policy.rules.entries()) {
-    if (ruleMatches(rule, tool, text, facts, env)) return { decision: rule.decision, reason: `${VERB[rule.decision]} by rule ${k + 1}: ${describeRule(rule)}`, rule: k, rank: 2 };
+    if (ruleMatches(rule, tool, text, facts, env)) return { decision: rule.decision, reason: `${VERB[rule.decision]} by rule ${k + 1}: ${describeRule(rule)}`, rule: k, basis: 'rule', rank: 2 };
   }
-  return { decision: policy.default, reason: `${VERB[policy.default]} by default: no rule matched`, rule: null, rank: 2 };
+  return { decision: policy.default, reason: `${VERB[policy.default]} by default: no rule matched`, rule: null, basis: 'default', rank: 2 };
 }
 
 function pathFacts(words: ShellWord[], chains: CwdChains, env: PathEnv, includeCwd: boolean): PathFacts {
@@ -129,10 +130,10 @@ export function evaluatePolicy(policy: ApprovalPolicy, subject: ApprovalSubject,
     const deciding = judged.find((j) => j.outcome === top) as Judged;
     // Name the part that decided, unless every part was allowed.
     const reason = judged.length > 1 && top.decision !== 'allow' ? `${top.reason} (in \`${truncate(deciding.text)}\`)` : top.reason;
-    return { decision: top.decision, reason, rule: top.rule, parts };
+    return { decision: top.decision, reason, rule: top.rule, basis: top.basis, parts };
   }
-  const { decision, reason, rule } = decide(policy, subject.tool, subjectText(subject), subjectFacts(subject, env), env);
-  return { decision, reason, rule, parts: [] };
+  const { decision, reason, rule, basis } = decide(policy, subject.tool, subjectText(subject), subjectFacts(subject, env), env);
+  return { decision, reason, rule, basis, parts: [] };
 }
 
 /** What a rule's `command` pattern is tried against, for tools other than the shell. */
@@ -165,9 +166,9 @@ interface Judged {
 function judgeScript(command: string, dialect: ShellDialect, outer: CwdChains, policy: ApprovalPolicy, ctx: PolicyContext, env: PathEnv, depth: number): Judged[] {
   const split = splitShellCommand(command, dialect);
   if ('error' in split) {
-    return [{ text: command, outcome: { decision: 'ask', reason: `asked: the command cannot be parsed with confidence (${split.error})`, rule: null, rank: 1 } }];
+    return [{ text: command, outcome: { decision: 'ask', reason: `asked: the command cannot be parsed with confidence (${split.error})`, rule: null, basis: 'unreadable', rank: 1 } }];
   }
-  if (split.parts.length === 0) return [{ text: command, outcome: { decision: 'ask', reason: 'asked: the command is empty', rule: null, rank: 1 } }];
+  if (split.parts.length === 0) return [{ text: command, outcome: { decision: 'ask', reason: 'asked: the command is empty', rule: null, basis: 'unreadable', rank: 1 } }];
   const placed = depth === 0 ? split.parts : split.parts.map((part) => ({ ...part, cwd: combineChains(outer, part.cwd) }));
   // Which parts run code that cannot be read is a question about the whole line: a later part may run what an earlier one writes.
   const unreadable = unreadableCode(placed, env);
@@ -181,14 +182,14 @@ function judgePart(part: SimpleCommand, unreadable: string[], policy: ApprovalPo
   const chains: CwdChains = u.cwdUnknown ? [[null]] : part.cwd;
 
   const hit = checkBlocklist(part, ctx);
-  if (hit) outcomes.push({ decision: hit.decision, reason: hit.reason, rule: null, rank: 0 });
-  for (const note of [...part.unsure, ...u.notes, ...unreadable]) outcomes.push({ decision: 'ask', reason: `asked: ${note}`, rule: null, rank: 1 });
+  if (hit) outcomes.push({ decision: hit.decision, reason: hit.reason, rule: null, basis: 'blocklist', rank: 0 });
+  for (const note of [...part.unsure, ...u.notes, ...unreadable]) outcomes.push({ decision: 'ask', reason: `asked: ${note}`, rule: null, basis: 'unreadable', rank: 1 });
   for (const inv of [...u.wrappers, ...(u.command ? [u.command] : [])]) {
     const head = inv.words[0];
-    if (head && (head.dynamic || head.code)) outcomes.push({ decision: 'ask', reason: `asked: the command name ${truncate(head.text, 40)} is not known until it runs`, rule: null, rank: 1 });
+    if (head && (head.dynamic || head.code)) outcomes.push({ decision: 'ask', reason: `asked: the command name ${truncate(head.text, 40)} is not known until it runs`, rule: null, basis: 'unreadable', rank: 1 });
   }
   if (u.script) {
-    if (depth >= MAX_SCRIPT_DEPTH) outcomes.push({ decision: 'ask', reason: 'asked: scripts nested too deeply to judge', rule: null, rank: 1 });
+    if (depth >= MAX_SCRIPT_DEPTH) outcomes.push({ decision: 'ask', reason: 'asked: scripts nested too deeply to judge', rule: null, basis: 'unreadable', rank: 1 });
     else outcomes.push(worst(judgeScript(u.script.text, u.script.dialect, chains, policy, ctx, env, depth + 1).map((j) => j.outcome)));
   }
   const writes = writeTargets(part, u);

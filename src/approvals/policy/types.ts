@@ -24,11 +24,19 @@ export interface PolicyVerdictPart {
   reason: string;
 }
 
+/**
+ * What made a verdict, as data (a record names it without reading the reason): a rule of the
+ * policy (`rule` says which), the policy's default, the fixed blocklist, or input that cannot be
+ * judged (a command that does not parse, code it cannot read, a prompt read without certainty).
+ */
+export type VerdictBasis = 'rule' | 'default' | 'blocklist' | 'unreadable';
+
 export interface PolicyVerdict {
   decision: Decision;
   reason: string;
   /** 0-based index into `policy.rules` of the deciding rule; null for the default, the blocklist or a parse failure. */
   rule: number | null;
+  basis: VerdictBasis;
   /** One entry per simple command of a shell command (empty for other tools). */
   parts: PolicyVerdictPart[];
 }
