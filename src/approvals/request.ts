@@ -34,7 +34,7 @@ export interface ApprovalRequest {
 
 /** How a request was settled. */
 export type ApprovalOutcome =
-  | { decision: 'allow' | 'deny'; decidedBy: 'policy' | 'callback' | 'person' | 'default'; reason: string; verdict: PolicyVerdict }
+  | { decision: 'allow' | 'deny'; decidedBy: Exclude<DecidedBy, 'none'>; reason: string; verdict: PolicyVerdict }
   /** No one decided and the chain leaves such requests open: the caller hands it on (needs_input). */
   | { decision: 'ask'; decidedBy: 'none'; reason: string; verdict: PolicyVerdict }
   /** The request went away before anyone decided (its prompt answered at the terminal, the agent withdrew it). */

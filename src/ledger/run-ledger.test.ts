@@ -117,7 +117,7 @@ describe('the run ledger', () => {
     const s = spec();
     first.createRun(s);
     const old = { type: 'decision', ts: 1, data: { subject: { tool: 'shell' }, decision: 'deny', rule: 'blocklist', reason: 'blocked', by: 'governance' }, compat: { text: 'blocked', status: 'deny', is_error: true } } as const;
-    first.append(s.id, old as unknown as NewRunEvent);
+    first.append(s.id, old);
     await first.close();
     const again = open(dir);
     expect((await again.events(s.id)).map((e) => e.data)).toEqual([{ ...old.data, by: 'policy' }]);
