@@ -31,7 +31,7 @@ export const ROOMS = {
   logs: ['core', 'platform', 'pane', 'output', 'approvals', 'agents', 'drivers'],
   runs: ['core', 'platform', 'pane', 'output', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'governance'],
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
-  asks: ['core', 'platform', 'pane', 'agents', 'ledger'],
+  asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
   api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.

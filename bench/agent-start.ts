@@ -30,7 +30,7 @@ import type { DaemonProcess } from './daemon-process.js';
 import { percentile, sleep } from './stats.js';
 import type { TmuxServer } from './tmux.js';
 
-export const AGENT_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
+const AGENT_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 const COLS = 120;
 const ROWS = 40;
 const SAMPLES = 5;

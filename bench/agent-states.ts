@@ -28,7 +28,7 @@ import type { Pane } from '../src/pane/index.js';
 import { CodingAgent } from '../src/drivers/pane/index.js';
 import { sleep } from './stats.js';
 
-export const STATE_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
+const STATE_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 
 /** The approval prompt's words on each CLI's screen (recorded screens in test/fixtures/screens). */
 const APPROVAL_WORDS: Record<(typeof STATE_CLIS)[number], string> = {

@@ -13,7 +13,7 @@ import type { CaptureCase } from './capture-cases.js';
 import { ModelServer } from '../src/model-server/index.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
-export const BIN_DIRS = [path.join(root, 'test', 'agent-clis', 'node_modules', '.bin')];
+const BIN_DIRS = [path.join(root, 'test', 'agent-clis', 'node_modules', '.bin')];
 
 export interface CaptureResult {
   agent: string;

@@ -31,7 +31,7 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 const AGENT_CLIS = path.join(here, '..', 'test', 'agent-clis');
 const BIN = path.join(AGENT_CLIS, 'node_modules', '.bin');
 const OPENCODE_PLUGIN_DIR = path.join(AGENT_CLIS, 'opencode-plugin');
-export const FIRST_TOKEN_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
+const FIRST_TOKEN_CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 
 /** The reply streams CHUNK_CHARS characters every CHUNK_DELAY_MS: about a second of streaming. */
 const CHUNK_CHARS = 8;
@@ -44,7 +44,7 @@ const SENT_WAIT_MS = 5_000;
 
 const now = (): number => performance.timeOrigin + performance.now();
 
-export interface Stats {
+interface Stats {
   n: number;
   median: number;
   p90: number;
@@ -72,7 +72,7 @@ interface Sample {
 type Way = 'direct' | 'run' | 'proxy';
 const WAYS: Way[] = ['direct', 'run', 'proxy'];
 
-export interface CliReport {
+interface CliReport {
   version: string | null;
   /** The bridge backend's mode as the direct reference runs it. */
   direct_mode: string;

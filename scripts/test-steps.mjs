@@ -45,8 +45,13 @@ export function tsxScript(file, args = [], nodeFlags = []) {
 }
 
 export const STEPS = {
-  // ESLint, then the layer rule on resolved imports (dependency-cruiser, scripts/check-layers.mjs).
-  lint: (cache) => [packageBin('eslint', 'eslint', ['.', ...(cache ? ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(root, 'node_modules', '.cache', 'eslint')] : [])]), [process.execPath, path.join(root, 'scripts', 'check-layers.mjs')]],
+  // ESLint, the layer rule on resolved imports (dependency-cruiser, scripts/check-layers.mjs), and
+  // knip: no export, file or dependency nobody uses (knip.json names the public entry points).
+  lint: (cache) => [
+    packageBin('eslint', 'eslint', ['.', ...(cache ? ['--cache', '--cache-strategy', 'content', '--cache-location', path.join(root, 'node_modules', '.cache', 'eslint')] : [])]),
+    [process.execPath, path.join(root, 'scripts', 'check-layers.mjs')],
+    packageBin('knip', 'knip', ['--no-progress']),
+  ],
   typecheck: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.json', '--noEmit']), packageBin('typescript', 'tsc', ['-p', 'web', '--noEmit'])],
   build: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.build.json']), packageBin('vite', 'vite', ['build', '--config', 'web/vite.config.ts', '--logLevel', 'warn'])],
   agentClis: () => tsxScript('scripts/install-agent-clis.ts'),

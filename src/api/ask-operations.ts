@@ -95,7 +95,7 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
 };
 
 /** The ask methods another surface offers in its own shape (marking a pane askable stays JSON-RPC's). */
-export type AskOperation = Exclude<AskMethods, 'set_askable'>;
+type AskOperation = Exclude<AskMethods, 'set_askable'>;
 
 /** Who calls an ask operation: what their credentials allow, and whether they are still there. */
 export interface AskCaller {

@@ -20,7 +20,7 @@ import type { TokenRegistry } from './tokens.js';
  * but that process has exited or let go of the connection (connect, write, exit), so it may have
  * been a pane's. Nothing is allowed; a client that waits for its answer is never this.
  */
-export const UNIDENTIFIED_CALLER: Grant = { owner: false, scopes: new Set(), who: 'a caller whose process had gone before the daemon could check it' };
+const UNIDENTIFIED_CALLER: Grant = { owner: false, scopes: new Set(), who: 'a caller whose process had gone before the daemon could check it' };
 
 /** The most two caps both allow. */
 function intersect(a: Grant, b: Grant): Grant {

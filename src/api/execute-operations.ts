@@ -67,7 +67,7 @@ function approvalInfo(record: ApprovalRecord): ExecuteApprovalInfo {
 }
 
 /** A task's result as the wire carries it. */
-export function executeResultInfo(result: ExecuteResult, paneId: string | null): ExecuteResultInfo {
+function executeResultInfo(result: ExecuteResult, paneId: string | null): ExecuteResultInfo {
   return {
     status: result.status,
     pane_id: paneId,

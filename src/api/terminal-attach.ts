@@ -12,7 +12,7 @@ import type { Services } from './services.js';
 import { inputModesInfo } from './to-wire.js';
 
 /** Where an attached terminal's output goes. */
-export interface TerminalSink {
+interface TerminalSink {
   /** Output for the terminal, in order (the first call is the replay). */
   output(text: string): void;
   /** The pane's program exited (also at once when it had exited before the attach). */

@@ -12,7 +12,7 @@ import { scopesForNewPane, type Grant } from './authorize.js';
 import type { Handler } from './handler.js';
 
 /** The judge of a scoped caller's tmux commands; undefined for the owner, who runs anything. */
-export function tmuxCallerOf(grant: Grant | undefined): TmuxCaller | undefined {
+function tmuxCallerOf(grant: Grant | undefined): TmuxCaller | undefined {
   if (grant === undefined || grant.owner) return undefined;
   const who = grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
   return {

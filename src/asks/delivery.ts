@@ -11,7 +11,7 @@ import type { AskDirectory, AskRecord, AskTarget } from './types.js';
 /** Longest a delivery may take to type (a CLI slow to take a paste). */
 const DELIVERY_TYPE_TIMEOUT_MS = 60_000;
 
-export interface DeliveryOutcome {
+interface DeliveryOutcome {
   ok: boolean;
   error?: { code: ErrorCode; message: string };
 }
@@ -33,7 +33,7 @@ interface AskerLine {
 }
 
 /** The text an asker receives: the reply under a header naming who answered, or what went wrong. */
-export function deliveryText(ask: AskRecord): string {
+function deliveryText(ask: AskRecord): string {
   const who = `${ask.target.agent ?? ask.target.title} (pane ${ask.target.paneId}, ask ${ask.id})`;
   if (ask.status === 'done') return `[switchboard reply from ${who}]\n${ask.reply ?? ''}`;
   const why = ask.error?.message ?? ask.status;

@@ -17,30 +17,23 @@ import { setLongTimeout } from '../core/long-timer.js';
 import { DeliveryQueue } from './delivery.js';
 import { isFinal, newAskLife, stepAsk, stepDelivery, type AskEvent, type DeliveryEvent } from './lifecycle.js';
 import { MemoryAskRecorder } from './memory-recorder.js';
+import { DEFAULT_ASK_TIMEOUT_MS, MAX_ASK_TIMEOUT_MS, MAX_ASKS_PER_TARGET, MAX_QUESTION_CHARS } from '../contract/ask.js';
 import { resolveTarget } from './resolve.js';
 import { markQuestion, newAskId } from './transcripts/marker.js';
 import { createTranscriptReader, type TranscriptReader } from './transcripts/reader.js';
 import type { TranscriptLocation } from './transcripts/locate.js';
 import { ASK_OWNER, type AskDirectory, type AskRecord, type AskRecorder, type AskRequest, type AskTarget } from './types.js';
 
-/** From an ask's creation to its reply, queue time included, unless the caller says otherwise. */
-export const DEFAULT_ASK_TIMEOUT_MS = 10 * 60_000;
-/** The longest timeout a caller may ask for. */
-export const MAX_ASK_TIMEOUT_MS = 2 * 60 * 60_000;
-/** Asks waiting in one target's line at most (the active one included). */
-export const MAX_ASKS_PER_TARGET = 32;
-/** The longest question. */
-export const MAX_QUESTION_CHARS = 100_000;
 /** How often the transcript is looked at while a reply is awaited (besides every state change). */
-export const REPLY_POLL_MS = 100;
+const REPLY_POLL_MS = 100;
 /**
  * With the target idle again after the question and its transcript still silent about it this
  * long, the reply is read off the screen (a CLI that wrote elsewhere, or a profile without a
  * transcript it really writes).
  */
-export const TRANSCRIPT_PATIENCE_MS = 3_000;
+const TRANSCRIPT_PATIENCE_MS = 3_000;
 /** The target showing an error this long, with no end of turn in its transcript, fails the ask. */
-export const ERROR_PATIENCE_MS = 1_500;
+const ERROR_PATIENCE_MS = 1_500;
 
 export interface AskEngineOptions {
   directory: AskDirectory;

@@ -7,10 +7,10 @@ import type { ErrorCode } from '../core/errors.js';
 
 export const ASK_STATUSES = ['queued', 'typing', 'waiting', 'done', 'failed', 'timed_out', 'cancelled'] as const;
 export type AskStatus = (typeof ASK_STATUSES)[number];
-export const FINAL_STATUSES: readonly AskStatus[] = ['done', 'failed', 'timed_out', 'cancelled'];
+const FINAL_STATUSES: readonly AskStatus[] = ['done', 'failed', 'timed_out', 'cancelled'];
 
 /** Where the reply was read. */
-export type ReplySource = 'transcript' | 'screen';
+type ReplySource = 'transcript' | 'screen';
 
 export interface AskLife {
   status: AskStatus;

@@ -7,7 +7,7 @@ import { SwitchboardError, errorMessage, isSwitchboardError, type ErrorCode } fr
 import { UsageError } from './args.js';
 
 export const EXIT_ERROR = 1;
-export const EXIT_USAGE = 64;
+const EXIT_USAGE = 64;
 
 /** Longest error line printed; the JSON result keeps the whole message. */
 const MAX_ERROR_LINE = 400;

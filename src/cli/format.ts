@@ -12,7 +12,7 @@ export function table(header: string[], rows: string[][]): string {
 }
 
 /** A pane's state in words: `running`, `exited 3`, `killed (SIGTERM)`. */
-export function paneState(pane: PaneInfo): string {
+function paneState(pane: PaneInfo): string {
   if (pane.alive) return 'running';
   if (pane.signal) return `killed (${pane.signal})`;
   return `exited ${pane.exit_code ?? '?'}`;

@@ -38,10 +38,10 @@ export const NO_DAEMON_MESSAGE = 'no daemon running: start one with `switchboard
  * The variable every pane's programs get naming their pane (pane/pane.ts's PANE_MARKER_VARIABLE):
  * with it, or any of the endpoint variables, a program knows it runs inside a pane.
  */
-export const PANE_ID_VARIABLE = 'SWITCHBOARD_PANE_ID';
+const PANE_ID_VARIABLE = 'SWITCHBOARD_PANE_ID';
 
 /** The largest runtime file a reader takes (the daemon writes a few hundred bytes; the C launcher has the same bound). */
-export const MAX_RUNTIME_FILE_BYTES = 64 * 1024;
+const MAX_RUNTIME_FILE_BYTES = 64 * 1024;
 
 /** Runtime files already warned about in this process: the warning is said once. */
 const warnedFiles = new Set<string>();
@@ -71,7 +71,7 @@ export function readTrustedRuntimeFile(home: string, warn: Warn = processWarning
 }
 
 /** The warning about a runtime file others can read, worded the same by every reader. */
-export function runtimeFileExposedMessage(exposed: string, file: string): string {
+function runtimeFileExposedMessage(exposed: string, file: string): string {
   return `the runtime file ${exposed}, so they can take the daemon's owner token from it; make it private: chmod 600 ${file}`;
 }
 

@@ -7,7 +7,7 @@
 import type { Disposable } from './disposable.js';
 
 /** The longest delay Node's setTimeout honours; longer ones fire after 1 ms. */
-export const MAX_TIMER_STEP_MS = 2 ** 31 - 1;
+const MAX_TIMER_STEP_MS = 2 ** 31 - 1;
 /** The longest time limit a policy or a request may set: 30 days. */
 export const MAX_TIME_LIMIT_MS = 30 * 24 * 3_600_000;
 

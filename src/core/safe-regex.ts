@@ -11,7 +11,7 @@ import { SwitchboardError } from './errors.js';
  * flags. `i` is emulated for ASCII letters by rewriting the pattern.
  */
 
-export const MAX_PATTERN_LENGTH = 4096;
+const MAX_PATTERN_LENGTH = 4096;
 const ALLOWED_FLAGS = new Set(['i', 'm', 's']);
 
 let engineEnabled = false;

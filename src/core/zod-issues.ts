@@ -8,7 +8,7 @@ import type { z } from 'zod';
 export type KeyNoun = 'parameter' | 'key' | 'field';
 
 /** A path as one would write it in code: `rules[0].steps[1].cwd`. */
-export function issuePath(parts: readonly PropertyKey[]): string {
+function issuePath(parts: readonly PropertyKey[]): string {
   let out = '';
   for (const p of parts) out += typeof p === 'number' ? `[${p}]` : `${out === '' ? '' : '.'}${String(p)}`;
   return out;

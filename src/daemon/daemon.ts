@@ -37,12 +37,12 @@ export const DEFAULT_DASHBOARD_PORT = 8766;
  * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
  * the number of panes, not how much they print. Logs spill what their share cannot hold to disk.
  */
-export const OUTPUT_MEMORY_BUDGET = { totalBytes: 32 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
+const OUTPUT_MEMORY_BUDGET = { totalBytes: 32 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
 /** The disk spilled logs may take together, shared the same way (4 MiB to 1 GiB each). */
-export const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
+const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
 
 /** The most disk `log_export` files may take in the home's exports folder, together. */
-export const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;
+const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;
 
 export interface DaemonOptions {
   /** Where the runtime file and socket live (default $SWITCHBOARD_HOME or ~/.switchboard). */

@@ -18,7 +18,7 @@ import { removeRuntimeFile, type RuntimeInfo } from './runtime-file.js';
 /** Set in every pane's environment: which daemon (home, pid, start time) started it. */
 export const DAEMON_MARKER_VARIABLE = 'SWITCHBOARD_DAEMON';
 /** How long an orphan gets to end on HUP/TERM before KILL: nobody is waiting on it any more. */
-export const ORPHAN_GRACE_MS = 1_000;
+const ORPHAN_GRACE_MS = 1_000;
 
 /** What a start found of a daemon that died, and what it did about it. */
 export interface RecoveryReport {

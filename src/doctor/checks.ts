@@ -18,7 +18,7 @@ export const LONG_REPLY = 'Doctor reply two: the long prompt arrived.';
 export const APPROVAL_PROMPT = 'doctor check three: write the check file';
 /** The file the approval's command writes in the workdir, and what it writes. */
 export const APPROVAL_FILE = 'doctor_check.txt';
-export const APPROVAL_CONTENT = 'doctor-approval-ok';
+const APPROVAL_CONTENT = 'doctor-approval-ok';
 /** `echo` with a redirect reads the same in POSIX shells, cmd and PowerShell. */
 export const APPROVAL_COMMAND = `echo ${APPROVAL_CONTENT} > ${APPROVAL_FILE}`;
 export const APPROVAL_REPLY = `Doctor reply three: wrote ${APPROVAL_FILE}.`;

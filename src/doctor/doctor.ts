@@ -10,7 +10,6 @@ import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { switchboardVersion } from '../core/version.js';
 import { defaultBinaryDirs, profileVersion, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
-import { DOCTOR_STEPS } from './checks.js';
 import { runLiveCheck, type LiveCheck, type StepReport } from './live-check.js';
 import type { AgentReport, AgentVerdict, DoctorReport } from './report.js';
 import { saveDoctorRun } from './save.js';
@@ -18,9 +17,9 @@ import { saveDoctorRun } from './save.js';
 /** Profiles that are not agent CLIs: never checked. */
 const NOT_AGENTS = ['shell'];
 /** Default bound on one step. */
-export const DEFAULT_STEP_TIMEOUT_MS = 90_000;
+const DEFAULT_STEP_TIMEOUT_MS = 90_000;
 /** The size agents run at by default (the pane default `exec` uses too). */
-export const DEFAULT_DOCTOR_SIZE = { cols: 120, rows: 30 } as const;
+const DEFAULT_DOCTOR_SIZE = { cols: 120, rows: 30 } as const;
 
 export interface DoctorOptions {
   catalog: AgentCatalog;
@@ -143,4 +142,4 @@ async function mapLimited<T, R>(items: readonly T[], limit: number, fn: (item: T
   return results;
 }
 
-export { DOCTOR_STEPS };
+;

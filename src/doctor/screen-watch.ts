@@ -5,7 +5,7 @@
  */
 import { Emitter, type Event } from '../core/emitter.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
-import { AgentStateTracker, classifyScreen, type AgentState, type Evidence, type Screens, type StateChange } from '../agents/index.js';
+import { AgentStateTracker, classifyScreen, type AgentState, type Screens, type StateChange } from '../agents/index.js';
 import type { Pane } from '../pane/index.js';
 import type { DoctorStep } from './checks.js';
 
@@ -15,7 +15,7 @@ import type { DoctorStep } from './checks.js';
  */
 export const UNREAD_SCREEN_MS = 10_000;
 /** Distinct screens kept per CLI for --save; past it, only counted. */
-export const MAX_KEPT_SCREENS = 400;
+const MAX_KEPT_SCREENS = 400;
 
 /** A state the tracker entered, with what showed it. */
 export interface SeenState {
@@ -150,11 +150,4 @@ export class ScreenWatch implements Disposable {
     this.unread.push(spell);
     this.unreadEmitter.fire(spell);
   }
-}
-
-/** Evidence in a line for people: the rule and the screen line it matched. */
-export function describeEvidence(evidence: Pick<Evidence, 'rule' | 'line'> | null): string {
-  if (!evidence) return '';
-  const line = evidence.line.trim();
-  return `${evidence.rule}: "${line.length > 70 ? `${line.slice(0, 69)}…` : line}"`;
 }

@@ -15,10 +15,6 @@ const factories = new Map<string, Factory>([
   ['opencode', (o) => new AcpDriver({ tool: 'opencode', ...o })],
 ]);
 
-export function registerConversationDriver(agent: string, factory: Factory): void {
-  factories.set(agent, factory);
-}
-
 /** The agents a multi-turn session can be opened with. */
 export function conversationAgents(): string[] {
   return [...factories.keys()];

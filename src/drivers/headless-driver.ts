@@ -85,7 +85,7 @@ const STDERR_TAIL_BYTES = 4_096;
 const CANCEL_GRACE_MS = 2_000;
 
 /** The normalizer for a profile's headless output; plain text for CLIs without a structured mode. */
-export function normalizerFor(tool: string): Normalizer {
+function normalizerFor(tool: string): Normalizer {
   switch (tool) {
     case 'claude':
       return new ClaudeStreamJsonNormalizer();

@@ -114,7 +114,7 @@ export interface DecideOptions {
 }
 
 /** The broker's request for a structured mode's permission request (always certain: the CLI said what it runs). */
-export function approvalRequestFor(request: PermissionRequest): ApprovalRequest {
+function approvalRequestFor(request: PermissionRequest): ApprovalRequest {
   const toolCallId = request.toolCallId ?? null;
   return { id: toolCallId ?? `permission-${randomBytes(4).toString('hex')}`, source: { kind: 'structured', toolCallId }, subject: request.subject, certain: true, doubts: [] };
 }

@@ -31,7 +31,7 @@ import type { RunLimits } from '../ledger/run-model.js';
 
 export const POLICY_FILE = 'policy.yaml';
 /** Runs at once, over every backend, when the policy does not say. */
-export const DEFAULT_CONCURRENCY = 4;
+const DEFAULT_CONCURRENCY = 4;
 /** A run's bounds when the policy does not say: half an hour, five silent minutes, 64 MiB, 200,000 events. */
 export const DEFAULT_LIMITS: Required<RunLimits> = { wall_clock_ms: 30 * 60_000, no_output_ms: 5 * 60_000, max_output_bytes: 64 * 1024 * 1024, max_events: 200_000 };
 
@@ -43,11 +43,11 @@ export const DEFAULT_LIMITS: Required<RunLimits> = { wall_clock_ms: 30 * 60_000,
  * Agent CLIs kept open between turns for a follow-up, over every backend, when the policy does not
  * say: four (an idle Claude Code holds about 250 MB), each for ten minutes after its last turn.
  */
-export const DEFAULT_IDLE = { maxConversations: 4, idleMs: 10 * 60_000 } as const;
+const DEFAULT_IDLE = { maxConversations: 4, idleMs: 10 * 60_000 } as const;
 
-export const DEFAULT_QUEUE_CAPS: QueueCaps = { maxPerCaller: 16, maxPerOwner: 256, maxPromptBytes: 64 * 1024 * 1024 };
+const DEFAULT_QUEUE_CAPS: QueueCaps = { maxPerCaller: 16, maxPerOwner: 256, maxPromptBytes: 64 * 1024 * 1024 };
 
-export interface QueueCaps {
+interface QueueCaps {
   maxPerCaller: number;
   maxPerOwner: number;
   maxPromptBytes: number;
@@ -91,7 +91,7 @@ const governanceApprovalSchema = z.strictObject({
 });
 
 /** What a denied tool call does to the run. */
-export type OnDeny = 'fail' | 'continue';
+type OnDeny = 'fail' | 'continue';
 
 const backendSchema = z.strictObject({
   /** false: runs on this backend are refused. */
@@ -101,7 +101,7 @@ const backendSchema = z.strictObject({
   limits: limitsSchema.optional(),
 });
 
-export const governancePolicySchema = z.strictObject({
+const governancePolicySchema = z.strictObject({
   version: z.literal(1).optional(),
   sandbox: sandboxSchema.optional(),
   approvals: governanceApprovalSchema.optional(),

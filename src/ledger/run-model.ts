@@ -11,7 +11,6 @@ import { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus } from '../contra
 
 export { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus };
 export type EndStatus = 'completed' | 'failed' | 'cancelled';
-export type LiveStatus = Exclude<RunStatus, EndStatus>;
 
 /** Why a run completed: the agent ended its turn. */
 export const COMPLETED_REASONS = ['finished'] as const;
@@ -26,7 +25,7 @@ export const FAILED_REASONS = ['timeout', 'no_output_timeout', 'output_limit', '
 /** Why a run was cancelled: a caller asked, or the service shut down with the run under way. */
 export const CANCELLED_REASONS = ['cancelled_by_user', 'shutdown'] as const;
 
-export type CompletedReason = (typeof COMPLETED_REASONS)[number];
+type CompletedReason = (typeof COMPLETED_REASONS)[number];
 export type FailedReason = (typeof FAILED_REASONS)[number];
 export type CancelledReason = (typeof CANCELLED_REASONS)[number];
 export type EndReason = CompletedReason | FailedReason | CancelledReason;
@@ -170,7 +169,7 @@ export function replayTransitions(created: number, transitions: readonly RunTran
 }
 
 /** The input that made a recorded transition. */
-export function inputFor(t: RunTransition): RunInput {
+function inputFor(t: RunTransition): RunInput {
   switch (t.to) {
     case 'running':
       return { type: 'start' };

@@ -169,6 +169,6 @@ export class SessionLogs {
   }
 }
 
-export function summarize(log: SessionLog): SessionSummary {
+function summarize(log: SessionLog): SessionSummary {
   return { session_id: log.id, kind: log.kind, title: log.title, agent: log.agent, created_at: log.createdAt.toISOString(), finished: log.store.finished, stats: log.store.stats() };
 }

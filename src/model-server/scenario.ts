@@ -108,7 +108,7 @@ function schemaForStep(step: Record<string, unknown>): { schema: z.ZodType<Step>
  * One step, validated against the one kind its keys name. A plain union of the kinds would report
  * only "Invalid input" for a bad step; this way the message names the field at fault.
  */
-export const stepSchema = z.unknown().transform((value, ctx): Step => {
+const stepSchema = z.unknown().transform((value, ctx): Step => {
   // Something that is not an object fails the text step's schema with "expected object".
   const chosen = isRecord(value) ? schemaForStep(value) : { schema: textStep };
   if ('problem' in chosen) {
@@ -121,7 +121,7 @@ export const stepSchema = z.unknown().transform((value, ctx): Step => {
   return z.NEVER;
 });
 
-export const scenarioSchema = z.strictObject({
+const scenarioSchema = z.strictObject({
   name: z.string().min(1),
   description: z.string().optional(),
   /** The title to give when a CLI asks the model to name the session. */

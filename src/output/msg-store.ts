@@ -61,11 +61,11 @@ export interface MsgStoreStats {
   unspilled: number;
 }
 
-export const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
-export const DEFAULT_MAX_MESSAGES = 10_000;
+const DEFAULT_MAX_BYTES = 50 * 1024 * 1024;
+const DEFAULT_MAX_MESSAGES = 10_000;
 export const DEFAULT_BATCH_MS = 16;
-export const DEFAULT_SUBSCRIBER_QUEUE_LIMIT = 10_000;
-export const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
+const DEFAULT_SUBSCRIBER_QUEUE_LIMIT = 10_000;
+const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 /** A subscriber that is not busy may hold this many times its limit, for a synchronous burst, before it counts as behind. */
 const BURST_FACTOR = 10;
 

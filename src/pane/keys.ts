@@ -82,7 +82,7 @@ const CTRL_PUNCTUATION: Record<string, string> = {
 };
 
 /** The list of key names this module understands, for help texts and error messages. */
-export const KEY_NAMES = [
+const KEY_NAMES = [
   'Enter', 'Tab', 'BTab', 'Escape', 'Space', 'Backspace', 'Delete', 'Insert', 'Home', 'End',
   'PageUp', 'PageDown', 'Up', 'Down', 'Left', 'Right', 'F1…F12', 'C-x', 'M-x', 'S-x',
 ] as const;

@@ -67,7 +67,7 @@ export interface PaneRegistryOptions {
   scheduler?: RenderScheduler;
 }
 
-export const DEFAULT_PANE_DEFAULTS: PaneDefaults = {
+const DEFAULT_PANE_DEFAULTS: PaneDefaults = {
   cols: 120,
   rows: 30,
   scrollbackRows: 10_000,
@@ -78,7 +78,7 @@ export const DEFAULT_PANE_DEFAULTS: PaneDefaults = {
 /** Variables that would make a program think it runs inside another multiplexer. */
 const SCRUBBED_ENV = ['TMUX', 'TMUX_PANE', 'STY', 'WEZTERM_PANE', 'WEZTERM_UNIX_SOCKET', 'ZELLIJ', 'ZELLIJ_SESSION_NAME'];
 
-export const LIMITS = {
+const LIMITS = {
   minCols: 2,
   maxCols: 1000,
   minRows: 1,

@@ -86,7 +86,7 @@ export const PANE_MARKER_VARIABLE = 'SWITCHBOARD_PANE_ID';
  * Pending output above this pauses reading from the program (it blocks on a full PTY, as under
  * tmux), unless the pane was given a smaller limit (its share of the daemon's memory budget).
  */
-export const PENDING_HIGH_WATER = 4 * 1024 * 1024;
+const PENDING_HIGH_WATER = 4 * 1024 * 1024;
 /** The smallest pending limit: a few parse slices, so parsing always has a batch to take. */
 const MIN_PENDING_LIMIT = 128 * 1024;
 /** Largest piece parsed in one go, so one pane cannot hold the event loop for long. */

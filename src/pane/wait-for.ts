@@ -12,7 +12,7 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-export type WaitReason = 'matched' | 'idle' | 'timeout' | 'exited' | 'cancelled';
+type WaitReason = 'matched' | 'idle' | 'timeout' | 'exited' | 'cancelled';
 
 export interface WaitResult {
   /** True when the condition was met. */

@@ -11,7 +11,7 @@ import type { Event } from '../core/emitter.js';
 import type { Pane } from './pane.js';
 
 /** What a look at the screen found: the wait's result, a time to look again, or nothing yet. */
-export type ScreenCheck<T> = { done: T } | { recheckInMs: number } | undefined;
+type ScreenCheck<T> = { done: T } | { recheckInMs: number } | undefined;
 
 /** One wait on a screen: how to look, and what each way of ending means. */
 export interface ScreenWait<T> {

@@ -57,11 +57,6 @@ export function setCloseOnExec(fd: number): boolean {
   return true;
 }
 
-/** Whether `fd` is close-on-exec; undefined when this cannot be told (no helper, Windows). */
-export function isCloseOnExec(fd: number): boolean | undefined {
-  return addon()?.isCloseOnExec(fd);
-}
-
 /**
  * The process at the other end of a connected local (Unix) socket, as it was when it connected
  * (SO_PEERCRED); undefined where this cannot be told (no helper, an older helper, Windows).

@@ -57,7 +57,7 @@ export function restrictSocket(socketPath: string): void {
  * that nobody else can write to. The checks the daemon makes of its own folder, made by a reader.
  * Windows has no such modes: nothing to check there.
  */
-export function untrustedFileProblem(file: string): string | undefined {
+function untrustedFileProblem(file: string): string | undefined {
   if (isWindows) return undefined;
   const uid = process.getuid?.();
   const describe = (what: string, stat: Stats): string | undefined => {

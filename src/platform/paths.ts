@@ -55,7 +55,7 @@ function safeUserName(): string {
 }
 
 /** The folder under a Switchboard home that holds the agents' temporary folders. */
-export const AGENT_TEMP_FOLDER = 'tmp';
+const AGENT_TEMP_FOLDER = 'tmp';
 
 /**
  * Longest root that leaves room for what CLIs put in a temporary folder: Claude Code binds its

@@ -4,21 +4,13 @@ import { RPC_CODE_BY_ERROR } from './rpc-codes.js';
 
 export type JsonRpcId = string | number | null;
 
-export interface JsonRpcRequest {
-  jsonrpc: '2.0';
-  /** Absent for a notification (no response expected). */
-  id?: JsonRpcId;
-  method: string;
-  params?: unknown;
-}
-
-export interface JsonRpcErrorObject {
+interface JsonRpcErrorObject {
   code: number;
   message: string;
   data?: unknown;
 }
 
-export interface JsonRpcSuccess {
+interface JsonRpcSuccess {
   jsonrpc: '2.0';
   id: JsonRpcId;
   result: unknown;
@@ -31,13 +23,6 @@ export interface JsonRpcFailure {
 }
 
 export type JsonRpcResponse = JsonRpcSuccess | JsonRpcFailure;
-
-/** A server-to-client notification. */
-export interface JsonRpcNotification {
-  jsonrpc: '2.0';
-  method: string;
-  params: unknown;
-}
 
 /** True for a JSON value that is a valid request id. */
 export function isValidId(id: unknown): id is JsonRpcId {

@@ -16,10 +16,10 @@ import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, ru
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
 
-export { SIGNALS, SUBSCRIBE_EVENTS } from './methods/panes.js';
+;
 export { describeIssues } from './methods/common.js';
-export { ASK_WIRE_STATUSES, MAX_ASK_TIMEOUT_MS } from './methods/asks.js';
-export type { ApprovalInfo } from '../contract/approval.js';
+;
+;
 
 /** The methods by group: each group's parameters and results live in methods/<group>.ts. */
 export const METHOD_GROUPS = {
@@ -34,7 +34,6 @@ export const METHOD_GROUPS = {
   tmux: Object.keys(tmuxParams) as (keyof typeof tmuxParams)[],
   daemon: Object.keys(daemonParams) as (keyof typeof daemonParams)[],
 } as const;
-export type MethodGroup = keyof typeof METHOD_GROUPS;
 
 /** Every method's parameters. */
 export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
@@ -53,7 +52,7 @@ export type ParamsInput<M extends MethodName> = z.input<(typeof paramSchemas)[M]
 /** What a handler receives after validation. */
 export type Params<M extends MethodName> = z.output<(typeof paramSchemas)[M]>;
 
-export type Results = { [M in MethodName]: z.output<(typeof resultSchemas)[M]> };
+type Results = { [M in MethodName]: z.output<(typeof resultSchemas)[M]> };
 export type Result<M extends MethodName> = Results[M];
 
 export type Notifications = { [N in keyof typeof notificationSchemas]: z.output<(typeof notificationSchemas)[N]> };

@@ -95,7 +95,7 @@ export function scopesForCommand(command: ParsedCommand): Scope[] {
  * (`source-file`), or stores commands or settings that later run for others (`set-hook`,
  * `bind-key`, `set-option`, `set-environment`, `command-prompt`, `confirm-before`, `display-menu`).
  */
-export function scopeForCommand(command: ParsedCommand): Scope {
+function scopeForCommand(command: ParsedCommand): Scope {
   const name = command.spec.name;
   // A buffer to or from a file reads or writes any file the daemon can; `-` is the caller's own stdin or stdout.
   if (name === 'save-buffer') return command.args[0] === '-' ? 'read' : 'admin';

@@ -143,16 +143,6 @@ export const COMMANDS: readonly CommandSpec[] = ROWS.map(([name, alias, usage, m
 const BY_NAME = new Map(COMMANDS.map((c) => [c.name, c]));
 const BY_ALIAS = new Map(COMMANDS.filter((c) => c.alias !== undefined).map((c) => [c.alias as string, c]));
 
-/** tmux's built-in command aliases (the `command-alias` server option's default). */
-export const DEFAULT_COMMAND_ALIASES: Readonly<Record<string, string>> = {
-  'split-pane': 'split-window',
-  splitp: 'split-window',
-  'server-info': 'show-messages -JT',
-  info: 'show-messages -JT',
-  'choose-window': 'choose-tree -w',
-  'choose-session': 'choose-tree -s',
-};
-
 /** The outcome of looking a command name up: the command, or tmux's error for the name. */
 export type CommandLookup = { ok: true; spec: CommandSpec } | { ok: false; error: string };
 

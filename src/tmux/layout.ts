@@ -6,7 +6,7 @@
  */
 
 /** Smallest pane, in rows or columns. */
-export const PANE_MINIMUM = 1;
+const PANE_MINIMUM = 1;
 
 export type LayoutType = 'leftright' | 'topbottom' | 'pane';
 

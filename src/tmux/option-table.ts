@@ -8,7 +8,7 @@
 /** Where an option lives: the server, sessions (with global defaults), windows, or windows and panes. */
 export type OptionScope = 'server' | 'session' | 'window' | 'pane';
 
-export type OptionType = 'string' | 'number' | 'flag' | 'choice' | 'colour' | 'style' | 'key' | 'array';
+type OptionType = 'string' | 'number' | 'flag' | 'choice' | 'colour' | 'style' | 'key' | 'array';
 
 export interface OptionEntry {
   readonly name: string;

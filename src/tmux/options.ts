@@ -69,12 +69,6 @@ export function parseOptionName(text: string): OptionName {
   return { name: match[1] as string, index: Number(match[2]) };
 }
 
-/** A value as a list (an array option's items; a string is one item). */
-export function optionArray(value: OptionValue | undefined): readonly string[] {
-  if (value === undefined) return [];
-  return typeof value === 'string' ? [value] : value;
-}
-
 /** A value of the store as one string (arrays joined by a space, as formats see them). */
 export function optionString(value: OptionValue | undefined, index?: number): string | undefined {
   if (value === undefined) return undefined;
@@ -160,11 +154,6 @@ export function checkValue(entry: OptionEntry, value: string | undefined, curren
       if (value === undefined) throw new OptionError('empty value');
       return value;
   }
-}
-
-/** Whether `scope` names where an option of `entryScope` may be set with -p (pane options only). */
-export function isPaneOption(name: string): boolean {
-  return optionEntry(name)?.scope === 'pane';
 }
 
 /** show-options' lines for one option: `name value`, `name[i] value` for arrays, `name` for an empty array; `*` marks inherited. */

@@ -12,7 +12,7 @@ import { ctime, expandFormat } from './format.js';
 import { escapeArgument } from './grammar.js';
 import { FormatScopes, TMUX_VERSION } from './format-scope.js';
 import type { HostExit, PaneHost } from './host.js';
-import { closePane, fixOffsets, paneCells, singlePaneLayout, splitCell, type LayoutCell, type SplitOptions } from './layout.js';
+import { closePane, fixOffsets, paneCells, singlePaneLayout, splitCell, type SplitOptions } from './layout.js';
 import { TmuxPane, TmuxServer, TmuxSession, TmuxWindow, sessionEnvironment } from './model.js';
 import { optionString } from './options.js';
 
@@ -378,4 +378,4 @@ export class TmuxRuntime {
   }
 }
 
-export type { LayoutCell };
+;

@@ -21,9 +21,9 @@ export const SIZES = [
 ] as const;
 
 /** 71 characters: wider than OpenCode's and Gemini CLI's approval boxes at 80 columns. */
-export const LONG_COMMAND = 'printf "%s\\n" "the answer, written slowly to a file of its own" > slow.txt';
+const LONG_COMMAND = 'printf "%s\\n" "the answer, written slowly to a file of its own" > slow.txt';
 /** 42 characters: fits every box. */
-export const SHORT_COMMAND = 'printf "%s\\n" "the short answer" > short.txt';
+const SHORT_COMMAND = 'printf "%s\\n" "the short answer" > short.txt';
 
 const scenario: Scenario = {
   name: 'auto-approve sizes',

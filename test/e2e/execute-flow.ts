@@ -32,7 +32,7 @@ export interface ExecuteFlowOptions {
 
 export const QUESTION = 'Which port should the server listen on?';
 
-export function executeScenario(errorStatus: number): Scenario {
+function executeScenario(errorStatus: number): Scenario {
   return {
     name: 'execute',
     title: 'Scripted tasks',

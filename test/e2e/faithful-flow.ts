@@ -29,7 +29,7 @@ const MARK = 'END-OF-LONG-TASK';
 const ANSWER = 'I read every word of the long task.';
 
 /** A task of about `size` characters on one line, ending with the mark the scenario answers. */
-export function longTask(size: number): string {
+function longTask(size: number): string {
   const words: string[] = ['Please read all of this before you answer:'];
   let length = words[0]?.length ?? 0;
   for (let i = 0; length < size - MARK.length - 1; i++) {

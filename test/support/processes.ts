@@ -6,7 +6,7 @@ import { findProcessesWithEnv } from '../../src/platform/index.js';
 import { runtimeFilePath } from '../../src/daemon/index.js';
 
 /** Running processes that a daemon of `home` started (optionally only daemon `pid`'s), by their marker. */
-export function markedProcesses(home: string, daemonPid?: number): number[] {
+function markedProcesses(home: string, daemonPid?: number): number[] {
   const prefix = `${homeId(home)}:${daemonPid === undefined ? '' : `${daemonPid}:`}`;
   return findProcessesWithEnv(DAEMON_MARKER_VARIABLE)
     .filter((p) => p.value.startsWith(prefix))

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 
 /** The variables that name a temporary folder, on any platform (TMPDIR on POSIX, TMP and TEMP on Windows). */
-export const TEMP_VARIABLES = ['TMPDIR', 'TMP', 'TEMP'] as const;
+const TEMP_VARIABLES = ['TMPDIR', 'TMP', 'TEMP'] as const;
 /** Names the run's folder for the workers (they read os.tmpdir() too, but this one is unambiguous). */
 export const RUN_TEMP_VARIABLE = 'SWITCHBOARD_TEST_TMP';
 /**
@@ -18,7 +18,7 @@ export const RUN_TEMP_VARIABLE = 'SWITCHBOARD_TEST_TMP';
  * a library object made without a home (an AgentCatalog, say) keeps its agents' temporary folders
  * under it, never under the user's ~/.switchboard.
  */
-export const RUN_HOME_FOLDER = 'home';
+const RUN_HOME_FOLDER = 'home';
 
 export interface RunTemp {
   readonly dir: string;

@@ -5,9 +5,9 @@ import type { SwitchboardClient } from '../../src/index.js';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** The tracked recordings the detector's unit tests read. */
-export const SCREENS_DIR = path.join(root, 'test', 'fixtures', 'screens');
+const SCREENS_DIR = path.join(root, 'test', 'fixtures', 'screens');
 /** Where every run puts what it recorded (ignored by git): a test run never changes a tracked file. */
-export const RECORDED_SCREENS_DIR = path.join(root, 'test-artifacts', 'screens');
+const RECORDED_SCREENS_DIR = path.join(root, 'test-artifacts', 'screens');
 /** Set by `npm run fixtures:update`: only then do recordings replace the tracked fixtures. */
 export const UPDATE_FIXTURES_ENV = 'SWITCHBOARD_UPDATE_FIXTURES';
 
@@ -17,7 +17,7 @@ export const UPDATE_FIXTURES_ENV = 'SWITCHBOARD_UPDATE_FIXTURES';
  * OpenCode's rotating input placeholder and progress bar, Claude Code's blinking tool dot, and the padding that shifts when their lengths do. Two
  * screens equal under this mask are the same recording.
  */
-export function maskVolatile(screen: string): string {
+function maskVolatile(screen: string): string {
   return screen
     .replace(/\b\d{1,2}:\d{2}(:\d{2})?\b/g, 'TIME')
     .replace(/\b\d+(\.\d+)?(ms|s|m|h)\b/g, 'DURATION')

@@ -39,7 +39,7 @@ export function mcpConfigFile(agent: McpConfigAgent, home: string, env: Readonly
 }
 
 /** The server's entry in a JSON configuration. */
-export function jsonServerEntry(agent: Exclude<McpConfigAgent, 'codex'>, server: McpServerCommand): Record<string, unknown> {
+function jsonServerEntry(agent: Exclude<McpConfigAgent, 'codex'>, server: McpServerCommand): Record<string, unknown> {
   if (agent === 'opencode') return { type: 'local', command: [server.command, ...server.args], enabled: true };
   if (agent === 'claude') return { type: 'stdio', command: server.command, args: server.args, env: {} };
   // Gemini CLI gives its MCP servers its environment without the variables whose names look secret
@@ -52,7 +52,7 @@ export function jsonServerEntry(agent: Exclude<McpConfigAgent, 'codex'>, server:
 const tomlString = (s: string): string => JSON.stringify(s);
 
 /** Codex's table for the server (env_vars: Codex passes its servers only a few variables unless told). */
-export function codexServerTable(server: McpServerCommand): string {
+function codexServerTable(server: McpServerCommand): string {
   return [
     `[mcp_servers.${MCP_SERVER_NAME}]`,
     `command = ${tomlString(server.command)}`,

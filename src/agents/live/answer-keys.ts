@@ -12,7 +12,7 @@ import { pressKeys } from './input.js';
 /** The screen must hold still this long before an answer's keys go. */
 export const PROMPT_SETTLE_MS = 300;
 /** Longest wait for a prompt to hold still (a spinner elsewhere on screen never does). */
-export const PROMPT_SETTLE_MAX_MS = 1_500;
+const PROMPT_SETTLE_MAX_MS = 1_500;
 /**
  * After an answer's keys, how long the screen may stay unchanged before they count as lost. Long,
  * because a repeat sent to a CLI that took the keys but is slow to redraw (a loaded machine) is read

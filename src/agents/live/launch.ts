@@ -13,7 +13,7 @@ import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.j
 import { createPrivateTemp } from '../environment/private-temp.js';
 import { releaseTempWithPane } from '../environment/pane-temp.js';
 import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
-export { decideDialog, defaultFirstRunPolicy, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
+export { decideDialog,  DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
 
 
@@ -61,7 +61,7 @@ export const READY_SETTLE_MS = 400;
  * A menu no profile pattern knows, unchanged this long during start-up, ends the start with its
  * screen: nothing will answer it (an unknown offer is never guessed at), so waiting longer helps nobody.
  */
-export const UNKNOWN_DIALOG_PATIENCE_MS = 15_000;
+const UNKNOWN_DIALOG_PATIENCE_MS = 15_000;
 
 const packageBin = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'node_modules', '.bin');
 

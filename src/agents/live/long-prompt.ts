@@ -29,7 +29,7 @@ export function attachLongPromptFolder(pane: Pane, data: ProfileData, dir: strin
 }
 
 /** Removes a folder made for a pane that did not start. */
-export function releaseLongPromptFolder(dir: string): void {
+function releaseLongPromptFolder(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
 }
 

@@ -42,7 +42,7 @@ export interface PromptSubmission {
 }
 
 /** Prompts longer than this (or with a line break) are pasted: typed, CLIs read them as a paste and lose the Enter. */
-export const PASTE_THRESHOLD_CHARS = 200;
+const PASTE_THRESHOLD_CHARS = 200;
 
 /** How a prompt is typed into a program that has no agent profile (a shell, a REPL): the one default. */
 export const PLAIN_PROGRAM_INPUT: ProfileData['input'] = { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };

@@ -21,7 +21,7 @@ export function patternSource(p: ScreenPattern): string {
 }
 
 /** The named groups of a pattern, in order (`(?<name>…)`; escaped parentheses are skipped). */
-export function groupNames(source: string): string[] {
+function groupNames(source: string): string[] {
   const names: string[] = [];
   for (const m of source.matchAll(/\\.|\(\?<([A-Za-z_$][\w$]*)>/g)) if (m[1] !== undefined) names.push(m[1]);
   return names;

@@ -7,7 +7,7 @@
 import { z } from 'zod';
 
 /** A pattern tested against the rendered screen (all rows, or only the last `rows` non-empty ones). */
-export const screenPatternSchema = z.union([
+const screenPatternSchema = z.union([
   z.string().min(1),
   z.strictObject({
     pattern: z.string().min(1),
@@ -26,10 +26,10 @@ export const screenPatternSchema = z.union([
 // What a chosen answer means, whatever keys the CLI wants for it; and what kind of thing a tool
 // approval asks to do: the shared vocabulary (src/contract/approval.ts).
 import { ANSWER_MEANINGS, TOOL_KINDS, type AnswerMeaning, type ToolKind } from '../../contract/approval.js';
-export { ANSWER_MEANINGS, TOOL_KINDS, type AnswerMeaning, type ToolKind };
+export {  TOOL_KINDS, type AnswerMeaning, type ToolKind };
 
 /** A pattern tested against one piece of text (a row of the screen, an option's label). */
-export const textPatternSchema = z.union([
+const textPatternSchema = z.union([
   z.string().min(1),
   z.strictObject({
     pattern: z.string().min(1),
@@ -42,7 +42,7 @@ export const textPatternSchema = z.union([
  * groups `tool`, `command` and `path` (each optional) say what is asked, and the row where the match
  * begins is where the prompt begins. Kind `other` is a catch-all: used only when no other kind matches.
  */
-export const approvalKindSchema = z.strictObject({
+const approvalKindSchema = z.strictObject({
   kind: z.enum(TOOL_KINDS),
   pattern: screenPatternSchema,
   /** The tool's name when the prompt does not show it (Claude Code's "Create file" is its Write tool). */
@@ -63,7 +63,7 @@ export const approvalKindSchema = z.strictObject({
 });
 
 /** How the answers of an approval prompt are laid out on screen. */
-export const approvalOptionsSchema = z.strictObject({
+const approvalOptionsSchema = z.strictObject({
   /** `list`: one option per row (a numbered menu); `inline`: all options on one row. */
   layout: z.enum(['list', 'inline']),
   /**
@@ -92,7 +92,7 @@ export const approvalOptionsSchema = z.strictObject({
  * How to read a tool approval prompt (issue 4: `waiting_approval` carries the parsed request): what
  * it asks, the answers it offers, and the keys that choose each from the screen as it is.
  */
-export const approvalRequestSchema = z.strictObject({
+const approvalRequestSchema = z.strictObject({
   kinds: z.array(approvalKindSchema).default([]),
   options: approvalOptionsSchema,
   /**
@@ -122,7 +122,7 @@ export const approvalRequestSchema = z.strictObject({
   witnesses: z.array(screenPatternSchema).default([]),
 });
 
-export const dialogSchema = z.strictObject({
+const dialogSchema = z.strictObject({
   /** A stable name for the dialog: trust_folder, use_api_key, model_migration, … */
   id: z.string().min(1),
   /** The dialog is on screen when every one of these matches. */
@@ -145,7 +145,7 @@ export const dialogSchema = z.strictObject({
   options: z.strictObject({ pattern: textPatternSchema }).optional(),
 });
 
-export const screensSchema = z.strictObject({
+const screensSchema = z.strictObject({
   /** The CLI versions these patterns hold for, as a range: ">=2.1.300 <2.2". */
   versions: z.string().min(1),
   /**

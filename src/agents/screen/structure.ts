@@ -43,7 +43,7 @@ const CONFIRM_HINT = /\b(?:enter|return)\b[^.]{0,20}\b(?:confirm|select|submit|c
 const OPTION_ROW = /^(?<indent>\s{0,6})(?<marker>[❯›●▶➤>*])?(?<gap>\s*)(?:(?<number>\d{1,2})[.)]\s+)?(?<label>[\p{L}"'([][^│┃]*?)\s*[│┃]?\s*$/u;
 
 /** One option of a menu read by shape. */
-export interface StructuralOption {
+interface StructuralOption {
   row: number;
   label: string;
   number: string | undefined;
@@ -235,11 +235,6 @@ function toMenu(lines: readonly string[], run: readonly Candidate[]): Structural
   const options = run.map(({ row, label, number, selected }) => ({ row, label, number, selected }));
   const bottom = run[run.length - 1]?.row ?? 0;
   return { options, top: run[0]?.row ?? 0, bottom, hintRow: hintBelow(lines, bottom) };
-}
-
-/** True for a confirm hint ("Enter to confirm · Esc to cancel"). */
-export function isConfirmHint(line: string): boolean {
-  return CONFIRM_HINT.test(line);
 }
 
 /** The widest row on screen, in characters: the terminal's width, as near as its rows show it. */

@@ -16,7 +16,7 @@ export interface Invocation {
 }
 
 /** An inline script a command runs (`bash -c '…'`), to be split and judged in turn. */
-export interface InlineScript {
+interface InlineScript {
   text: string;
   dialect: ShellDialect;
 }
@@ -45,7 +45,7 @@ export function commandName(text: string): string {
 const DASHES = /^[-\u2013\u2014\u2015]/;
 
 /** True when `word` is an option rather than an operand in `dialect`. */
-export function isOption(word: ShellWord, dialect: ShellDialect): boolean {
+function isOption(word: ShellWord, dialect: ShellDialect): boolean {
   const t = word.text;
   if (t.length < 2 || word.code) return false;
   if (dialect === 'powershell') return DASHES.test(t) && !/^-\d/.test(t);

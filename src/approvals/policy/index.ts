@@ -6,19 +6,19 @@ export type {
   PolicyContext,
   PolicyRule,
   PolicyVerdict,
-  PolicyVerdictPart,
-  RedirectKind,
+  
+  
   ShellDialect,
-  ShellOperator,
-  ShellRedirect,
-  ShellVar,
+  
+  
+  
   ShellWord,
-  SimpleCommand,
-  SplitResult,
-  ToolKind,
+  
+  
+  
 } from './types.js';
-export { evaluatePolicy, describeRule } from './evaluate.js';
+export { evaluatePolicy,  } from './evaluate.js';
 export { parsePolicy, loadPolicyFile } from './schema.js';
 export { AUTO_APPROVE_POLICY, ASK_POLICY } from './presets.js';
 export { splitShellCommand } from './split.js';
-export { blockedReason } from './blocklist.js';
+;

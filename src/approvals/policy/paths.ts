@@ -16,7 +16,7 @@ export interface PathEnv {
   home: string;
 }
 
-export type PathStatus = 'inside' | 'outside' | 'unknown' | 'sink';
+type PathStatus = 'inside' | 'outside' | 'unknown' | 'sink';
 
 export interface PathClass {
   status: PathStatus;
@@ -38,7 +38,7 @@ export function pathEnv(ctx: PolicyContext): PathEnv {
 const SINKS = new Set(['/dev/null', '/dev/stdout', '/dev/stderr', '/dev/tty', '/dev/zero', 'nul', 'nul:', 'con', 'con:', '$null']);
 
 /** Places that swallow output or are the terminal: writing there touches no file. */
-export function isSink(text: string): boolean {
+function isSink(text: string): boolean {
   const lower = text.toLowerCase();
   return SINKS.has(lower) || /^\/dev\/fd\/\d+$/.test(lower);
 }
@@ -106,7 +106,7 @@ function windowsDanger(resolved: string): string | null {
 }
 
 /** Why deleting `resolved` would be a disaster, or null. `shown` is the path as written. */
-export function dangerOf(resolved: string, shown: string, env: PathEnv): string | null {
+function dangerOf(resolved: string, shown: string, env: PathEnv): string | null {
   const { p } = env;
   if (env.win) {
     const root = windowsDanger(resolved);
@@ -179,7 +179,7 @@ function prefixOf(parts: string[], end: number, text: string): string {
 }
 
 /** Normalises an absolute path for glob matching: `/` separators, lower case on Windows. */
-export function globSubject(resolved: string, env: PathEnv): string {
+function globSubject(resolved: string, env: PathEnv): string {
   return env.win ? resolved.replace(/\\/g, '/').toLowerCase() : resolved;
 }
 

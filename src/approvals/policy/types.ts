@@ -85,7 +85,7 @@ export interface ShellWord {
   code: boolean;
 }
 
-export type RedirectKind = 'write' | 'read' | 'dup' | 'heredoc';
+type RedirectKind = 'write' | 'read' | 'dup' | 'heredoc';
 
 export interface ShellRedirect {
   op: string;

@@ -5,9 +5,9 @@
  * target was told in between.
  */
 import { randomBytes } from 'node:crypto';
+import { ASK_ID_SOURCE } from '../../contract/ask.js';
 
-/** Ten lowercase hex digits: short enough to type, 40 bits so concurrent asks never collide. */
-const ID_PATTERN = /^[0-9a-f]{10}$/;
+const ID_PATTERN = new RegExp(ASK_ID_SOURCE);
 const MARKER = /\[switchboard ask ([0-9a-f]{10})\]/;
 const MARKER_LINE = /\n?[ \t]*\[switchboard ask [0-9a-f]{10}\][ \t]*/g;
 

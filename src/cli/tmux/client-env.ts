@@ -9,7 +9,7 @@
  */
 
 /** What tmux reads from a client that does not start its server. */
-export const TMUX_CLIENT_VARIABLES: readonly string[] = [
+const TMUX_CLIENT_VARIABLES: readonly string[] = [
   // tmux's default update-environment (tmux/option-table.ts; MSYSTEM is tmux's on Windows).
   'DISPLAY', 'KRB5CCNAME', 'MSYSTEM', 'SSH_ASKPASS', 'SSH_AUTH_SOCK', 'SSH_AGENT_PID', 'SSH_CONNECTION', 'WINDOWID', 'XAUTHORITY',
   // The terminal.

@@ -17,8 +17,8 @@ export interface HerdrResult {
 }
 
 /** The version and socket protocol the front end answers as (CCB 8.x requires Herdr 0.8.0 or later). */
-export const HERDR_VERSION = '0.9.0';
-export const HERDR_PROTOCOL = 21;
+const HERDR_VERSION = '0.9.0';
+const HERDR_PROTOCOL = 21;
 /** The tmux namespace Herdr's objects live in. */
 export const HERDR_SOCKET_LABEL = 'switchboard-herdr';
 
@@ -26,7 +26,7 @@ type AgentStatus = 'idle' | 'working' | 'blocked' | 'done' | 'unknown';
 const AGENT_STATES: readonly AgentStatus[] = ['idle', 'working', 'blocked', 'done', 'unknown'];
 
 /** Herdr's PaneInfo. */
-export interface HerdrPaneInfo {
+interface HerdrPaneInfo {
   pane_id: string;
   terminal_id: string;
   workspace_id: string;
@@ -41,7 +41,7 @@ export interface HerdrPaneInfo {
   title: string | null;
 }
 
-export interface HerdrTabInfo {
+interface HerdrTabInfo {
   tab_id: string;
   workspace_id: string;
   number: number;
@@ -51,7 +51,7 @@ export interface HerdrTabInfo {
   agent_status: AgentStatus;
 }
 
-export interface HerdrWorkspaceInfo {
+interface HerdrWorkspaceInfo {
   workspace_id: string;
   number: number;
   label: string;
@@ -79,7 +79,7 @@ export function tmuxPaneOf(id: string): string | undefined {
 }
 
 /** The tmux session ($N) a Herdr workspace id names. */
-export function tmuxSessionOf(id: string): string | undefined {
+function tmuxSessionOf(id: string): string | undefined {
   const match = /^w(\d+)$/.exec(id);
   return match ? `$${Number(match[1]) - 1}` : undefined;
 }
@@ -95,7 +95,7 @@ function parseRows(text: string): PaneRow[] {
 }
 
 /** Herdr's PaneInfo for one pane row. */
-export function paneInfoOf(row: PaneRow): HerdrPaneInfo {
+function paneInfoOf(row: PaneRow): HerdrPaneInfo {
   const status = AGENT_STATES.includes(row['@herdr_status'] as AgentStatus) ? (row['@herdr_status'] as AgentStatus) : 'unknown';
   return {
     pane_id: herdrPaneId(row),
@@ -114,7 +114,7 @@ export function paneInfoOf(row: PaneRow): HerdrPaneInfo {
 }
 
 /** Herdr's TabInfo and WorkspaceInfo from the pane rows. */
-export function workspacesOf(rows: PaneRow[]): { workspaces: HerdrWorkspaceInfo[]; tabs: HerdrTabInfo[] } {
+function workspacesOf(rows: PaneRow[]): { workspaces: HerdrWorkspaceInfo[]; tabs: HerdrTabInfo[] } {
   const tabs = new Map<string, HerdrTabInfo>();
   const workspaces = new Map<string, HerdrWorkspaceInfo>();
   for (const row of rows) {

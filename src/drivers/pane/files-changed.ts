@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 
-export type FileChangeKind = 'added' | 'modified' | 'deleted';
+type FileChangeKind = 'added' | 'modified' | 'deleted';
 
 export interface FileChange {
   /** Relative to the workdir, with forward slashes. */

@@ -1,4 +1,4 @@
 /** The pane driver: an interactive agent CLI driven through a task on its screen (CodingAgent, seed 002). */
 export { CodingAgent, type CodingAgentOptions, type ExecuteResult, type ProgressEvent } from './coding-agent.js';
 export type { ApprovalRecord, ExecuteStatus } from './turn.js';
-export { snapshotWorkdir, diffSnapshots, type FileChange, type FileChangeKind, type WorkdirSnapshot } from './files-changed.js';
+;

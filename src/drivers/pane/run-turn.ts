@@ -10,7 +10,7 @@ import { decideApproval, type ApprovalChain, type ApprovalRequest } from '../../
 import { initialTurn, stepTurn, type ApprovalRecord, type StateView, type TurnConfig, type TurnEffect, type TurnEvent, type TurnOutcome, type TurnState } from './turn.js';
 
 /** How often the turn is looked at for completion and stalls, besides on every state change. */
-export const CHECK_INTERVAL_MS = 100;
+const CHECK_INTERVAL_MS = 100;
 
 export interface TurnHooks {
   /** The chain of deciders for this turn's approvals (its person step, if any, is added here). */

@@ -66,7 +66,7 @@ export interface TurnConfig {
 }
 
 /** What the turn is busy with besides watching (one thing at a time). */
-export type Activity =
+type Activity =
   | { kind: 'none' }
   /** Waiting for an approval prompt to hold still before it is read and judged. */
   | { kind: 'settling_approval' }

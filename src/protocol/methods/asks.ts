@@ -5,18 +5,14 @@
  * panes an ask can name; `set_askable` marks a pane (not) askable.
  */
 import { z } from 'zod';
+import { ASK_ID_SOURCE, ASK_ID_WORDS, MAX_ASK_TIMEOUT_MS, MAX_QUESTION_CHARS } from '../../contract/ask.js';
 import { int, optional, paneId, success } from './common.js';
 
 /** The statuses of an ask (src/asks/lifecycle.ts). */
 export const ASK_WIRE_STATUSES = ['queued', 'typing', 'waiting', 'done', 'failed', 'timed_out', 'cancelled'] as const;
 /** The statuses an ask ends in (it changes no more). */
 export const ASK_FINAL_WIRE_STATUSES: readonly (typeof ASK_WIRE_STATUSES)[number][] = ['done', 'failed', 'timed_out', 'cancelled'];
-/** An ask's id: ten hex digits. */
-export const askId = z.string().regex(/^[0-9a-f]{10}$/, 'an ask_id is ten hex digits');
-/** The longest an ask may take, queue time included (two hours). */
-export const MAX_ASK_TIMEOUT_MS = 2 * 60 * 60_000;
-/** The longest question (characters). */
-export const MAX_QUESTION_CHARS = 100_000;
+const askId = z.string().regex(new RegExp(ASK_ID_SOURCE), ASK_ID_WORDS);
 
 export const askParams = {
   ask: z.strictObject({

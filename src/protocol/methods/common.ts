@@ -16,7 +16,7 @@ export const MAX_TEXT = 1024 * 1024;
 export const success = z.object({ success: z.literal(true) });
 
 /** Seed 001's NormalizedEntry. */
-export const normalizedEntrySchema: z.ZodType<NormalizedEntry> = z.object({
+const normalizedEntrySchema: z.ZodType<NormalizedEntry> = z.object({
   id: z.string(),
   type: z.enum(ENTRY_TYPES),
   timestamp: z.number(),

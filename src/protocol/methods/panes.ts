@@ -6,8 +6,8 @@ import { z } from 'zod';
 import { SCOPES } from '../scopes.js';
 import { agentStateSchema, approvalInfoSchema, int, MAX_TEXT, optional, paneId, subscriptionId, success } from './common.js';
 
-export const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as const;
-export const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen', 'state'] as const;
+const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as const;
+const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen', 'state'] as const;
 
 export const paneParams = {
   create_pane: z

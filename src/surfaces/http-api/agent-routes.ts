@@ -16,7 +16,7 @@ export const API_PREFIX = '/api/v2';
 const MAX_EVENTS_PAGE = 10_000;
 
 /** A run as the API answers it: with where to follow it. */
-export function withStreamUrl(run: RunView): RunView & { stream_url: string } {
+function withStreamUrl(run: RunView): RunView & { stream_url: string } {
   return { ...run, stream_url: `${API_PREFIX}/agent/stream?run_id=${encodeURIComponent(run.id)}` };
 }
 
@@ -24,13 +24,13 @@ export function withStreamUrl(run: RunView): RunView & { stream_url: string } {
  * The SSE event name of a run event: its type, except the run's `error`, which EventSource would
  * hand to `onerror` (its handler for a failed connection) instead of to a listener.
  */
-export function sseEventName(type: string): string {
+function sseEventName(type: string): string {
   return type === 'error' ? RUN_ERROR_EVENT : type;
 }
 /** The SSE name of a run's `error` event (its data still says `type: "error"`). */
-export const RUN_ERROR_EVENT = 'run_error';
+const RUN_ERROR_EVENT = 'run_error';
 /** Sent once, before the stream closes, when reading the recorded events failed. */
-export const STREAM_FAILED_EVENT = 'stream_failed';
+const STREAM_FAILED_EVENT = 'stream_failed';
 
 /** Where a reader resumes: the Last-Event-ID header (what EventSource sends on reconnect), else the query's. */
 function resumeAfter(ctx: ApiContext, fromQuery: string | undefined): number {

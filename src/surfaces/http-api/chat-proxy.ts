@@ -34,7 +34,7 @@ function textOf(content: ChatRequest['messages'][number]['content']): string {
 }
 
 /** The prompt: the last user message, with what came before it as context. */
-export function promptOf(messages: ChatRequest['messages']): string {
+function promptOf(messages: ChatRequest['messages']): string {
   let last = -1;
   messages.forEach((m, i) => {
     if (m.role === 'user') last = i;

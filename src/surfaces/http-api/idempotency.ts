@@ -13,7 +13,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { HttpError } from './router.js';
 
-export const IDEMPOTENCY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_HEADER = 'idempotency-key';
 const KEY_TTL_MS = 24 * 60 * 60_000;
 const MAX_KEYS = 10_000;
 const MAX_KEY_LENGTH = 255;

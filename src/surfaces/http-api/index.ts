@@ -2,4 +2,4 @@
 export { createHttpApi, startHttpApiServer, type HttpApi, type HttpApiOptions, type HttpApiServer } from './server.js';
 export { openApiDocument } from './openapi.js';
 export type { RunsPort } from '../../api/index.js';
-export { MAX_BODY_BYTES } from './router.js';
+;

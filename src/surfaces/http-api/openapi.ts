@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { switchboardVersion } from '../../core/version.js';
+import { ASK_ID_SOURCE } from '../../contract/ask.js';
 import {
   askCancelRequestSchema,
   askListQuerySchema,
@@ -44,7 +45,7 @@ const errors = (...statuses: number[]): Json => Object.fromEntries(statuses.map(
 const json = (ref: string, description: string): Json => ({ description, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
 const body = (ref: string): Json => ({ required: true, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
 const optionalBody = (ref: string): Json => ({ required: false, content: { 'application/json': { schema: { $ref: `#/components/schemas/${ref}` } } } });
-const askIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^[0-9a-f]{10}$' } };
+const askIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: ASK_ID_SOURCE } };
 const askEnded = json('Ask', 'The ask, ended: done (with its reply), failed, timed_out (error TIMEOUT) or cancelled.');
 const askUnderWay = json('Ask', 'The ask, still under way (queued, typing, waiting): follow it with wait or get.');
 

@@ -172,7 +172,7 @@ export function errorBody(err: unknown): { status: number; body: { error: { code
   return { status, body: { error: { code: e.code, rpc_code: RPC_CODE_BY_ERROR[e.code], type: e.code.toLowerCase(), message: e.message, ...(e.details ? { details: { ...e.details } } : {}) } } };
 }
 
-export async function sendError(res: ServerResponse, err: unknown): Promise<void> {
+async function sendError(res: ServerResponse, err: unknown): Promise<void> {
   const { status, body } = errorBody(err);
   await sendJson(res, status, body);
 }

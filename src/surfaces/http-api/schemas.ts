@@ -11,12 +11,12 @@ import { backendInfoSchema, idleConversationsSchema, runEventSchema as wireRunEv
 
 const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
-export const runIdSchema = wireRunIdSchema;
+const runIdSchema = wireRunIdSchema;
 /** A schema version the client proposes: its latest (v1, v2, …). */
 const schemaVersion = schemaVersionProposal;
 
 /** The same schemas as JSON-RPC's run_* methods (protocol/methods/bridge.ts). */
-export const limitsSchema = runLimitsSchema;
+const limitsSchema = runLimitsSchema;
 
 export const runRequestSchema = z
   .strictObject({
@@ -126,7 +126,6 @@ export const backendsResponseSchema = z.strictObject({
   idle: idleConversationsSchema,
 });
 
-export type RunRequest = z.infer<typeof runRequestSchema>;
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 
 /** An endpoint that takes no query parameters (any given is an error). */

@@ -163,7 +163,7 @@ async function writeSliced(res: ServerResponse, text: string): Promise<boolean> 
  * Writes an answer whose body is `pieces`, gathered into writes of a few KiB and sent with
  * backpressure, then ends it. Resolves false when the client went away (the rest is not made).
  */
-export async function writeAnswer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, pieces: Iterable<string> | AsyncIterable<string>): Promise<boolean> {
+async function writeAnswer(res: ServerResponse, status: number, headers: OutgoingHttpHeaders, pieces: Iterable<string> | AsyncIterable<string>): Promise<boolean> {
   res.writeHead(status, headers);
   let gathered = '';
   for await (const piece of pieces) {
@@ -194,11 +194,6 @@ export async function sendJson(res: ServerResponse, status: number, body: unknow
   res.writeHead(status, { ...JSON_HEADERS, ...headers, 'Content-Length': Buffer.byteLength(head) });
   res.end(head);
   return !res.destroyed;
-}
-
-/** A JSON answer made of pieces the caller produces (a page read as it is written). */
-export function streamJson(res: ServerResponse, status: number, pieces: Iterable<string> | AsyncIterable<string>, headers: OutgoingHttpHeaders = {}): Promise<boolean> {
-  return writeAnswer(res, status, { ...JSON_HEADERS, ...headers }, pieces);
 }
 
 function* prepend(first: string, rest: Iterator<string>): Generator<string> {

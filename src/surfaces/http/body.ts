@@ -10,7 +10,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { decodeUtf8Strict } from '../../core/utf8.js';
 
 /** Past the limit, at most this much more of a body is read and dropped before the answer. */
-export const BODY_DISCARD_BYTES = 16 * 1024 * 1024;
+const BODY_DISCARD_BYTES = 16 * 1024 * 1024;
 
 /** A body over its limit: LIMIT_EXCEEDED, answered 413 on every route. */
 export class BodyTooLarge extends SwitchboardError {

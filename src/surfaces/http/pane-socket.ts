@@ -10,7 +10,7 @@ import type { Logger } from '../../core/logger.js';
 import type { PaneTerminal, TerminalAttachment } from '../../api/index.js';
 
 /** Output waiting in the socket above this stops; below LOW_WATER it resumes with a repaint. */
-export const PANE_SOCKET_HIGH_WATER = 4 * 1024 * 1024;
+const PANE_SOCKET_HIGH_WATER = 4 * 1024 * 1024;
 const LOW_WATER = 1024 * 1024;
 /** Input frames larger than this are refused (a paste this big is a mistake). */
 export const MAX_INPUT_FRAME = 1024 * 1024;

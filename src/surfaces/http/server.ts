@@ -59,21 +59,21 @@ export interface DashboardServerOptions {
 /** Open WebSockets at most, over every browser: a tab holds one for JSON-RPC and one per pane. */
 const MAX_SOCKETS = 256;
 /** Connections to the dashboard's port at once, whoever holds them: far below the daemon's descriptors. */
-export const MAX_HTTP_CONNECTIONS = 512;
+const MAX_HTTP_CONNECTIONS = 512;
 /**
  * Connections that have not shown a login yet (cookie, page key, token or login code): a small
  * budget of their own, whose oldest member makes room for a new one, so strangers can never crowd
  * out the owner's browser.
  */
-export const MAX_UNAUTHENTICATED_HTTP = 32;
+const MAX_UNAUTHENTICATED_HTTP = 32;
 /** A connection that has not authenticated by then is closed. */
-export const HTTP_AUTH_DEADLINE_MS = 5_000;
+const HTTP_AUTH_DEADLINE_MS = 5_000;
 /**
  * Connections one scoped token (one pane's programs) holds on this port, and all scoped tokens
  * together: budgets of their own, not counted against the port's, so the owner always gets in.
  */
 export const MAX_HTTP_CONNECTIONS_PER_GRANT = 32;
-export const MAX_SCOPED_HTTP_CONNECTIONS = 128;
+const MAX_SCOPED_HTTP_CONNECTIONS = 128;
 /** An idle keep-alive connection, and a request's headers, get this long. */
 const HTTP_IDLE_MS = 5_000;
 /** A whole request (GET only: headers and nothing else) must have arrived by then. */

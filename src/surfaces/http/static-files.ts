@@ -28,7 +28,7 @@ export function defaultWebRoot(): string {
 }
 
 /** The file under `root` that `urlPath` names, or null when it would leave `root` or is not a file. */
-export function resolveStatic(root: string, urlPath: string): string | null {
+function resolveStatic(root: string, urlPath: string): string | null {
   let decoded: string;
   try {
     decoded = decodeURIComponent(urlPath);

@@ -11,15 +11,16 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../../core/errors.js';
 import { switchboardVersion } from '../../core/version.js';
+import { ASK_ID_SOURCE, ASK_ID_WORDS, DEFAULT_ASK_TIMEOUT_MS, MAX_ASK_TIMEOUT_MS, MAX_QUESTION_CHARS } from '../../contract/ask.js';
 import type { McpAskResult, McpBackend } from './backend.js';
 
 /** The tool names, as agents see them. */
 export const MCP_TOOLS = ['list_agents', 'ask', 'ask_result', 'send', 'read', 'wait'] as const;
 
 /** Bounds on what a tool call may ask for. */
-export const MCP_MAX_READ_LINES = 2_000;
-export const MCP_MAX_WAIT_MS = 10 * 60_000;
-export const MCP_MAX_TEXT_CHARS = 100_000;
+const MCP_MAX_READ_LINES = 2_000;
+const MCP_MAX_WAIT_MS = 10 * 60_000;
+const MCP_MAX_TEXT_CHARS = 100_000;
 
 const paneId = z.string().min(1).max(200).describe('The pane id (from list_agents).');
 
@@ -78,9 +79,9 @@ export function createMcpServer(backend: McpBackend): McpServer {
         'Ask the agent in another pane a question. The question is typed into its terminal once it is idle (asks to one agent wait in line), and its answer comes back. target: a pane id or title, or an agent name (claude, codex, gemini, opencode): the pane running that agent in your folder, or the only one. wait=false returns an ask_id at once and delivers the answer into your pane when you are idle.',
       inputSchema: {
         target: z.string().min(1).max(200).describe('A pane id or title, or an agent name.'),
-        question: z.string().min(1).max(MCP_MAX_TEXT_CHARS).describe('The question, as you would type it to that agent.'),
+        question: z.string().min(1).max(MAX_QUESTION_CHARS).describe('The question, as you would type it to that agent.'),
         wait: z.boolean().default(true).describe('Wait for the answer (default), or return at once with an ask_id.'),
-        timeout_ms: z.number().int().min(1).max(2 * 60 * 60_000).optional().describe('Give up after this long (default 10 minutes), queue time included.'),
+        timeout_ms: z.number().int().min(1).max(MAX_ASK_TIMEOUT_MS).optional().describe(`Give up after this long (default ${DEFAULT_ASK_TIMEOUT_MS / 60_000} minutes), queue time included.`),
       },
     },
     (args) => guarded(async () => askResult(await backend.ask({ target: args.target, question: args.question, wait: args.wait, ...(args.timeout_ms !== undefined ? { timeout_ms: args.timeout_ms } : {}) }))),
@@ -92,7 +93,7 @@ export function createMcpServer(backend: McpBackend): McpServer {
       title: 'Result of an ask',
       description: 'The state of an ask made with wait=false: its reply once done. wait_ms waits up to that long for it to finish.',
       inputSchema: {
-        ask_id: z.string().regex(/^[0-9a-f]{10}$/, 'an ask_id is ten hex digits').describe('The ask_id ask returned.'),
+        ask_id: z.string().regex(new RegExp(ASK_ID_SOURCE), ASK_ID_WORDS).describe('The ask_id ask returned.'),
         wait_ms: z.number().int().min(0).max(MCP_MAX_WAIT_MS).optional(),
       },
       annotations: { readOnlyHint: true },

@@ -11,7 +11,7 @@ import { narrowGrant, OWNER_GRANT, type Authenticate, type Grant } from '../../a
  * is refused (INVALID_TOKEN; LIMIT_EXCEEDED when the token is good but its grant has no
  * connection left).
  */
-export type RequestCredentials = { grant: Grant; params: Record<string, unknown> } | { refused: string; code?: 'LIMIT_EXCEEDED' };
+type RequestCredentials = { grant: Grant; params: Record<string, unknown> } | { refused: string; code?: 'LIMIT_EXCEEDED' };
 
 /** How one connection's requests are authenticated. */
 export interface RequestAuthentication {

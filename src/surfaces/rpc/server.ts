@@ -43,18 +43,18 @@ function isLoopbackPeer(address: string): boolean {
 }
 
 /** Connections over all transports, by default. */
-export const DEFAULT_MAX_CONNECTIONS = 256;
+const DEFAULT_MAX_CONNECTIONS = 256;
 /**
  * Connections on each transport that have not yet presented a token. Strangers fill this budget,
  * never the daemon's whole one, and never another transport's: the owner always gets in.
  */
-export const DEFAULT_MAX_UNAUTHENTICATED = 32;
+const DEFAULT_MAX_UNAUTHENTICATED = 32;
 /**
  * Connections of one scoped grant (the programs of one pane), and of all scoped grants together.
  * They have budgets of their own, so no pane's token can lock the owner out.
  */
 export const DEFAULT_MAX_CONNECTIONS_PER_GRANT = 32;
-export const DEFAULT_MAX_SCOPED_CONNECTIONS = 128;
+const DEFAULT_MAX_SCOPED_CONNECTIONS = 128;
 
 type Transport = 'tcp' | 'local';
 

@@ -22,9 +22,6 @@ export interface ClientInfo {
   paneScopes?: readonly string[];
 }
 
-/** How a command ended: carry on, stop the queue with exit code 1, or the server went away. */
-export type CommandOutcome = 'normal' | 'error';
-
 /** Raised by a command to stop with tmux's message (printed to stderr, exit code 1). */
 export class CommandError extends Error {
   override readonly name = 'CommandError';

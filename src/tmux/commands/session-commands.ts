@@ -20,7 +20,7 @@ function spawnRequest(ctx: CommandContext, command: readonly string[], cwd: stri
   return { command, cwd, env, ...(ctx.client.paneScopes !== undefined ? { paneScopes: ctx.client.paneScopes } : {}) };
 }
 
-export function envFlags(command: ParsedCommand): Record<string, string> {
+function envFlags(command: ParsedCommand): Record<string, string> {
   const env: Record<string, string> = {};
   for (const item of command.flags.get('e') ?? []) {
     const eq = item.indexOf('=');
@@ -35,7 +35,7 @@ function sessionName(name: string): string {
 }
 
 /** How tmux names a pane in messages: `session:window.pane`. */
-export function paneDescription(pane: TmuxPane): string {
+function paneDescription(pane: TmuxPane): string {
   return `${pane.window.session.name}:${pane.window.index}.${pane.index}`;
 }
 

@@ -9,7 +9,7 @@ import { PaneRegistry } from '../../../src/pane/index.js';
 import { startSandboxedAgent, type AgentInPane } from '../../support/agent-panes.js';
 import type { ScriptedModel } from '../scripted-model.js';
 
-export class TestDirectory implements AskDirectory {
+class TestDirectory implements AskDirectory {
   readonly targets: AskTarget[] = [];
   list(): readonly AskTarget[] {
     return this.targets;

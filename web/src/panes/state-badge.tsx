@@ -5,7 +5,7 @@ import type { PaneView } from './pane-store.js';
  * an agent pane is `starting`; a pane the server tracks no state for (a plain shell) is
  * `running` or `exited`.
  */
-export function stateName(view: PaneView): string {
+function stateName(view: PaneView): string {
   if (view.state) return view.state;
   if (!view.info.alive) return 'exited';
   return view.info.agent ? 'starting' : 'running';

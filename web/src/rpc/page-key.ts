@@ -26,7 +26,7 @@ export function socketProtocols(): string[] {
 }
 
 /** The header that carries the key on API calls. */
-export const KEY_HEADER = 'x-switchboard-key';
+const KEY_HEADER = 'x-switchboard-key';
 
 /**
  * Downloads a same-origin API resource (an export) as `filename`: fetched with the key in its

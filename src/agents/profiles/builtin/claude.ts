@@ -1,7 +1,7 @@
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
 /** The newest version the patterns below were recorded against (the one the tests pin). */
-export const CLAUDE_VERSION = '2.1.332';
+const CLAUDE_VERSION = '2.1.332';
 
 /** Claude Code (`@anthropic-ai/claude-code`). */
 export const claude = defineProfile(

@@ -2,8 +2,6 @@ import path from 'node:path';
 import { writeHomeFiles, defineProfile } from '../profile.js';
 import type { ScreensInput } from '../schema.js';
 
-export const CODEX_VERSION = '0.171.0';
-
 const toml = (s: string): string => JSON.stringify(s);
 
 /** What Codex 0.160 to 0.169 draw (recorded with 0.169.0); the newer set below builds on it. */

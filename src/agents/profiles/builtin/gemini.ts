@@ -1,7 +1,5 @@
 import { writeHomeFiles, defineProfile } from '../profile.js';
 
-export const GEMINI_VERSION = '0.61.0';
-
 /** Gemini CLI (`@google/gemini-cli`). */
 export const gemini = defineProfile(
   {

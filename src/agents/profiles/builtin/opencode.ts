@@ -31,8 +31,6 @@ function lstatOrUndefined(file: string): ReturnType<typeof lstatSync> | undefine
   }
 }
 
-export const OPENCODE_VERSION = '1.18.33';
-
 /** OpenCode (`opencode-ai`). */
 export const opencode = defineProfile(
   {
