@@ -179,7 +179,7 @@ describe.each(CLIS)('the bridge over HTTP with %s', (cli) => {
     expect(await runOf(b, next.id), explain(events)).toMatchObject({ status: 'completed' });
     expect(readFileSync(path.join(b.work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
     const decisions = events.filter((e) => e.type === 'decision' && (e.data as { subject?: { tool?: string } }).subject?.tool === 'shell');
-    expect(decisions.map((e) => e.data), explain(events)).toEqual([expect.objectContaining({ decision: 'allow', by: 'governance' })]);
+    expect(decisions.map((e) => e.data), explain(events)).toEqual([expect.objectContaining({ decision: 'allow', by: 'policy' })]);
     expect(await replay(b, first.id)).toHaveLength(before);
   });
 
