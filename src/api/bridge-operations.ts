@@ -12,7 +12,7 @@ import type { Grant } from './authorize.js';
 import type { Handler } from './handler.js';
 import type { Services } from './services.js';
 
-export type {   RunEvent, RunView,   WireRunEvent,  SchemaVersion };
+export type { RunEvent, RunView, WireRunEvent, SchemaVersion };
 
 /**
  * Who a caller is, as runs and asks record their maker: `owner` for the owner's grant (or none: in

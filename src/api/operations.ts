@@ -15,7 +15,7 @@ import { logHandlers } from './log-operations.js';
 import { paneHandlers } from './pane-operations.js';
 import { tmuxHandlers } from './tmux-operations.js';
 
-export type {  HandlerTable } from './handler.js';
+export type { HandlerTable } from './handler.js';
 
 export const handlers: HandlerTable = {
   ...paneHandlers,

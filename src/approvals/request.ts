@@ -31,7 +31,6 @@ export interface ApprovalRequest {
   readonly doubts: readonly string[];
 }
 
-
 /** How a request was settled. */
 export type ApprovalOutcome =
   | { decision: 'allow' | 'deny'; decidedBy: Exclude<DecidedBy, 'none'>; reason: string; verdict: PolicyVerdict }

@@ -3,7 +3,7 @@ import { rmSync } from 'node:fs';
 import { writePrivateFileAtomic } from '../platform/index.js';
 import { formatRuntimeInfo, readRuntimeFile, runtimeFilePath, type RuntimeInfo } from '../protocol/discovery.js';
 
-export { readRuntimeFile, runtimeFilePath,  type RuntimeInfo } from '../protocol/discovery.js';
+export { readRuntimeFile, runtimeFilePath, type RuntimeInfo } from '../protocol/discovery.js';
 
 /** Writes the runtime file (mode 0600, atomically). */
 export function writeRuntimeFile(home: string, info: RuntimeInfo): void {

@@ -445,6 +445,4 @@ function isBrokenOff(error: unknown): boolean {
   return !(error instanceof RequestError) && !(error instanceof SwitchboardError);
 }
 
-
-
 const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

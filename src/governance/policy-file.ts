@@ -160,7 +160,6 @@ export interface GovernancePolicy {
   forBackend(backend: string): BackendPolicy;
 }
 
-
 const expandHome = (p: string, home: string): string => (p === '~' ? home : p.startsWith('~/') || p.startsWith('~\\') ? path.join(home, p.slice(2)) : p);
 
 /** An approval policy and how many of its rules are the file's own (the built-in ones come after). */

@@ -1,5 +1,5 @@
 /** The Run Ledger: every run and event, numbered, replayable, behind one small storage interface; and the asks between agents. */
-export { RunLedger, LEDGER_FILE,   } from './run-ledger.js';
-export { SqliteLedgerStore,  } from './sqlite-store.js';
-export type { LedgerStore,  RunRecord, RunQuery, RetentionRule,  } from './ledger-store.js';
-export {  type AskRow, type AskRows } from './ask-rows.js';
+export { RunLedger, LEDGER_FILE } from './run-ledger.js';
+export { SqliteLedgerStore } from './sqlite-store.js';
+export type { LedgerStore, RunRecord, RunQuery, RetentionRule } from './ledger-store.js';
+export { type AskRow, type AskRows } from './ask-rows.js';

@@ -30,7 +30,6 @@ export type FailedReason = (typeof FAILED_REASONS)[number];
 export type CancelledReason = (typeof CANCELLED_REASONS)[number];
 export type EndReason = CompletedReason | FailedReason | CancelledReason;
 
-
 /** The bounds a run runs under (all optional: absent means no bound). */
 export interface RunLimits {
   /** Wall-clock time from start to end, in ms. */

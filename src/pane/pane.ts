@@ -402,8 +402,6 @@ export class Pane implements Schedulable {
     return { text: body.toString('utf8'), offset: raw.from + skip, bytes: body.length, truncated: raw.truncated };
   }
 
-
-
   /** Approximate memory held by this pane's history, in bytes. */
   get historyBytes(): number {
     return this.screen.historyBytes + this.raw.heldBytes;

@@ -2,7 +2,7 @@
  * Everything that differs between operating systems lives behind this module: shells, process
  * trees, socket paths and file permissions. No other module checks process.platform.
  */
-export { absolutePathEntries, defaultShell, execCommand, fallbackShell, isExecutable, loginShellArgv, resolveExecutable, shellArgv, shellCommandLine, type CommandLine,  } from './shell.js';
+export { absolutePathEntries, defaultShell, execCommand, fallbackShell, isExecutable, loginShellArgv, resolveExecutable, shellArgv, shellCommandLine, type CommandLine } from './shell.js';
 export {
   collectProcessTree,
   findProcessesByEnv,
@@ -18,12 +18,12 @@ export {
   
   
 } from './processes.js';
-export { agentTempRoot,  isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
-export { closeInheritedDescriptors, closeOnExecProblem,  setCloseOnExec } from './descriptors.js';
-export { connectionPeer, processEnvValue, processLineage,  } from './peer-process.js';
-export { bubblewrapProblem, findBubblewrap, jailedCommand,  } from './process-jail.js';
-export { ensurePrivateDir,  restrictSocket,  writePrivateFileAtomic,  } from './files.js';
-export { foregroundProcess,  } from './foreground.js';
+export { agentTempRoot, isFilesystemSocket, localSocketPath, privateSocketDir, switchboardHome } from './paths.js';
+export { closeInheritedDescriptors, closeOnExecProblem, setCloseOnExec } from './descriptors.js';
+export { connectionPeer, processEnvValue, processLineage } from './peer-process.js';
+export { bubblewrapProblem, findBubblewrap, jailedCommand } from './process-jail.js';
+export { ensurePrivateDir, restrictSocket, writePrivateFileAtomic } from './files.js';
+export { foregroundProcess } from './foreground.js';
 export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, tempFolderEnv, terminalEmulatorOptions } from './env.js';
 

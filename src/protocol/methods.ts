@@ -16,10 +16,7 @@ import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, ru
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
 
-;
 export { describeIssues } from './methods/common.js';
-;
-;
 
 /** The methods by group: each group's parameters and results live in methods/<group>.ts. */
 export const METHOD_GROUPS = {

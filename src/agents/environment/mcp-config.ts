@@ -19,7 +19,6 @@ export type McpConfigAgent = (typeof MCP_CONFIG_AGENTS)[number];
 /** The variables `switchboard mcp` needs to reach its daemon as the pane it runs in (CLIs that filter their servers' environment are told to pass these). */
 export const MCP_PASSED_ENV = ['SWITCHBOARD_RPC_HOST', 'SWITCHBOARD_RPC_PORT', 'SWITCHBOARD_RPC_SOCKET', 'SWITCHBOARD_RPC_TOKEN', 'SWITCHBOARD_PANE_ID', 'SWITCHBOARD_HOME'];
 
-
 export function isMcpConfigAgent(name: string): name is McpConfigAgent {
   return (MCP_CONFIG_AGENTS as readonly string[]).includes(name);
 }

@@ -13,10 +13,8 @@ import { attachLongPromptFolder, prepareLongPromptFolder } from './long-prompt.j
 import { createPrivateTemp } from '../environment/private-temp.js';
 import { releaseTempWithPane } from '../environment/pane-temp.js';
 import { attachDialogResponder, dialogResponderOf, type AnsweredDialog, type DialogResponder } from './dialog-responder.js';
-export { decideDialog,  DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
+export { decideDialog, DEFAULT_FIRST_RUN_POLICY, type FirstRunPolicy } from './dialog-answer.js';
 export { DIALOG_REPEAT_MS, DIALOG_SETTLE_MS, type AnsweredDialog } from './dialog-responder.js';
-
-
 
 export interface AgentLaunchOptions {
   cwd: string;
@@ -70,7 +68,6 @@ export function defaultBinaryDirs(env: NodeJS.ProcessEnv): string[] {
   const fromEnv = (env.SWITCHBOARD_AGENT_PATH ?? '').split(path.delimiter).filter(Boolean);
   return [...fromEnv, packageBin];
 }
-
 
 /** The first-run policy `pane`'s agent was started with (undefined for panes startAgent did not start). */
 export function firstRunPolicyOf(pane: Pane): FirstRunPolicy | undefined {
@@ -142,7 +139,6 @@ export async function startAgent(registry: PaneRegistry, profile: AgentProfile, 
     throw err;
   }
 }
-
 
 /** Watches a starting agent while its responder answers the dialogs; resolves once the idle prompt holds. */
 async function awaitReady(pane: Pane, screens: Screens, responder: DialogResponder, limits: { timeoutMs: number; unknownPatienceMs: number }, signal: AbortSignal | undefined): Promise<{ readyMs: number; dialogs: AnsweredDialog[] }> {

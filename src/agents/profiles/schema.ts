@@ -26,7 +26,7 @@ const screenPatternSchema = z.union([
 // What a chosen answer means, whatever keys the CLI wants for it; and what kind of thing a tool
 // approval asks to do: the shared vocabulary (src/contract/approval.ts).
 import { ANSWER_MEANINGS, TOOL_KINDS, type AnswerMeaning, type ToolKind } from '../../contract/approval.js';
-export {  TOOL_KINDS, type AnswerMeaning, type ToolKind };
+export { TOOL_KINDS, type AnswerMeaning, type ToolKind };
 
 /** A pattern tested against one piece of text (a row of the screen, an option's label). */
 const textPatternSchema = z.union([

@@ -17,8 +17,7 @@ export type {
   
   
 } from './types.js';
-export { evaluatePolicy,  } from './evaluate.js';
+export { evaluatePolicy } from './evaluate.js';
 export { parsePolicy, loadPolicyFile } from './schema.js';
 export { AUTO_APPROVE_POLICY, ASK_POLICY } from './presets.js';
 export { splitShellCommand } from './split.js';
-;

@@ -32,7 +32,6 @@ export const policySchema = z.strictObject({
   default: decisionSchema.default('ask'),
 });
 
-
 /** Validates an approval policy (from JSON or YAML); throws INVALID_PARAMS naming every problem and where it is. */
 export function parsePolicy(input: unknown): ApprovalPolicy {
   const parsed = policySchema.safeParse(input);

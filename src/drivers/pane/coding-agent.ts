@@ -24,7 +24,7 @@ import { extractFinalMessage } from '../../agents/index.js';
 import { outcomeOfError, runTurn, type TurnHooks } from './run-turn.js';
 import type { ApprovalRecord, ExecuteStatus, TurnOutcome } from './turn.js';
 
-export type { ApprovalRecord,  } from './turn.js';
+export type { ApprovalRecord } from './turn.js';
 
 export interface ExecuteResult {
   status: ExecuteStatus;

@@ -2,4 +2,3 @@
 export { createHttpApi, startHttpApiServer, type HttpApi, type HttpApiOptions, type HttpApiServer } from './server.js';
 export { openApiDocument } from './openapi.js';
 export type { RunsPort } from '../../api/index.js';
-;

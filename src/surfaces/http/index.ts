@@ -1,2 +1,1 @@
 export { DashboardServer, type DashboardServerOptions } from './server.js';
-;

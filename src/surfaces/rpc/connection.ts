@@ -7,7 +7,7 @@ import { LineTransport } from '../../protocol/line-transport.js';
 import type { RequestAuthentication } from './authenticate.js';
 import { RpcPeer, type ConnectionDeps } from './peer.js';
 
-export { DEFAULT_CONNECTION_LIMITS, RpcPeer, type ConnectionDeps, type ConnectionLimits,   } from './peer.js';
+export { DEFAULT_CONNECTION_LIMITS, RpcPeer, type ConnectionDeps, type ConnectionLimits } from './peer.js';
 
 export class RpcConnection {
   private readonly transport: LineTransport;

@@ -7,7 +7,7 @@
  */
 import type { Notifications as AllNotifications, ParamsInput, Result } from '../../../src/protocol/methods.js';
 
-export type {  NormalizedEntry,  AgentState, ApprovalInfo as Approval } from '../../../src/contract/index.js';
+export type { NormalizedEntry, AgentState, ApprovalInfo as Approval } from '../../../src/contract/index.js';
 export type { AgentInfo, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo, RunViewInfo as RunView, RunEventInfo as RunEvent } from '../../../src/protocol/methods.js';
 
 /** The methods the dashboard calls: their parameters (without the token) and results. */

@@ -63,7 +63,6 @@ const SCREENS_0_169 = {
   ],
 } satisfies Omit<ScreensInput, 'versions'>;
 
-
 /** OpenAI Codex CLI (`@openai/codex`). */
 export const codex = defineProfile(
   {
