@@ -15,27 +15,27 @@ export const conversationHandlers: { [M in ConversationMethods]: Handler<M> } = 
     const cwd = ctx.panes.resolveCwd(p.cwd);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
     const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
-    const id = await ctx.logs.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy, createdBy: callerOf(ctx.grant) });
+    const id = await ctx.structuredRuns.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy, createdBy: callerOf(ctx.grant) });
     // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
-    ctx.signal.addEventListener('abort', () => void ctx.logs.closeAgentSession(id).catch(() => undefined), { once: true });
+    ctx.signal.addEventListener('abort', () => void ctx.structuredRuns.closeAgentSession(id).catch(() => undefined), { once: true });
     return { session_id: id };
   },
 
   async agent_session_prompt(ctx, p) {
     // Prompting drives the agent: only the session's maker, or the owner.
-    requireMaker(ctx.grant, ctx.logs.creatorOf(p.session_id), `session ${p.session_id}`);
-    return turnResult(await ctx.logs.promptAgentSession(p.session_id, p.prompt, ctx.signal));
+    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(p.session_id), `session ${p.session_id}`);
+    return turnResult(await ctx.structuredRuns.promptAgentSession(p.session_id, p.prompt, ctx.signal));
   },
 
   async agent_session_cancel(ctx, p) {
-    requireMaker(ctx.grant, ctx.logs.creatorOf(p.session_id), `session ${p.session_id}`);
-    await ctx.logs.cancelAgentSessionTurn(p.session_id);
+    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(p.session_id), `session ${p.session_id}`);
+    await ctx.structuredRuns.cancelAgentSessionTurn(p.session_id);
     return { success: true };
   },
 
   async agent_session_close(ctx, p) {
-    requireMaker(ctx.grant, ctx.logs.creatorOf(p.session_id), `session ${p.session_id}`);
-    await ctx.logs.closeAgentSession(p.session_id);
+    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(p.session_id), `session ${p.session_id}`);
+    await ctx.structuredRuns.closeAgentSession(p.session_id);
     return { success: true };
   },
 };

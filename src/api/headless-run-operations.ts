@@ -10,13 +10,13 @@ export const headlessRunHandlers: { run_agent: Handler<'run_agent'>; cancel_run:
     if (!profile.data.headless_args) throw new SwitchboardError('INVALID_PARAMS', `${p.agent} has no headless mode`, { agent: p.agent });
     const cwd = ctx.panes.resolveCwd(p.cwd);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const { sessionId } = ctx.logs.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args, createdBy: callerOf(ctx.grant) });
+    const { sessionId } = ctx.structuredRuns.runAgent({ agent: p.agent, prompt: p.prompt, cwd, sandbox, args: p.args, createdBy: callerOf(ctx.grant) });
     return { session_id: sessionId };
   },
 
   cancel_run(ctx, p) {
     ctx.logs.logs.get(p.session_id);
-    requireMaker(ctx.grant, ctx.logs.creatorOf(p.session_id), `run ${p.session_id}`);
-    return { cancelled: ctx.logs.cancelRun(p.session_id) };
+    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(p.session_id), `run ${p.session_id}`);
+    return { cancelled: ctx.structuredRuns.cancelRun(p.session_id) };
   },
 };

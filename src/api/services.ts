@@ -8,7 +8,7 @@ import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
-import type { RunService } from '../runs/index.js';
+import { StructuredRuns, type RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';
@@ -64,8 +64,10 @@ export interface Services {
   readonly agents: AgentCatalog;
   /** The agent in each agent pane (its tracker, its pending approval, how to prompt it): one for every surface and run. */
   readonly agentPanes: AgentPanes;
-  /** Every session's log, structured runs and conversations. */
+  /** Every session's log. */
   readonly logs: LogService;
+  /** `run_agent` and `agent_session_*`: structured runs whose entries are session logs. */
+  readonly structuredRuns: StructuredRuns;
   /** The tmux front end over the same panes. */
   readonly tmux: TmuxFrontEnd;
   /** Agents asking agents: the ask engine over the agent panes. */
@@ -108,21 +110,25 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes'> & { bridge?: AgentBridge; agentPanes?: AgentPanes }): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
   // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
   const agentPanes = parts.agentPanes ?? parts.logs.agentPanes;
   const asks = new AskService({ panes: parts.panes, agentPanes });
+  // The caller's (the daemon ends its runs before its logs), else one of the services' own.
+  const structuredRuns = parts.structuredRuns ?? new StructuredRuns(parts.logs.logs, parts.agents);
   return {
     panes: parts.panes,
     agents: parts.agents,
     agentPanes,
+    structuredRuns,
     logs: parts.logs,
     daemon: parts.daemon,
     bridge: parts.bridge ?? new AgentBridge(),
     tmux,
     asks,
     dispose: () => {
+      if (!parts.structuredRuns) void structuredRuns.close();
       asks.dispose();
       tmux.dispose();
     },

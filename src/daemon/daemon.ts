@@ -12,6 +12,7 @@ import { CallerOrigins, createServices, TokenRegistry, type DaemonControl, type 
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
+import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
@@ -98,6 +99,7 @@ export class Daemon implements DaemonControl {
   readonly logs: LogService;
   /** The agent in each agent pane, shared by the logs, the services and the bridge's PTY runs. */
   readonly agentPanes: AgentPanes;
+  private readonly structuredRuns: StructuredRuns;
   /** The one service object every transport takes. */
   readonly services: Services;
   /** The owner's token: everything. Agent panes get scoped tokens of their own (`tokens`). */
@@ -163,7 +165,8 @@ export class Daemon implements DaemonControl {
     // Made before the logs, so each new pane's agent exists before its log is attached.
     this.agentPanes = new AgentPanes(this.panes, this.agents);
     this.logs = new LogService(this.panes, this.agents, { agentPanes: this.agentPanes, spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
-    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, agentPanes: this.agentPanes, logs: this.logs, daemon: this }));
+    this.structuredRuns = new StructuredRuns(this.logs.logs, this.agents);
+    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, agentPanes: this.agentPanes, logs: this.logs, structuredRuns: this.structuredRuns, daemon: this }));
     const transport = { services: this.services, authenticate: this.tokens.authenticate, logger: this.logger, limits: options.limits, handlers: options.handlers, checkResults: options.checkResults };
     // A program in an agent pane that finds the owner's token is still held to its pane's grant.
     const origins = new CallerOrigins(this.panes, this.tokens);
@@ -280,6 +283,7 @@ export class Daemon implements DaemonControl {
       // Before the ledger closes: the asks in flight are recorded there as failed (SHUTTING_DOWN).
       this.services.asks.dispose();
       if (bridge) await stopBridge(bridge, this.logger);
+      await this.structuredRuns.close();
       await this.logs.close();
       this.disposables.dispose();
       this.agentPanes.dispose();

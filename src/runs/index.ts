@@ -9,3 +9,4 @@ export { CommandBackend, SHELL_BACKEND, type CommandBackendOptions } from './bac
 export { FakeBackend, type FakeBackendOptions } from './backends/fake-backend.js';
 export { defaultBackends, type DefaultBackendsOptions } from './backends/default-backends.js';
 export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';
+export { StructuredRuns, type RunAgentOptions } from './structured-runs.js';
