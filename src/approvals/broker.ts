@@ -1,11 +1,12 @@
 /**
- * The one chain of deciders every approval request goes through, whatever raised it: the policy,
- * then the caller's callback for what the policy leaves open, then a person (answer_approval, the
- * dashboard) where one may answer, else the chain's end: deny (no one is there to ask) or leave the
- * request open for the caller to hand on. The reasons and the `decidedBy` words are the same for
- * every source.
+ * The one chain of deciders every approval request goes through, whatever raised it: written rules
+ * first (the approval policy, or a bridge run's governance in its place: the run's sandbox, then its
+ * policy), then the caller's callback for what the rules leave open, then a person
+ * (answer_approval, the dashboard) where one may answer, else the chain's end: deny (no one is
+ * there to ask) or leave the request open for the caller to hand on. The reasons and the
+ * `decidedBy` words are the same for every source.
  */
-import { evaluatePolicy, type ApprovalPolicy, type PolicyContext, type PolicyVerdict } from './policy/index.js';
+import { evaluatePolicy, type ApprovalPolicy, type ApprovalSubject, type PolicyContext, type PolicyVerdict } from './policy/index.js';
 import type { ApprovalOutcome, ApprovalRequest } from './request.js';
 
 /** The caller's own decider, asked what the policy leaves open. */
@@ -21,8 +22,16 @@ export interface ApprovalCallback {
   onError: 'deny' | 'throw';
 }
 
+/**
+ * The chain's first step in place of a bare policy: a judge by written rules of the caller's own
+ * (a bridge run's governance), whose verdicts name their rule (`ruleName`). It judges the subject;
+ * what could not be read, or not with certainty, the chain asks about whatever it says.
+ */
+export type RuleStep = (subject: ApprovalSubject, context: PolicyContext) => PolicyVerdict;
+
 export interface ApprovalChain {
-  policy: ApprovalPolicy;
+  /** The first step: the approval policy, judged in `context`, or a rule step of the caller's own in its place. */
+  policy: ApprovalPolicy | RuleStep;
   context: PolicyContext;
   callback?: ApprovalCallback;
   /**
@@ -42,15 +51,26 @@ export interface ApprovalChain {
  * how a blocklisted command once ran (issue 10).
  */
 export function policyVerdict(request: ApprovalRequest, policy: ApprovalPolicy, context: PolicyContext): PolicyVerdict {
+  return readVerdict(request, (subject) => evaluatePolicy(policy, subject, context));
+}
+
+/** What the chain's first step says of a request. */
+function firstVerdict(request: ApprovalRequest, chain: ApprovalChain): PolicyVerdict {
+  const { policy, context } = chain;
+  return typeof policy === 'function' ? readVerdict(request, (subject) => policy(subject, context)) : policyVerdict(request, policy, context);
+}
+
+/** The first step's verdict on a request, its doubts applied (see policyVerdict). */
+function readVerdict(request: ApprovalRequest, judge: (subject: ApprovalSubject) => PolicyVerdict): PolicyVerdict {
   if (!request.subject) return { decision: 'ask', reason: 'asked: the approval prompt could not be parsed', rule: null, basis: 'unreadable', parts: [] };
-  const verdict = evaluatePolicy(policy, request.subject, context);
+  const verdict = judge(request.subject);
   if (request.certain || verdict.decision !== 'allow') return verdict;
   return { decision: 'ask', reason: `asked: the prompt could not be read with certainty (${request.doubts.join('; ')})`, rule: null, basis: 'unreadable', parts: [] };
 }
 
-/** Runs `request` through `chain`: policy, callback, person, else the chain's end. */
+/** Runs `request` through `chain`: written rules, callback, person, else the chain's end. */
 export async function decideApproval(request: ApprovalRequest, chain: ApprovalChain, signal?: AbortSignal): Promise<ApprovalOutcome> {
-  const verdict = policyVerdict(request, chain.policy, chain.context);
+  const verdict = firstVerdict(request, chain);
   if (verdict.decision !== 'ask') return { decision: verdict.decision, decidedBy: 'policy', reason: verdict.reason, verdict };
   const { callback, person } = chain;
   if (callback) {

@@ -5,4 +5,4 @@
  */
 export * from './policy/index.js';
 export { describeSubject, type ApprovalOutcome, type ApprovalRequest, type ApprovalSource, type DecidedBy } from './request.js';
-export { decideApproval, policyVerdict, type ApprovalCallback, type ApprovalChain } from './broker.js';
+export { decideApproval, policyVerdict, type ApprovalCallback, type ApprovalChain, type RuleStep } from './broker.js';

@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { errorMessage } from '../core/errors.js';
-import { evaluatePolicy, type ApprovalSubject } from '../approvals/policy/index.js';
+import { evaluatePolicy, type ApprovalSubject, type PolicyVerdict, type RuleStep } from '../approvals/index.js';
 import type { GovernancePolicy, BackendPolicy } from './policy-file.js';
 import { Sandbox, realPathLoose } from './sandbox.js';
 
@@ -23,7 +23,7 @@ export class Governor {
 
   constructor(
     readonly policy: GovernancePolicy,
-    private readonly home: string = homedir(),
+    readonly home: string = homedir(),
   ) {}
 
   backend(backend: string): BackendPolicy {
@@ -65,32 +65,47 @@ export class Governor {
     return this.admit(backend, realCwd);
   }
 
-  /** May the agent of a run in `cwd` make this tool call: the sandbox first, then the approval policy. */
+  /**
+   * Governance as the approval broker's first step for a tool call of a run of `backend` in `cwd`
+   * (the chain then goes on to a person, or to its end, for what it leaves open): the sandbox
+   * first, then the approval policy, each verdict naming its rule (`ruleName`).
+   */
+  ruleStep(backend: string, cwd: string, input: Record<string, unknown> = {}): RuleStep {
+    // The run's folder and this governor's home stand for the chain's context.
+    return (subject) => this.verdict(backend, cwd, subject, input);
+  }
+
+  /** The same verdict, for a call judged outside any chain (one the CLI made or refused on its own, judged afterwards). */
   judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown> = {}): GovernanceDecision {
+    const v = this.verdict(backend, cwd, subject, input);
+    return { decision: v.decision, rule: v.ruleName ?? 'approvals', reason: v.reason };
+  }
+
+  private verdict(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown>): PolicyVerdict & { ruleName: string } {
     const b = this.backend(backend);
     const boxed = this.sandbox(backend).checkToolCall(subject, cwd, input);
-    if (boxed.decision === 'deny') return { decision: 'deny', rule: this.sandboxRule(b, boxed.rule), reason: `denied: ${boxed.reason}` };
+    if (boxed.decision === 'deny') return { decision: 'deny', reason: `denied: ${boxed.reason}`, rule: null, basis: 'rule', ruleName: this.sandboxRule(b, boxed.rule), parts: [] };
     const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
     const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;
     // The rule is named from what decided, as the verdict carries it (never read out of the reason).
-    let rule: string;
+    let ruleName: string;
     switch (verdict.basis) {
       case 'rule': {
         const k = verdict.rule ?? 0;
-        rule = k < b.ownApprovalRules ? `${prefix}.rules[${k}]` : `approvals(default policy).rules[${k - b.ownApprovalRules}]`;
+        ruleName = k < b.ownApprovalRules ? `${prefix}.rules[${k}]` : `approvals(default policy).rules[${k - b.ownApprovalRules}]`;
         break;
       }
       case 'default':
-        rule = `${prefix}.default`;
+        ruleName = `${prefix}.default`;
         break;
       case 'blocklist':
-        rule = 'blocklist';
+        ruleName = 'blocklist';
         break;
       case 'unreadable':
-        rule = `${prefix}.unreadable`;
+        ruleName = `${prefix}.unreadable`;
         break;
     }
-    return { decision: verdict.decision, rule, reason: verdict.reason };
+    return { ...verdict, ruleName };
   }
 
   private sandboxRule(b: BackendPolicy, rule: string): string {

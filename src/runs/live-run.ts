@@ -14,7 +14,7 @@ import type { RunLedger } from '../ledger/run-ledger.js';
 import type { Governor } from '../governance/governor.js';
 import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from '../ledger/run-model.js';
 import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from '../ledger/run-events.js';
-import type { ApprovalSubject } from '../approvals/policy/index.js';
+import { decideApproval, type ApprovalSubject } from '../approvals/index.js';
 import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backends/backend-driver.js';
 import { TokenStream } from './token-stream.js';
 
@@ -120,11 +120,8 @@ export class LiveRun {
         followUp,
         env,
         ...(keepIdle ? { keepIdle } : {}),
-        judge: (request) => {
-          const d = this.judge(request, false);
-          return Promise.resolve(d === 'ask' ? 'deny' : d);
-        },
-        judgeOrAsk: (request) => Promise.resolve(this.judge(request, true)),
+        judge: async (request) => ((await this.judge(request, false)) === 'allow' ? 'allow' : 'deny'),
+        judgeOrAsk: (request) => this.judge(request, true),
         emit: (emission) => this.onEmission(emission),
       });
     } catch (err) {
@@ -181,30 +178,41 @@ export class LiveRun {
   }
 
   /**
-   * Governance's answer to a tool call, recorded with its rule. What it leaves open ("ask") is denied
-   * when nobody can answer; where a person can (`personMayAnswer`), it is recorded as asked and
-   * handed back, and the person's answer is recorded when it comes (a `person` emission).
+   * Governance's answer to a tool call, through the approval broker with governance as its first
+   * step, recorded with its rule and the broker's decider. What governance leaves open ("ask") is
+   * denied by the chain's end when nobody can answer; where a person can (`personMayAnswer`), the
+   * chain leaves it open: it is recorded as asked and handed back, and the person's answer is
+   * recorded when it comes (a `person` emission).
    */
-  private judge(request: ToolCallRequest, personMayAnswer: boolean): 'allow' | 'deny' | 'ask' {
+  private async judge(request: ToolCallRequest, personMayAnswer: boolean): Promise<'allow' | 'deny' | 'ask'> {
     const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
     if (this.ending || isEnded(this.state.status)) return 'deny';
     if (request.toolCallId !== undefined) {
       this.judged.add(request.toolCallId);
       this.unjudged.delete(request.toolCallId);
     }
-    const d = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, request.subject, request.input);
-    if (d.decision === 'ask' && personMayAnswer && request.toolCallId !== undefined) {
-      this.asked.set(request.toolCallId, { subject, rule: d.rule });
-      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule: d.rule, reason: `${d.reason}; waiting for a person (answer_approval, the dashboard)`, by: 'policy' }));
+    const mayAsk = personMayAnswer && request.toolCallId !== undefined;
+    const outcome = await decideApproval(
+      { id: request.toolCallId ?? `${this.spec.id}-call`, source: { kind: 'structured', toolCallId: request.toolCallId ?? null }, subject: request.subject, certain: true, doubts: [] },
+      {
+        policy: this.ctx.governor.ruleStep(this.spec.backend, this.folder, request.input),
+        context: { workdir: this.folder, home: this.ctx.governor.home },
+        otherwise: mayAsk ? 'open' : 'deny',
+        missing: 'a bridge run has nobody to ask',
+      },
+    );
+    const rule = outcome.verdict.ruleName ?? 'approvals';
+    if (outcome.decision === 'ask' && request.toolCallId !== undefined) {
+      this.asked.set(request.toolCallId, { subject, rule });
+      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule, reason: `${outcome.reason}; waiting for a person (answer_approval, the dashboard)`, by: outcome.decidedBy }));
       return 'ask';
     }
-    const decision = d.decision === 'allow' ? 'allow' : 'deny';
-    const reason = d.decision === 'ask' ? `${d.reason}; a bridge run has nobody to ask, so it is denied` : d.reason;
-    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule: d.rule, reason, by: 'policy' }));
+    const decision = outcome.decision === 'allow' ? 'allow' : 'deny';
+    this.record(decisionEvent(this.ctx.now(), { subject, decision, rule, reason: outcome.reason, by: outcome.decidedBy }));
     // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
     // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
     if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {
-      setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeSubject(request.subject)} (${d.rule}): ${reason}` }));
+      setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeCall(request.subject)} (${rule}): ${outcome.reason}` }));
     }
     return decision;
   }
@@ -331,7 +339,7 @@ export class LiveRun {
 }
 
 /** A tool call in a few words, for a run's end message. */
-function describeSubject(subject: ToolCallRequest['subject']): string {
+function describeCall(subject: ToolCallRequest['subject']): string {
   const what = 'command' in subject && typeof subject.command === 'string' ? subject.command : 'path' in subject && typeof subject.path === 'string' ? subject.path : undefined;
   return what === undefined ? `a ${subject.tool} call` : `${subject.tool} ${JSON.stringify(what.length > 200 ? `${what.slice(0, 200)}…` : what)}`;
 }

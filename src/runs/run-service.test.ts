@@ -137,6 +137,15 @@ describe('the run service', () => {
     expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'policy', message: expect.stringContaining('sandbox.roots') as unknown });
   });
 
+  it('judges a tool call through the approval broker, governance its first step: what it leaves open is denied by the chain\u2019s end, in the broker\u2019s words', async () => {
+    const { service, work } = await setup({ approvals: { rules: [{ decision: 'deny', tool: 'network' }], default: 'ask', replace: true } });
+    const run = await service.submit({ backend: 'fake', prompt: 'use a tool please', cwd: work });
+    const events = await follow(service, run.id);
+    const decisions = events.filter((e) => e.type === 'decision' && (e.data.subject as { tool?: string }).tool !== undefined).map((e) => e.data);
+    expect(decisions[0]).toMatchObject({ decision: 'deny', rule: 'approvals.default', by: 'default', subject: { tool: 'shell', tool_call_id: 't1' }, reason: expect.stringContaining('a bridge run has nobody to ask') as unknown });
+    expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'policy' });
+  });
+
   it('records a streamed reply as coalesced tokens, each piece once, with time in the order of the numbering', async () => {
     const { service, work } = await setup({}, { stepMs: 0 });
     const run = await service.submit({ backend: 'fake', prompt: 'pieces 200', cwd: work });

@@ -42,7 +42,7 @@ describe('a bridge run in a terminal', () => {
       expect(waiting.approval?.command).toContain('tool_out.txt');
       // Recorded as asked, and nothing runs until a person answers.
       const asked = await untilFound('the ask in the ledger', async () => decisionsOf(await c.runEvents(run.id)).find((d) => d.decision === 'ask'));
-      expect(asked).toMatchObject({ by: 'policy', rule: expect.stringMatching(/rules\[0\]$/) as unknown });
+      expect(asked).toMatchObject({ by: 'none', rule: expect.stringMatching(/rules\[0\]$/) as unknown });
       await c.answerApproval(paneId, 'allow', waiting.approval?.id ?? undefined);
 
       await until(async () => ['completed', 'failed', 'cancelled'].includes((await c.runGet(run.id)).run.status), 'the run to end', 180_000);
@@ -52,7 +52,7 @@ describe('a bridge run in a terminal', () => {
       expect(ended.status, JSON.stringify(events.slice(-8))).toBe('completed');
       expect(readFileSync(path.join(work, 'tool_out.txt'), 'utf8')).toBe('hello-from-tool\n');
       const decisions = decisionsOf(page);
-      expect(decisions).toEqual(expect.arrayContaining([expect.objectContaining({ decision: 'ask', by: 'policy' }), expect.objectContaining({ decision: 'allow', by: 'person' })]));
+      expect(decisions).toEqual(expect.arrayContaining([expect.objectContaining({ decision: 'ask', by: 'none' }), expect.objectContaining({ decision: 'allow', by: 'person' })]));
       // keep_alive false: the pane goes with the run.
       await until(async () => (await claudePanes(c)).length === 0, 'the run pane removed');
     } finally {

@@ -37,6 +37,8 @@ export interface PolicyVerdict {
   /** 0-based index into `policy.rules` of the deciding rule; null for the default, the blocklist or a parse failure. */
   rule: number | null;
   basis: VerdictBasis;
+  /** The rule as a record names it, where the judge names its rules (a run's governance: `approvals.rules[2]`, `sandbox.roots`, `blocklist`). */
+  ruleName?: string;
   /** One entry per simple command of a shell command (empty for other tools). */
   parts: PolicyVerdictPart[];
 }
