@@ -24,7 +24,7 @@ export const ROOMS = {
   'agents/screen': ['core', 'contract', 'pane', 'agents/profiles'],
   'agents/live': ['core', 'platform', 'pane', 'approvals', 'agents/profiles', 'agents/environment', 'agents/screen'],
   agents: ['agents/profiles', 'agents/environment', 'agents/screen', 'agents/live'],
-  drivers: ['core', 'platform', 'output', 'approvals', 'agents'],
+  drivers: ['core', 'platform', 'contract', 'output', 'approvals', 'agents'],
   'drivers/pane': ['core', 'pane', 'approvals', 'agents'],
   ledger: ['core', 'platform', 'contract', 'output'],
   governance: ['core', 'platform', 'approvals', 'ledger'],

@@ -1,7 +1,8 @@
-/** Structured runs: a prompt on an agent's headless mode, whose entries become a new session's log (`run_agent`, `cancel_run`). */
+/** Structured runs: a prompt on an agent's headless mode, whose entries become a new session's log (`run_agent`), and `cancel_run`, which ends any run. */
 import { checkSandbox } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
-import { callerOf, requireMaker } from './bridge-operations.js';
+import { isEnded } from '../contract/index.js';
+import { callerOf, requireMaker, runServiceOf } from './bridge-operations.js';
 import type { Handler } from './handler.js';
 
 export const headlessRunHandlers: { run_agent: Handler<'run_agent'>; cancel_run: Handler<'cancel_run'> } = {
@@ -14,9 +15,17 @@ export const headlessRunHandlers: { run_agent: Handler<'run_agent'>; cancel_run:
     return { session_id: sessionId };
   },
 
-  cancel_run(ctx, p) {
-    ctx.logs.logs.get(p.session_id);
-    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(p.session_id), `run ${p.session_id}`);
-    return { cancelled: ctx.structuredRuns.cancelRun(p.session_id) };
+  async cancel_run(ctx, p) {
+    if (p.run_id !== undefined) {
+      // A run of the run service: cancelled as run_cancel does (its maker or the owner only).
+      const runs = runServiceOf(ctx);
+      const before = await runs.get(p.run_id);
+      const after = await runs.cancel(p.run_id, callerOf(ctx.grant));
+      return { cancelled: !isEnded(before.status) && after.status === 'cancelled' };
+    }
+    const sessionId = p.session_id as string;
+    ctx.logs.logs.get(sessionId);
+    requireMaker(ctx.grant, ctx.structuredRuns.creatorOf(sessionId), `run ${sessionId}`);
+    return { cancelled: ctx.structuredRuns.cancelRun(sessionId) };
   },
 };

@@ -7,6 +7,10 @@
 
 export const RUN_STATUSES = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
+/** How a run ended (a bridge run's end, a headless run's, a conversation turn's): one vocabulary. */
+export const END_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];
+export type EndStatus = (typeof END_STATUSES)[number];
+export const isEnded = (status: RunStatus): status is EndStatus => (END_STATUSES as readonly RunStatus[]).includes(status);
 
 /** How a run is carried out: a CLI's structured mode on stdio, or its interactive screen in a PTY. */
 export const RUN_MODES = ['stdio', 'pty'] as const;

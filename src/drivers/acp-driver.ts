@@ -34,7 +34,8 @@ import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { isWindows, terminateProcessTree } from '../platform/index.js';
 import { ASK_POLICY, type ApprovalPolicy } from '../approvals/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
-import type { DriverCapabilities, DriverHealth, HeadlessDriverOptions } from './headless-driver.js';
+import type { HeadlessDriverOptions } from './headless-driver.js';
+import type { AgentCapabilities, AgentHealth } from './capabilities.js';
 import { decidePermission, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
@@ -79,11 +80,11 @@ export class AcpDriver implements ConversationDriver {
     return this.program.name;
   }
 
-  capabilities(): DriverCapabilities {
-    return { format: 'acp', streaming: true, multiTurn: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
+  capabilities(): AgentCapabilities {
+    return { format: 'acp', streaming: true, followUps: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
   }
 
-  health(): Promise<DriverHealth> {
+  health(): Promise<AgentHealth> {
     return this.program.health();
   }
 

@@ -6,7 +6,7 @@
 import { statSync } from 'node:fs';
 import { SwitchboardError } from '../core/errors.js';
 import { AgentCatalog, agentVersion, createPrivateTemp, defaultBinaryDirs, findAgentBinary, headlessAgentEnv, type AgentProfile, type PrivateTemp } from '../agents/index.js';
-import type { DriverHealth } from './headless-driver.js';
+import type { AgentHealth } from './capabilities.js';
 import type { ConversationOptions } from './conversation.js';
 
 export interface SessionDriverOptions {
@@ -43,7 +43,7 @@ export class AgentProgram {
     return this.profile.data.name;
   }
 
-  async health(): Promise<DriverHealth> {
+  async health(): Promise<AgentHealth> {
     const env = headlessAgentEnv(this.profile, { cwd: process.cwd() }).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };

@@ -28,7 +28,7 @@ import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { ASK_POLICY } from '../approvals/policy/index.js';
 import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
-import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
+import type { AgentCapabilities, AgentHealth } from './capabilities.js';
 import { decidePermission, subjectForTool, type PermissionAnswer, type PermissionRequest } from './permission.js';
 import { CLAUDE_ASK_ALL_ARGS, refuseArgsThatSilenceQuestions } from './claude-ask-all.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
@@ -78,11 +78,11 @@ export class ClaudeConversationDriver implements ConversationDriver {
     return this.program.name;
   }
 
-  capabilities(): DriverCapabilities {
-    return { format: 'claude-stream-json', streaming: true, multiTurn: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
+  capabilities(): AgentCapabilities {
+    return { format: 'claude-stream-json', streaming: true, followUps: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
   }
 
-  health(): Promise<DriverHealth> {
+  health(): Promise<AgentHealth> {
     return this.program.health();
   }
 

@@ -27,7 +27,7 @@ import { SCHEMA_VERSIONS } from '../output/stream-events.js';
 import { ASK_POLICY } from '../approvals/policy/index.js';
 import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
-import type { DriverCapabilities, DriverHealth } from './headless-driver.js';
+import type { AgentCapabilities, AgentHealth } from './capabilities.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
 import { LineRpc, METHOD_NOT_FOUND, RpcError, type IncomingRequest } from './line-rpc.js';
@@ -56,11 +56,11 @@ export class CodexConversationDriver implements ConversationDriver {
     return this.program.name;
   }
 
-  capabilities(): DriverCapabilities {
-    return { format: 'codex-app-server', streaming: true, multiTurn: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
+  capabilities(): AgentCapabilities {
+    return { format: 'codex-app-server', streaming: true, followUps: true, permissionRequests: true, schemaVersions: SCHEMA_VERSIONS };
   }
 
-  health(): Promise<DriverHealth> {
+  health(): Promise<AgentHealth> {
     return this.program.health();
   }
 

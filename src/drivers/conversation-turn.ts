@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import type { NormalizedEntry } from '../output/entry.js';
 import type { MsgStore } from '../output/msg-store.js';
-import type { RunStatus } from './headless-driver.js';
+import type { EndStatus } from './capabilities.js';
 import type { PermissionAnswer } from './permission.js';
 import type { TurnResult } from './conversation.js';
 
@@ -56,7 +56,7 @@ export class Turn {
   }
 
   /** Ends the turn; the first ending is the result, whatever tries to end it later. */
-  finish(status: RunStatus, stopReason: string | null): TurnResult {
+  finish(status: EndStatus, stopReason: string | null): TurnResult {
     clearTimeout(this.cancelTimer);
     this.result ??= { status, entries: [...this.entries], permissions: [...this.permissions], stopReason, durationMs: Math.round(performance.now() - this.started) };
     this.settle?.(this.result);

@@ -9,7 +9,7 @@ import type { NormalizedEntry } from '../output/entry.js';
 import type { MsgStore, MsgStoreOptions } from '../output/msg-store.js';
 import type { ApprovalPolicy } from '../approvals/policy/index.js';
 import type { PermissionAnswer, PermissionRequest } from './permission.js';
-import type { DriverCapabilities, DriverHealth, RunStatus } from './headless-driver.js';
+import type { AgentCapabilities, AgentHealth, EndStatus } from './capabilities.js';
 
 export interface ConversationOptions {
   cwd: string;
@@ -29,7 +29,7 @@ export interface ConversationOptions {
 }
 
 export interface TurnResult {
-  status: RunStatus;
+  status: EndStatus;
   /** The entries of this turn only (the session's MsgStore has them all). */
   entries: NormalizedEntry[];
   /** Every permission request of this turn and how it was answered. */
@@ -68,7 +68,7 @@ export interface Conversation {
 
 export interface ConversationDriver {
   readonly name: string;
-  capabilities(): DriverCapabilities;
-  health(): Promise<DriverHealth>;
+  capabilities(): AgentCapabilities;
+  health(): Promise<AgentHealth>;
   open(options: ConversationOptions): Promise<Conversation>;
 }

@@ -1,5 +1,5 @@
 /**
- * Seed 004's BackendDriver over a CLI's structured headless mode, stdio first: one process per
+ * An agent CLI's structured headless mode, stdio first: one process per
  * run (`claude -p … --output-format stream-json`, `codex exec --json`, `gemini -p …
  * --output-format stream-json`, `opencode run --format json`), its stdout read line by line into
  * normalized entries, which go into the run's MsgStore as they come (history plus live for any
@@ -20,29 +20,9 @@ import { CodexExecJsonNormalizer } from '../output/normalize-codex.js';
 import { GeminiStreamJsonNormalizer } from '../output/normalize-gemini.js';
 import { OpenCodeJsonNormalizer } from '../output/normalize-opencode.js';
 import { PlainTextNormalizer } from '../output/normalize-plain.js';
-import { SCHEMA_VERSIONS, type SchemaVersion } from '../output/stream-events.js';
+import { SCHEMA_VERSIONS } from '../output/stream-events.js';
+import type { AgentCapabilities, AgentHealth, EndStatus } from './capabilities.js';
 import { terminateProcessTree } from '../platform/index.js';
-
-export type RunStatus = 'completed' | 'failed' | 'cancelled';
-
-export interface DriverCapabilities {
-  /** The structured format its output is read as. */
-  format: string;
-  /** Entries arrive while the run goes (not only at its end). */
-  streaming: boolean;
-  /** One process keeps a conversation across prompts (not yet: one process per run). */
-  multiTurn: boolean;
-  /** Permission requests reach Switchboard's approval policy (not yet in headless mode). */
-  permissionRequests: boolean;
-  schemaVersions: readonly SchemaVersion[];
-}
-
-export interface DriverHealth {
-  ok: boolean;
-  binary: string | null;
-  version: string | null;
-  problem?: string;
-}
 
 export interface RunOptions {
   cwd: string;
@@ -51,7 +31,7 @@ export interface RunOptions {
 
 export interface RunResult {
   runId: string;
-  status: RunStatus;
+  status: EndStatus;
   exitCode: number | null;
   signal: string | null;
   entries: NormalizedEntry[];
@@ -117,11 +97,11 @@ export class HeadlessDriver {
     return this.profile.data.name;
   }
 
-  capabilities(): DriverCapabilities {
-    return { format: normalizerFor(this.name).format, streaming: true, multiTurn: false, permissionRequests: false, schemaVersions: SCHEMA_VERSIONS };
+  capabilities(): AgentCapabilities {
+    return { format: normalizerFor(this.name).format, streaming: true, followUps: false, permissionRequests: false, schemaVersions: SCHEMA_VERSIONS };
   }
 
-  async health(): Promise<DriverHealth> {
+  async health(): Promise<AgentHealth> {
     const env = this.environment(process.cwd()).env;
     const binary = this.binary(env);
     if (!binary) return { ok: false, binary: null, version: null, problem: `${this.name} not found on PATH` };
@@ -188,7 +168,7 @@ export class HeadlessDriver {
         emit(normalizer.end?.() ?? []);
         const entries = store.history().map((m) => m.msg);
         const failedEntry = entries.some((e) => e.type === 'error');
-        const status: RunStatus = cancelled ? 'cancelled' : spawnError || exitCode !== 0 || failedEntry ? 'failed' : 'completed';
+        const status: EndStatus = cancelled ? 'cancelled' : spawnError || exitCode !== 0 || failedEntry ? 'failed' : 'completed';
         store.finish();
         temp.release();
         resolve({ runId, status, exitCode, signal, entries, unparsed: normalizer.unparsed, stderrTail: spawnError ? spawnError.message : stderr, durationMs: Math.round(performance.now() - started) });

@@ -78,7 +78,7 @@ export class Governor {
   /** The same verdict, for a call judged outside any chain (one the CLI made or refused on its own, judged afterwards). */
   judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown> = {}): GovernanceDecision {
     const v = this.verdict(backend, cwd, subject, input);
-    return { decision: v.decision, rule: v.ruleName ?? 'approvals', reason: v.reason };
+    return { decision: v.decision, rule: v.ruleName, reason: v.reason };
   }
 
   private verdict(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown>): PolicyVerdict & { ruleName: string } {

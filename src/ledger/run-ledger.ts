@@ -46,7 +46,8 @@ export interface SubscribeOptions {
   onError?: (err: Error) => void;
 }
 
-interface LiveRun {
+/** The ledger's side of a run not yet ended: its next event number and its live readers. */
+interface RunTail {
   nextSeq: number;
   emitter: Emitter<RunEvent>;
 }
@@ -55,7 +56,7 @@ export class RunLedger {
   private readonly store: LedgerStore;
   private readonly logger: Logger;
   private readonly rawOutput: boolean;
-  private readonly live = new Map<string, LiveRun>();
+  private readonly live = new Map<string, RunTail>();
   private pendingRuns: RunSpec[] = [];
   private pendingEvents: RunEvent[] = [];
   private scheduled: NodeJS.Immediate | undefined;

@@ -7,10 +7,9 @@
  * Types plus the step function; the names every surface shares are in contract/bridge-run.ts.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus } from '../contract/index.js';
+import { RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus } from '../contract/index.js';
 
-export { RUN_MODES, RUN_STATUSES, type RunMode, type RunStatus };
-export type EndStatus = 'completed' | 'failed' | 'cancelled';
+export { RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus };
 
 /** Why a run completed: the agent ended its turn. */
 export const COMPLETED_REASONS = ['finished'] as const;
@@ -108,7 +107,6 @@ export const NEXT_STATUSES: { readonly [S in RunStatus]: readonly RunStatus[] } 
   cancelled: [],
 };
 
-export const isEnded = (status: RunStatus): status is EndStatus => status === 'completed' || status === 'failed' || status === 'cancelled';
 
 /** A new run's first state. */
 export function initialState(at: number): RunState {

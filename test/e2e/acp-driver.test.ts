@@ -127,7 +127,7 @@ describe.each(['gemini', 'opencode'])('the ACP driver with %s', (tool) => {
 
   it('knows the CLI and says what it can', () => {
     expect(version).toMatch(/^\d+\.\d+\.\d+/);
-    expect(caseFor(tool).driver.capabilities()).toEqual({ format: 'acp', streaming: true, multiTurn: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
+    expect(caseFor(tool).driver.capabilities()).toEqual({ format: 'acp', streaming: true, followUps: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
   });
 
   it('answers two prompts in one session, from one process', { timeout: 180_000 }, async () => {

@@ -105,7 +105,7 @@ describe('the Claude Code session driver', () => {
     const health = await driver.health();
     // The version the test line pins (test/agent-clis/package.json).
     expect(health, health.problem).toMatchObject({ ok: true, version: PINNED.claude });
-    expect(driver.capabilities()).toMatchObject({ format: 'claude-stream-json', multiTurn: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
+    expect(driver.capabilities()).toMatchObject({ format: 'claude-stream-json', followUps: true, permissionRequests: true, schemaVersions: ['v1', 'v2'] });
   });
 
   it('keeps one process and one conversation across two turns', { timeout: 180_000 }, async () => {
@@ -271,7 +271,7 @@ describe('the Codex session driver', () => {
     const { driver } = setup('codex');
     const health = await driver.health();
     expect(health, health.problem).toMatchObject({ ok: true, version: PINNED.codex });
-    expect(driver.capabilities()).toMatchObject({ format: 'codex-app-server', multiTurn: true, permissionRequests: true });
+    expect(driver.capabilities()).toMatchObject({ format: 'codex-app-server', followUps: true, permissionRequests: true });
   });
 
   it('keeps one app server and one thread across two turns', { timeout: 180_000 }, async () => {

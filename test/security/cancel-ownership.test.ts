@@ -91,6 +91,22 @@ describe.runIf(process.platform !== 'win32')('cancel ownership', () => {
     await owner.kill(otherPane);
   });
 
+  it('cancel_run ends a run of the run service by its run_id, under the same rule (one cancel for every run)', { timeout: 60_000 }, async () => {
+    const owner = await client();
+    const { pane_id: paneId } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
+    const pane = await client(daemon().tokens.issue(paneId, ['read', 'create']));
+    const { run } = await owner.runSubmit({ backend: 'fake', prompt: 'silent', cwd: work });
+    expect(await outcome(pane.request('cancel_run', { run_id: run.id }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await owner.request('cancel_run', { run_id: run.id })).toEqual({ cancelled: true });
+    expect((await owner.runGet(run.id)).run).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    // Already ended: nothing to cancel.
+    expect(await owner.request('cancel_run', { run_id: run.id })).toEqual({ cancelled: false });
+    // One name, not both, not neither.
+    expect(await outcome(owner.request('cancel_run', { run_id: run.id, session_id: run.id }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    expect(await outcome(owner.request('cancel_run', {}))).toMatchObject({ code: 'INVALID_PARAMS' });
+    await owner.kill(paneId);
+  });
+
   it("refuses a pane's token cancelling the owner's ask; the owner may", { timeout: 90_000 }, async () => {
     const owner = await client();
     const target = await agentHeldAtApproval(owner, work);

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { APPROVAL_DECISIONS, RUN_OUTCOMES } from '../../contract/index.js';
 import { MAX_TEXT, optional, sessionId, success } from './common.js';
+import { runIdSchema } from './bridge.js';
 
 export const runParams = {
   /** Runs a prompt in an agent's structured headless mode; its entries become a new session's log. */
@@ -18,7 +19,13 @@ export const runParams = {
       model_url: optional(z.url().max(2048)),
     })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
-  cancel_run: z.strictObject({ session_id: sessionId }),
+  /**
+   * Cancels a run however it was started: a headless run by its `session_id` (run_agent), or a run of
+   * the run service by its `run_id` (run_submit, the HTTP bridge, a pane run): one cancel for both.
+   */
+  cancel_run: z
+    .strictObject({ session_id: optional(sessionId), run_id: optional(runIdSchema) })
+    .refine((p) => (p.session_id === undefined) !== (p.run_id === undefined), { message: 'name the run by session_id (run_agent) or by run_id (run_submit), one of them' }),
   /** Opens a multi-turn session on an agent's structured mode (one conversation across prompts). */
   agent_session_open: z
     .strictObject({

@@ -6,34 +6,23 @@
  * service turns both into the same events, numbers and records them, and decides the run's state.
  */
 import type { NormalizedEntry } from '../../output/entry.js';
-import type { SchemaVersion } from '../../output/stream-events.js';
+import type { AgentCapabilities, AgentHealth } from '../../drivers/capabilities.js';
 import type { ApprovalSubject } from '../../approvals/policy/index.js';
-import type { FailedReason, RunMode } from '../../ledger/run-model.js';
+import type { EndStatus, FailedReason, RunMode } from '../../ledger/run-model.js';
 import type { NewRunEvent } from '../../ledger/run-events.js';
 
-export interface BackendCapabilities {
+/** A backend's capabilities: the agent's (one type for every driver), with the backend's name and mode. */
+export interface BackendCapabilities extends AgentCapabilities {
   backend: string;
   mode: RunMode;
-  /** The structured format its output is read as (`claude-stream-json`, `acp`, `screen`). */
-  format: string;
-  /** Events arrive while the run goes, not only at its end. */
-  streaming: boolean;
-  /** A run can continue an earlier one in the same agent conversation. */
-  followUps: boolean;
-  /** Tool calls are put to Switchboard's governance before they happen (else the CLI's own sandbox decides). */
-  permissionRequests: boolean;
-  schemaVersions: readonly SchemaVersion[];
 }
 
-export interface BackendHealth {
-  ok: boolean;
-  binary: string | null;
-  version: string | null;
+/** A backend's health: the agent's, with how well Switchboard knows its version and whether its model answers. */
+export interface BackendHealth extends AgentHealth {
   /** How well Switchboard's screens know this version (`exact`, `nearest`, `none`), or null when the version is unknown. */
   version_support: 'exact' | 'nearest' | 'none' | null;
   /** The model the backend is pointed at answered (null: not checked, the CLI uses its own settings). */
   model_reachable: boolean | null;
-  problem?: string;
 }
 
 /** A tool call the agent asks to make, put to governance before it happens. */
@@ -88,7 +77,7 @@ export interface DriverRunRequest {
 
 /** How a run ended, as the driver saw it. The service maps it to the run's end state. */
 export interface DriverOutcome {
-  status: 'completed' | 'failed' | 'cancelled';
+  status: EndStatus;
   /** For failed: why (`crashed` when the CLI died mid-run, `agent_error` when it said so, …). */
   reason?: FailedReason;
   message: string;

@@ -72,7 +72,7 @@ export class ConversationBackend extends StreamingBackend {
 
   capabilities(): BackendCapabilities {
     const c = this.options.driver.capabilities();
-    return { backend: this.name, mode: 'stdio', format: c.format, streaming: c.streaming, followUps: c.multiTurn, permissionRequests: c.permissionRequests, schemaVersions: c.schemaVersions };
+    return { backend: this.name, mode: 'stdio', ...c };
   }
 
   async health(): Promise<BackendHealth> {
