@@ -221,6 +221,27 @@ describe('the ask engine', () => {
     expect(await engine.wait(ask.id)).toMatchObject({ status: 'done', replySource: 'screen', reply: 'on screen: what now?', endSignal: 'screen/idle' });
   });
 
+  it('an empty screen with a silent transcript is a turn not begun yet, not an empty answer (a loaded machine drew idle before the turn)', { timeout: 20_000 }, async () => {
+    const gemini = new FakeAgent('p1', 'gemini');
+    // Idle again at once after the typing, nothing on the screen and nothing in the transcript; the
+    // turn only shows later, past the transcript's patience (3 s).
+    gemini.prompt = (text: string): Promise<void> => {
+      gemini.prompts.push(text);
+      gemini.setState('idle');
+      setTimeout(() => {
+        gemini.setState('thinking');
+        const id = askIdIn(text);
+        if (id) transcript.set(id, { ...NOTHING_YET, found: true, done: true, certain: true, reply: 'the late answer', endSignal: 'fake/end', source: 'fake:p1', endAt: Date.now() });
+        gemini.setState('idle');
+      }, 4_000);
+      return Promise.resolve();
+    };
+    gemini.screenReply = () => '';
+    const engine = engineOver(gemini);
+    const ask = engine.ask({ target: 'gemini', question: 'are you there?' });
+    expect(await engine.wait(ask.id)).toMatchObject({ status: 'done', reply: 'the late answer', replySource: 'transcript' });
+  });
+
   it("delivers an async ask's reply into the asker's pane once, when the asker is idle", async () => {
     const codex = new FakeAgent('p1', 'codex');
     const claude = new FakeAgent('p0', 'claude');

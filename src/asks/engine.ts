@@ -32,6 +32,12 @@ const REPLY_POLL_MS = 100;
  * transcript it really writes).
  */
 const TRANSCRIPT_PATIENCE_MS = 3_000;
+/**
+ * An empty screen with a transcript silent about the question is most often a turn not begun yet: a
+ * loaded machine can draw the target idle between the typing and the start of its turn. Only past
+ * this long is it taken as an empty answer.
+ */
+const EMPTY_SCREEN_PATIENCE_MS = 30_000;
 /** The target showing an error this long, with no end of turn in its transcript, fails the ask. */
 const ERROR_PATIENCE_MS = 1_500;
 
@@ -294,10 +300,13 @@ export class AskEngine implements Disposable {
         // No transcript, or one that says nothing of the question while the target sits idle: the screen.
         const silent = !read?.found;
         idleSilentSince = idleAfter && silent ? (idleSilentSince ?? now) : undefined;
-        if (idleAfter && (!reader || (idleSilentSince !== undefined && now - idleSilentSince >= TRANSCRIPT_PATIENCE_MS))) {
+        const silentFor = idleSilentSince === undefined ? 0 : now - idleSilentSince;
+        if (idleAfter && (!reader || silentFor >= TRANSCRIPT_PATIENCE_MS)) {
           const reply = target.screenReply(job.record.question) ?? '';
-          this.update(job, { type: 'reply', at: now, reply, source: 'screen', endSignal: reader ? 'screen/idle (transcript silent)' : 'screen/idle', endRecordAt: target.stateSince, transcript: null });
-          return finish();
+          if (reply !== '' || !reader || silentFor >= EMPTY_SCREEN_PATIENCE_MS) {
+            this.update(job, { type: 'reply', at: now, reply, source: 'screen', endSignal: reader ? 'screen/idle (transcript silent)' : 'screen/idle', endRecordAt: target.stateSince, transcript: null });
+            return finish();
+          }
         }
       };
       const tick = (): void => {
