@@ -13,7 +13,7 @@ import { collectProcessTree } from '../../platform/index.js';
 import type { Pane } from '../../pane/index.js';
 import { pressUntilTaken, promptSettled } from './answer-keys.js';
 import type { ApprovalOption, ApprovalPrompt } from '../screen/approval-prompt.js';
-import { DEFAULT_FIRST_RUN_POLICY } from './dialog-answer.js';
+import { DEFAULT_FIRST_RUN_POLICY, untilScreen } from './dialog-answer.js';
 import { dialogResponderOf, type DialogResponder } from './dialog-responder.js';
 import { firstRunPolicyOf } from './launch.js';
 import type { AgentProfile } from '../profiles/profile.js';
@@ -22,6 +22,11 @@ import { answerFor, screenApprovalRequest } from './screen-approval.js';
 import type { Screens } from '../profiles/schema.js';
 import { AgentStateTracker, type StateChange } from '../screen/state-tracker.js';
 import { readStatusFile, type SelfReport } from '../screen/status-file.js';
+
+/** Times an approval prompt read with doubts is read again, once the screen moves, before the doubts stand. */
+const UNSURE_REREADS = 3;
+/** How long each of those waits for the screen to move (a prompt that holds still is as drawn as it gets). */
+const UNSURE_REREAD_MS = 1_000;
 
 /** The approval an agent waits on: the broker's request, and the prompt as read off the screen. */
 export interface PendingApproval {
@@ -127,10 +132,18 @@ export class AgentPane implements Disposable {
    * still on screen after its answer (lost keys) is opened again under a new id.
    */
   async settleApproval(signal?: AbortSignal): Promise<PendingApproval | null> {
-    await promptSettled(this.pane, signal);
-    if (!this.stillWaitingAfterRefresh()) return null;
-    this.reopenIfWaiting();
-    return this.approval;
+    for (let reread = 0; ; reread++) {
+      await promptSettled(this.pane, signal);
+      if (!this.stillWaitingAfterRefresh()) return null;
+      this.reopenIfWaiting();
+      const approval = this.approval;
+      // A prompt read with doubts (its answers not there yet) is most often one still being drawn:
+      // a loaded machine can pause mid-draw longer than the settle. Read again once the screen moves,
+      // a few times, before the doubts stand (and the prompt goes to a person).
+      if (!approval || approval.request.certain || reread >= UNSURE_REREADS || signal?.aborted) return approval;
+      const before = this.pane.screenLines().join('\n');
+      if (!(await untilScreen(this.pane, (lines) => lines.join('\n') !== before, UNSURE_REREAD_MS, signal))) return approval;
+    }
   }
 
   /**
