@@ -5,13 +5,13 @@
  * (trust: yes, the default policy), and the question goes in at the prompt after it, once, and is
  * in the pane's log as a prompt. A real daemon process (the built CLI).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { CLI, cleanEnv } from '../support/cli.js';
+import { cleanEnv } from '../support/cli.js';
+import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js';
 import { tempDir } from '../support/shell.js';
 import { until } from '../support/processes.js';
 
@@ -19,30 +19,13 @@ const dialogAgent = path.join(path.dirname(fileURLToPath(import.meta.url)), '..'
 const env = (): NodeJS.ProcessEnv => ({ ...cleanEnv(), SWITCHBOARD_AGENTS: path.join(dialogAgent, 'agents.yaml'), SWITCHBOARD_AGENT_PATH: dialogAgent });
 
 const scratch = tempDir('sb-ask-dialog-');
-let daemon: { child: ChildProcess; exited: Promise<void> } | undefined;
+let daemon: DaemonProcess | undefined;
 let c: SwitchboardClient | undefined;
 afterAll(async () => {
   c?.close();
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }
+  await daemon?.stop();
   scratch.cleanup();
 });
-
-async function startDaemon(home: string): Promise<void> {
-  const child = spawn(process.execPath, [CLI, '--home', home, 'daemon', '--port', '0', '--no-dashboard', '--log-level', 'warn'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  daemon = { child, exited };
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (/listening on /.test(out)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the daemon exited (${code}): ${out}`)));
-  });
-}
 
 describe('an ask to an agent with a dialog open', () => {
   it('waits while the dialog is answered by the pane policy, then types the question at the prompt', { timeout: 60_000 }, async () => {
@@ -50,7 +33,7 @@ describe('an ask to an agent with a dialog open', () => {
     const work = path.join(scratch.dir, 'work');
     mkdirSync(home, { mode: 0o700 });
     mkdirSync(work);
-    await startDaemon(home);
+    daemon = await startDaemonProcess(home, env());
     c = await connect({ home, env: cleanEnv() });
     const client = c;
     const { pane_id: paneId } = await client.createPane({ agent: 'dlgtool', cwd: work });

@@ -3,13 +3,13 @@
  * AgentPane: the question is in the pane's log as a prompt (`user_message`), as `send_prompt`'s
  * text is. A real daemon process (the built CLI) and a made-up agent CLI (test/fixtures/custom-agent).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
-import { CLI, cleanEnv } from '../support/cli.js';
+import { cleanEnv } from '../support/cli.js';
+import { startDaemonProcess, type DaemonProcess } from '../support/daemon.js';
 import { tempDir } from '../support/shell.js';
 import { until } from '../support/processes.js';
 
@@ -17,30 +17,13 @@ const customAgent = path.join(path.dirname(fileURLToPath(import.meta.url)), '..'
 const env = (): NodeJS.ProcessEnv => ({ ...cleanEnv(), SWITCHBOARD_AGENTS: path.join(customAgent, 'agents.yaml'), SWITCHBOARD_AGENT_PATH: customAgent });
 
 const scratch = tempDir('sb-ask-log-');
-let daemon: { child: ChildProcess; exited: Promise<void> } | undefined;
+let daemon: DaemonProcess | undefined;
 let c: SwitchboardClient | undefined;
 afterAll(async () => {
   c?.close();
-  if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-    daemon.child.kill('SIGTERM');
-    await daemon.exited;
-  }
+  await daemon?.stop();
   scratch.cleanup();
 });
-
-async function startDaemon(home: string): Promise<void> {
-  const child = spawn(process.execPath, [CLI, '--home', home, 'daemon', '--port', '0', '--no-dashboard', '--log-level', 'warn'], { env: env(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  daemon = { child, exited };
-  await new Promise<void>((resolve, reject) => {
-    let out = '';
-    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
-      out += chunk;
-      if (/listening on /.test(out)) resolve();
-    });
-    child.once('exit', (code) => reject(new Error(`the daemon exited (${code}): ${out}`)));
-  });
-}
 
 /** The prompts in a pane's log, in order. */
 async function prompts(client: SwitchboardClient, paneId: string): Promise<string[]> {
@@ -54,7 +37,7 @@ describe('an ask to an agent pane', () => {
     const work = path.join(scratch.dir, 'work');
     mkdirSync(home, { mode: 0o700 });
     mkdirSync(work);
-    await startDaemon(home);
+    daemon = await startDaemonProcess(home, env());
     c = await connect({ home, env: cleanEnv() });
     const { pane_id: paneId } = await c.createPane({ agent: 'mytool', cwd: work });
     await until(async () => (await c?.paneStates())?.states.some((s) => s.pane_id === paneId && s.state === 'idle') === true, 'mytool at its prompt');

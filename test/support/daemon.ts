@@ -1,8 +1,10 @@
+import { spawn, type ChildProcess } from 'node:child_process';
 import net from 'node:net';
 import { afterAll, beforeAll } from 'vitest';
 import { Daemon, type DaemonOptions } from '../../src/daemon/index.js';
 import { LineFramer } from '../../src/protocol/framing.js';
 import { tempDir } from './shell.js';
+import { CLI } from './cli.js';
 
 export type Transport = 'tcp' | 'socket';
 export const TRANSPORTS: Transport[] = ['tcp', 'socket'];
@@ -19,6 +21,32 @@ export async function startTestDaemon(options: DaemonOptions = {}): Promise<{ da
       cleanup();
     },
   };
+}
+
+/** A daemon as its own process (the built CLI), for what only a real process shows. */
+export interface DaemonProcess {
+  readonly child: ChildProcess;
+  /** Ends it (SIGTERM) unless it has ended, and waits until it has. */
+  stop(): Promise<void>;
+}
+
+/** Starts `switchboard daemon` in `home` (an OS-chosen port, no dashboard) and resolves once it listens. */
+export async function startDaemonProcess(home: string, env: NodeJS.ProcessEnv): Promise<DaemonProcess> {
+  const child = spawn(process.execPath, [CLI, '--home', home, 'daemon', '--port', '0', '--no-dashboard', '--log-level', 'warn'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+    await exited;
+  };
+  await new Promise<void>((resolve, reject) => {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+      out += chunk;
+      if (/listening on /.test(out)) resolve();
+    });
+    child.once('exit', (code) => reject(new Error(`the daemon exited (${code}): ${out}`)));
+  });
+  return { child, stop };
 }
 
 /** What useTestDaemon gives a test file, valid inside its tests. */
