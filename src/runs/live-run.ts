@@ -99,7 +99,7 @@ export class LiveRun {
    * conversation of a follow-up); false when it ended before reaching the driver.
    */
   start(driver: BackendDriver, thread: string, followUp: boolean, env: Record<string, string>, keepIdle?: (close: () => Promise<void>) => void): boolean {
-    if (this.ending || isEnded(this.state.status)) return false;
+    if (this.over()) return false;
     // A queued run's folder may have changed since admission (swapped for a symlink): checked again.
     const folder = this.ctx.governor.admitAtStart(this.spec.backend, this.spec.cwd, this.spec.real_cwd);
     if (folder.decision !== 'allow') {
@@ -135,12 +135,17 @@ export class LiveRun {
     return true;
   }
 
+  /** True once the run is ending or has ended: what comes then changes nothing. */
+  private over(): boolean {
+    return this.ending !== undefined || isEnded(this.state.status);
+  }
+
   /**
    * Ends the run: a queued one at once, a running one once its driver has ended its processes.
    * A second request while it ends changes nothing (the first reason stands).
    */
   end(input: Ending): Promise<void> {
-    if (this.ending || isEnded(this.state.status)) return this.ended;
+    if (this.over()) return this.ended;
     this.ending = input;
     this.clearTimers();
     if (!this.driverRun) this.finish(input);
@@ -186,7 +191,7 @@ export class LiveRun {
    */
   private async judge(request: ToolCallRequest, personMayAnswer: boolean): Promise<'allow' | 'deny' | 'ask'> {
     const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
-    if (this.ending || isEnded(this.state.status)) return 'deny';
+    if (this.over()) return 'deny';
     if (request.toolCallId !== undefined) {
       this.judged.add(request.toolCallId);
       this.unjudged.delete(request.toolCallId);
@@ -201,6 +206,8 @@ export class LiveRun {
         missing: 'a bridge run has nobody to ask',
       },
     );
+    // Ended while the chain decided: nothing more is recorded for it, and the CLI hears no.
+    if (this.over()) return 'deny';
     const rule = outcome.verdict.ruleName ?? 'approvals';
     if (outcome.decision === 'ask' && request.toolCallId !== undefined) {
       this.asked.set(request.toolCallId, { subject, rule });
@@ -218,7 +225,7 @@ export class LiveRun {
   }
 
   private onEmission(emission: DriverEmission): void {
-    if (this.ending || isEnded(this.state.status)) return;
+    if (this.over()) return;
     const now = this.ctx.now();
     if (emission.kind === 'person') {
       const asked = this.asked.get(emission.toolCallId);
@@ -255,7 +262,7 @@ export class LiveRun {
 
   /** Records one event of the agent's, under the run's limits and audit; false when that ended the run. */
   private accept(event: NewRunEvent): boolean {
-    if (this.ending || isEnded(this.state.status)) return false;
+    if (this.over()) return false;
     if (OUTPUT_EVENT_TYPES.has(event.type)) {
       this.armQuiet(this.limits.no_output_ms);
       const recorded = event.type !== 'output' || this.ctx.ledger.recordsRawOutput;
