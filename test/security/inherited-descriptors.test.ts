@@ -39,8 +39,12 @@ describe.runIf(process.platform === 'linux')('descriptors the daemon inherited',
       for (const fd of INHERITED) expect(descriptors(daemon.pid ?? 0)).toContain(fd);
       client = await connect({ home, env: cleanEnv() });
       const pane = await client.createPane({ argv: ['sleep', '60'] });
-      // Before its exec the pane's process is node-pty's spawn helper, which opens the terminal as fd 3 for a moment.
+      // Before its exec the pane's process is node-pty's spawn helper, which opens the terminal as fd 3
+      // for a moment; and Linux names the process `sleep` a moment before it closes the close-on-exec
+      // descriptors. So the pane must come to hold none above 2: one handed down for real stays, and
+      // the wait runs out.
       await untilProgram(pane.pid, 'sleep');
+      await until(() => descriptors(pane.pid).every((fd) => fd <= 2), 'the pane to hold no descriptor above 2 once its exec is done', 10_000);
       const held = descriptors(pane.pid);
       for (const fd of INHERITED) expect(held, `fd ${fd} in the pane`).not.toContain(fd);
       expect(held.filter((fd) => fd > 2)).toEqual([]);
