@@ -1,18 +1,14 @@
 /**
  * The ask methods: an agent (or a person, or a script) asks the agent in another pane a question
  * and gets its answer (src/asks/). A pane's own token asks as that pane: its async replies are
- * delivered there and nowhere else. `AsksPort` is what the HTTP API (`/api/v2/asks`) uses of
- * them: the same handlers, so every surface has the same operations with the same errors.
+ * delivered there and nowhere else. The HTTP API (`/api/v2/asks`) and the MCP server call the same
+ * handlers by name (an OperationsPort), so every surface has the same operations with the same errors.
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { Asker } from '../asks/index.js';
-import type { Params, Result } from '../protocol/methods.js';
-import type { Grant } from './authorize.js';
 import { callerOf } from './bridge-operations.js';
-import { Caller } from './caller.js';
 import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
-import type { Services } from './services.js';
 import { askInfo, askTargetInfo } from './to-wire.js';
 
 type AskMethods = 'ask' | 'ask_wait' | 'ask_get' | 'ask_cancel' | 'ask_list' | 'ask_targets' | 'set_askable';
@@ -93,38 +89,3 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
     return { success: true as const };
   },
 };
-
-/** The ask methods another surface offers in its own shape (marking a pane askable stays JSON-RPC's). */
-type AskOperation = Exclude<AskMethods, 'set_askable'>;
-
-/** Who calls an ask operation: what their credentials allow, and whether they are still there. */
-export interface AskCaller {
-  grant: Grant;
-  /** Aborted when the caller goes away: a wait stops, the ask goes on. */
-  signal: AbortSignal;
-}
-
-/**
- * What the HTTP API needs of the asks: each ask method by its JSON-RPC name, run by the same
- * handler as over JSON-RPC with params validated by the same schemas (protocol/methods/asks.ts).
- * The surface has checked the caller's scope first (`requireScope`), as the dispatcher does.
- */
-export interface AsksPort {
-  call<M extends AskOperation>(method: M, params: Params<M>, caller: AskCaller): Promise<Result<M>>;
-}
-
-/** The ask operations over these services. */
-export function asksPort(services: Services): AsksPort {
-  return {
-    async call(method, params, { grant, signal }) {
-      // No ask method subscribes to anything: the caller's notifications have nowhere to go.
-      const caller = new Caller(services, { notify: () => undefined, backlogBytes: 0, onDrain: () => ({ dispose: () => undefined }) });
-      const handler = askHandlers[method] as Handler<typeof method>;
-      try {
-        return await handler({ ...services, caller, signal, grant }, params);
-      } finally {
-        caller.dispose();
-      }
-    },
-  };
-}

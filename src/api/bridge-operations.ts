@@ -1,15 +1,18 @@
 /**
- * The agent bridge's runs (seed 004) as operations: the JSON-RPC methods `run_*`, and `RunsPort`,
- * what the HTTP API (`/api/v2/agent/*`, `/api/v2/chat/proxy`) uses of the run service. Both go
- * through here, so every surface has the same operations with the same errors.
+ * The agent bridge's runs (seed 004) as operations: the methods `run_*`, which JSON-RPC, the HTTP
+ * API (`/api/v2/agent/*`, `/api/v2/chat/proxy`) and the client library all call by name, so every
+ * surface has the same operations with the same errors; and `RunsPort`, the run service as these
+ * handlers use it (and as a surface follows a run's events as a stream).
  */
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SchemaVersion } from '../contract/index.js';
-import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunService, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/index.js';
+import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/index.js';
 import type { EventPage, RunQuery } from '../ledger/ledger-store.js';
-import type { Grant } from './authorize.js';
-import type { Handler } from './handler.js';
+import { requireScope, type Grant } from './authorize.js';
+import type { CallerLike } from './context.js';
+import { checkedParams, NO_NOTIFICATIONS, type OperationsPort } from './invoke.js';
+import type { Params, Result } from '../protocol/methods.js';
 import type { Services } from './services.js';
 
 export type { RunEvent, RunView, WireRunEvent, SchemaVersion };
@@ -34,7 +37,12 @@ export function requireMaker(grant: Grant | undefined, maker: string | undefined
   throw new SwitchboardError('FORBIDDEN', `forbidden: ${what} was started by ${maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`}; only its maker or the owner may end it`, { maker });
 }
 
-/** What the HTTP API needs of the run service (`caller`: see callerOf). */
+/**
+ * What the run operations need of the run service. The HTTP API served on its own (tests, the
+ * bench, a library user) gives a RunService; the daemon's goes through its bridge (`bridgeRuns`).
+ * Every call of a run method goes through the handlers below (`runOperations` when there are no
+ * daemon services); a surface uses the port itself only to follow a run's events as a stream.
+ */
 export interface RunsPort {
   submit(request: SubmitRequest): Promise<RunView>;
   get(runId: string): Promise<RunView>;
@@ -57,14 +65,21 @@ export function renderWire(event: RunEvent, version: SchemaVersion): WireRunEven
   return renderEvent(event, version);
 }
 
+/** Where the run methods find the run service: the daemon's bridge, which may be off. */
+interface BridgeContext {
+  bridge: { readonly service: RunsPort | undefined; readonly offReason: string };
+  grant?: Grant | undefined;
+  caller: CallerLike;
+}
+
 /** The run service of these services; CONFLICT when the daemon runs without the bridge. */
-export function runServiceOf(services: Pick<Services, 'bridge'>): RunService {
+export function runServiceOf(services: Pick<BridgeContext, 'bridge'>): RunsPort {
   const service = services.bridge.service;
   if (!service) throw new SwitchboardError('CONFLICT', `the agent bridge is off in this daemon: ${services.bridge.offReason}`);
   return service;
 }
 
-/** The run service as the HTTP API takes it, looked up on each call (so a bridge that is off answers CONFLICT, not a crash). */
+/** The daemon's run service as a port that answers CONFLICT while the bridge is off (its streams, for the HTTP API). */
 export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
   return {
     submit: (r) => runServiceOf(services).submit(r),
@@ -80,9 +95,28 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
   };
 }
 
+/** The run methods a port offers (following a run is a stream, each surface's own). */
+export type RunOperation = Exclude<BridgeMethod, 'run_subscribe'>;
+
+/**
+ * The run methods over a run service alone, with no daemon around it (the HTTP API served on its
+ * own): the same params check, scope check and handlers as through the daemon's operations table.
+ */
+export function runOperations(runs: RunsPort): OperationsPort<RunOperation> {
+  const bridge = { service: runs, offReason: '' };
+  return {
+    async call(method, params, { grant }) {
+      const checked = checkedParams(method, params);
+      requireScope(grant, method);
+      const handler = bridgeHandlers[method] as unknown as (ctx: BridgeContext, p: unknown) => Promise<unknown>;
+      return (await handler({ bridge, grant, caller: NO_NOTIFICATIONS }, checked)) as never;
+    },
+  };
+}
+
 type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_events' | 'run_subscribe' | 'run_backends';
 
-export const bridgeHandlers: { [M in BridgeMethod]: Handler<M> } = {
+export const bridgeHandlers: { [M in BridgeMethod]: (ctx: BridgeContext, params: Params<M>) => Promise<Result<M>> } = {
   async run_submit(ctx, p) {
     return { run: await runServiceOf(ctx).submit({ ...p, caller: callerOf(ctx.grant) }) };
   },

@@ -4,15 +4,15 @@
  * authorization, the authenticate step over the daemon's tokens, attaching a terminal to a pane,
  * and the domain-to-wire mapping.
  */
-export { handlers } from './operations.js';
+export { handlers, operationsPort } from './operations.js';
+export { invoke, type AnyHandler, type OperationCaller, type OperationsPort, type PortMethod } from './invoke.js';
 export { Caller } from './caller.js';
 export { createServices, type Services, type DaemonControl } from './services.js';
-export { authorize, narrowGrant, requireScope, OWNER_GRANT, type Grant } from './authorize.js';
-export { asksPort, type AsksPort, type AskCaller } from './ask-operations.js';
+export { narrowGrant, requireScope, OWNER_GRANT, type Grant } from './authorize.js';
 export { TokenRegistry, type Authenticate } from './tokens.js';
 export { CallerOrigins } from './caller-origin.js';
 export { findPaneTerminal, type PaneTerminal, type TerminalAttachment } from './terminal-attach.js';
 export { sessionExport } from './log-operations.js';
 export type { OperationContext } from './context.js';
 export type { NotificationSink } from './notification-sink.js';
-export { bridgeRuns, callerOf, renderWire, runServiceOf, type RunsPort, type RunEvent, type RunView } from './bridge-operations.js';
+export { bridgeRuns, callerOf, renderWire, runOperations, runServiceOf, type RunOperation, type RunsPort, type RunEvent, type RunView } from './bridge-operations.js';

@@ -5,7 +5,9 @@ import { LogService } from '../logs/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import { METHOD_GROUPS, METHOD_NAMES, paramSchemas, resultSchemas, type MethodName, type ParamsInput, type Result } from '../protocol/methods.js';
 import type { CallerLike, OperationContext } from './context.js';
-import { handlers } from './operations.js';
+import { handlers, operationsPort } from './operations.js';
+import { invoke } from './invoke.js';
+import { runOperations, type RunsPort } from './bridge-operations.js';
 import { createServices, type DaemonControl, type Services } from './services.js';
 
 /** What a daemon says of itself, for operations that ask (no dashboard: its login link is a CONFLICT). */
@@ -138,5 +140,51 @@ describe('the operations', () => {
     const spoofed = await failure('ask', { target: 'codex', question: 'hi?', from_pane_id: 'p22222222' });
     expect(spoofed.code).toBe('FORBIDDEN');
     expect(spoofed.message).toMatch(/may ask only as pane p11111111/);
+  });
+
+  it('is reached one way from every surface: the port answers as invoke (the dispatcher\'s path) does, with the same codes and words', async () => {
+    const port = operationsPort(services);
+    const owner = { grant: { owner: true, scopes: new Set(['read'] as const) }, signal: new AbortController().signal };
+    const reader = { grant: { owner: false, scopes: new Set(['read'] as const), paneId: 'p11111111' }, signal: new AbortController().signal };
+    async function both(method: string, params: unknown, caller: typeof owner): Promise<[SwitchboardError, SwitchboardError]> {
+      const viaPort = await port.call(method as 'ping', params as never, caller).then(() => new Error(`${method} passed`), (e: unknown) => e);
+      const viaInvoke = await invoke(handlers as never, { ...ctx, grant: caller.grant }, method, params).then(() => new Error(`${method} passed`), (e: unknown) => e);
+      if (!isSwitchboardError(viaPort) || !isSwitchboardError(viaInvoke)) throw new Error(`${method}: not a SwitchboardError (${String(viaPort)}, ${String(viaInvoke)})`);
+      return [viaPort, viaInvoke];
+    }
+    // A param the schema refuses.
+    const [badPort, badInvoke] = await both('get_text', { pane_id: 'p00000000', lines: 'ten' }, owner);
+    expect(badPort.code).toBe('INVALID_PARAMS');
+    expect(badPort.message).toBe(badInvoke.message);
+    expect(badPort.message).toMatch(/^invalid params for get_text: lines/);
+    // A scope the grant lacks, before the handler runs.
+    const [scopePort, scopeInvoke] = await both('send_text', { pane_id: 'p00000000', text: 'x' }, reader);
+    expect(scopePort.code).toBe('FORBIDDEN');
+    expect(scopePort.message).toBe(scopeInvoke.message);
+    // A method nobody has.
+    expect((await both('no_such_method', {}, owner))[0].code).toBe('METHOD_NOT_FOUND');
+    // The handler's own answer.
+    expect((await both('get_text', { pane_id: 'p00000000' }, owner))[0].code).toBe('PANE_NOT_FOUND');
+    // What delivers notifications is refused: a port's caller has nowhere to receive them.
+    const refused = await (port as unknown as { call(m: string, p: unknown, c: typeof owner): Promise<unknown> }).call('log_subscribe', { session_id: 'nope' }, owner).catch((e: unknown) => e);
+    expect(isSwitchboardError(refused) && refused.code).toBe('SESSION_NOT_FOUND');
+    services.logs.logs.open({ id: 'r2', kind: 'run', title: 'a run', agent: 'claude', spill: false });
+    const noSink = await (port as unknown as { call(m: string, p: unknown, c: typeof owner): Promise<unknown> }).call('log_subscribe', { session_id: 'r2' }, owner).catch((e: unknown) => e);
+    expect(isSwitchboardError(noSink) && noSink.code).toBe('INVALID_REQUEST');
+  });
+
+  it('serves the run methods over a run service alone with the same checks (the HTTP API on its own)', async () => {
+    const seen: string[] = [];
+    const runs = { get: (id: string) => (seen.push(id), Promise.reject(new SwitchboardError('RUN_NOT_FOUND', `no run ${id}`))) } as unknown as RunsPort;
+    const port = runOperations(runs);
+    const reader = { grant: { owner: false, scopes: new Set(['read'] as const), paneId: 'p11111111' }, signal: new AbortController().signal };
+    const notFound = await port.call('run_get', { run_id: 'r_0123456789abcdef' }, reader).catch((e: unknown) => e);
+    expect(isSwitchboardError(notFound) && notFound.code).toBe('RUN_NOT_FOUND');
+    expect(seen).toEqual(['r_0123456789abcdef']);
+    const bad = await port.call('run_get', { run_id: 'no run!' }, reader).catch((e: unknown) => e);
+    expect(isSwitchboardError(bad) && bad.code).toBe('INVALID_PARAMS');
+    const forbidden = await port.call('run_cancel', { run_id: 'r_0123456789abcdef' }, reader).catch((e: unknown) => e);
+    expect(isSwitchboardError(forbidden) && forbidden.code).toBe('FORBIDDEN');
+    expect(seen).toEqual(['r_0123456789abcdef']);
   });
 });

@@ -46,7 +46,7 @@ describe('switchboard run in a terminal', () => {
     const runs = runServiceOf(daemon.services);
     const [run] = (await runs.list({ status: 'running' })).runs;
     if (!run) throw new Error('no running run');
-    await runs.cancel(run.id);
+    await runs.cancel(run.id, 'owner');
     const exit = await pane.waitForExit();
     expect(exit.exitCode).toBe(130);
     const text = screen();

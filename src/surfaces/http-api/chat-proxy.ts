@@ -18,12 +18,13 @@
  */
 import type { ServerResponse } from 'node:http';
 import { SwitchboardError } from '../../core/errors.js';
-import { errorBody, HttpError, readJson, sendJson, validate, type ApiContext, type Router } from './router.js';
+import { errorBody, HttpError, operationCallerOf, readJson, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { IdempotencyKeys, idempotencyKeyOf, requestFingerprint } from './idempotency.js';
 import { chatRequestSchema, type ChatRequest } from './schemas.js';
 import { openSse } from './sse.js';
 import { API_PREFIX } from './agent-routes.js';
-import { callerOf, type RunEvent, type RunsPort, type RunView } from '../../api/index.js';
+import { callerOf, type RunEvent, type RunView } from '../../api/index.js';
+import type { RunRoutesPorts } from './agent-routes.js';
 
 const CWD_HEADER = 'x-switchboard-cwd';
 
@@ -47,7 +48,7 @@ function promptOf(messages: ChatRequest['messages']): string {
   return `${before.map((m) => `[${m.role}] ${m.text}`).join('\n\n')}\n\n[user] ${ask}`;
 }
 
-export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new IdempotencyKeys()): void {
+export function addChatProxyRoutes(router: Router, { ops, runs }: RunRoutesPorts, keys = new IdempotencyKeys()): void {
   const handler = async (ctx: ApiContext): Promise<void> => {
     const body = validate(chatRequestSchema, await readJson(ctx.req), 'chat completion request');
     const names = runs.backendNames();
@@ -56,11 +57,12 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new Id
     const cwdHeader = ctx.req.headers[CWD_HEADER];
     const cwd = typeof cwdHeader === 'string' ? cwdHeader : undefined;
     const caller = callerOf(ctx.grant);
+    const asCaller = operationCallerOf(ctx);
     const prompt = promptOf(body.messages);
     const key = idempotencyKeyOf(ctx.req);
     // A chat completion cannot be followed up (the next request carries the whole conversation
     // again): its CLI ends with the run instead of waiting, idle, for a follow-up that never comes.
-    const submit = async (): Promise<string> => (await runs.submit({ backend: body.model, prompt, caller, keep_alive: false, ...(cwd !== undefined ? { cwd } : {}) })).id;
+    const submit = async (): Promise<string> => (await ops.call('run_submit', { backend: body.model, prompt, keep_alive: false, ...(cwd !== undefined ? { cwd } : {}) }, asCaller)).run.id;
     const started = key === undefined ? { runId: await submit(), repeated: false } : await keys.runFor(caller, key, requestFingerprint({ endpoint: 'chat/proxy', model: body.model, prompt, cwd: cwd ?? null, stream: body.stream === true }), submit);
     const runId = started.runId;
     if (started.repeated) ctx.res.setHeader('Idempotent-Replayed', 'true');
@@ -69,9 +71,9 @@ export function addChatProxyRoutes(router: Router, runs: RunsPort, keys = new Id
     ctx.res.setHeader('X-Switchboard-Run-Id', runId);
     const ignored = IGNORED_FIELDS.filter((f) => body[f] !== undefined && body[f] !== null);
     if (ignored.length > 0) ctx.res.setHeader('X-Switchboard-Ignored', ignored.join(', '));
-    const run = await runs.get(runId);
+    const { run } = await ops.call('run_get', { run_id: runId }, asCaller);
     // Without a key, nobody will come back for the answer: the run is cancelled with its client.
-    const abandon = key === undefined ? (): void => void runs.cancel(runId, caller).catch(() => undefined) : (): void => undefined;
+    const abandon = key === undefined ? (): void => void ops.call('run_cancel', { run_id: runId }, asCaller).catch(() => undefined) : (): void => undefined;
     if (body.stream === true) await streamChat(ctx.res, runs, run, body.model, { usage: body.stream_options?.include_usage === true, abandon });
     else await wholeChat(ctx.res, runs, run, body.model, abandon);
   };
@@ -88,14 +90,14 @@ const IGNORED_FIELDS = ['temperature', 'top_p', 'max_tokens', 'max_completion_to
 const chatId = (run: RunView): string => `chatcmpl-${run.id}`;
 
 /** Follows a run to its end, handing each event to `onEvent`. */
-function follow(runs: RunsPort, runId: string, onEvent: (event: RunEvent) => void, until: Promise<void>): Promise<{ dispose(): void }> {
+function follow(runs: RunRoutesPorts['runs'], runId: string, onEvent: (event: RunEvent) => void, until: Promise<void>): Promise<{ dispose(): void }> {
   return runs.subscribe(runId, 0, onEvent, {}).then((sub) => {
     void until.finally(() => sub.dispose());
     return sub;
   });
 }
 
-async function wholeChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string, abandon: () => void): Promise<void> {
+async function wholeChat(res: ServerResponse, runs: RunRoutesPorts['runs'], run: RunView, model: string, abandon: () => void): Promise<void> {
   let text = '';
   let done: RunEvent | undefined;
   let finished: () => void = () => undefined;
@@ -148,7 +150,7 @@ function runFailure(run: RunView, done: RunEvent | undefined): SwitchboardError 
   return new SwitchboardError(reason === 'policy' ? 'FORBIDDEN' : 'AGENT_ERROR', message, { run_id: run.id, outcome, reason });
 }
 
-async function streamChat(res: ServerResponse, runs: RunsPort, run: RunView, model: string, options: { usage: boolean; abandon: () => void }): Promise<void> {
+async function streamChat(res: ServerResponse, runs: RunRoutesPorts['runs'], run: RunView, model: string, options: { usage: boolean; abandon: () => void }): Promise<void> {
   const sse = openSse(res);
   const base = { id: chatId(run), object: 'chat.completion.chunk', created: Math.floor(run.created_at / 1000), model };
   const chunk = (delta: Record<string, unknown>, finish: string | null): string => JSON.stringify({ ...base, choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }], ...(options.usage ? { usage: null } : {}) });

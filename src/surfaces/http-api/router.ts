@@ -15,7 +15,7 @@ import { SwitchboardError, errorMessage, type ErrorCode } from '../../core/error
 import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import type { MethodName } from '../../protocol/methods.js';
 import type { Logger } from '../../core/logger.js';
-import { requireScope, type Grant } from '../../api/index.js';
+import { requireScope, type Grant, type OperationCaller } from '../../api/index.js';
 import { sendJson } from '../http/answer.js';
 import { BodyTooLarge, bodyText, closeAfterAnswer, readBody } from '../http/body.js';
 import type { z } from 'zod';
@@ -69,6 +69,18 @@ export interface ApiContext {
 }
 
 export type Handler = (ctx: ApiContext) => Promise<void>;
+
+/**
+ * The caller of one request as an operation sees it: its grant, and a signal for when it hangs up
+ * before the answer (a wait stops; what the caller owns, such as an ask, goes on).
+ */
+export function operationCallerOf(ctx: ApiContext): OperationCaller {
+  const gone = new AbortController();
+  ctx.res.once('close', () => {
+    if (!ctx.res.writableFinished) gone.abort();
+  });
+  return { grant: ctx.grant, signal: gone.signal };
+}
 
 interface Route {
   method: string;

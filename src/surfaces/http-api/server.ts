@@ -1,9 +1,10 @@
 /**
  * The agent bridge's HTTP API as one request handler, mounted on the daemon's dashboard server
  * under `/api/v2/` (surfaces/http/server.ts), or served on its own (`startHttpApiServer`, loopback
- * only: tests, the bench). It takes the run service through api/'s RunsPort, the asks through its
- * AsksPort (when given: the daemon's), and an authenticate step (by default: the daemon's token as
- * a Bearer header, compared in constant time, which is the owner's grant).
+ * only: tests, the bench). Each route calls its JSON-RPC method through api/'s OperationsPort: the
+ * daemon's whole table when given (the asks then too), else the run methods over `runs` alone; SSE
+ * follows `runs`. Requests are authenticated by a step (by default: the daemon's token as a Bearer
+ * header, compared in constant time, which is the owner's grant).
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -18,12 +19,13 @@ import { addAskRoutes } from './ask-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { openApiDocument } from './openapi.js';
-import { OWNER_GRANT, type AsksPort, type Grant, type RunsPort } from '../../api/index.js';
+import { OWNER_GRANT, runOperations, type Grant, type OperationsPort, type RunsPort } from '../../api/index.js';
 
 export interface HttpApiOptions {
+  /** The run service the streams follow (and, without `operations`, the one the run routes call). */
   runs: RunsPort;
-  /** The asks between agents (`/api/v2/asks`); without them those paths are unknown (404). */
-  asks?: AsksPort;
+  /** The daemon's operations: the run routes call them, and the asks between agents (`/api/v2/asks`) exist; without them those paths are unknown (404). */
+  operations?: OperationsPort;
   /** The daemon's token (checked as `Authorization: Bearer <token>`), unless `authenticate` is given. */
   token?: string;
   /** What a request's credentials allow (a dashboard session, a pane's scoped token…); overrides the token check. */
@@ -51,9 +53,10 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
   const router = new Router({ hosts: options.hosts, origin: (req) => originAllowed(req, options.hosts(), false), authenticate, logger: options.logger ?? silentLogger });
   // One set of keys for both ways of starting a run: a key used on both is a different request.
   const keys = new IdempotencyKeys();
-  addAgentRoutes(router, options.runs, keys);
-  addChatProxyRoutes(router, options.runs, keys);
-  if (options.asks) addAskRoutes(router, options.asks);
+  const ports = { ops: options.operations ?? runOperations(options.runs), runs: options.runs };
+  addAgentRoutes(router, ports, keys);
+  addChatProxyRoutes(router, ports, keys);
+  if (options.operations) addAskRoutes(router, options.operations);
   const doc = openApiDocument();
   router.add('GET', `${API_PREFIX}/openapi.json`, null, async (ctx) => {
     await sendJson(ctx.res, 200, doc);

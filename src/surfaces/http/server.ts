@@ -16,7 +16,7 @@ import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import { SwitchboardError } from '../../core/errors.js';
-import { asksPort, bridgeRuns, findPaneTerminal, narrowGrant, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
+import { bridgeRuns, operationsPort, findPaneTerminal, narrowGrant, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
 import { createHttpApi, type HttpApi } from '../http-api/index.js';
 import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
 import { DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from '../rpc/peer.js';
@@ -126,7 +126,7 @@ export class DashboardServer {
     this.webRoot = options.webRoot ?? defaultWebRoot();
     this.api = createHttpApi({
       runs: bridgeRuns(options.services),
-      asks: asksPort(options.services),
+      operations: operationsPort(options.services, this.dispatcher.handlers),
       hosts: () => this.hosts,
       authenticate: (req) => {
         const grant = this.apiGrant(req);

@@ -1,8 +1,8 @@
 /**
  * MCP's Streamable HTTP transport on the daemon's HTTP port (`/mcp`), stateless: each POST is one
- * exchange with a server made for it, whose tools call the dispatcher with the grant of the token
- * the request presented (a Bearer header: the owner's, or an agent pane's own, so an agent asks as
- * its pane). The HTTP server has checked Host and Origin before this is reached. The body is read
+ * exchange with a server made for it, whose tools call the operations (api/'s OperationsPort,
+ * over the dispatcher's table) with the grant of the token the request presented (a Bearer header:
+ * the owner's, or an agent pane's own, so an agent asks as its pane). The HTTP server has checked Host and Origin before this is reached. The body is read
  * as every HTTP body is (surfaces/http/body.ts): a body past the limit is 413 with LIMIT_EXCEEDED,
  * invalid UTF-8 or JSON 400 with PARSE_ERROR, as JSON-RPC errors whose `data.code` is the stable code.
  */
@@ -10,11 +10,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { SwitchboardError, type ErrorCode } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { Caller, type Grant, type Services } from '../../api/index.js';
-import { errorCodeFromRpc, RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
+import { operationsPort, type Grant, type Services } from '../../api/index.js';
+import { RPC_CODE_BY_ERROR } from '../../protocol/rpc-codes.js';
 import { sendJson } from '../http/answer.js';
 import { BodyTooLarge, bodyText, closeAfterAnswer, readBody } from '../http/body.js';
-import { provenAtConnect } from '../rpc/authenticate.js';
 import type { Dispatcher } from '../rpc/dispatch.js';
 import { RpcMcpBackend, type RpcCall } from './rpc-backend.js';
 import { createMcpServer } from './server.js';
@@ -53,19 +52,6 @@ async function readMessage(req: IncomingMessage, res: ServerResponse): Promise<{
   }
 }
 
-/** One method call through the dispatcher, as `grant`: what the RPC surface would answer, or its error thrown. */
-function dispatcherCall(dispatcher: Dispatcher, services: Services, grant: Grant, signal: AbortSignal): RpcCall {
-  const caller = new Caller(services, { notify: () => undefined, backlogBytes: 0, onDrain: () => ({ dispose: () => undefined }) });
-  const connection = { context: { ...services, caller, signal }, authentication: provenAtConnect(grant) };
-  let next = 0;
-  return async (method, params) => {
-    const { reply } = await dispatcher.handle({ jsonrpc: '2.0', id: next++, method, params }, connection);
-    if (reply === undefined || Array.isArray(reply)) throw new SwitchboardError('INTERNAL_ERROR', `${method}: no reply`);
-    if ('error' in reply) throw new SwitchboardError(errorCodeFromRpc(reply.error.code), reply.error.message);
-    return reply.result as never;
-  };
-}
-
 /** Answers one request to `/mcp` (the caller has authenticated it to `grant`). */
 export async function handleMcpHttp(req: IncomingMessage, res: ServerResponse, deps: { dispatcher: Dispatcher; services: Services; grant: Grant; logger: Logger }): Promise<void> {
   if (req.method !== 'POST') {
@@ -77,7 +63,9 @@ export async function handleMcpHttp(req: IncomingMessage, res: ServerResponse, d
   if (read === undefined) return;
   const parsed = read.message;
   const abort = new AbortController();
-  const call = dispatcherCall(deps.dispatcher, deps.services, deps.grant, abort.signal);
+  // Each tool calls its methods as the JSON-RPC dispatcher would (the same table, params check and scope), as this grant.
+  const operations = operationsPort(deps.services, deps.dispatcher.handlers);
+  const call: RpcCall = (method, params) => operations.call(method, params, { grant: deps.grant, signal: abort.signal });
   // An agent pane's token asks as that pane; the owner's asks as nobody's pane.
   const pane = deps.grant.paneId !== undefined ? deps.services.panes.find(deps.grant.paneId) : undefined;
   const server = createMcpServer(new RpcMcpBackend(call, pane ? { paneId: pane.id, cwd: pane.cwd, ...(pane.agent ? { name: pane.agent.name } : {}) } : {}));

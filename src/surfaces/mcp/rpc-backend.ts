@@ -6,11 +6,12 @@
  * single call is held open for minutes.
  */
 import { SwitchboardError } from '../../core/errors.js';
-import type { AskInfo, MethodName, ParamsInput, Result } from '../../protocol/methods.js';
+import type { AskInfo, ParamsInput, Result } from '../../protocol/methods.js';
+import type { PortMethod } from '../../api/index.js';
 import type { McpAgentInfo, McpAskParams, McpAskResult, McpBackend, McpWaitParams, McpWaitResult } from './backend.js';
 
 /** Calls one method of the daemon (throws SwitchboardError with the method's stable code). */
-export type RpcCall = <M extends MethodName>(method: M, params: ParamsInput<M>) => Promise<Result<M>>;
+export type RpcCall = <M extends PortMethod>(method: M, params: ParamsInput<M>) => Promise<Result<M>>;
 
 /** Who asks through this server (the pane the agent runs in, when it runs in one). */
 export interface McpAsker {

@@ -1,14 +1,13 @@
 import { SwitchboardError } from '../../core/errors.js';
 import type { Logger } from '../../core/logger.js';
-import { authorize, handlers as defaultHandlers, type OperationContext } from '../../api/index.js';
+import { handlers as defaultHandlers, invoke, type AnyHandler, type OperationContext } from '../../api/index.js';
 import { describeIssues, paramSchemas, resultSchemas, type MethodName } from '../../protocol/methods.js';
 import { errorResponse, isValidId, type JsonRpcId, type JsonRpcResponse } from '../../protocol/json-rpc.js';
 import type { RequestAuthentication } from './authenticate.js';
 
 export { errorResponse } from '../../protocol/json-rpc.js';
 
-/** A method's implementation as the dispatcher holds it (tests add their own). */
-export type AnyHandler = (ctx: OperationContext, params: never) => unknown;
+export type { AnyHandler } from '../../api/index.js';
 
 export interface DispatcherOptions {
   logger: Logger;
@@ -43,7 +42,8 @@ const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v ===
  * failure to a stable error. It holds no per-connection state; the connection passes its own in.
  */
 export class Dispatcher {
-  private readonly handlers: Partial<Record<string, AnyHandler>>;
+  /** The operations table it calls (the default one and any a test added): other surfaces of the same server call the same. */
+  readonly handlers: Partial<Record<string, AnyHandler>>;
   private readonly maxBatch: number;
 
   constructor(private readonly options: DispatcherOptions) {
@@ -99,25 +99,11 @@ export class Dispatcher {
     }
     // Known before the request runs, so a slow first request does not count as unauthenticated.
     connection.onAuthenticated?.();
-    const handler = Object.hasOwn(this.handlers, method) ? this.handlers[method] : undefined;
-    if (!handler) {
-      return { response: reply(errorResponse(id, 'METHOD_NOT_FOUND', `method not found: ${method}`, { method })), authenticated: true };
-    }
-    const known = Object.hasOwn(paramSchemas, method);
-    let validated: unknown = credentials.params;
-    if (known) {
-      const parsed = paramSchemas[method as MethodName].safeParse(credentials.params);
-      if (!parsed.success) {
-        return { response: reply(errorResponse(id, 'INVALID_PARAMS', `invalid params for ${method}: ${describeIssues(parsed.error)}`)), authenticated: true };
-      }
-      validated = parsed.data;
-    }
     try {
       const ctx: OperationContext = { ...connection.context, grant: credentials.grant };
-      // Every surface comes through here: the scope is checked once, for all of them.
-      authorize(credentials.grant, method, validated, ctx);
-      const result = (await handler(ctx, validated as never)) ?? null;
-      if (this.options.checkResults && known) this.checkResult(method as MethodName, result);
+      // The one way to an operation (api/invoke.ts): the method, its params, the grant's scope, then the handler.
+      const result = await invoke(this.handlers, ctx, method, credentials.params);
+      if (this.options.checkResults && Object.hasOwn(paramSchemas, method)) this.checkResult(method as MethodName, result);
       return { response: reply({ jsonrpc: '2.0', id, result }), authenticated: true };
     } catch (err) {
       if (err instanceof SwitchboardError) {
