@@ -73,7 +73,7 @@ interface BridgeContext {
 }
 
 /** The run service of these services; CONFLICT when the daemon runs without the bridge. */
-export function runServiceOf(services: Pick<BridgeContext, 'bridge'>): RunsPort {
+export function runServiceOf<S extends RunsPort>(services: { bridge: { readonly service: S | undefined; readonly offReason: string } }): S {
   const service = services.bridge.service;
   if (!service) throw new SwitchboardError('CONFLICT', `the agent bridge is off in this daemon: ${services.bridge.offReason}`);
   return service;

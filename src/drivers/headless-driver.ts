@@ -27,6 +27,10 @@ import { terminateProcessTree } from '../platform/index.js';
 export interface RunOptions {
   cwd: string;
   signal?: AbortSignal;
+  /** The run's id (its processes carry it as SWITCHBOARD_RUN_ID); default: a new one. */
+  runId?: string;
+  /** Variables the run's processes carry besides the profile's (a run service's markers). */
+  env?: Record<string, string>;
 }
 
 export interface RunResult {
@@ -118,7 +122,7 @@ export class HeadlessDriver {
   stream(prompt: string, options: RunOptions): RunHandle {
     if (prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     options.signal?.throwIfAborted();
-    const runId = `r${randomBytes(4).toString('hex')}`;
+    const runId = options.runId ?? `r${randomBytes(4).toString('hex')}`;
     const temp = createPrivateTemp(this.tempRoot);
     const { env, args: extraArgs, binary } = temp.guard(() => {
       const environment = this.environment(options.cwd, temp);
@@ -137,7 +141,7 @@ export class HeadlessDriver {
     // that cancelling ends everything the CLI started.
     // PWD too: OpenCode takes its project folder from $PWD, not from the process's cwd.
     // A spawn refused at once (a NUL in an argument or a variable) leaves no folder behind.
-    const child = temp.guard(() => spawn(binary, args, { cwd: options.cwd, env: { ...env, PWD: options.cwd, SWITCHBOARD_RUN_ID: runId }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true }));
+    const child = temp.guard(() => spawn(binary, args, { cwd: options.cwd, env: { ...env, ...options.env, PWD: options.cwd, SWITCHBOARD_RUN_ID: runId }, stdio: ['ignore', 'pipe', 'pipe'], detached: process.platform !== 'win32', windowsHide: true }));
     let cancelled = false;
     let stderr = '';
     let partial = '';

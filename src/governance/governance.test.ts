@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { loadGovernancePolicy, parseGovernancePolicy, DEFAULT_LIMITS } from './policy-file.js';
 import { Sandbox } from './sandbox.js';
 import { Governor } from './governor.js';
+import { CallerGovernance } from './caller-governance.js';
 import { AdmissionQueue } from './admission.js';
 import { isSwitchboardError } from '../core/errors.js';
 
@@ -164,5 +165,29 @@ describe('admission', () => {
     leases.get('c2')?.dispose();
     expect(started).not.toContain('c3');
     expect(q.stats()).toMatchObject({ running: 2, waiting: 0 });
+  });
+});
+
+describe("a caller's own governance (run_agent)", () => {
+  it('admits by the face\'s rule, lets the CLI decide its calls, never ends the run for a denial, and still refuses a folder swapped while queued', () => {
+    const root = tmp();
+    const work = path.join(root, 'work');
+    const elsewhere = path.join(root, 'elsewhere');
+    mkdirSync(work);
+    mkdirSync(elsewhere);
+    const g = new CallerGovernance({ face: 'run_agent', reason: 'the caller governs' });
+    expect(g.admission()).toEqual({ decision: 'allow', rule: 'run_agent.caller', reason: 'the caller governs' });
+    expect(g.admitAtStart('claude', work, realpathSync(work))).toMatchObject({ decision: 'allow', rule: 'run_agent.caller' });
+    const step = g.ruleStep();
+    expect(step({ tool: 'shell', command: 'rm -rf /' }, { workdir: work, home: root })).toMatchObject({ decision: 'allow', ruleName: 'run_agent.cli' });
+    expect(g.judgeToolCall()).toMatchObject({ decision: 'allow', rule: 'run_agent.cli' });
+    expect(g.onDeny()).toBe('continue');
+    // The folder admitted is the folder it starts in, whoever governs.
+    const link = path.join(root, 'link');
+    symlinkSync(work, link);
+    const admitted = realpathSync(link);
+    rmSync(link);
+    symlinkSync(elsewhere, link);
+    expect(g.admitAtStart('claude', link, admitted)).toMatchObject({ decision: 'deny', rule: 'sandbox.real_path' });
   });
 });

@@ -18,7 +18,38 @@ export interface GovernanceDecision {
   reason: string;
 }
 
-export class Governor {
+/**
+ * What governs one run while it lives (runs/live-run.ts): may it still start where it was admitted,
+ * the broker's first step for each tool call it asks to make, the verdict on one it made or refused
+ * on its own, and whether a denial ends it. The policy file's `Governor` for the bridge's runs; a
+ * caller's own (`CallerGovernance`) for the seed's methods that name their own rules (run_agent).
+ */
+export interface RunGovernance {
+  /** Expands `~` in tool calls. */
+  readonly home: string;
+  admitAtStart(backend: string, cwd: string, realCwd: string | undefined): GovernanceDecision;
+  ruleStep(backend: string, cwd: string, input?: Record<string, unknown>): RuleStep;
+  judgeToolCall(backend: string, cwd: string, subject: ApprovalSubject, input?: Record<string, unknown>): GovernanceDecision;
+  /** A denied tool call ends the run (`fail`, the policy's default) or only that call (`continue`). */
+  onDeny(backend: string): 'fail' | 'continue';
+}
+
+/**
+ * A queued run's folder must still resolve to `realCwd`, the real path kept when it was admitted (a
+ * folder swapped for a symlink while the run waited is refused): the refusal, or undefined when it does.
+ */
+export function folderChanged(cwd: string, realCwd: string): GovernanceDecision | undefined {
+  let now: string;
+  try {
+    now = realpathSync.native(cwd);
+  } catch (err) {
+    return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} is gone since it was admitted (${errorMessage(err)})` };
+  }
+  if (now !== realCwd) return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} changed while the run waited: it now leads to ${now}, not ${realCwd} as when it was admitted` };
+  return undefined;
+}
+
+export class Governor implements RunGovernance {
   private readonly sandboxes = new Map<string, Sandbox>();
 
   constructor(
@@ -55,14 +86,11 @@ export class Governor {
   admitAtStart(backend: string, cwd: string, realCwd: string | undefined): GovernanceDecision {
     // A run recorded before real paths were kept is judged as it was at admission.
     if (realCwd === undefined) return this.admit(backend, cwd);
-    let now: string;
-    try {
-      now = realpathSync.native(cwd);
-    } catch (err) {
-      return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} is gone since it was admitted (${errorMessage(err)})` };
-    }
-    if (now !== realCwd) return { decision: 'deny', rule: 'sandbox.real_path', reason: `the run's folder ${cwd} changed while the run waited: it now leads to ${now}, not ${realCwd} as when it was admitted` };
-    return this.admit(backend, realCwd);
+    return folderChanged(cwd, realCwd) ?? this.admit(backend, realCwd);
+  }
+
+  onDeny(backend: string): 'fail' | 'continue' {
+    return this.backend(backend).onDeny;
   }
 
   /**

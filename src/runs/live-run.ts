@@ -11,7 +11,7 @@ import { errorMessage } from '../core/errors.js';
 import { setLongTimeout } from '../core/long-timer.js';
 import type { Logger } from '../core/logger.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
-import type { Governor } from '../governance/governor.js';
+import type { RunGovernance } from '../governance/governor.js';
 import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from '../ledger/run-model.js';
 import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from '../ledger/run-events.js';
 import { decideApproval, type ApprovalSubject } from '../approvals/index.js';
@@ -20,7 +20,10 @@ import { TokenStream } from './token-stream.js';
 
 export interface LiveRunContext {
   ledger: RunLedger;
-  governor: Governor;
+  /** The policy file's governor, or a face's caller's own governance. */
+  governor: RunGovernance;
+  /** Each thing the driver reports, before it is recorded (a face's session log). */
+  observe?: (emission: DriverEmission) => void;
   logger: Logger;
   now: () => number;
 }
@@ -218,13 +221,15 @@ export class LiveRun {
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule, reason: outcome.reason, by: outcome.decidedBy }));
     // The CLI hears "no" first, so the act never happens; then the run ends as the policy says
     // (`on_deny: fail`, the default), never `completed` as if nothing had been refused.
-    if (decision === 'deny' && this.ctx.governor.backend(this.spec.backend).onDeny === 'fail') {
+    if (decision === 'deny' && this.ctx.governor.onDeny(this.spec.backend) === 'fail') {
       setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeCall(request.subject)} (${rule}): ${outcome.reason}` }));
     }
     return decision;
   }
 
   private onEmission(emission: DriverEmission): void {
+    // The face sees all the driver reports, even what comes while the run ends (its log keeps it).
+    this.ctx.observe?.(emission);
     if (this.over()) return;
     const now = this.ctx.now();
     if (emission.kind === 'person') {

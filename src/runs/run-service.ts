@@ -17,10 +17,11 @@ import type { RunLedger, SubscribeOptions } from '../ledger/run-ledger.js';
 import type { EventPage, PruneResult, RunQuery, RunRecord } from '../ledger/ledger-store.js';
 import { AdmissionQueue } from '../governance/admission.js';
 import { Governor } from '../governance/governor.js';
+import type { CallerGovernance } from '../governance/caller-governance.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
-import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunStatus } from '../ledger/run-model.js';
+import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
-import type { BackendCapabilities, BackendDriver, BackendHealth } from './backends/backend-driver.js';
+import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
 import { LiveRun } from './live-run.js';
 import { IdleConversations, type IdleConversation } from './idle-conversations.js';
 import { findProcessesWithEnv } from '../platform/index.js';
@@ -63,6 +64,26 @@ export interface SubmitRequest {
   keep_alive?: boolean | undefined;
   /** Tighter bounds than the policy's (a caller can lower a limit, never raise it). */
   limits?: RunLimits | undefined;
+}
+
+/**
+ * A way into the run service other than the bridge's own `run_*`: one of the seed's older methods
+ * (`run_agent`), which names its own driver options (an isolated HOME, the CLI's arguments) and
+ * governs its own tool calls. Its run is recorded, limited, queued and cancelled as every run is.
+ */
+export interface RunFace {
+  /** The method it came by (`run_agent`): the run's recorded policy says so. */
+  name: string;
+  /** The driver of this run alone, built from the call's options; disposed once the run has ended. It cannot be followed up. */
+  driver: BackendDriver;
+  /** The caller's governance instead of the policy file's (its admission is recorded as the run's). */
+  governance: CallerGovernance;
+  /** The run's id, once it is made and before anything of it runs. */
+  opened?: (runId: string) => void;
+  /** Each thing the driver reports, as it comes, before it is recorded (a session log files the entries). */
+  observe?: (emission: DriverEmission) => void;
+  /** Once the run's end is recorded: how it ended. */
+  ended?: (state: RunState) => void;
 }
 
 /** A run as every surface shows it (in a list, `prompt` is a preview: see prompt_truncated). */
@@ -149,6 +170,8 @@ export class RunService {
   private readonly now: () => number;
   private readonly drivers = new Map<string, Map<RunMode, BackendDriver>>();
   private readonly live = new Map<string, LiveRun>();
+  /** The faces of the runs that came by one, while they live. */
+  private readonly faces = new Map<string, RunFace>();
   /** Each run's conversation (its first run's id), for follow-ups. */
   private readonly threads = new Map<string, { thread: string; mode: RunMode }>();
   private readonly admission: AdmissionQueue;
@@ -231,11 +254,13 @@ export class RunService {
   /**
    * Submits a run. Bad input is refused with INVALID_PARAMS and not recorded; a run governance
    * refuses (a folder outside the sandbox, a backend turned off) is recorded as `failed (policy)`
-   * and refused with FORBIDDEN, naming the run and the rule.
+   * and refused with FORBIDDEN, naming the run and the rule. A run that comes by a face (RunFace)
+   * runs on the face's driver under the face's governance, and cannot be followed up.
    */
-  async submit(request: SubmitRequest): Promise<RunView> {
+  async submit(request: SubmitRequest, face?: RunFace): Promise<RunView> {
     if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
-    const modes = this.drivers.get(request.backend);
+    const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
+    if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} cannot be followed up`, { parent: request.parent });
     if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys()].join(', ')}`, { backend: request.backend });
     if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     const schema = this.negotiate(request.schema_version);
@@ -265,7 +290,7 @@ export class RunService {
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
     // Every policy has rules (the sandbox, the blocklist) that must be applied before the act; a
     // driver that cannot ask could only be judged afterwards, which is no policy at all.
-    if (!driver.capabilities().permissionRequests) throw new SwitchboardError('FORBIDDEN', `${request.backend} in ${mode} mode cannot ask before it acts, so governance cannot enforce its policy; refused (use a mode that asks)`, { backend: request.backend, mode, rule: 'capabilities.permission_requests' });
+    if (!face && !driver.capabilities().permissionRequests) throw new SwitchboardError('FORBIDDEN', `${request.backend} in ${mode} mode cannot ask before it acts, so governance cannot enforce its policy; refused (use a mode that asks)`, { backend: request.backend, mode, rule: 'capabilities.permission_requests' });
 
     const caller = request.caller ?? OWNER_CALLER;
     if (!this.admission.hasRoom(request.backend)) this.checkQueueCaps(caller, request.prompt);
@@ -279,16 +304,20 @@ export class RunService {
       // Kept now and checked again at start: a queued run starts here or not at all.
       real_cwd: realPathOf(cwd),
       created_by: caller,
-      policy: `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
+      policy: face ? `${face.name} (the caller's own rules)` : `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
       parent: request.parent ?? null,
       keep_alive: (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
     };
-    const admit = this.governor.admit(request.backend, cwd);
-    const run = new LiveRun(spec, { ledger: this.ledger, governor: this.governor, logger: this.logger, now: this.now }, (r) => this.onEnded(r));
+    const admit = face ? face.governance.admission() : this.governor.admit(request.backend, cwd);
+    const run = new LiveRun(spec, { ledger: this.ledger, governor: face?.governance ?? this.governor, logger: this.logger, now: this.now, ...(face?.observe ? { observe: face.observe } : {}) }, (r) => this.onEnded(r));
     this.live.set(spec.id, run);
+    if (face) {
+      this.faces.set(spec.id, face);
+      face.opened?.(spec.id);
+    }
     run.open({ subject: { run: 'admission', backend: spec.backend, cwd }, decision: admit.decision === 'allow' ? 'allow' : 'deny', rule: admit.rule, reason: admit.reason, by: 'policy' });
     if (admit.decision !== 'allow') {
       await run.end({ type: 'fail', reason: 'policy', message: admit.reason });
@@ -422,6 +451,12 @@ export class RunService {
 
   private onEnded(run: LiveRun): void {
     this.live.delete(run.spec.id);
+    const face = this.faces.get(run.spec.id);
+    this.faces.delete(run.spec.id);
+    if (face) {
+      face.ended?.(run.state);
+      void face.driver.dispose().catch((err: unknown) => this.logger.warn('a run\'s own driver did not close cleanly', { run_id: run.spec.id, error: errorMessage(err) }));
+    }
     // A follow-up that ended before its driver took the conversation (cancelled while queued) gives it back.
     const reserved = this.reserved.get(run.spec.id);
     this.reserved.delete(run.spec.id);

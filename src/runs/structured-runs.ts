@@ -1,14 +1,19 @@
 /**
- * Structured runs outside the bridge's ledger, the seed's first methods: `run_agent` (a prompt on an
- * agent's headless mode, one process) and `agent_session_*` (a multi-turn conversation on its
- * structured mode). Each one's entries are filed as a session log (SessionLogs), which the log
- * methods read; who started each one may cancel or close it (and the owner). The run service
- * (run-service.ts) is the other way to run an agent; issue 23 makes these its faces.
+ * The seed's first methods for structured runs, whose entries are filed as a session log
+ * (SessionLogs), which the log methods read:
+ * - `run_agent`, a prompt on an agent's headless mode (one process), is a face of the run service
+ *   (RunFace): its run is in the ledger with the run states and events every run has, queued under
+ *   the same limits, and cancelled the one way (`cancel_run` or `run_cancel` by its id, which is its
+ *   session's). Its tools run as the CLI arguments the caller gave allow (CallerGovernance).
+ * - `agent_session_*`, a multi-turn conversation on the agent's structured mode, kept here for
+ *   now: who opened one may prompt, cancel or close it (and the owner).
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { AgentCatalog } from '../agents/index.js';
 import type { ApprovalPolicy } from '../approvals/policy/index.js';
-import { HeadlessDriver, type RunResult } from '../drivers/headless-driver.js';
+import { CallerGovernance } from '../governance/caller-governance.js';
+import { HeadlessBackend } from './backends/headless-backend.js';
+import type { RunService } from './run-service.js';
 import type { Conversation, TurnResult } from '../drivers/conversation.js';
 import { conversationDriverFor } from '../drivers/conversation-drivers.js';
 import type { NormalizedEntry } from '../output/entry.js';
@@ -16,6 +21,8 @@ import type { MsgStore } from '../output/msg-store.js';
 import type { SessionLog, SessionLogs } from '../logs/index.js';
 
 export interface RunAgentOptions {
+  /** The caller's run service (the daemon's bridge). */
+  service: RunService;
   agent: string;
   prompt: string;
   cwd: string;
@@ -37,7 +44,6 @@ export interface OpenConversationOptions {
 }
 
 export class StructuredRuns {
-  private readonly runs = new Map<string, { driver: HeadlessDriver; done: Promise<RunResult>; createdBy: string | undefined }>();
   /** Open sessions, and when their log has taken in the last of their entries. */
   private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void>; createdBy: string | undefined }>();
 
@@ -46,22 +52,34 @@ export class StructuredRuns {
     private readonly catalog: AgentCatalog,
   ) {}
 
-  /** Starts `prompt` on an agent's headless mode; its entries are the new session's log. */
-  runAgent(options: RunAgentOptions): { sessionId: string; done: Promise<RunResult> } {
-    const driver = new HeadlessDriver({ tool: options.agent, catalog: this.catalog, sandbox: options.sandbox, args: options.args });
-    const handle = driver.stream(options.prompt, { cwd: options.cwd });
-    const log = this.logs.open({ id: handle.runId, kind: 'run', title: `${options.agent}: ${options.prompt.slice(0, 60)}`, agent: options.agent });
-    void fileEntries(handle.entries, log).then(async () => {
-      const result = await handle.done;
-      // The daemon may have finished every log while shutting down: nothing to add then.
-      if (log.store.finished) return;
-      if (result.stderrTail.trim() !== '' && result.status === 'failed') log.store.push({ type: 'stderr', content: result.stderrTail });
-      log.store.finish();
-      void handle.entries.close();
-    });
-    this.runs.set(handle.runId, { driver, done: handle.done, createdBy: options.createdBy });
-    void handle.done.finally(() => this.runs.delete(handle.runId));
-    return { sessionId: handle.runId, done: handle.done };
+  /**
+   * Submits `prompt` to an agent's headless mode as a run of the run service; its entries are the
+   * session log named by the run's id, finished (with the CLI's last words on stderr, when it
+   * failed) once the run's end is recorded.
+   */
+  async runAgent(options: RunAgentOptions): Promise<{ sessionId: string }> {
+    let log: SessionLog | undefined;
+    const view = await options.service.submit(
+      { backend: options.agent, prompt: options.prompt, cwd: options.cwd, keep_alive: false, ...(options.createdBy !== undefined ? { caller: options.createdBy } : {}) },
+      {
+        name: 'run_agent',
+        driver: new HeadlessBackend({ tool: options.agent, catalog: this.catalog, ...(options.sandbox ? { sandbox: options.sandbox } : {}), ...(options.args ? { args: options.args } : {}) }),
+        governance: new CallerGovernance({ face: 'run_agent', reason: "run_agent: the agent's tools run as the CLI arguments the caller gave allow; the policy file's sandbox and approvals do not judge them" }),
+        opened: (runId) => {
+          log = this.logs.open({ id: runId, kind: 'run', title: `${options.agent}: ${options.prompt.slice(0, 60)}`, agent: options.agent });
+        },
+        observe: (emission) => {
+          // The daemon may have finished every log while shutting down: nothing to add then.
+          if (emission.kind === 'entry' && log && !log.store.finished) log.store.push({ type: 'normalized', entry: emission.entry });
+        },
+        ended: (state) => {
+          if (!log || log.store.finished) return;
+          if (state.status === 'failed' && state.message.trim() !== '') log.store.push({ type: 'stderr', content: state.message });
+          log.store.finish();
+        },
+      },
+    );
+    return { sessionId: view.id };
   }
 
   /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
@@ -74,9 +92,9 @@ export class StructuredRuns {
     return session.id;
   }
 
-  /** Who started the running structured run or the open session `id` (see RunAgentOptions.createdBy); undefined when it is neither, or was started in process. */
+  /** Who opened the open session `id` (see OpenConversationOptions.createdBy); undefined when there is none, or it was opened in process. */
   creatorOf(id: string): string | undefined {
-    return this.runs.get(id)?.createdBy ?? this.agentSessions.get(id)?.createdBy;
+    return this.agentSessions.get(id)?.createdBy;
   }
 
   /** Gives an open session a prompt; resolves when the agent ends its turn. */
@@ -103,25 +121,17 @@ export class StructuredRuns {
     return open.session;
   }
 
-  /** Cancels a structured run; false when it is not running. */
-  cancelRun(sessionId: string): boolean {
-    return this.runs.get(sessionId)?.driver.cancel(sessionId) ?? false;
-  }
-
-  /** Ends every run under way and every open session, and waits for them. */
+  /** Ends every open session, and waits for them (run_agent's runs are the run service's to end). */
   async close(): Promise<void> {
-    const runs = [...this.runs.entries()];
-    for (const [id, run] of runs) run.driver.cancel(id);
     const sessions = [...this.agentSessions.values()];
     this.agentSessions.clear();
-    await Promise.allSettled([...runs.map(([, run]) => run.done), ...sessions.map((s) => s.session.close())]);
+    await Promise.allSettled(sessions.map((s) => s.session.close()));
   }
 }
 
 /**
- * Files a driver's entries in a session's log as they come, its history first so nothing said
- * before this is lost (written once for runs and sessions); resolves when the driver's store is
- * finished.
+ * Files a conversation's entries in its session's log as they come, its history first so nothing
+ * said before this is lost; resolves when the conversation's store is finished.
  */
 function fileEntries(source: MsgStore<NormalizedEntry>, log: SessionLog): Promise<void> {
   return new Promise((resolve) => {

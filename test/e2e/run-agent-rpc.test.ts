@@ -59,6 +59,36 @@ describe('run_agent and the log stream', () => {
     }
   });
 
+  it('is a run of the run service: listed in the ledger with the run states, its events and admission recorded, ended by run_cancel', { timeout: 90_000 }, async () => {
+    const home = scripted.tempDir('sb-run-rpc-home-');
+    const c = await connect({ home: t.home, env: cleanEnv() });
+    try {
+      const { session_id } = await c.runAgent({ agent: 'claude', prompt: 'say hello please', cwd: t.work, agent_home: home.dir, model_url: scripted.model.url });
+      // One id: the session's log and the ledger's run.
+      await until(async () => (await c.runGet(session_id)).run.status === 'completed', 'the run to complete in the ledger');
+      const { run } = await c.runGet(session_id);
+      expect(run).toMatchObject({ id: session_id, backend: 'claude', mode: 'stdio', cwd: t.work, keep_alive: false, created_by: 'owner', policy: "run_agent (the caller's own rules)" });
+      expect((await c.runList({ backend: 'claude' })).runs.map((r) => r.id)).toContain(session_id);
+      const events = (await c.runEvents(session_id)).events.flatMap((e) => (e.schema_version === 'v2' ? [e] : []));
+      expect(events.filter((e) => e.type === 'state').map((e) => (e.data as { to: string }).to)).toEqual(['running', 'streaming', 'completed']);
+      expect(events.find((e) => e.type === 'decision')?.data).toMatchObject({ decision: 'allow', rule: 'run_agent.caller', by: 'policy' });
+      expect(events.some((e) => e.type === 'token' && JSON.stringify(e.data).includes('Hello over RPC.'))).toBe(true);
+      expect(events.at(-1)?.type).toBe('done');
+      // The log has the same reply.
+      const log = await c.logGetHistory(session_id);
+      expect(log.finished).toBe(true);
+      expect(entriesOf(log.messages).some((e) => e.type === 'assistant_message' && e.content.includes('Hello over RPC.'))).toBe(true);
+
+      // The bridge's own cancel ends a run_agent run, and its log finishes.
+      const second = await c.runAgent({ agent: 'claude', prompt: 'take your time', cwd: t.work, agent_home: home.dir, model_url: scripted.model.url });
+      await until(() => scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('take your time') === true).length > 0, 'the model to be asked');
+      expect((await c.runCancel(second.session_id)).run).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+      await until(async () => (await c.logGetHistory(second.session_id)).finished, 'the cancelled run\'s log to finish');
+    } finally {
+      c.close();
+    }
+  });
+
   it('cancels a run; its log finishes', { timeout: 90_000 }, async () => {
     const home = scripted.tempDir('sb-run-rpc-home-');
     const c = await connect({ home: t.home, env: cleanEnv() });

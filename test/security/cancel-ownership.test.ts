@@ -139,7 +139,8 @@ describe.runIf(process.platform !== 'win32')('cancel ownership of structured run
       agents,
       ['agents:', '  - name: waiter', '    binary: { names: [sh] }', '    headless_args: ["-c", "sleep 600", "waiter"]', '    screens: [{ versions: "*", idle: [{ pattern: "^waiting$" }] }]', '    approval_keys: { allow_once: [y], deny: [n] }', ''].join('\n'),
     );
-    runDaemon = await startTestDaemon({ agentsFile: agents, env: cleanEnv(), bridge: false });
+    // run_agent is a face of the run service: the bridge is on (by default) for it.
+    runDaemon = await startTestDaemon({ agentsFile: agents, env: cleanEnv() });
   });
   afterAll(async () => {
     await runDaemon?.stop();
@@ -159,7 +160,7 @@ describe.runIf(process.platform !== 'win32')('cancel ownership of structured run
     await running(ownersRun);
     const refused = await outcome(pane.request('cancel_run', { session_id: ownersRun }));
     expect(refused).toMatchObject({ code: 'FORBIDDEN' });
-    expect(refused !== 'ok' && refused.message).toBe(`forbidden: run ${ownersRun} was started by the owner; only its maker or the owner may end it`);
+    expect(refused !== 'ok' && refused.message).toBe(`forbidden: run ${ownersRun} was made by the owner; only the caller that made a run, or the owner, may cancel it (the token of pane p-runner did not)`);
     // Its own run it may cancel; the owner may cancel any.
     const { session_id: panesRun } = await pane.request('run_agent', { agent: 'waiter', prompt: 'wait', cwd: runScratch.dir });
     await running(panesRun);

@@ -1,0 +1,55 @@
+/**
+ * The governance of a run whose caller names its own rules: seed 001's `run_agent`, a prompt on an
+ * agent's headless mode, whose tools run as the CLI arguments the caller gave allow (`--allowedTools
+ * Bash`, `--yolo`); the policy file does not judge them. The run is still one of the run service's:
+ * recorded in the ledger with the same states, events and decisions, under the policy's limits and
+ * concurrency, cancelled the one way. Its decisions name the face they come from
+ * (`run_agent.cli`), so a reader of the ledger sees who governed what.
+ */
+import { homedir } from 'node:os';
+import type { PolicyVerdict, RuleStep } from '../approvals/index.js';
+import { folderChanged, type GovernanceDecision, type RunGovernance } from './governor.js';
+
+export interface CallerGovernanceOptions {
+  /** The face the run came by (`run_agent`): the prefix of every rule it records. */
+  face: string;
+  /** Why the caller governs, for the record (the admission decision's reason). */
+  reason: string;
+  home?: string;
+}
+
+export class CallerGovernance implements RunGovernance {
+  readonly home: string;
+
+  constructor(private readonly options: CallerGovernanceOptions) {
+    this.home = options.home ?? homedir();
+  }
+
+  /** The admission to record: the caller's own, by the face's rule. */
+  admission(): GovernanceDecision {
+    return { decision: 'allow', rule: `${this.options.face}.caller`, reason: this.options.reason };
+  }
+
+  admitAtStart(_backend: string, cwd: string, realCwd: string | undefined): GovernanceDecision {
+    return (realCwd !== undefined ? folderChanged(cwd, realCwd) : undefined) ?? this.admission();
+  }
+
+  ruleStep(): RuleStep {
+    return () => this.verdict();
+  }
+
+  judgeToolCall(): GovernanceDecision {
+    const v = this.verdict();
+    return { decision: v.decision, rule: v.ruleName ?? `${this.options.face}.cli`, reason: v.reason };
+  }
+
+  /** A denied call is the CLI's to handle: the run goes on, as it would have without Switchboard. */
+  onDeny(): 'fail' | 'continue' {
+    return 'continue';
+  }
+
+  /** Every call is the CLI's own to make, under the flags the caller started it with. */
+  private verdict(): PolicyVerdict {
+    return { decision: 'allow', reason: `the CLI's own flags, as the caller gave them, decide (${this.options.face})`, rule: null, basis: 'rule', ruleName: `${this.options.face}.cli`, parts: [] };
+  }
+}
