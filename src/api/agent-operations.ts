@@ -15,7 +15,7 @@ export const agentHandlers: { agents: Handler<'agents'>; pane_states: Handler<'p
 
   pane_states(ctx) {
     const states = ctx.panes.list().flatMap((pane) => {
-      const log = ctx.logs.paneSession(pane.id);
+      const log = ctx.logs.paneLog(pane.id);
       const tracker = log?.tracker;
       if (!log || !tracker) return [];
       return [{ pane_id: pane.id, state: tracker.state.state, approval: approvalInfo(log.approval, log.approvalId) }];

@@ -5,7 +5,7 @@ import type { Handler } from './handler.js';
 export const approvalHandlers: { answer_approval: Handler<'answer_approval'> } = {
   async answer_approval(ctx, p) {
     const pane = ctx.panes.get(p.pane_id);
-    const log = ctx.logs.paneSession(pane.id);
+    const log = ctx.logs.paneLog(pane.id);
     if (!log?.tracker) throw new SwitchboardError('NOT_AN_AGENT', `pane ${pane.id} does not run an agent`, { pane_id: pane.id });
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
     const answered = await log.answerApproval(p.decision, 'a client (answer_approval)', p.approval_id);

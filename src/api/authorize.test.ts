@@ -11,7 +11,7 @@ function world(agentState: string): Pick<Services, 'panes' | 'logs'> {
   ]);
   return {
     panes: { find: (id: string) => panes.get(id) },
-    logs: { paneSession: (id: string) => (id === 'pa' ? { tracker: { state: { state: agentState } } } : undefined) },
+    logs: { paneLog: (id: string) => (id === 'pa' ? { tracker: { state: { state: agentState } } } : undefined) },
   } as unknown as Pick<Services, 'panes' | 'logs'>;
 }
 

@@ -60,7 +60,7 @@ export function authorize(grant: Grant, method: string, params: unknown, ctx: Pi
   const pane = typeof paneId === 'string' ? ctx.panes.find(paneId) : undefined;
   if (!pane) return; // the method itself answers PANE_NOT_FOUND
   if (pane.agent === undefined) throw forbidden(grant, method, 'send', `pane ${pane.id} is not an agent pane; asking is for agents`);
-  if (ctx.logs.paneSession(pane.id)?.tracker?.state.state === 'waiting_approval') {
+  if (ctx.logs.paneLog(pane.id)?.tracker?.state.state === 'waiting_approval') {
     throw forbidden(grant, method, 'approve', `pane ${pane.id} is waiting on an approval, which a prompt would answer`);
   }
 }

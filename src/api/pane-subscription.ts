@@ -53,7 +53,7 @@ export class PaneSubscription implements Disposable {
       this.disposables.add(
         logs.onPaneState(({ pane, change }) => {
           if (!this.watches.has(pane.id)) return;
-          const log = logs.paneSession(pane.id);
+          const log = logs.paneLog(pane.id);
           const approval = change.state === 'waiting_approval' ? approvalInfo(log?.approval ?? null, log?.approvalId ?? null) : null;
           this.sink.notify('state', stateNotification(this.id, pane.id, change, approval));
         }),

@@ -45,7 +45,7 @@ export class LogService implements Disposable {
   }
 
   /** The pane's session (its log, and for an agent pane its tracker). */
-  paneSession(paneId: string): PaneLog | undefined {
+  paneLog(paneId: string): PaneLog | undefined {
     return this.panes.get(paneId);
   }
 

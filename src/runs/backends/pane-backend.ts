@@ -5,7 +5,7 @@
  * a `tool_call` put to governance, the reply read off the screen a `token`, each file changed a
  * `patch`, and the screen's text raw `output` (recorded only where the user turned it on).
  *
- * A follow-up continues in the same agent session (the same pane), which waits in the run service's
+ * A follow-up continues in the same conversation (the same agent in the same pane), which waits in the run service's
  * idle pool between runs (`keepIdle`); a run that cannot be followed up closes its pane before it
  * ends. Cancelling ends the pane and the process tree in it.
  */
@@ -38,11 +38,12 @@ export interface PaneBackendOptions {
   logger?: Logger;
 }
 
-interface Session {
+/** One conversation's agent in its pane, serving its runs in turn. */
+interface PaneConversation {
   agent: CodingAgent;
   cwd: string;
   busy: boolean;
-  /** The run the session serves now: what the screen shows is its events, its approvals its governance's. */
+  /** The run the conversation serves now: what the screen shows is its events, its approvals its governance's. */
   current: DriverRunRequest;
 }
 
@@ -50,7 +51,7 @@ export class PaneBackend extends StreamingBackend {
   readonly mode = 'pty' as const;
   private readonly profile: AgentProfile;
   private readonly catalog: AgentCatalog;
-  private readonly sessions = new Map<string, Session>();
+  private readonly conversations = new Map<string, PaneConversation>();
   private readonly logger: Logger;
 
   constructor(private readonly options: PaneBackendOptions) {
@@ -78,22 +79,22 @@ export class PaneBackend extends StreamingBackend {
   }
 
   stream(request: DriverRunRequest): DriverRun {
-    const session = this.sessionFor(request);
+    const conversation = this.conversationFor(request);
     const abort = new AbortController();
-    const done = this.execute(session, request, abort.signal).finally(async () => {
-      session.busy = false;
+    const done = this.execute(conversation, request, abort.signal).finally(async () => {
+      conversation.busy = false;
       this.runs.delete(request.runId);
-      // A cancelled run's session is closed by the cancel itself.
-      if (abort.signal.aborted || this.sessions.get(request.thread) !== session) return;
-      if (request.keepIdle) request.keepIdle(() => this.closeSession(request.thread));
-      else await this.closeSession(request.thread);
+      // A cancelled run's conversation is closed by the cancel itself.
+      if (abort.signal.aborted || this.conversations.get(request.thread) !== conversation) return;
+      if (request.keepIdle) request.keepIdle(() => this.closeConversation(request.thread));
+      else await this.closeConversation(request.thread);
     });
     const run: DriverRun = {
       done,
       cancel: async () => {
         abort.abort();
         await done.catch(() => undefined);
-        await this.closeSession(request.thread);
+        await this.closeConversation(request.thread);
       },
     };
     this.runs.set(request.runId, run);
@@ -102,22 +103,22 @@ export class PaneBackend extends StreamingBackend {
 
   async dispose(): Promise<void> {
     await Promise.all([...this.runs.values()].map((r) => r.cancel()));
-    await Promise.all([...this.sessions.keys()].map((t) => this.closeSession(t)));
+    await Promise.all([...this.conversations.keys()].map((t) => this.closeConversation(t)));
   }
 
-  private sessionFor(request: DriverRunRequest): Session {
-    const existing = this.sessions.get(request.thread);
+  private conversationFor(request: DriverRunRequest): PaneConversation {
+    const existing = this.conversations.get(request.thread);
     if (request.followUp) {
-      if (!existing) throw new Error(`the agent session of run ${request.thread} has ended: start a new run instead of a follow-up`);
-      if (existing.busy) throw new Error(`the agent session of run ${request.thread} is busy with another run`);
+      if (!existing) throw new Error(`the conversation of run ${request.thread} has ended: start a new run instead of a follow-up`);
+      if (existing.busy) throw new Error(`the conversation of run ${request.thread} is busy with another run`);
       existing.busy = true;
       existing.current = request;
       return existing;
     }
     let approvals = 0;
-    // The agent outlives the run that started it (a follow-up continues the session): what it
+    // The agent outlives the run that started it (a follow-up continues the conversation): what it
     // reports goes to the run it serves now, never to the ended one.
-    const run = (): DriverRunRequest => session.current;
+    const run = (): DriverRunRequest => conversation.current;
     const person = this.options.agentPanes !== undefined;
     /** The call governance left to a person: approvals come one at a time, so the next one a person answers is its. */
     let waitingForPerson: string | undefined;
@@ -153,15 +154,15 @@ export class PaneBackend extends StreamingBackend {
       ...(this.options.args ? { args: this.options.args } : {}),
       logger: this.logger,
     });
-    const session: Session = { agent, cwd: request.cwd, busy: true, current: request };
-    this.sessions.set(request.thread, session);
-    return session;
+    const conversation: PaneConversation = { agent, cwd: request.cwd, busy: true, current: request };
+    this.conversations.set(request.thread, conversation);
+    return conversation;
   }
 
-  private async execute(session: Session, request: DriverRunRequest, signal: AbortSignal): Promise<DriverOutcome> {
+  private async execute(conversation: PaneConversation, request: DriverRunRequest, signal: AbortSignal): Promise<DriverOutcome> {
     let result: ExecuteResult;
     try {
-      result = await session.agent.execute(request.prompt, { workdir: session.cwd, signal });
+      result = await conversation.agent.execute(request.prompt, { workdir: conversation.cwd, signal });
     } catch (err) {
       return { status: 'failed', reason: 'spawn_failed', message: errorMessage(err) };
     }
@@ -184,10 +185,10 @@ export class PaneBackend extends StreamingBackend {
     }
   }
 
-  private async closeSession(thread: string): Promise<void> {
-    const session = this.sessions.get(thread);
-    this.sessions.delete(thread);
-    await session?.agent.dispose().catch(() => undefined);
+  private async closeConversation(thread: string): Promise<void> {
+    const conversation = this.conversations.get(thread);
+    this.conversations.delete(thread);
+    await conversation?.agent.dispose().catch(() => undefined);
   }
 }
 
