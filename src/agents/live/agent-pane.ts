@@ -13,7 +13,7 @@ import { collectProcessTree } from '../../platform/index.js';
 import type { Pane } from '../../pane/index.js';
 import { pressUntilTaken, promptSettled } from './answer-keys.js';
 import type { ApprovalOption, ApprovalPrompt } from '../screen/approval-prompt.js';
-import { DEFAULT_FIRST_RUN_POLICY, untilScreen } from './dialog-answer.js';
+import { DEFAULT_FIRST_RUN_POLICY, screenText, untilScreenLeaves } from './dialog-answer.js';
 import { dialogResponderOf, type DialogResponder } from './dialog-responder.js';
 import { firstRunPolicyOf } from './launch.js';
 import type { AgentProfile } from '../profiles/profile.js';
@@ -141,8 +141,7 @@ export class AgentPane implements Disposable {
       // a loaded machine can pause mid-draw longer than the settle. Read again once the screen moves,
       // a few times, before the doubts stand (and the prompt goes to a person).
       if (!approval || approval.request.certain || reread >= UNSURE_REREADS || signal?.aborted) return approval;
-      const before = this.pane.screenLines().join('\n');
-      if (!(await untilScreen(this.pane, (lines) => lines.join('\n') !== before, UNSURE_REREAD_MS, signal))) return approval;
+      if (!(await untilScreenLeaves(this.pane, screenText(this.pane), UNSURE_REREAD_MS, signal))) return approval;
     }
   }
 

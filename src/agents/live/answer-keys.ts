@@ -6,7 +6,7 @@
  * reaction, as the same answer.
  */
 import { waitForScreen, type Pane } from '../../pane/index.js';
-import { untilScreen } from './dialog-answer.js';
+import { screenText, untilScreenLeaves } from './dialog-answer.js';
 import { pressKeys } from './input.js';
 
 /** The screen must hold still this long before an answer's keys go. */
@@ -33,11 +33,11 @@ export async function promptSettled(pane: Pane, signal?: AbortSignal): Promise<v
  * it took and whether the screen reacted at all. The caller settles the prompt first (promptSettled).
  */
 export async function pressUntilTaken(pane: Pane, keys: readonly string[], signal?: AbortSignal): Promise<{ presses: number; taken: boolean }> {
-  const before = pane.screenLines().join('\n');
+  const before = screenText(pane);
   for (let press = 1; press <= MAX_PRESSES; press++) {
     if (!pane.alive || signal?.aborted) return { presses: press - 1, taken: false };
     await pressKeys(pane, keys);
-    if (await untilScreen(pane, (lines) => lines.join('\n') !== before, KEY_EFFECT_MS, signal)) return { presses: press, taken: true };
+    if (await untilScreenLeaves(pane, before, KEY_EFFECT_MS, signal)) return { presses: press, taken: true };
   }
   return { presses: MAX_PRESSES, taken: false };
 }

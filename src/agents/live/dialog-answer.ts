@@ -127,6 +127,16 @@ export async function chooseMenuOption(pane: Pane, choice: MenuChoice, signal?: 
   throw new Error(`the highlight did not reach ${String(choice.target)} after ${MAX_MENU_STEPS} keys`);
 }
 
+/** The screen as one text, to tell whether it moved. */
+export function screenText(pane: Pane): string {
+  return pane.screenLines().join('\n');
+}
+
+/** Resolves true once the screen is no longer `from` (a `screenText` taken earlier), false as untilScreen does. */
+export function untilScreenLeaves(pane: Pane, from: string, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
+  return untilScreen(pane, (lines) => lines.join('\n') !== from, timeoutMs, signal);
+}
+
 /** Resolves true when `done` holds for the screen, false after `timeoutMs`, on exit or on abort (the caller looks again either way). */
 export function untilScreen(pane: Pane, done: (lines: readonly string[]) => boolean, timeoutMs: number, signal?: AbortSignal): Promise<boolean> {
   return watchScreen(
