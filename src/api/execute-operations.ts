@@ -1,12 +1,18 @@
 /**
- * Tasks run to their end inside the daemon (`agent_execute`): CodingAgent.execute() in a pane of
- * the daemon's registry, with the daemon's agent panes, so the pane is in `list`, on the dashboard
- * (`pane_states`, `state` notifications) and answerable through `answer_approval` while the task
- * runs. The domain-to-wire mapping of the task's result is here too.
+ * Tasks run to their end inside the daemon (`agent_execute`), a face of the run service: the task
+ * is a run in the ledger (its states, the approvals and who decided them, the reply, the files
+ * changed), under the policy's limits and concurrency, cancelled the one way; its driver is
+ * CodingAgent.execute() in a pane of the daemon's registry with the daemon's agent panes
+ * (`PaneBackend` with the call's `task`), so the pane is in `list`, on the dashboard (`pane_states`,
+ * `state` notifications) and answerable through `answer_approval` while the task runs. The call's
+ * own policy decides its approvals, as seed 002's execute() does. The domain-to-wire mapping of the
+ * task's result is here too.
  */
 import { checkSandbox } from '../agents/index.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, parsePolicy, type ApprovalPolicy } from '../approvals/index.js';
-import { CodingAgent, type ApprovalRecord, type ExecuteResult } from '../drivers/pane/index.js';
+import type { ApprovalRecord, ExecuteResult } from '../drivers/pane/index.js';
+import { executeTask, type RunState } from '../runs/index.js';
+import { callerOf, runServiceOf } from './bridge-operations.js';
 import type { ExecuteApprovalInfo, ExecuteResultInfo, Params } from '../protocol/methods.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import type { Handler } from './handler.js';
@@ -14,36 +20,37 @@ import type { Handler } from './handler.js';
 export const executeHandlers: { agent_execute: Handler<'agent_execute'> } = {
   async agent_execute(ctx, p) {
     ctx.agents.get(p.agent);
-    const cwd = ctx.panes.resolveCwd(p.cwd);
+    const service = runServiceOf(ctx);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const agent = new CodingAgent({
-      tool: p.agent,
+    const outcome = await executeTask({
+      service,
+      agent: p.agent,
+      task: p.task,
+      cwd: ctx.panes.resolveCwd(p.cwd),
       catalog: ctx.agents,
       registry: ctx.panes,
       agentPanes: ctx.agentPanes,
-      autoApprove: policyOf(p.policy),
+      policy: policyOf(p.policy),
       waitForPerson: p.wait_for_approval ?? false,
+      keepPane: p.keep_pane === true,
       // The pane's programs get an agent pane's token, never more than the caller has.
       scopes: scopesForNewPane(ctx.grant ?? OWNER_GRANT, true),
       ...(p.timeout_ms !== undefined ? { timeoutMs: p.timeout_ms } : {}),
       ...(p.idle_timeout_ms !== undefined ? { idleTimeoutMs: p.idle_timeout_ms } : {}),
       ...(p.args ? { args: p.args } : {}),
       ...(sandbox ? { sandbox } : {}),
+      createdBy: callerOf(ctx.grant),
+      signal: ctx.signal,
     });
-    let paneId: string | null = null;
-    agent.onProgress((event) => {
-      if (event.type === 'started') paneId = event.paneId;
-    });
-    try {
-      // The caller going away cancels the task (and ends its pane).
-      const result = await agent.execute(p.task, { workdir: cwd, signal: ctx.signal });
-      return executeResultInfo(result, paneId);
-    } finally {
-      if (p.keep_pane === true && agent.pane?.alive) agent.detach();
-      else await agent.dispose();
-    }
+    return executeResultInfo(outcome.result ?? taskNeverRan(outcome.state), outcome.paneId, outcome.runId, outcome.state);
   },
 };
+
+/** The result of a task whose agent never ran: the run ended first (cancelled while queued, refused at start). */
+function taskNeverRan(state: RunState): ExecuteResult {
+  const message = 'message' in state ? state.message : 'the run ended before the task started';
+  return { status: state.status === 'cancelled' ? 'cancelled' : 'error', filesChanged: [], fileChanges: [], outputLog: '', finalMessage: null, durationMs: 0, approvals: [], errorMessage: message, errorCode: state.status === 'cancelled' ? null : 'AGENT_ERROR', question: null, states: [], completedBy: [] };
+}
 
 /** The policy a call names: auto, ask (the default), or its own rules, checked like a policy file. */
 function policyOf(policy: Params<'agent_execute'>['policy']): ApprovalPolicy {
@@ -66,10 +73,15 @@ function approvalInfo(record: ApprovalRecord): ExecuteApprovalInfo {
   };
 }
 
-/** A task's result as the wire carries it. */
-function executeResultInfo(result: ExecuteResult, paneId: string | null): ExecuteResultInfo {
+/**
+ * A task's result as the wire carries it, with its run. A run the service ended past one of the
+ * policy's limits (its wall clock, its silence) is a timeout, whatever the pane saw of it.
+ */
+function executeResultInfo(result: ExecuteResult, paneId: string | null, runId: string, state: RunState): ExecuteResultInfo {
+  const limit = state.status === 'failed' && (state.reason === 'timeout' || state.reason === 'no_output_timeout');
   return {
-    status: result.status,
+    run_id: runId,
+    status: limit ? 'timeout' : result.status,
     pane_id: paneId,
     files_changed: result.filesChanged,
     file_changes: result.fileChanges.map((c) => ({ path: c.path, change: c.change })),
@@ -77,8 +89,8 @@ function executeResultInfo(result: ExecuteResult, paneId: string | null): Execut
     final_message: result.finalMessage,
     duration_ms: result.durationMs,
     approvals: result.approvals.map(approvalInfo),
-    error_message: result.errorMessage,
-    error_code: result.errorCode,
+    error_message: limit ? state.message : result.errorMessage,
+    error_code: limit ? 'TIMEOUT' : result.errorCode,
     question: result.question,
     states: result.states.map((s) => ({ state: s.state, previous: s.previous, at: s.at, evidence: s.evidence ? { rule: s.evidence.rule, pattern: s.evidence.pattern, line: s.evidence.line, row: s.evidence.row } : null })),
     completed_by: result.completedBy,

@@ -10,3 +10,4 @@ export { FakeBackend, type FakeBackendOptions } from './backends/fake-backend.js
 export { defaultBackends, type DefaultBackendsOptions } from './backends/default-backends.js';
 export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';
 export { StructuredRuns, type RunAgentOptions } from './structured-runs.js';
+export { executeTask, type TaskOptions, type TaskOutcome } from './task-runs.js';

@@ -48,6 +48,8 @@ export class LiveRun {
   // Long timers: a policy's limit may pass Node's longest delay (24.8 days), which setTimeout turns into 1 ms.
   private wallTimer: Disposable | undefined;
   private quietTimer: Disposable | undefined;
+  /** The agent waits on a person: the no-output limit does not run meanwhile. */
+  private waitingOnPerson = false;
   private settle: () => void = () => undefined;
   private lastTs = 0;
   /** The reply's pieces as they stream, coalesced into token events. */
@@ -238,6 +240,12 @@ export class LiveRun {
       if (asked) this.record(decisionEvent(now, { subject: asked.subject, decision: emission.decision, rule: asked.rule, reason: emission.reason, by: 'person' }));
       return;
     }
+    if (emission.kind === 'waiting') {
+      this.waitingOnPerson = emission.on;
+      if (emission.on) this.quietTimer?.dispose();
+      else this.armQuiet(this.limits.no_output_ms);
+      return;
+    }
     if (emission.kind === 'delta') {
       // Silence is broken now, even though the token is recorded up to COALESCE_MS later.
       this.armQuiet(this.limits.no_output_ms);
@@ -341,6 +349,7 @@ export class LiveRun {
   private armQuiet(ms: number | undefined): void {
     if (ms === undefined) return;
     this.quietTimer?.dispose();
+    if (this.waitingOnPerson) return;
     this.quietTimer = setLongTimeout(() => void this.end({ type: 'fail', reason: 'no_output_timeout', message: `the run produced no output for ${ms} ms` }), ms);
   }
 

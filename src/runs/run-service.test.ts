@@ -7,6 +7,7 @@ import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
 import { negotiateRunSchema, RunService, type RunView } from './run-service.js';
 import { FakeBackend } from './backends/fake-backend.js';
+import { CallerGovernance } from '../governance/caller-governance.js';
 import { renderEvent, type RunEvent } from '../ledger/run-events.js';
 import { isSwitchboardError } from '../core/errors.js';
 
@@ -177,6 +178,41 @@ describe('the run service', () => {
     const second = await bytes.service.submit({ backend: 'fake', prompt: 'tokens 500', cwd: bytes.work });
     await follow(bytes.service, second.id);
     expect(await bytes.service.get(second.id)).toMatchObject({ status: 'failed', reason: 'output_limit' });
+  });
+
+  it('does not count the time an agent waits on a person as silence', async () => {
+    const { service, work } = await setup({ limits: { no_output_ms: 150 } });
+    const run = await service.submit({ backend: 'fake', prompt: 'person 600', cwd: work });
+    await follow(service, run.id);
+    expect(await service.get(run.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('runs a face: its own driver and governance, its id before it runs, what it reports, its end; no follow-up', async () => {
+    const { service, work } = await setup();
+    const own = new FakeBackend({ name: 'fake', mode: 'stdio', permissionRequests: false });
+    const seen: { opened?: string; entries: string[]; ended?: string } = { entries: [] };
+    const face = {
+      name: 'run_agent',
+      driver: own,
+      governance: new CallerGovernance({ face: 'run_agent', reason: 'the caller governs' }),
+      opened: (id: string) => (seen.opened = id),
+      observe: (e: { kind: string; entry?: { content: string } }) => {
+        if (e.kind === 'entry' && e.entry) seen.entries.push(e.entry.content);
+      },
+      ended: (state: { status: string }) => (seen.ended = state.status),
+    };
+    // A driver that cannot ask is taken for a face (its caller governs), never for the bridge's own runs.
+    const run = await service.submit({ backend: 'fake', prompt: 'tool', cwd: work, keep_alive: true }, face);
+    expect(seen.opened).toBe(run.id);
+    const events = await follow(service, run.id);
+    expect(await service.get(run.id)).toMatchObject({ status: 'completed', keep_alive: false, policy: "run_agent (the caller's own rules)" });
+    expect(seen).toMatchObject({ ended: 'completed', entries: expect.arrayContaining(['Done: wrote tool_out.txt.']) });
+    const decisions = events.filter((e) => e.type === 'decision').map((e) => e.data);
+    expect(decisions[0]).toMatchObject({ decision: 'allow', rule: 'run_agent.caller' });
+    // Its tool calls are judged by the caller's governance, not the policy file's.
+    expect(decisions.slice(1).map((d) => d.rule)).toEqual(['run_agent.cli', 'run_agent.cli']);
+    await until(() => own.open.size === 0, 'the face\'s driver to close');
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'hello', parent: run.id }, { ...face, driver: new FakeBackend() }))).code).toBe('INVALID_PARAMS');
   });
 
   it('ends a run past its wall clock, or silent too long, with that reason', async () => {

@@ -308,7 +308,8 @@ export class RunService {
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
       parent: request.parent ?? null,
-      keep_alive: (request.keep_alive ?? true) && driver.capabilities().followUps,
+      // A face's run is one of its own, never continued: its driver is closed with it.
+      keep_alive: face === undefined && (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
     };
     const admit = face ? face.governance.admission() : this.governor.admit(request.backend, cwd);

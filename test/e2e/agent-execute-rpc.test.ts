@@ -70,6 +70,18 @@ describe('agent_execute: a task run to its end in a daemon pane', () => {
       expect(result.states.map((s) => s.state)).toContain('waiting_approval');
       expect(result.completed_by).toContain('idle prompt');
 
+      // The task is a run of the run service: in the ledger, with the approval and who decided it.
+      const { run } = await c.runGet(result.run_id);
+      expect(run).toMatchObject({ backend: 'claude', mode: 'pty', status: 'completed', keep_alive: false, policy: "agent_execute (the caller's own rules)" });
+      const events = (await c.runEvents(result.run_id)).events.flatMap((e) => (e.schema_version === 'v2' ? [e] : []));
+      expect(events.find((e) => e.type === 'tool_call')?.data).toMatchObject({ id: approvalId, kind: 'shell' });
+      // (A file the run changed is judged afterwards too, as the CLI's own act: `by: cli`.)
+      expect(events.filter((e) => e.type === 'decision').map((e) => e.data).slice(0, 2)).toEqual([
+        expect.objectContaining({ rule: 'agent_execute.caller', decision: 'allow' }),
+        expect.objectContaining({ decision: 'allow', by: 'person', rule: 'person', subject: expect.objectContaining({ tool_call_id: approvalId }) }),
+      ]);
+      expect(events.some((e) => e.type === 'patch' && JSON.stringify(e.data).includes('tool_out.txt'))).toBe(true);
+
       // The pane's log has the task, the approval asked and who answered it.
       const entries = (await c.logGetHistory(paneId, { limit: 10_000 })).messages.flatMap((m) => (m.msg.type === 'normalized' ? [m.msg.entry] : []));
       expect(entries.filter((e) => e.type === 'user_message').map((e) => e.content)).toEqual(['write a file please']);
@@ -98,6 +110,10 @@ describe('agent_execute: a task run to its end in a daemon pane', () => {
       expect(result.question).toMatch(/^approve shell: .*tool_out\.txt/);
       expect(result.approvals).toEqual([expect.objectContaining({ decision: 'ask', decided_by: 'none', answered: null })]);
       expect(existsSync(path.join(work.dir, 'tool_out.txt'))).toBe(false);
+      // In the ledger: asked and not answered, so the run failed needing input.
+      expect((await c.runGet(result.run_id)).run).toMatchObject({ status: 'failed', reason: 'needs_input' });
+      const decisions = (await c.runEvents(result.run_id)).events.flatMap((e) => (e.schema_version === 'v2' && e.type === 'decision' ? [e.data] : []));
+      expect(decisions.at(-1)).toMatchObject({ decision: 'ask', by: 'none', rule: 'agent_execute.policy' });
       // Not kept: the pane is gone with the task.
       expect(await agentPaneIds(c)).toEqual(before);
       // A policy of its own is checked like a policy file.

@@ -54,6 +54,8 @@ export const executeApprovalInfoSchema = z.object({
 
 /** What agent_execute returns: seed 002's execute() result. */
 export const executeResultInfoSchema = z.object({
+  /** The task's run in the ledger (run_get, run_events): it is a run of the run service. */
+  run_id: z.string(),
   status: z.enum(['completed', 'error', 'timeout', 'cancelled', 'needs_input']),
   /** The pane the task ran in (null when the agent never started). */
   pane_id: z.string().nullable(),

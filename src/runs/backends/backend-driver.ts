@@ -45,7 +45,9 @@ export type DriverEmission =
   /** An event only a screen-driven run can tell (a tool call read off an approval prompt, a patch from the files changed). */
   | { kind: 'event'; event: NewRunEvent }
   /** A person answered a tool call governance left open (judgeOrAsk gave 'ask'). */
-  | { kind: 'person'; toolCallId: string; decision: 'allow' | 'deny'; reason: string };
+  | { kind: 'person'; toolCallId: string; decision: 'allow' | 'deny'; reason: string }
+  /** The agent waits on a person (an approval or a question on its screen), or no longer does: silence then is no fault of the run. */
+  | { kind: 'waiting'; on: boolean };
 
 export interface DriverRunRequest {
   runId: string;

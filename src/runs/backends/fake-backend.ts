@@ -8,6 +8,7 @@
  * - `tokens <n>`: n text pieces. `chunks <n>x<size>`: n replies of `size` characters each (big events). `slow`: a reply after 60 s (a test cancels it first).
  * - `silent`: nothing at all until cancelled. `crash`: dies in the middle of the turn.
  * - `fail`: an error from the model.
+ * - `person <ms>`: waits that long on a person (as a pane run at an approval nobody has answered yet), saying so, then replies.
  */
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
 import type { NormalizedEntry } from '../../output/entry.js';
@@ -75,6 +76,15 @@ export class FakeBackend extends StreamingBackend {
         await pause(60_000);
         if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
         entry('assistant_message', 'Finally done.');
+        return { status: 'completed', message: 'end_turn' };
+      }
+      const person = /person (\d+)/.exec(p);
+      if (person) {
+        request.emit({ kind: 'waiting', on: true });
+        await pause(Number(person[1]));
+        if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
+        request.emit({ kind: 'waiting', on: false });
+        entry('assistant_message', 'Answered, thank you.');
         return { status: 'completed', message: 'end_turn' };
       }
       if (/crash/.test(p)) {

@@ -5,18 +5,23 @@
  * a `tool_call` put to governance, the reply read off the screen a `token`, each file changed a
  * `patch`, and the screen's text raw `output` (recorded only where the user turned it on).
  *
- * A follow-up continues in the same conversation (the same agent in the same pane), which waits in the run service's
- * idle pool between runs (`keepIdle`); a run that cannot be followed up closes its pane before it
- * ends. Cancelling ends the pane and the process tree in it.
+ * A follow-up continues in the same conversation (the same agent in the same pane), which waits in
+ * the run service's idle pool between runs (`keepIdle`); a run that cannot be followed up closes its
+ * pane before it ends (or leaves it at its prompt: `task.keepPane`). Cancelling ends the pane and
+ * the process tree in it.
+ *
+ * For a task of `agent_execute` (`task`), a face of the run service, the caller's own approval
+ * policy decides on the screen as CodingAgent's chain, and each decision it made is reported for
+ * the ledger; the task's whole result goes to the caller.
  */
 import { errorMessage } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { AgentCatalog, type AgentPanes, type AgentProfile, type ApprovalPrompt } from '../../agents/index.js';
 import type { PaneRegistry } from '../../pane/index.js';
-import { ASK_POLICY } from '../../approvals/policy/index.js';
+import { ASK_POLICY, type ApprovalPolicy } from '../../approvals/policy/index.js';
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
 import { CodingAgent, type ExecuteResult } from '../../drivers/pane/coding-agent.js';
-import { patchEvent, type NewRunEvent } from '../../ledger/run-events.js';
+import { decisionEvent, patchEvent, type NewRunEvent } from '../../ledger/run-events.js';
 import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 import { HeadlessDriver } from '../../drivers/headless-driver.js';
 
@@ -36,6 +41,24 @@ export interface PaneBackendOptions {
   args?: string[];
   env?: Record<string, string>;
   logger?: Logger;
+  /** A task of agent_execute: its own approvals and options (its driver serves that one run). */
+  task?: PaneTask;
+}
+
+/** What an agent_execute call asks of its run's pane. */
+export interface PaneTask {
+  /** The caller's approval policy, CodingAgent's chain: what it decides is reported, not asked of governance. */
+  policy: ApprovalPolicy;
+  /** An approval the policy leaves open waits for a person (answer_approval) instead of ending the task with needs_input. */
+  waitForPerson: boolean;
+  /** Leave the pane at its prompt when the task ends. */
+  keepPane: boolean;
+  timeoutMs?: number;
+  idleTimeoutMs?: number;
+  /** Scopes of the token the pane's programs get. */
+  scopes?: readonly string[];
+  /** The task's result as CodingAgent gave it, and its pane (null when the agent never started). */
+  onResult: (result: ExecuteResult, paneId: string | null) => void;
 }
 
 /** One conversation's agent in its pane, serving its runs in turn. */
@@ -45,6 +68,8 @@ interface PaneConversation {
   busy: boolean;
   /** The run the conversation serves now: what the screen shows is its events, its approvals its governance's. */
   current: DriverRunRequest;
+  /** The agent's pane, once it started. */
+  paneId: string | null;
 }
 
 export class PaneBackend extends StreamingBackend {
@@ -115,10 +140,22 @@ export class PaneBackend extends StreamingBackend {
       existing.current = request;
       return existing;
     }
+    const conversation: PaneConversation = { agent: this.options.task ? this.taskAgent(request, this.options.task) : this.governedAgent(request), cwd: request.cwd, busy: true, current: request, paneId: null };
+    conversation.agent.onProgress((p) => {
+      if (p.type === 'started') conversation.paneId = p.paneId;
+      // Waiting on a person is no silence of the agent's: the run's no-output limit pauses.
+      if (p.type === 'state') conversation.current.emit({ kind: 'waiting', on: p.change.state === 'waiting_approval' || p.change.state === 'waiting_input' });
+    });
+    this.conversations.set(request.thread, conversation);
+    return conversation;
+  }
+
+  /** The agent of a bridge run: every approval is asked of governance (`judge`), which decides and records it. */
+  private governedAgent(request: DriverRunRequest): CodingAgent {
     let approvals = 0;
     // The agent outlives the run that started it (a follow-up continues the conversation): what it
     // reports goes to the run it serves now, never to the ended one.
-    const run = (): DriverRunRequest => conversation.current;
+    const run = (): DriverRunRequest => this.conversations.get(request.thread)?.current ?? request;
     const person = this.options.agentPanes !== undefined;
     /** The call governance left to a person: approvals come one at a time, so the next one a person answers is its. */
     let waitingForPerson: string | undefined;
@@ -154,9 +191,43 @@ export class PaneBackend extends StreamingBackend {
       ...(this.options.args ? { args: this.options.args } : {}),
       logger: this.logger,
     });
-    const conversation: PaneConversation = { agent, cwd: request.cwd, busy: true, current: request };
-    this.conversations.set(request.thread, conversation);
-    return conversation;
+    return agent;
+  }
+
+  /**
+   * The agent of an agent_execute task: the caller's policy decides on the screen (CodingAgent's
+   * chain, a person after it where the caller waits for one), and each decision is reported as the
+   * run's tool call and decision, by whoever made it.
+   */
+  private taskAgent(request: DriverRunRequest, task: PaneTask): CodingAgent {
+    const reported = new Set<string>();
+    return new CodingAgent({
+      tool: this.options.tool,
+      catalog: this.catalog,
+      autoApprove: task.policy,
+      waitForPerson: task.waitForPerson,
+      onProgress: (p) => {
+        if (p.type === 'output') request.emit({ kind: 'output', text: p.text });
+        if (p.type !== 'approval') return;
+        const a = p.approval;
+        if (!reported.has(a.id)) {
+          reported.add(a.id);
+          request.emit({ kind: 'event', event: toolCallEvent(a.id, a.request) });
+        }
+        const subject = { ...(a.request ? subjectOf(a.request) : { tool: 'other' }), tool_call_id: a.id };
+        request.emit({ kind: 'event', event: decisionEvent(a.at, { subject, decision: a.decision, rule: a.decidedBy === 'person' ? 'person' : 'agent_execute.policy', reason: a.reason, by: a.decidedBy }) });
+      },
+      ...(task.timeoutMs !== undefined ? { timeoutMs: task.timeoutMs } : {}),
+      ...(task.idleTimeoutMs !== undefined ? { idleTimeoutMs: task.idleTimeoutMs } : {}),
+      ...(task.scopes ? { scopes: task.scopes } : {}),
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
+      ...(this.options.registry ? { registry: this.options.registry } : {}),
+      ...(this.options.agentPanes ? { agentPanes: this.options.agentPanes } : {}),
+      env: { ...this.options.env, ...request.env },
+      ...(this.options.args ? { args: this.options.args } : {}),
+      logger: this.logger,
+    });
   }
 
   private async execute(conversation: PaneConversation, request: DriverRunRequest, signal: AbortSignal): Promise<DriverOutcome> {
@@ -166,6 +237,7 @@ export class PaneBackend extends StreamingBackend {
     } catch (err) {
       return { status: 'failed', reason: 'spawn_failed', message: errorMessage(err) };
     }
+    this.options.task?.onResult(result, conversation.paneId);
     const now = Date.now();
     if (result.finalMessage) request.emit({ kind: 'entry', entry: { id: `${request.runId}-reply`, type: 'assistant_message', timestamp: now, content: result.finalMessage } });
     for (const change of result.fileChanges) {
@@ -188,19 +260,21 @@ export class PaneBackend extends StreamingBackend {
   private async closeConversation(thread: string): Promise<void> {
     const conversation = this.conversations.get(thread);
     this.conversations.delete(thread);
-    await conversation?.agent.dispose().catch(() => undefined);
+    // A task kept at its prompt stays for the caller (it is the daemon's pane), unless it died.
+    if (this.options.task?.keepPane === true && conversation?.agent.pane?.alive === true) conversation.agent.detach();
+    else await conversation?.agent.dispose().catch(() => undefined);
   }
 }
 
-function subjectOf(a: ApprovalPrompt): { tool: ApprovalPrompt['tool']; command?: string; path?: string; toolName?: string } {
+function subjectOf(a: Omit<ApprovalPrompt, 'row'>): { tool: ApprovalPrompt['tool']; command?: string; path?: string; toolName?: string } {
   return { tool: a.tool, ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}), ...(a.toolName !== null ? { toolName: a.toolName } : {}) };
 }
 
-function inputOf(a: ApprovalPrompt): Record<string, unknown> {
+function inputOf(a: Omit<ApprovalPrompt, 'row'>): Record<string, unknown> {
   return { ...(a.command !== null ? { command: a.command } : {}), ...(a.path !== null ? { path: a.path } : {}) };
 }
 
-function toolCallEvent(id: string, a: ApprovalPrompt | null): NewRunEvent {
+function toolCallEvent(id: string, a: Omit<ApprovalPrompt, 'row'> | null): NewRunEvent {
   const name = a?.toolName ?? a?.tool ?? 'unknown';
   const text = a?.command ?? a?.path ?? 'an approval prompt that could not be read';
   return { type: 'tool_call', ts: Date.now(), data: { id, name, kind: a?.tool ?? 'other', input: a ? inputOf(a) : {}, path: a?.path ?? null }, compat: { text, status: 'running', is_error: false } };
