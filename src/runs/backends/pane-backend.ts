@@ -20,7 +20,7 @@ import { AgentCatalog, type AgentPanes, type AgentProfile, type ApprovalPrompt }
 import type { PaneRegistry } from '../../pane/index.js';
 import { ASK_POLICY, type ApprovalPolicy } from '../../approvals/policy/index.js';
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
-import { CodingAgent, type ExecuteResult } from '../../drivers/pane/coding-agent.js';
+import { CodingAgent, type CodingAgentOptions, type ExecuteResult } from '../../drivers/pane/coding-agent.js';
 import { decisionEvent, patchEvent, type NewRunEvent } from '../../ledger/run-events.js';
 import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 import { HeadlessDriver } from '../../drivers/headless-driver.js';
@@ -150,6 +150,21 @@ export class PaneBackend extends StreamingBackend {
     return conversation;
   }
 
+  /** What every run's agent is given: the profile, where its pane goes, its HOME, variables and arguments. */
+  private agentOptions(request: DriverRunRequest): CodingAgentOptions {
+    return {
+      tool: this.options.tool,
+      catalog: this.catalog,
+      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
+      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
+      ...(this.options.registry ? { registry: this.options.registry } : {}),
+      ...(this.options.agentPanes ? { agentPanes: this.options.agentPanes } : {}),
+      env: { ...this.options.env, ...request.env },
+      ...(this.options.args ? { args: this.options.args } : {}),
+      logger: this.logger,
+    };
+  }
+
   /** The agent of a bridge run: every approval is asked of governance (`judge`), which decides and records it. */
   private governedAgent(request: DriverRunRequest): CodingAgent {
     let approvals = 0;
@@ -160,8 +175,6 @@ export class PaneBackend extends StreamingBackend {
     /** The call governance left to a person: approvals come one at a time, so the next one a person answers is its. */
     let waitingForPerson: string | undefined;
     const agent = new CodingAgent({
-      tool: this.options.tool,
-      catalog: this.catalog,
       // Everything is asked of governance, which decides and records it; what it leaves open waits
       // for a person where one can answer (the daemon's panes), else it is denied.
       autoApprove: ASK_POLICY,
@@ -183,13 +196,7 @@ export class PaneBackend extends StreamingBackend {
           waitingForPerson = undefined;
         }
       },
-      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
-      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
-      ...(this.options.registry ? { registry: this.options.registry } : {}),
-      ...(this.options.agentPanes ? { agentPanes: this.options.agentPanes } : {}),
-      env: { ...this.options.env, ...request.env },
-      ...(this.options.args ? { args: this.options.args } : {}),
-      logger: this.logger,
+      ...this.agentOptions(request),
     });
     return agent;
   }
@@ -202,8 +209,6 @@ export class PaneBackend extends StreamingBackend {
   private taskAgent(request: DriverRunRequest, task: PaneTask): CodingAgent {
     const reported = new Set<string>();
     return new CodingAgent({
-      tool: this.options.tool,
-      catalog: this.catalog,
       autoApprove: task.policy,
       waitForPerson: task.waitForPerson,
       onProgress: (p) => {
@@ -220,13 +225,7 @@ export class PaneBackend extends StreamingBackend {
       ...(task.timeoutMs !== undefined ? { timeoutMs: task.timeoutMs } : {}),
       ...(task.idleTimeoutMs !== undefined ? { idleTimeoutMs: task.idleTimeoutMs } : {}),
       ...(task.scopes ? { scopes: task.scopes } : {}),
-      ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
-      ...(this.options.binaryDirs ? { binaryDirs: this.options.binaryDirs } : {}),
-      ...(this.options.registry ? { registry: this.options.registry } : {}),
-      ...(this.options.agentPanes ? { agentPanes: this.options.agentPanes } : {}),
-      env: { ...this.options.env, ...request.env },
-      ...(this.options.args ? { args: this.options.args } : {}),
-      logger: this.logger,
+      ...this.agentOptions(request),
     });
   }
 
