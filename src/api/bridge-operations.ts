@@ -100,7 +100,9 @@ export type RunOperation = Exclude<BridgeMethod, 'run_subscribe'>;
 
 /**
  * The run methods over a run service alone, with no daemon around it (the HTTP API served on its
- * own): the same params check, scope check and handlers as through the daemon's operations table.
+ * own): the same handlers, params checked by the same schemas (`checkedParams`, as `invoke` does),
+ * and the grant's scope (`requireScope`: no run method has a pane-specific rule, which is all
+ * `authorize` adds to it).
  */
 export function runOperations(runs: RunsPort): OperationsPort<RunOperation> {
   const bridge = { service: runs, offReason: '' };

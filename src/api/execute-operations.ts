@@ -9,6 +9,7 @@
  * task's result is here too.
  */
 import { checkSandbox } from '../agents/index.js';
+import type { ErrorCode } from '../core/errors.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY, parsePolicy, type ApprovalPolicy } from '../approvals/index.js';
 import type { ApprovalRecord, ExecuteResult } from '../drivers/pane/index.js';
 import { executeTask, type RunState } from '../runs/index.js';
@@ -74,14 +75,31 @@ function approvalInfo(record: ApprovalRecord): ExecuteApprovalInfo {
 }
 
 /**
- * A task's result as the wire carries it, with its run. A run the service ended past one of the
- * policy's limits (its wall clock, its silence) is a timeout, whatever the pane saw of it.
+ * How the run service ended a task itself, whatever the pane saw of it (a cancel there): past a
+ * limit of the policy's or the call's (a timeout, or an error past its output limit), or refused at
+ * start; undefined when the task ended on its own.
  */
+function endedByService(state: RunState): { status: 'timeout' | 'error'; code: ErrorCode; message: string } | undefined {
+  if (state.status !== 'failed') return undefined;
+  switch (state.reason) {
+    case 'timeout':
+    case 'no_output_timeout':
+      return { status: 'timeout', code: 'TIMEOUT', message: state.message };
+    case 'output_limit':
+      return { status: 'error', code: 'LIMIT_EXCEEDED', message: state.message };
+    case 'policy':
+      return { status: 'error', code: 'FORBIDDEN', message: state.message };
+    default:
+      return undefined;
+  }
+}
+
+/** A task's result as the wire carries it, with its run, and the run service's reason where it ended the task. */
 function executeResultInfo(result: ExecuteResult, paneId: string | null, runId: string, state: RunState): ExecuteResultInfo {
-  const limit = state.status === 'failed' && (state.reason === 'timeout' || state.reason === 'no_output_timeout');
+  const ended = endedByService(state);
   return {
     run_id: runId,
-    status: limit ? 'timeout' : result.status,
+    status: ended?.status ?? result.status,
     pane_id: paneId,
     files_changed: result.filesChanged,
     file_changes: result.fileChanges.map((c) => ({ path: c.path, change: c.change })),
@@ -89,8 +107,8 @@ function executeResultInfo(result: ExecuteResult, paneId: string | null, runId: 
     final_message: result.finalMessage,
     duration_ms: result.durationMs,
     approvals: result.approvals.map(approvalInfo),
-    error_message: limit ? state.message : result.errorMessage,
-    error_code: limit ? 'TIMEOUT' : result.errorCode,
+    error_message: ended?.message ?? result.errorMessage,
+    error_code: ended?.code ?? result.errorCode,
     question: result.question,
     states: result.states.map((s) => ({ state: s.state, previous: s.previous, at: s.at, evidence: s.evidence ? { rule: s.evidence.rule, pattern: s.evidence.pattern, line: s.evidence.line, row: s.evidence.row } : null })),
     completed_by: result.completedBy,

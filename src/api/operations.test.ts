@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { AgentCatalog } from '../agents/index.js';
 import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
 import { LogService } from '../logs/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import { METHOD_GROUPS, METHOD_NAMES, paramSchemas, resultSchemas, type MethodName, type ParamsInput, type Result } from '../protocol/methods.js';
@@ -171,6 +172,26 @@ describe('the operations', () => {
     services.logs.logs.open({ id: 'r2', kind: 'run', title: 'a run', agent: 'claude', spill: false });
     const noSink = await (port as unknown as { call(m: string, p: unknown, c: typeof owner): Promise<unknown> }).call('log_subscribe', { session_id: 'r2' }, owner).catch((e: unknown) => e);
     expect(isSwitchboardError(noSink) && noSink.code).toBe('INVALID_REQUEST');
+  });
+
+  it('answers a failure that is no SwitchboardError as INTERNAL_ERROR without its details, and logs it', async () => {
+    const logged: string[] = [];
+    const logger: Logger = {
+      debug: () => undefined,
+      info: () => undefined,
+      warn: () => undefined,
+      error: (msg, fields) => {
+        logged.push(`${msg} ${String(fields?.method)}`);
+      },
+      child: () => logger,
+    };
+    const failing = (): never => {
+      throw new TypeError('secret path /home/x');
+    };
+    const port = operationsPort(services, { ping: failing }, logger);
+    const err = await port.call('ping', {}, { grant: { owner: true, scopes: new Set(['read'] as const) }, signal: new AbortController().signal }).catch((e: unknown) => e);
+    expect(isSwitchboardError(err) && { code: err.code, message: err.message }).toEqual({ code: 'INTERNAL_ERROR', message: 'internal error while running ping' });
+    expect(logged).toEqual(['internal error ping']);
   });
 
   it('serves the run methods over a run service alone with the same checks (the HTTP API on its own)', async () => {

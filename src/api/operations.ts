@@ -6,6 +6,8 @@
 import type { HandlerTable } from './handler.js';
 import { invoke, NO_NOTIFICATIONS, type AnyHandler, type OperationsPort } from './invoke.js';
 import type { Services } from './services.js';
+import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
 import { agentHandlers } from './agent-operations.js';
 import { bridgeHandlers } from './bridge-operations.js';
 import { approvalHandlers } from './approval-operations.js';
@@ -34,11 +36,21 @@ export const handlers: HandlerTable = {
   ...daemonHandlers,
 };
 
-/** Every operation over these services (the daemon's), as one caller at a time: the HTTP API's and the MCP server's way in. */
-export function operationsPort(services: Services, table: Partial<Record<string, AnyHandler>> = handlers): OperationsPort {
+/**
+ * Every operation over these services (the daemon's), as one caller at a time: the HTTP API's and
+ * the MCP server's way in. A failure that is not a SwitchboardError is logged and answered as the
+ * dispatcher answers it, INTERNAL_ERROR without its details.
+ */
+export function operationsPort(services: Services, table: Partial<Record<string, AnyHandler>> = handlers, logger: Logger = silentLogger): OperationsPort {
   return {
     async call(method, params, { grant, signal }) {
-      return (await invoke(table, { ...services, caller: NO_NOTIFICATIONS, signal, grant }, method, params)) as never;
+      try {
+        return (await invoke(table, { ...services, caller: NO_NOTIFICATIONS, signal, grant }, method, params)) as never;
+      } catch (err) {
+        if (isSwitchboardError(err)) throw err;
+        logger.error('internal error', { method, error: err instanceof Error ? (err.stack ?? err.message) : String(err) });
+        throw new SwitchboardError('INTERNAL_ERROR', `internal error while running ${method}`);
+      }
     },
   };
 }

@@ -93,7 +93,8 @@ export class ClientSubscription {
 interface Pending {
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
-  timer: NodeJS.Timeout;
+  /** Undefined for a call that waits as long as the daemon takes (it bounds the call itself). */
+  timer: NodeJS.Timeout | undefined;
   /** Runs synchronously with the result, before any later message is handled. */
   onResult?: (result: unknown) => void;
 }
@@ -168,17 +169,22 @@ export class SwitchboardClient {
     }
   }
 
-  /** Calls `method` with `params` (the token is added); rejects with RpcError on an error reply. */
+  /**
+   * Calls `method` with `params` (the token is added); rejects with RpcError on an error reply, and
+   * with TIMEOUT after `timeoutMs` (the client's default; Infinity: no limit of the client's own).
+   */
   request<M extends MethodName>(method: M, params: ParamsInput<M>, options: { timeoutMs?: number; onResult?: (result: Result<M>) => void } = {}): Promise<Result<M>> {
     if (this.closedError) return Promise.reject(this.closedError);
     const id = this.nextId++;
     const message = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, token: this.endpoint.token } });
     return new Promise<Result<M>>((resolve, reject) => {
       const timeoutMs = options.timeoutMs ?? this.timeoutMs;
-      const timer = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new SwitchboardError('TIMEOUT', `${method} got no reply within ${timeoutMs} ms`));
-      }, timeoutMs);
+      const timer = Number.isFinite(timeoutMs)
+        ? setTimeout(() => {
+            this.pending.delete(id);
+            reject(new SwitchboardError('TIMEOUT', `${method} got no reply within ${timeoutMs} ms`));
+          }, timeoutMs)
+        : undefined;
       this.pending.set(id, {
         resolve: resolve as (v: unknown) => void,
         reject,
@@ -381,11 +387,12 @@ export class SwitchboardClient {
 
   /**
    * Runs a task to its end in a daemon pane (listed, on the dashboard, answerable through
-   * answerApproval while it runs); resolves with the result. Waits as long as the task may take
-   * (its timeout_ms, default 30 minutes) and a minute more.
+   * answerApproval while it runs); resolves with the result. The task is a run of the daemon's run
+   * service: it may wait in line for a place first, and the daemon ends it past its limits, so the
+   * client sets none of its own (closing the client cancels the task).
    */
   agentExecute(params: ParamsInput<'agent_execute'>): Promise<Result<'agent_execute'>> {
-    return this.request('agent_execute', params, { timeoutMs: (params.timeout_ms ?? 30 * 60_000) + 60_000 });
+    return this.request('agent_execute', params, { timeoutMs: Infinity });
   }
 
   /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */

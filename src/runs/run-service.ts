@@ -325,7 +325,8 @@ export class RunService {
       throw new SwitchboardError('FORBIDDEN', `refused by the policy: ${admit.reason}`, { run_id: spec.id, rule: admit.rule });
     }
     const thread = parent?.thread ?? spec.id;
-    this.threads.set(spec.id, { thread, mode });
+    // A face's run is never followed up: nothing to remember of its conversation.
+    if (!face) this.threads.set(spec.id, { thread, mode });
     if (parent) {
       // Out of the idle pool from now on: neither the cap nor the idle time closes it under a run waiting for it.
       const taken = this.idle.take(thread);

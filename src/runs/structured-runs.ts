@@ -57,7 +57,7 @@ export class StructuredRuns {
    * session log named by the run's id, finished (with the CLI's last words on stderr, when it
    * failed) once the run's end is recorded.
    */
-  async runAgent(options: RunAgentOptions): Promise<{ sessionId: string }> {
+  async runAgent(options: RunAgentOptions): Promise<{ sessionId: string; failedToStart?: string }> {
     let log: SessionLog | undefined;
     const view = await options.service.submit(
       { backend: options.agent, prompt: options.prompt, cwd: options.cwd, keep_alive: false, ...(options.createdBy !== undefined ? { caller: options.createdBy } : {}) },
@@ -79,7 +79,7 @@ export class StructuredRuns {
         },
       },
     );
-    return { sessionId: view.id };
+    return { sessionId: view.id, ...(view.status === 'failed' && view.reason === 'spawn_failed' ? { failedToStart: view.message } : {}) };
   }
 
   /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */

@@ -70,11 +70,21 @@ export async function executeTask(options: TaskOptions): Promise<TaskOutcome> {
     },
   });
   const run = await options.service.submit(
-    { backend: options.agent, prompt: options.task, cwd: options.cwd, keep_alive: false, caller: options.createdBy },
+    {
+      backend: options.agent,
+      prompt: options.task,
+      cwd: options.cwd,
+      keep_alive: false,
+      caller: options.createdBy,
+      // The call's own bounds, as the run's limits: the tighter of them and the policy's hold, and are recorded.
+      limits: { ...(options.timeoutMs !== undefined ? { wall_clock_ms: options.timeoutMs } : {}), ...(options.idleTimeoutMs !== undefined ? { no_output_ms: options.idleTimeoutMs } : {}) },
+    },
     { name: 'agent_execute', driver, governance: new CallerGovernance({ face: 'agent_execute', reason: "agent_execute: the call's own policy decides the task's approvals, then a person where the call waits for one; the policy file's approvals do not judge them" }), ended },
   );
   const cancel = (): void => void options.service.cancel(run.id).catch(() => undefined);
   options.signal.addEventListener('abort', cancel, { once: true });
+  // A caller gone while the run was being made is gone too.
+  if (options.signal.aborted) cancel();
   try {
     const state = await end;
     return { runId: run.id, state, result: task?.result, paneId: task?.paneId ?? null };

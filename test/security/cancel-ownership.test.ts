@@ -137,7 +137,21 @@ describe.runIf(process.platform !== 'win32')('cancel ownership of structured run
     const agents = path.join(runScratch.dir, 'agents.yaml');
     writeFileSync(
       agents,
-      ['agents:', '  - name: waiter', '    binary: { names: [sh] }', '    headless_args: ["-c", "sleep 600", "waiter"]', '    screens: [{ versions: "*", idle: [{ pattern: "^waiting$" }] }]', '    approval_keys: { allow_once: [y], deny: [n] }', ''].join('\n'),
+      [
+        'agents:',
+        '  - name: waiter',
+        '    binary: { names: [sh] }',
+        '    headless_args: ["-c", "sleep 600", "waiter"]',
+        '    screens: [{ versions: "*", idle: [{ pattern: "^waiting$" }] }]',
+        '    approval_keys: { allow_once: [y], deny: [n] }',
+        // A CLI that is not installed: its run cannot start.
+        '  - name: ghost',
+        '    binary: { names: [sb-no-such-cli] }',
+        '    headless_args: ["{prompt}"]',
+        '    screens: [{ versions: "*", idle: [{ pattern: "^waiting$" }] }]',
+        '    approval_keys: { allow_once: [y], deny: [n] }',
+        '',
+      ].join('\n'),
     );
     // run_agent is a face of the run service: the bridge is on (by default) for it.
     runDaemon = await startTestDaemon({ agentsFile: agents, env: cleanEnv() });
@@ -166,5 +180,16 @@ describe.runIf(process.platform !== 'win32')('cancel ownership of structured run
     await running(panesRun);
     expect(await pane.request('cancel_run', { session_id: panesRun })).toEqual({ cancelled: true });
     expect(await owner.request('cancel_run', { session_id: ownersRun })).toEqual({ cancelled: true });
+  });
+
+  it.runIf(process.platform === 'linux')('answers run_agent of a CLI that cannot start with SPAWN_FAILED, its run recorded failed', async () => {
+    const d = runDaemon?.daemon;
+    if (!d) throw new Error('not started');
+    const owner = await connect({ socketPath: d.socketPath as string, token: d.token, env: {} });
+    clients.push(owner);
+    const refused = await outcome(owner.request('run_agent', { agent: 'ghost', prompt: 'hello', cwd: runScratch.dir }));
+    expect(refused).toMatchObject({ code: 'SPAWN_FAILED' });
+    const failed = (await owner.runList({ backend: 'ghost' })).runs;
+    expect(failed).toEqual([expect.objectContaining({ status: 'failed', reason: 'spawn_failed' })]);
   });
 });

@@ -141,10 +141,13 @@ export class PaneBackend extends StreamingBackend {
       return existing;
     }
     const conversation: PaneConversation = { agent: this.options.task ? this.taskAgent(request, this.options.task) : this.governedAgent(request), cwd: request.cwd, busy: true, current: request, paneId: null };
+    let waiting = false;
     conversation.agent.onProgress((p) => {
       if (p.type === 'started') conversation.paneId = p.paneId;
-      // Waiting on a person is no silence of the agent's: the run's no-output limit pauses.
-      if (p.type === 'state') conversation.current.emit({ kind: 'waiting', on: p.change.state === 'waiting_approval' || p.change.state === 'waiting_input' });
+      if (p.type !== 'state') return;
+      // Waiting on a person is no silence of the agent's: the run's no-output limit pauses meanwhile.
+      const now = p.change.state === 'waiting_approval' || p.change.state === 'waiting_input';
+      if (now !== waiting) conversation.current.emit({ kind: 'waiting', on: (waiting = now) });
     });
     this.conversations.set(request.thread, conversation);
     return conversation;

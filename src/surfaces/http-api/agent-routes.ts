@@ -8,6 +8,7 @@
  * scope and handler as JSON-RPC); only the SSE stream follows the run service itself.
  */
 import { SwitchboardError } from '../../core/errors.js';
+import { runIdSchema } from '../../protocol/methods/bridge.js';
 import { operationCallerOf, readJson, queryOf, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { cancelRequestSchema, emptyQuerySchema, runQuerySchema, runRequestSchema, runsQuerySchema, streamQuerySchema } from './schemas.js';
 import { openSse } from './sse.js';
@@ -107,6 +108,8 @@ export function addAgentRoutes(router: Router, { ops, runs }: RunRoutesPorts, ke
     const q = validate(runQuerySchema, queryOf(ctx.url), 'run query');
     const caller = operationCallerOf(ctx);
     const runId = ctx.params.id ?? '';
+    // A path that cannot be a run's id names no run: 404, as an unknown id is.
+    if (!runIdSchema.safeParse(runId).success) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId.slice(0, 80)}`, { run_id: runId.slice(0, 80) });
     if (q.events !== 'true') {
       await sendJson(ctx.res, 200, { run: withStreamUrl((await ops.call('run_get', { run_id: runId }, caller)).run) });
       return;

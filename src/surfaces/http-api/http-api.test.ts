@@ -150,6 +150,8 @@ describe('the agent endpoints', () => {
     expect(one.body).toMatchObject({ run: { id: run.id, status: 'completed', reason: 'finished' } });
     const missing = await api.call('GET', '/api/v2/agent/runs/run_missing');
     expect(missing).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND', rpc_code: -32015 } } });
+    // A path that cannot be a run id names no run either: 404, not a complaint about params.
+    expect(await api.call('GET', `/api/v2/agent/runs/${encodeURIComponent('no run!')}`)).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
     const noStream = await api.call('GET', '/api/v2/agent/stream?run_id=run_missing');
     expect(noStream).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
   });

@@ -126,7 +126,7 @@ export class DashboardServer {
     this.webRoot = options.webRoot ?? defaultWebRoot();
     this.api = createHttpApi({
       runs: bridgeRuns(options.services),
-      operations: operationsPort(options.services, this.dispatcher.handlers),
+      operations: operationsPort(options.services, this.dispatcher.handlers, this.logger),
       hosts: () => this.hosts,
       authenticate: (req) => {
         const grant = this.apiGrant(req);

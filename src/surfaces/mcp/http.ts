@@ -64,7 +64,7 @@ export async function handleMcpHttp(req: IncomingMessage, res: ServerResponse, d
   const parsed = read.message;
   const abort = new AbortController();
   // Each tool calls its methods as the JSON-RPC dispatcher would (the same table, params check and scope), as this grant.
-  const operations = operationsPort(deps.services, deps.dispatcher.handlers);
+  const operations = operationsPort(deps.services, deps.dispatcher.handlers, deps.logger);
   const call: RpcCall = (method, params) => operations.call(method, params, { grant: deps.grant, signal: abort.signal });
   // An agent pane's token asks as that pane; the owner's asks as nobody's pane.
   const pane = deps.grant.paneId !== undefined ? deps.services.panes.find(deps.grant.paneId) : undefined;
