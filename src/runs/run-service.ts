@@ -68,11 +68,12 @@ export interface SubmitRequest {
 
 /**
  * A way into the run service other than the bridge's own `run_*`: one of the seed's older methods
- * (`run_agent`), which names its own driver options (an isolated HOME, the CLI's arguments) and
- * governs its own tool calls. Its run is recorded, limited, queued and cancelled as every run is.
+ * (`run_agent`, `agent_execute`), which names its own driver options (an isolated HOME, the CLI's
+ * arguments, the task's approval policy) and governs its own tool calls. Its run is recorded,
+ * limited, queued and cancelled as every run is.
  */
 export interface RunFace {
-  /** The method it came by (`run_agent`): the run's recorded policy says so. */
+  /** The method it came by (`run_agent`, `agent_execute`): the run's recorded policy says so. */
   name: string;
   /** The driver of this run alone, built from the call's options; disposed once the run has ended. It cannot be followed up. */
   driver: BackendDriver;
