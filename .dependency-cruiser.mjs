@@ -33,7 +33,7 @@ export const ROOMS = {
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
-  api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'tmux'],
+  api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.
   surfaces: ['core', 'platform', 'contract', 'protocol', 'api'],
   client: ['core', 'platform', 'protocol'],

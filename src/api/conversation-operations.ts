@@ -1,24 +1,25 @@
 /**
  * Conversations: multi-turn sessions on an agent's structured mode (`agent_session_*`, their wire
- * names), one conversation across prompts, its entries the session's log.
+ * names), one conversation across prompts, its entries the session's log. Each prompt is a run of
+ * the run service (its id is the turn's `run_id`).
  */
 import { checkSandbox } from '../agents/index.js';
 import { ASK_POLICY, AUTO_APPROVE_POLICY } from '../approvals/policy/index.js';
-import { callerOf, requireMaker } from './bridge-operations.js';
+import { callerOf, requireMaker, runServiceOf } from './bridge-operations.js';
 import type { Handler } from './handler.js';
 import { turnResult } from './to-wire.js';
 
 type ConversationMethods = 'agent_session_open' | 'agent_session_prompt' | 'agent_session_cancel' | 'agent_session_close';
 
 export const conversationHandlers: { [M in ConversationMethods]: Handler<M> } = {
-  async agent_session_open(ctx, p) {
+  agent_session_open(ctx, p) {
     const cwd = ctx.panes.resolveCwd(p.cwd);
     const sandbox = p.agent_home !== undefined && p.model_url !== undefined ? checkSandbox({ home: p.agent_home, modelUrl: p.model_url }) : undefined;
-    const policy = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
-    const id = await ctx.structuredRuns.openAgentSession({ agent: p.agent, cwd, sandbox, args: p.args, policy, createdBy: callerOf(ctx.grant) });
+    const approvals = p.policy === 'auto' ? AUTO_APPROVE_POLICY : ASK_POLICY;
+    const id = ctx.structuredRuns.openAgentSession({ service: runServiceOf(ctx), agent: p.agent, cwd, sandbox, args: p.args, approvals, createdBy: callerOf(ctx.grant) });
     // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
     ctx.signal.addEventListener('abort', () => void ctx.structuredRuns.closeAgentSession(id).catch(() => undefined), { once: true });
-    return { session_id: id };
+    return Promise.resolve({ session_id: id });
   },
 
   async agent_session_prompt(ctx, p) {

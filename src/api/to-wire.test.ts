@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApprovalPrompt } from '../agents/index.js';
-import type { TurnResult } from '../drivers/conversation.js';
+import type { SessionTurn } from '../runs/index.js';
 import { notificationSchemas, resultSchemas } from '../protocol/methods.js';
 import { approvalInfo, inputModesInfo, stateNotification, turnResult } from './to-wire.js';
 
@@ -52,7 +52,8 @@ describe('domain to wire', () => {
   });
 
   it("reports a conversation's turn with its last reply and every permission decided", () => {
-    const turn: TurnResult = {
+    const turn: SessionTurn = {
+      runId: 'run_0123456789abcdef',
       status: 'completed',
       stopReason: 'end_turn',
       durationMs: 12,
@@ -61,10 +62,10 @@ describe('domain to wire', () => {
         { id: 'e2', type: 'command_run', timestamp: 2, content: 'ls' },
         { id: 'e3', type: 'assistant_message', timestamp: 3, content: 'last' },
       ],
-      permissions: [{ request: { toolName: 'Bash', subject: { tool: 'shell', command: 'ls' } }, decision: 'allow', reason: 'inside the workdir', decidedBy: 'policy' }] as TurnResult['permissions'],
+      permissions: [{ toolName: 'Bash', decision: 'allow', reason: 'inside the workdir', decidedBy: 'policy' }],
     };
     const result = turnResult(turn);
-    expect(result).toEqual({ status: 'completed', stop_reason: 'end_turn', duration_ms: 12, entries: 3, permissions: [{ tool_name: 'Bash', decision: 'allow', reason: 'inside the workdir', decided_by: 'policy' }], reply: 'last' });
+    expect(result).toEqual({ run_id: 'run_0123456789abcdef', status: 'completed', stop_reason: 'end_turn', duration_ms: 12, entries: 3, permissions: [{ tool_name: 'Bash', decision: 'allow', reason: 'inside the workdir', decided_by: 'policy' }], reply: 'last' });
     expect(resultSchemas.agent_session_prompt.safeParse(result).success).toBe(true);
   });
 });

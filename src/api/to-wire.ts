@@ -6,7 +6,7 @@
 import type { AgentProfile, AgentStart, ApprovalPrompt } from '../agents/index.js';
 import type { StateChange } from '../contract/agent-state.js';
 import type { ApprovalInfo } from '../contract/approval.js';
-import type { TurnResult } from '../drivers/conversation.js';
+import type { SessionTurn } from '../runs/index.js';
 import type { SessionSummary } from '../logs/index.js';
 import type { Pane, ScreenSnapshot, WaitResult } from '../pane/index.js';
 import type { InputModesInfo, Notifications, PaneInfo, Result, SessionInfo } from '../protocol/methods.js';
@@ -108,14 +108,15 @@ export function sessionInfo(summary: SessionSummary): SessionInfo {
 }
 
 /** What agent_session_prompt returns for one turn of a conversation. */
-export function turnResult(turn: TurnResult): Result<'agent_session_prompt'> {
+export function turnResult(turn: SessionTurn): Result<'agent_session_prompt'> {
   const replies = turn.entries.filter((e) => e.type === 'assistant_message');
   return {
+    run_id: turn.runId,
     status: turn.status,
     stop_reason: turn.stopReason,
     duration_ms: turn.durationMs,
     entries: turn.entries.length,
-    permissions: turn.permissions.map((a) => ({ tool_name: a.request.toolName, decision: a.decision, reason: a.reason, decided_by: a.decidedBy })),
+    permissions: turn.permissions.map((a) => ({ tool_name: a.toolName, decision: a.decision, reason: a.reason, decided_by: a.decidedBy })),
     reply: replies.at(-1)?.content ?? null,
   };
 }

@@ -36,7 +36,7 @@ import { ASK_POLICY, type ApprovalPolicy } from '../approvals/policy/index.js';
 import { describeSubject, outcomeFor, permissionRequestFor } from './acp-permission.js';
 import type { HeadlessDriverOptions } from './headless-driver.js';
 import type { AgentCapabilities, AgentHealth } from './capabilities.js';
-import { decidePermission, type PermissionRequest } from './permission.js';
+import { decidePermission, type PermissionJudge, type PermissionRequest } from './permission.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
 import { AgentProgram } from './agent-program.js';
@@ -107,6 +107,7 @@ export class AcpDriver implements ConversationDriver {
         cwd: options.cwd,
         policy: options.policy ?? ASK_POLICY,
         onPermission: options.onPermission,
+        judge: options.judge,
         // `~` in a command is the agent's HOME: the sandbox's when there is one.
         home: sandbox?.home,
         store: options.store ?? this.options.store,
@@ -129,6 +130,7 @@ interface SessionSetup {
   cwd: string;
   policy: ApprovalPolicy;
   onPermission: ((request: PermissionRequest) => Promise<'allow' | 'deny'>) | undefined;
+  judge: PermissionJudge | undefined;
   home: string | undefined;
   store: MsgStoreOptions<NormalizedEntry> | undefined;
   onMessage: AcpDriverOptions['onMessage'];
@@ -375,7 +377,7 @@ class AcpSession implements Conversation {
       if (signal.aborted) resolve(undefined);
       else signal.addEventListener('abort', () => resolve(undefined), { once: true });
     });
-    const answer = await Promise.race([decidePermission(request, { policy: this.setup.policy, workdir: this.setup.cwd, home: this.setup.home, onPermission: this.setup.onPermission }), turn.cancelled, withdrawn]);
+    const answer = await Promise.race([decidePermission(request, { policy: this.setup.policy, workdir: this.setup.cwd, home: this.setup.home, onPermission: this.setup.onPermission, judge: this.setup.judge }), turn.cancelled, withdrawn]);
     if (!answer) return cancelled(signal.aborted ? `${this.setup.name} withdrew it` : 'the turn was cancelled');
     turn.permissions.push(answer);
     const outcome = outcomeFor(params.options, answer.decision);

@@ -422,7 +422,7 @@ class ClaudeSession implements Conversation {
     const turn = this.turn;
     let answer: PermissionAnswer;
     try {
-      answer = await decidePermission(question, { policy: this.options.policy ?? ASK_POLICY, workdir: this.options.cwd, home: this.options.sandbox?.home, onPermission: this.options.onPermission });
+      answer = await decidePermission(question, { policy: this.options.policy ?? ASK_POLICY, workdir: this.options.cwd, home: this.options.sandbox?.home, onPermission: this.options.onPermission, judge: this.options.judge });
     } catch (err) {
       answer = { request: question, decision: 'deny', reason: `denied: the request could not be judged (${errorMessage(err)})`, decidedBy: 'default' };
     }

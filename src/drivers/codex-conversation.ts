@@ -324,7 +324,7 @@ class CodexSession implements Conversation {
     if (itemId !== undefined) current?.asked.add(itemId);
     if (!current || current.turn.cancelRequested) return 'decline';
     for (const request of requests) {
-      const answer = await Promise.race([decidePermission(request, { policy: this.options.policy ?? ASK_POLICY, workdir: this.options.cwd, home: this.options.sandbox?.home, onPermission: this.options.onPermission }), current.turn.cancelled]);
+      const answer = await Promise.race([decidePermission(request, { policy: this.options.policy ?? ASK_POLICY, workdir: this.options.cwd, home: this.options.sandbox?.home, onPermission: this.options.onPermission, judge: this.options.judge }), current.turn.cancelled]);
       if (!answer) return 'decline';
       current.turn.permissions.push(answer);
       this.emit([this.normalizer.note(`${answer.decision} ${request.toolName}: ${answer.reason}`, { toolName: request.toolName, toolInput: request.input, toolCallId: itemId })]);

@@ -8,7 +8,7 @@ import type { Event } from '../core/emitter.js';
 import type { NormalizedEntry } from '../output/entry.js';
 import type { MsgStore, MsgStoreOptions } from '../output/msg-store.js';
 import type { ApprovalPolicy } from '../approvals/policy/index.js';
-import type { PermissionAnswer, PermissionRequest } from './permission.js';
+import type { PermissionAnswer, PermissionJudge, PermissionRequest } from './permission.js';
 import type { AgentCapabilities, AgentHealth, EndStatus } from './capabilities.js';
 
 export interface ConversationOptions {
@@ -19,6 +19,12 @@ export interface ConversationOptions {
   policy?: ApprovalPolicy;
   /** Decides what the policy leaves open ("ask"); without it such a request is denied. */
   onPermission?: (request: PermissionRequest) => Promise<'allow' | 'deny'>;
+  /**
+   * Decides every request itself, in place of `policy` and `onPermission`: a judge with a chain of
+   * its own (a run's governance, which records the decision with its rule). Its words are the ones
+   * the session's entries show. A judge that fails denies.
+   */
+  judge?: PermissionJudge;
   /** Variables on top of the profile's and the sandbox's. */
   env?: Record<string, string>;
   /** Arguments after the profile's own. */

@@ -106,11 +106,16 @@ export function subjectForTool(toolName: string, input: Record<string, unknown>)
   }
 }
 
+/** A judge of permission requests that decides, and words, each one itself (ConversationOptions.judge). */
+export type PermissionJudge = (request: PermissionRequest) => Promise<Omit<PermissionAnswer, 'request'>>;
+
 export interface DecideOptions {
   policy: ApprovalPolicy;
   workdir: string;
   home?: string;
   onPermission?: (request: PermissionRequest) => Promise<'allow' | 'deny'>;
+  /** Decides in place of the policy and the callback. */
+  judge?: PermissionJudge | undefined;
 }
 
 /** The broker's request for a structured mode's permission request (always certain: the CLI said what it runs). */
@@ -121,7 +126,14 @@ function approvalRequestFor(request: PermissionRequest): ApprovalRequest {
 
 /** Judges one request: policy, then callback, then deny. A throwing callback denies. */
 export async function decidePermission(request: PermissionRequest, options: DecideOptions): Promise<PermissionAnswer> {
-  const { onPermission } = options;
+  const { onPermission, judge } = options;
+  if (judge) {
+    try {
+      return { request, ...(await judge(request)) };
+    } catch (err) {
+      return { request, decision: 'deny', reason: `denied: the judge failed (${(err as Error).message})`, decidedBy: 'default' };
+    }
+  }
   const outcome = await decideApproval(approvalRequestFor(request), {
     policy: options.policy,
     context: { workdir: options.workdir, home: options.home ?? homedir() },

@@ -1,13 +1,14 @@
 /**
  * The governance of a run whose caller names its own rules: seed 001's `run_agent`, a prompt on an
  * agent's headless mode, whose tools run as the CLI arguments the caller gave allow (`--allowedTools
- * Bash`, `--yolo`); the policy file does not judge them. The run is still one of the run service's:
+ * Bash`, `--yolo`), and `agent_session_*`, whose requests are judged by the approval policy the
+ * caller chose; the policy file does not judge them. The run is still one of the run service's:
  * recorded in the ledger with the same states, events and decisions, under the policy's limits and
  * concurrency, cancelled the one way. Its decisions name the face they come from
  * (`run_agent.cli`), so a reader of the ledger sees who governed what.
  */
 import { homedir } from 'node:os';
-import type { PolicyVerdict, RuleStep } from '../approvals/index.js';
+import { evaluatePolicy, type ApprovalPolicy, type PolicyVerdict, type RuleStep } from '../approvals/index.js';
 import { folderChanged, type GovernanceDecision, type RunGovernance } from './governor.js';
 
 export interface CallerGovernanceOptions {
@@ -15,6 +16,12 @@ export interface CallerGovernanceOptions {
   face: string;
   /** Why the caller governs, for the record (the admission decision's reason). */
   reason: string;
+  /**
+   * The caller's approval policy for the requests the CLI asks about (agent_session_open's `auto`
+   * or `ask`): what it leaves open is denied, since no one is asked. Absent: the CLI's own flags
+   * decide, and every request it asks about is allowed.
+   */
+  approvals?: ApprovalPolicy;
   home?: string;
 }
 
@@ -35,7 +42,12 @@ export class CallerGovernance implements RunGovernance {
   }
 
   ruleStep(): RuleStep {
-    return () => this.verdict();
+    const approvals = this.options.approvals;
+    if (!approvals) return () => this.verdict();
+    return (subject, context) => {
+      const v = evaluatePolicy(approvals, subject, context);
+      return { ...v, ruleName: v.rule !== null ? `${this.options.face}.approvals.rules[${v.rule}]` : `${this.options.face}.approvals.${v.basis}` };
+    };
   }
 
   judgeToolCall(): GovernanceDecision {

@@ -10,4 +10,5 @@ export { FakeBackend, type FakeBackendOptions } from './backends/fake-backend.js
 export { defaultBackends, type DefaultBackendsOptions } from './backends/default-backends.js';
 export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';
 export { StructuredRuns, type RunAgentOptions } from './structured-runs.js';
+export type { OpenSessionOptions, SessionTurn, SessionPermission } from './agent-sessions.js';
 export { executeTask, type TaskOptions, type TaskOutcome } from './task-runs.js';

@@ -15,7 +15,7 @@ import type { RunGovernance } from '../governance/governor.js';
 import { initialState, isEnded, step, type RunInput, type RunLimits, type RunSpec, type RunState } from '../ledger/run-model.js';
 import { decisionEvent, doneEvent, EntryEventMapper, errorEvent, inputEvent, noticeEvent, OUTPUT_EVENT_TYPES, outputEvent, stateEvent, type DecisionRecord, type NewRunEvent } from '../ledger/run-events.js';
 import { decideApproval, type ApprovalSubject } from '../approvals/index.js';
-import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallRequest } from './backends/backend-driver.js';
+import type { BackendDriver, DriverEmission, DriverOutcome, DriverRun, ToolCallAnswer, ToolCallRequest } from './backends/backend-driver.js';
 import { TokenStream } from './token-stream.js';
 
 export interface LiveRunContext {
@@ -125,8 +125,11 @@ export class LiveRun {
         followUp,
         env,
         ...(keepIdle ? { keepIdle } : {}),
-        judge: async (request) => ((await this.judge(request, false)) === 'allow' ? 'allow' : 'deny'),
-        judgeOrAsk: (request) => this.judge(request, true),
+        judge: async (request) => {
+          const answer = await this.judge(request, false);
+          return { ...answer, decision: answer.decision === 'allow' ? 'allow' : 'deny' };
+        },
+        judgeOrAsk: async (request) => (await this.judge(request, true)).decision,
         emit: (emission) => this.onEmission(emission),
       });
     } catch (err) {
@@ -149,13 +152,13 @@ export class LiveRun {
    * Ends the run: a queued one at once, a running one once its driver has ended its processes.
    * A second request while it ends changes nothing (the first reason stands).
    */
-  end(input: Ending): Promise<void> {
+  end(input: Ending, how: 'cancel' | 'interrupt' = 'cancel'): Promise<void> {
     if (this.over()) return this.ended;
     this.ending = input;
     this.clearTimers();
     if (!this.driverRun) this.finish(input);
     else
-      this.driverRun.cancel().catch((err: unknown) => {
+      (how === 'interrupt' && this.driverRun.interrupt ? this.driverRun.interrupt() : this.driverRun.cancel()).catch((err: unknown) => {
         this.ctx.logger.warn('a run did not cancel cleanly', { run_id: this.spec.id, error: errorMessage(err) });
       });
     return this.ended;
@@ -194,9 +197,10 @@ export class LiveRun {
    * chain leaves it open: it is recorded as asked and handed back, and the person's answer is
    * recorded when it comes (a `person` emission).
    */
-  private async judge(request: ToolCallRequest, personMayAnswer: boolean): Promise<'allow' | 'deny' | 'ask'> {
+  private async judge(request: ToolCallRequest, personMayAnswer: boolean): Promise<Omit<ToolCallAnswer, 'decision'> & { decision: 'allow' | 'deny' | 'ask' }> {
     const subject = { ...request.subject, tool_name: request.toolName, ...(request.toolCallId !== undefined ? { tool_call_id: request.toolCallId } : {}) };
-    if (this.over()) return 'deny';
+    const ended = { decision: 'deny', reason: 'denied: the run has ended', decidedBy: 'default' } as const;
+    if (this.over()) return ended;
     if (request.toolCallId !== undefined) {
       this.judged.add(request.toolCallId);
       this.unjudged.delete(request.toolCallId);
@@ -212,12 +216,13 @@ export class LiveRun {
       },
     );
     // Ended while the chain decided: nothing more is recorded for it, and the CLI hears no.
-    if (this.over()) return 'deny';
+    if (this.over()) return ended;
     const rule = outcome.verdict.ruleName ?? 'approvals';
     if (outcome.decision === 'ask' && request.toolCallId !== undefined) {
       this.asked.set(request.toolCallId, { subject, rule });
-      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule, reason: `${outcome.reason}; waiting for a person (answer_approval, the dashboard)`, by: outcome.decidedBy }));
-      return 'ask';
+      const reason = `${outcome.reason}; waiting for a person (answer_approval, the dashboard)`;
+      this.record(decisionEvent(this.ctx.now(), { subject, decision: 'ask', rule, reason, by: outcome.decidedBy }));
+      return { decision: 'ask', reason, decidedBy: outcome.decidedBy };
     }
     const decision = outcome.decision === 'allow' ? 'allow' : 'deny';
     this.record(decisionEvent(this.ctx.now(), { subject, decision, rule, reason: outcome.reason, by: outcome.decidedBy }));
@@ -226,7 +231,7 @@ export class LiveRun {
     if (decision === 'deny' && this.ctx.governor.onDeny(this.spec.backend) === 'fail') {
       setImmediate(() => void this.end({ type: 'fail', reason: 'policy', message: `the policy denied ${describeCall(request.subject)} (${rule}): ${outcome.reason}` }));
     }
-    return decision;
+    return { decision, reason: outcome.reason, decidedBy: outcome.decidedBy };
   }
 
   private onEmission(emission: DriverEmission): void {

@@ -68,15 +68,23 @@ export interface SubmitRequest {
 
 /**
  * A way into the run service other than the bridge's own `run_*`: one of the seed's older methods
- * (`run_agent`, `agent_execute`), which names its own driver options (an isolated HOME, the CLI's
- * arguments, the task's approval policy) and governs its own tool calls. Its run is recorded,
- * limited, queued and cancelled as every run is.
+ * (`run_agent`, `agent_execute`, `agent_session_*`), which names its own driver options (an isolated
+ * HOME, the CLI's arguments, the task's approval policy) and governs its own tool calls. Its run is
+ * recorded, limited, queued and cancelled as every run is.
  */
 export interface RunFace {
-  /** The method it came by (`run_agent`, `agent_execute`): the run's recorded policy says so. */
+  /** The method it came by (`run_agent`, `agent_execute`, `agent_session`): the run's recorded policy says so. */
   name: string;
-  /** The driver of this run alone, built from the call's options; disposed once the run has ended. It cannot be followed up. */
+  /**
+   * The driver of the face's runs, built from the call's options. Without `conversation` it serves
+   * this run alone and is disposed once the run has ended; with one, the face owns and disposes it.
+   */
   driver: BackendDriver;
+  /**
+   * The face holds a conversation across its runs (agent_session_*: one per prompt): the idle pool
+   * and its time limit do not apply, and the run names its predecessor as `parent`.
+   */
+  conversation?: FaceConversation;
   /** The caller's governance instead of the policy file's (its admission is recorded as the run's). */
   governance: CallerGovernance;
   /** The run's id, once it is made and before anything of it runs. */
@@ -85,6 +93,14 @@ export interface RunFace {
   observe?: (emission: DriverEmission) => void;
   /** Once the run's end is recorded: how it ended. */
   ended?: (state: RunState) => void;
+}
+
+/** A conversation a face keeps across its runs itself (see RunFace.conversation). */
+interface FaceConversation {
+  /** The conversation's first run, once there was one: this run continues it (the request names the last run as `parent`). */
+  thread?: string | undefined;
+  /** Called once a run ended with the conversation still open: how to close it. Until then, or when never called, nothing is kept. */
+  keep: (close: () => Promise<void>) => void;
 }
 
 /** A run as every surface shows it (in a list, `prompt` is a preview: see prompt_truncated). */
@@ -261,14 +277,18 @@ export class RunService {
   async submit(request: SubmitRequest, face?: RunFace): Promise<RunView> {
     if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
     const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
-    if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} cannot be followed up`, { parent: request.parent });
+    const faceThread = face?.conversation?.thread;
+    if (face && request.parent !== undefined && faceThread === undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} cannot be followed up`, { parent: request.parent });
     if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys()].join(', ')}`, { backend: request.backend });
     if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     const schema = this.negotiate(request.schema_version);
     let parent: { thread: string; mode: RunMode } | undefined;
     let cwd = request.cwd;
     let parentNotKept = false;
-    if (request.parent !== undefined) {
+    if (face && faceThread !== undefined) {
+      // The face keeps its conversation itself (not in the idle pool) and runs one turn at a time.
+      parent = { thread: faceThread, mode: face.driver.mode };
+    } else if (request.parent !== undefined) {
       const record = await this.ledger.run(request.parent);
       if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
       if (record.spec.backend !== request.backend) throw new SwitchboardError('INVALID_PARAMS', `run ${request.parent} ran on ${record.spec.backend}: a follow-up goes to the same backend`, { parent: request.parent });
@@ -287,7 +307,7 @@ export class RunService {
     if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
     const parentThread = parent?.thread;
     if (parentThread !== undefined && [...this.live.values()].some((r) => this.threads.get(r.spec.id)?.thread === parentThread)) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.parent ?? ''} is busy with another run: follow it up once that has ended`, { parent: request.parent });
-    if (parent && !this.idle.has(parent.thread)) throw this.notOpen(request.parent ?? parent.thread, parentNotKept);
+    if (parent && !face && !this.idle.has(parent.thread)) throw this.notOpen(request.parent ?? parent.thread, parentNotKept);
     if (!SCHEMA_VERSIONS.includes(schema) || !driver.capabilities().schemaVersions.includes(schema)) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} does not speak schema ${schema}`);
     // Every policy has rules (the sandbox, the blocklist) that must be applied before the act; a
     // driver that cannot ask could only be judged afterwards, which is no policy at all.
@@ -309,8 +329,8 @@ export class RunService {
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
       parent: request.parent ?? null,
-      // A face's run is one of its own, never continued: its driver is closed with it.
-      keep_alive: face === undefined && (request.keep_alive ?? true) && driver.capabilities().followUps,
+      // A face's run is continued only where the face keeps the conversation; else its driver is closed with it.
+      keep_alive: face ? face.conversation !== undefined : (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
     };
     const admit = face ? face.governance.admission() : this.governor.admit(request.backend, cwd);
@@ -328,7 +348,7 @@ export class RunService {
     const thread = parent?.thread ?? spec.id;
     // A face's run is never followed up: nothing to remember of its conversation.
     if (!face) this.threads.set(spec.id, { thread, mode });
-    if (parent) {
+    if (parent && !face) {
       // Out of the idle pool from now on: neither the cap nor the idle time closes it under a run waiting for it.
       const taken = this.idle.take(thread);
       if (!taken) {
@@ -337,7 +357,7 @@ export class RunService {
       }
       this.reserved.set(spec.id, taken);
     }
-    const keepIdle = spec.keep_alive === true ? (close: () => Promise<void>): void => this.idle.park({ backend: spec.backend, thread, close }) : undefined;
+    const keepIdle = face?.conversation ? face.conversation.keep : spec.keep_alive === true ? (close: () => Promise<void>): void => this.idle.park({ backend: spec.backend, thread, close }) : undefined;
     const env = { [BRIDGE_MARKER_VARIABLE]: this.marker, SWITCHBOARD_BRIDGE_RUN: thread };
     this.admission.request(spec.id, spec.backend, () => {
       if (run.start(driver, thread, parent !== undefined, env, keepIdle)) this.reserved.delete(spec.id);
@@ -366,13 +386,22 @@ export class RunService {
    */
   async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
     const view = await this.view(runId);
-    const maker = view.created_by ?? OWNER_CALLER;
-    if (caller !== OWNER_CALLER && caller !== maker) {
-      const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
-      throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
-    }
+    this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' });
+    return this.view(runId);
+  }
+
+  /**
+   * Ends a run's turn but not its conversation, where its driver can (agent_session_cancel: the CLI
+   * stops what it does and waits for the next prompt); else it is a cancel. The run is recorded
+   * `cancelled` either way. Only its maker or the owner may, as for cancel.
+   */
+  async interrupt(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
+    const view = await this.view(runId);
+    this.checkMaker(runId, view, caller);
+    const run = this.live.get(runId);
+    if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' }, 'interrupt');
     return this.view(runId);
   }
 
@@ -458,7 +487,9 @@ export class RunService {
     this.faces.delete(run.spec.id);
     if (face) {
       face.ended?.(run.state);
-      void face.driver.dispose().catch((err: unknown) => this.logger.warn('a run\'s own driver did not close cleanly', { run_id: run.spec.id, error: errorMessage(err) }));
+      // A face that keeps a conversation owns its driver across runs.
+      if (!face.conversation)
+        void face.driver.dispose().catch((err: unknown) => this.logger.warn('a run\'s own driver did not close cleanly', { run_id: run.spec.id, error: errorMessage(err) }));
     }
     // A follow-up that ended before its driver took the conversation (cancelled while queued) gives it back.
     const reserved = this.reserved.get(run.spec.id);
@@ -466,6 +497,14 @@ export class RunService {
     if (reserved) this.idle.park(reserved);
     // Its place (or its spot in line) goes to the next run waiting.
     this.admission.release(run.spec.id);
+  }
+
+  /** FORBIDDEN unless `caller` made the run or is the owner. */
+  private checkMaker(runId: string, view: RunView, caller: string): void {
+    const maker = view.created_by ?? OWNER_CALLER;
+    if (caller === OWNER_CALLER || caller === maker) return;
+    const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
+    throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
   }
 
   /** INVALID_PARAMS for a follow-up of a run whose conversation is closed, saying why it may be. */

@@ -5,19 +5,16 @@
  *   (RunFace): its run is in the ledger with the run states and events every run has, queued under
  *   the same limits, and cancelled the one way (`cancel_run` or `run_cancel` by its id, which is its
  *   session's). Its tools run as the CLI arguments the caller gave allow (CallerGovernance).
- * - `agent_session_*`, a multi-turn conversation on the agent's structured mode, kept here for
- *   now: who opened one may prompt, cancel or close it (and the owner).
+ * - `agent_session_*`, a multi-turn conversation on the agent's structured mode, is a face of the
+ *   run service too (agent-sessions.ts): each prompt is a run continuing the last one's
+ *   conversation. Who opened a session may prompt, cancel or close it (and the owner).
  */
 import { SwitchboardError } from '../core/errors.js';
 import type { AgentCatalog } from '../agents/index.js';
-import type { ApprovalPolicy } from '../approvals/policy/index.js';
 import { CallerGovernance } from '../governance/caller-governance.js';
 import { HeadlessBackend } from './backends/headless-backend.js';
 import type { RunService } from './run-service.js';
-import type { Conversation, TurnResult } from '../drivers/conversation.js';
-import { conversationDriverFor } from '../drivers/conversation-drivers.js';
-import type { NormalizedEntry } from '../output/entry.js';
-import type { MsgStore } from '../output/msg-store.js';
+import { AgentSession, type OpenSessionOptions, type SessionTurn } from './agent-sessions.js';
 import type { SessionLog, SessionLogs } from '../logs/index.js';
 
 export interface RunAgentOptions {
@@ -32,20 +29,9 @@ export interface RunAgentOptions {
   createdBy?: string;
 }
 
-export interface OpenConversationOptions {
-  agent: string;
-  cwd: string;
-  sandbox?: { home: string; modelUrl: string };
-  args?: string[];
-  /** Judges the CLI's permission requests; what it leaves open ("ask") is denied, since no one is asked. */
-  policy: ApprovalPolicy;
-  /** Who opened it ('owner', or the pane whose token did): only they or the owner may cancel or close it. */
-  createdBy?: string;
-}
-
 export class StructuredRuns {
-  /** Open sessions, and when their log has taken in the last of their entries. */
-  private readonly agentSessions = new Map<string, { session: Conversation; logged: Promise<void>; createdBy: string | undefined }>();
+  /** The agent sessions open now, by id. */
+  private readonly agentSessions = new Map<string, AgentSession>();
 
   constructor(
     private readonly logs: SessionLogs,
@@ -82,26 +68,24 @@ export class StructuredRuns {
     return { sessionId: view.id, ...(view.status === 'failed' && view.reason === 'spawn_failed' ? { failedToStart: view.message } : {}) };
   }
 
-  /** Opens a multi-turn session on an agent's structured mode; its entries are the session's log. */
-  async openAgentSession(options: OpenConversationOptions): Promise<string> {
-    const driver = conversationDriverFor(options.agent, { catalog: this.catalog });
-    const session = await driver.open({ cwd: options.cwd, sandbox: options.sandbox, args: options.args, policy: options.policy });
-    const log = this.logs.open({ id: session.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
-    const logged = fileEntries(session.entries, log).then(() => log.store.finish());
-    this.agentSessions.set(session.id, { session, logged, createdBy: options.createdBy });
+  /** Opens a multi-turn session on an agent's structured mode (see AgentSession); its entries are the session's log. */
+  openAgentSession(options: OpenSessionOptions): string {
+    const session = new AgentSession(options, this.catalog, this.logs);
+    this.agentSessions.set(session.id, session);
     return session.id;
   }
 
-  /** Who opened the open session `id` (see OpenConversationOptions.createdBy); undefined when there is none, or it was opened in process. */
+  /** Who opened the open session `id` (see OpenSessionOptions.createdBy); undefined when there is none, or it was opened in process. */
   creatorOf(id: string): string | undefined {
     return this.agentSessions.get(id)?.createdBy;
   }
 
-  /** Gives an open session a prompt; resolves when the agent ends its turn. */
-  promptAgentSession(id: string, text: string, signal?: AbortSignal): Promise<TurnResult> {
-    return this.agentSession(id).prompt(text, { signal });
+  /** Gives an open session a prompt, as a run of its run service; resolves when the turn has ended. */
+  promptAgentSession(id: string, text: string, signal?: AbortSignal): Promise<SessionTurn> {
+    return this.agentSession(id).prompt(text, signal);
   }
 
+  /** Stops the session's turn in flight; the conversation stays for the next prompt. */
   async cancelAgentSessionTurn(id: string): Promise<void> {
     await this.agentSession(id).cancelTurn();
   }
@@ -109,37 +93,20 @@ export class StructuredRuns {
   /** Ends the session; resolves once its process is gone and its log has every entry and is finished. */
   async closeAgentSession(id: string): Promise<void> {
     const session = this.agentSession(id);
-    const logged = this.agentSessions.get(id)?.logged;
     this.agentSessions.delete(id);
     await session.close();
-    await logged;
   }
 
-  private agentSession(id: string): Conversation {
+  private agentSession(id: string): AgentSession {
     const open = this.agentSessions.get(id);
     if (!open) throw new SwitchboardError('SESSION_NOT_FOUND', `no open agent session: ${id}`, { session_id: id });
-    return open.session;
+    return open;
   }
 
   /** Ends every open session, and waits for them (run_agent's runs are the run service's to end). */
   async close(): Promise<void> {
     const sessions = [...this.agentSessions.values()];
     this.agentSessions.clear();
-    await Promise.allSettled(sessions.map((s) => s.session.close()));
+    await Promise.allSettled(sessions.map((s) => s.close()));
   }
-}
-
-/**
- * Files a conversation's entries in its session's log as they come, its history first so nothing
- * said before this is lost; resolves when the conversation's store is finished.
- */
-function fileEntries(source: MsgStore<NormalizedEntry>, log: SessionLog): Promise<void> {
-  return new Promise((resolve) => {
-    source.subscribe(
-      (batch) => {
-        for (const { msg } of batch) if (!log.store.finished) log.store.push({ type: 'normalized', entry: msg });
-      },
-      { onFinished: () => resolve() },
-    );
-  });
 }

@@ -107,7 +107,7 @@ describe('run_agent and the log stream', () => {
     }
   });
 
-  it('keeps a multi-turn Claude session over RPC: permission requests judged by the policy, two turns, one log', { timeout: 120_000 }, async () => {
+  it('keeps a multi-turn Claude session over RPC: each prompt a run continuing the last, permission requests judged by the session policy, a cancel that keeps the conversation, one log', { timeout: 120_000 }, async () => {
     const home = scripted.tempDir('sb-session-rpc-home-');
     const work = scripted.tempDir('sb-session-rpc-work-');
     const c = await connect({ home: t.home, env: cleanEnv() });
@@ -119,15 +119,62 @@ describe('run_agent and the log stream', () => {
       expect(readFileSync(path.join(work.dir, 'session_out.txt'), 'utf8')).toBe('from-session\n');
       const second = await c.agentSessionPrompt(session_id, 'say hello please');
       expect(second).toMatchObject({ status: 'completed', reply: 'Hello over RPC.' });
+      // Each turn is a run of the run service, the next continuing the last one's conversation.
+      expect((await c.runGet(first.run_id)).run).toMatchObject({ status: 'completed', backend: 'claude', mode: 'stdio', parent: null, policy: "agent_session (the caller's own rules)" });
+      expect((await c.runGet(second.run_id)).run).toMatchObject({ status: 'completed', parent: first.run_id });
+      const decisions = (await c.runEvents(first.run_id)).events.flatMap((e) => (e.type === 'decision' && e.schema_version === 'v2' ? [e.data] : []));
+      expect(decisions).toEqual(expect.arrayContaining([expect.objectContaining({ decision: 'allow', rule: expect.stringMatching(/^agent_session\.approvals\.rules\[\d+\]$/), by: 'policy' })]));
+      // A cancel stops the turn, not the session: the next prompt goes on in the same conversation.
+      const slow = c.agentSessionPrompt(session_id, 'take your time');
+      await until(() => scripted.model.modelRequests().some((r) => r.plan?.prompt.includes('take your time') === true), 'the model to be asked');
+      await c.agentSessionCancel(session_id);
+      const third = await slow;
+      expect(third.status).toBe('cancelled');
+      expect((await c.runGet(third.run_id)).run).toMatchObject({ status: 'cancelled', parent: second.run_id });
+      const fourth = await c.agentSessionPrompt(session_id, 'say hello again please');
+      expect(fourth).toMatchObject({ status: 'completed', reply: 'Hello over RPC.' });
+      expect((await c.runGet(fourth.run_id)).run).toMatchObject({ parent: third.run_id });
       const history = await c.logGetHistory(session_id);
       const types = entriesOf(history.messages).map((e) => e.type);
       expect(types).toEqual(expect.arrayContaining(['user_message', 'command_run', 'tool_result', 'assistant_message']));
-      expect(entriesOf(history.messages).filter((e) => e.type === 'user_message')).toHaveLength(2);
+      // The four prompts, and Claude Code's own note of the interrupt.
+      expect(entriesOf(history.messages).filter((e) => e.type === 'user_message').map((e) => e.content)).toEqual(['write a file please', 'say hello please', 'take your time', '[Request interrupted by user]', 'say hello again please']);
+      // The session's entries word each permission as the run's governance decided it.
+      expect(entriesOf(history.messages).some((e) => e.type === 'system_message' && /^allow Bash: allowed by rule \d+/.test(e.content))).toBe(true);
+      // Had the cancel ended the conversation, the log would say the fourth turn began a new one.
+      expect(entriesOf(history.messages).filter((e) => e.content.includes('starts a new one'))).toEqual([]);
       await c.agentSessionClose(session_id);
       await expect(c.agentSessionPrompt(session_id, 'again')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
       expect((await c.logGetHistory(session_id)).finished).toBe(true);
       await expect(c.agentSessionOpen({ agent: 'shell', cwd: work.dir })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
       expect(existsSync(work.dir)).toBe(true);
+    } finally {
+      c.close();
+    }
+  });
+
+  it('refuses a second prompt during a turn; a turn cancelled as a run ends the conversation, and the next prompt opens a new one and says so', { timeout: 120_000 }, async () => {
+    const home = scripted.tempDir('sb-session-cancel-home-');
+    const work = scripted.tempDir('sb-session-cancel-work-');
+    const c = await connect({ home: t.home, env: cleanEnv() });
+    try {
+      const { session_id } = await c.agentSessionOpen({ agent: 'claude', cwd: work.dir, agent_home: home.dir, model_url: scripted.model.url, policy: 'ask' });
+      const asked = scripted.model.modelRequests().length;
+      const slow = c.agentSessionPrompt(session_id, 'take your time');
+      await until(() => scripted.model.modelRequests().slice(asked).some((r) => r.plan?.prompt.includes('take your time') === true), 'the model to be asked');
+      await expect(c.agentSessionPrompt(session_id, 'say hello please')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+      const running = (await c.runList({})).runs.find((r) => r.prompt === 'take your time' && r.status !== 'cancelled' && r.cwd === work.dir);
+      expect(running).toBeDefined();
+      await c.runCancel(running?.id ?? '');
+      expect(await slow).toMatchObject({ status: 'cancelled', run_id: running?.id });
+      const next = await c.agentSessionPrompt(session_id, 'say hello please');
+      expect(next).toMatchObject({ status: 'completed', reply: 'Hello over RPC.' });
+      // A new conversation: the run has no parent, and the log says the earlier context is gone.
+      expect((await c.runGet(next.run_id)).run.parent).toBeNull();
+      const history = await c.logGetHistory(session_id);
+      expect(entriesOf(history.messages).filter((e) => e.content.includes('starts a new one, without the earlier context'))).toHaveLength(1);
+      await c.agentSessionClose(session_id);
+      expect((await c.logGetHistory(session_id)).finished).toBe(true);
     } finally {
       c.close();
     }

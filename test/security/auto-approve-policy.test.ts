@@ -374,7 +374,7 @@ class ShellRequestBackend extends StreamingBackend {
   stream(request: DriverRunRequest): DriverRun {
     const command = request.prompt;
     const done = (async (): Promise<DriverOutcome> => {
-      const answer = await request.judge({ subject: { tool: 'shell', command, toolName: 'Bash' }, toolName: 'Bash', input: { command }, toolCallId: 'c1' });
+      const { decision: answer } = await request.judge({ subject: { tool: 'shell', command, toolName: 'Bash' }, toolName: 'Bash', input: { command }, toolCallId: 'c1' });
       request.emit({ kind: 'entry', entry: { id: `${request.runId}-1`, type: 'assistant_message', timestamp: Date.now(), content: answer } });
       return { status: 'completed', message: 'end_turn' };
     })();

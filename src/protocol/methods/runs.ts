@@ -48,6 +48,8 @@ export const runResults = {
   cancel_run: z.object({ cancelled: z.boolean() }),
   agent_session_open: z.object({ session_id: z.string() }),
   agent_session_prompt: z.object({
+    /** The turn's run in the run service (run_get, run_events, the ledger). */
+    run_id: z.string(),
     status: z.enum(RUN_OUTCOMES),
     stop_reason: z.string().nullable(),
     duration_ms: z.number(),

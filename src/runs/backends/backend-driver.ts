@@ -8,6 +8,7 @@
 import type { NormalizedEntry } from '../../output/entry.js';
 import type { AgentCapabilities, AgentHealth } from '../../drivers/capabilities.js';
 import type { ApprovalSubject } from '../../approvals/policy/index.js';
+import type { DecidedBy } from '../../approvals/index.js';
 import type { EndStatus, FailedReason, RunMode } from '../../ledger/run-model.js';
 import type { NewRunEvent } from '../../ledger/run-events.js';
 
@@ -32,6 +33,13 @@ export interface ToolCallRequest {
   toolName: string;
   input: Record<string, unknown>;
   toolCallId?: string;
+}
+
+/** Governance's answer to a tool call: the decision, why, and who decided (the policy, the default when no one answers). */
+export interface ToolCallAnswer {
+  decision: 'allow' | 'deny';
+  reason: string;
+  decidedBy: DecidedBy;
 }
 
 /** What a run reports while it goes. */
@@ -67,7 +75,7 @@ export interface DriverRunRequest {
   /** Variables every process of the run carries (its markers, so nothing of it outlives the service). */
   env: Record<string, string>;
   /** Governance's answer to a tool call (the decision is recorded by the caller); what it leaves open is denied. */
-  judge: (request: ToolCallRequest) => Promise<'allow' | 'deny'>;
+  judge: (request: ToolCallRequest) => Promise<ToolCallAnswer>;
   /**
    * The same, for a backend whose agent can wait for a person (a run in a daemon pane: its approval
    * is answered through answer_approval or the dashboard): what governance leaves open comes back
@@ -89,6 +97,11 @@ export interface DriverRun {
   readonly done: Promise<DriverOutcome>;
   /** Ends the run and the whole process tree it started; resolves once they are gone. */
   cancel(): Promise<void>;
+  /**
+   * Ends the run's turn but keeps its conversation open for the next (the CLI stops and waits);
+   * resolves once the run has ended. Absent where a driver cannot: a cancel is used instead.
+   */
+  interrupt?(): Promise<void>;
 }
 
 export interface BackendDriver {

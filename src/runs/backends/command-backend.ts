@@ -76,7 +76,7 @@ export class CommandBackend extends StreamingBackend {
   private async execute(request: DriverRunRequest, setState: (s: CommandState) => void, isCancelled: () => boolean): Promise<DriverOutcome> {
     const command = request.prompt;
     const toolCallId = `${request.runId}-command`;
-    const verdict = await request.judge({ subject: { tool: 'shell', command, toolName: SHELL_BACKEND }, toolName: SHELL_BACKEND, input: { command }, toolCallId });
+    const { decision: verdict } = await request.judge({ subject: { tool: 'shell', command, toolName: SHELL_BACKEND }, toolName: SHELL_BACKEND, input: { command }, toolCallId });
     if (isCancelled()) return { status: 'cancelled', message: 'cancelled before the command ran' };
     if (verdict === 'deny') return { status: 'failed', reason: 'policy', message: `the policy refused the command: ${command}` };
     const env = { ...process.env, ...this.options.env, ...request.env, PWD: request.cwd };

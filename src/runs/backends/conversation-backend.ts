@@ -16,7 +16,6 @@ import { SwitchboardError, errorMessage, isSwitchboardError } from '../../core/e
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { AgentCatalog, type AgentProfile } from '../../agents/index.js';
 import type { Conversation, ConversationDriver, ReplyPiece, TurnResult } from '../../drivers/conversation.js';
-import { ASK_POLICY } from '../../approvals/policy/index.js';
 import { SESSION_MARKER } from '../../drivers/conversation-turn.js';
 import { terminateProcessTree } from '../../platform/index.js';
 import { reachable, StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
@@ -102,6 +101,12 @@ export class ConversationBackend extends StreamingBackend {
         await this.closeSlot(slot);
         await done;
       },
+      // The CLI's own cancel of its turn: the conversation stays, and goes where the run says after it.
+      interrupt: async () => {
+        cancelling = true;
+        await slot.conversation?.cancelTurn();
+        await done;
+      },
     };
     this.runs.set(request.runId, run);
     return run;
@@ -175,9 +180,8 @@ export class ConversationBackend extends StreamingBackend {
     const conversation = await this.options.driver.open({
       cwd: request.cwd,
       ...(this.options.sandbox ? { sandbox: this.options.sandbox } : {}),
-      // Every request reaches governance: nothing is decided by a policy of the driver's own.
-      policy: ASK_POLICY,
-      onPermission: (p) => slot.current.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
+      // Every request is governance's to decide, in its words: nothing is decided by a policy of the driver's own.
+      judge: (p) => slot.current.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
       env: { ...this.options.env, ...request.env },
       ...(this.options.args ? { args: this.options.args } : {}),
       // Entries go on at once (the run service batches its own writes): no 16 ms window here.

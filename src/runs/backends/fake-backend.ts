@@ -100,7 +100,7 @@ export class FakeBackend extends StreamingBackend {
       const outside = /write outside (\S+)/.exec(p);
       if (outside) {
         const file = outside[1] as string;
-        const answer = await request.judge({ subject: { tool: 'file_write', path: file, toolName: 'Write' }, toolName: 'Write', input: { file_path: file }, toolCallId: 'w1' });
+        const { decision: answer } = await request.judge({ subject: { tool: 'file_write', path: file, toolName: 'Write' }, toolName: 'Write', input: { file_path: file }, toolCallId: 'w1' });
         entry('file_edit', file, { toolName: 'Write', toolCallId: 'w1', filePath: file, toolInput: { file_path: file } });
         await step();
         entry('tool_result', answer === 'allow' ? 'written' : 'denied by policy', { toolCallId: 'w1', toolName: 'Write', status: answer === 'allow' ? 'success' : 'failed' });
@@ -140,11 +140,11 @@ export class FakeBackend extends StreamingBackend {
       }
       if (/tool/.test(p)) {
         const command = 'echo hello-from-tool > tool_out.txt';
-        const answer = await request.judge({ subject: { tool: 'shell', command, toolName: 'Bash' }, toolName: 'Bash', input: { command }, toolCallId: 't1' });
+        const { decision: answer } = await request.judge({ subject: { tool: 'shell', command, toolName: 'Bash' }, toolName: 'Bash', input: { command }, toolCallId: 't1' });
         entry('command_run', command, { toolName: 'Bash', toolCallId: 't1', toolInput: { command } });
         await step();
         entry('tool_result', answer === 'allow' ? 'hello-from-tool' : 'denied', { toolCallId: 't1', toolName: 'Bash', status: answer === 'allow' ? 'success' : 'failed', exitCode: answer === 'allow' ? 0 : 1 });
-        const write = await request.judge({ subject: { tool: 'file_write', path: 'note.txt', toolName: 'Write' }, toolName: 'Write', input: { file_path: 'note.txt' }, toolCallId: 't2' });
+        const { decision: write } = await request.judge({ subject: { tool: 'file_write', path: 'note.txt', toolName: 'Write' }, toolName: 'Write', input: { file_path: 'note.txt' }, toolCallId: 't2' });
         entry('file_edit', 'note.txt', { toolName: 'Write', toolCallId: 't2', filePath: 'note.txt', toolInput: { file_path: 'note.txt' } });
         await step();
         entry('tool_result', write === 'allow' ? 'written' : 'denied', { toolCallId: 't2', toolName: 'Write', status: write === 'allow' ? 'success' : 'failed' });

@@ -187,7 +187,7 @@ export class PaneBackend extends StreamingBackend {
         run().emit({ kind: 'event', event: toolCallEvent(id, approval) });
         if (!approval) return 'deny';
         const call = { subject: subjectOf(approval), toolName: approval.toolName ?? approval.tool, input: inputOf(approval), toolCallId: id };
-        if (!person) return run().judge(call);
+        if (!person) return (await run().judge(call)).decision;
         const decision = await run().judgeOrAsk(call);
         if (decision === 'ask') waitingForPerson = id;
         return decision;
