@@ -19,7 +19,7 @@ export const conversationHandlers: { [M in ConversationMethods]: Handler<M> } = 
     const id = ctx.structuredRuns.openAgentSession({ service: runServiceOf(ctx), agent: p.agent, cwd, sandbox, args: p.args, approvals, createdBy: callerOf(ctx.grant) });
     // A session belongs to the connection that opened it: a client that goes away leaves no agent running.
     ctx.signal.addEventListener('abort', () => void ctx.structuredRuns.closeAgentSession(id).catch(() => undefined), { once: true });
-    return Promise.resolve({ session_id: id });
+    return { session_id: id };
   },
 
   async agent_session_prompt(ctx, p) {

@@ -1,8 +1,9 @@
 /**
  * The contract of a multi-turn driver: one agent process (or one CLI-side conversation) kept across
  * prompts, its whole log in one MsgStore, and every permission request the CLI raises answered by
- * Switchboard's approval policy (then the caller's callback, then "deny"). Claude Code stream-json,
- * the Codex app server and ACP (Gemini CLI, OpenCode) implement it.
+ * Switchboard: by a judge of the caller's (a run's governance), or else by the approval policy,
+ * then the caller's callback, then "deny". Claude Code stream-json, the Codex app server and ACP
+ * (Gemini CLI, OpenCode) implement it.
  */
 import type { Event } from '../core/emitter.js';
 import type { NormalizedEntry } from '../output/entry.js';
@@ -15,7 +16,7 @@ export interface ConversationOptions {
   cwd: string;
   /** Run from this isolated HOME against a model server (tests, demos). */
   sandbox?: { home: string; modelUrl: string };
-  /** Judges every permission request (default: ask for everything). */
+  /** Judges every permission request (default: ask for everything); unused when a `judge` is given. */
   policy?: ApprovalPolicy;
   /** Decides what the policy leaves open ("ask"); without it such a request is denied. */
   onPermission?: (request: PermissionRequest) => Promise<'allow' | 'deny'>;

@@ -3,10 +3,12 @@
  * structured mode (Claude's can_use_tool, ACP's session/request_permission) becomes an approval
  * request and goes through the same chain as a screen's prompt (src/approvals/broker.ts): the policy
  * first, then the caller's callback for what the policy leaves open, else deny (no one is there to
- * ask, and the CLI waits for an answer).
+ * ask, and the CLI waits for an answer). A caller with a chain of its own (a run's governance, which
+ * records each decision with its rule) gives a judge instead, and its words are the answer's.
  */
 import { homedir } from 'node:os';
 import { randomBytes } from 'node:crypto';
+import { errorMessage } from '../core/errors.js';
 import { entryTypeForTool, filePathOf } from '../output/entry.js';
 import { decideApproval, type ApprovalPolicy, type ApprovalRequest, type ApprovalSubject, type DecidedBy } from '../approvals/index.js';
 
@@ -131,7 +133,7 @@ export async function decidePermission(request: PermissionRequest, options: Deci
     try {
       return { request, ...(await judge(request)) };
     } catch (err) {
-      return { request, decision: 'deny', reason: `denied: the judge failed (${(err as Error).message})`, decidedBy: 'default' };
+      return { request, decision: 'deny', reason: `denied: the judge failed (${errorMessage(err)})`, decidedBy: 'default' };
     }
   }
   const outcome = await decideApproval(approvalRequestFor(request), {

@@ -50,9 +50,15 @@ export class CallerGovernance implements RunGovernance {
     };
   }
 
+  /**
+   * A call the CLI made without asking: its own to make. Where the caller gave an approval policy
+   * the record says that policy was not consulted, rather than judging the call after the fact (a
+   * denial then could only end the run, and with it the caller's conversation).
+   */
   judgeToolCall(): GovernanceDecision {
     const v = this.verdict();
-    return { decision: v.decision, rule: v.ruleName ?? `${this.options.face}.cli`, reason: v.reason };
+    const reason = this.options.approvals ? `made without asking, so the ${this.options.face}'s approval policy was not consulted; the CLI's own settings decided` : v.reason;
+    return { decision: v.decision, rule: v.ruleName ?? `${this.options.face}.cli`, reason };
   }
 
   /** A denied call is the CLI's to handle: the run goes on, as it would have without Switchboard. */

@@ -57,6 +57,19 @@ export interface SessionTurn {
 
 type Phase = 'idle' | 'turn' | 'closing' | 'closed';
 
+/** The conversation open between turns: its first run, the last turn's run, and how to close it. */
+interface OpenConversation {
+  thread: string;
+  lastRun: string;
+  close: () => Promise<void>;
+}
+
+/** The turn in flight: its run once made, and its end. */
+interface Turn {
+  runId: string | undefined;
+  ended: Promise<RunState>;
+}
+
 /** The name a session's runs record as their face (their policy reads `agent_session (the caller's own rules)`). */
 const FACE = 'agent_session';
 
@@ -65,17 +78,14 @@ export class AgentSession {
   private phase: Phase = 'idle';
   private readonly driver: ConversationBackend;
   private readonly governance: CallerGovernance;
-  private readonly notices = new EntryFactory('session-notice');
-  /** The conversation's first run, once a turn opened it. */
-  private thread: string | undefined;
-  /** The last turn's run: the next names it as its parent. */
-  private lastRun: string | undefined;
-  /** The turn in flight: its run once made, and when it has ended. */
-  private turn: { runId: string | undefined; ended: Promise<unknown> } | undefined;
-  /** How to close the conversation the last turn left open; undefined when it left none (cancelled, or nothing yet). */
-  private kept: (() => Promise<void>) | undefined;
-
   private readonly log: SessionLog;
+  private readonly notices = new EntryFactory('session-notice');
+  /** The conversation kept between turns; undefined before the first turn and while a turn has it. */
+  private conversation: OpenConversation | undefined;
+  /** The first run of a conversation that ended with its last turn (a run_cancel, a CLI that gave out), until the next turn says so. */
+  private lostThread: string | undefined;
+  private turn: Turn | undefined;
+  private closing: Promise<void> | undefined;
 
   /** INVALID_PARAMS for an agent without a structured mode. The CLI starts with the first prompt. */
   constructor(
@@ -84,7 +94,13 @@ export class AgentSession {
     logs: SessionLogs,
   ) {
     this.driver = new ConversationBackend({ driver: conversationDriverFor(options.agent, { catalog }), catalog, ...(options.sandbox ? { sandbox: options.sandbox } : {}), ...(options.args ? { args: options.args } : {}) });
-    this.governance = new CallerGovernance({ face: FACE, approvals: options.approvals, reason: `${FACE}: the agent's requests are judged by the approval policy the caller opened the session with; the policy file's sandbox and approvals do not judge them` });
+    this.governance = new CallerGovernance({
+      face: FACE,
+      approvals: options.approvals,
+      reason: `${FACE}: the agent's requests are judged by the approval policy the caller opened the session with; the policy file's sandbox and approvals do not judge them`,
+      // `~` in a call is the agent's HOME: the sandbox's when there is one.
+      ...(options.sandbox ? { home: options.sandbox.home } : {}),
+    });
     this.log = logs.open({ id: this.id, kind: 'session', title: `${options.agent} session`, agent: options.agent });
   }
 
@@ -92,64 +108,83 @@ export class AgentSession {
     return this.options.createdBy;
   }
 
-  /** Gives the agent a prompt as a run of the run service; resolves when the run has ended. */
+  /**
+   * Gives the agent a prompt as a run of the run service; resolves when the run has ended.
+   * SPAWN_FAILED when the CLI could not be started.
+   */
   async prompt(text: string, signal?: AbortSignal): Promise<SessionTurn> {
     if (this.phase === 'turn') throw new SwitchboardError('INVALID_REQUEST', `session ${this.id} is busy with a turn: prompt again once it has ended (or cancel it)`, { session_id: this.id });
     if (this.phase !== 'idle') throw new SwitchboardError('SESSION_NOT_FOUND', `no open agent session: ${this.id}`, { session_id: this.id });
     this.phase = 'turn';
-    const started = Date.now();
-    const kept = this.kept;
-    this.kept = undefined;
-    if (kept === undefined && this.thread !== undefined) {
-      // The last turn ended its conversation (cancelled from outside, or the CLI gave out): a new one starts.
-      this.note(`the conversation of run ${this.thread} had ended; this turn starts a new one, without the earlier context`);
-      this.thread = undefined;
+    const startedAt = Date.now();
+    // The turn has the conversation now; the run's end says where it goes next.
+    const open = this.conversation;
+    this.conversation = undefined;
+    if (this.lostThread !== undefined) {
+      this.note(`the conversation of run ${this.lostThread} had ended; this turn starts a new one, without the earlier context`);
+      this.lostThread = undefined;
     }
     const entries: NormalizedEntry[] = [];
+    let kept: (() => Promise<void>) | undefined;
     let settle: (state: RunState) => void = () => undefined;
-    const ended = new Promise<RunState>((resolve) => (settle = resolve));
-    const turn: { runId: string | undefined; ended: Promise<unknown> } = { runId: undefined, ended };
+    const turn: Turn = { runId: undefined, ended: new Promise<RunState>((resolve) => (settle = resolve)) };
     this.turn = turn;
-    const onAbort = (): void => void (turn.runId !== undefined ? this.options.service.interrupt(turn.runId).catch(() => undefined) : undefined);
+    const onAbort = (): void => {
+      if (turn.runId !== undefined) void this.options.service.interrupt(turn.runId).catch(() => undefined);
+    };
     try {
       await this.options.service.submit(
-        { backend: this.options.agent, prompt: text, cwd: this.options.cwd, keep_alive: true, parent: kept !== undefined ? this.lastRun : undefined, caller: this.options.createdBy },
+        { backend: this.options.agent, prompt: text, cwd: this.options.cwd, keep_alive: true, caller: this.options.createdBy },
         {
           name: FACE,
           driver: this.driver,
           governance: this.governance,
-          conversation: { thread: kept !== undefined ? this.thread : undefined, keep: (close) => (this.kept = close) },
-          opened: (runId) => {
-            turn.runId = runId;
-            this.thread ??= runId;
-          },
+          conversation: { continues: open ? { thread: open.thread, parent: open.lastRun } : undefined, keep: (close) => (kept = close) },
+          opened: (runId) => (turn.runId = runId),
           observe: (emission) => {
-            if (emission.kind !== 'entry') return;
-            entries.push(emission.entry);
-            if (!this.log.store.finished) this.log.store.push({ type: 'normalized', entry: emission.entry });
+            const entry = emission.kind === 'entry' ? emission.entry : emission.kind === 'notice' ? this.notices.make('system_message', emission.text) : undefined;
+            if (!entry) return;
+            entries.push(entry);
+            if (!this.log.store.finished) this.log.store.push({ type: 'normalized', entry });
           },
           ended: (state) => {
-            // A run that never started never touched the conversation: it is still open as it was.
-            if ((!('started_at' in state) || state.started_at === null) && this.kept === undefined) this.kept = kept;
+            this.afterTurn(open, turn.runId, state, kept);
             settle(state);
           },
         },
       );
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) onAbort();
-      const state = await ended;
-      const runId = turn.runId as string;
-      this.lastRun = runId;
-      return { runId, status: endStatusOf(state), stopReason: 'message' in state && state.message !== '' ? state.message : null, durationMs: Date.now() - started, entries, permissions: await this.permissionsOf(runId) };
     } catch (err) {
-      // Refused before it ran (a bad folder, the queue full, the service shutting down): the conversation is as it was.
-      if (turn.runId === undefined) this.kept ??= kept;
+      // Refused before a run was made (a bad folder, the queue full, the service shutting down): the conversation is as it was.
+      if (turn.runId === undefined) this.conversation = open;
+      this.turn = undefined;
+      this.turnEnded();
       throw err;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    try {
+      const state = await turn.ended;
+      const runId = turn.runId as string;
+      if (state.status === 'failed' && state.reason === 'spawn_failed') throw new SwitchboardError('SPAWN_FAILED', `${this.options.agent} could not be started: ${state.message}`, { session_id: this.id, run_id: runId });
+      return { runId, status: endStatusOf(state), stopReason: 'message' in state && state.message !== '' ? state.message : null, durationMs: Date.now() - startedAt, entries, permissions: await this.permissionsOf(runId) };
     } finally {
       signal?.removeEventListener('abort', onAbort);
       this.turn = undefined;
       this.turnEnded();
     }
+  }
+
+  /**
+   * Where the conversation goes once a turn's run has ended: back as it was when the run never
+   * started (it never touched it); kept, with this run as the last, when the driver handed it
+   * back; else it ended with the run, and the next turn starts a new one and says so.
+   */
+  private afterTurn(open: OpenConversation | undefined, runId: string | undefined, state: RunState, kept: (() => Promise<void>) | undefined): void {
+    const ran = 'started_at' in state && state.started_at !== null;
+    if (!ran || runId === undefined) this.conversation = open;
+    else if (kept) this.conversation = { thread: open?.thread ?? runId, lastRun: runId, close: kept };
+    // A CLI that never started had no conversation to lose.
+    else if (open || !(state.status === 'failed' && state.reason === 'spawn_failed')) this.lostThread = open?.thread ?? runId;
   }
 
   /** Back to waiting for a prompt, unless the session began to close meanwhile. */
@@ -164,17 +199,25 @@ export class AgentSession {
   }
 
   /** Ends the session: the turn in flight, the CLI, then the log (with every entry, finished). */
-  async close(): Promise<void> {
-    if (this.phase === 'closing' || this.phase === 'closed') return;
+  close(): Promise<void> {
+    this.closing ??= this.shutDown();
+    return this.closing;
+  }
+
+  private async shutDown(): Promise<void> {
     this.phase = 'closing';
     const turn = this.turn;
     if (turn?.runId !== undefined) {
-      await this.options.service.cancel(turn.runId).catch(() => undefined);
-      await turn.ended;
+      // Its end is awaited only when the service took the cancel; else disposing the driver below ends it.
+      const cancelled = await this.options.service.cancel(turn.runId).then(
+        () => true,
+        () => false,
+      );
+      if (cancelled) await turn.ended;
     }
-    const kept = this.kept;
-    this.kept = undefined;
-    await kept?.().catch(() => undefined);
+    const open = this.conversation;
+    this.conversation = undefined;
+    await open?.close().catch(() => undefined);
     await this.driver.dispose().catch(() => undefined);
     if (!this.log.store.finished) this.log.store.finish();
     this.phase = 'closed';
@@ -196,7 +239,8 @@ export class AgentSession {
         if (typeof d.subject?.tool_name !== 'string' || typeof d.by !== 'string' || d.by === 'cli' || (d.decision !== 'allow' && d.decision !== 'deny')) continue;
         out.push({ toolName: d.subject.tool_name, decision: d.decision, reason: typeof d.reason === 'string' ? d.reason : '', decidedBy: d.by });
       }
-      after = page.next_after;
+      // A page with nothing on it cannot move on: stop rather than ask for it again.
+      after = page.events.length > 0 ? page.next_after : null;
     }
     return out;
   }

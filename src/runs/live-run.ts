@@ -24,6 +24,12 @@ export interface LiveRunContext {
   governor: RunGovernance;
   /** Each thing the driver reports, before it is recorded (a face's session log). */
   observe?: (emission: DriverEmission) => void;
+  /**
+   * How the run ends when a limit or governance ends it: `interrupt` for a run whose conversation
+   * its face keeps (an agent session loses one turn to a slow CLI, not its whole context), else
+   * `cancel`. An explicit cancel always closes the conversation.
+   */
+  stopBy?: 'cancel' | 'interrupt';
   logger: Logger;
   now: () => number;
 }
@@ -34,6 +40,8 @@ type Ending = Extract<RunInput, { type: 'fail' | 'cancel' }>;
 export class LiveRun {
   state: RunState;
   private ending: Ending | undefined;
+  /** How the driver was asked to stop: a cancel that follows an interrupt still closes everything. */
+  private stopping: 'cancel' | 'interrupt' | undefined;
   private driverRun: DriverRun | undefined;
   private readonly mapper: EntryEventMapper;
   private outputBytes = 0;
@@ -152,16 +160,28 @@ export class LiveRun {
    * Ends the run: a queued one at once, a running one once its driver has ended its processes.
    * A second request while it ends changes nothing (the first reason stands).
    */
-  end(input: Ending, how: 'cancel' | 'interrupt' = 'cancel'): Promise<void> {
-    if (this.over()) return this.ended;
+  end(input: Ending, how: 'cancel' | 'interrupt' = this.ctx.stopBy ?? 'cancel'): Promise<void> {
+    if (this.over()) {
+      // Interrupting, and now told to cancel (a close, a shutdown): the first reason stands for the
+      // record, but the processes go now rather than after the CLI's own grace for an interrupt.
+      if (how === 'cancel' && this.stopping === 'interrupt' && this.driverRun && !isEnded(this.state.status)) this.stop('cancel');
+      return this.ended;
+    }
     this.ending = input;
     this.clearTimers();
     if (!this.driverRun) this.finish(input);
-    else
-      (how === 'interrupt' && this.driverRun.interrupt ? this.driverRun.interrupt() : this.driverRun.cancel()).catch((err: unknown) => {
-        this.ctx.logger.warn('a run did not cancel cleanly', { run_id: this.spec.id, error: errorMessage(err) });
-      });
+    else this.stop(how);
     return this.ended;
+  }
+
+  private stop(how: 'cancel' | 'interrupt'): void {
+    const run = this.driverRun;
+    if (!run) return;
+    const interrupt = how === 'interrupt' && run.interrupt !== undefined;
+    this.stopping = interrupt ? 'interrupt' : 'cancel';
+    (interrupt ? (run.interrupt?.() ?? Promise.resolve()) : run.cancel()).catch((err: unknown) => {
+      this.ctx.logger.warn('a run did not stop cleanly', { run_id: this.spec.id, how, error: errorMessage(err) });
+    });
   }
 
   private inputFor(outcome: DriverOutcome): RunInput {
@@ -212,7 +232,7 @@ export class LiveRun {
         policy: this.ctx.governor.ruleStep(this.spec.backend, this.folder, request.input),
         context: { workdir: this.folder, home: this.ctx.governor.home },
         otherwise: mayAsk ? 'open' : 'deny',
-        missing: 'a bridge run has nobody to ask',
+        missing: 'nobody answers for this run',
       },
     );
     // Ended while the chain decided: nothing more is recorded for it, and the CLI hears no.
@@ -319,7 +339,7 @@ export class LiveRun {
     this.judged.add(id);
     const carriedOut = event.type === 'patch' ? d.applied === true : d.is_error !== true;
     const verdict = this.ctx.governor.judgeToolCall(this.spec.backend, this.folder, subject);
-    // "ask" is a denial for a bridge run, which has nobody to ask, exactly as when asked beforehand.
+    // "ask" is a denial for a run nobody answers for, exactly as when asked beforehand.
     const denied = verdict.decision !== 'allow';
     const who = this.spec.backend;
     let reason: string;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { RunLedger } from '../ledger/run-ledger.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
-import { negotiateRunSchema, RunService, type RunView } from './run-service.js';
+import { negotiateRunSchema, RunService, type RunFace, type RunView } from './run-service.js';
 import { FakeBackend } from './backends/fake-backend.js';
 import { CallerGovernance } from '../governance/caller-governance.js';
 import { renderEvent, type RunEvent } from '../ledger/run-events.js';
@@ -143,7 +143,7 @@ describe('the run service', () => {
     const run = await service.submit({ backend: 'fake', prompt: 'use a tool please', cwd: work });
     const events = await follow(service, run.id);
     const decisions = events.filter((e) => e.type === 'decision' && (e.data.subject as { tool?: string }).tool !== undefined).map((e) => e.data);
-    expect(decisions[0]).toMatchObject({ decision: 'deny', rule: 'approvals.default', by: 'default', subject: { tool: 'shell', tool_call_id: 't1' }, reason: expect.stringContaining('a bridge run has nobody to ask') as unknown });
+    expect(decisions[0]).toMatchObject({ decision: 'deny', rule: 'approvals.default', by: 'default', subject: { tool: 'shell', tool_call_id: 't1' }, reason: expect.stringContaining('nobody answers for this run') as unknown });
     expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'policy' });
   });
 
@@ -213,6 +213,55 @@ describe('the run service', () => {
     expect(decisions.slice(1).map((d) => d.rule)).toEqual(['run_agent.cli', 'run_agent.cli']);
     await until(() => own.open.size === 0, 'the face\'s driver to close');
     expect((await refusal(service.submit({ backend: 'fake', prompt: 'hello', parent: run.id }, { ...face, driver: new FakeBackend() }))).code).toBe('INVALID_PARAMS');
+  });
+
+  it('runs a face that keeps its conversation: each run continues the last, a limit interrupts the turn and keeps it, a cancel closes it', async () => {
+    const { service, work } = await setup();
+    const own = new FakeBackend();
+    let kept: (() => Promise<void>) | undefined;
+    const face = (continues?: { thread: string; parent: string }): RunFace => ({
+      name: 'agent_session',
+      driver: own,
+      governance: new CallerGovernance({ face: 'agent_session', reason: 'the caller governs' }),
+      conversation: { continues, keep: (close) => (kept = close) },
+    });
+    const first = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work }, face());
+    await follow(service, first.id);
+    expect(kept).toBeDefined();
+    expect(own.open.has(first.id)).toBe(true);
+    // Not the idle pool's: the face holds it.
+    expect(service.idleConversations().conversations).toBe(0);
+    kept = undefined;
+    const second = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work, limits: { wall_clock_ms: 100 } }, face({ thread: first.id, parent: first.id }));
+    await follow(service, second.id);
+    expect(await service.get(second.id)).toMatchObject({ status: 'failed', reason: 'timeout', parent: first.id, keep_alive: true });
+    // The limit ended the turn, not the conversation.
+    expect(own.interrupted).toEqual([second.id]);
+    expect(kept).toBeDefined();
+    expect(own.open.has(first.id)).toBe(true);
+    kept = undefined;
+    const third = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work }, face({ thread: first.id, parent: second.id }));
+    await until(() => own.running === 1, 'the third run to start');
+    await service.cancel(third.id);
+    expect(await service.get(third.id)).toMatchObject({ status: 'cancelled', parent: second.id });
+    expect(kept).toBeUndefined();
+    expect(own.open.has(first.id)).toBe(false);
+    // A face names what it continues itself, never by parent.
+    expect((await refusal(service.submit({ backend: 'fake', prompt: 'x', parent: first.id }, face()))).code).toBe('INVALID_PARAMS');
+  });
+
+  it('ends at once a run told to cancel while an interrupt its CLI ignores is under way, its first reason recorded', async () => {
+    const { service, work } = await setup();
+    const own = new FakeBackend({ ignoresInterrupts: true });
+    const face: RunFace = { name: 'agent_session', driver: own, governance: new CallerGovernance({ face: 'agent_session', reason: 'the caller governs' }), conversation: { keep: () => undefined } };
+    const run = await service.submit({ backend: 'fake', prompt: 'slow', cwd: work }, face);
+    await until(() => own.running === 1, 'the run to start');
+    const interrupting = service.interrupt(run.id);
+    await until(() => own.interrupted.length === 1, 'the interrupt to reach the driver');
+    await service.cancel(run.id);
+    await interrupting;
+    expect(await service.get(run.id)).toMatchObject({ status: 'cancelled', message: 'the turn was interrupted by the caller' });
+    expect(own.open.size).toBe(0);
   });
 
   it('ends a run past its wall clock, or silent too long, with that reason', async () => {

@@ -82,7 +82,8 @@ export interface RunFace {
   driver: BackendDriver;
   /**
    * The face holds a conversation across its runs (agent_session_*: one per prompt): the idle pool
-   * and its time limit do not apply, and the run names its predecessor as `parent`.
+   * and its time limit do not apply, and the run records its predecessor as its `parent`. A limit
+   * reached ends the turn by an interrupt, so the conversation outlives it.
    */
   conversation?: FaceConversation;
   /** The caller's governance instead of the policy file's (its admission is recorded as the run's). */
@@ -97,8 +98,8 @@ export interface RunFace {
 
 /** A conversation a face keeps across its runs itself (see RunFace.conversation). */
 interface FaceConversation {
-  /** The conversation's first run, once there was one: this run continues it (the request names the last run as `parent`). */
-  thread?: string | undefined;
+  /** The conversation this run continues (its first run) and the run before this one, its recorded parent; absent: a new conversation. */
+  continues?: { thread: string; parent: string } | undefined;
   /** Called once a run ended with the conversation still open: how to close it. Until then, or when never called, nothing is kept. */
   keep: (close: () => Promise<void>) => void;
 }
@@ -272,22 +273,24 @@ export class RunService {
    * Submits a run. Bad input is refused with INVALID_PARAMS and not recorded; a run governance
    * refuses (a folder outside the sandbox, a backend turned off) is recorded as `failed (policy)`
    * and refused with FORBIDDEN, naming the run and the rule. A run that comes by a face (RunFace)
-   * runs on the face's driver under the face's governance, and cannot be followed up.
+   * runs on the face's driver under the face's governance; only a face that keeps a conversation
+   * continues one (RunFace.conversation), never through a run's `parent`.
    */
   async submit(request: SubmitRequest, face?: RunFace): Promise<RunView> {
     if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
     const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
-    const faceThread = face?.conversation?.thread;
-    if (face && request.parent !== undefined && faceThread === undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} cannot be followed up`, { parent: request.parent });
+    // A face names what its run continues itself (FaceConversation), never by a request's parent.
+    if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} is not followed up by parent`, { parent: request.parent });
+    const continues = face?.conversation?.continues;
     if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys()].join(', ')}`, { backend: request.backend });
     if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
     const schema = this.negotiate(request.schema_version);
     let parent: { thread: string; mode: RunMode } | undefined;
     let cwd = request.cwd;
     let parentNotKept = false;
-    if (face && faceThread !== undefined) {
+    if (face && continues) {
       // The face keeps its conversation itself (not in the idle pool) and runs one turn at a time.
-      parent = { thread: faceThread, mode: face.driver.mode };
+      parent = { thread: continues.thread, mode: face.driver.mode };
     } else if (request.parent !== undefined) {
       const record = await this.ledger.run(request.parent);
       if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
@@ -328,13 +331,13 @@ export class RunService {
       policy: face ? `${face.name} (the caller's own rules)` : `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
-      parent: request.parent ?? null,
+      parent: continues?.parent ?? request.parent ?? null,
       // A face's run is continued only where the face keeps the conversation; else its driver is closed with it.
       keep_alive: face ? face.conversation !== undefined : (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
     };
     const admit = face ? face.governance.admission() : this.governor.admit(request.backend, cwd);
-    const run = new LiveRun(spec, { ledger: this.ledger, governor: face?.governance ?? this.governor, logger: this.logger, now: this.now, ...(face?.observe ? { observe: face.observe } : {}) }, (r) => this.onEnded(r));
+    const run = new LiveRun(spec, { ledger: this.ledger, governor: face?.governance ?? this.governor, logger: this.logger, now: this.now, ...(face?.observe ? { observe: face.observe } : {}), ...(face?.conversation ? { stopBy: 'interrupt' as const } : {}) }, (r) => this.onEnded(r));
     this.live.set(spec.id, run);
     if (face) {
       this.faces.set(spec.id, face);
@@ -346,7 +349,7 @@ export class RunService {
       throw new SwitchboardError('FORBIDDEN', `refused by the policy: ${admit.reason}`, { run_id: spec.id, rule: admit.rule });
     }
     const thread = parent?.thread ?? spec.id;
-    // A face's run is never followed up: nothing to remember of its conversation.
+    // A face's conversation is the face's to keep: nothing to remember of it here.
     if (!face) this.threads.set(spec.id, { thread, mode });
     if (parent && !face) {
       // Out of the idle pool from now on: neither the cap nor the idle time closes it under a run waiting for it.
@@ -388,7 +391,7 @@ export class RunService {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
-    if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' });
+    if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' }, 'cancel');
     return this.view(runId);
   }
 
@@ -475,7 +478,7 @@ export class RunService {
   async dispose(): Promise<void> {
     this.closing = true;
     clearInterval(this.retentionTimer);
-    await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' })));
+    await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' }, 'cancel')));
     await this.idle.closeAll();
     for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
     await this.ledger.flush();

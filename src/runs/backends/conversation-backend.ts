@@ -2,14 +2,17 @@
  * A backend on stdio, through the CLI's structured multi-turn driver (src/drivers: Claude Code
  * stream-json, Codex exec/resume, ACP for Gemini CLI and OpenCode). A run is one turn of a
  * conversation; a run without a parent opens a conversation of its own, and a follow-up run
- * continues its parent's. After a run that can be followed up the conversation is handed to the run
- * service's idle pool (`keepIdle`, idle-conversations.ts), which says when it closes; any other run
- * closes its conversation, and the CLI with it, before it ends.
+ * continues its parent's. After a run that can be followed up the conversation is handed on with
+ * how to close it (`keepIdle`): to the run service's idle pool (idle-conversations.ts), which says
+ * when it closes, or to the face that keeps it (an agent session); any other run closes its
+ * conversation, and the CLI with it, before it ends.
  *
- * Every permission request the CLI raises goes to governance (`request.judge`). A conversation
- * process that died is started again on the next turn, with a growing pause between attempts: the
- * Claude and Codex drivers resume the CLI's own conversation by its id, an ACP agent starts a fresh
- * session (said in a notice). Cancelling a run ends its conversation and the whole process tree.
+ * Every permission request the CLI raises goes to governance (`request.judge`), which decides it in
+ * its own words. A conversation process that died is started again on the next turn, with a
+ * growing pause between attempts: the Claude and Codex drivers resume the CLI's own conversation by
+ * its id, an ACP agent starts a fresh session (said in a notice). Cancelling a run ends its
+ * conversation and the whole process tree; interrupting it (`DriverRun.interrupt`) ends the turn
+ * the CLI's own way and keeps the conversation.
  */
 import type { Disposable } from '../../core/disposable.js';
 import { SwitchboardError, errorMessage, isSwitchboardError } from '../../core/errors.js';
@@ -135,6 +138,9 @@ export class ConversationBackend extends StreamingBackend {
   private async turn(slot: Slot, request: DriverRunRequest, cancelling: () => boolean): Promise<DriverOutcome> {
     for (;;) {
       let conversation: Conversation;
+      // What a conversation opened for this run said while it started (an ACP agent's "session
+      // started" note) is this run's too; a kept one's history belongs to the runs before.
+      const fresh = slot.conversation === undefined;
       try {
         conversation = await this.open(slot, request);
       } catch (err) {
@@ -143,7 +149,7 @@ export class ConversationBackend extends StreamingBackend {
       }
       if (cancelling()) return { status: 'cancelled', message: 'cancelled while the CLI started' };
       let result: TurnResult;
-      const feed = this.feed(conversation, request);
+      const feed = this.feed(conversation, request, fresh ? 0 : conversation.entries.stats().lastSeq);
       try {
         result = await conversation.prompt(request.prompt);
       } catch (err) {
@@ -206,9 +212,9 @@ export class ConversationBackend extends StreamingBackend {
     await new Promise((resolve) => setTimeout(resolve, pause));
   }
 
-  /** The conversation's new entries to the run, as they come; `drained` waits for the last one pushed so far. */
-  private feed(conversation: Conversation, request: DriverRunRequest): Disposable & { drained(): Promise<void> } {
-    let delivered = conversation.entries.stats().lastSeq;
+  /** The conversation's entries after `afterSeq` to the run, as they come; `drained` waits for the last one pushed so far. */
+  private feed(conversation: Conversation, request: DriverRunRequest, afterSeq: number): Disposable & { drained(): Promise<void> } {
+    let delivered = afterSeq;
     const waiters: { seq: number; resolve: () => void }[] = [];
     // Pieces of the reply come at once and entries in batches: a piece waits for the entries
     // recorded before it, so the run sees both in the order the CLI sent them.
@@ -239,7 +245,7 @@ export class ConversationBackend extends StreamingBackend {
         }
       },
       {
-        history: false,
+        history: afterSeq < conversation.entries.stats().lastSeq,
         onFinished: () => waiters.splice(0).forEach((w) => w.resolve()),
         // Never waited for in vain: a reader the log dropped for falling behind gets nothing more.
         onDropped: (reason) => {

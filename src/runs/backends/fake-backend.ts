@@ -22,6 +22,8 @@ export interface FakeBackendOptions {
   stepMs?: number;
   /** Whether it says it asks before it acts (default true), for the refusal of a backend that cannot. */
   permissionRequests?: boolean;
+  /** A CLI that does not stop when its turn is interrupted (only a cancel ends it). */
+  ignoresInterrupts?: boolean;
 }
 
 export class FakeBackend extends StreamingBackend {
@@ -34,6 +36,8 @@ export class FakeBackend extends StreamingBackend {
   readonly threads = new Set<string>();
   /** Conversations open now (kept for a follow-up, or in a run), as a CLI's process would be. */
   readonly open = new Set<string>();
+  /** The runs asked to stop their turn and keep the conversation, in order. */
+  readonly interrupted: string[] = [];
 
   constructor(private readonly options: FakeBackendOptions = {}) {
     super();
@@ -53,9 +57,10 @@ export class FakeBackend extends StreamingBackend {
     if (request.followUp && !this.open.has(request.thread)) throw new Error(`no conversation ${request.thread} open`);
     this.threads.add(request.thread);
     this.open.add(request.thread);
-    const flags = { cancelled: false };
+    const flags = { cancelled: false, interrupted: false };
     // A function, not the flag itself: the flag changes across awaits, which narrowing does not see.
-    const cancelled = (): boolean => flags.cancelled;
+    // An interrupted turn stops as a cancelled one does, but its conversation stays.
+    const cancelled = (): boolean => flags.cancelled || flags.interrupted;
     let wake: () => void = () => undefined;
     const cancelledSignal = new Promise<void>((resolve) => {
       wake = resolve;
@@ -157,13 +162,20 @@ export class FakeBackend extends StreamingBackend {
       this.running--;
       this.runs.delete(request.runId);
       // As a real conversation: kept for a follow-up when the run can have one, else closed with it.
-      if (!cancelled() && request.keepIdle) request.keepIdle(() => Promise.resolve(void this.open.delete(request.thread)));
+      if (!flags.cancelled && request.keepIdle) request.keepIdle(() => Promise.resolve(void this.open.delete(request.thread)));
       else this.open.delete(request.thread);
     });
     const run: DriverRun = {
       done,
       cancel: async () => {
         flags.cancelled = true;
+        wake();
+        await done;
+      },
+      interrupt: async () => {
+        this.interrupted.push(request.runId);
+        if (this.options.ignoresInterrupts) return;
+        flags.interrupted = true;
         wake();
         await done;
       },
