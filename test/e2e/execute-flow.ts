@@ -145,7 +145,7 @@ export async function runExecuteFlow(options: ExecuteFlowOptions): Promise<void>
     // 4. A model error, with the CLI's message.
     const failed = await agent.execute('fail now please', { workdir: work.dir });
     expect(failed.status, explain(failed)).toBe('error');
-    expect(failed.errorMessage).toMatch(options.errorShown);
+    expect(failed.errorMessage, explain(failed)).toMatch(options.errorShown);
 
     // The progress stream saw the session start, states and approvals.
     expect(events.some((e) => e.type === 'started')).toBe(true);
