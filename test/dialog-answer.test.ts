@@ -268,3 +268,67 @@ describe('a prompt the agent hands back', () => {
     expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
   });
 });
+
+/**
+ * An agent that drops every Enter until `deafMs` after its first one, with the text left in its
+ * box, as OpenCode 1.18's home screen does while its own server is still making the session the
+ * prompt goes into; then it takes the prompt ("got: …"). With `deafMs` past the default patience
+ * (about 15 s of Enters), only a profile's longer `submit_patience_ms` gets the prompt in.
+ */
+function slowToTakeAgent(deafMs: number): string {
+  const file = path.join(scratch.dir, `slow-take-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `let line = '', firstEnterAt = 0;
+process.stdin.setRawMode(true);
+const out = (s) => process.stdout.write(s);
+const draw = (text) => out('\\x1b[H\\x1b[2J────────\\r\\n> ' + text + '\\r\\n────────\\r\\n');
+draw('');
+process.stdin.on('data', (d) => {
+  const s = d.toString();
+  if (s !== '\\r') { line += s; return draw(line); }
+  firstEnterAt ||= Date.now();
+  if (Date.now() - firstEnterAt < ${deafMs}) return;
+  out('got: ' + line + '\\r\\n');
+  setTimeout(() => process.exit(0), 50);
+});
+`,
+  );
+  return file;
+}
+
+describe('a prompt the agent is slow to take', () => {
+  const profileWith = (submitPatienceMs: number) =>
+    defineProfile(
+      {
+        name: 'slow-take',
+        binary: { names: ['slow-take'] },
+        screens: [{ versions: '*', idle: ['^>'] }],
+        approval_keys: { allow_once: ['y'], deny: ['n'] },
+        input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true, submit_patience_ms: submitPatienceMs },
+      },
+      { builtin: false },
+    );
+
+  it('keeps pressing Enter for as long as the profile is patient', async () => {
+    const profile = profileWith(40_000);
+    const pane = registry.create({ argv: [process.execPath, slowToTakeAgent(16_500)], cwd: scratch.dir });
+    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
+    // 1.5 + 2 + 3 + 4 + 5 s of the default patience pass with the text in the box; the next Enter is taken.
+    expect(submission.enters).toBeGreaterThan(5);
+    await pane.waitForExit();
+    expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+  }, 60_000);
+
+  it('answers NOT_DELIVERED with the screen once its patience is spent', async () => {
+    const profile = profileWith(1_000);
+    const pane = registry.create({ argv: [process.execPath, slowToTakeAgent(600_000)], cwd: scratch.dir });
+    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+    const failure = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please').catch((err: unknown) => err);
+    expect(failure).toMatchObject({ code: 'NOT_DELIVERED', details: { pane_id: pane.id } });
+    const screen = (failure as { details: { screen: string[] } }).details.screen;
+    expect(screen.some((row) => row.startsWith('> say hello please'))).toBe(true);
+    await pane.kill({ graceMs: 500 });
+  });
+});

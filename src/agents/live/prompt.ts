@@ -4,7 +4,7 @@
  * paste anyway and then swallow the Enter after it; the submit key goes once the CLI shows the
  * text or its placeholder for it ("[Pasted Content 1374 chars]"); and the prompt counts as sent
  * only when the CLI shows it took it (it starts working, or its input box empties), with Enter
- * pressed again while the text still sits in the box. A dialog in the way is answered first by the
+ * pressed again while the text still sits in the box (for as long as the profile's patience). A dialog in the way is answered first by the
  * pane's dialog responder, never typed into.
  */
 import { compileSafeRegex, escapeRegExp } from '../../core/safe-regex.js';
@@ -45,17 +45,19 @@ export interface PromptSubmission {
 const PASTE_THRESHOLD_CHARS = 200;
 
 /** How a prompt is typed into a program that has no agent profile (a shell, a REPL): the one default. */
-export const PLAIN_PROGRAM_INPUT: ProfileData['input'] = { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true };
+export const PLAIN_PROGRAM_INPUT: ProfileData['input'] = { separate_enter: true, echo_timeout_ms: 500, enter_delay_ms: 50, paste_multiline: true, submit_patience_ms: 15_000 };
 /** Longest wait for a pasted prompt to show (a large paste takes the CLI a moment to take in). */
 const PASTE_ECHO_TIMEOUT_MS = 5_000;
 /**
  * After each Enter, how long to wait for a sign the prompt was taken before looking at the input
  * box again; the waits grow, because a CLI may ignore Enter for seconds after a large paste (Codex
- * 0.169.0 ignored it 2 s after a 200 KB paste and took it at 4 s).
+ * 0.169.0 ignored it 2 s after a 200 KB paste and took it at 4 s). Past the table, every wait is
+ * its last, until the profile's `input.submit_patience_ms` is spent.
  */
 const SUBMIT_CONFIRM_MS = [1_500, 2_000, 3_000, 4_000, 5_000] as const;
-/** Enter presses for one prompt: the first, and retries while the text still sits in the box (about 15 s in all). */
-const MAX_ENTERS = SUBMIT_CONFIRM_MS.length;
+const LONGEST_CONFIRM_MS = 5_000;
+/** The screen rows a NOT_DELIVERED carries, from the bottom: the input box and what is above it. */
+const ROWS_IN_ERROR = 12;
 /** With the text gone from the box but no work seen yet, how long to keep watching. */
 const SUBMIT_PATIENCE_MS = 5_000;
 /** A dialog in the way may take this long to be answered and gone (a CLI restarting after a trust answer). */
@@ -147,7 +149,7 @@ async function typeAndSubmit(pane: Pane, target: PromptTarget, responder: Dialog
     pane.sendKeys(['Enter']);
     return { confirmedBy: 'unconfirmed', enters: 1, pasted: paste };
   }
-  return await submit(pane, screens, responder, shown, paste, signal);
+  return await submit(pane, screens, responder, shown, paste, input.submit_patience_ms, signal);
 }
 
 /**
@@ -155,7 +157,7 @@ async function typeAndSubmit(pane: Pane, target: PromptTarget, responder: Dialog
  * box can be seen still holding the text (a swallowed Enter); where no input box can be found, a
  * second Enter could submit twice, so the prompt is left unconfirmed instead.
  */
-async function submit(pane: Pane, screens: Screens, responder: DialogResponder | undefined, shown: (lines: readonly string[]) => boolean, pasted: boolean, signal?: AbortSignal): Promise<PromptSubmission> {
+async function submit(pane: Pane, screens: Screens, responder: DialogResponder | undefined, shown: (lines: readonly string[]) => boolean, pasted: boolean, patienceMs: number, signal?: AbortSignal): Promise<PromptSubmission> {
   const working = (lines: readonly string[]): boolean => workingOn(screens, responder, lines);
   /**
    * Gives work a moment to show. With `watchBox`, the text coming back into the box ends the wait
@@ -169,14 +171,17 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     if (settled && handedBack(pane.screenLines())) return 'handed back';
     return { confirmedBy: settled ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
   };
-  for (let enters = 1; enters <= MAX_ENTERS; enters++) {
+  const firstEnterAt = performance.now();
+  let enters = 0;
+  while (enters === 0 || performance.now() - firstEnterAt < patienceMs) {
+    enters++;
     const before = pane.screenLines().join('\n');
     const answered = responder?.answered.length ?? 0;
     // The program may end at any moment (one that exits once it has its input already did).
     if (gone(pane)) return { confirmedBy: 'exited', enters: enters - 1, pasted };
     pane.sendKeys(['Enter']);
     const took = (lines: readonly string[]): boolean => working(lines) || (!shown(inputRegion(lines)) && lines.join('\n') !== before);
-    await untilScreen(pane, took, SUBMIT_CONFIRM_MS[enters - 1] ?? 5_000, signal);
+    await untilScreen(pane, took, SUBMIT_CONFIRM_MS[enters - 1] ?? LONGEST_CONFIRM_MS, signal);
     signal?.throwIfAborted();
     // A program that ends once it has its input (a script, a one-shot CLI) took it.
     if (gone(pane)) return { confirmedBy: 'exited', enters, pasted };
@@ -199,7 +204,11 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     signal?.throwIfAborted();
     if (taken !== 'handed back') return taken;
   }
-  throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${MAX_ENTERS} presses of Enter`, { pane_id: pane.id });
+  const seconds = Math.round((performance.now() - firstEnterAt) / 1000);
+  throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${enters} presses of Enter over ${seconds} s`, {
+    pane_id: pane.id,
+    screen: withoutTrailingBlanks(pane.screenLines()).slice(-ROWS_IN_ERROR),
+  });
 }
 
 /** Whether the screen shows the CLI took a prompt: at work, asking for approval, or in a dialog its turn opened. */
@@ -240,6 +249,13 @@ function textShown(text: string): (lines: readonly string[]) => boolean {
     const joined = lines.join('\n');
     return PASTE_PLACEHOLDER.test(joined) || (pattern !== undefined && pattern.test(joined));
   };
+}
+
+/** The rows down to the last one with anything on it. */
+function withoutTrailingBlanks(lines: readonly string[]): string[] {
+  let end = lines.length;
+  while (end > 0 && (lines[end - 1] ?? '').trim() === '') end--;
+  return lines.slice(0, end);
 }
 
 /** Whether the pane's program has ended (read anew each time: it ends while we wait). */

@@ -266,6 +266,13 @@ export const profileSchema = z.strictObject({
       /** Paste multi-line prompts (bracketed) instead of typing them. */
       paste_multiline: z.boolean().default(true),
       /**
+       * How long in all to keep pressing Enter while the prompt still sits in the input box (a
+       * swallowed Enter). A CLI may hold its first prompt until it has finished starting: OpenCode
+       * 1.18 clears its home screen's box only once its own server has made a session, and drops
+       * the Enters pressed meanwhile, which took longer than 15 s on a loaded machine.
+       */
+      submit_patience_ms: z.number().int().min(1_000).max(300_000).default(15_000),
+      /**
        * Keys that erase one line of the input box with the cursor at its end, pressed once per
        * line to take back a prompt typed but not sent (a cancelled ask). Default: Ctrl+E, Ctrl+U,
        * Backspace, which do it in every built-in CLI (withdraw-prompt.ts); keys that act on an
@@ -292,7 +299,7 @@ export const profileSchema = z.strictObject({
         })
         .optional(),
     })
-    .default({ separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true }),
+    .default({ separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true, submit_patience_ms: 15_000 }),
   /** Where the CLI writes its transcript: a directory under HOME ({cwd_dashed}, {project} expand) and a file pattern. */
   transcript: z
     .strictObject({

@@ -88,7 +88,7 @@ export const opencode = defineProfile(
     ],
     // "Allow once" is selected first; the others are to its right.
     approval_keys: { allow_once: ['Enter'], allow_always: ['Right', 'Enter'], deny: ['Right', 'Right', 'Enter'] },
-    input: { separate_enter: true, echo_timeout_ms: 1_500, enter_delay_ms: 150, paste_multiline: true },
+    input: { separate_enter: true, echo_timeout_ms: 1_500, enter_delay_ms: 150, paste_multiline: true, submit_patience_ms: 60_000 },
     transcript: { format: 'opencode-sqlite', dir: '.local/share/opencode', pattern: 'opencode.db' },
   },
   (s) => {
