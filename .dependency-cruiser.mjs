@@ -32,12 +32,13 @@ export const ROOMS = {
   runs: ['core', 'platform', 'pane', 'output', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'governance', 'logs'],
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
+  orchestration: ['core', 'platform', 'approvals'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
-  api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'tmux'],
+  api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'orchestration', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.
   surfaces: ['core', 'platform', 'contract', 'protocol', 'api'],
   client: ['core', 'platform', 'protocol'],
-  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'api', 'surfaces'],
+  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'orchestration', 'api', 'surfaces'],
   cli: ['core', 'platform', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'model-server', 'doctor', 'tmux', 'client', 'daemon', 'surfaces'],
 };
 

@@ -18,6 +18,7 @@ import { executeHandlers } from './execute-operations.js';
 import { headlessRunHandlers } from './headless-run-operations.js';
 import { logHandlers } from './log-operations.js';
 import { paneHandlers } from './pane-operations.js';
+import { teamHandlers } from './team-operations.js';
 import { tmuxHandlers } from './tmux-operations.js';
 
 export type { HandlerTable } from './handler.js';
@@ -33,6 +34,7 @@ export const handlers: HandlerTable = {
   ...bridgeHandlers,
   ...executeHandlers,
   ...tmuxHandlers,
+  ...teamHandlers,
   ...daemonHandlers,
 };
 

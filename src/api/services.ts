@@ -10,6 +10,7 @@ import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index
 import type { LogService } from '../logs/index.js';
 import { StructuredRuns, type RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
+import { presetStoreOf, type PresetStore } from '../orchestration/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';
 import { TmuxService } from '../tmux/service.js';
@@ -75,6 +76,8 @@ export interface Services {
   readonly daemon: DaemonControl;
   /** The agent bridge (seed 004): its run service once the daemon has started it. */
   readonly bridge: AgentBridge;
+  /** Seed 003's team presets, sealed in the daemon's home. */
+  readonly teamPresets: PresetStore;
 }
 
 /**
@@ -110,7 +113,7 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
   // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
   const agentPanes = parts.agentPanes ?? parts.logs.agentPanes;
@@ -127,6 +130,7 @@ export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' 
     bridge: parts.bridge ?? new AgentBridge(),
     tmux,
     asks,
+    teamPresets: presetStoreOf(parts.daemon.home),
     dispose: () => {
       if (!parts.structuredRuns) void structuredRuns.close();
       asks.dispose();

@@ -46,6 +46,24 @@ const RUN_HELP = [
   'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
 ];
 
+const TEAM_USAGE = 'team presets [--json] | team preset show|validate|save|rm|export|import …   team presets (seed 003)';
+
+const TEAM_HELP = [
+  'Team presets: the roles of a team, each bound to an agent profile, a folder, an approval policy and a',
+  'stuck limit; one role plans. Kept sealed (AES-256-GCM) in the daemon\'s home; the key is the file',
+  'beside the home (~/.switchboard.key for ~/.switchboard).',
+  '',
+  '  team presets [--json]                    every preset: yours and the built-in ones',
+  '  team preset show NAME [--json]           one preset, every default filled in (JSON)',
+  '  team preset validate FILE|-              check a preset file (JSON or YAML); each problem names its field',
+  '  team preset save FILE|-                  keep a preset, in place of one of the same name (how one is edited)',
+  '  team preset rm NAME                      remove one of yours (a built-in one of that name comes back)',
+  '  team preset export NAME [--out FILE]     the preset as JSON, to share',
+  '  team preset import FILE|- [--replace]    presets from JSON or YAML: one, a list, or {presets: [...]}',
+  '',
+  'exit status: 0 done, 1 refused (the error says why), 64 usage',
+];
+
 const DOCTOR_HELP = [
   'For each agent CLI (built-in or in your agents.yaml; or only the ones named): where its program is, its',
   'version and whether Switchboard knows it (exact, nearest, none), then a live check against the scripted',
@@ -107,5 +125,6 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
   tmux: { run: async (ctx, argv) => (await import('./tmux/tmux-cli.js')).tmuxCliCommand(ctx, argv), usage: 'tmux [-S PATH | -L NAME] COMMAND [ARGS] [\\; COMMAND …]   a tmux command line, answered as tmux 3.3 with Switchboard panes' },
   herdr: { run: async (ctx, argv) => (await import('./tmux/tmux-cli.js')).herdrCliCommand(ctx, argv), usage: 'herdr pane|workspace|status …                 the herdr-compatible front end (CCB on Windows)' },
   compat: { run: async (ctx, argv) => (await import('./tmux/tmux-cli.js')).compatCommand(ctx, argv), usage: 'compat install [--dir DIR] [--no-compile]       put tmux (and herdr) launchers in a folder for PATH' },
+  team: { run: async (ctx, argv) => (await import('./team-commands.js')).teamCommand(ctx, argv), usage: TEAM_USAGE, help: TEAM_HELP },
   'model-server': { run: async (ctx, argv) => (await import('./model-server-command.js')).modelServerCommand(ctx, argv), usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };

@@ -464,6 +464,41 @@ export class SwitchboardClient {
     return this.request('run_backends', {}, { timeoutMs: 60_000 });
   }
 
+  /** Every team preset: the user's own and the built-ins they have not replaced (seed 003). */
+  teamPresetList(): Promise<Result<'team_preset_list'>> {
+    return this.request('team_preset_list', {});
+  }
+
+  /** One team preset by name, every default filled in. */
+  teamPresetGet(name: string): Promise<Result<'team_preset_get'>> {
+    return this.request('team_preset_get', { name });
+  }
+
+  /** Checks a preset without keeping it; INVALID_PARAMS names the field of each problem. */
+  teamPresetValidate(preset: Record<string, unknown>): Promise<Result<'team_preset_validate'>> {
+    return this.request('team_preset_validate', { preset });
+  }
+
+  /** Keeps a preset (sealed in the daemon's home), in place of one of the same name. */
+  teamPresetSave(preset: Record<string, unknown>): Promise<Result<'team_preset_save'>> {
+    return this.request('team_preset_save', { preset });
+  }
+
+  /** Removes one of the user's presets (a built-in it replaced comes back). */
+  teamPresetRemove(name: string): Promise<Result<'team_preset_remove'>> {
+    return this.request('team_preset_remove', { name });
+  }
+
+  /** A preset as plain JSON text, to share. */
+  teamPresetExport(name: string): Promise<Result<'team_preset_export'>> {
+    return this.request('team_preset_export', { name });
+  }
+
+  /** Presets from JSON or YAML text; CONFLICT for a name the user has already unless `replace`. */
+  teamPresetImport(text: string, options: { replace?: boolean } = {}): Promise<Result<'team_preset_import'>> {
+    return this.request('team_preset_import', { text, replace: options.replace });
+  }
+
   /** Runs one tmux command line through the daemon's tmux front end (as the `tmux` launcher does). */
   tmuxCommand(params: ParamsInput<'tmux_command'>): Promise<Result<'tmux_command'>> {
     return this.request('tmux_command', params, { timeoutMs: 120_000 });

@@ -31,6 +31,7 @@ export const ERROR_CODES = [
   'NOT_AN_AGENT',
   'RUN_NOT_FOUND',
   'ASK_NOT_FOUND',
+  'KEY_MISMATCH',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

@@ -14,6 +14,7 @@ import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, typ
 import { LogService } from '../logs/index.js';
 import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
+import { keyFileOf } from '../orchestration/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -192,7 +193,8 @@ export class Daemon implements DaemonControl {
       return undefined;
     }
     const home = this.home;
-    const hiddenFiles = [runtimeFilePath(home)];
+    // The runtime file holds the owner's token; the sealing key opens the home's sealed files.
+    const hiddenFiles = [runtimeFilePath(home), keyFileOf(home)];
     const inside = (dir: string | undefined): dir is string => dir !== undefined && path.resolve(dir).startsWith(path.resolve(home) + path.sep);
     this.panes.setPaneJail(({ agent, scopes, command, cwd, env }) => {
       if (agent === undefined && scopes === undefined) return undefined;

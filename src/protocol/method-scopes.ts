@@ -31,6 +31,10 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   run_events: 'read',
   run_subscribe: 'read',
   run_backends: 'read',
+  team_preset_list: 'read',
+  team_preset_get: 'read',
+  team_preset_validate: 'read',
+  team_preset_export: 'read',
   send_prompt: 'ask',
   // An ask types only into an idle agent with no dialog open, never into an approval.
   ask: 'ask',
@@ -51,6 +55,10 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   agent_session_cancel: 'create',
   agent_session_close: 'create',
   agent_execute: 'create',
+  // A preset is a recipe for agents: which CLIs run, in which folders, under which approval rules.
+  team_preset_save: 'create',
+  team_preset_remove: 'create',
+  team_preset_import: 'create',
   answer_approval: 'approve',
   kill: 'kill',
   remove: 'kill',

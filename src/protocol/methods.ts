@@ -15,6 +15,7 @@ import { runParams, runResults } from './methods/runs.js';
 import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
+import { presetInfoSchema, teamParams, teamResults } from './methods/teams.js';
 
 export { describeIssues } from './methods/common.js';
 
@@ -29,17 +30,18 @@ export const METHOD_GROUPS = {
   bridge: Object.keys(bridgeParams) as (keyof typeof bridgeParams)[],
   execute: Object.keys(executeParams) as (keyof typeof executeParams)[],
   tmux: Object.keys(tmuxParams) as (keyof typeof tmuxParams)[],
+  teams: Object.keys(teamParams) as (keyof typeof teamParams)[],
   daemon: Object.keys(daemonParams) as (keyof typeof daemonParams)[],
 } as const;
 
 /** Every method's parameters. */
-export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...daemonParams } as const;
+export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...teamParams, ...daemonParams } as const;
 
 export type MethodName = keyof typeof paramSchemas;
 export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
 
 /** Every method's result. */
-export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...askResults, ...bridgeResults, ...executeResults, ...tmuxResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
+export const resultSchemas = { ...paneResults, ...agentResults, ...approvalResults, ...logResults, ...runResults, ...askResults, ...bridgeResults, ...executeResults, ...tmuxResults, ...teamResults, ...daemonResults } as const satisfies Record<MethodName, z.ZodType>;
 
 /** Every server-to-client notification, for subscriptions. */
 export const notificationSchemas = { ...paneNotifications, ...logNotifications, ...bridgeNotifications } as const;
@@ -63,6 +65,8 @@ export type WaitForResult = z.output<typeof waitForResultSchema>;
 export type AskInfo = z.output<typeof askInfoSchema>;
 export type AskTargetInfo = z.output<typeof askTargetSchema>;
 export type InfoResult = z.output<typeof infoResultSchema>;
+/** A team preset as the daemon answers it. */
+export type PresetInfo = z.output<typeof presetInfoSchema>;
 /** An agent pane's state (see src/contract/agent-state.ts for the states). */
 export type PaneStateInfo = z.output<typeof paneStateInfoSchema>;
 /** A session as log_sessions lists it. */

@@ -32,6 +32,8 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   RUN_NOT_FOUND: -32015,
   /** No ask by that id (never made, or no longer kept: the daemon keeps the last 1000). */
   ASK_NOT_FOUND: -32016,
+  /** Data sealed at rest does not open with the key here (another key sealed it, or it was changed since). */
+  KEY_MISMATCH: -32017,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(Object.entries(RPC_CODE_BY_ERROR).map(([code, num]) => [num, code as ErrorCode]));

@@ -55,6 +55,7 @@ ERROR_NAMES = {
     -32014: "NOT_AN_AGENT",
     -32015: "RUN_NOT_FOUND",
     -32016: "ASK_NOT_FOUND",
+    -32017: "KEY_MISMATCH",
 }
 
 

@@ -40,6 +40,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   CONFLICT: 409,
   // The pane named has exited: the request clashes with its state, as CONFLICT does.
   PANE_EXITED: 409,
+  // Sealed data that does not open with the key here: the state on disk, not the request, is at odds.
+  KEY_MISMATCH: 409,
   LIMIT_EXCEEDED: 429,
   SHUTTING_DOWN: 503,
   TIMEOUT: 504,
