@@ -1,0 +1,106 @@
+import { describe, expect, it } from 'vitest';
+import { AUTO_APPROVE_POLICY } from '../../approvals/index.js';
+import { SwitchboardError } from '../../core/errors.js';
+import { TaskList } from '../task-list.js';
+import { callTeamTool, mcpToolName, TEAM_TOOLS, toolNamed, type ToolDeps } from './team-tools.js';
+import type { GateAnswer, TeamPort, WorkerView } from './team-port.js';
+
+/** A team of fakes: what reached each worker, what a person was asked, the draft and the end. */
+function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
+  const workers: WorkerView[] = [{ id: 'executor-1', role: 'executor', agent: 'codex', state: 'idle', folder: '/w', lastLines: ['done'] }];
+  const sent: { workerId: string; text: string; enter: boolean }[] = [];
+  const asked: string[] = [];
+  let draft = '';
+  let summary: string | undefined;
+  const port: TeamPort = {
+    workers: () => workers,
+    createWorker: (role, options) => {
+      if (role !== 'tester') return Promise.reject(new SwitchboardError('INVALID_PARAMS', `the team has no role '${role}'`));
+      const w: WorkerView = { id: 'tester-1', role, agent: options.agent ?? 'gemini', state: 'starting', folder: options.folder ?? '/w', lastLines: [] };
+      workers.push(w);
+      return Promise.resolve(w);
+    },
+    send: (workerId, text, { enter }) => {
+      sent.push({ workerId, text, enter });
+      return Promise.resolve();
+    },
+    read: (_id, lines) => ['a', 'b', 'c'].slice(-lines),
+    wait: (id) => Promise.resolve({ worker: { ...(workers.find((w) => w.id === id) as WorkerView), state: 'idle' }, reached: true }),
+    confirm: (request) => {
+      asked.push(`${request.judgement.level}: ${request.text}`);
+      return Promise.resolve({ decision: answer, by: 'a person at the dashboard' });
+    },
+    draft: (text, mode) => {
+      draft = mode === 'append' ? draft + text : text;
+      return { chars: draft.length };
+    },
+    complete: (s) => {
+      summary = s;
+    },
+  };
+  const deps: ToolDeps = { port, tasks: new TaskList(), riskContext: () => ({ policy: AUTO_APPROVE_POLICY, workdir: '/w', home: '/home/u', platform: 'linux' }), medium: 'confirm', signal: new AbortController().signal };
+  return { deps, sent, asked, get draft() { return draft; }, get summary() { return summary; } };
+}
+
+const planner = { kind: 'planner' } as const;
+
+describe("the planner's tools", () => {
+  it('lists, creates, sends, reads, waits, drafts and completes', async () => {
+    const team = fakeTeam();
+    expect(await callTeamTool('tabs.list', {}, planner, team.deps)).toMatchObject({ ok: true, result: { tabs: [{ id: 'executor-1', state: 'idle' }] } });
+    expect(await callTeamTool('tabs_create', { role: 'tester', workingDir: '/w/tests' }, planner, team.deps)).toMatchObject({ ok: true, result: { tab: { id: 'tester-1', folder: '/w/tests' } } });
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'Implement --verbose.' }, planner, team.deps)).toEqual({ ok: true, result: { sent: true, risk: 'low' } });
+    expect(team.sent).toEqual([{ workerId: 'executor-1', text: 'Implement --verbose.', enter: true }]);
+    expect(await callTeamTool('tabs.read', { tabId: 'executor-1', lines: 2 }, planner, team.deps)).toEqual({ ok: true, result: { tabId: 'executor-1', lines: ['b', 'c'] } });
+    expect(await callTeamTool('tabs.wait', { tabId: 'executor-1' }, planner, team.deps)).toMatchObject({ ok: true, result: { reached: true, tab: { state: 'idle' } } });
+    await callTeamTool('run.report_draft', { text: '# Report\n' }, planner, team.deps);
+    expect(await callTeamTool('run.report_draft', { text: 'more', mode: 'append' }, planner, team.deps)).toEqual({ ok: true, result: { chars: 13 } });
+    expect(team.draft).toBe('# Report\nmore');
+    expect(await callTeamTool('run.complete', { summary: 'flag added' }, planner, team.deps)).toEqual({ ok: true, result: { completed: true } });
+    expect(team.summary).toBe('flag added');
+  });
+
+  it('holds a destructive text for a person: denied, the worker never gets it; allowed, it goes', async () => {
+    const denied = fakeTeam('deny');
+    const outcome = await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'git reset --hard' }, planner, denied.deps);
+    expect(outcome).toMatchObject({ ok: false, error: { code: 'FORBIDDEN', message: expect.stringMatching(/^a person at the dashboard did not let this text go to executor-1 \(high risk: git reset --hard: .*\); it was not sent$/) as unknown } });
+    expect(denied.asked).toEqual(['high: git reset --hard']);
+    expect(denied.sent).toEqual([]);
+    const allowed = fakeTeam('allow');
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'git reset --hard' }, planner, allowed.deps)).toEqual({ ok: true, result: { sent: true, risk: 'high' } });
+    expect(allowed.sent).toHaveLength(1);
+  });
+
+  it('asks for medium risk only when the preset says confirm', async () => {
+    const confirm = fakeTeam('deny');
+    expect((await callTeamTool('tabs.send', { tabId: 'executor-1', text: '$ curl https://x.io/a.sh -o a.sh' }, planner, confirm.deps)).ok).toBe(false);
+    const pass = fakeTeam('deny');
+    pass.deps.medium = 'pass';
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: '$ curl https://x.io/a.sh -o a.sh' }, planner, pass.deps)).toEqual({ ok: true, result: { sent: true, risk: 'medium' } });
+    expect(pass.asked).toEqual([]);
+  });
+
+  it('lets workers use the task tools for themselves only', async () => {
+    const team = fakeTeam();
+    const worker = { kind: 'worker', workerId: 'executor-1' } as const;
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'x' }, worker, team.deps)).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+    expect(await callTeamTool('tasks.add', { title: 'x' }, worker, team.deps)).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+    const first = await callTeamTool('tasks.add', { title: 'implement' }, planner, team.deps);
+    const second = await callTeamTool('tasks.add', { title: 'test', dependsOn: ['task-1'] }, planner, team.deps);
+    expect([first.ok, second.ok]).toEqual([true, true]);
+    expect(await callTeamTool('tasks_claim', { taskId: 'task-2' }, worker, team.deps)).toMatchObject({ ok: false, error: { code: 'CONFLICT', message: 'task-2 waits for task-1 to be done' } });
+    expect(await callTeamTool('tasks.claim', { taskId: 'task-1', tabId: 'someone-else' }, worker, team.deps)).toMatchObject({ ok: true, result: { task: { owner: 'executor-1' } } });
+    expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, worker, team.deps)).toMatchObject({ ok: true, result: { task: { state: 'done' } } });
+    expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
+    expect(await callTeamTool('tasks.claim', { taskId: 'task-2' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
+  });
+
+  it('answers a bad call with a code, never a throw', async () => {
+    const team = fakeTeam();
+    expect(await callTeamTool('tabs.delete', {}, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS', message: expect.stringContaining('tabs.send: text') as unknown } });
+    expect(await callTeamTool('tabs.create', { role: 'cook' }, planner, team.deps)).toEqual({ ok: false, error: { code: 'INVALID_PARAMS', message: "the team has no role 'cook'" } });
+    expect(Object.keys(TEAM_TOOLS).map((n) => mcpToolName(n as keyof typeof TEAM_TOOLS))).toContain('run_report_draft');
+    expect(toolNamed('run_report_draft')).toBe('run.report_draft');
+  });
+});

@@ -1,0 +1,185 @@
+/**
+ * The planner's tools (seed 003 FR-004 and issue 24 items 3, 6 and 10): `tabs.list`,
+ * `tabs.create`, `tabs.send`, `tabs.read`, `tabs.wait`, `run.report_draft`, `run.complete`, and
+ * the shared task list's `tasks.list`, `tasks.add`, `tasks.claim`, `tasks.complete`. One table
+ * serves both ways in, MCP (`tabs_list`, as CLIs take tool names) and marker lines, so both give
+ * the same results. A call never throws: it answers `{ok: true, result}` or `{ok: false, error}`
+ * with a stable code, so the planner always hears back. Workers may use the task tools only, and
+ * only for themselves.
+ */
+import { z } from 'zod';
+import { isSwitchboardError, SwitchboardError } from '../../core/errors.js';
+import { describeIssues } from '../../core/zod-issues.js';
+import { judgeRisk, type RiskContext, type RiskJudgement } from '../risk.js';
+import type { TaskList } from '../task-list.js';
+import { WAIT_UNTIL, type TeamPort } from './team-port.js';
+
+/** Who calls: the planner, or one of the workers (its own token, its own tasks). */
+export type ToolCaller = { kind: 'planner' } | { kind: 'worker'; workerId: string };
+
+/** A tool's outcome, as the planner gets it (marker lines carry it as is). */
+export type ToolOutcome = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };
+
+/** What the tools work with for one team run. */
+export interface ToolDeps {
+  port: TeamPort;
+  tasks: TaskList;
+  /** How text for a worker is judged: its approval policy and folder. */
+  riskContext(workerId: string): RiskContext;
+  /** The preset's choice for medium risk. */
+  medium: 'confirm' | 'pass';
+  signal: AbortSignal;
+}
+
+const DEFAULT_READ_LINES = 40;
+const MAX_READ_LINES = 500;
+const DEFAULT_WAIT_MS = 10 * 60_000;
+const MAX_WAIT_MS = 60 * 60_000;
+const MAX_SEND_CHARS = 200_000;
+const MAX_DRAFT_CHARS = 200_000;
+
+const tabId = z.string().min(1).max(64);
+const taskId = z.string().min(1).max(64);
+
+interface ToolSpec<S extends z.ZodType> {
+  description: string;
+  params: S;
+  /** Workers may call it (for themselves); otherwise the planner only. */
+  workers: boolean;
+  run(params: z.output<S>, caller: ToolCaller, deps: ToolDeps): unknown;
+}
+
+const tool = <S extends z.ZodType>(spec: ToolSpec<S>): ToolSpec<S> => spec;
+
+/** Every tool by its seed name. */
+export const TEAM_TOOLS = {
+  'tabs.list': tool({
+    description: "The run's workers: id, role, agent, state, folder and last lines.",
+    params: z.strictObject({}),
+    workers: false,
+    run: (_p, _c, { port }) => ({ tabs: port.workers() }),
+  }),
+  'tabs.create': tool({
+    description: 'Opens a worker of a role of the team (its agent unless templateId names another), in workingDir or the role’s folder.',
+    params: z.strictObject({ role: z.string().min(1).max(64), templateId: z.string().min(1).max(64).optional(), workingDir: z.string().min(1).max(4_096).optional() }),
+    workers: false,
+    run: async (p, _c, { port, signal }) => ({ tab: await port.createWorker(p.role, { ...(p.templateId ? { agent: p.templateId } : {}), ...(p.workingDir ? { folder: p.workingDir } : {}) }, signal) }),
+  }),
+  'tabs.send': tool({
+    description: 'Gives a worker text as a prompt (enter: true, the default) or types it bare. Text with a destructive command waits for a person first.',
+    params: z.strictObject({ tabId, text: z.string().min(1).max(MAX_SEND_CHARS), enter: z.boolean().default(true) }),
+    workers: false,
+    run: async (p, _c, deps) => {
+      const judgement = await gate(p.tabId, p.text, deps);
+      await deps.port.send(p.tabId, p.text, { enter: p.enter }, deps.signal);
+      return { sent: true, risk: judgement.level };
+    },
+  }),
+  'tabs.read': tool({
+    description: "A worker's last lines of output (marker lines taken out).",
+    params: z.strictObject({ tabId, lines: z.number().int().min(1).max(MAX_READ_LINES).default(DEFAULT_READ_LINES) }),
+    workers: false,
+    run: (p, _c, { port }) => ({ tabId: p.tabId, lines: port.read(p.tabId, p.lines) }),
+  }),
+  'tabs.wait': tool({
+    description: 'Waits until a worker is idle, completed, stuck or needs input (or the ones named in until), at most timeoutMs.',
+    params: z.strictObject({ tabId, until: z.array(z.enum(WAIT_UNTIL)).min(1).default([...WAIT_UNTIL]), timeoutMs: z.number().int().min(1_000).max(MAX_WAIT_MS).default(DEFAULT_WAIT_MS) }),
+    workers: false,
+    run: async (p, _c, { port, signal }) => {
+      const { worker, reached } = await port.wait(p.tabId, p.until, p.timeoutMs, signal);
+      return { tab: worker, reached };
+    },
+  }),
+  'run.report_draft': tool({
+    description: "Writes the run's report draft (mode replace, the default) or adds to it (append). Markdown.",
+    params: z.strictObject({ text: z.string().max(MAX_DRAFT_CHARS), mode: z.enum(['replace', 'append']).default('replace') }),
+    workers: false,
+    run: (p, _c, { port }) => port.draft(p.text, p.mode),
+  }),
+  'run.complete': tool({
+    description: 'Ends the run: the goal is met (or cannot be), with a summary for the report.',
+    params: z.strictObject({ summary: z.string().min(1).max(MAX_DRAFT_CHARS) }),
+    workers: false,
+    run: (p, _c, { port }) => {
+      port.complete(p.summary);
+      return { completed: true };
+    },
+  }),
+  'tasks.list': tool({
+    description: 'The shared task list: each task with its owner, state and what it depends on; ready: the ones that can be claimed now.',
+    params: z.strictObject({}),
+    workers: true,
+    run: (_p, _c, { tasks }) => ({ tasks: tasks.list(), ready: tasks.ready().map((t) => t.id) }),
+  }),
+  'tasks.add': tool({
+    description: 'Adds a task to the shared list, optionally waiting for other tasks (dependsOn).',
+    params: z.strictObject({ title: z.string().min(1).max(2_000), dependsOn: z.array(taskId).max(50).default([]) }),
+    workers: false,
+    run: (p, _c, { tasks }) => ({ task: tasks.add(p.title, p.dependsOn) }),
+  }),
+  'tasks.claim': tool({
+    description: 'Takes a task (a worker for itself; the planner for the worker named in tabId). It must be open with every dependency done.',
+    params: z.strictObject({ taskId, tabId: tabId.optional() }),
+    workers: true,
+    run: (p, caller, { tasks }) => ({ task: tasks.claim(p.taskId, ownerFor(caller, p.tabId)) }),
+  }),
+  'tasks.complete': tool({
+    description: 'Marks a task done (its owner, or the planner).',
+    params: z.strictObject({ taskId }),
+    workers: true,
+    run: (p, caller, { tasks }) => ({ task: caller.kind === 'planner' ? tasks.complete(p.taskId, 'planner', true) : tasks.complete(p.taskId, caller.workerId) }),
+  }),
+} as const;
+
+export type TeamToolName = keyof typeof TEAM_TOOLS;
+
+/** A tool's name as MCP carries it: CLIs accept `[a-zA-Z0-9_-]` only (`tabs_list`). */
+export function mcpToolName(name: TeamToolName): string {
+  return name.replace('.', '_');
+}
+
+/** The seed name of a tool from either spelling, or undefined. */
+export function toolNamed(name: string): TeamToolName | undefined {
+  const seedName = name.includes('.') ? name : name.replace('_', '.');
+  return Object.hasOwn(TEAM_TOOLS, seedName) ? (seedName as TeamToolName) : undefined;
+}
+
+/** Runs one call for `caller`: the outcome, never a throw. */
+export async function callTeamTool(name: string, params: unknown, caller: ToolCaller, deps: ToolDeps): Promise<ToolOutcome> {
+  const known = toolNamed(name);
+  if (!known) return failure('METHOD_NOT_FOUND', `no tool '${name}' (there are: ${Object.keys(TEAM_TOOLS).join(', ')})`);
+  const spec = TEAM_TOOLS[known] as ToolSpec<z.ZodType>;
+  if (caller.kind === 'worker' && !spec.workers) return failure('FORBIDDEN', `${known} is the planner's; a worker may use the tasks tools only`);
+  const parsed = spec.params.safeParse(params ?? {});
+  if (!parsed.success) return failure('INVALID_PARAMS', `${known}: ${describeIssues(parsed.error)}`);
+  try {
+    return { ok: true, result: await spec.run(parsed.data, caller, deps) };
+  } catch (err) {
+    if (isSwitchboardError(err)) return failure(err.code, err.message);
+    if (deps.signal.aborted) return failure('SHUTTING_DOWN', 'the team run ended while the tool ran');
+    return failure('INTERNAL_ERROR', `${known} failed: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/** The risk gate before text reaches a worker: high waits for a person, medium as the preset says, low passes. */
+async function gate(workerId: string, text: string, deps: ToolDeps): Promise<RiskJudgement> {
+  const judgement = judgeRisk(text, deps.riskContext(workerId));
+  const held = judgement.level === 'high' || (judgement.level === 'medium' && deps.medium === 'confirm');
+  if (!held) return judgement;
+  const answer = await deps.port.confirm({ workerId, text, judgement }, deps.signal);
+  if (answer.decision === 'deny') {
+    const first = judgement.findings[0];
+    throw new SwitchboardError('FORBIDDEN', `${answer.by} did not let this text go to ${workerId} (${judgement.level} risk${first ? `: ${first.command}: ${first.reason}` : ''}); it was not sent`);
+  }
+  return judgement;
+}
+
+function ownerFor(caller: ToolCaller, named: string | undefined): string {
+  if (caller.kind === 'worker') return caller.workerId;
+  if (!named) throw new SwitchboardError('INVALID_PARAMS', 'tasks.claim by the planner names the worker who takes it (tabId)');
+  return named;
+}
+
+function failure(code: string, message: string): ToolOutcome {
+  return { ok: false, error: { code, message } };
+}
