@@ -9,7 +9,7 @@
  */
 import { randomBytes } from 'node:crypto';
 
-const TOOL_PREFIX = '__MPS_TOOL__';
+export const TOOL_PREFIX = '__MPS_TOOL__';
 export const RESULT_PREFIX = '__MPS_TOOL_RESULT__';
 const BASE64_TAG = 'b64:';
 /** A marker line's payload, at most: a tool call is small; a longer line is not one. */
