@@ -226,10 +226,22 @@ describe('a prompt sent while a late first-run dialog is up', () => {
  * untaken, as OpenCode did with a 20 KB paste under load; the next Enter sends it ("got: …").
  */
 function handsBackAgent(): string {
-  const file = path.join(scratch.dir, `hands-back-${Math.random().toString(36).slice(2)}.cjs`);
+  return boxedAgent('hands-back', 'let enters = 0;', `enters += 1;
+  if (enters === 1) { draw(''); setTimeout(() => draw(line), 1000); return; }`);
+}
+
+/**
+ * An agent with one input box between two rules: keys are drawn into it, and `onEnter` (with
+ * `line` and `draw` in scope) decides what an Enter does: a `return` in it drops the Enter, and
+ * falling through takes the prompt ("got: …", then the program ends). `state` declares what
+ * `onEnter` keeps.
+ */
+function boxedAgent(name: string, state: string, onEnter: string): string {
+  const file = path.join(scratch.dir, `${name}-${Math.random().toString(36).slice(2)}.cjs`);
   writeFileSync(
     file,
-    `let line = '', enters = 0;
+    `let line = '';
+${state}
 process.stdin.setRawMode(true);
 const out = (s) => process.stdout.write(s);
 const draw = (text) => out('\\x1b[H\\x1b[2J────────\\r\\n> ' + text + '\\r\\n────────\\r\\n');
@@ -237,8 +249,7 @@ draw('');
 process.stdin.on('data', (d) => {
   const s = d.toString();
   if (s !== '\\r') { line += s; return draw(line); }
-  enters += 1;
-  if (enters === 1) { draw(''); setTimeout(() => draw(line), 1000); return; }
+  ${onEnter}
   out('got: ' + line + '\\r\\n');
   setTimeout(() => process.exit(0), 50);
 });
@@ -276,25 +287,8 @@ describe('a prompt the agent hands back', () => {
  * (about 15 s of Enters), only a profile's longer `submit_patience_ms` gets the prompt in.
  */
 function slowToTakeAgent(deafMs: number): string {
-  const file = path.join(scratch.dir, `slow-take-${Math.random().toString(36).slice(2)}.cjs`);
-  writeFileSync(
-    file,
-    `let line = '', firstEnterAt = 0;
-process.stdin.setRawMode(true);
-const out = (s) => process.stdout.write(s);
-const draw = (text) => out('\\x1b[H\\x1b[2J────────\\r\\n> ' + text + '\\r\\n────────\\r\\n');
-draw('');
-process.stdin.on('data', (d) => {
-  const s = d.toString();
-  if (s !== '\\r') { line += s; return draw(line); }
-  firstEnterAt ||= Date.now();
-  if (Date.now() - firstEnterAt < ${deafMs}) return;
-  out('got: ' + line + '\\r\\n');
-  setTimeout(() => process.exit(0), 50);
-});
-`,
-  );
-  return file;
+  return boxedAgent('slow-take', 'let firstEnterAt = 0;', `firstEnterAt ||= Date.now();
+  if (Date.now() - firstEnterAt < ${deafMs}) return;`);
 }
 
 describe('a prompt the agent is slow to take', () => {
