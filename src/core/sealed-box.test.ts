@@ -28,6 +28,10 @@ describe('a sealed box', () => {
     const data = Buffer.from(envelope.data, 'base64');
     data[0] = (data[0] ?? 0) ^ 1;
     expect(() => unseal(key, 'presets', JSON.stringify({ ...envelope, data: data.toString('base64') }))).toThrow(expect.objectContaining({ code: 'KEY_MISMATCH' }));
+    // A tag cut short (GCM would check only what is there) is refused, not half-checked.
+    const sealed = JSON.parse(seal(key, 'presets', { a: 1 })) as { tag: string };
+    const short = Buffer.from(sealed.tag, 'base64').subarray(0, 4).toString('base64');
+    expect(() => unseal(key, 'presets', JSON.stringify({ ...sealed, tag: short }))).toThrow(expect.objectContaining({ code: 'KEY_MISMATCH' }));
     // The purpose is bound into the tag: relabelling a run record as presets does not open.
     const run = JSON.parse(seal(key, 'runs', { a: 1 })) as object;
     expect(() => unseal(key, 'presets', JSON.stringify({ ...run, purpose: 'presets' }))).toThrow(expect.objectContaining({ code: 'KEY_MISMATCH' }));

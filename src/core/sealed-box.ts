@@ -11,6 +11,8 @@ import { SwitchboardError } from './errors.js';
 export const SEALED_KEY_BYTES = 32;
 /** GCM's recommended nonce length; a fresh random one per seal. */
 const NONCE_BYTES = 12;
+/** GCM's full tag: a shorter one would be easier to forge, so nothing else is accepted. */
+const TAG_BYTES = 16;
 const FORMAT = 'switchboard-sealed';
 const ALGORITHM = 'aes-256-gcm';
 
@@ -42,7 +44,7 @@ export function keyFingerprint(key: Buffer): string {
 export function seal(key: Buffer, purpose: string, value: unknown): string {
   checkKey(key);
   const nonce = randomBytes(NONCE_BYTES);
-  const cipher = createCipheriv(ALGORITHM, key, nonce);
+  const cipher = createCipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
   cipher.setAAD(Buffer.from(purpose, 'utf8'));
   const data = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
   const envelope: SealedEnvelope = {
@@ -75,10 +77,13 @@ export function unseal(key: Buffer, purpose: string, text: string, where = 'the 
       key: fingerprint,
     });
   }
+  const nonce = Buffer.from(envelope.nonce, 'base64');
+  const tag = Buffer.from(envelope.tag, 'base64');
   try {
-    const decipher = createDecipheriv(ALGORITHM, key, Buffer.from(envelope.nonce, 'base64'));
+    if (nonce.length !== NONCE_BYTES || tag.length !== TAG_BYTES) throw new Error('a nonce or tag of the wrong length');
+    const decipher = createDecipheriv(ALGORITHM, key, nonce, { authTagLength: TAG_BYTES });
     decipher.setAAD(Buffer.from(purpose, 'utf8'));
-    decipher.setAuthTag(Buffer.from(envelope.tag, 'base64'));
+    decipher.setAuthTag(tag);
     const plain = Buffer.concat([decipher.update(Buffer.from(envelope.data, 'base64')), decipher.final()]);
     return JSON.parse(plain.toString('utf8')) as unknown;
   } catch {

@@ -14,7 +14,7 @@ import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, typ
 import { LogService } from '../logs/index.js';
 import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
-import { keyFileOf } from '../orchestration/index.js';
+import { keyFileOf, prepareSealingKey } from '../orchestration/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -193,7 +193,13 @@ export class Daemon implements DaemonControl {
       return undefined;
     }
     const home = this.home;
-    // The runtime file holds the owner's token; the sealing key opens the home's sealed files.
+    // The runtime file holds the owner's token; the sealing key opens the home's sealed files. The
+    // jail covers only files there are when a pane starts: the key is made now, before any pane.
+    try {
+      prepareSealingKey(home);
+    } catch (err) {
+      this.logger.warn('no sealing key for team presets: they cannot be saved until this is fixed', { error: errorMessage(err) });
+    }
     const hiddenFiles = [runtimeFilePath(home), keyFileOf(home)];
     const inside = (dir: string | undefined): dir is string => dir !== undefined && path.resolve(dir).startsWith(path.resolve(home) + path.sep);
     this.panes.setPaneJail(({ agent, scopes, command, cwd, env }) => {

@@ -8,8 +8,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
-import { keyFingerprint, newSealingKey, seal, SEALED_KEY_BYTES, unseal } from '../core/sealed-box.js';
-import { ensurePrivateDir, readPrivateFile, writePrivateFileAtomic } from '../platform/index.js';
+import { newSealingKey, seal, SEALED_KEY_BYTES, unseal } from '../core/sealed-box.js';
+import { createPrivateFileExclusive, ensurePrivateDir, readPrivateFile, writePrivateFileAtomic } from '../platform/index.js';
 
 /** A sealed file is a few presets or a run's metadata; past this it is not ours. */
 const MAX_SEALED_FILE_BYTES = 16 * 1024 * 1024;
@@ -22,9 +22,9 @@ const SEALED_SUFFIX = '.enc';
 export interface KeySource {
   /** Where the key is, for messages and the README. */
   readonly where: string;
-  /** The key, or undefined when there is none yet. Throws KEY_MISMATCH when it cannot be read. */
+  /** The key, or undefined when there is none yet. Throws KEY_MISMATCH when it cannot be trusted or read. */
   read(): Buffer | undefined;
-  /** Makes and keeps a new key (only called when `read` found none). */
+  /** Makes and keeps a new key, unless one appeared meanwhile (then that one): only called when `read` found none. */
   create(): Buffer;
 }
 
@@ -48,11 +48,22 @@ export class KeyFile implements KeySource {
     return Buffer.from(hex, 'hex');
   }
 
+  /**
+   * Makes the key file in the home's parent folder (the user's home for ~/.switchboard), which is
+   * the user's and is left as it is: never made, never chmodded. The file is linked into place
+   * whole, so a key that another process made first is never overwritten: that one is used.
+   */
   create(): Buffer {
-    ensurePrivateDir(path.dirname(this.where));
     const key = newSealingKey();
-    writePrivateFileAtomic(this.where, `${key.toString('hex')}\n`);
-    return key;
+    try {
+      createPrivateFileExclusive(this.where, `${key.toString('hex')}\n`);
+    } catch (err) {
+      throw new SwitchboardError('CONFLICT', `cannot make the sealing key ${this.where}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, { key_file: this.where });
+    }
+    // Read back through the trust rule (a folder others can write is refused), whoever made it.
+    const kept = this.read();
+    if (!kept) throw new SwitchboardError('CONFLICT', `the sealing key ${this.where} went away as it was made`, { key_file: this.where });
+    return kept;
   }
 }
 
@@ -82,10 +93,12 @@ export class SealedFolder {
     writePrivateFileAtomic(this.fileOf(name), seal(this.writingKey(), purpose, value));
   }
 
-  /** The fingerprint of the key in use, if there is one (never the key). */
-  fingerprint(): string | undefined {
-    const key = this.keys.read();
-    return key ? keyFingerprint(key) : undefined;
+  /**
+   * Makes the key now if there is none and nothing sealed needs one: before any jailed agent pane
+   * starts, so the jail covers it (a key made later would be in view of panes started earlier).
+   */
+  prepareKey(): void {
+    this.writingKey();
   }
 
   private fileOf(name: string): string {
@@ -94,7 +107,8 @@ export class SealedFolder {
 
   /**
    * The key to seal with: the one there is, or a new one, but never a new one while a sealed file
-   * is in the folder: those would be lost for good under a new key. Read each time, so a key a
+   * is in the folder: those would be lost for good under a new key. (The teams folder is the only
+   * one sealed with the home's key so far; a second must be looked at here too.) Read each time, so a key a
    * person puts back is used at once.
    */
   private writingKey(): Buffer {

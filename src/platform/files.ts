@@ -1,4 +1,4 @@
-import { chmodSync, closeSync, constants, existsSync, fstatSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
+import { chmodSync, closeSync, constants, existsSync, fstatSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readSync, renameSync, rmSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -30,6 +30,27 @@ export function ensurePrivateDir(dir: string): void {
     }
   }
   chmodSync(dir, 0o700);
+}
+
+/**
+ * Makes `file` with `data`, mode 0600, only if there is no file of that name: written whole under
+ * a temporary name, then linked into place, so no reader ever sees it half written and an
+ * existing file is never replaced. False when one was there already. The folder is not made or
+ * changed: it is the caller's to trust.
+ */
+export function createPrivateFileExclusive(file: string, data: string): boolean {
+  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${randomBytes(6).toString('hex')}.tmp`);
+  writeFileSync(tmp, data, { mode: 0o600, flag: 'wx' });
+  try {
+    if (!isWindows) chmodSync(tmp, 0o600);
+    linkSync(tmp, file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+    throw err;
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 /** Writes `data` to `file` with mode 0600, atomically (write to a temporary name, then rename). */

@@ -22,7 +22,7 @@ export { agentTempRoot, isFilesystemSocket, localSocketPath, privateSocketDir, s
 export { closeInheritedDescriptors, closeOnExecProblem, setCloseOnExec } from './descriptors.js';
 export { connectionPeer, processEnvValue, processLineage } from './peer-process.js';
 export { bubblewrapProblem, findBubblewrap, jailedCommand } from './process-jail.js';
-export { ensurePrivateDir, readPrivateFile, restrictSocket, writePrivateFileAtomic } from './files.js';
+export { createPrivateFileExclusive, ensurePrivateDir, readPrivateFile, restrictSocket, writePrivateFileAtomic } from './files.js';
 export { foregroundProcess } from './foreground.js';
 export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, tempFolderEnv, terminalEmulatorOptions } from './env.js';

@@ -41,6 +41,7 @@ describe.runIf(usable)('agent panes in bubblewrap', () => {
 const attempt = (fn) => { try { return { ok: true, value: fn() }; } catch (e) { return { ok: false, error: e.code ?? e.message }; } };
 writeFileSync(${JSON.stringify(out)}, JSON.stringify({
   runtimeFile: attempt(() => readFileSync(${JSON.stringify(path.join(t.home, 'daemon.json'))}, 'utf8')),
+  sealingKey: attempt(() => readFileSync(${JSON.stringify(`${t.home}.key`)}, 'utf8')),
   ownerEnviron: attempt(() => readFileSync('/proc/${ownerShell.pid}/environ', 'utf8')),
   daemonEnviron: attempt(() => readFileSync('/proc/${process.pid}/environ', 'utf8')),
   policyWrite: attempt(() => writeFileSync(${JSON.stringify(path.join(t.home, 'policy.yaml'))}, 'sandbox: { roots: [/] }')),
@@ -58,8 +59,12 @@ writeFileSync(${JSON.stringify(out)}, JSON.stringify({
       }
     }, 'the sandboxed program wrote what it saw');
     type Attempt = { ok: boolean; value?: string };
-    const seen = JSON.parse(readFileSync(out, 'utf8')) as { runtimeFile: Attempt; ownerEnviron: Attempt; daemonEnviron: Attempt; policyWrite: Attempt; pidNamespace: string; commands: string[] };
+    const seen = JSON.parse(readFileSync(out, 'utf8')) as { runtimeFile: Attempt; sealingKey: Attempt; ownerEnviron: Attempt; daemonEnviron: Attempt; policyWrite: Attempt; pidNamespace: string; commands: string[] };
     expect(seen.runtimeFile.ok && (seen.runtimeFile.value ?? '').includes(t.daemon.token)).toBe(false);
+    // The key that opens the home's sealed files was made before the pane started, so it is covered too.
+    const key = readFileSync(`${t.home}.key`, 'utf8');
+    expect(key).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(seen.sealingKey.ok && seen.sealingKey.value === key).toBe(false);
     expect(seen.ownerEnviron.ok).toBe(false);
     expect(seen.daemonEnviron.ok).toBe(false);
     // The home is read-only inside: the daemon's policy cannot be rewritten from an agent pane.

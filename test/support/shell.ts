@@ -27,10 +27,19 @@ export async function expectScreen(pane: Pane, pattern: string | RegExp, timeout
   return result.match ?? '';
 }
 
-/** A fresh temporary directory, removed by the returned function. */
+/**
+ * A fresh temporary directory, removed by the returned function, with the sealing key a daemon
+ * whose home it was made beside it (`<home>.key`: team presets, a jailed daemon at its start).
+ */
 export function tempDir(prefix = 'sb-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(path.join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return {
+    dir,
+    cleanup: () => {
+      rmSync(dir, { recursive: true, force: true });
+      rmSync(`${dir}.key`, { force: true });
+    },
+  };
 }
 
 /** Open file descriptors of this process (Linux). */

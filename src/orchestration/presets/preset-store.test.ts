@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { KeyFile, keyFileOf, SealedFolder } from '../sealed-store.js';
@@ -33,6 +33,18 @@ describe('the team preset store', () => {
     expect(keyFileOf(home)).toBe(`${home}.key`);
     // A store made afresh (a restarted daemon) reads it back.
     expect(storeAt().get('pair').preset.roles.map((r) => r.name)).toEqual(['lead', 'coder']);
+  });
+
+  it("makes the key beside a home whose parent is a user's ordinary home folder, leaving that folder as it is", () => {
+    const userHome = path.join(root, 'user');
+    mkdirSync(userHome, { mode: 0o755 });
+    chmodSync(userHome, 0o755);
+    writeFileSync(path.join(userHome, 'notes.txt'), 'the user’s own file');
+    const store = new PresetStore(new SealedFolder(path.join(userHome, '.switchboard', 'teams'), new KeyFile(keyFileOf(path.join(userHome, '.switchboard')))));
+    store.save(mine);
+    expect(statSync(userHome).mode & 0o777).toBe(0o755);
+    expect(readdirSync(userHome).sort()).toEqual(['.switchboard', '.switchboard.key', 'notes.txt']);
+    expect(statSync(path.join(userHome, '.switchboard.key')).mode & 0o777).toBe(0o600);
   });
 
   it('edits by saving again, replaces a built-in by name, and brings the built-in back on remove', () => {
