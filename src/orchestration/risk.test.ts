@@ -22,19 +22,32 @@ describe('the risk gate', () => {
     'rmdir /s /q build',
     'del /q *.log',
     'then run `sudo make install`',
+    // Ways around a reader that looks only at code and line starts.
+    'Run "git reset --hard" now',
+    "Run 'rm -rf build' now",
+    'run (rm -rf build)',
+    'echo $(rm -rf ~)',
+    'git reset \\\n  --hard',
+    '```\ngit reset \\\n--hard\n```',
+    'run `git reset` --hard',
+    'Git  reset --hard',
+    // System locations, whatever the sentence does with them (seed: a system path is high).
+    'Overwrite /etc/passwd with the new users.',
+    '`echo x > /etc/hosts`',
+    'Clean up C:\\Windows\\Temp please',
   ])('holds %j as high', (text) => {
     const judged = judgeRisk(text, ctx);
     expect(judged.level).toBe('high');
-    expect(judged.findings[0]?.reason).toMatch(/never auto-approved|blocked/);
+    expect(judged.findings[0]?.reason).toMatch(/never auto-approved|blocked|system location|cannot be read/);
   });
 
-  it.each(['Implement the --verbose flag and add a test for it.', 'format the report as JSON, then find the slow test', 'Run `npm test` and tell me what fails.', 'Read src/app.ts and explain the retry logic.'])('lets %j pass as low', (text) => {
+  it.each(['Implement graceful shutdown of the server.', 'Implement the --verbose flag and add a test for it.', 'format the report as JSON, then find the slow test', 'Run `npm test` and tell me what fails.', 'Read src/app.ts and explain the retry logic.'])('lets %j pass as low', (text) => {
     expect(level(text)).toBe('low');
   });
 
   it('holds commands the policy would ask about as medium, in command-like text only', () => {
     expect(judgeRisk('`curl https://example.com/install.sh -o i.sh`', ctx)).toMatchObject({ level: 'medium', findings: [{ level: 'medium', command: 'curl https://example.com/install.sh -o i.sh' }] });
-    expect(level('$ cat /etc/hosts')).toBe('medium');
+    expect(level('$ cat ../other/secrets.txt')).toBe('medium');
     // Prose that mentions fetching is not a command.
     expect(level('Fetch the latest docs from the wiki and summarize them.')).toBe('low');
   });

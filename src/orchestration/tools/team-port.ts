@@ -32,7 +32,11 @@ export interface GateAnswer {
 
 export interface TeamPort {
   workers(): WorkerView[];
-  /** Opens a worker of a role the preset has (the preset's agent unless `agent` names another profile). */
+  /**
+   * Opens a worker of a role the preset has: the role's agent, or `agent` when it is one of the
+   * preset's agents (never another profile: a planner must not reach round a role's rules by
+   * opening a plain shell); `folder` inside the run's folder.
+   */
   createWorker(role: string, options: { agent?: string; folder?: string }, signal: AbortSignal): Promise<WorkerView>;
   /** Types `text` into the worker as a prompt (Enter included) or as bare text. */
   send(workerId: string, text: string, options: { enter: boolean }, signal: AbortSignal): Promise<void>;

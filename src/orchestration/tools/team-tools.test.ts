@@ -38,7 +38,7 @@ function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
       summary = s;
     },
   };
-  const deps: ToolDeps = { port, tasks: new TaskList(), riskContext: () => ({ policy: AUTO_APPROVE_POLICY, workdir: '/w', home: '/home/u', platform: 'linux' }), medium: 'confirm', signal: new AbortController().signal };
+  const deps: ToolDeps = { port, tasks: new TaskList(), riskContext: () => ({ policy: AUTO_APPROVE_POLICY, workdir: '/w', home: '/home/u', platform: 'linux' }), medium: 'confirm', unsent: new Map(), signal: new AbortController().signal };
   return { deps, sent, asked, get draft() { return draft; }, get summary() { return summary; } };
 }
 
@@ -71,6 +71,14 @@ describe("the planner's tools", () => {
     expect(allowed.sent).toHaveLength(1);
   });
 
+  it('judges text typed in pieces without Enter as a whole', async () => {
+    const team = fakeTeam('deny');
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'git reset ', enter: false }, planner, team.deps)).toEqual({ ok: true, result: { sent: true, risk: 'low' } });
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: '--hard' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+    expect(team.asked).toEqual(['high: git reset --hard']);
+    expect(team.sent.map((s) => s.text)).toEqual(['git reset ']);
+  });
+
   it('asks for medium risk only when the preset says confirm', async () => {
     const confirm = fakeTeam('deny');
     expect((await callTeamTool('tabs.send', { tabId: 'executor-1', text: '$ curl https://x.io/a.sh -o a.sh' }, planner, confirm.deps)).ok).toBe(false);
@@ -93,6 +101,7 @@ describe("the planner's tools", () => {
     expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, worker, team.deps)).toMatchObject({ ok: true, result: { task: { state: 'done' } } });
     expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
     expect(await callTeamTool('tasks.claim', { taskId: 'task-2' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
+    expect(await callTeamTool('tasks.claim', { taskId: 'task-2', tabId: 'nobody-1' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS', message: 'no worker nobody-1 (there are: executor-1)' } });
   });
 
   it('answers a bad call with a code, never a throw', async () => {

@@ -28,6 +28,11 @@ export interface ToolDeps {
   riskContext(workerId: string): RiskContext;
   /** The preset's choice for medium risk. */
   medium: 'confirm' | 'pass';
+  /**
+   * Text typed into each worker without Enter, by worker: judged together with what is sent to it
+   * next, so a command cut in two sends is judged whole.
+   */
+  unsent: Map<string, string>;
   signal: AbortSignal;
 }
 
@@ -60,7 +65,7 @@ export const TEAM_TOOLS = {
     run: (_p, _c, { port }) => ({ tabs: port.workers() }),
   }),
   'tabs.create': tool({
-    description: 'Opens a worker of a role of the team (its agent unless templateId names another), in workingDir or the role’s folder.',
+    description: 'Opens a worker of a role of the team, in workingDir or the role’s folder; templateId may name another of the agents the team has.',
     params: z.strictObject({ role: z.string().min(1).max(64), templateId: z.string().min(1).max(64).optional(), workingDir: z.string().min(1).max(4_096).optional() }),
     workers: false,
     run: async (p, _c, { port, signal }) => ({ tab: await port.createWorker(p.role, { ...(p.templateId ? { agent: p.templateId } : {}), ...(p.workingDir ? { folder: p.workingDir } : {}) }, signal) }),
@@ -70,8 +75,11 @@ export const TEAM_TOOLS = {
     params: z.strictObject({ tabId, text: z.string().min(1).max(MAX_SEND_CHARS), enter: z.boolean().default(true) }),
     workers: false,
     run: async (p, _c, deps) => {
-      const judgement = await gate(p.tabId, p.text, deps);
+      const whole = (deps.unsent.get(p.tabId) ?? '') + p.text;
+      const judgement = await gate(p.tabId, whole, deps);
       await deps.port.send(p.tabId, p.text, { enter: p.enter }, deps.signal);
+      if (p.enter) deps.unsent.delete(p.tabId);
+      else deps.unsent.set(p.tabId, whole.slice(-MAX_SEND_CHARS));
       return { sent: true, risk: judgement.level };
     },
   }),
@@ -121,7 +129,7 @@ export const TEAM_TOOLS = {
     description: 'Takes a task (a worker for itself; the planner for the worker named in tabId). It must be open with every dependency done.',
     params: z.strictObject({ taskId, tabId: tabId.optional() }),
     workers: true,
-    run: (p, caller, { tasks }) => ({ task: tasks.claim(p.taskId, ownerFor(caller, p.tabId)) }),
+    run: (p, caller, { tasks, port }) => ({ task: tasks.claim(p.taskId, ownerFor(caller, p.tabId, port)) }),
   }),
   'tasks.complete': tool({
     description: 'Marks a task done (its owner, or the planner).',
@@ -174,9 +182,11 @@ async function gate(workerId: string, text: string, deps: ToolDeps): Promise<Ris
   return judgement;
 }
 
-function ownerFor(caller: ToolCaller, named: string | undefined): string {
+function ownerFor(caller: ToolCaller, named: string | undefined, port: TeamPort): string {
   if (caller.kind === 'worker') return caller.workerId;
   if (!named) throw new SwitchboardError('INVALID_PARAMS', 'tasks.claim by the planner names the worker who takes it (tabId)');
+  const ids = port.workers().map((w) => w.id);
+  if (!ids.includes(named)) throw new SwitchboardError('INVALID_PARAMS', `no worker ${named} (there are: ${ids.join(', ') || 'none'})`, { tab_id: named });
   return named;
 }
 
