@@ -35,6 +35,14 @@ describe('marker lines', () => {
     expect(reader.ignored.map((i) => i.why)).toEqual(['wrong nonce', 'unparsable', 'unparsable', 'unparsable', 'unparsable', 'unparsable']);
   });
 
+  it('takes a call only at the start of a line, never after a prompt sign or inside a sentence', () => {
+    const reader = new MarkerReader(nonce);
+    const call = line({ id: 'z', method: 'tabs.list', nonce });
+    expect(reader.read([`> ${call}`, `› ${call}`, `I will print ${call} next`].join('\n'))).toEqual([]);
+    expect(reader.ignored.map((i) => i.why)).toEqual(['not at the start of a line', 'not at the start of a line', 'not at the start of a line']);
+    expect(reader.read(`│ ${call}`)).toHaveLength(1);
+  });
+
   it('never takes a result line for a call, and keeps both out of what is shown', () => {
     const reader = new MarkerReader(nonce);
     const result = resultLine('t1', { ok: true, result: { tabs: [] } });

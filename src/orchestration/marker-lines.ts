@@ -1,17 +1,23 @@
 /**
  * Seed 003's tool-call protocol (§10.2) for a planner that has no MCP: it prints one line
  * `__MPS_TOOL__ {"id":"t1","method":"tabs.list","params":{},"nonce":"…"}` (or the JSON in base64
- * after `b64:`), Switchboard runs the tool and types `__MPS_TOOL_RESULT__ {…}` back. Only lines
- * read from the planner's own output are passed here; each must carry the run's nonce (told to the
- * planner alone), so a line a worker printed, or one echoed from a prompt, is ignored; an id is
- * run once however often the line is read again; a line that does not parse is ignored. Marker
- * lines are taken out of anything shown (summaries, `tabs.read`, the board).
+ * after `b64:`), Switchboard runs the tool and types `__MPS_TOOL_RESULT__ {…}` back.
+ *
+ * What is given to the reader decides who can call: it must be the planner's own replies (its
+ * transcript's assistant messages), never its screen as a whole, where text typed into the
+ * planner (by a worker that learned the nonce, say) shows too. Within that, a call counts only
+ * at the start of a line (after blanks or a bullet a CLI draws, never after a prompt sign `>` or
+ * `›`, which marks typed text), only with the run's nonce, and each id once however often the
+ * line is read again; a line that does not parse is ignored and counted. Marker lines are taken
+ * out of anything shown (summaries, `tabs.read`, the board).
  */
 import { randomBytes } from 'node:crypto';
 
 export const TOOL_PREFIX = '__MPS_TOOL__';
 export const RESULT_PREFIX = '__MPS_TOOL_RESULT__';
 const BASE64_TAG = 'b64:';
+/** A call's line: blanks or a CLI's bullet (Claude Code's ⏺, a list's - or •, a box's │) before the prefix, and nothing else. */
+const CALL_START = new RegExp(`^[\\s\\u23fa\\u25cf\\u2022*\\u2502\\u2503-]*${TOOL_PREFIX}(?=\\s|$)`);
 /** A marker line's payload, at most: a tool call is small; a longer line is not one. */
 const MAX_PAYLOAD_CHARS = 256 * 1024;
 /** Ids kept to refuse a second run of the same call (a planner makes far fewer in a run). */
@@ -25,7 +31,7 @@ export interface MarkerCall {
 }
 
 /** Why a marker line was not taken (for the run's record: a forged or broken line is worth knowing about). */
-export type IgnoredMarker = { why: 'unparsable' | 'wrong nonce' | 'too many calls'; id?: string };
+export type IgnoredMarker = { why: 'unparsable' | 'wrong nonce' | 'too many calls' | 'not at the start of a line'; id?: string };
 
 /** A fresh nonce for a run: 96 random bits, hex. */
 export function newRunNonce(): string {
@@ -44,9 +50,12 @@ export class MarkerReader {
   read(text: string): MarkerCall[] {
     const calls: MarkerCall[] = [];
     for (const line of text.split(/\r?\n/)) {
-      const at = line.indexOf(TOOL_PREFIX);
-      if (at < 0) continue;
-      const payload = line.slice(at + TOOL_PREFIX.length).trim();
+      const start = CALL_START.exec(line);
+      if (!start) {
+        if (line.includes(TOOL_PREFIX)) this.ignore({ why: 'not at the start of a line' });
+        continue;
+      }
+      const payload = line.slice(start[0].length).trim();
       const call = parsePayload(payload);
       if (!call) {
         this.ignore({ why: 'unparsable' });
