@@ -56,10 +56,15 @@ const PASTE_ECHO_TIMEOUT_MS = 5_000;
  */
 const SUBMIT_CONFIRM_MS = [1_500, 2_000, 3_000, 4_000, 5_000] as const;
 const LONGEST_CONFIRM_MS = 5_000;
+/**
+ * Enter presses for one prompt at most, whatever the patience: a screen that keeps changing could
+ * otherwise read as "still in the box" many times a second's worth of waits.
+ */
+const MAX_ENTERS = 20;
 /** The screen rows a NOT_DELIVERED carries, from the bottom: the input box and what is above it. */
 const ROWS_IN_ERROR = 12;
 /** With the text gone from the box but no work seen yet, how long to keep watching. */
-const SUBMIT_PATIENCE_MS = 5_000;
+const WORK_PATIENCE_MS = 5_000;
 /** A dialog in the way may take this long to be answered and gone (a CLI restarting after a trust answer). */
 const DIALOG_CLEAR_TIMEOUT_MS = 15_000;
 /** After a dialog was answered, the idle prompt must hold this long before typing (a restart redraws it). */
@@ -167,14 +172,17 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
    */
   const waitForWork = async (enters: number, otherwise: PromptSubmission['confirmedBy'], watchBox = false): Promise<PromptSubmission | 'handed back'> => {
     const handedBack = (now: readonly string[]): boolean => watchBox && !working(now) && shown(inputRegion(now));
-    const settled = await untilScreen(pane, (now) => working(now) || handedBack(now), SUBMIT_PATIENCE_MS, signal);
+    const settled = await untilScreen(pane, (now) => working(now) || handedBack(now), WORK_PATIENCE_MS, signal);
     if (settled && handedBack(pane.screenLines())) return 'handed back';
     return { confirmedBy: settled ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
   };
   const firstEnterAt = performance.now();
   let enters = 0;
-  while (enters === 0 || performance.now() - firstEnterAt < patienceMs) {
+  // A dialog answered on the last Enter took that Enter: one more is owed, however late it is.
+  let owed = false;
+  while (enters === 0 || ((performance.now() - firstEnterAt < patienceMs || owed) && enters < MAX_ENTERS)) {
     enters++;
+    owed = false;
     const before = pane.screenLines().join('\n');
     const answered = responder?.answered.length ?? 0;
     // The program may end at any moment (one that exits once it has its input already did).
@@ -195,7 +203,10 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     if (intervened) await idleHeld(pane, screens, signal);
     const lines = pane.screenLines();
     if (working(lines)) return { confirmedBy: 'work', enters, pasted };
-    if (intervened && shown(inputRegion(lines))) continue;
+    if (intervened && shown(inputRegion(lines))) {
+      owed = true;
+      continue;
+    }
     const box = findInputBox(lines);
     if (box && shown(inputRegion(lines))) continue;
     // The box is empty (the CLI took the text, or seems to: text back in it means Enter again),
