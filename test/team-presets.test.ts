@@ -78,7 +78,11 @@ describe('team presets from the CLI', () => {
     const exported = await sb('team', 'preset', 'export', 'payments-pair');
     expect(JSON.parse(exported.stdout)).toMatchObject({ name: 'payments-pair', planner: 'lead' });
     const renamed = exported.stdout.replace('"payments-pair"', '"payments-copy"');
-    expect(await runCli(home, ['team', 'preset', 'import', '-'], { input: renamed })).toMatchObject({ code: 0, stdout: 'imported: payments-copy\n' });
+    // The imported preset runs a command as a check: the person is shown it.
+    expect(await runCli(home, ['team', 'preset', 'import', '-'], { input: renamed })).toMatchObject({
+      code: 0,
+      stdout: 'imported: payments-copy\nlook at these before a run uses them:\n  payments-copy/coder: runs this command when a worker says it is done: npm test\n',
+    });
     const clash = await runCli(home, ['team', 'preset', 'import', '-'], { input: renamed });
     expect(clash).toMatchObject({ code: 1, stderr: expect.stringContaining('import with replace') as unknown });
     expect((await runCli(home, ['team', 'preset', 'import', '-', '--replace'], { input: renamed })).code).toBe(0);

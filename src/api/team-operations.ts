@@ -2,6 +2,7 @@
  * Seed 003's team presets (`team_preset_*`): the daemon's sealed preset store, with each role's
  * agent checked against the profiles the daemon knows.
  */
+import { presetReview } from '../orchestration/index.js';
 import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
 
@@ -36,6 +37,7 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
   },
 
   team_preset_import(ctx, p) {
-    return { imported: ctx.teamPresets.import(p.text, { knownAgents: knownAgents(ctx), ...(p.replace !== undefined ? { replace: p.replace } : {}) }).map((preset) => preset.name) };
+    const imported = ctx.teamPresets.import(p.text, { knownAgents: knownAgents(ctx), ...(p.replace !== undefined ? { replace: p.replace } : {}) });
+    return { imported: imported.map((preset) => preset.name), review: imported.flatMap(presetReview) };
   },
 };

@@ -14,6 +14,9 @@ import { out, withClient, type CliContext } from './context.js';
 import { table } from './format.js';
 import { readInput } from './task-input.js';
 
+/** How an import's review names each thing to look at. */
+const REVIEW_WORDS = { check: 'runs this command when a worker says it is done:', folder: 'works outside the run’s folder, in', approvals: 'answers approvals by its own rules:' } as const;
+
 /** `team …` */
 export async function teamCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const [what, ...rest] = argv;
@@ -75,8 +78,12 @@ async function presetCommand(ctx: CliContext, argv: string[]): Promise<number> {
     }
     case 'import': {
       const text = await readInput(ctx, arg);
-      const { imported } = await withClient(ctx, (c) => c.teamPresetImport(text, values.replace === true ? { replace: true } : {}));
+      const { imported, review } = await withClient(ctx, (c) => c.teamPresetImport(text, values.replace === true ? { replace: true } : {}));
       out(ctx, `imported: ${imported.join(', ')}`);
+      if (review.length > 0) {
+        out(ctx, 'look at these before a run uses them:');
+        for (const item of review) out(ctx, `  ${item.preset}/${item.role}: ${REVIEW_WORDS[item.what]} ${item.value}`);
+      }
       return 0;
     }
     default:

@@ -11,10 +11,10 @@ describe('team run states', () => {
   });
 
   it('answers CONFLICT for an event the state does not take, and an ended run takes none', () => {
-    expect(() => stepTeam('running', { kind: 'resume', by: 'x' })).toThrow(expect.objectContaining({ code: 'CONFLICT', message: 'cannot resume: the team run is running' }));
+    expect(() => stepTeam('running', { kind: 'resume', by: 'x' })).toThrow(expect.objectContaining({ code: 'CONFLICT', message: 'cannot resume the run: the team run is running' }));
     for (const ended of ['completed', 'failed', 'cancelled'] as const) {
       expect(teamEnded(ended)).toBe(true);
-      expect(() => stepTeam(ended, { kind: 'cancel', by: 'x' })).toThrow(expect.objectContaining({ message: `cannot cancel: the team run has ended (${ended})` }));
+      expect(() => stepTeam(ended, { kind: 'cancel', by: 'x' })).toThrow(expect.objectContaining({ message: `cannot end the run: the team run has ended (${ended})` }));
     }
     expect(teamEnded('paused')).toBe(false);
   });

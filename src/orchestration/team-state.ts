@@ -38,6 +38,17 @@ const NEXT: Readonly<Record<TeamState, Partial<Record<TeamEvent['kind'], TeamSta
   cancelled: {},
 };
 
+/** What each event tries, as a refusal names it ("cannot resume the run: …"). */
+const ATTEMPT: Readonly<Record<TeamEvent['kind'], string>> = {
+  started: 'mark the run started',
+  start_failed: 'fail the run’s start',
+  pause: 'pause the run',
+  resume: 'resume the run',
+  complete: 'complete the run',
+  fail: 'fail the run',
+  cancel: 'end the run',
+};
+
 /** Whether a run in `state` has ended. */
 export function teamEnded(state: TeamState): boolean {
   return Object.keys(NEXT[state]).length === 0;
@@ -48,7 +59,7 @@ export function stepTeam(state: TeamState, event: TeamEvent): TeamStateChange {
   const to = NEXT[state][event.kind];
   if (!to) {
     const now = teamEnded(state) ? `the team run has ended (${state})` : `the team run is ${state}`;
-    throw new SwitchboardError('CONFLICT', `cannot ${event.kind.replace('_', ' ')}: ${now}`, { state, event: event.kind });
+    throw new SwitchboardError('CONFLICT', `cannot ${ATTEMPT[event.kind]}: ${now}`, { state, event: event.kind });
   }
   return { from: state, to, why: whyOf(event) };
 }

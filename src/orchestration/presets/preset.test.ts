@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { BUILTIN_PRESETS } from './builtin.js';
-import { parsePreset, plannerOf } from './preset.js';
+import { parsePreset, plannerOf, presetReview } from './preset.js';
 
 const minimal = { name: 'pair', planner: 'lead', roles: [{ name: 'lead', agent: 'claude' }, { name: 'coder', agent: 'codex' }] };
 const problemsOf = (input: unknown, agents?: string[]): string[] => {
@@ -38,7 +38,14 @@ describe('a team preset', () => {
     const rules = { ...minimal, roles: [minimal.roles[0], { name: 'coder', agent: 'codex', approvals: { rules: [{ decision: 'maybe' }] } }] };
     expect(problemsOf(rules)[0]).toMatch(/^roles\[1\]\.approvals: invalid approval policy: rules\[0\]\.decision/);
     expect(problemsOf({ ...minimal, roles: [minimal.roles[0], { name: 'coder', agent: 'codex', approvals: 'yolo' }] })).toEqual(["roles[1].approvals: 'auto', 'ask', or an approval policy ({rules, default})"]);
-    expect(parsePreset({ ...minimal, roles: [minimal.roles[0], { name: 'coder', agent: 'codex', approvals: { rules: [{ decision: 'deny', tool: 'network' }] } }] }).roles[1]?.approvals).toEqual({ rules: [{ decision: 'deny', tool: 'network' }] });
+    expect(parsePreset({ ...minimal, roles: [minimal.roles[0], { name: 'coder', agent: 'codex', approvals: { rules: [{ decision: 'deny', tool: 'network' }] } }] }).roles[1]?.approvals).toEqual({ rules: [{ decision: 'deny', tool: 'network' }], default: 'ask' });
+  });
+
+  it('names what a shared preset does beyond its workers’ own judgement, and caps the team’s size', () => {
+    const shared = parsePreset({ ...minimal, roles: [{ name: 'lead', agent: 'claude', folder: '../other' }, { name: 'coder', agent: 'codex', check: 'make test', folder: 'C:\\src', approvals: { default: 'allow' } }] });
+    expect(presetReview(shared).map((i) => `${i.role} ${i.what} ${i.value}`)).toEqual(['lead folder ../other', 'coder check make test', 'coder folder C:\\src', 'coder approvals {"rules":[],"default":"allow"}']);
+    expect(presetReview(parsePreset(minimal))).toEqual([]);
+    expect(problemsOf({ ...minimal, roles: [minimal.roles[0], { name: 'coder', agent: 'codex', count: 12 }, { name: 'tester', agent: 'gemini', count: 4 }] })).toEqual(['roles: the team opens 17 agents at its start (at most 16)']);
   });
 
   it('has the seed’s three built-in teams, each with a planner', () => {

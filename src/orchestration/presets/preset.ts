@@ -15,8 +15,10 @@ const name = (what: string): z.ZodString => z.string().regex(NAME_PATTERN, `${wh
 
 /** The longest a role's brief or a nudge may be: it is typed into an agent's input box. */
 const MAX_BRIEF_CHARS = 4_000;
-/** A team of more agents than this is more than one machine's worth of CLIs (each is hundreds of MB). */
+/** Roles in a preset, at most. */
 const MAX_ROLES = 12;
+/** Agents a team opens at its start, at most: more is more than one machine's worth of CLIs (each is hundreds of MB). */
+const MAX_AGENTS = 16;
 
 /** What a stuck worker is sent first, unless the preset says otherwise. */
 const DEFAULT_NUDGE = 'You have been quiet for a while. If you are stuck, say what blocks you; if you are done, say so.';
@@ -56,7 +58,7 @@ const presetSchema = z
     /** The role that plans and drives the others (seed 003's Planner TAB). */
     planner: name('the planner role'),
     roles: z.array(roleSchema).min(2).max(MAX_ROLES),
-    /** Text sent to the planner by `tabs.send` and broadcasts, by risk: `high` always waits for a person; `medium` as set here. */
+    /** Text the planner sends workers (`tabs.send`, broadcasts), by risk: `high` always waits for a person; `medium` as set here. */
     risk: z.strictObject({ medium: z.enum(['confirm', 'pass']).default('confirm') }).default({ medium: 'confirm' }),
     /** What a stuck worker gets: a nudge first, then (with the person's consent) a restart, each within a cap. */
     stuck: z
@@ -73,6 +75,8 @@ const presetSchema = z
       if (seen.has(role.name)) ctx.addIssue({ code: 'custom', path: ['roles', i, 'name'], message: `'${role.name}' is a second role of that name` });
       seen.add(role.name);
     });
+    const agents = preset.roles.reduce((sum, role) => sum + role.count, 0);
+    if (agents > MAX_AGENTS) ctx.addIssue({ code: 'custom', path: ['roles'], message: `the team opens ${agents} agents at its start (at most ${MAX_AGENTS})` });
     const planner = preset.roles.findIndex((role) => role.name === preset.planner);
     if (planner < 0) ctx.addIssue({ code: 'custom', path: ['planner'], message: `no role is named '${preset.planner}'` });
     // A planner alone at the start is fine: it makes the workers it wants with tabs.create.
@@ -98,7 +102,8 @@ export function parsePreset(input: unknown, knownAgents?: readonly string[]): Te
       if (knownAgents && !knownAgents.includes(role.agent)) problems.push(`roles[${i}].agent: no agent profile is named '${role.agent}' (known: ${knownAgents.join(', ')})`);
       if (typeof role.approvals === 'object') {
         try {
-          parsePolicy(role.approvals);
+          // Kept as the policy's parser reads it (its defaults filled in), as every other field is.
+          role.approvals = { ...parsePolicy(role.approvals) };
         } catch (err) {
           problems.push(`roles[${i}].approvals: ${err instanceof Error ? err.message : String(err)}`);
         }
@@ -117,4 +122,30 @@ export function plannerOf(preset: TeamPreset): TeamRole {
   // parsePreset made sure of it; a preset built around it by hand is a bug.
   if (!role) throw new SwitchboardError('INTERNAL_ERROR', `preset ${preset.name} has no planner role '${preset.planner}'`);
   return role;
+}
+
+/** Absolute on any platform (a preset may come from another machine): `/x`, `C:\x`, a UNC path. */
+const isAbsolute = (folder: string): boolean => /^([\\/]|[A-Za-z]:)/.test(folder);
+
+/** What a person should look at in a preset someone else wrote, before a run uses it. */
+export interface PresetReviewItem {
+  preset: string;
+  role: string;
+  what: 'check' | 'folder' | 'approvals';
+  value: string;
+}
+
+/**
+ * The parts of a preset that act outside the workers' own judgement: commands Switchboard runs
+ * (`check`), folders outside the run's folder (absolute, or `..`), and approval rules of its own
+ * (they may allow more than the built-in policies).
+ */
+export function presetReview(preset: TeamPreset): PresetReviewItem[] {
+  const items: PresetReviewItem[] = [];
+  for (const role of preset.roles) {
+    if (role.check !== undefined) items.push({ preset: preset.name, role: role.name, what: 'check', value: role.check });
+    if (isAbsolute(role.folder) || role.folder.split(/[\\/]/).includes('..')) items.push({ preset: preset.name, role: role.name, what: 'folder', value: role.folder });
+    if (typeof role.approvals === 'object') items.push({ preset: preset.name, role: role.name, what: 'approvals', value: JSON.stringify(role.approvals) });
+  }
+  return items;
 }

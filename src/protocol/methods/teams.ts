@@ -39,5 +39,9 @@ export const teamResults = {
   team_preset_save: z.object({ preset: presetObject, replaced: z.boolean() }),
   team_preset_remove: z.object({ removed: z.literal(true), restored_builtin: z.boolean() }),
   team_preset_export: z.object({ name: z.string(), text: z.string() }),
-  team_preset_import: z.object({ imported: z.array(z.string()) }),
+  /** `review`: what the imported presets do beyond their workers' own judgement (commands run as checks, folders outside the run's, approval rules of their own), for the person to look at. */
+  team_preset_import: z.object({
+    imported: z.array(z.string()),
+    review: z.array(z.object({ preset: z.string(), role: z.string(), what: z.enum(['check', 'folder', 'approvals']), value: z.string() })),
+  }),
 } as const;
