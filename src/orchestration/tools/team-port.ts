@@ -10,7 +10,7 @@ type WorkerState = 'starting' | 'running' | 'idle' | 'stuck' | 'completed' | 'er
 
 /** What `tabs.wait` waits for: the worker idle (its turn over), done, stuck or needing input. */
 export const WAIT_UNTIL = ['idle', 'completed', 'stuck', 'needs_input'] as const;
-type WaitUntil = (typeof WAIT_UNTIL)[number];
+export type WaitUntil = (typeof WAIT_UNTIL)[number];
 
 export interface WorkerView {
   /** The worker's id in the run (`tabId` in the seed's tools): its role and a number, `executor-1`. */

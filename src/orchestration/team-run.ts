@@ -1,0 +1,466 @@
+/**
+ * A team run (seed 003's Run, issue 24 item 2): one goal, a preset's team of agent CLIs in panes,
+ * a planner that drives the workers through the tools, and a report at the end. The run opens the
+ * planner and the preset's first workers in parallel, gives the planner its brief once it is idle,
+ * reads its calls (marker lines), runs them one at a time in order through the tool table, and
+ * types each result back into the planner only when it is idle, each once. Text the risk gate holds
+ * waits here for a person (`answerConfirmation`); pausing holds the planner's calls until resumed.
+ *
+ * Not yet (issue 24): calls over MCP, reading the planner's replies from its transcript rather
+ * than its output (see marker-lines.ts: its output shows typed text too), the ledger record and
+ * the sealed run metadata, stuck workers, worktrees and checks, and the surfaces.
+ */
+import { Emitter, type Event } from '../core/emitter.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
+import { SwitchboardError } from '../core/errors.js';
+import { AUTO_APPROVE_POLICY, ASK_POLICY, parsePolicy, type ApprovalPolicy } from '../approvals/index.js';
+import type { AgentPane, AgentState } from '../agents/index.js';
+import { MarkerReader, newRunNonce, resultLine, TOOL_PREFIX, withoutMarkerLines } from './marker-lines.js';
+import { plannerBrief } from './planner-brief.js';
+import { plannerOf, type TeamPreset, type TeamRole } from './presets/preset.js';
+import { renderReport } from './report.js';
+import type { RiskJudgement } from './risk.js';
+import { TaskList } from './task-list.js';
+import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
+import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
+import type { GateAnswer, TeamPort, WaitUntil, WorkerView } from './tools/team-port.js';
+
+/** How a team run starts and ends its agents: the daemon's panes, or a test's. */
+export interface TeamHost {
+  /** Starts `agent` in `folder` in a new pane titled `title`; resolves once it is at its idle prompt. */
+  startAgent(spec: { agent: string; folder: string; title: string }, signal: AbortSignal): Promise<AgentPane>;
+  /** Ends an agent's pane (when the run ends and the person chose to close the workers). */
+  closeAgent(agent: AgentPane): Promise<void>;
+}
+
+export interface TeamRunOptions {
+  id: string;
+  preset: TeamPreset;
+  goal: string;
+  /** The run's folder: a role's relative folder is inside it. */
+  folder: string;
+  /** The user's home, for the risk gate's judgement of paths. */
+  home: string;
+  host: TeamHost;
+}
+
+/** A text the risk gate holds for a person. */
+export interface PendingConfirmation {
+  id: string;
+  workerId: string;
+  text: string;
+  judgement: RiskJudgement;
+}
+
+/** A planner call and how it went, for the board and the record. */
+interface CallRecord {
+  id: string;
+  method: string;
+  /** `ok`, or the error's code. */
+  outcome: string;
+  delivered: 'pending' | 'delivered' | 'undelivered';
+}
+
+interface Worker {
+  id: string;
+  role: TeamRole;
+  agent: string;
+  folder: string;
+  pane: AgentPane | undefined;
+  /** Why it could not start, if it could not. */
+  failed?: string;
+  /** What a person marked it (done, blocked, needing input), over what its screen says. */
+  mark?: 'completed' | 'stuck' | 'needs_input';
+}
+
+/** Lines of output a worker's view carries. */
+const LAST_LINES = 12;
+/** Lines of the planner's output read again on each render for new calls. */
+const CALL_SCAN_LINES = 200;
+/** Distinct lines remembered as read (a call is run once anyway; this spares re-parsing). */
+const MAX_SEEN_LINES = 5_000;
+/** The longest a result may wait to be typed in once the planner is idle. */
+const DELIVERY_TIMEOUT_MS = 60_000;
+
+export class TeamRun implements TeamPort, Disposable {
+  readonly id: string;
+  readonly goal: string;
+  readonly preset: TeamPreset;
+  readonly startedAt = new Date().toISOString();
+  private endedAt: string | undefined;
+  private current: TeamState = 'starting';
+  private readonly tasks = new TaskList();
+  private readonly nonce = newRunNonce();
+  private readonly reader: MarkerReader;
+  private readonly workersById = new Map<string, Worker>();
+  private readonly counts = new Map<string, number>();
+  private planner: AgentPane | undefined;
+  private draftText = '';
+  private summary: string | undefined;
+  private readonly calls: CallRecord[] = [];
+  private readonly confirmations = new Map<string, PendingConfirmation & { answer: (a: GateAnswer) => void }>();
+  private confirmationSeq = 0;
+  private readonly unsent = new Map<string, string>();
+  private readonly seenLines = new Set<string>();
+  /** Calls read and not yet run, in order; results not yet typed into the planner, in order. */
+  private readonly callQueue: { id: string; method: string; params: Record<string, unknown> }[] = [];
+  private readonly deliveries: { text: string; record?: CallRecord }[] = [];
+  private runningCall = false;
+  private delivering = false;
+  private readonly abort = new AbortController();
+  private readonly store = new DisposableStore();
+  private readonly changeEmitter = this.store.add(new Emitter<void>());
+  private readonly confirmEmitter = this.store.add(new Emitter<PendingConfirmation>());
+  /** Something on the board changed (state, a worker, a call, the draft). */
+  readonly onChange: Event<void> = this.changeEmitter.event;
+  /** The risk gate holds a text for a person. */
+  readonly onConfirmation: Event<PendingConfirmation> = this.confirmEmitter.event;
+
+  constructor(private readonly options: TeamRunOptions) {
+    this.id = options.id;
+    this.goal = options.goal;
+    this.preset = options.preset;
+    this.reader = new MarkerReader(this.nonce);
+  }
+
+  get state(): TeamState {
+    return this.current;
+  }
+
+  /** Opens the planner and the preset's first workers in parallel, then briefs the planner. */
+  async start(): Promise<void> {
+    const plannerRole = plannerOf(this.preset);
+    const opening = this.preset.roles.filter((r) => r.name !== plannerRole.name).flatMap((role) => Array.from({ length: role.count }, () => this.openWorker(role, {})));
+    const [planner] = await Promise.allSettled([this.options.host.startAgent({ agent: plannerRole.agent, folder: this.folderOf(plannerRole.folder), title: `${plannerRole.name} (planner)` }, this.abort.signal), ...opening]);
+    if (planner.status === 'rejected') {
+      const reason = planner.reason instanceof Error ? planner.reason.message : String(planner.reason);
+      this.step({ kind: 'start_failed', reason: `the planner could not start: ${reason}` });
+      await this.closeWorkers();
+      return;
+    }
+    this.planner = planner.value;
+    this.store.add(planner.value.pane.onRender(() => this.readCalls()));
+    this.store.add(planner.value.onState(() => this.pumpDeliveries()));
+    this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
+    if (teamEnded(this.current)) return;
+    this.step({ kind: 'started' });
+    const brief = plannerBrief({
+      goal: this.goal,
+      workers: this.workers().map((w) => ({ id: w.id, role: w.role, agent: w.agent, brief: this.preset.roles.find((r) => r.name === w.role)?.brief ?? '' })),
+      roles: this.preset.roles.filter((r) => r.name !== plannerRole.name).map((r) => ({ name: r.name, agent: r.agent, brief: r.brief })),
+      plannerBrief: plannerRole.brief,
+      calls: { via: 'markers', nonce: this.nonce },
+    });
+    this.deliver({ text: brief });
+  }
+
+  // ---- TeamPort: what the tools act on ----
+
+  workers(): WorkerView[] {
+    return [...this.workersById.values()].map((w) => this.viewOf(w));
+  }
+
+  async createWorker(roleName: string, options: { agent?: string; folder?: string }): Promise<WorkerView> {
+    const role = this.preset.roles.find((r) => r.name === roleName);
+    if (!role || role.name === this.preset.planner) {
+      throw new SwitchboardError('INVALID_PARAMS', `the team has no worker role '${roleName}' (roles: ${this.preset.roles.filter((r) => r.name !== this.preset.planner).map((r) => r.name).join(', ')})`);
+    }
+    const agents = [...new Set(this.preset.roles.map((r) => r.agent))];
+    if (options.agent !== undefined && !agents.includes(options.agent)) throw new SwitchboardError('INVALID_PARAMS', `templateId '${options.agent}' is not one of the team's agents (${agents.join(', ')})`);
+    const worker = await this.openWorker(role, options);
+    if (worker.failed) throw new SwitchboardError('SPAWN_FAILED', `${worker.id} could not start: ${worker.failed}`);
+    return this.viewOf(worker);
+  }
+
+  async send(workerId: string, text: string, options: { enter: boolean }, signal: AbortSignal): Promise<void> {
+    const agent = this.paneOf(workerId);
+    if (options.enter) await agent.prompt(text, signal);
+    else agent.pane.sendText(text);
+    this.changed();
+  }
+
+  read(workerId: string, lines: number): string[] {
+    return this.linesOf(this.paneOf(workerId), lines);
+  }
+
+  async wait(workerId: string, until: readonly WaitUntil[], timeoutMs: number, signal: AbortSignal): Promise<{ worker: WorkerView; reached: boolean }> {
+    const worker = this.workerNamed(workerId);
+    const reached = (): boolean => (until as readonly string[]).includes(this.viewOf(worker).state);
+    if (!reached() && worker.pane) {
+      const pane = worker.pane;
+      await new Promise<void>((resolve) => {
+        const subscriptions = new DisposableStore();
+        const finish = (): void => {
+          subscriptions.dispose();
+          clearTimeout(timer);
+          signal.removeEventListener('abort', finish);
+          resolve();
+        };
+        const timer = setTimeout(finish, timeoutMs);
+        subscriptions.add(pane.onState(() => reached() && finish()));
+        subscriptions.add(pane.pane.onExit(finish));
+        signal.addEventListener('abort', finish, { once: true });
+      });
+    }
+    return { worker: this.viewOf(worker), reached: reached() };
+  }
+
+  confirm(request: { workerId: string; text: string; judgement: RiskJudgement }, signal: AbortSignal): Promise<GateAnswer> {
+    const id = `confirm-${++this.confirmationSeq}`;
+    return new Promise<GateAnswer>((resolve) => {
+      const done = (answer: GateAnswer): void => {
+        this.confirmations.delete(id);
+        signal.removeEventListener('abort', ended);
+        this.changed();
+        resolve(answer);
+      };
+      const ended = (): void => done({ decision: 'deny', by: 'the run’s end' });
+      const pending = { id, ...request, answer: done };
+      this.confirmations.set(id, pending);
+      signal.addEventListener('abort', ended, { once: true });
+      this.confirmEmitter.fire({ id, ...request });
+      this.changed();
+    });
+  }
+
+  draft(text: string, mode: 'replace' | 'append'): { chars: number } {
+    this.draftText = mode === 'append' ? this.draftText + text : text;
+    this.changed();
+    return { chars: this.draftText.length };
+  }
+
+  complete(summary: string): void {
+    this.summary = summary;
+    this.step({ kind: 'complete', by: 'the planner' });
+  }
+
+  // ---- what a person does ----
+
+  /** The texts the risk gate holds now. */
+  pendingConfirmations(): PendingConfirmation[] {
+    return [...this.confirmations.values()].map(({ answer: _answer, ...pending }) => pending);
+  }
+
+  /** A person's answer to a held text; CONFLICT when it is no longer held. */
+  answerConfirmation(id: string, decision: GateAnswer['decision'], by: string): void {
+    const pending = this.confirmations.get(id);
+    if (!pending) throw new SwitchboardError('CONFLICT', `no text waits for confirmation as ${id} (answered already, or the run ended)`, { confirmation_id: id });
+    pending.answer({ decision, by });
+  }
+
+  pause(by: string): void {
+    this.step({ kind: 'pause', by });
+  }
+
+  resume(by: string): void {
+    this.step({ kind: 'resume', by });
+    this.runCalls();
+  }
+
+  /** Marks a worker done, blocked (stuck) or needing input, over what its screen says; `undefined` clears the mark. */
+  markWorker(workerId: string, mark: Worker['mark']): void {
+    const worker = this.workerNamed(workerId);
+    if (mark === undefined) delete worker.mark;
+    else worker.mark = mark;
+    this.changed();
+  }
+
+  /** Ends the run (cancelled, unless it ended already), closing the agents' panes when `closeAgents`. */
+  async end(by: string, closeAgents: boolean): Promise<void> {
+    if (!teamEnded(this.current)) this.step({ kind: 'cancel', by });
+    if (closeAgents) await this.closeWorkers(true);
+  }
+
+  /** The run's report as markdown. */
+  report(): string {
+    return renderReport({
+      goal: this.goal,
+      preset: this.preset.name,
+      state: this.current,
+      startedAt: this.startedAt,
+      ...(this.endedAt ? { endedAt: this.endedAt } : {}),
+      ...(this.summary ? { summary: this.summary } : {}),
+      draft: this.draftText,
+      tasks: this.tasks.list(),
+      workers: this.workers(),
+    });
+  }
+
+  /** The planner's calls so far, each with how it went and whether its result reached the planner. */
+  callLog(): CallRecord[] {
+    return this.calls.map((c) => ({ ...c }));
+  }
+
+  dispose(): void {
+    this.abort.abort();
+    this.store.dispose();
+  }
+
+  // ---- inside ----
+
+  private async openWorker(role: TeamRole, options: { agent?: string; folder?: string }): Promise<Worker> {
+    const n = (this.counts.get(role.name) ?? 0) + 1;
+    this.counts.set(role.name, n);
+    const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined };
+    this.workersById.set(worker.id, worker);
+    this.changed();
+    try {
+      worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})` }, this.abort.signal);
+      this.store.add(worker.pane.onState(() => this.changed()));
+    } catch (err) {
+      worker.failed = err instanceof Error ? err.message : String(err);
+    }
+    this.changed();
+    return worker;
+  }
+
+  private viewOf(worker: Worker): WorkerView {
+    const pane = worker.pane;
+    const state = worker.failed ? 'error' : (worker.mark ?? (pane ? stateOf(pane.state.state) : 'starting'));
+    return { id: worker.id, role: worker.role.name, agent: worker.agent, state, folder: worker.folder, lastLines: pane ? this.linesOf(pane, LAST_LINES) : worker.failed ? [worker.failed] : [] };
+  }
+
+  private linesOf(agent: AgentPane, lines: number): string[] {
+    const shown = withoutMarkerLines(agent.pane.readText(lines, { joinWrapped: true }).lines);
+    while (shown.length > 0 && (shown[shown.length - 1] ?? '').trim() === '') shown.pop();
+    return shown;
+  }
+
+  private workerNamed(workerId: string): Worker {
+    const worker = this.workersById.get(workerId);
+    if (!worker) throw new SwitchboardError('INVALID_PARAMS', `no worker ${workerId} (there are: ${[...this.workersById.keys()].join(', ') || 'none'})`, { tab_id: workerId });
+    return worker;
+  }
+
+  private paneOf(workerId: string): AgentPane {
+    const worker = this.workerNamed(workerId);
+    if (!worker.pane || !worker.pane.pane.alive) throw new SwitchboardError('PANE_EXITED', `${workerId} is not running${worker.failed ? `: ${worker.failed}` : ''}`, { tab_id: workerId });
+    return worker.pane;
+  }
+
+  private folderOf(folder: string): string {
+    // A role's folder is relative to the run's; an absolute one stands (the preset's import review named it).
+    return /^([\\/]|[A-Za-z]:)/.test(folder) ? folder : `${this.options.folder.replace(/[\\/]+$/, '')}/${folder}`.replace(/\/\.$/, '');
+  }
+
+  /** The new calls on the planner's screen and history, queued in order. */
+  private readCalls(): void {
+    if (!this.planner || teamEnded(this.current)) return;
+    const lines = this.planner.pane.readText(CALL_SCAN_LINES, { joinWrapped: true }).lines;
+    const fresh = lines.filter((line) => line.includes(TOOL_PREFIX) && !this.seenLines.has(line));
+    if (fresh.length === 0) return;
+    for (const line of fresh) {
+      if (this.seenLines.size >= MAX_SEEN_LINES) this.seenLines.clear();
+      this.seenLines.add(line);
+    }
+    this.callQueue.push(...this.reader.read(fresh.join('\n')));
+    this.runCalls();
+  }
+
+  /** Runs the queued calls one at a time, in order, unless the run is paused or over. */
+  private runCalls(): void {
+    if (this.runningCall || this.current !== 'running') return;
+    const next = this.callQueue.shift();
+    if (!next) return;
+    this.runningCall = true;
+    const record: CallRecord = { id: next.id, method: next.method, outcome: 'ok', delivered: 'pending' };
+    this.calls.push(record);
+    void callTeamTool(next.method, next.params, { kind: 'planner' }, this.toolDeps())
+      .then((outcome: ToolOutcome) => {
+        record.outcome = outcome.ok ? 'ok' : outcome.error.code;
+        if (!teamEnded(this.current)) this.deliver({ text: resultLine(next.id, outcome), record });
+      })
+      .finally(() => {
+        this.runningCall = false;
+        this.changed();
+        this.runCalls();
+      });
+  }
+
+  private toolDeps(): Parameters<typeof callTeamTool>[3] {
+    return {
+      port: this,
+      tasks: this.tasks,
+      riskContext: (workerId) => {
+        const worker = this.workersById.get(workerId);
+        return { policy: policyOf(worker?.role), workdir: worker?.folder ?? this.options.folder, home: this.options.home };
+      },
+      medium: this.preset.risk.medium,
+      unsent: this.unsent,
+      signal: this.abort.signal,
+    };
+  }
+
+  /** Queues text for the planner, typed once it is idle. */
+  private deliver(item: { text: string; record?: CallRecord }): void {
+    this.deliveries.push(item);
+    this.pumpDeliveries();
+  }
+
+  private pumpDeliveries(): void {
+    const planner = this.planner;
+    if (this.delivering || !planner || teamEnded(this.current) || planner.state.state !== 'idle') return;
+    const next = this.deliveries.shift();
+    if (!next) return;
+    this.delivering = true;
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(DELIVERY_TIMEOUT_MS)]);
+    void planner
+      .prompt(next.text, signal)
+      .then(
+        () => {
+          if (next.record) next.record.delivered = 'delivered';
+        },
+        () => {
+          // Never typed twice: what did not arrive is shown as undelivered, for a person to resend.
+          if (next.record) next.record.delivered = 'undelivered';
+        },
+      )
+      .finally(() => {
+        this.delivering = false;
+        this.changed();
+        this.pumpDeliveries();
+      });
+  }
+
+  private step(event: TeamEvent): void {
+    this.current = stepTeam(this.current, event).to;
+    if (teamEnded(this.current)) {
+      this.endedAt = new Date().toISOString();
+      this.abort.abort();
+    }
+    this.changed();
+  }
+
+  private async closeWorkers(planner = false): Promise<void> {
+    const agents = [...this.workersById.values()].flatMap((w) => (w.pane ? [w.pane] : []));
+    if (planner && this.planner) agents.push(this.planner);
+    await Promise.allSettled(agents.map((a) => this.options.host.closeAgent(a)));
+  }
+
+  private changed(): void {
+    this.changeEmitter.fire();
+  }
+}
+
+/** A worker's state as the board names it, from its agent's. */
+function stateOf(state: AgentState): WorkerView['state'] {
+  switch (state) {
+    case 'thinking':
+    case 'executing':
+      return 'running';
+    case 'waiting_approval':
+    case 'waiting_input':
+      return 'needs_input';
+    case 'exited':
+      return 'error';
+    default:
+      return state;
+  }
+}
+
+/** The approval policy a role's worker runs under, for the risk gate's judgement. */
+function policyOf(role: TeamRole | undefined): ApprovalPolicy {
+  if (!role || role.approvals === 'auto') return AUTO_APPROVE_POLICY;
+  if (role.approvals === 'ask') return ASK_POLICY;
+  return parsePolicy(role.approvals);
+}

@@ -1,0 +1,177 @@
+/**
+ * A team run end to end in real PTYs (issue 24): a planner CLI that speaks only marker lines (a
+ * scripted program standing in for a model) drives a shell worker through the tools: it lists the
+ * team, adds a task, has the worker write a file, waits for it, reads its output, tries to send
+ * `git reset --hard` (held by the risk gate and denied by a person here: the worker never gets
+ * it), drafts the report and completes the run. Every result reaches the planner once, when it is
+ * idle, in order.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { AgentPane, BUILTIN_PROFILES, defineProfile, startAgent, type AgentProfile } from '../src/agents/index.js';
+import { PaneRegistry } from '../src/pane/index.js';
+import { TeamRun, type TeamHost } from '../src/orchestration/team-run.js';
+import { parsePreset } from '../src/orchestration/presets/preset.js';
+import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
+import { until } from './support/processes.js';
+
+const registry = new PaneRegistry();
+const scratch = tempDir('sb-team-run-');
+const agents: AgentPane[] = [];
+
+afterAll(async () => {
+  for (const agent of agents) agent.dispose();
+  await registry.close({ graceMs: 500 });
+  scratch.cleanup();
+});
+
+/** The planner's calls, in order: each printed once the result of the one before is back. */
+const CALLS: [string, Record<string, unknown>][] = [
+  ['tabs.list', {}],
+  ['tasks.add', { title: 'write made.txt' }],
+  ['tabs.send', { tabId: 'executor-1', text: 'echo made-by-the-team > made.txt' }],
+  ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 20_000 }],
+  ['tabs.read', { tabId: 'executor-1', lines: 5 }],
+  ['tabs.send', { tabId: 'executor-1', text: 'git reset --hard' }],
+  ['run.report_draft', { text: '# made.txt\nThe executor wrote it.\n' }],
+  ['run.complete', { summary: 'made.txt is written' }],
+];
+
+/**
+ * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
+ * brief, prints one call at a time as a marker line, and logs every result it is given.
+ */
+function plannerProgram(log: string): string {
+  const file = path.join(scratch.dir, 'planner.cjs');
+  writeFileSync(
+    file,
+    `const fs = require('fs');
+const CALLS = ${JSON.stringify(CALLS)};
+let typed = '', pasting = false, nonce = null, step = 0;
+const out = (s) => process.stdout.write(s);
+const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n') + '\\r\\nplanner> ');
+out('\\x1b[?2004h');
+show(['planner ready']);
+const next = () => {
+  if (step >= CALLS.length) return show(['all done']);
+  const [method, params] = CALLS[step++];
+  show(['__MPS_TOOL__ ' + JSON.stringify({ id: 'c' + step, method, params, nonce })]);
+};
+const handle = (text) => {
+  if (nonce === null) {
+    const m = /Your nonce is ([0-9a-f]+)\\./.exec(text);
+    if (!m) return show(['no nonce in: ' + text.slice(0, 40)]);
+    nonce = m[1];
+    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ brief: text.length }) + '\\n');
+    return next();
+  }
+  if (text.startsWith('__MPS_TOOL_RESULT__ ')) {
+    fs.appendFileSync(${JSON.stringify(log)}, text.slice('__MPS_TOOL_RESULT__ '.length) + '\\n');
+    return next();
+  }
+  show(['?']);
+};
+process.stdin.setRawMode(true);
+process.stdin.on('data', (d) => {
+  let s = d.toString();
+  while (s.length > 0) {
+    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
+    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
+    const c = s[0]; s = s.slice(1);
+    if (c === '\\r' && !pasting) {
+      const text = typed.trim(); typed = '';
+      if (text === '') continue;
+      show(['working…']);
+      setTimeout(() => handle(text), 100);
+      continue;
+    }
+    typed += c === '\\r' ? '\\n' : c;
+    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
+  }
+});
+`,
+  );
+  return file;
+}
+
+const plannerProfile = defineProfile(
+  {
+    name: 'scripted-planner',
+    binary: { names: ['scripted-planner'] },
+    version_args: null,
+    interactive_args: [],
+    screens: [{ versions: '*', idle: [{ pattern: '^planner>', rows: 1 }], busy: [{ pattern: '^working…' }] }],
+    approval_keys: { allow_once: ['y'], deny: ['n'] },
+    input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true, submit_patience_ms: 15_000 },
+  },
+  { builtin: false, resolveBinary: () => process.execPath },
+);
+
+describe('a team run', () => {
+  it('has the planner drive a worker through the tools, with the risk gate between them', async () => {
+    const log = path.join(scratch.dir, 'results.jsonl');
+    const work = path.join(scratch.dir, 'work');
+    const { mkdirSync } = await import('node:fs');
+    mkdirSync(work);
+    const planner = plannerProgram(log);
+    const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
+    const host: TeamHost = {
+      async startAgent(spec, signal) {
+        const scripted = spec.agent === 'scripted-planner';
+        const profile = scripted ? plannerProfile : shell;
+        const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [planner] } : { env: SHELL_AGENT_ENV(work) }) });
+        const agent = new AgentPane(started.pane, profile);
+        agents.push(agent);
+        return agent;
+      },
+      async closeAgent(agent) {
+        await agent.pane.kill({ graceMs: 500 });
+      },
+    };
+    const preset = parsePreset({ name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] });
+    const run = new TeamRun({ id: 'team-1', preset, goal: 'write made.txt', folder: work, home: scratch.dir, host });
+    // A person at the board: denies what the gate holds.
+    const held: string[] = [];
+    run.onConfirmation((pending) => {
+      held.push(`${pending.judgement.level}: ${pending.workerId}: ${pending.text}`);
+      run.answerConfirmation(pending.id, 'deny', 'a person at the board');
+    });
+    await run.start();
+    expect(run.state).toBe('running');
+    await until(() => run.state === 'completed', 'the planner completed the run', 60_000);
+
+    expect(readFileSync(path.join(work, 'made.txt'), 'utf8')).toBe('made-by-the-team\n');
+    expect(held).toEqual(['high: executor-1: git reset --hard']);
+    const results = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string; ok?: boolean; result?: unknown; error?: { code: string } });
+    // The brief, then one result per call but the last (the run ended with it), in order.
+    expect(results.map((r) => r.id ?? 'brief')).toEqual(['brief', 'c1', 'c2', 'c3', 'c4', 'c5', 'c6', 'c7']);
+    expect(results[1]).toMatchObject({ ok: true, result: { tabs: [{ id: 'executor-1', role: 'executor', agent: 'shell' }] } });
+    expect(results[3]).toEqual({ id: 'c3', ok: true, result: { sent: true, risk: 'low' } });
+    expect(results[4]).toMatchObject({ ok: true, result: { reached: true, tab: { state: 'idle' } } });
+    expect(results[6]).toMatchObject({ id: 'c6', ok: false, error: { code: 'FORBIDDEN' } });
+    // The worker never got the held text.
+    const worker = agents.find((a) => a.pane.title.startsWith('executor-1')) as AgentPane;
+    expect(worker.pane.readText(100).lines.join('\n')).not.toContain('git reset');
+    expect(run.callLog().map((c) => `${c.id} ${c.method} ${c.outcome} ${c.delivered}`)).toEqual([
+      'c1 tabs.list ok delivered',
+      'c2 tasks.add ok delivered',
+      'c3 tabs.send ok delivered',
+      'c4 tabs.wait ok delivered',
+      'c5 tabs.read ok delivered',
+      'c6 tabs.send FORBIDDEN delivered',
+      'c7 run.report_draft ok delivered',
+      'c8 run.complete ok pending',
+    ]);
+    const report = run.report();
+    expect(report).toContain('# Team run: write made.txt');
+    expect(report).toContain('## Summary\n\nmade.txt is written');
+    expect(report).toContain('| task-1 | write made.txt | — | open | — |');
+    expect(report).toContain('The executor wrote it.');
+    await run.end('the test', true);
+    expect(run.state).toBe('completed');
+    await until(() => agents.every((a) => !a.pane.alive), 'the agents closed');
+    expect(existsSync(log)).toBe(true);
+    run.dispose();
+  }, 90_000);
+});
