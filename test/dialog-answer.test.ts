@@ -326,3 +326,63 @@ describe('a prompt the agent is slow to take', () => {
     await pane.kill({ graceMs: 500 });
   });
 });
+
+/**
+ * An agent that, on Enter, empties its box, then for 200 ms shows the prompt's echo boxed just
+ * like its input box (the input box itself hidden), then draws an approval under it: Gemini CLI
+ * 0.61's frames as it starts a turn that needs an approval. Any further Enter would answer the
+ * approval with nobody's decision, and it says so.
+ */
+function approvalAfterEchoAgent(): string {
+  const file = path.join(scratch.dir, `echo-then-approval-${Math.random().toString(36).slice(2)}.cjs`);
+  writeFileSync(
+    file,
+    `let line = '', entered = false;
+process.stdin.setRawMode(true);
+const out = (s) => process.stdout.write(s);
+const box = (text) => '────────\\r\\n> ' + text + '\\r\\n────────\\r\\n';
+const draw = (s) => out('\\x1b[H\\x1b[2J' + s);
+draw(box(''));
+process.stdin.on('data', (d) => {
+  const s = d.toString();
+  if (entered) {
+    if (s === '\\r') out('\\r\\nSTRAY ENTER ANSWERED THE APPROVAL\\r\\n');
+    if (s === 'y') { out('\\r\\nallowed by its key\\r\\n'); setTimeout(() => process.exit(0), 50); }
+    return;
+  }
+  if (s !== '\\r') { line += s; return draw(box(line)); }
+  entered = true;
+  draw(box(''));
+  setTimeout(() => draw(box(line)), 30);
+  setTimeout(() => draw(box(line) + '\\r\\nAllow execution of: printf?\\r\\n› 1. Allow once\\r\\n  2. No\\r\\n'), 230);
+});
+`,
+  );
+  return file;
+}
+
+describe('a prompt whose turn opens an approval', () => {
+  const profile = defineProfile(
+    {
+      name: 'echo-then-approval',
+      binary: { names: ['echo-then-approval'] },
+      screens: [{ versions: '*', idle: ['^>'], approval: ['Allow execution of'] }],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+    },
+    { builtin: false },
+  );
+
+  it('presses no second Enter on the frames between the box emptying and the approval', async () => {
+    const pane = registry.create({ argv: [process.execPath, approvalAfterEchoAgent()], cwd: scratch.dir });
+    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'run it please');
+    expect(submission).toEqual({ confirmedBy: 'work', enters: 1, pasted: false });
+    expect(pane.screenLines().join('\n')).toContain('Allow execution of');
+    pane.sendKeys(['y']);
+    await pane.waitForExit();
+    const text = pane.readText(30).lines.join('\n');
+    expect(text).toContain('allowed by its key');
+    expect(text).not.toContain('STRAY');
+  });
+});

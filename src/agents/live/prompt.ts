@@ -61,6 +61,10 @@ const LONGEST_CONFIRM_MS = 5_000;
  * otherwise read as "still in the box" many times a second's worth of waits.
  */
 const MAX_ENTERS = 20;
+/** How long the screen must hold still before Enter is pressed again for text still in the box. */
+const STILL_MS = 300;
+/** The longest wait for a screen that keeps changing to hold still. */
+const STILL_MAX_MS = 3_000;
 /** The screen rows a NOT_DELIVERED carries, from the bottom: the input box and what is above it. */
 const ROWS_IN_ERROR = 12;
 /** With the text gone from the box but no work seen yet, how long to keep watching. */
@@ -176,11 +180,32 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     if (settled && handedBack(pane.screenLines())) return 'handed back';
     return { confirmedBy: settled ? 'work' : pane.alive ? otherwise : 'exited', enters, pasted };
   };
+  /**
+   * Before Enter is pressed again: the screen must hold still with the text still in the box. A
+   * frame between two is no swallowed Enter: Gemini CLI 0.61 hides its input box while it draws an
+   * approval, and the prompt's own echo above it is boxed the same way, so an Enter pressed on that
+   * frame answered the approval with nobody's decision.
+   */
+  const readyForEnter = async (enters: number): Promise<PromptSubmission | 'press'> => {
+    for (;;) {
+      const now = await stillScreen(pane, signal);
+      if (working(now)) return { confirmedBy: 'work', enters, pasted };
+      if (shown(inputRegion(now))) return 'press';
+      const box = findInputBox(now) !== undefined;
+      const taken = await waitForWork(enters, box ? 'input cleared' : 'unconfirmed', box);
+      signal?.throwIfAborted();
+      if (taken !== 'handed back') return taken;
+    }
+  };
   const firstEnterAt = performance.now();
   let enters = 0;
   // A dialog answered on the last Enter took that Enter: one more is owed, however late it is.
   let owed = false;
   while (enters === 0 || ((performance.now() - firstEnterAt < patienceMs || owed) && enters < MAX_ENTERS)) {
+    if (enters > 0) {
+      const ready = await readyForEnter(enters);
+      if (ready !== 'press') return ready;
+    }
     enters++;
     owed = false;
     const before = pane.screenLines().join('\n');
@@ -260,6 +285,21 @@ function textShown(text: string): (lines: readonly string[]) => boolean {
     const joined = lines.join('\n');
     return PASTE_PLACEHOLDER.test(joined) || (pattern !== undefined && pattern.test(joined));
   };
+}
+
+/**
+ * The screen once it has not changed for STILL_MS (or as it is after STILL_MAX_MS of changes): a
+ * CLI that swallowed an Enter sits still with the text in its box; one that took it redraws.
+ */
+async function stillScreen(pane: Pane, signal?: AbortSignal): Promise<string[]> {
+  const deadline = performance.now() + STILL_MAX_MS;
+  for (;;) {
+    const now = pane.screenLines();
+    const seen = now.join('\n');
+    const changed = await untilScreen(pane, (lines) => lines.join('\n') !== seen, STILL_MS, signal);
+    signal?.throwIfAborted();
+    if (!changed || performance.now() >= deadline) return changed ? pane.screenLines() : now;
+  }
 }
 
 /** The rows down to the last one with anything on it. */
