@@ -10,6 +10,7 @@
  * than its output (see marker-lines.ts: its output shows typed text too), the ledger record and
  * the sealed run metadata, stuck workers, worktrees and checks, and the surfaces.
  */
+import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
@@ -340,7 +341,7 @@ export class TeamRun implements TeamPort, Disposable {
 
   private folderOf(folder: string): string {
     // A role's folder is relative to the run's; an absolute one stands (the preset's import review named it).
-    return /^([\\/]|[A-Za-z]:)/.test(folder) ? folder : `${this.options.folder.replace(/[\\/]+$/, '')}/${folder}`.replace(/\/\.$/, '');
+    return path.resolve(this.options.folder, folder);
   }
 
   /** The new calls on the planner's screen and history, queued in order. */

@@ -56,16 +56,13 @@ const PASTE_ECHO_TIMEOUT_MS = 5_000;
  */
 const SUBMIT_CONFIRM_MS = [1_500, 2_000, 3_000, 4_000, 5_000] as const;
 const LONGEST_CONFIRM_MS = 5_000;
-/**
- * Enter presses for one prompt at most, whatever the patience: a screen that keeps changing could
- * otherwise read as "still in the box" many times a second's worth of waits.
- */
+/** Enter presses for one prompt at most, however long the profile's patience. */
 const MAX_ENTERS = 20;
 /** How long the screen must hold still before Enter is pressed again for text still in the box. */
 const STILL_MS = 300;
 /** The longest wait for a screen that keeps changing to hold still. */
 const STILL_MAX_MS = 3_000;
-/** The screen rows a NOT_DELIVERED carries, from the bottom: the input box and what is above it. */
+/** The rows a NOT_DELIVERED carries, from the last one in use up: the input box and what is above it. */
 const ROWS_IN_ERROR = 12;
 /** With the text gone from the box but no work seen yet, how long to keep watching. */
 const WORK_PATIENCE_MS = 5_000;
@@ -243,7 +240,7 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
   const seconds = Math.round((performance.now() - firstEnterAt) / 1000);
   throw new SwitchboardError('NOT_DELIVERED', `the prompt is still in the agent's input box after ${enters} presses of Enter over ${seconds} s`, {
     pane_id: pane.id,
-    screen: withoutTrailingBlanks(pane.screenLines()).slice(-ROWS_IN_ERROR),
+    screen: pane.readText(ROWS_IN_ERROR).lines,
   });
 }
 
@@ -300,13 +297,6 @@ async function stillScreen(pane: Pane, signal?: AbortSignal): Promise<string[]> 
     signal?.throwIfAborted();
     if (!changed || performance.now() >= deadline) return changed ? pane.screenLines() : now;
   }
-}
-
-/** The rows down to the last one with anything on it. */
-function withoutTrailingBlanks(lines: readonly string[]): string[] {
-  let end = lines.length;
-  while (end > 0 && (lines[end - 1] ?? '').trim() === '') end--;
-  return lines.slice(0, end);
 }
 
 /** Whether the pane's program has ended (read anew each time: it ends while we wait). */
