@@ -328,6 +328,56 @@ describe('a prompt the agent is slow to take', () => {
 });
 
 /**
+ * An agent that queues a prompt as Gemini CLI 0.61 does while it initializes: on Enter the text
+ * stays in its box while a counter row redraws every 100 ms; 1.8 s later it starts the turn by
+ * itself (a spinner row, box emptied) and 0.8 s after that shows the reply, idle again.
+ */
+function queuesWhileStartingAgent(): string {
+  return boxedAgent(
+    'queues',
+    'let queuedAt = 0;',
+    `if (queuedAt) return;
+  queuedAt = Date.now();
+  const frame = (box, status) => out('\\x1b[H\\x1b[2J' + status + '\\r\\n────────\\r\\n> ' + box + '\\r\\n────────\\r\\n');
+  const starting = setInterval(() => frame(line, 'initializing ' + (Date.now() - queuedAt) + ' ms'), 100);
+  setTimeout(() => {
+    clearInterval(starting);
+    const working = setInterval(() => frame('', 'working ' + (Date.now() - queuedAt) + ' ms (esc to cancel)'), 50);
+    setTimeout(() => { clearInterval(working); frame('', 'reply: ' + line); }, 800);
+  }, 1_800);
+  return;`,
+  );
+}
+
+describe('a prompt the agent queues and takes by itself', () => {
+  const profile = defineProfile(
+    {
+      name: 'queues',
+      binary: { names: ['queues'] },
+      screens: [{ versions: '*', idle: ['^>'], busy: ['esc to cancel'] }],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+    },
+    { builtin: false },
+  );
+
+  // While the screen keeps changing with the text in the box, the wait for it to hold still (before
+  // another Enter) once outlasted the whole turn: the prompt's caller heard of it after the reply,
+  // as "input cleared", and never saw the agent at work.
+  it('is confirmed by the work it starts, however the screen changed before', async () => {
+    const pane = registry.create({ argv: [process.execPath, queuesWhileStartingAgent()], cwd: scratch.dir });
+    try {
+      expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+      const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
+      expect(submission.confirmedBy).toBe('work');
+      expect(pane.screenLines().join('\n')).toContain('(esc to cancel)');
+    } finally {
+      await pane.kill({ graceMs: 500 });
+    }
+  });
+});
+
+/**
  * An agent that, on Enter, empties its box, then for 200 ms shows the prompt's echo boxed just
  * like its input box (the input box itself hidden), then draws an approval under it: Gemini CLI
  * 0.61's frames as it starts a turn that needs an approval. Any further Enter would answer the

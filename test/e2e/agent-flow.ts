@@ -51,13 +51,21 @@ export interface FlowOptions {
   screensLabel?: string;
 }
 
-export function flowScenario(errorStatus: number): Scenario {
+/** The gate the first reply waits behind: the test opens it once it has seen the CLI at work. */
+const THINKING_GATE = 'thinking-seen';
+
+/**
+ * The flow's scripted model. With `firstReplyGate`, the first reply waits behind that gate until
+ * the test opens it (to see the CLI at work for as long as it takes to look).
+ */
+export function flowScenario(errorStatus: number, firstReplyGate?: string): Scenario {
   return {
     name: 'end-to-end',
     title: 'Scripted session',
     rules: [
-      // The delay keeps the turn going long enough to see the CLI at work.
-      { match: 'say hello', steps: [{ text: 'Hello from the scripted model.', delay_ms: 2_000 }] },
+      // Gated, the answer waits until the test has seen the CLI at work: a fixed delay passed
+      // unseen on a loaded machine (CI saw a 2 s Gemini turn start and end between two looks).
+      { match: 'say hello', steps: [{ text: 'Hello from the scripted model.', ...(firstReplyGate ? { wait_for: firstReplyGate } : {}) }] },
       {
         match: 'write a file',
         steps: [
@@ -87,7 +95,7 @@ async function untilDetected(client: SwitchboardClient, paneId: string, detect: 
 /** Runs the whole flow for one agent; the test file provides the daemon. */
 export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): Promise<void> {
   const profile = new AgentCatalog().get(options.agent);
-  const model = await ModelServer.start({ scenario: flowScenario(options.errorStatus) });
+  const model = await ModelServer.start({ scenario: flowScenario(options.errorStatus, THINKING_GATE) });
   const home = tempDir(`sb-${options.agent}-home-`);
   const work = tempDir(`sb-${options.agent}-work-`);
   const client = await connect({ home: t.home, env: cleanEnv() });
@@ -128,6 +136,7 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     await client.sendPrompt(id, 'say hello please');
     await untilDetected(client, id, detect, 'busy', 'thinking');
     await record('thinking');
+    model.openGate(THINKING_GATE);
     await untilDetected(client, id, detect, 'idle', 'reply', (_, lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
     await record('reply-idle');
     expect(model.modelRequests().some((r) => r.plan?.role === 'main' && r.plan.prompt.includes('say hello please'))).toBe(true);

@@ -185,7 +185,7 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
    */
   const readyForEnter = async (enters: number): Promise<PromptSubmission | 'press'> => {
     for (;;) {
-      const now = await stillScreen(pane, signal);
+      const now = await stillScreen(pane, working, signal);
       if (working(now)) return { confirmedBy: 'work', enters, pasted };
       if (shown(inputRegion(now))) return 'press';
       const box = findInputBox(now) !== undefined;
@@ -286,14 +286,18 @@ function textShown(text: string): (lines: readonly string[]) => boolean {
 
 /**
  * The screen once it has not changed for STILL_MS (or as it is after STILL_MAX_MS of changes): a
- * CLI that swallowed an Enter sits still with the text in its box; one that took it redraws.
+ * CLI that swallowed an Enter sits still with the text in its box; one that took it redraws. A
+ * frame that shows `work` ends the wait at once: a spinner never holds still, and a short turn
+ * could start and end inside the wait, leaving the prompt's caller to hear of it only after the
+ * reply (CI saw a whole 2 s Gemini turn pass unseen so).
  */
-async function stillScreen(pane: Pane, signal?: AbortSignal): Promise<string[]> {
+async function stillScreen(pane: Pane, work: (lines: readonly string[]) => boolean, signal?: AbortSignal): Promise<string[]> {
   const deadline = performance.now() + STILL_MAX_MS;
   for (;;) {
     const now = pane.screenLines();
+    if (work(now)) return now;
     const seen = now.join('\n');
-    const changed = await untilScreen(pane, (lines) => lines.join('\n') !== seen, STILL_MS, signal);
+    const changed = await untilScreen(pane, (lines) => work(lines) || lines.join('\n') !== seen, STILL_MS, signal);
     signal?.throwIfAborted();
     if (!changed || performance.now() >= deadline) return changed ? pane.screenLines() : now;
   }
