@@ -7,13 +7,14 @@
  * idle, in order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AgentPane, BUILTIN_PROFILES, defineProfile, startAgent, type AgentProfile } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
 import { TeamRun, type TeamHost } from '../src/orchestration/team-run.js';
 import { parsePreset } from '../src/orchestration/presets/preset.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
+import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
 import { until } from './support/processes.js';
 
 const registry = new PaneRegistry();
@@ -27,7 +28,7 @@ afterAll(async () => {
 });
 
 /** The planner's calls, in order: each printed once the result of the one before is back. */
-const CALLS: [string, Record<string, unknown>][] = [
+const CALLS: PlannerCall[] = [
   ['tabs.list', {}],
   ['tasks.add', { title: 'write made.txt' }],
   ['tabs.send', { tabId: 'executor-1', text: 'echo made-by-the-team > made.txt' }],
@@ -38,75 +39,7 @@ const CALLS: [string, Record<string, unknown>][] = [
   ['run.complete', { summary: 'made.txt is written' }],
 ];
 
-/**
- * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
- * brief, prints one call at a time as a marker line, and logs every result it is given.
- */
-function plannerProgram(log: string): string {
-  const file = path.join(scratch.dir, 'planner.cjs');
-  writeFileSync(
-    file,
-    `const fs = require('fs');
-const CALLS = ${JSON.stringify(CALLS)};
-let typed = '', pasting = false, nonce = null, step = 0;
-const out = (s) => process.stdout.write(s);
-const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n') + '\\r\\nplanner> ');
-out('\\x1b[?2004h');
-show(['planner ready']);
-const next = () => {
-  if (step >= CALLS.length) return show(['all done']);
-  const [method, params] = CALLS[step++];
-  show(['__MPS_TOOL__ ' + JSON.stringify({ id: 'c' + step, method, params, nonce })]);
-};
-const handle = (text) => {
-  if (nonce === null) {
-    const m = /Your nonce is ([0-9a-f]+)\\./.exec(text);
-    if (!m) return show(['no nonce in: ' + text.slice(0, 40)]);
-    nonce = m[1];
-    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ brief: text.length }) + '\\n');
-    return next();
-  }
-  if (text.startsWith('__MPS_TOOL_RESULT__ ')) {
-    fs.appendFileSync(${JSON.stringify(log)}, text.slice('__MPS_TOOL_RESULT__ '.length) + '\\n');
-    return next();
-  }
-  show(['?']);
-};
-process.stdin.setRawMode(true);
-process.stdin.on('data', (d) => {
-  let s = d.toString();
-  while (s.length > 0) {
-    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
-    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
-    const c = s[0]; s = s.slice(1);
-    if (c === '\\r' && !pasting) {
-      const text = typed.trim(); typed = '';
-      if (text === '') continue;
-      show(['working…']);
-      setTimeout(() => handle(text), 100);
-      continue;
-    }
-    typed += c === '\\r' ? '\\n' : c;
-    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
-  }
-});
-`,
-  );
-  return file;
-}
-
-const plannerProfile = defineProfile(
-  {
-    name: 'scripted-planner',
-    binary: { names: ['scripted-planner'] },
-    version_args: null,
-    interactive_args: [],
-    screens: [{ versions: '*', idle: [{ pattern: '^planner>', rows: 1 }], busy: [{ pattern: '^working…' }] }],
-    approval_keys: { allow_once: ['y'], deny: ['n'] },
-    input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true, submit_patience_ms: 15_000 },
-  },
-  { builtin: false, resolveBinary: () => process.execPath },
-);
+const plannerProfile = defineProfile(PLANNER_PROFILE_DATA, { builtin: false, resolveBinary: () => process.execPath });
 
 describe('a team run', () => {
   it('has the planner drive a worker through the tools, with the risk gate between them', async () => {
@@ -114,7 +47,7 @@ describe('a team run', () => {
     const work = path.join(scratch.dir, 'work');
     const { mkdirSync } = await import('node:fs');
     mkdirSync(work);
-    const planner = plannerProgram(log);
+    const planner = plannerProgram(scratch.dir, log, CALLS);
     const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
     const host: TeamHost = {
       async startAgent(spec, signal) {

@@ -1,11 +1,13 @@
-/** Seed 003's orchestrator: team presets (sealed at rest) now; team runs, the planner's tools, the board and the report next. */
+/** Seed 003's orchestrator: team presets (sealed at rest), team runs over agent panes with the planner's tools, their boards and reports. */
 import path from 'node:path';
 import { KeyFile, keyFileOf, SealedFolder } from './sealed-store.js';
 import { PresetStore } from './presets/preset-store.js';
 
 export { keyFileOf } from './sealed-store.js';
 export { PresetStore } from './presets/preset-store.js';
-export { presetReview } from './presets/preset.js';
+export { presetReview, type TeamPreset } from './presets/preset.js';
+export { TeamRuns } from './team-runs.js';
+export type { TeamBoard, TeamHost } from './team-run.js';
 
 /** The folder of a Switchboard home where team presets (and team runs' metadata) are kept sealed. */
 const TEAMS_FOLDER = 'teams';

@@ -20,8 +20,8 @@ import { MarkerReader, newRunNonce, resultLine, TOOL_PREFIX, withoutMarkerLines 
 import { plannerBrief } from './planner-brief.js';
 import { plannerOf, type TeamPreset, type TeamRole } from './presets/preset.js';
 import { renderReport } from './report.js';
-import type { RiskJudgement } from './risk.js';
-import { TaskList } from './task-list.js';
+import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
+import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
 import type { GateAnswer, TeamPort, WaitUntil, WorkerView } from './tools/team-port.js';
@@ -54,7 +54,7 @@ export interface PendingConfirmation {
 }
 
 /** A planner call and how it went, for the board and the record. */
-interface CallRecord {
+export interface CallRecord {
   id: string;
   method: string;
   /** `ok`, or the error's code. */
@@ -74,6 +74,28 @@ interface Worker {
   mark?: 'completed' | 'stuck' | 'needs_input';
 }
 
+/** Everything the board shows of a run, at one moment (`version` counts the changes). */
+export interface TeamBoard {
+  id: string;
+  goal: string;
+  preset: string;
+  state: TeamState;
+  /** Why the run is in its state (the last change's reason). */
+  why: string;
+  version: number;
+  startedAt: string;
+  endedAt?: string;
+  planner: { role: string; agent: string; paneId: string | null; state: WorkerView['state'] };
+  workers: (WorkerView & { paneId: string | null })[];
+  tasks: Task[];
+  /** The next step as the plan has it: the first task someone could take now, if any. */
+  nextStep: string | null;
+  confirmations: PendingConfirmation[];
+  calls: CallRecord[];
+  draft: string;
+  summary: string | null;
+}
+
 /** Lines of output a worker's view carries. */
 const LAST_LINES = 12;
 /** Lines of the planner's output read again on each render for new calls. */
@@ -90,6 +112,8 @@ export class TeamRun implements TeamPort, Disposable {
   readonly startedAt = new Date().toISOString();
   private endedAt: string | undefined;
   private current: TeamState = 'starting';
+  private why = 'opening the planner and the first workers';
+  private changes = 0;
   private readonly tasks = new TaskList();
   private readonly nonce = newRunNonce();
   private readonly reader: MarkerReader;
@@ -128,8 +152,19 @@ export class TeamRun implements TeamPort, Disposable {
     return this.current;
   }
 
-  /** Opens the planner and the preset's first workers in parallel, then briefs the planner. */
+  /**
+   * Opens the planner and the preset's first workers in parallel, then briefs the planner. Never
+   * throws: what goes wrong ends the run as failed, with the reason on the board.
+   */
   async start(): Promise<void> {
+    try {
+      await this.open();
+    } catch (err) {
+      if (!teamEnded(this.current)) this.step({ kind: 'fail', reason: `the run could not start: ${err instanceof Error ? err.message : String(err)}` });
+    }
+  }
+
+  private async open(): Promise<void> {
     const plannerRole = plannerOf(this.preset);
     const opening = this.preset.roles.filter((r) => r.name !== plannerRole.name).flatMap((role) => Array.from({ length: role.count }, () => this.openWorker(role, {})));
     const [planner] = await Promise.allSettled([this.options.host.startAgent({ agent: plannerRole.agent, folder: this.folderOf(plannerRole.folder), title: `${plannerRole.name} (planner)` }, this.abort.signal), ...opening]);
@@ -249,6 +284,27 @@ export class TeamRun implements TeamPort, Disposable {
     pending.answer({ decision, by });
   }
 
+  /**
+   * A person's text to one worker, or to every running worker (`workerId` undefined), as a prompt.
+   * Judged first as the planner's texts are, for each worker it goes to: a high or medium text
+   * goes only once the person saw the judgement (`confirmed`), else it is held and nothing is sent.
+   */
+  async sendFromPerson(workerId: string | undefined, text: string, confirmed: boolean, signal: AbortSignal): Promise<{ sent: string[]; judgement: RiskJudgement; held: boolean }> {
+    const targets = workerId !== undefined ? [this.workerNamed(workerId)] : [...this.workersById.values()].filter((w) => w.pane?.pane.alive === true);
+    if (targets.length === 0) throw new SwitchboardError('CONFLICT', 'no worker of this run is running to send to');
+    const judgements = targets.map((w) => judgeRisk(text, this.riskContextOf(w.id)));
+    const rank = { low: 0, medium: 1, high: 2 } as const;
+    const judgement = judgements.reduce((worst, j) => (rank[j.level] > rank[worst.level] ? j : worst));
+    if (judgement.level !== 'low' && !confirmed) return { sent: [], judgement, held: true };
+    const sent: string[] = [];
+    for (const worker of targets) {
+      await this.paneOf(worker.id).prompt(text, signal);
+      sent.push(worker.id);
+    }
+    this.changed();
+    return { sent, judgement, held: false };
+  }
+
   pause(by: string): void {
     this.step({ kind: 'pause', by });
   }
@@ -285,6 +341,31 @@ export class TeamRun implements TeamPort, Disposable {
       tasks: this.tasks.list(),
       workers: this.workers(),
     });
+  }
+
+  /** The board as it is now. */
+  board(): TeamBoard {
+    const plannerRole = plannerOf(this.preset);
+    const tasks = this.tasks.list();
+    const next = this.tasks.ready()[0];
+    return {
+      id: this.id,
+      goal: this.goal,
+      preset: this.preset.name,
+      state: this.current,
+      why: this.why,
+      version: this.changes,
+      startedAt: this.startedAt,
+      ...(this.endedAt ? { endedAt: this.endedAt } : {}),
+      planner: { role: plannerRole.name, agent: plannerRole.agent, paneId: this.planner?.pane.id ?? null, state: this.planner ? stateOf(this.planner.state.state) : 'starting' },
+      workers: [...this.workersById.values()].map((w) => ({ ...this.viewOf(w), paneId: w.pane?.pane.id ?? null })),
+      tasks,
+      nextStep: next ? `${next.id}: ${next.title}` : null,
+      confirmations: this.pendingConfirmations(),
+      calls: this.callLog(),
+      draft: this.draftText,
+      summary: this.summary ?? null,
+    };
   }
 
   /** The planner's calls so far, each with how it went and whether its result reached the planner. */
@@ -382,14 +463,17 @@ export class TeamRun implements TeamPort, Disposable {
     return {
       port: this,
       tasks: this.tasks,
-      riskContext: (workerId) => {
-        const worker = this.workersById.get(workerId);
-        return { policy: policyOf(worker?.role), workdir: worker?.folder ?? this.options.folder, home: this.options.home };
-      },
+      riskContext: (workerId) => this.riskContextOf(workerId),
       medium: this.preset.risk.medium,
       unsent: this.unsent,
       signal: this.abort.signal,
     };
+  }
+
+  /** How a text for `workerId` is judged: its role's approval policy, in its folder. */
+  private riskContextOf(workerId: string): RiskContext {
+    const worker = this.workersById.get(workerId);
+    return { policy: policyOf(worker?.role), workdir: worker?.folder ?? this.options.folder, home: this.options.home };
   }
 
   /** Queues text for the planner, typed once it is idle. */
@@ -424,7 +508,9 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   private step(event: TeamEvent): void {
-    this.current = stepTeam(this.current, event).to;
+    const change = stepTeam(this.current, event);
+    this.current = change.to;
+    this.why = change.why;
     if (teamEnded(this.current)) {
       this.endedAt = new Date().toISOString();
       this.abort.abort();
@@ -439,6 +525,7 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   private changed(): void {
+    this.changes++;
     this.changeEmitter.fire();
   }
 }

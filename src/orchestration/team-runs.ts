@@ -1,0 +1,93 @@
+/**
+ * The daemon's team runs (issue 24 item 2): each started from a preset and a goal over the
+ * daemon's panes, found by id, and watched by version so that every board (the dashboard, the CLI,
+ * a second dashboard) sees the same run change live. A run that has ended stays readable, its
+ * report too, until more than MAX_ENDED have ended after it.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Disposable } from '../core/disposable.js';
+import { SwitchboardError } from '../core/errors.js';
+import type { TeamPreset } from './presets/preset.js';
+import { TeamRun, type TeamHost } from './team-run.js';
+import { teamEnded } from './team-state.js';
+
+/** Runs going at once, at most: each opens up to 16 agent CLIs. */
+const MAX_LIVE = 8;
+/** Ended runs kept readable (their boards and reports), the oldest dropped first. */
+const MAX_ENDED = 50;
+/** The longest a board watch waits for a change. */
+const MAX_BOARD_WAIT_MS = 60_000;
+
+export interface TeamRunsOptions {
+  /** The user's home, for the risk gate's judgement of paths. */
+  home: string;
+}
+
+export class TeamRuns implements Disposable {
+  private readonly runs = new Map<string, TeamRun>();
+
+  constructor(private readonly options: TeamRunsOptions) {}
+
+  /** Starts a run: the run exists at once (starting), its agents open in the background. */
+  start(spec: { preset: TeamPreset; goal: string; folder: string; host: TeamHost }): TeamRun {
+    const live = [...this.runs.values()].filter((run) => !teamEnded(run.state)).length;
+    if (live >= MAX_LIVE) throw new SwitchboardError('LIMIT_EXCEEDED', `${MAX_LIVE} team runs are going already: end one first`, { max: MAX_LIVE });
+    const id = `team-${randomBytes(4).toString('hex')}`;
+    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host });
+    this.runs.set(id, run);
+    this.dropOldEnded();
+    void run.start();
+    return run;
+  }
+
+  /** The run `id`; RUN_NOT_FOUND when there is none (or it ended long ago and was dropped). */
+  get(id: string): TeamRun {
+    const run = this.runs.get(id);
+    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+    return run;
+  }
+
+  /** Every run kept, the newest first. */
+  list(): TeamRun[] {
+    return [...this.runs.values()].reverse();
+  }
+
+  /**
+   * Resolves once run `id` has changed past `afterVersion` (at once when it has already), or after
+   * `timeoutMs`, or when `signal` aborts: a board's live watch, over any transport.
+   */
+  async changedAfter(id: string, afterVersion: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
+    const run = this.get(id);
+    if (run.board().version > afterVersion || timeoutMs <= 0) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        subscription.dispose();
+        clearTimeout(timer);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      const subscription = run.onChange(() => done());
+      const timer = setTimeout(done, Math.min(timeoutMs, MAX_BOARD_WAIT_MS));
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
+
+  /** Ends every run (the daemon is closing), leaving the agents' panes to the daemon's own close. */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.runs.values()].map((run) => run.end('the daemon’s shutdown', false)));
+    this.dispose();
+  }
+
+  dispose(): void {
+    for (const run of this.runs.values()) run.dispose();
+    this.runs.clear();
+  }
+
+  private dropOldEnded(): void {
+    const ended = [...this.runs.entries()].filter(([, run]) => teamEnded(run.state));
+    for (const [id, run] of ended.slice(0, Math.max(0, ended.length - MAX_ENDED))) {
+      run.dispose();
+      this.runs.delete(id);
+    }
+  }
+}

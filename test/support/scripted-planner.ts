@@ -1,0 +1,79 @@
+/**
+ * A planner CLI for team-run tests: a scripted program standing in for an agent whose model
+ * plans, speaking only marker lines. It prints one call at a time, each once the result of the
+ * one before is back, and logs the brief's length and every result it is given, one JSON a line.
+ */
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { ProfileInput } from '../../src/agents/index.js';
+
+/** One call: the tool's seed name and its parameters. */
+export type PlannerCall = [string, Record<string, unknown>];
+
+/** The planner's profile: "planner> " when idle, "working…" while it thinks. */
+export const PLANNER_PROFILE_DATA = {
+  name: 'scripted-planner',
+  binary: { names: ['scripted-planner'] },
+  version_args: null,
+  interactive_args: [],
+  screens: [{ versions: '*', idle: [{ pattern: '^planner>', rows: 1 }], busy: [{ pattern: '^working…' }] }],
+  approval_keys: { allow_once: ['y'], deny: ['n'] },
+  input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 50, paste_multiline: true, submit_patience_ms: 15_000 },
+} satisfies ProfileInput;
+
+/**
+ * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
+ * brief, prints one call at a time as a marker line, and logs every result it is given.
+ */
+export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[]): string {
+  const file = path.join(dir, 'planner.cjs');
+  writeFileSync(
+    file,
+    `const fs = require('fs');
+const CALLS = ${JSON.stringify(calls)};
+let typed = '', pasting = false, nonce = null, step = 0;
+const out = (s) => process.stdout.write(s);
+const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n') + '\\r\\nplanner> ');
+out('\\x1b[?2004h');
+show(['planner ready']);
+const next = () => {
+  if (step >= CALLS.length) return show(['all done']);
+  const [method, params] = CALLS[step++];
+  show(['__MPS_TOOL__ ' + JSON.stringify({ id: 'c' + step, method, params, nonce })]);
+};
+const handle = (text) => {
+  if (nonce === null) {
+    const m = /Your nonce is ([0-9a-f]+)\\./.exec(text);
+    if (!m) return show(['no nonce in: ' + text.slice(0, 40)]);
+    nonce = m[1];
+    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ brief: text.length }) + '\\n');
+    return next();
+  }
+  if (text.startsWith('__MPS_TOOL_RESULT__ ')) {
+    fs.appendFileSync(${JSON.stringify(log)}, text.slice('__MPS_TOOL_RESULT__ '.length) + '\\n');
+    return next();
+  }
+  show(['?']);
+};
+process.stdin.setRawMode(true);
+process.stdin.on('data', (d) => {
+  let s = d.toString();
+  while (s.length > 0) {
+    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
+    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
+    const c = s[0]; s = s.slice(1);
+    if (c === '\\r' && !pasting) {
+      const text = typed.trim(); typed = '';
+      if (text === '') continue;
+      show(['working…']);
+      setTimeout(() => handle(text), 100);
+      continue;
+    }
+    typed += c === '\\r' ? '\\n' : c;
+    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
+  }
+});
+`,
+  );
+  return file;
+}
