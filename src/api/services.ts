@@ -3,14 +3,14 @@
  * every transport (JSON-RPC over TCP and the local socket, the dashboard's WebSocket, and the HTTP
  * API and MCP to come), which reach the pane, agent and log layers only through the operations.
  */
-import { hostname } from 'node:os';
+import { homedir, hostname } from 'node:os';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
 import { StructuredRuns, type RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
-import { presetStoreOf, type PresetStore } from '../orchestration/index.js';
+import { presetStoreOf, TeamRuns, type PresetStore } from '../orchestration/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { RegistryPaneHost } from '../tmux/registry-host.js';
 import { TmuxService } from '../tmux/service.js';
@@ -78,6 +78,8 @@ export interface Services {
   readonly bridge: AgentBridge;
   /** Seed 003's team presets, sealed in the daemon's home. */
   readonly teamPresets: PresetStore;
+  /** Seed 003's team runs: a planner and its workers in the daemon's panes. */
+  readonly teamRuns: TeamRuns;
 }
 
 /**
@@ -113,13 +115,14 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
+export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets' | 'teamRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
   // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
   const agentPanes = parts.agentPanes ?? parts.logs.agentPanes;
   const asks = new AskService({ panes: parts.panes, agentPanes });
   // The caller's (the daemon ends its runs before its logs), else one of the services' own.
   const structuredRuns = parts.structuredRuns ?? new StructuredRuns(parts.logs.logs, parts.agents);
+  const teamRuns = new TeamRuns({ home: homedir() });
   return {
     panes: parts.panes,
     agents: parts.agents,
@@ -131,7 +134,9 @@ export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' 
     tmux,
     asks,
     teamPresets: presetStoreOf(parts.daemon.home),
+    teamRuns,
     dispose: () => {
+      teamRuns.dispose();
       if (!parts.structuredRuns) void structuredRuns.close();
       asks.dispose();
       tmux.dispose();

@@ -1,12 +1,39 @@
 /**
- * Seed 003's team presets (`team_preset_*`): the daemon's sealed preset store, with each role's
- * agent checked against the profiles the daemon knows.
+ * Seed 003's teams. Presets (`team_preset_*`): the daemon's sealed preset store, with each role's
+ * agent checked against the profiles the daemon knows. Runs (`team_run_*`): the daemon's team runs,
+ * their agents in its panes, their boards answered as the wire shows them.
  */
-import { presetReview } from '../orchestration/index.js';
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { SwitchboardError } from '../core/errors.js';
+import { presetReview, type TeamBoard, type TeamPreset } from '../orchestration/index.js';
+import type { TeamBoardInfo } from '../protocol/methods.js';
 import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
+import { OWNER_GRANT } from './authorize.js';
+import { teamHostOf } from './team-host.js';
 
-type TeamMethods = 'team_preset_list' | 'team_preset_get' | 'team_preset_validate' | 'team_preset_save' | 'team_preset_remove' | 'team_preset_export' | 'team_preset_import';
+type TeamMethods =
+  | 'team_preset_list'
+  | 'team_preset_get'
+  | 'team_preset_validate'
+  | 'team_preset_save'
+  | 'team_preset_remove'
+  | 'team_preset_export'
+  | 'team_preset_import'
+  | 'team_run_start'
+  | 'team_run_list'
+  | 'team_run_get'
+  | 'team_run_pause'
+  | 'team_run_resume'
+  | 'team_run_end'
+  | 'team_run_answer'
+  | 'team_run_mark'
+  | 'team_run_send'
+  | 'team_run_report';
+
+/** How long a board watch waits for a change when the caller names no wait. */
+const DEFAULT_BOARD_WAIT_MS = 30_000;
 
 /** The agent profiles a role may name: the built-in ones and the user's. */
 const knownAgents = (ctx: OperationContext): string[] => ctx.agents.list().map((profile) => profile.data.name);
@@ -40,4 +67,109 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
     const imported = ctx.teamPresets.import(p.text, { knownAgents: knownAgents(ctx), ...(p.replace !== undefined ? { replace: p.replace } : {}) });
     return { imported: imported.map((preset) => preset.name), review: imported.flatMap(presetReview) };
   },
+
+  team_run_start(ctx, p) {
+    // A stored preset is checked again: a profile one of its roles names may have gone since.
+    const given: unknown = typeof p.preset === 'string' ? ctx.teamPresets.get(p.preset).preset : p.preset;
+    const preset: TeamPreset = ctx.teamPresets.validate(given, { knownAgents: knownAgents(ctx) });
+    const folder = existingFolder(p.folder);
+    const host = teamHostOf(ctx, { grant: ctx.grant ?? OWNER_GRANT, ...(p.agent_home !== undefined && p.model_url !== undefined ? { sandbox: { homeRoot: p.agent_home, modelUrl: p.model_url } } : {}) });
+    return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host }).board());
+  },
+
+  team_run_list(ctx) {
+    return {
+      runs: ctx.teamRuns.list().map((run) => {
+        const board = run.board();
+        return { run_id: board.id, goal: board.goal, preset: board.preset, state: board.state, started_at: board.startedAt, ended_at: board.endedAt ?? null, workers: board.workers.length };
+      }),
+    };
+  },
+
+  async team_run_get(ctx, p) {
+    if (p.after_version !== undefined) await ctx.teamRuns.changedAfter(p.run_id, p.after_version, p.wait_ms ?? DEFAULT_BOARD_WAIT_MS, ctx.signal);
+    return boardInfo(ctx.teamRuns.get(p.run_id).board());
+  },
+
+  team_run_pause(ctx, p) {
+    const run = ctx.teamRuns.get(p.run_id);
+    run.pause(callerName(ctx));
+    return { run_id: run.id, state: run.state };
+  },
+
+  team_run_resume(ctx, p) {
+    const run = ctx.teamRuns.get(p.run_id);
+    run.resume(callerName(ctx));
+    return { run_id: run.id, state: run.state };
+  },
+
+  async team_run_end(ctx, p) {
+    const run = ctx.teamRuns.get(p.run_id);
+    await run.end(callerName(ctx), p.close_agents);
+    return { run_id: run.id, state: run.state };
+  },
+
+  team_run_answer(ctx, p) {
+    ctx.teamRuns.get(p.run_id).answerConfirmation(p.confirmation_id, p.decision, callerName(ctx));
+    return { answered: true };
+  },
+
+  team_run_mark(ctx, p) {
+    const run = ctx.teamRuns.get(p.run_id);
+    run.markWorker(p.worker_id, p.mark ?? undefined);
+    const worker = run.workers().find((w) => w.id === p.worker_id);
+    return { worker_id: p.worker_id, state: worker?.state ?? 'error' };
+  },
+
+  async team_run_send(ctx, p) {
+    return await ctx.teamRuns.get(p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, ctx.signal);
+  },
+
+  team_run_report(ctx, p) {
+    return { run_id: p.run_id, markdown: ctx.teamRuns.get(p.run_id).report() };
+  },
 };
+
+/** Who acted, as the board and the record name them. */
+function callerName(ctx: OperationContext): string {
+  const grant = ctx.grant ?? OWNER_GRANT;
+  if (grant.owner) return 'the owner';
+  return grant.paneId !== undefined ? `the program in pane ${grant.paneId}` : (grant.who ?? 'a scoped token');
+}
+
+/** The run's folder, absolute; INVALID_PARAMS when it is not a folder that exists. */
+function existingFolder(folder: string): string {
+  const absolute = path.resolve(folder);
+  if (!isFolder(absolute)) throw new SwitchboardError('INVALID_PARAMS', `folder: ${absolute} is not a folder that exists`, { folder: absolute });
+  return absolute;
+}
+
+function isFolder(file: string): boolean {
+  try {
+    return statSync(file).isDirectory();
+  } catch {
+    return false; // missing, a file on the way, or not ours to look at: not a folder to run in
+  }
+}
+
+/** A board as the wire shows it. */
+function boardInfo(board: TeamBoard): TeamBoardInfo {
+  return {
+    run_id: board.id,
+    goal: board.goal,
+    preset: board.preset,
+    state: board.state,
+    why: board.why,
+    version: board.version,
+    started_at: board.startedAt,
+    ended_at: board.endedAt ?? null,
+    planner: { role: board.planner.role, agent: board.planner.agent, pane_id: board.planner.paneId, state: board.planner.state },
+    workers: board.workers.map((w) => ({ id: w.id, role: w.role, agent: w.agent, state: w.state, folder: w.folder, pane_id: w.paneId, last_lines: w.lastLines })),
+    tasks: board.tasks.map((t) => ({ id: t.id, title: t.title, owner: t.owner, state: t.state, depends_on: t.dependsOn, failed_check: t.failedCheck })),
+    next_step: board.nextStep,
+    confirmations: board.confirmations.map((c) => ({ id: c.id, worker_id: c.workerId, text: c.text, judgement: c.judgement })),
+    calls: board.calls,
+    draft: board.draft,
+    summary: board.summary,
+  };
+}

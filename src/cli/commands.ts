@@ -46,9 +46,22 @@ const RUN_HELP = [
   'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
 ];
 
-const TEAM_USAGE = 'team presets [--json] | team preset show|validate|save|rm|export|import …   team presets (seed 003)';
+const TEAM_USAGE = 'team run --preset P "goal" | runs | board RUN | answer | send | mark | pause | resume | end | report | presets | preset …   teams of agents (seed 003)';
 
 const TEAM_HELP = [
+  'Team runs: one goal, a preset\'s team of agent CLIs in panes, a planner that drives the workers through',
+  'tools, a risk gate that holds dangerous text for a person, a live board and a report.',
+  '',
+  '  team run --preset P [--folder D] [--board] "goal"   start a run in D (default: here); --board follows it',
+  '  team runs [--json]                        the runs kept, the newest first',
+  '  team board RUN [--once] [--json]          the live board; on a terminal a/d answer a held text, p pauses, q leaves',
+  '  team answer RUN CONFIRMATION allow|deny   let a held text through to its worker, or not',
+  '  team send RUN [--worker W] [--confirmed] "text"   to one worker, or to all; risky text needs --confirmed',
+  '  team mark RUN WORKER done|blocked|needs-input|clear',
+  '  team pause|resume RUN                     hold the planner\'s tool calls, or let them go on',
+  '  team end RUN [--close-agents]             end the run; its agents stay open unless --close-agents',
+  '  team report RUN                           the report, as markdown',
+  '',
   'Team presets: the roles of a team, each bound to an agent profile, a folder, an approval policy and a',
   'stuck limit; one role plans. Kept sealed (AES-256-GCM) in the daemon\'s home; the key is the file',
   'beside the home (~/.switchboard.key for ~/.switchboard).',

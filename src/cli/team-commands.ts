@@ -1,6 +1,6 @@
 /**
  * `switchboard team presets` and `switchboard team preset show|validate|save|rm|export|import`:
- * seed 003's team presets, kept sealed by the daemon. A preset file is JSON or YAML; it is read
+ * seed 003's team presets, kept sealed by the daemon (the run subcommands are team-run-commands.ts). A preset file is JSON or YAML; it is read
  * here and sent whole, so what the daemon keeps is what the person wrote, with defaults filled in.
  * Editing a preset is exporting it, changing the file and saving it again.
  */
@@ -13,16 +13,21 @@ import { parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
 import { table } from './format.js';
 import { readInput } from './task-input.js';
+import { teamRunSubcommand } from './team-run-commands.js';
 
 /** How an import's review names each thing to look at. */
 const REVIEW_WORDS = { check: 'runs this command when a worker says it is done:', folder: 'works outside the run’s folder, in', approvals: 'answers approvals by its own rules:' } as const;
+
+const SUBCOMMANDS = 'run, runs, board, answer, send, mark, pause, resume, end, report, presets or preset';
 
 /** `team …` */
 export async function teamCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const [what, ...rest] = argv;
   if (what === 'presets') return listCommand(ctx, rest);
   if (what === 'preset') return presetCommand(ctx, rest);
-  throw new UsageError(what === undefined ? 'missing the subcommand: presets or preset' : `unknown subcommand '${what}': presets or preset`);
+  const run = what === undefined ? undefined : teamRunSubcommand(what);
+  if (run) return run(ctx, rest);
+  throw new UsageError(what === undefined ? `missing the subcommand: ${SUBCOMMANDS}` : `unknown subcommand '${what}': ${SUBCOMMANDS}`);
 }
 
 async function listCommand(ctx: CliContext, argv: string[]): Promise<number> {

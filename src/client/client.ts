@@ -499,6 +499,62 @@ export class SwitchboardClient {
     return this.request('team_preset_import', { text, replace: options.replace });
   }
 
+  /** Starts a team run from a preset (by name, or whole) and a goal; answers at once with its board (starting). */
+  teamRunStart(params: ParamsInput<'team_run_start'>): Promise<Result<'team_run_start'>> {
+    return this.request('team_run_start', params);
+  }
+
+  /** Every team run kept, the newest first. */
+  teamRunList(): Promise<Result<'team_run_list'>> {
+    return this.request('team_run_list', {});
+  }
+
+  /**
+   * A team run's board; with `afterVersion`, once it has changed past that version (or after
+   * `waitMs`, default 30 s): call it again with the board's version for a live board.
+   */
+  teamRunGet(runId: string, options: { afterVersion?: number; waitMs?: number } = {}): Promise<Result<'team_run_get'>> {
+    const waiting = options.afterVersion !== undefined;
+    return this.request('team_run_get', { run_id: runId, after_version: options.afterVersion, wait_ms: options.waitMs }, waiting ? { timeoutMs: (options.waitMs ?? 30_000) + 30_000 } : {});
+  }
+
+  /** Holds the planner's tool calls until resumed. */
+  teamRunPause(runId: string): Promise<Result<'team_run_pause'>> {
+    return this.request('team_run_pause', { run_id: runId });
+  }
+
+  teamRunResume(runId: string): Promise<Result<'team_run_resume'>> {
+    return this.request('team_run_resume', { run_id: runId });
+  }
+
+  /** Ends the run; `closeAgents` closes its agents' panes too (else they stay, for a person to go on with). */
+  teamRunEnd(runId: string, options: { closeAgents: boolean }): Promise<Result<'team_run_end'>> {
+    return this.request('team_run_end', { run_id: runId, close_agents: options.closeAgents }, { timeoutMs: 60_000 });
+  }
+
+  /** Lets a text the risk gate holds through to its worker, or not. */
+  teamRunAnswer(runId: string, confirmationId: string, decision: 'allow' | 'deny'): Promise<Result<'team_run_answer'>> {
+    return this.request('team_run_answer', { run_id: runId, confirmation_id: confirmationId, decision });
+  }
+
+  /** Marks a worker done, blocked (stuck) or needing input; null clears the mark. */
+  teamRunMark(runId: string, workerId: string, mark: 'completed' | 'stuck' | 'needs_input' | null): Promise<Result<'team_run_mark'>> {
+    return this.request('team_run_mark', { run_id: runId, worker_id: workerId, mark });
+  }
+
+  /**
+   * A person's text to one worker, or to every running worker (no `workerId`). A text the risk gate
+   * judges medium or high is held (`held`, nothing sent) unless `confirmed`.
+   */
+  teamRunSend(runId: string, text: string, options: { workerId?: string; confirmed?: boolean } = {}): Promise<Result<'team_run_send'>> {
+    return this.request('team_run_send', { run_id: runId, text, worker_id: options.workerId, confirmed: options.confirmed }, { timeoutMs: 120_000 });
+  }
+
+  /** The run's report, as markdown. */
+  teamRunReport(runId: string): Promise<Result<'team_run_report'>> {
+    return this.request('team_run_report', { run_id: runId });
+  }
+
   /** Runs one tmux command line through the daemon's tmux front end (as the `tmux` launcher does). */
   tmuxCommand(params: ParamsInput<'tmux_command'>): Promise<Result<'tmux_command'>> {
     return this.request('tmux_command', params, { timeoutMs: 120_000 });

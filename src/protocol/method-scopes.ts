@@ -35,6 +35,9 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   team_preset_get: 'read',
   team_preset_validate: 'read',
   team_preset_export: 'read',
+  team_run_list: 'read',
+  team_run_get: 'read',
+  team_run_report: 'read',
   send_prompt: 'ask',
   // An ask types only into an idle agent with no dialog open, never into an approval.
   ask: 'ask',
@@ -45,6 +48,8 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   send_keys: 'send',
   paste: 'send',
   resize: 'send',
+  // A person's text to a team's workers; the run's risk gate judges it as it judges the planner's.
+  team_run_send: 'send',
   create_pane: 'create',
   run_agent: 'create',
   cancel_run: 'create',
@@ -59,7 +64,15 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   team_preset_save: 'create',
   team_preset_remove: 'create',
   team_preset_import: 'create',
+  // A team run opens agents; steering it (pause, resume, end, marks) is the starter's kind of power.
+  team_run_start: 'create',
+  team_run_pause: 'create',
+  team_run_resume: 'create',
+  team_run_end: 'create',
+  team_run_mark: 'create',
   answer_approval: 'approve',
+  // Letting a held text through the risk gate is an approval.
+  team_run_answer: 'approve',
   kill: 'kill',
   remove: 'kill',
   log_export: 'export',

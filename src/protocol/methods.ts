@@ -15,7 +15,7 @@ import { runParams, runResults } from './methods/runs.js';
 import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { tmuxParams, tmuxResults } from './methods/tmux.js';
-import { presetInfoSchema, teamParams, teamResults } from './methods/teams.js';
+import { presetInfoSchema, teamBoardSchema, teamParams, teamResults } from './methods/teams.js';
 
 export { describeIssues } from './methods/common.js';
 
@@ -67,6 +67,8 @@ export type AskTargetInfo = z.output<typeof askTargetSchema>;
 export type InfoResult = z.output<typeof infoResultSchema>;
 /** A team preset as the daemon answers it. */
 export type PresetInfo = z.output<typeof presetInfoSchema>;
+/** A team run's board as every surface shows it. */
+export type TeamBoardInfo = z.output<typeof teamBoardSchema>;
 /** An agent pane's state (see src/contract/agent-state.ts for the states). */
 export type PaneStateInfo = z.output<typeof paneStateInfoSchema>;
 /** A session as log_sessions lists it. */

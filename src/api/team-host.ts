@@ -1,0 +1,49 @@
+/**
+ * How a team run opens and closes its agents in the daemon: each one an agent pane like any other
+ * (`create_pane` with an agent), so the dashboard, the logs, asks and approvals see the team's
+ * agents as they see every agent, and a person can take one over by typing into its pane.
+ */
+import path from 'node:path';
+import { startAgent, type AgentPane } from '../agents/index.js';
+import { SwitchboardError } from '../core/errors.js';
+import type { TeamHost } from '../orchestration/index.js';
+import { scopesForNewPane, type Grant } from './authorize.js';
+import type { Services } from './services.js';
+
+/** Grace for an agent's CLI to exit when a run closes its panes. */
+const CLOSE_GRACE_MS = 2_000;
+
+export interface TeamHostOptions {
+  /** Who started the run: its agents' tokens never carry more than this caller holds. */
+  grant: Grant;
+  /** Each agent from its own isolated HOME under `homeRoot`, against `modelUrl` (tests, demos). */
+  sandbox?: { homeRoot: string; modelUrl: string };
+}
+
+export function teamHostOf(services: Services, options: TeamHostOptions): TeamHost {
+  return {
+    async startAgent(spec, signal): Promise<AgentPane> {
+      const profile = services.agents.get(spec.agent);
+      const sandbox = options.sandbox ? { home: path.join(options.sandbox.homeRoot, homeFolderOf(spec.title)), modelUrl: options.sandbox.modelUrl, ...(services.daemon.mcpServer ? { mcp: services.daemon.mcpServer } : {}) } : undefined;
+      const started = await startAgent(services.panes, profile, {
+        cwd: spec.folder,
+        title: spec.title,
+        signal,
+        scopes: scopesForNewPane(options.grant, true),
+        tempRoot: services.agents.tempRoot,
+        ...(sandbox ? { sandbox } : {}),
+      });
+      const agent = services.agentPanes.get(started.pane.id);
+      if (!agent) throw new SwitchboardError('INTERNAL_ERROR', `pane ${started.pane.id} started ${spec.agent} but is not tracked as an agent`);
+      return agent;
+    },
+    async closeAgent(agent): Promise<void> {
+      await services.panes.remove(agent.pane.id, { graceMs: CLOSE_GRACE_MS }).catch(() => undefined);
+    },
+  };
+}
+
+/** A folder name from a pane title ("executor-1 (codex)" → "executor-1-codex"). */
+function homeFolderOf(title: string): string {
+  return title.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^-+|-+$/g, '') || 'agent';
+}

@@ -1,0 +1,171 @@
+/**
+ * A team run through the daemon (issue 24 items 2, 5, 6 and 12): started over JSON-RPC from an
+ * inline preset, its agents in the daemon's panes, its board watched live by version from two
+ * clients, the risk gate's held text denied from the second one, a person's own send judged the
+ * same way, the report read, and the run ended with its panes closed. Bad input answers clear
+ * codes and changes nothing.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { connect, type SwitchboardClient } from '../src/index.js';
+import type { TeamBoardInfo } from '../src/protocol/methods.js';
+import { useTestDaemon } from './support/daemon.js';
+import { cleanEnv, runCli } from './support/cli.js';
+import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
+import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+
+const scratch = tempDir('sb-team-daemon-');
+const work = path.join(scratch.dir, 'work');
+mkdirSync(work);
+const log = path.join(scratch.dir, 'results.jsonl');
+
+const CALLS: PlannerCall[] = [
+  ['tasks.add', { title: 'write made.txt' }],
+  ['tabs.send', { tabId: 'executor-1', text: 'echo made-by-the-team > made.txt' }],
+  ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 20_000 }],
+  ['tabs.send', { tabId: 'executor-1', text: 'git reset --hard' }],
+  ['run.report_draft', { text: '# made.txt\nThe executor wrote it.\n' }],
+  ['run.complete', { summary: 'made.txt is written' }],
+];
+
+// The planner is a user profile of the daemon's: node running the scripted planner.
+const agentsFile = path.join(scratch.dir, 'agents.json');
+writeFileSync(
+  agentsFile,
+  JSON.stringify({ agents: [{ ...PLANNER_PROFILE_DATA, binary: { names: ['scripted-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, log, CALLS)] }] }),
+);
+
+const t = useTestDaemon({ agentsFile, checkResults: true, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, ...SHELL_AGENT_ENV(work) } });
+const clients: SwitchboardClient[] = [];
+
+afterAll(() => {
+  for (const client of clients) client.close();
+  scratch.cleanup();
+});
+
+async function client(): Promise<SwitchboardClient> {
+  const c = await connect({ home: t.home, env: cleanEnv() });
+  clients.push(c);
+  return c;
+}
+
+/** Watches the board by version until `done` holds for it: how every board stays live. */
+async function boardUntil(c: SwitchboardClient, runId: string, done: (board: TeamBoardInfo) => boolean, what: string): Promise<TeamBoardInfo> {
+  let board = await c.teamRunGet(runId);
+  const deadline = Date.now() + 60_000;
+  while (!done(board)) {
+    if (Date.now() > deadline) throw new Error(`${what}: not seen; the board: ${JSON.stringify(board, null, 1)}`);
+    board = await c.teamRunGet(runId, { afterVersion: board.version, waitMs: 5_000 });
+  }
+  return board;
+}
+
+const PRESET = { name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] };
+
+describe('a team run in the daemon', () => {
+  it('runs from a preset and a goal, with a live board on two clients and the risk gate answered from the second', async () => {
+    const owner = await client();
+    const second = await client();
+    const started = await owner.teamRunStart({ preset: PRESET, goal: 'write made.txt', folder: work });
+    expect(started).toMatchObject({ goal: 'write made.txt', preset: 'scripted', state: 'starting', planner: { role: 'lead', agent: 'scripted-planner' } });
+    const runId = started.run_id;
+    expect((await second.teamRunList()).runs.map((r) => r.run_id)).toContain(runId);
+
+    // The second board sees the held text and denies it; the first sees the run complete.
+    const held = await boardUntil(second, runId, (b) => b.confirmations.length > 0, 'a text held by the risk gate');
+    expect(held.confirmations).toEqual([expect.objectContaining({ worker_id: 'executor-1', text: 'git reset --hard', judgement: expect.objectContaining({ level: 'high' }) })]);
+    await second.teamRunAnswer(runId, held.confirmations[0]?.id ?? '', 'deny');
+    await expect(second.teamRunAnswer(runId, held.confirmations[0]?.id ?? '', 'allow')).rejects.toMatchObject({ code: 'CONFLICT' });
+    const done = await boardUntil(owner, runId, (b) => b.state === 'completed', 'the run completed');
+
+    expect(readFileSync(path.join(work, 'made.txt'), 'utf8')).toBe('made-by-the-team\n');
+    expect(done.why).toBe('completed by the planner');
+    expect(done.summary).toBe('made.txt is written');
+    expect(done.tasks).toEqual([{ id: 'task-1', title: 'write made.txt', owner: null, state: 'open', depends_on: [], failed_check: null }]);
+    expect(done.next_step).toBe('task-1: write made.txt');
+    expect(done.calls.map((c) => `${c.method} ${c.outcome}`)).toEqual(['tasks.add ok', 'tabs.send ok', 'tabs.wait ok', 'tabs.send FORBIDDEN', 'run.report_draft ok', 'run.complete ok']);
+    const [worker] = done.workers;
+    expect(worker).toMatchObject({ id: 'executor-1', role: 'executor', agent: 'shell', folder: work });
+    // The worker's pane is a pane of the daemon like any other, titled with its role.
+    const panes = (await owner.list()).panes;
+    expect(panes.find((p) => p.pane_id === worker?.pane_id)?.title).toBe('executor-1 (shell)');
+    expect(panes.find((p) => p.pane_id === done.planner.pane_id)?.title).toBe('lead (planner)');
+    const results = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string; ok?: boolean; error?: { code: string } });
+    expect(results[4]).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+
+    // A person's own text is judged as the planner's: high waits for `confirmed`.
+    const risky = await second.teamRunSend(runId, 'rm -rf build', { workerId: 'executor-1' });
+    expect(risky).toMatchObject({ sent: [], held: true, judgement: { level: 'high' } });
+    const broadcast = await second.teamRunSend(runId, 'echo broadcast-from-a-person > person.txt');
+    expect(broadcast).toMatchObject({ sent: ['executor-1'], held: false, judgement: { level: 'low' } });
+    await boardUntil(owner, runId, () => existsSync(path.join(work, 'person.txt')), 'the broadcast written');
+
+    const report = (await owner.teamRunReport(runId)).markdown;
+    expect(report).toContain('# Team run: write made.txt');
+    expect(report).toContain('The executor wrote it.');
+
+    const ended = await owner.teamRunEnd(runId, { closeAgents: true });
+    expect(ended.state).toBe('completed');
+    const left = (await owner.list()).panes.map((p) => p.pane_id);
+    expect(left).not.toContain(worker?.pane_id);
+    expect(left).not.toContain(done.planner.pane_id);
+  });
+
+  it('is run, watched, steered and ended from the command line', async () => {
+    rmSync(log, { force: true });
+    const sb = (...args: string[]) => runCli(t.home, args);
+    const started = await sb('team', 'run', '--preset', 'scripted', '--folder', work, 'write made.txt');
+    // A preset by name: this one is saved first, as a person would.
+    expect(started.code).toBe(1);
+    expect(started.stderr).toMatch(/no team preset is named 'scripted'/);
+    const presetFile = path.join(scratch.dir, 'scripted.json');
+    writeFileSync(presetFile, JSON.stringify(PRESET));
+    expect((await sb('team', 'preset', 'save', presetFile)).code).toBe(0);
+    const run = await sb('team', 'run', '--preset', 'scripted', '--folder', work, 'write made.txt');
+    expect(run.code, run.stderr).toBe(0);
+    const runId = /^(team-[0-9a-f]{8}): scripted on "write made.txt"/.exec(run.stdout)?.[1] ?? '';
+    expect(runId).not.toBe('');
+    expect((await sb('team', 'runs')).stdout).toMatch(new RegExp(`${runId}\\s+(starting|running|paused|completed)\\s+scripted`));
+
+    // The held text, answered from the command line; the board followed to the run's end.
+    const c = await client();
+    const held = await boardUntil(c, runId, (b) => b.confirmations.length > 0, 'a text held by the risk gate');
+    const heldId = held.confirmations[0]?.id ?? '';
+    const once = await sb('team', 'board', runId, '--once');
+    expect(once.stdout).toContain(`HELD ${heldId} for executor-1: git reset --hard`);
+    expect(once.stdout).toContain(`answer: switchboard team answer ${runId} ${heldId} allow|deny`);
+    expect((await sb('team', 'answer', runId, heldId, 'deny')).stdout).toBe(`${heldId}: denied\n`);
+    // Not a terminal: the board prints each change until the run ends, then exits 0.
+    const followed = await sb('team', 'board', runId);
+    expect(followed.code, followed.stderr).toBe(0);
+    expect(followed.stdout).toMatch(/completed \(completed by the planner\)/);
+    expect(followed.stdout).toContain('summary: made.txt is written');
+
+    const risky = await sb('team', 'send', runId, '--worker', 'executor-1', 'rm -rf build');
+    expect(risky.code).toBe(1);
+    expect(risky.stderr).toMatch(/held, nothing sent: high risk .*--confirmed/);
+    expect((await sb('team', 'mark', runId, 'executor-1', 'blocked')).stdout).toBe('executor-1: stuck\n');
+    expect((await sb('team', 'report', runId)).stdout).toContain('# Team run: write made.txt');
+    expect((await sb('team', 'pause', runId)).stderr).toMatch(/cannot pause the run: the team run has ended \(completed\)/);
+    expect((await sb('team', 'end', runId, '--close-agents')).stdout).toBe(`${runId}: completed\n`);
+    for (const bad of [['team', 'run', 'no preset'], ['team', 'answer', runId, 'x', 'maybe'], ['team', 'mark', runId, 'executor-1', 'sideways'], ['team', 'board'], ['team', 'fly']]) {
+      expect((await sb(...bad)).code, bad.join(' ')).toBe(64);
+    }
+  });
+
+  it('answers bad input with clear codes and starts nothing', async () => {
+    const c = await client();
+    const before = (await c.list()).panes.length;
+    await expect(c.teamRunGet('team-00000000')).rejects.toMatchObject({ code: 'RUN_NOT_FOUND' });
+    await expect(c.teamRunGet('nope')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(c.teamRunStart({ preset: PRESET, goal: 'x', folder: path.join(work, 'missing') })).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('is not a folder that exists') });
+    await expect(c.teamRunStart({ preset: { ...PRESET, roles: [PRESET.roles[0], { name: 'executor', agent: 'cobol' }] }, goal: 'x', folder: work })).rejects.toMatchObject({
+      code: 'INVALID_PARAMS',
+      message: expect.stringContaining("roles[1].agent: no agent profile is named 'cobol'"),
+    });
+    await expect(c.teamRunStart({ preset: 'no-such-preset', goal: 'x', folder: work })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(c.teamRunStart({ preset: PRESET, goal: '   ', folder: work })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    expect((await c.list()).panes.length).toBe(before);
+  });
+});
