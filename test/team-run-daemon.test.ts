@@ -14,6 +14,7 @@ import { useTestDaemon } from './support/daemon.js';
 import { cleanEnv, runCli } from './support/cli.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
 import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+import { apiClient } from './support/sse.js';
 
 const scratch = tempDir('sb-team-daemon-');
 const work = path.join(scratch.dir, 'work');
@@ -36,7 +37,7 @@ writeFileSync(
   JSON.stringify({ agents: [{ ...PLANNER_PROFILE_DATA, binary: { names: ['scripted-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, log, CALLS)] }] }),
 );
 
-const t = useTestDaemon({ agentsFile, checkResults: true, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, ...SHELL_AGENT_ENV(work) } });
+const t = useTestDaemon({ agentsFile, checkResults: true, dashboard: { port: 0 }, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, ...SHELL_AGENT_ENV(work) } });
 const clients: SwitchboardClient[] = [];
 
 afterAll(() => {
@@ -152,6 +153,35 @@ describe('a team run in the daemon', () => {
     for (const bad of [['team', 'run', 'no preset'], ['team', 'answer', runId, 'x', 'maybe'], ['team', 'mark', runId, 'executor-1', 'sideways'], ['team', 'board'], ['team', 'fly']]) {
       expect((await sb(...bad)).code, bad.join(' ')).toBe(64);
     }
+  });
+
+  it('is run and answered over HTTP as over JSON-RPC', async () => {
+    rmSync(log, { force: true });
+    const api = apiClient(`http://127.0.0.1:${t.daemon.dashboard?.port ?? 0}`, t.daemon.token);
+    const started = await api.call('POST', '/api/v2/teams', { preset: PRESET, goal: 'write made.txt', folder: work });
+    expect(started.status, JSON.stringify(started.body)).toBe(201);
+    const runId = (started.body as TeamBoardInfo).run_id;
+    let board = started.body as TeamBoardInfo;
+    while (board.confirmations.length === 0) {
+      const watched = await api.call('GET', `/api/v2/teams/${runId}?after_version=${board.version}&wait_ms=5000`);
+      expect(watched.status).toBe(200);
+      board = watched.body as TeamBoardInfo;
+    }
+    const heldId = board.confirmations[0]?.id ?? '';
+    expect(await api.call('POST', `/api/v2/teams/${runId}/confirmations/${heldId}`, { decision: 'maybe' })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/confirmations/${heldId}`, { decision: 'deny' })).toMatchObject({ status: 200, body: { answered: true } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/confirmations/${heldId}`, { decision: 'deny' })).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
+    while (board.state !== 'completed') board = (await api.call('GET', `/api/v2/teams/${runId}?after_version=${board.version}&wait_ms=5000`)).body as TeamBoardInfo;
+    expect(board.calls.map((c) => `${c.method} ${c.outcome}`)).toContain('tabs.send FORBIDDEN');
+    expect(await api.call('POST', `/api/v2/teams/${runId}/send`, { text: 'rm -rf build' })).toMatchObject({ status: 200, body: { sent: [], held: true } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/workers/executor-1/mark`, { mark: 'completed' })).toMatchObject({ status: 200, body: { worker_id: 'executor-1', state: 'completed' } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/pause`)).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
+    expect(((await api.call('GET', `/api/v2/teams/${runId}/report`)).body as { markdown: string }).markdown).toContain('# Team run: write made.txt');
+    expect(((await api.call('GET', '/api/v2/teams')).body as { runs: { run_id: string }[] }).runs.map((r) => r.run_id)).toContain(runId);
+    expect(await api.call('GET', '/api/v2/teams/team-ffffffff')).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
+    expect(await api.call('GET', '/api/v2/teams/nope')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+    expect(await api.call('POST', '/api/v2/teams', { preset: PRESET, goal: 'x', folder: work, colour: 'blue' })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/end`, { close_agents: true })).toMatchObject({ status: 200, body: { run_id: runId, state: 'completed' } });
   });
 
   it('answers bad input with clear codes and starts nothing', async () => {

@@ -23,6 +23,19 @@ import {
   runsQuerySchema,
   runViewSchema,
   streamQuerySchema,
+  teamAnswerRequestSchema,
+  teamBoardQuerySchema,
+  teamBoardResponseSchema,
+  teamControlRequestSchema,
+  teamEndRequestSchema,
+  teamListResponseSchema,
+  teamMarkRequestSchema,
+  teamMarkResponseSchema,
+  teamReportResponseSchema,
+  teamRunRequestSchema,
+  teamSendRequestSchema,
+  teamSendResponseSchema,
+  teamStateResponseSchema,
 } from './schemas.js';
 import { API_PREFIX } from './agent-routes.js';
 
@@ -48,13 +61,17 @@ const optionalBody = (ref: string): Json => ({ required: false, content: { 'appl
 const askIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: ASK_ID_SOURCE } };
 const askEnded = json('Ask', 'The ask, ended: done (with its reply), failed, timed_out (error TIMEOUT) or cancelled.');
 const askUnderWay = json('Ask', 'The ask, still under way (queued, typing, waiting): follow it with wait or get.');
+const teamIdParameter = { name: 'id', in: 'path', required: true, schema: { type: 'string', pattern: '^team-[0-9a-f]{8}$' } };
+const teamControl = (action: 'pause' | 'resume', summary: string): Json => ({
+  post: { operationId: `team${action === 'pause' ? 'Pause' : 'Resume'}`, summary, parameters: [teamIdParameter], requestBody: optionalBody('TeamControlRequest'), responses: { '200': json('TeamState', 'The run and its state.'), ...errors(400, 401, 403, 404, 405, 409, 413) } },
+});
 
 export function openApiDocument(): Json {
   const common = errors(400, 401, 403, 404, 405, 413);
   const idempotencyKey = { name: 'Idempotency-Key', in: 'header', required: false, schema: { type: 'string', maxLength: 255 }, description: "Names the request: repeated by the same caller (a retry), it gets the first request's run instead of starting another; used for a different request, 422. Kept a day, in memory." };
   return {
     openapi: '3.1.0',
-    info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy; and asks between agents (seed 000), the JSON-RPC ask methods over HTTP.' },
+    info: { title: 'Switchboard agent bridge', version: switchboardVersion(), description: 'Runs of agent CLIs as a service (seed 004): submit, stream (SSE, resumable with Last-Event-ID), cancel, backends, the run ledger, and an OpenAI Chat Completions proxy; asks between agents (seed 000), the JSON-RPC ask methods over HTTP; and team runs (seed 003), the JSON-RPC team_run methods over HTTP.' },
     servers: [{ url: '/' }],
     security: [{ bearer: [] }],
     components: {
@@ -72,6 +89,18 @@ export function openApiDocument(): Json {
         Ask: schema(askSchema),
         AskList: schema(askListResponseSchema),
         AskTargets: schema(askTargetsResponseSchema),
+        TeamRunRequest: schema(teamRunRequestSchema),
+        TeamBoard: schema(teamBoardResponseSchema),
+        TeamList: schema(teamListResponseSchema),
+        TeamControlRequest: schema(teamControlRequestSchema),
+        TeamState: schema(teamStateResponseSchema),
+        TeamEndRequest: schema(teamEndRequestSchema),
+        TeamSendRequest: schema(teamSendRequestSchema),
+        TeamSend: schema(teamSendResponseSchema),
+        TeamAnswerRequest: schema(teamAnswerRequestSchema),
+        TeamMarkRequest: schema(teamMarkRequestSchema),
+        TeamMark: schema(teamMarkResponseSchema),
+        TeamReport: schema(teamReportResponseSchema),
         Error: schema(errorSchema),
       },
     },
@@ -133,6 +162,36 @@ export function openApiDocument(): Json {
       },
       [`${API_PREFIX}/asks/{id}/cancel`]: {
         post: { operationId: 'askCancel', summary: 'Cancel an ask (JSON-RPC `ask_cancel`): cancelled unless it had ended', parameters: [askIdParameter], requestBody: optionalBody('AskCancelRequest'), responses: { '200': json('Ask', 'The ask.'), ...common } },
+      },
+      [`${API_PREFIX}/teams`]: {
+        post: { operationId: 'teamRun', summary: 'Start a team run from a preset and a goal (JSON-RPC `team_run_start`); its agents open in the background', requestBody: body('TeamRunRequest'), responses: { '201': json('TeamBoard', 'The board, starting.'), ...common, ...errors(429) } },
+        get: { operationId: 'teamRuns', summary: 'The team runs kept, the newest first (JSON-RPC `team_run_list`)', responses: { '200': json('TeamList', 'Runs.'), ...common } },
+      },
+      [`${API_PREFIX}/teams/{id}`]: {
+        get: { operationId: 'teamBoard', summary: "A team run's board (JSON-RPC `team_run_get`); with after_version, answered once it changed past it: a live board", parameters: [teamIdParameter, ...queryParameters(teamBoardQuerySchema)], responses: { '200': json('TeamBoard', 'The board.'), ...common } },
+      },
+      [`${API_PREFIX}/teams/{id}/pause`]: teamControl('pause', "Hold the planner's tool calls (JSON-RPC `team_run_pause`)"),
+      [`${API_PREFIX}/teams/{id}/resume`]: teamControl('resume', "Let the planner's tool calls go on (JSON-RPC `team_run_resume`)"),
+      [`${API_PREFIX}/teams/{id}/end`]: {
+        post: { operationId: 'teamEnd', summary: 'End the run, keeping or closing its agents (JSON-RPC `team_run_end`)', parameters: [teamIdParameter], requestBody: body('TeamEndRequest'), responses: { '200': json('TeamState', 'The run and its state.'), ...common } },
+      },
+      [`${API_PREFIX}/teams/{id}/send`]: {
+        post: { operationId: 'teamSend', summary: "A person's text to one worker or to all (JSON-RPC `team_run_send`); a risky one is held unless confirmed", parameters: [teamIdParameter], requestBody: body('TeamSendRequest'), responses: { '200': json('TeamSend', 'Where it went, or held with the judgement.'), ...common, ...errors(409) } },
+      },
+      [`${API_PREFIX}/teams/{id}/confirmations/{cid}`]: {
+        post: {
+          operationId: 'teamAnswer',
+          summary: 'Let a text the risk gate holds through to its worker, or not (JSON-RPC `team_run_answer`); 409 when it is no longer held',
+          parameters: [teamIdParameter, { name: 'cid', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: body('TeamAnswerRequest'),
+          responses: { '200': { description: 'Answered.', content: { 'application/json': { schema: { type: 'object', properties: { answered: { const: true } }, required: ['answered'] } } } }, ...common, ...errors(409) },
+        },
+      },
+      [`${API_PREFIX}/teams/{id}/workers/{wid}/mark`]: {
+        post: { operationId: 'teamMark', summary: 'Mark a worker done, blocked or needing input (JSON-RPC `team_run_mark`)', parameters: [teamIdParameter, { name: 'wid', in: 'path', required: true, schema: { type: 'string' } }], requestBody: body('TeamMarkRequest'), responses: { '200': json('TeamMark', 'The worker and its state.'), ...common } },
+      },
+      [`${API_PREFIX}/teams/{id}/report`]: {
+        get: { operationId: 'teamReport', summary: "The run's report as markdown (JSON-RPC `team_run_report`)", parameters: [teamIdParameter], responses: { '200': json('TeamReport', 'The report.'), ...common } },
       },
       [`${API_PREFIX}/openapi.json`]: { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } } },
     },

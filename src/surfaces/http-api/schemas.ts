@@ -7,6 +7,7 @@ import { z } from 'zod';
 import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
 import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
+import { teamBoardSchema, teamParams, teamResults } from '../../protocol/methods/teams.js';
 import { backendInfoSchema, idleConversationsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
@@ -145,3 +146,23 @@ export const askListQuerySchema = z.strictObject({
 export const askSchema = askInfoSchema;
 export const askListResponseSchema = z.strictObject({ asks: z.array(askInfoSchema) });
 export const askTargetsResponseSchema = z.strictObject({ targets: z.array(askTargetSchema) });
+
+/** `POST /api/v2/teams`: `team_run_start`'s parameters, as JSON-RPC takes them. */
+export const teamRunRequestSchema = teamParams.team_run_start;
+/** `GET /api/v2/teams/{id}`: a board watch as query strings, then checked by `team_run_get`'s schema. */
+export const teamBoardQuerySchema = z.strictObject({
+  after_version: z.string().regex(/^\d{1,15}$/, 'after_version is a whole number').optional().describe('Answer once the board has changed past this version (a live board: pass the version you got).'),
+  wait_ms: z.string().regex(/^\d{1,6}$/, 'wait_ms is a whole number').optional().describe('With after_version, wait at most this long (default 30000, at most 60000).'),
+});
+export const teamEndRequestSchema = teamParams.team_run_end.omit({ run_id: true });
+export const teamAnswerRequestSchema = teamParams.team_run_answer.pick({ decision: true });
+export const teamMarkRequestSchema = teamParams.team_run_mark.pick({ mark: true });
+export const teamSendRequestSchema = teamParams.team_run_send.omit({ run_id: true });
+/** Pause and resume take nothing (an empty body, or `{}`). */
+export const teamControlRequestSchema = z.strictObject({});
+export const teamBoardResponseSchema = teamBoardSchema;
+export const teamListResponseSchema = teamResults.team_run_list;
+export const teamStateResponseSchema = teamResults.team_run_pause;
+export const teamSendResponseSchema = teamResults.team_run_send;
+export const teamMarkResponseSchema = teamResults.team_run_mark;
+export const teamReportResponseSchema = teamResults.team_run_report;

@@ -16,6 +16,7 @@ import { allowedHosts, originAllowed } from '../http/access.js';
 import { Router, sendJson } from './router.js';
 import { addAgentRoutes, API_PREFIX } from './agent-routes.js';
 import { addAskRoutes } from './ask-routes.js';
+import { addTeamRoutes } from './team-routes.js';
 import { addChatProxyRoutes } from './chat-proxy.js';
 import { IdempotencyKeys } from './idempotency.js';
 import { openApiDocument } from './openapi.js';
@@ -24,7 +25,7 @@ import { OWNER_GRANT, runOperations, type Grant, type OperationsPort, type RunsP
 export interface HttpApiOptions {
   /** The run service the streams follow (and, without `operations`, the one the run routes call). */
   runs: RunsPort;
-  /** The daemon's operations: the run routes call them, and the asks between agents (`/api/v2/asks`) exist; without them those paths are unknown (404). */
+  /** The daemon's operations: the run routes call them, and the asks between agents (`/api/v2/asks`) and team runs (`/api/v2/teams`) exist; without them those paths are unknown (404). */
   operations?: OperationsPort;
   /** The daemon's token (checked as `Authorization: Bearer <token>`), unless `authenticate` is given. */
   token?: string;
@@ -56,7 +57,10 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
   const ports = { ops: options.operations ?? runOperations(options.runs), runs: options.runs };
   addAgentRoutes(router, ports, keys);
   addChatProxyRoutes(router, ports, keys);
-  if (options.operations) addAskRoutes(router, options.operations);
+  if (options.operations) {
+    addAskRoutes(router, options.operations);
+    addTeamRoutes(router, options.operations);
+  }
   const doc = openApiDocument();
   router.add('GET', `${API_PREFIX}/openapi.json`, null, async (ctx) => {
     await sendJson(ctx.res, 200, doc);
