@@ -11,10 +11,11 @@ import path from 'node:path';
 import { connect, type SwitchboardClient } from '../src/index.js';
 import type { TeamBoardInfo } from '../src/protocol/methods.js';
 import { useTestDaemon } from './support/daemon.js';
-import { cleanEnv, runCli } from './support/cli.js';
+import { CLI, cleanEnv, runCli } from './support/cli.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
-import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+import { mcpPlannerProgram, PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
 import { apiClient } from './support/sse.js';
+import { until } from './support/processes.js';
 
 const scratch = tempDir('sb-team-daemon-');
 const work = path.join(scratch.dir, 'work');
@@ -30,11 +31,31 @@ const CALLS: PlannerCall[] = [
   ['run.complete', { summary: 'made.txt is written' }],
 ];
 
-// The planner is a user profile of the daemon's: node running the scripted planner.
+/** The MCP planner's calls: by their MCP names, as a CLI's model would make them. */
+const MCP_CALLS: PlannerCall[] = [
+  ['tasks_add', { title: 'write mcp.txt' }],
+  ['tabs_send', { tabId: 'executor-1', text: 'echo made-over-mcp > mcp.txt' }],
+  ['tabs_wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 20_000 }],
+  ['tabs_read', { tabId: 'executor-1', lines: 5 }],
+  ['tabs_send', { tabId: 'nobody-1', text: 'echo not in this run' }],
+  ['tabs_send', { tabId: 'executor-1', text: 'git clean -fdx' }],
+  ['run_report_draft', { text: '# mcp.txt\nWritten over MCP.\n' }],
+  ['run_complete', { summary: 'mcp.txt is written' }],
+];
+const mcpLog = path.join(scratch.dir, 'mcp-results.jsonl');
+const SDK_ROOT = path.join(path.dirname(CLI), '..', '..', 'node_modules', '@modelcontextprotocol', 'sdk');
+
+// The planners are user profiles of the daemon's: node running a scripted planner, one that prints
+// marker lines and one that calls the tools over MCP.
 const agentsFile = path.join(scratch.dir, 'agents.json');
 writeFileSync(
   agentsFile,
-  JSON.stringify({ agents: [{ ...PLANNER_PROFILE_DATA, binary: { names: ['scripted-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, log, CALLS)] }] }),
+  JSON.stringify({
+    agents: [
+      { ...PLANNER_PROFILE_DATA, binary: { names: ['scripted-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, log, CALLS)] },
+      { ...PLANNER_PROFILE_DATA, name: 'mcp-planner', binary: { names: ['mcp-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [mcpPlannerProgram(scratch.dir, mcpLog, MCP_CALLS, CLI, SDK_ROOT)] },
+    ],
+  }),
 );
 
 const t = useTestDaemon({ agentsFile, checkResults: true, dashboard: { port: 0 }, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, ...SHELL_AGENT_ENV(work) } });
@@ -182,6 +203,43 @@ describe('a team run in the daemon', () => {
     expect(await api.call('GET', '/api/v2/teams/nope')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
     expect(await api.call('POST', '/api/v2/teams', { preset: PRESET, goal: 'x', folder: work, colour: 'blue' })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
     expect(await api.call('POST', `/api/v2/teams/${runId}/end`, { close_agents: true })).toMatchObject({ status: 200, body: { run_id: runId, state: 'completed' } });
+  });
+
+  it('takes the planner’s calls over MCP, with the same tools and results, from its own pane’s token only', async () => {
+    const c = await client();
+    // Nobody's pane, not even the owner's token, may call the team tools.
+    await expect(c.request('team_tool', { tool: 'tabs_list' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const started = await c.teamRunStart({ preset: { name: 'over-mcp', planner: 'lead', roles: [{ name: 'lead', agent: 'mcp-planner' }, { name: 'executor', agent: 'shell' }] }, goal: 'write mcp.txt', folder: work });
+    const ended = (b: TeamBoardInfo): boolean => ['completed', 'failed', 'cancelled'].includes(b.state);
+    const held = await boardUntil(c, started.run_id, (b) => b.confirmations.length > 0 || ended(b), 'a text held by the risk gate');
+    expect(held.confirmations.map((h) => h.text)).toEqual(['git clean -fdx']);
+    await c.teamRunAnswer(started.run_id, held.confirmations[0]?.id ?? '', 'deny');
+    // run_complete ends the run inside its own call: its answer is recorded a change later.
+    const done = await boardUntil(c, started.run_id, (b) => ended(b) && b.calls.every((call) => call.delivered !== 'pending'), 'the run completed');
+    expect(done.state).toBe('completed');
+    expect(readFileSync(path.join(work, 'mcp.txt'), 'utf8')).toBe('made-over-mcp\n');
+    expect(done.calls.map((call) => `${call.method} ${call.by} ${call.via} ${call.outcome} ${call.delivered}`)).toEqual([
+      'tasks_add planner mcp ok delivered',
+      'tabs_send planner mcp ok delivered',
+      'tabs_wait planner mcp ok delivered',
+      'tabs_read planner mcp ok delivered',
+      'tabs_send planner mcp INVALID_PARAMS delivered',
+      'tabs_send planner mcp FORBIDDEN delivered',
+      'run_report_draft planner mcp ok delivered',
+      'run_complete planner mcp ok delivered',
+    ]);
+    const readLog = () => readFileSync(mcpLog, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { tools?: string[]; tool?: string; isError?: boolean; content?: string });
+    // The planner logs each answer once its MCP client has it: the last comes just after the run ended.
+    await until(() => readLog().filter((e) => e.tool !== undefined).length === MCP_CALLS.length, 'every answer in the planner’s log');
+    const entries = readLog();
+    // Its MCP server offers the team tools beside Switchboard's own (ask, read, …).
+    expect(entries[1]?.tools).toEqual(expect.arrayContaining(['ask', 'run_complete', 'run_report_draft', 'tabs_create', 'tabs_list', 'tabs_read', 'tabs_send', 'tabs_wait', 'tasks_add', 'tasks_claim', 'tasks_complete', 'tasks_list']));
+    const results = entries.filter((e) => e.tool !== undefined);
+    expect(results.map((e) => `${e.tool} ${e.isError ? 'error' : 'ok'}`)).toEqual(MCP_CALLS.map(([tool], i) => `${tool} ${i === 4 || i === 5 ? 'error' : 'ok'}`));
+    expect(results[3]?.content).toContain('made-over-mcp');
+    expect(results[4]?.content).toMatch(/^INVALID_PARAMS: no worker nobody-1/);
+    expect(results[5]?.content).toMatch(/^FORBIDDEN: .* did not let this text go to executor-1/);
+    await c.teamRunEnd(started.run_id, { closeAgents: true });
   });
 
   it('answers bad input with clear codes and starts nothing', async () => {

@@ -58,6 +58,7 @@ describe('a team run', () => {
         agents.push(agent);
         return agent;
       },
+      callsVia: () => 'markers',
       async closeAgent(agent) {
         await agent.pane.kill({ graceMs: 500 });
       },

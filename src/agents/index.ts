@@ -26,6 +26,6 @@ export { answerDialog, chooseMenuOption, menuChoiceFor, nextMenuKey, untilScreen
 export { readStatusFile, statusFilePath, type SelfReport, type StatusFileSpec } from './screen/status-file.js';
 export { CI_MARKER_ENV, agentTempEnv, agentUnsetEnv, checkSandbox, headlessAgentEnv, seedSandbox, type HeadlessEnvOptions, type SandboxRequest } from './environment/agent-env.js';
 export { COMMANDS_DIR_VARIABLE, SHELL_STARTUP_FILES } from './environment/shell-startup.js';
-export { MCP_CONFIG_AGENTS, MCP_PASSED_ENV, MCP_SERVER_NAME, installMcpServer, isMcpConfigAgent, mcpConfigFile, removeMcpServer, type McpConfigAgent } from './environment/mcp-config.js';
+export { MCP_CONFIG_AGENTS, MCP_PASSED_ENV, MCP_SERVER_NAME, TEAM_ROLE_ENV, installMcpServer, isMcpConfigAgent, mcpConfigFile, removeMcpServer, type McpConfigAgent } from './environment/mcp-config.js';
 export type { McpServerCommand } from './profiles/profile.js';
 export { extractFinalMessage } from './screen/final-message.js';

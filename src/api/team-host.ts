@@ -4,7 +4,7 @@
  * agents as they see every agent, and a person can take one over by typing into its pane.
  */
 import path from 'node:path';
-import { startAgent, type AgentPane } from '../agents/index.js';
+import { isMcpConfigAgent, startAgent, TEAM_ROLE_ENV, type AgentPane } from '../agents/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { TeamHost } from '../orchestration/index.js';
 import { scopesForNewPane, type Grant } from './authorize.js';
@@ -28,6 +28,9 @@ export function teamHostOf(services: Services, options: TeamHostOptions): TeamHo
       const started = await startAgent(services.panes, profile, {
         cwd: spec.folder,
         title: spec.title,
+        // Tells Switchboard's MCP server in the agent which team tools to list; what a call may do
+        // is decided by the daemon from the pane the call's token belongs to, never from this.
+        env: { [TEAM_ROLE_ENV]: spec.member.kind },
         signal,
         scopes: scopesForNewPane(options.grant, true),
         tempRoot: services.agents.tempRoot,
@@ -36,6 +39,11 @@ export function teamHostOf(services: Services, options: TeamHostOptions): TeamHo
       const agent = services.agentPanes.get(started.pane.id);
       if (!agent) throw new SwitchboardError('INTERNAL_ERROR', `pane ${started.pane.id} started ${spec.agent} but is not tracked as an agent`);
       return agent;
+    },
+    callsVia(agent) {
+      // Switchboard's MCP server is in the configuration of an agent it starts from an isolated
+      // HOME; a user's own CLI may not have it, and marker lines work with any program.
+      return options.sandbox && services.daemon.mcpServer && isMcpConfigAgent(agent) ? 'mcp' : 'markers';
     },
     async closeAgent(agent): Promise<void> {
       await services.panes.remove(agent.pane.id, { graceMs: CLOSE_GRACE_MS }).catch(() => undefined);

@@ -30,7 +30,8 @@ type TeamMethods =
   | 'team_run_answer'
   | 'team_run_mark'
   | 'team_run_send'
-  | 'team_run_report';
+  | 'team_run_report'
+  | 'team_tool';
 
 /** How long a board watch waits for a change when the caller names no wait. */
 const DEFAULT_BOARD_WAIT_MS = 30_000;
@@ -127,6 +128,13 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 
   team_run_report(ctx, p) {
     return { run_id: p.run_id, markdown: ctx.teamRuns.get(p.run_id).report() };
+  },
+
+  async team_tool(ctx, p) {
+    const paneId = ctx.grant?.paneId;
+    const found = paneId === undefined ? undefined : ctx.teamRuns.memberOfPane(paneId);
+    if (!found) throw new SwitchboardError('FORBIDDEN', 'the team tools are for the agents of a team run that is going, called with their own pane’s token', paneId !== undefined ? { pane_id: paneId } : {});
+    return await found.run.callTool(found.member, p.tool, p.params ?? {}, ctx.signal);
   },
 };
 

@@ -8,7 +8,7 @@
  * of that CLI, changed only on request, saying which file.
  */
 import { homedir } from 'node:os';
-import { installMcpServer, isMcpConfigAgent, MCP_CONFIG_AGENTS, removeMcpServer, type McpConfigAgent } from '../agents/index.js';
+import { installMcpServer, isMcpConfigAgent, MCP_CONFIG_AGENTS, removeMcpServer, TEAM_ROLE_ENV, type McpConfigAgent } from '../agents/index.js';
 import type { RpcCall } from '../surfaces/mcp/rpc-backend.js';
 import { parseCommandArgs, UsageError } from './args.js';
 import { out, type CliContext } from './context.js';
@@ -69,7 +69,9 @@ async function serveStdio(ctx: CliContext): Promise<number> {
   };
   const call: RpcCall = async (method, params) => {
     const own = (params as { timeout_ms?: unknown }).timeout_ms;
-    return (await client()).request(method, params, { timeoutMs: (typeof own === 'number' ? own : 0) + CALL_SLACK_MS });
+    // A team tool may wait for a worker or for a person at the risk gate: the daemon bounds it.
+    const timeoutMs = method === 'team_tool' ? Infinity : (typeof own === 'number' ? own : 0) + CALL_SLACK_MS;
+    return (await client()).request(method, params, { timeoutMs });
   };
   // The MCP SDK is loaded here, not with the CLI: every command (the daemon too) would carry it.
   const [{ StdioServerTransport }, { createMcpServer }, { RpcMcpBackend }] = await Promise.all([
@@ -78,7 +80,11 @@ async function serveStdio(ctx: CliContext): Promise<number> {
     import('../surfaces/mcp/rpc-backend.js'),
   ]);
   const paneId = ctx.env.SWITCHBOARD_PANE_ID;
-  const server = createMcpServer(new RpcMcpBackend(call, { cwd: process.cwd(), ...(paneId ? { paneId } : {}) }));
+  const backend = new RpcMcpBackend(call, { cwd: process.cwd(), ...(paneId ? { paneId } : {}) });
+  const server = createMcpServer(backend);
+  // An agent of a team run lists the team tools too (loaded only then: they carry the risk gate).
+  const teamRole = ctx.env[TEAM_ROLE_ENV];
+  if (teamRole === 'planner' || teamRole === 'worker') (await import('../surfaces/mcp/team-tools.js')).registerTeamTools(server, backend, teamRole);
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -26,10 +26,21 @@ import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-stat
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
 import type { GateAnswer, TeamPort, WaitUntil, WorkerView } from './tools/team-port.js';
 
+/** Who an agent of the run is: its planner, or one of its workers (by id). */
+export type TeamMember = { kind: 'planner' } | { kind: 'worker'; workerId: string };
+
 /** How a team run starts and ends its agents: the daemon's panes, or a test's. */
 export interface TeamHost {
-  /** Starts `agent` in `folder` in a new pane titled `title`; resolves once it is at its idle prompt. */
-  startAgent(spec: { agent: string; folder: string; title: string }, signal: AbortSignal): Promise<AgentPane>;
+  /**
+   * Starts `agent` in `folder` in a new pane titled `title`; resolves once it is at its idle
+   * prompt. `member` says who it is in run `runId`, for the tools its MCP server lists.
+   */
+  startAgent(spec: { agent: string; folder: string; title: string; runId: string; member: TeamMember }, signal: AbortSignal): Promise<AgentPane>;
+  /**
+   * How `agent` calls the team's tools: `mcp` when it runs with Switchboard's MCP server in its
+   * configuration, else marker lines (any program can print a line).
+   */
+  callsVia(agent: string): 'mcp' | 'markers';
   /** Ends an agent's pane (when the run ends and the person chose to close the workers). */
   closeAgent(agent: AgentPane): Promise<void>;
 }
@@ -53,10 +64,14 @@ export interface PendingConfirmation {
   judgement: RiskJudgement;
 }
 
-/** A planner call and how it went, for the board and the record. */
+/** A tool call and how it went, for the board and the record. */
 export interface CallRecord {
   id: string;
   method: string;
+  /** Who called: `planner`, or a worker's id (workers may use the task tools). */
+  by: string;
+  /** How it came: a marker line on the planner's screen, or the caller's MCP server. */
+  via: 'markers' | 'mcp';
   /** `ok`, or the error's code. */
   outcome: string;
   delivered: 'pending' | 'delivered' | 'undelivered';
@@ -131,6 +146,7 @@ export class TeamRun implements TeamPort, Disposable {
   private readonly callQueue: { id: string; method: string; params: Record<string, unknown> }[] = [];
   private readonly deliveries: { text: string; record?: CallRecord }[] = [];
   private runningCall = false;
+  private mcpCalls = 0;
   private delivering = false;
   private readonly abort = new AbortController();
   private readonly store = new DisposableStore();
@@ -167,7 +183,10 @@ export class TeamRun implements TeamPort, Disposable {
   private async open(): Promise<void> {
     const plannerRole = plannerOf(this.preset);
     const opening = this.preset.roles.filter((r) => r.name !== plannerRole.name).flatMap((role) => Array.from({ length: role.count }, () => this.openWorker(role, {})));
-    const [planner] = await Promise.allSettled([this.options.host.startAgent({ agent: plannerRole.agent, folder: this.folderOf(plannerRole.folder), title: `${plannerRole.name} (planner)` }, this.abort.signal), ...opening]);
+    const [planner] = await Promise.allSettled([
+      this.options.host.startAgent({ agent: plannerRole.agent, folder: this.folderOf(plannerRole.folder), title: `${plannerRole.name} (planner)`, runId: this.id, member: { kind: 'planner' } }, this.abort.signal),
+      ...opening,
+    ]);
     if (planner.status === 'rejected') {
       const reason = planner.reason instanceof Error ? planner.reason.message : String(planner.reason);
       this.step({ kind: 'start_failed', reason: `the planner could not start: ${reason}` });
@@ -185,7 +204,7 @@ export class TeamRun implements TeamPort, Disposable {
       workers: this.workers().map((w) => ({ id: w.id, role: w.role, agent: w.agent, brief: this.preset.roles.find((r) => r.name === w.role)?.brief ?? '' })),
       roles: this.preset.roles.filter((r) => r.name !== plannerRole.name).map((r) => ({ name: r.name, agent: r.agent, brief: r.brief })),
       plannerBrief: plannerRole.brief,
-      calls: { via: 'markers', nonce: this.nonce },
+      calls: this.options.host.callsVia(plannerRole.agent) === 'mcp' ? { via: 'mcp' } : { via: 'markers', nonce: this.nonce },
     });
     this.deliver({ text: brief });
   }
@@ -271,6 +290,32 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   // ---- what a person does ----
+
+  /** Who the agent in pane `paneId` is in this run, if it is one of its agents. */
+  memberOf(paneId: string): TeamMember | undefined {
+    if (this.planner?.pane.id === paneId) return { kind: 'planner' };
+    const worker = [...this.workersById.values()].find((w) => w.pane?.pane.id === paneId);
+    return worker ? { kind: 'worker', workerId: worker.id } : undefined;
+  }
+
+  /**
+   * A tool called over MCP by one of the run's agents: the same tools and results as a marker
+   * line's, answered to the caller at once. While the run is paused the call waits; once it has
+   * ended, the call is refused.
+   */
+  async callTool(member: TeamMember, name: string, params: unknown, signal: AbortSignal): Promise<ToolOutcome> {
+    await this.untilRunning(signal);
+    if (teamEnded(this.current)) return { ok: false, error: { code: 'CONFLICT', message: `the team run has ended (${this.current})` } };
+    const record: CallRecord = { id: `mcp-${++this.mcpCalls}`, method: name, by: member.kind === 'planner' ? 'planner' : member.workerId, via: 'mcp', outcome: 'ok', delivered: 'pending' };
+    this.calls.push(record);
+    this.changed();
+    const outcome = await callTeamTool(name, params, member.kind === 'planner' ? { kind: 'planner' } : { kind: 'worker', workerId: member.workerId }, this.toolDeps(signal));
+    record.outcome = outcome.ok ? 'ok' : outcome.error.code;
+    // Answered over MCP there and then: it reached its caller unless the caller went away.
+    record.delivered = signal.aborted ? 'undelivered' : 'delivered';
+    this.changed();
+    return outcome;
+  }
 
   /** The texts the risk gate holds now. */
   pendingConfirmations(): PendingConfirmation[] {
@@ -387,7 +432,7 @@ export class TeamRun implements TeamPort, Disposable {
     this.workersById.set(worker.id, worker);
     this.changed();
     try {
-      worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})` }, this.abort.signal);
+      worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})`, runId: this.id, member: { kind: 'worker', workerId: worker.id } }, this.abort.signal);
       this.store.add(worker.pane.onState(() => this.changed()));
     } catch (err) {
       worker.failed = err instanceof Error ? err.message : String(err);
@@ -445,9 +490,9 @@ export class TeamRun implements TeamPort, Disposable {
     const next = this.callQueue.shift();
     if (!next) return;
     this.runningCall = true;
-    const record: CallRecord = { id: next.id, method: next.method, outcome: 'ok', delivered: 'pending' };
+    const record: CallRecord = { id: next.id, method: next.method, by: 'planner', via: 'markers', outcome: 'ok', delivered: 'pending' };
     this.calls.push(record);
-    void callTeamTool(next.method, next.params, { kind: 'planner' }, this.toolDeps())
+    void callTeamTool(next.method, next.params, { kind: 'planner' }, this.toolDeps(this.abort.signal))
       .then((outcome: ToolOutcome) => {
         record.outcome = outcome.ok ? 'ok' : outcome.error.code;
         if (!teamEnded(this.current)) this.deliver({ text: resultLine(next.id, outcome), record });
@@ -459,14 +504,29 @@ export class TeamRun implements TeamPort, Disposable {
       });
   }
 
-  private toolDeps(): Parameters<typeof callTeamTool>[3] {
+  /** Resolves once the run is not paused (running or ended), or when `signal` aborts. */
+  private async untilRunning(signal: AbortSignal): Promise<void> {
+    while (this.current === 'paused' && !signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const done = (): void => {
+          subscription.dispose();
+          signal.removeEventListener('abort', done);
+          resolve();
+        };
+        const subscription = this.onChange(() => this.current !== 'paused' && done());
+        signal.addEventListener('abort', done, { once: true });
+      });
+    }
+  }
+
+  private toolDeps(signal: AbortSignal): Parameters<typeof callTeamTool>[3] {
     return {
       port: this,
       tasks: this.tasks,
       riskContext: (workerId) => this.riskContextOf(workerId),
       medium: this.preset.risk.medium,
       unsent: this.unsent,
-      signal: this.abort.signal,
+      signal: AbortSignal.any([this.abort.signal, signal]),
     };
   }
 

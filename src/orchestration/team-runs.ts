@@ -8,7 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { TeamPreset } from './presets/preset.js';
-import { TeamRun, type TeamHost } from './team-run.js';
+import { TeamRun, type TeamHost, type TeamMember } from './team-run.js';
 import { teamEnded } from './team-state.js';
 
 /** Runs going at once, at most: each opens up to 16 agent CLIs. */
@@ -45,6 +45,15 @@ export class TeamRuns implements Disposable {
     const run = this.runs.get(id);
     if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
     return run;
+  }
+
+  /** The live run whose agent runs in pane `paneId`, and who that agent is in it. */
+  memberOfPane(paneId: string): { run: TeamRun; member: TeamMember } | undefined {
+    for (const run of this.runs.values()) {
+      const member = teamEnded(run.state) ? undefined : run.memberOf(paneId);
+      if (member) return { run, member };
+    }
+    return undefined;
   }
 
   /** Every run kept, the newest first. */

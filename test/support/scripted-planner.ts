@@ -77,3 +77,57 @@ process.stdin.on('data', (d) => {
   );
   return file;
 }
+
+/**
+ * A planner CLI that calls the team tools over MCP, as Claude Code or Codex would: once it has its
+ * brief it starts Switchboard's MCP server (`switchboard mcp`, on stdio, with its own environment:
+ * its pane's token and team role) through the MCP SDK's own client, logs the tools it is offered,
+ * then makes each call in order and logs what comes back (`{tool, isError, content}`).
+ */
+export function mcpPlannerProgram(dir: string, log: string, calls: readonly PlannerCall[], cli: string, sdkRoot: string): string {
+  const file = path.join(dir, 'mcp-planner.cjs');
+  writeFileSync(
+    file,
+    `const fs = require('fs');
+const path = require('path');
+const { Client } = require(path.join(${JSON.stringify(sdkRoot)}, 'dist/cjs/client/index.js'));
+const { StdioClientTransport } = require(path.join(${JSON.stringify(sdkRoot)}, 'dist/cjs/client/stdio.js'));
+const CALLS = ${JSON.stringify(calls)};
+const log = (entry) => fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(entry) + '\\n');
+const out = (s) => process.stdout.write(s);
+let typed = '', pasting = false, started = false;
+out('\\x1b[?2004h\\x1b[H\\x1b[2Jplanner> ');
+async function plan() {
+  const client = new Client({ name: 'scripted-planner', version: '1.0.0' });
+  await client.connect(new StdioClientTransport({ command: process.execPath, args: [${JSON.stringify(cli)}, 'mcp'], env: process.env, stderr: 'ignore' }));
+  log({ tools: (await client.listTools()).tools.map((t) => t.name).sort() });
+  for (const [tool, args] of CALLS) {
+    const result = await client.callTool({ name: tool, arguments: args });
+    log({ tool, isError: result.isError === true, content: result.content.map((c) => c.text).join('') });
+  }
+  await client.close();
+}
+process.stdin.setRawMode(true);
+process.stdin.on('data', (d) => {
+  let s = d.toString();
+  while (s.length > 0) {
+    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
+    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
+    const c = s[0]; s = s.slice(1);
+    if (c === '\\r' && !pasting) {
+      const text = typed.trim(); typed = '';
+      if (text === '' || started) continue;
+      started = true;
+      log({ brief: text.length });
+      out('\\x1b[H\\x1b[2Jworking…');
+      plan().then(() => out('\\x1b[H\\x1b[2Jall done\\r\\nplanner> '), (err) => { log({ failed: String(err && err.message || err) }); out('\\x1b[H\\x1b[2Jfailed\\r\\nplanner> '); });
+      continue;
+    }
+    typed += c === '\\r' ? '\\n' : c;
+    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
+  }
+});
+`,
+  );
+  return file;
+}

@@ -53,7 +53,7 @@ describe('Switchboard\'s MCP server in an agent CLI\'s configuration', () => {
     const gemini = installMcpServer('gemini', h, server);
     expect(gemini.file).toBe(path.join(h, '.gemini', 'settings.json'));
     // The variables the server finds its daemon by, named so that Gemini passes them (it drops those that look secret).
-    const passed = { SWITCHBOARD_RPC_HOST: '${SWITCHBOARD_RPC_HOST:-}', SWITCHBOARD_RPC_PORT: '${SWITCHBOARD_RPC_PORT:-}', SWITCHBOARD_RPC_SOCKET: '${SWITCHBOARD_RPC_SOCKET:-}', SWITCHBOARD_RPC_TOKEN: '${SWITCHBOARD_RPC_TOKEN:-}', SWITCHBOARD_PANE_ID: '${SWITCHBOARD_PANE_ID:-}', SWITCHBOARD_HOME: '${SWITCHBOARD_HOME:-}' };
+    const passed = { SWITCHBOARD_RPC_HOST: '${SWITCHBOARD_RPC_HOST:-}', SWITCHBOARD_RPC_PORT: '${SWITCHBOARD_RPC_PORT:-}', SWITCHBOARD_RPC_SOCKET: '${SWITCHBOARD_RPC_SOCKET:-}', SWITCHBOARD_RPC_TOKEN: '${SWITCHBOARD_RPC_TOKEN:-}', SWITCHBOARD_PANE_ID: '${SWITCHBOARD_PANE_ID:-}', SWITCHBOARD_HOME: '${SWITCHBOARD_HOME:-}', SWITCHBOARD_TEAM_ROLE: '${SWITCHBOARD_TEAM_ROLE:-}' };
     expect(JSON.parse(readFileSync(gemini.file, 'utf8'))).toEqual({ mcpServers: { switchboard: { command: server.command, args: server.args, env: passed } } });
     const opencode = installMcpServer('opencode', h, server, { XDG_CONFIG_HOME: path.join(h, 'xdg') });
     expect(opencode.file).toBe(path.join(h, 'xdg', 'opencode', 'opencode.json'));

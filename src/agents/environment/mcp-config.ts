@@ -16,8 +16,11 @@ export const MCP_SERVER_NAME = 'switchboard';
 export const MCP_CONFIG_AGENTS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 export type McpConfigAgent = (typeof MCP_CONFIG_AGENTS)[number];
 
+/** Set in a team run's agents: `planner` or `worker`, the team tools their MCP server lists. */
+export const TEAM_ROLE_ENV = 'SWITCHBOARD_TEAM_ROLE';
+
 /** The variables `switchboard mcp` needs to reach its daemon as the pane it runs in (CLIs that filter their servers' environment are told to pass these). */
-export const MCP_PASSED_ENV = ['SWITCHBOARD_RPC_HOST', 'SWITCHBOARD_RPC_PORT', 'SWITCHBOARD_RPC_SOCKET', 'SWITCHBOARD_RPC_TOKEN', 'SWITCHBOARD_PANE_ID', 'SWITCHBOARD_HOME'];
+export const MCP_PASSED_ENV = ['SWITCHBOARD_RPC_HOST', 'SWITCHBOARD_RPC_PORT', 'SWITCHBOARD_RPC_SOCKET', 'SWITCHBOARD_RPC_TOKEN', 'SWITCHBOARD_PANE_ID', 'SWITCHBOARD_HOME', TEAM_ROLE_ENV];
 
 export function isMcpConfigAgent(name: string): name is McpConfigAgent {
   return (MCP_CONFIG_AGENTS as readonly string[]).includes(name);

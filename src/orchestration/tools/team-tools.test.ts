@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { AUTO_APPROVE_POLICY } from '../../approvals/index.js';
 import { SwitchboardError } from '../../core/errors.js';
 import { TaskList } from '../task-list.js';
-import { callTeamTool, mcpToolName, TEAM_TOOLS, toolNamed, type ToolDeps } from './team-tools.js';
+import { callTeamTool, mcpToolName, TEAM_TOOLS, teamToolsFor, toolNamed, type ToolDeps } from './team-tools.js';
 import type { GateAnswer, TeamPort, WorkerView } from './team-port.js';
 
 /** A team of fakes: what reached each worker, what a person was asked, the draft and the end. */
@@ -102,6 +102,13 @@ describe("the planner's tools", () => {
     expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
     expect(await callTeamTool('tasks.claim', { taskId: 'task-2' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
     expect(await callTeamTool('tasks.claim', { taskId: 'task-2', tabId: 'nobody-1' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS', message: 'no worker nobody-1 (there are: executor-1)' } });
+  });
+
+  it('lists over MCP what each may call: every tool for the planner, the task tools a worker may use', () => {
+    expect(teamToolsFor('planner').map((t) => t.name)).toEqual(Object.keys(TEAM_TOOLS).map((name) => mcpToolName(name as keyof typeof TEAM_TOOLS)));
+    expect(teamToolsFor('worker').map((t) => t.name)).toEqual(['tasks_list', 'tasks_claim', 'tasks_complete']);
+    // The schema a listing carries is the one the call is checked with.
+    expect(teamToolsFor('planner').find((t) => t.name === 'tabs_send')?.params.safeParse({ tabId: 'executor-1' }).success).toBe(false);
   });
 
   it('answers a bad call with a code, never a throw', async () => {

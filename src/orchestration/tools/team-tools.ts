@@ -141,6 +141,22 @@ export const TEAM_TOOLS = {
 
 export type TeamToolName = keyof typeof TEAM_TOOLS;
 
+/** A tool as an agent's MCP server lists it. */
+export interface TeamToolListing {
+  /** The MCP name (`tabs_list`). */
+  name: string;
+  description: string;
+  /** Its parameters (the same schema the call is checked with). */
+  params: z.ZodObject;
+}
+
+/** The tools a team's planner, or one of its workers, may call: what its MCP server lists. */
+export function teamToolsFor(member: 'planner' | 'worker'): TeamToolListing[] {
+  return (Object.keys(TEAM_TOOLS) as TeamToolName[])
+    .filter((name) => member === 'planner' || TEAM_TOOLS[name].workers)
+    .map((name) => ({ name: mcpToolName(name), description: TEAM_TOOLS[name].description, params: TEAM_TOOLS[name].params as z.ZodObject }));
+}
+
 /** A tool's name as MCP carries it: CLIs accept `[a-zA-Z0-9_-]` only (`tabs_list`). */
 export function mcpToolName(name: TeamToolName): string {
   return name.replace('.', '_');

@@ -72,6 +72,12 @@ export const teamParams = {
   team_run_send: z.strictObject({ run_id: runId, worker_id: optional(workerId), text: z.string().min(1).max(MAX_TEXT), confirmed: optional(z.boolean()) }),
   /** The run's report, as markdown. */
   team_run_report: z.strictObject({ run_id: runId }),
+  /**
+   * One of the team tools (`tabs.list` or `tabs_list`, …), called by a team run's agent with its
+   * own pane's token (its MCP server does): the planner may call every tool on its run's workers, a
+   * worker the task tools for itself, anyone else none (FORBIDDEN).
+   */
+  team_tool: z.strictObject({ tool: z.string().min(1).max(64), params: optional(z.record(z.string(), z.unknown())) }),
 } as const;
 
 /** A preset as the daemon answers it: every default filled in, and where it comes from. */
@@ -103,7 +109,7 @@ export const teamBoardSchema = z.object({
   /** Texts the risk gate holds for a person. */
   confirmations: z.array(z.object({ id: z.string(), worker_id: z.string(), text: z.string(), judgement: judgementSchema })),
   /** The planner's tool calls: how each went, and whether its result reached the planner. */
-  calls: z.array(z.object({ id: z.string(), method: z.string(), outcome: z.string(), delivered: z.enum(['pending', 'delivered', 'undelivered']) })),
+  calls: z.array(z.object({ id: z.string(), method: z.string(), by: z.string(), via: z.enum(['markers', 'mcp']), outcome: z.string(), delivered: z.enum(['pending', 'delivered', 'undelivered']) })),
   draft: z.string(),
   summary: z.string().nullable(),
 });
@@ -133,4 +139,6 @@ export const teamResults = {
   /** `sent`: the workers the text went to; `held`: the judgement, when it needs `confirmed` and went to none. */
   team_run_send: z.object({ sent: z.array(z.string()), judgement: judgementSchema, held: z.boolean() }),
   team_run_report: z.object({ run_id: z.string(), markdown: z.string() }),
+  /** The tool's outcome as a marker line's result carries it: `{ok: true, result}` or `{ok: false, error: {code, message}}`. */
+  team_tool: z.union([z.object({ ok: z.literal(true), result: z.unknown() }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]),
 } as const;

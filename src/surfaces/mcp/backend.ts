@@ -62,4 +62,12 @@ export interface McpBackend {
   /** The last `lines` lines of a pane's screen and history. */
   read(params: { pane_id: string; lines: number }): Promise<{ pane_id: string; text: string }>;
   wait(params: McpWaitParams): Promise<McpWaitResult>;
+  /**
+   * One of the team tools, for an agent of a team run (`team_tool`): the outcome as a marker line's
+   * result carries it. Optional: a backend without it lists no team tools.
+   */
+  teamTool?(params: { tool: string; params: Record<string, unknown> }): Promise<McpTeamOutcome>;
 }
+
+/** A team tool's outcome. */
+export type McpTeamOutcome = { ok: true; result: unknown } | { ok: false; error: { code: string; message: string } };

@@ -8,7 +8,7 @@
 import { SwitchboardError } from '../../core/errors.js';
 import type { AskInfo, ParamsInput, Result } from '../../protocol/methods.js';
 import type { PortMethod } from '../../api/index.js';
-import type { McpAgentInfo, McpAskParams, McpAskResult, McpBackend, McpWaitParams, McpWaitResult } from './backend.js';
+import type { McpAgentInfo, McpAskParams, McpAskResult, McpBackend, McpTeamOutcome, McpWaitParams, McpWaitResult } from './backend.js';
 
 /** Calls one method of the daemon (throws SwitchboardError with the method's stable code). */
 export type RpcCall = <M extends PortMethod>(method: M, params: ParamsInput<M>) => Promise<Result<M>>;
@@ -98,6 +98,10 @@ export class RpcMcpBackend implements McpBackend {
    * The agent's state in a pane; for a pane with no agent `running` when `anyPane`, else
    * NOT_AN_AGENT; PANE_NOT_FOUND for no pane.
    */
+  async teamTool(params: { tool: string; params: Record<string, unknown> }): Promise<McpTeamOutcome> {
+    return await this.call('team_tool', params);
+  }
+
   private async stateOf(paneId: string, anyPane = false): Promise<string> {
     const { targets } = await this.call('ask_targets', {});
     const found = targets.find((t) => t.pane_id === paneId);

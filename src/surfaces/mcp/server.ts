@@ -24,11 +24,11 @@ const MCP_MAX_TEXT_CHARS = 100_000;
 
 const paneId = z.string().min(1).max(200).describe('The pane id (from list_agents).');
 
-function ok(text: string, structured: Record<string, unknown>): CallToolResult {
+export function ok(text: string, structured: Record<string, unknown>): CallToolResult {
   return { content: [{ type: 'text', text }], structuredContent: structured };
 }
 
-function failure(err: unknown): CallToolResult {
+export function failure(err: unknown): CallToolResult {
   const code = isSwitchboardError(err) ? err.code : 'INTERNAL_ERROR';
   return { content: [{ type: 'text', text: `${code}: ${errorMessage(err)}` }], isError: true, structuredContent: { error: { code, message: errorMessage(err) } } };
 }
