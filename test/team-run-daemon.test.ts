@@ -15,6 +15,7 @@ import { CLI, cleanEnv, runCli } from './support/cli.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
 import { mcpPlannerProgram, PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
 import { apiClient } from './support/sse.js';
+import { ModelServer } from '../src/model-server/index.js';
 import { until } from './support/processes.js';
 
 const scratch = tempDir('sb-team-daemon-');
@@ -43,6 +44,14 @@ const MCP_CALLS: PlannerCall[] = [
   ['run_complete', { summary: 'mcp.txt is written' }],
 ];
 const mcpLog = path.join(scratch.dir, 'mcp-results.jsonl');
+
+/** A planner that has an aider worker run a shell command: the worker's role policy answers its prompt. */
+const AIDER_CALLS: PlannerCall[] = [
+  ['tabs.send', { tabId: 'executor-1', text: 'run the shell command please' }],
+  ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 30_000 }],
+  ['run.complete', { summary: 'aider ran it' }],
+];
+const aiderLog = path.join(scratch.dir, 'aider-results.jsonl');
 const SDK_ROOT = path.join(path.dirname(CLI), '..', '..', 'node_modules', '@modelcontextprotocol', 'sdk');
 
 // The planners are user profiles of the daemon's: node running a scripted planner, one that prints
@@ -53,12 +62,15 @@ writeFileSync(
   JSON.stringify({
     agents: [
       { ...PLANNER_PROFILE_DATA, binary: { names: ['scripted-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, log, CALLS)] },
+      { ...PLANNER_PROFILE_DATA, name: 'aider-planner', binary: { names: ['aider-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [plannerProgram(scratch.dir, aiderLog, AIDER_CALLS)] },
       { ...PLANNER_PROFILE_DATA, name: 'mcp-planner', binary: { names: ['mcp-planner'], env: 'SCRIPTED_PLANNER_BIN' }, interactive_args: [mcpPlannerProgram(scratch.dir, mcpLog, MCP_CALLS, CLI, SDK_ROOT)] },
     ],
   }),
 );
 
-const t = useTestDaemon({ agentsFile, checkResults: true, dashboard: { port: 0 }, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, ...SHELL_AGENT_ENV(work) } });
+// The aider stand-in (a node program) is the one agent CLI this project can run without installing one.
+const AIDER_DIR = path.join(path.dirname(CLI), '..', '..', 'test', 'fixtures', 'aider-standin');
+const t = useTestDaemon({ agentsFile, checkResults: true, dashboard: { port: 0 }, env: { ...process.env, SCRIPTED_PLANNER_BIN: process.execPath, SWITCHBOARD_AGENT_PATH: AIDER_DIR, ...SHELL_AGENT_ENV(work) } });
 const clients: SwitchboardClient[] = [];
 
 afterAll(() => {
@@ -240,6 +252,30 @@ describe('a team run in the daemon', () => {
     expect(results[4]?.content).toMatch(/^INVALID_PARAMS: no worker nobody-1/);
     expect(results[5]?.content).toMatch(/^FORBIDDEN: .* did not let this text go to executor-1/);
     await c.teamRunEnd(started.run_id, { closeAgents: true });
+  });
+
+  it('answers a worker’s approval prompts by its role’s policy, each decision on the board', async () => {
+    const model = await ModelServer.start({
+      scenario: { name: 'team approvals', rules: [{ match: 'run the shell command', steps: [{ tool: 'shell', command: 'echo from-aider > aider.txt', description: 'Write aider.txt' }, { text: 'Wrote aider.txt.' }] }] },
+    });
+    try {
+      const c = await client();
+      const homes = path.join(scratch.dir, 'homes');
+      const started = await c.teamRunStart({
+        preset: { name: 'with-aider', planner: 'lead', roles: [{ name: 'lead', agent: 'aider-planner' }, { name: 'executor', agent: 'aider', approvals: 'auto' }] },
+        goal: 'have aider write aider.txt',
+        folder: work,
+        agent_home: homes,
+        model_url: model.url,
+      });
+      const done = await boardUntil(c, started.run_id, (b) => ['completed', 'failed', 'cancelled'].includes(b.state), 'the run completed');
+      expect(done.state, done.why).toBe('completed');
+      expect(readFileSync(path.join(work, 'aider.txt'), 'utf8')).toBe('from-aider\n');
+      expect(done.approvals).toEqual([{ member: 'executor-1', what: 'shell echo from-aider > aider.txt', decision: 'allow', by: "the executor role's approval policy", reason: expect.any(String) as unknown }]);
+      await c.teamRunEnd(started.run_id, { closeAgents: true });
+    } finally {
+      await model.close();
+    }
   });
 
   it('answers bad input with clear codes and starts nothing', async () => {

@@ -177,6 +177,7 @@ function boardInfo(board: TeamBoard): TeamBoardInfo {
     next_step: board.nextStep,
     confirmations: board.confirmations.map((c) => ({ id: c.id, worker_id: c.workerId, text: c.text, judgement: c.judgement })),
     calls: board.calls,
+    approvals: board.approvals,
     draft: board.draft,
     summary: board.summary,
   };

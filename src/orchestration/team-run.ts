@@ -20,6 +20,7 @@ import { MarkerReader, newRunNonce, resultLine, TOOL_PREFIX, withoutMarkerLines 
 import { plannerBrief } from './planner-brief.js';
 import { plannerOf, type TeamPreset, type TeamRole } from './presets/preset.js';
 import { renderReport } from './report.js';
+import { RoleApprovals, type RoleDecision } from './role-approvals.js';
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
@@ -107,10 +108,14 @@ export interface TeamBoard {
   nextStep: string | null;
   confirmations: PendingConfirmation[];
   calls: CallRecord[];
+  /** The approvals the agents asked for, each with its role policy's decision (the last MAX_DECISIONS). */
+  approvals: (RoleDecision & { member: string })[];
   draft: string;
   summary: string | null;
 }
 
+/** Approval decisions the board keeps (the oldest dropped first). */
+const MAX_DECISIONS = 200;
 /** Lines of output a worker's view carries. */
 const LAST_LINES = 12;
 /** Lines of the planner's output read again on each render for new calls. */
@@ -138,6 +143,7 @@ export class TeamRun implements TeamPort, Disposable {
   private draftText = '';
   private summary: string | undefined;
   private readonly calls: CallRecord[] = [];
+  private readonly decisions: (RoleDecision & { member: string })[] = [];
   private readonly confirmations = new Map<string, PendingConfirmation & { answer: (a: GateAnswer) => void }>();
   private confirmationSeq = 0;
   private readonly unsent = new Map<string, string>();
@@ -194,6 +200,7 @@ export class TeamRun implements TeamPort, Disposable {
       return;
     }
     this.planner = planner.value;
+    this.followApprovals(planner.value, plannerRole, 'planner');
     this.store.add(planner.value.pane.onRender(() => this.readCalls()));
     this.store.add(planner.value.onState(() => this.pumpDeliveries()));
     this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
@@ -408,6 +415,7 @@ export class TeamRun implements TeamPort, Disposable {
       nextStep: next ? `${next.id}: ${next.title}` : null,
       confirmations: this.pendingConfirmations(),
       calls: this.callLog(),
+      approvals: this.decisions.map((d) => ({ ...d })),
       draft: this.draftText,
       summary: this.summary ?? null,
     };
@@ -434,6 +442,7 @@ export class TeamRun implements TeamPort, Disposable {
     try {
       worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})`, runId: this.id, member: { kind: 'worker', workerId: worker.id } }, this.abort.signal);
       this.store.add(worker.pane.onState(() => this.changed()));
+      this.followApprovals(worker.pane, role, worker.id);
     } catch (err) {
       worker.failed = err instanceof Error ? err.message : String(err);
     }
@@ -528,6 +537,18 @@ export class TeamRun implements TeamPort, Disposable {
       unsent: this.unsent,
       signal: AbortSignal.any([this.abort.signal, signal]),
     };
+  }
+
+  /** Answers `agent`'s approval prompts by its role's policy, in its folder, each decision on the board. */
+  private followApprovals(agent: AgentPane, role: TeamRole, member: string): void {
+    const context = { workdir: agent.pane.cwd, home: this.options.home };
+    this.store.add(
+      new RoleApprovals(agent, role.name, policyOf(role), context, (decision) => {
+        this.decisions.push({ ...decision, member });
+        if (this.decisions.length > MAX_DECISIONS) this.decisions.shift();
+        this.changed();
+      }),
+    );
   }
 
   /** How a text for `workerId` is judged: its role's approval policy, in its folder. */

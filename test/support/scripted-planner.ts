@@ -26,7 +26,8 @@ export const PLANNER_PROFILE_DATA = {
  * brief, prints one call at a time as a marker line, and logs every result it is given.
  */
 export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[]): string {
-  const file = path.join(dir, 'planner.cjs');
+  // One program a log: a test may have planners with calls of their own.
+  const file = path.join(dir, `planner-${path.basename(log, '.jsonl')}.cjs`);
   writeFileSync(
     file,
     `const fs = require('fs');

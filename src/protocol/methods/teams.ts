@@ -110,6 +110,8 @@ export const teamBoardSchema = z.object({
   confirmations: z.array(z.object({ id: z.string(), worker_id: z.string(), text: z.string(), judgement: judgementSchema })),
   /** The planner's tool calls: how each went, and whether its result reached the planner. */
   calls: z.array(z.object({ id: z.string(), method: z.string(), by: z.string(), via: z.enum(['markers', 'mcp']), outcome: z.string(), delivered: z.enum(['pending', 'delivered', 'undelivered']) })),
+  /** The approvals the run's agents asked for and what their role's policy decided (ask: a person is asked). */
+  approvals: z.array(z.object({ member: z.string(), what: z.string(), decision: z.enum(['allow', 'deny', 'ask']), by: z.string(), reason: z.string() })),
   draft: z.string(),
   summary: z.string().nullable(),
 });

@@ -1,0 +1,71 @@
+/**
+ * A role's approval policy on its agent's approval prompts (issue 24 item 1): when the agent of a
+ * team run asks for approval, the prompt is read once it holds still and judged by the role's
+ * policy in the agent's folder (the same broker step as `exec --auto-approve`); an allow or a deny
+ * is pressed, and what the policy leaves open waits for a person (the board shows the worker as
+ * needing input; answer_approval and the dashboard answer it). Every decision is reported.
+ */
+import { describeSubject, decideApproval, type ApprovalPolicy } from '../approvals/index.js';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
+import type { AgentPane } from '../agents/index.js';
+
+/** One approval of a team agent, as the board and the record keep it. */
+export interface RoleDecision {
+  /** What was asked ("shell echo hi > f.txt"), or why it could not be read. */
+  what: string;
+  decision: 'allow' | 'deny' | 'ask';
+  /** Who decided: the role's policy, or nobody yet (a person is asked). */
+  by: string;
+  reason: string;
+}
+
+export class RoleApprovals implements Disposable {
+  private readonly store = new DisposableStore();
+  private readonly abort = new AbortController();
+  private deciding = false;
+
+  constructor(
+    private readonly agent: AgentPane,
+    private readonly role: string,
+    private readonly policy: ApprovalPolicy,
+    private readonly context: { workdir: string; home: string },
+    private readonly onDecided: (decision: RoleDecision) => void,
+  ) {
+    this.store.add(agent.onState((change) => change.state === 'waiting_approval' && void this.decide()));
+    if (agent.state.state === 'waiting_approval') void this.decide();
+  }
+
+  dispose(): void {
+    this.abort.abort();
+    this.store.dispose();
+  }
+
+  /** Decides the prompt on screen, one at a time; a prompt that came while one was decided is decided after it. */
+  private async decide(): Promise<void> {
+    if (this.deciding) return;
+    this.deciding = true;
+    const signal = this.abort.signal;
+    let decidedId: string | undefined;
+    try {
+      const approval = await this.agent.settleApproval(signal);
+      if (!approval || signal.aborted) return;
+      decidedId = approval.request.id;
+      const outcome = await decideApproval(approval.request, { policy: this.policy, context: this.context, otherwise: 'open' }, signal);
+      const what = approval.request.subject ? describeSubject(approval.request.subject) : 'a prompt that could not be read';
+      if (outcome.decision === 'withdrawn') return;
+      if (outcome.decision === 'ask') {
+        this.onDecided({ what, decision: 'ask', by: 'nobody yet: a person is asked', reason: outcome.reason });
+        return;
+      }
+      const by = `the ${this.role} role's approval policy`;
+      await this.agent.answer(outcome.decision, { decidedBy: 'policy', by, approvalId: approval.request.id, prompt: approval.prompt, signal });
+      this.onDecided({ what, decision: outcome.decision, by, reason: outcome.reason });
+    } catch {
+      // The prompt went, or a person answered it first (CONFLICT): nothing is left to decide.
+    } finally {
+      this.deciding = false;
+      const next = this.agent.approval?.request.id;
+      if (!signal.aborted && this.agent.state.state === 'waiting_approval' && next !== undefined && next !== decidedId) void this.decide();
+    }
+  }
+}
