@@ -221,6 +221,7 @@ describe('a team run in the daemon', () => {
     const c = await client();
     // Nobody's pane, not even the owner's token, may call the team tools.
     await expect(c.request('team_tool', { tool: 'tabs_list' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(c.request('team_mcp_ready', {})).rejects.toMatchObject({ code: 'FORBIDDEN' });
     const started = await c.teamRunStart({ preset: { name: 'over-mcp', planner: 'lead', roles: [{ name: 'lead', agent: 'mcp-planner' }, { name: 'executor', agent: 'shell' }] }, goal: 'write mcp.txt', folder: work });
     const ended = (b: TeamBoardInfo): boolean => ['completed', 'failed', 'cancelled'].includes(b.state);
     const held = await boardUntil(c, started.run_id, (b) => b.confirmations.length > 0 || ended(b), 'a text held by the risk gate');

@@ -7,7 +7,7 @@
  * idle, in order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { AgentPane, BUILTIN_PROFILES, defineProfile, startAgent, type AgentProfile } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
@@ -41,28 +41,31 @@ const CALLS: PlannerCall[] = [
 
 const plannerProfile = defineProfile(PLANNER_PROFILE_DATA, { builtin: false, resolveBinary: () => process.execPath });
 
+/** The test's host: the scripted planner running `planner`, shell workers in `work`. */
+function hostFor(planner: string, work: string, calls: Partial<Pick<TeamHost, 'callsVia'>> = {}): TeamHost {
+  const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
+  return {
+    async startAgent(spec, signal) {
+      const scripted = spec.agent === 'scripted-planner';
+      const profile = scripted ? plannerProfile : shell;
+      const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [planner] } : { env: SHELL_AGENT_ENV(work) }) });
+      const agent = new AgentPane(started.pane, profile);
+      agents.push(agent);
+      return agent;
+    },
+    callsVia: calls.callsVia ?? (() => 'markers'),
+    async closeAgent(agent) {
+      await agent.pane.kill({ graceMs: 500 });
+    },
+  };
+}
+
 describe('a team run', () => {
   it('has the planner drive a worker through the tools, with the risk gate between them', async () => {
     const log = path.join(scratch.dir, 'results.jsonl');
     const work = path.join(scratch.dir, 'work');
-    const { mkdirSync } = await import('node:fs');
     mkdirSync(work);
-    const planner = plannerProgram(scratch.dir, log, CALLS);
-    const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
-    const host: TeamHost = {
-      async startAgent(spec, signal) {
-        const scripted = spec.agent === 'scripted-planner';
-        const profile = scripted ? plannerProfile : shell;
-        const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [planner] } : { env: SHELL_AGENT_ENV(work) }) });
-        const agent = new AgentPane(started.pane, profile);
-        agents.push(agent);
-        return agent;
-      },
-      callsVia: () => 'markers',
-      async closeAgent(agent) {
-        await agent.pane.kill({ graceMs: 500 });
-      },
-    };
+    const host = hostFor(plannerProgram(scratch.dir, log, CALLS), work);
     const preset = parsePreset({ name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] });
     const run = new TeamRun({ id: 'team-1', preset, goal: 'write made.txt', folder: work, home: scratch.dir, host });
     // A person at the board: denies what the gate holds.
@@ -108,4 +111,34 @@ describe('a team run', () => {
     expect(existsSync(log)).toBe(true);
     run.dispose();
   }, 90_000);
+
+  it('briefs a planner that calls over MCP only once its MCP server has its client, and by marker lines if that never comes', async () => {
+    const work = path.join(scratch.dir, 'work-mcp');
+    mkdirSync(work);
+    const preset = parsePreset({ name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] });
+    for (const ready of [true, false]) {
+      let release: (ready: boolean) => void = () => undefined;
+      const waitedFor: string[] = [];
+      const mcpReady = (paneId: string): Promise<boolean> => {
+        waitedFor.push(paneId);
+        return new Promise<boolean>((resolve) => (release = resolve));
+      };
+      const log = path.join(scratch.dir, `mcp-${String(ready)}.jsonl`);
+      const host = hostFor(plannerProgram(scratch.dir, log, []), work, { callsVia: () => 'mcp' });
+      const run = new TeamRun({ id: `team-mcp-${String(ready)}`, preset, goal: 'wait for the tools', folder: work, home: scratch.dir, host, mcpReady });
+      const starting = run.start();
+      await until(() => waitedFor.length === 1, 'the run waiting for the planner’s MCP server');
+      // Not briefed, not running, while the tools are not there.
+      expect(run.state).toBe('starting');
+      const planner = agents.find((a) => a.pane.id === waitedFor[0]) as AgentPane;
+      expect(planner.pane.readText(50).lines.join('\n')).not.toContain('GOAL');
+      release(ready);
+      await starting;
+      expect(run.state).toBe('running');
+      await until(() => existsSync(log), 'the brief typed in');
+      expect(JSON.parse(readFileSync(log, 'utf8'))).toMatchObject({ via: ready ? 'mcp' : 'markers' });
+      await run.end('the test', true);
+      run.dispose();
+    }
+  }, 60_000);
 });

@@ -31,7 +31,8 @@ type TeamMethods =
   | 'team_run_mark'
   | 'team_run_send'
   | 'team_run_report'
-  | 'team_tool';
+  | 'team_tool'
+  | 'team_mcp_ready';
 
 /** How long a board watch waits for a change when the caller names no wait. */
 const DEFAULT_BOARD_WAIT_MS = 30_000;
@@ -135,6 +136,14 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
     const found = paneId === undefined ? undefined : ctx.teamRuns.memberOfPane(paneId);
     if (!found) throw new SwitchboardError('FORBIDDEN', 'the team tools are for the agents of a team run that is going, called with their own pane’s token', paneId !== undefined ? { pane_id: paneId } : {});
     return await found.run.callTool(found.member, p.tool, p.params ?? {}, ctx.signal);
+  },
+
+  team_mcp_ready(ctx) {
+    // Only a pane's own token says which pane's MCP server is ready; the run checks the pane is its agent's.
+    const paneId = ctx.grant?.paneId;
+    if (paneId === undefined) throw new SwitchboardError('FORBIDDEN', 'team_mcp_ready is called by a team agent’s MCP server, with its pane’s token');
+    ctx.teamRuns.mcpReady(paneId);
+    return { ready: true };
   },
 };
 

@@ -84,7 +84,11 @@ async function serveStdio(ctx: CliContext): Promise<number> {
   const server = createMcpServer(backend);
   // An agent of a team run lists the team tools too (loaded only then: they carry the risk gate).
   const teamRole = ctx.env[TEAM_ROLE_ENV];
-  if (teamRole === 'planner' || teamRole === 'worker') (await import('../surfaces/mcp/team-tools.js')).registerTeamTools(server, backend, teamRole);
+  if (teamRole === 'planner' || teamRole === 'worker') {
+    (await import('../surfaces/mcp/team-tools.js')).registerTeamTools(server, backend, teamRole);
+    // The agent CLI has connected and lists the tools next: its run may brief it now.
+    server.server.oninitialized = () => void call('team_mcp_ready', {}).catch(() => undefined);
+  }
   const transport = new StdioServerTransport();
   const closed = new Promise<void>((resolve) => {
     transport.onclose = () => resolve();

@@ -55,7 +55,15 @@ export interface TeamRunOptions {
   /** The user's home, for the risk gate's judgement of paths. */
   home: string;
   host: TeamHost;
+  /**
+   * Resolves true once the MCP server in pane `paneId` has its client (the agent CLI has the
+   * tools), false after `timeoutMs`: a planner briefed before would find no tools to call.
+   */
+  mcpReady?: (paneId: string, timeoutMs: number, signal: AbortSignal) => Promise<boolean>;
 }
+
+/** How long a planner's MCP server may take to have its client before the brief goes by marker lines instead. */
+const MCP_READY_TIMEOUT_MS = 60_000;
 
 /** A text the risk gate holds for a person. */
 export interface PendingConfirmation {
@@ -205,13 +213,16 @@ export class TeamRun implements TeamPort, Disposable {
     this.store.add(planner.value.onState(() => this.pumpDeliveries()));
     this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
     if (teamEnded(this.current)) return;
+    // Over MCP only once the planner's CLI has the tools; without them in time, by marker lines.
+    const mcp = this.options.host.callsVia(plannerRole.agent) === 'mcp' && (await this.options.mcpReady?.(planner.value.pane.id, MCP_READY_TIMEOUT_MS, this.abort.signal)) === true;
+    if (teamEnded(this.current)) return;
     this.step({ kind: 'started' });
     const brief = plannerBrief({
       goal: this.goal,
       workers: this.workers().map((w) => ({ id: w.id, role: w.role, agent: w.agent, brief: this.preset.roles.find((r) => r.name === w.role)?.brief ?? '' })),
       roles: this.preset.roles.filter((r) => r.name !== plannerRole.name).map((r) => ({ name: r.name, agent: r.agent, brief: r.brief })),
       plannerBrief: plannerRole.brief,
-      calls: this.options.host.callsVia(plannerRole.agent) === 'mcp' ? { via: 'mcp' } : { via: 'markers', nonce: this.nonce },
+      calls: mcp ? { via: 'mcp' } : { via: 'markers', nonce: this.nonce },
     });
     this.deliver({ text: brief });
   }

@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
+import { Emitter } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { TeamPreset } from './presets/preset.js';
 import { TeamRun, type TeamHost, type TeamMember } from './team-run.js';
@@ -23,8 +24,13 @@ export interface TeamRunsOptions {
   home: string;
 }
 
+/** Panes whose MCP server said it is ready, remembered until a run asks (their runs may not know them yet). */
+const MAX_READY_PANES = 1_000;
+
 export class TeamRuns implements Disposable {
   private readonly runs = new Map<string, TeamRun>();
+  private readonly readyPanes = new Set<string>();
+  private readonly readyEmitter = new Emitter<string>();
 
   constructor(private readonly options: TeamRunsOptions) {}
 
@@ -33,7 +39,7 @@ export class TeamRuns implements Disposable {
     const live = [...this.runs.values()].filter((run) => !teamEnded(run.state)).length;
     if (live >= MAX_LIVE) throw new SwitchboardError('LIMIT_EXCEEDED', `${MAX_LIVE} team runs are going already: end one first`, { max: MAX_LIVE });
     const id = `team-${randomBytes(4).toString('hex')}`;
-    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host });
+    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host, mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
     this.runs.set(id, run);
     this.dropOldEnded();
     void run.start();
@@ -45,6 +51,33 @@ export class TeamRuns implements Disposable {
     const run = this.runs.get(id);
     if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
     return run;
+  }
+
+  /**
+   * Pane `paneId`'s MCP server has its client (`team_mcp_ready`, called with the pane's token). Its
+   * run may not know the pane yet (the agent is still starting), so it is remembered until asked.
+   */
+  mcpReady(paneId: string): void {
+    if (this.readyPanes.size >= MAX_READY_PANES) this.readyPanes.clear();
+    this.readyPanes.add(paneId);
+    this.readyEmitter.fire(paneId);
+  }
+
+  /** Resolves true once pane `paneId`'s MCP server is ready, false after `timeoutMs` or on abort. */
+  private async untilMcpReady(paneId: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
+    if (this.readyPanes.has(paneId)) return true;
+    return await new Promise<boolean>((resolve) => {
+      const done = (ready: boolean): void => {
+        subscription.dispose();
+        clearTimeout(timer);
+        signal.removeEventListener('abort', aborted);
+        resolve(ready);
+      };
+      const aborted = (): void => done(false);
+      const subscription = this.readyEmitter.event((id) => id === paneId && done(true));
+      const timer = setTimeout(() => done(false), timeoutMs);
+      signal.addEventListener('abort', aborted, { once: true });
+    });
   }
 
   /** The live run whose agent runs in pane `paneId`, and who that agent is in it. */
@@ -88,6 +121,7 @@ export class TeamRuns implements Disposable {
   }
 
   dispose(): void {
+    this.readyEmitter.dispose();
     for (const run of this.runs.values()) run.dispose();
     this.runs.clear();
   }

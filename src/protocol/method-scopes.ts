@@ -41,6 +41,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   // What a team tool may do is decided by whose pane the token is (the run's planner, one of its
   // workers): the scope a team's agent pane holds is enough to reach it.
   team_tool: 'read',
+  team_mcp_ready: 'read',
   send_prompt: 'ask',
   // An ask types only into an idle agent with no dialog open, never into an approval.
   ask: 'ask',

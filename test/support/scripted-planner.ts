@@ -45,9 +45,10 @@ const next = () => {
 const handle = (text) => {
   if (nonce === null) {
     const m = /Your nonce is ([0-9a-f]+)\\./.exec(text);
+    // The brief, and how it says to call the tools (a brief for MCP gives no nonce).
+    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ brief: text.length, via: m ? 'markers' : text.includes('through your MCP tools') ? 'mcp' : 'neither' }) + '\\n');
     if (!m) return show(['no nonce in: ' + text.slice(0, 40)]);
     nonce = m[1];
-    fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify({ brief: text.length }) + '\\n');
     return next();
   }
   if (text.startsWith('__MPS_TOOL_RESULT__ ')) {

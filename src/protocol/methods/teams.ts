@@ -78,6 +78,11 @@ export const teamParams = {
    * worker the task tools for itself, anyone else none (FORBIDDEN).
    */
   team_tool: z.strictObject({ tool: z.string().min(1).max(64), params: optional(z.record(z.string(), z.unknown())) }),
+  /**
+   * A team agent's MCP server says its client (the agent CLI) has connected and has the tools: a
+   * planner that calls tools over MCP gets its brief only then. Called with the pane's own token.
+   */
+  team_mcp_ready: z.strictObject({}),
 } as const;
 
 /** A preset as the daemon answers it: every default filled in, and where it comes from. */
@@ -142,5 +147,6 @@ export const teamResults = {
   team_run_send: z.object({ sent: z.array(z.string()), judgement: judgementSchema, held: z.boolean() }),
   team_run_report: z.object({ run_id: z.string(), markdown: z.string() }),
   /** The tool's outcome as a marker line's result carries it: `{ok: true, result}` or `{ok: false, error: {code, message}}`. */
+  team_mcp_ready: z.object({ ready: z.literal(true) }),
   team_tool: z.union([z.object({ ok: z.literal(true), result: z.unknown() }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]),
 } as const;
