@@ -18,6 +18,8 @@ export interface TeamHostOptions {
   grant: Grant;
   /** Each agent from its own isolated HOME under `homeRoot`, against `modelUrl` (tests, demos). */
   sandbox?: { homeRoot: string; modelUrl: string };
+  /** Variables every agent of the run gets. */
+  env?: Record<string, string>;
 }
 
 export function teamHostOf(services: Services, options: TeamHostOptions): TeamHost {
@@ -30,7 +32,7 @@ export function teamHostOf(services: Services, options: TeamHostOptions): TeamHo
         title: spec.title,
         // Tells Switchboard's MCP server in the agent which team tools to list; what a call may do
         // is decided by the daemon from the pane the call's token belongs to, never from this.
-        env: { [TEAM_ROLE_ENV]: spec.member.kind },
+        env: { ...options.env, [TEAM_ROLE_ENV]: spec.member.kind },
         signal,
         scopes: scopesForNewPane(options.grant, true),
         tempRoot: services.agents.tempRoot,

@@ -75,7 +75,11 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
     const given: unknown = typeof p.preset === 'string' ? ctx.teamPresets.get(p.preset).preset : p.preset;
     const preset: TeamPreset = ctx.teamPresets.validate(given, { knownAgents: knownAgents(ctx) });
     const folder = existingFolder(p.folder);
-    const host = teamHostOf(ctx, { grant: ctx.grant ?? OWNER_GRANT, ...(p.agent_home !== undefined && p.model_url !== undefined ? { sandbox: { homeRoot: p.agent_home, modelUrl: p.model_url } } : {}) });
+    const host = teamHostOf(ctx, {
+      grant: ctx.grant ?? OWNER_GRANT,
+      ...(p.agent_home !== undefined && p.model_url !== undefined ? { sandbox: { homeRoot: p.agent_home, modelUrl: p.model_url } } : {}),
+      ...(p.env !== undefined ? { env: p.env } : {}),
+    });
     return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host }).board());
   },
 

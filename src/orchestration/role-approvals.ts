@@ -6,6 +6,7 @@
  * needing input; answer_approval and the dashboard answer it). Every decision is reported.
  */
 import { describeSubject, decideApproval, type ApprovalPolicy } from '../approvals/index.js';
+import { mcpToolName, TEAM_TOOLS, type TeamToolName } from './tools/team-tools.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import type { AgentPane } from '../agents/index.js';
 
@@ -69,3 +70,19 @@ export class RoleApprovals implements Disposable {
     }
   }
 }
+
+/**
+ * The planner's policy: its role's, with its calls of the team tools allowed first. What those
+ * tools may do the run decides (the risk gate, the run's own workers only); a CLI that asks
+ * before every MCP call would otherwise stop the planner at each one.
+ */
+export function plannerPolicy(policy: ApprovalPolicy): ApprovalPolicy {
+  return { ...policy, rules: [{ decision: 'allow', tool: 'mcp', command: TEAM_TOOL_PATTERN, reason: "the team's own tools, which the run governs" }, ...policy.rules] };
+}
+
+/**
+ * A team tool's name as a CLI's approval prompt gives it: bare (Codex names the server apart:
+ * `tabs_send`), or with Switchboard's server before it (`mcp__switchboard__tabs_send`,
+ * `mcp_switchboard_tabs_send`). Nothing else: another server's tool of another name is asked.
+ */
+const TEAM_TOOL_PATTERN = `^(mcp_{1,2}switchboard_{1,2})?(${(Object.keys(TEAM_TOOLS) as TeamToolName[]).map((name) => mcpToolName(name)).join('|')})$`;

@@ -20,7 +20,7 @@ import { MarkerReader, newRunNonce, resultLine, TOOL_PREFIX, withoutMarkerLines 
 import { plannerBrief } from './planner-brief.js';
 import { plannerOf, type TeamPreset, type TeamRole } from './presets/preset.js';
 import { renderReport } from './report.js';
-import { RoleApprovals, type RoleDecision } from './role-approvals.js';
+import { plannerPolicy, RoleApprovals, type RoleDecision } from './role-approvals.js';
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
@@ -208,7 +208,7 @@ export class TeamRun implements TeamPort, Disposable {
       return;
     }
     this.planner = planner.value;
-    this.followApprovals(planner.value, plannerRole, 'planner');
+    this.followApprovals(planner.value, plannerRole, 'planner', plannerPolicy(policyOf(plannerRole)));
     this.store.add(planner.value.pane.onRender(() => this.readCalls()));
     this.store.add(planner.value.onState(() => this.pumpDeliveries()));
     this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
@@ -453,7 +453,7 @@ export class TeamRun implements TeamPort, Disposable {
     try {
       worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})`, runId: this.id, member: { kind: 'worker', workerId: worker.id } }, this.abort.signal);
       this.store.add(worker.pane.onState(() => this.changed()));
-      this.followApprovals(worker.pane, role, worker.id);
+      this.followApprovals(worker.pane, role, worker.id, policyOf(role));
     } catch (err) {
       worker.failed = err instanceof Error ? err.message : String(err);
     }
@@ -551,10 +551,10 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   /** Answers `agent`'s approval prompts by its role's policy, in its folder, each decision on the board. */
-  private followApprovals(agent: AgentPane, role: TeamRole, member: string): void {
+  private followApprovals(agent: AgentPane, role: TeamRole, member: string, policy: ApprovalPolicy): void {
     const context = { workdir: agent.pane.cwd, home: this.options.home };
     this.store.add(
-      new RoleApprovals(agent, role.name, policyOf(role), context, (decision) => {
+      new RoleApprovals(agent, role.name, policy, context, (decision) => {
         this.decisions.push({ ...decision, member });
         if (this.decisions.length > MAX_DECISIONS) this.decisions.shift();
         this.changed();

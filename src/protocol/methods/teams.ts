@@ -47,6 +47,8 @@ export const teamParams = {
       folder: z.string().min(1).max(4096),
       agent_home: optional(z.string().min(1).max(4096)),
       model_url: optional(z.url().max(2048)),
+      /** Variables every agent of the run gets, as create_pane's `env`. */
+      env: optional(z.record(z.string(), z.string().max(128 * 1024))),
     })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
   /** Every run kept (the live ones and the last ended ones), the newest first. */
