@@ -222,8 +222,13 @@ describe("parseApproval on Codex's MCP tool approval (0.169.0, the rows as a liv
     expect(request && optionFor(request, 'allow_once')?.keys).toEqual(['Enter']);
   });
 
-  it('is not certain of it: the tool\'s arguments stand between the question and the answers, so a policy asks', () => {
-    expect(parse('codex', lines, '0.169.0')?.certain).toBe(false);
+  it('is certain of it with the tool\'s arguments between the question and the answers, one "name: value" row each', () => {
+    expect(parse('codex', lines, '0.169.0')?.certain).toBe(true);
+  });
+
+  it('is not certain of it when a row there is no argument (a value over several rows, or text drawn in between)', () => {
+    const odd = [...lines.slice(0, 10), '  and the moons of the outer planets', ...lines.slice(10)];
+    expect(parse('codex', odd, '0.169.0')?.certain).toBe(false);
   });
 });
 

@@ -27,7 +27,8 @@ const SCREENS_0_169 = {
       // The question, the environment and the model's reason, then "$ <command>": every row
       // named, so anything else between them leaves the prompt unread (and asked).
       { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
-      { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?' },
+      // The question, then the call's arguments, one "name: value" row each (0.171: "  title: write notes.md").
+      { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?(?:\\n {2}[A-Za-z_][\\w-]*: .*|\\n *$)*' },
       { kind: 'other', pattern: '^ *Would you like to ' },
     ],
     options: {
