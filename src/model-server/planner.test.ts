@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { readConversation, type ConversationView } from './conversation.js';
 import { exampleOf, plan, type Plan, type Reply } from './planner.js';
-import type { Scenario } from './scenario.js';
+import { parseScenario, type Scenario } from './scenario.js';
 import type { ToolCall } from './tools.js';
 
 const CLAUDE_TOOLS = ['Bash', 'Write', 'Edit', 'Read', 'Glob'];
@@ -449,8 +449,15 @@ describe('plan: MCP tool steps and the last tool result', () => {
       expect(at([prompt], tools).reply).toMatchObject({ kind: 'tool', call: { kind: 'function', name: 'ask', namespace: 'mcp__switchboard__' } });
     });
 
-    it('searches once a prompt: a search that found nothing ends in words, not another search', () => {
+    it('searches once a step: a search that found nothing ends in words, not another search', () => {
       expect(at([prompt, search, found([])]).reply).toMatchObject({ kind: 'text', text: expect.stringContaining('does not offer') as unknown });
+    });
+
+    it('searches again for the next step\'s tool when the first search did not load it', () => {
+      const call = { type: 'function_call', call_id: 'call_a', name: 'ask', namespace: 'mcp__switchboard', arguments: '{}' };
+      const twoSteps = { name: 'two', rules: [{ match: 'consult twice', steps: [{ tool: 'mcp' as const, name: 'ask', input: {} }, { tool: 'mcp' as const, name: 'read', input: {} }, { text: 'done' }] }] };
+      const input = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'please consult twice' }] }, search, found([{ type: 'namespace', name: 'mcp__switchboard', tools: [askTool] }]), call, { type: 'function_call_output', call_id: 'call_a', output: 'ok' }];
+      expect(plan(parseScenario(twoSteps), readConversation('openai-responses', { input, tools: codexTools })).reply).toMatchObject({ kind: 'tool', call: { kind: 'tool_search' } });
     });
 
     it("counts the tool's result, not the search, as the step done, and carries it into the text", () => {

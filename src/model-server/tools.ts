@@ -38,14 +38,15 @@ function patchUpdate(file: string, oldText: string, newText: string): string {
 /** How many tools a scripted tool search asks for: the one it wants, with room for near matches. */
 const TOOL_SEARCH_LIMIT = 8;
 
+
 /**
  * The call for an MCP tool step. Each CLI names an MCP tool after its server its own way
  * (mcp__server__tool, mcp_server_tool, server__tool, server_tool: the server's name, underscores,
  * the tool's name, perhaps after a prefix), or offers it inside a namespace (Codex: namespace
  * `mcp__server__`, name `tool`), either in the request's tools or loaded by a tool search. When the
  * tool is not offered but a tool search is (Codex 0.169 defers MCP tools behind tool_search), the
- * model searches first, once per prompt; the client answers with the tools it found, and the next
- * request calls the tool.
+ * model searches first (once for each step whose tool is not loaded yet); the
+ * client answers with the tools it found, and the next request calls the tool.
  */
 function mcpCallFor(step: Extract<ToolStep, { tool: 'mcp' }>, view: ConversationView): ToolCall | undefined {
   const flat = [`mcp__${step.server}__${step.name}`, `${step.server}__${step.name}`, `${step.server}_${step.name}`, step.name];
@@ -59,7 +60,10 @@ function mcpCallFor(step: Extract<ToolStep, { tool: 'mcp' }>, view: Conversation
     // A namespace that names the server, however it is spelled around it (mcp__server__, mcp__server).
     view.namespaced.find((t) => t.name === step.name && t.namespace !== undefined && t.namespace.split(/_{2,}/).includes(step.server));
   if (inNamespace) return { kind: 'function', name: inNamespace.name, ...(inNamespace.namespace !== undefined ? { namespace: inNamespace.namespace } : {}), args: step.input };
-  if (view.api === 'openai-responses' && view.tools.includes('tool_search') && view.toolSearches === 0) {
+  // One search per step: a step whose tool is not loaded yet searches for it (a turn that calls
+  // several tools of a server searches several times), and a search that found nothing ends in
+  // words, not another search.
+  if (view.api === 'openai-responses' && view.tools.includes('tool_search') && view.toolSearches <= view.stepsDone) {
     return { kind: 'tool_search', name: 'tool_search', args: { query: `${step.server} ${step.name}`, limit: TOOL_SEARCH_LIMIT } };
   }
   return undefined;
