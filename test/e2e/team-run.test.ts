@@ -1,0 +1,114 @@
+/**
+ * A team run with real agent CLIs against the scripted model (issue 24): Codex plans and calls the
+ * team tools over MCP (Switchboard's MCP server is in its isolated HOME's configuration, it is
+ * briefed once that server has Codex connected, and it finds each tool with its tool search);
+ * Claude Code executes. The planner adds a task, has Claude Code write a file, waits for it, reads
+ * its output, tries a destructive text (held by the risk gate and denied at the board: the executor
+ * never sees it), drafts the report and completes the run. Every approval either CLI asks for is
+ * decided by its role's policy. The report names what the worker did and the file is on disk.
+ */
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connect, type SwitchboardClient } from '../../src/client/index.js';
+import type { TeamBoardInfo } from '../../src/protocol/methods.js';
+import { useScriptedModel } from './scripted-model.js';
+import { useTestDaemon } from '../support/daemon.js';
+
+const NOTES = 'Notes written by the team.';
+
+const sm = useScriptedModel({
+  name: 'team-run',
+  title: 'A team run',
+  rules: [
+    {
+      // The planner's brief.
+      match: 'GOAL: write notes.md',
+      steps: [
+        { tool: 'mcp', server: 'switchboard', name: 'tasks_add', input: { title: 'write notes.md' } },
+        { tool: 'mcp', server: 'switchboard', name: 'tabs_send', input: { tabId: 'executor-1', text: 'please create the notes file' } },
+        { tool: 'mcp', server: 'switchboard', name: 'tabs_wait', input: { tabId: 'executor-1', until: ['idle'], timeoutMs: 120_000 } },
+        { tool: 'mcp', server: 'switchboard', name: 'tabs_read', input: { tabId: 'executor-1', lines: 40 } },
+        { tool: 'mcp', server: 'switchboard', name: 'tabs_send', input: { tabId: 'executor-1', text: 'git reset --hard' } },
+        { tool: 'mcp', server: 'switchboard', name: 'run_report_draft', input: { text: '# notes.md\n\nexecutor-1 (claude) wrote notes.md.\n' } },
+        { tool: 'mcp', server: 'switchboard', name: 'run_complete', input: { summary: 'notes.md is written' } },
+        { text: 'The team is done.' },
+      ],
+    },
+    // The executor's task.
+    { match: 'please create the notes file', steps: [{ tool: 'write', path: 'notes.md', content: `${NOTES}\n` }, { text: 'Created notes.md.' }] },
+  ],
+});
+const ctx = useTestDaemon();
+
+let client: SwitchboardClient;
+beforeAll(async () => {
+  client = await connect({ home: ctx.home });
+});
+afterAll(() => client.close());
+
+const ENDED = ['completed', 'failed', 'cancelled'];
+
+/** Watches the board by version until `done` holds; answers nothing itself. */
+async function boardUntil(runId: string, done: (board: TeamBoardInfo) => boolean, what: string, timeoutMs = 120_000): Promise<TeamBoardInfo> {
+  let board = await client.teamRunGet(runId);
+  const deadline = Date.now() + timeoutMs;
+  while (!done(board)) {
+    if (Date.now() > deadline) {
+      // What the planner shows tells why it stopped.
+      const planner = board.planner.pane_id ? (await client.getText(board.planner.pane_id, { lines: 60 })).text : '(no planner pane)';
+      throw new Error(`${what}: not seen; the board: ${JSON.stringify(board, null, 1)}\nthe planner's screen:\n${planner}`);
+    }
+    board = await client.teamRunGet(runId, { afterVersion: board.version, waitMs: 5_000 });
+  }
+  return board;
+}
+
+describe('a team run of real CLIs', { timeout: 400_000 }, () => {
+  it('has a Codex planner drive a Claude Code executor over MCP, with the risk gate between them', async () => {
+    const work = path.join(ctx.work, 'team');
+    mkdirSync(work, { recursive: true });
+    const started = await client.teamRunStart({
+      preset: { name: 'codex-claude', planner: 'lead', roles: [{ name: 'lead', agent: 'codex' }, { name: 'executor', agent: 'claude' }] },
+      goal: 'write notes.md',
+      folder: work,
+      agent_home: sm.tempDir('sb-team-homes-').dir,
+      model_url: sm.model.url,
+    });
+    const runId = started.run_id;
+    try {
+      const held = await boardUntil(runId, (b) => b.confirmations.length > 0 || ENDED.includes(b.state), 'the destructive text held');
+      expect(held.confirmations.map((c) => `${c.worker_id}: ${c.text}`), JSON.stringify(held, null, 1)).toEqual(['executor-1: git reset --hard']);
+      await client.teamRunAnswer(runId, held.confirmations[0]?.id ?? '', 'deny');
+      const done = await boardUntil(runId, (b) => ENDED.includes(b.state) && b.calls.every((c) => c.delivered !== 'pending'), 'the run completed');
+      expect(done.state, done.why).toBe('completed');
+      expect(readFileSync(path.join(work, 'notes.md'), 'utf8')).toBe(`${NOTES}\n`);
+      expect(done.calls.map((c) => `${c.method} ${c.via} ${c.outcome}`)).toEqual([
+        'tasks_add mcp ok',
+        'tabs_send mcp ok',
+        'tabs_wait mcp ok',
+        'tabs_read mcp ok',
+        'tabs_send mcp FORBIDDEN',
+        'run_report_draft mcp ok',
+        'run_complete mcp ok',
+      ]);
+      // Every approval the CLIs asked for was decided by the role's policy: Codex asked before each
+      // MCP call (the planner's policy allows the team's own tools), Claude Code before it wrote the file.
+      const decided = (member: string): string[] => done.approvals.filter((a) => a.member === member).map((a) => `${a.what} ${a.decision}`);
+      expect(decided('planner')).toEqual(done.calls.map((c) => `mcp ${c.method} allow`));
+      expect(decided('executor-1')).toEqual(['file_write notes.md allow']);
+      expect(done.approvals.every((a) => a.by.endsWith("role's approval policy"))).toBe(true);
+      // Claude Code never saw the denied text.
+      const executor = done.workers.find((w) => w.id === 'executor-1');
+      expect(executor?.agent).toBe('claude');
+      const executorScreen = (await client.getText(executor?.pane_id ?? '', { lines: 400 })).text;
+      expect(executorScreen).not.toContain('git reset');
+      const report = (await client.teamRunReport(runId)).markdown;
+      expect(report).toContain('executor-1 (claude) wrote notes.md.');
+      expect(report).toContain('notes.md is written');
+    } finally {
+      await client.teamRunEnd(runId, { closeAgents: true }).catch(() => undefined);
+    }
+    expect(existsSync(path.join(work, 'notes.md'))).toBe(true);
+  });
+});
