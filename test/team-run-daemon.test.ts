@@ -290,6 +290,8 @@ describe('a team run in the daemon', () => {
       message: expect.stringContaining("roles[1].agent: no agent profile is named 'cobol'"),
     });
     await expect(c.teamRunStart({ preset: 'no-such-preset', goal: 'x', folder: work })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    // Relative to what? The daemon's folder is no caller's.
+    await expect(c.teamRunStart({ preset: PRESET, goal: 'x', folder: 'work' })).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: 'folder: work is not an absolute path' });
     await expect(c.teamRunStart({ preset: PRESET, goal: '   ', folder: work })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     expect((await c.list()).panes.length).toBe(before);
   });

@@ -22,11 +22,13 @@ export interface TeamHostOptions {
   env?: Record<string, string>;
 }
 
+/** A team run's host over the daemon's services: its agents are daemon panes, with `options`' token scopes, HOMEs and variables. */
 export function teamHostOf(services: Services, options: TeamHostOptions): TeamHost {
   return {
     async startAgent(spec, signal): Promise<AgentPane> {
       const profile = services.agents.get(spec.agent);
-      const sandbox = options.sandbox ? { home: path.join(options.sandbox.homeRoot, homeFolderOf(spec.title)), modelUrl: options.sandbox.modelUrl, ...(services.daemon.mcpServer ? { mcp: services.daemon.mcpServer } : {}) } : undefined;
+      // One HOME an agent: runs that share the root never share an agent's HOME.
+      const sandbox = options.sandbox ? { home: path.join(options.sandbox.homeRoot, spec.runId, homeFolderOf(spec.title)), modelUrl: options.sandbox.modelUrl, ...(services.daemon.mcpServer ? { mcp: services.daemon.mcpServer } : {}) } : undefined;
       const started = await startAgent(services.panes, profile, {
         cwd: spec.folder,
         title: spec.title,

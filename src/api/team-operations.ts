@@ -6,11 +6,12 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
-import { presetReview, type TeamBoard, type TeamPreset } from '../orchestration/index.js';
+import { presetReview, type TeamBoard, type TeamPreset, type TeamRun } from '../orchestration/index.js';
 import type { TeamBoardInfo } from '../protocol/methods.js';
 import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
-import { OWNER_GRANT } from './authorize.js';
+import { OWNER_GRANT, requireScope } from './authorize.js';
+import { callerOf, requireMaker } from './bridge-operations.js';
 import { teamHostOf } from './team-host.js';
 
 type TeamMethods =
@@ -80,7 +81,7 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
       ...(p.agent_home !== undefined && p.model_url !== undefined ? { sandbox: { homeRoot: p.agent_home, modelUrl: p.model_url } } : {}),
       ...(p.env !== undefined ? { env: p.env } : {}),
     });
-    return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host }).board());
+    return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host, startedBy: callerOf(ctx.grant) }).board());
   },
 
   team_run_list(ctx) {
@@ -98,37 +99,39 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
   },
 
   team_run_pause(ctx, p) {
-    const run = ctx.teamRuns.get(p.run_id);
+    const run = steered(ctx, p.run_id);
     run.pause(callerName(ctx));
     return { run_id: run.id, state: run.state };
   },
 
   team_run_resume(ctx, p) {
-    const run = ctx.teamRuns.get(p.run_id);
+    const run = steered(ctx, p.run_id);
     run.resume(callerName(ctx));
     return { run_id: run.id, state: run.state };
   },
 
   async team_run_end(ctx, p) {
-    const run = ctx.teamRuns.get(p.run_id);
+    const run = steered(ctx, p.run_id);
+    // Closing the agents removes panes: what `remove` needs, on top of steering the run.
+    if (p.close_agents) requireScope(ctx.grant ?? OWNER_GRANT, 'remove');
     await run.end(callerName(ctx), p.close_agents);
     return { run_id: run.id, state: run.state };
   },
 
   team_run_answer(ctx, p) {
-    ctx.teamRuns.get(p.run_id).answerConfirmation(p.confirmation_id, p.decision, callerName(ctx));
+    steered(ctx, p.run_id).answerConfirmation(p.confirmation_id, p.decision, callerName(ctx));
     return { answered: true };
   },
 
   team_run_mark(ctx, p) {
-    const run = ctx.teamRuns.get(p.run_id);
+    const run = steered(ctx, p.run_id);
     run.markWorker(p.worker_id, p.mark ?? undefined);
     const worker = run.workers().find((w) => w.id === p.worker_id);
     return { worker_id: p.worker_id, state: worker?.state ?? 'error' };
   },
 
   async team_run_send(ctx, p) {
-    return await ctx.teamRuns.get(p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, ctx.signal);
+    return await steered(ctx, p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, ctx.signal);
   },
 
   team_run_report(ctx, p) {
@@ -151,6 +154,13 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
   },
 };
 
+/** Run `runId`, for a caller who may steer it: its starter, or the owner (FORBIDDEN otherwise). */
+function steered(ctx: OperationContext, runId: string): TeamRun {
+  const run = ctx.teamRuns.get(runId);
+  requireMaker(ctx.grant, run.startedBy, `team run ${runId}`);
+  return run;
+}
+
 /** Who acted, as the board and the record name them. */
 function callerName(ctx: OperationContext): string {
   const grant = ctx.grant ?? OWNER_GRANT;
@@ -158,8 +168,9 @@ function callerName(ctx: OperationContext): string {
   return grant.paneId !== undefined ? `the program in pane ${grant.paneId}` : (grant.who ?? 'a scoped token');
 }
 
-/** The run's folder, absolute; INVALID_PARAMS when it is not a folder that exists. */
+/** The run's folder; INVALID_PARAMS when it is not an absolute path to a folder that exists (relative to what? the daemon's folder is no caller's). */
 function existingFolder(folder: string): string {
+  if (!path.isAbsolute(folder)) throw new SwitchboardError('INVALID_PARAMS', `folder: ${folder} is not an absolute path`, { folder });
   const absolute = path.resolve(folder);
   if (!isFolder(absolute)) throw new SwitchboardError('INVALID_PARAMS', `folder: ${absolute} is not a folder that exists`, { folder: absolute });
   return absolute;

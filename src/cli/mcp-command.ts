@@ -69,7 +69,8 @@ async function serveStdio(ctx: CliContext): Promise<number> {
   };
   const call: RpcCall = async (method, params) => {
     const own = (params as { timeout_ms?: unknown }).timeout_ms;
-    // A team tool may wait for a worker or for a person at the risk gate: the daemon bounds it.
+    // A team tool may wait for a worker (bounded by its timeoutMs) or for a person at the risk gate
+    // (until the person answers or the run ends): the daemon decides how long, not this client.
     const timeoutMs = method === 'team_tool' ? Infinity : (typeof own === 'number' ? own : 0) + CALL_SLACK_MS;
     return (await client()).request(method, params, { timeoutMs });
   };

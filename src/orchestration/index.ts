@@ -7,7 +7,7 @@ export { keyFileOf } from './sealed-store.js';
 export { PresetStore } from './presets/preset-store.js';
 export { presetReview, type TeamPreset } from './presets/preset.js';
 export { TeamRuns } from './team-runs.js';
-export type { TeamBoard, TeamHost } from './team-run.js';
+export type { TeamBoard, TeamHost, TeamRun } from './team-run.js';
 
 /** The folder of a Switchboard home where team presets (and team runs' metadata) are kept sealed. */
 const TEAMS_FOLDER = 'teams';

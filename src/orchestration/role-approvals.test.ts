@@ -7,11 +7,12 @@ describe("the planner's approval policy", () => {
   const decide = (toolName: string): string => evaluatePolicy(plannerPolicy(AUTO_APPROVE_POLICY), { tool: 'mcp', toolName }, ctx).decision;
 
   it("allows its calls of the team's tools, however the CLI names them", () => {
-    expect(['tabs_send', 'mcp__switchboard__tabs_send', 'mcp_switchboard_run_complete', 'tasks_claim'].map(decide)).toEqual(['allow', 'allow', 'allow', 'allow']);
+    expect(['switchboard MCP server to run tool "tabs_send"', 'mcp__switchboard__tabs_send', 'mcp_switchboard_run_complete', 'switchboard — Tasks Add Tool', 'switchboard — Run Report Draft'].map(decide)).toEqual(['allow', 'allow', 'allow', 'allow', 'allow']);
   });
 
   it("asks about any other MCP tool, another server's of the same name too, as its role's policy does", () => {
-    expect(['ask', 'mcp__other__tabs_send', 'tabs_sender', 'mcp__switchboard__send', 'xtabs_list'].map(decide)).toEqual(['ask', 'ask', 'ask', 'ask', 'ask']);
+    const others = ['tabs_send', 'other MCP server to run tool "tabs_send"', 'mcp__other__tabs_send', 'mcp__switchboard__send', 'xtabs_list', 'other — Tasks Add Tool', 'switchboard — Ask Tool'];
+    expect(others.map(decide)).toEqual(others.map(() => 'ask'));
     // The role's own rules still stand after it.
     expect(evaluatePolicy(plannerPolicy(AUTO_APPROVE_POLICY), { tool: 'shell', command: 'ls' }, ctx).decision).toBe('allow');
   });

@@ -59,8 +59,10 @@ export class RoleApprovals implements Disposable {
         return;
       }
       const by = `the ${this.role} role's approval policy`;
-      await this.agent.answer(outcome.decision, { decidedBy: 'policy', by, approvalId: approval.request.id, prompt: approval.prompt, signal });
+      // Reported as decided, before the keys go: what the agent does next (the call it asked for)
+      // may end the run before the press is confirmed.
       this.onDecided({ what, decision: outcome.decision, by, reason: outcome.reason });
+      await this.agent.answer(outcome.decision, { decidedBy: 'policy', by, approvalId: approval.request.id, prompt: approval.prompt, signal });
     } catch {
       // The prompt went, or a person answered it first (CONFLICT): nothing is left to decide.
     } finally {
@@ -81,8 +83,11 @@ export function plannerPolicy(policy: ApprovalPolicy): ApprovalPolicy {
 }
 
 /**
- * A team tool's name as a CLI's approval prompt gives it: bare (Codex names the server apart:
- * `tabs_send`), or with Switchboard's server before it (`mcp__switchboard__tabs_send`,
- * `mcp_switchboard_tabs_send`). Nothing else: another server's tool of another name is asked.
+ * A team tool's name as a CLI's approval prompt gives it, always with Switchboard's server: as Codex
+ * words it (`switchboard MCP server to run tool "tabs_send"`), as Claude Code does
+ * (`switchboard — Tabs Send Tool`), or joined (`mcp__switchboard__tabs_send`). Nothing else: a
+ * tool of that name from another server, or a bare name that does not say whose it is, is asked.
  */
-const TEAM_TOOL_PATTERN = `^(mcp_{1,2}switchboard_{1,2})?(${(Object.keys(TEAM_TOOLS) as TeamToolName[]).map((name) => mcpToolName(name)).join('|')})$`;
+const TEAM_TOOL_NAMES = (Object.keys(TEAM_TOOLS) as TeamToolName[]).map((name) => mcpToolName(name));
+const worded = (name: string): string => name.split('_').map((word) => `${word.charAt(0).toUpperCase()}${word.slice(1)}`).join(' ');
+const TEAM_TOOL_PATTERN = `^(?:mcp_{1,2}switchboard_{1,2}(?:${TEAM_TOOL_NAMES.join('|')})|switchboard MCP server to run tool "(?:${TEAM_TOOL_NAMES.join('|')})"|switchboard — (?:${TEAM_TOOL_NAMES.map(worded).join('|')})(?: Tool)?)$`;

@@ -6,9 +6,11 @@
  * types each result back into the planner only when it is idle, each once. Text the risk gate holds
  * waits here for a person (`answerConfirmation`); pausing holds the planner's calls until resumed.
  *
- * Not yet (issue 24): calls over MCP, reading the planner's replies from its transcript rather
- * than its output (see marker-lines.ts: its output shows typed text too), the ledger record and
- * the sealed run metadata, stuck workers, worktrees and checks, and the surfaces.
+ * Calls also come over MCP (`callTool`, from the agents' own panes), answered there and then.
+ *
+ * Not yet (issue 24): reading the planner's replies from its transcript rather than its output
+ * (see marker-lines.ts: its output shows typed text too), the ledger record and the sealed run
+ * metadata, stuck workers, worktrees and checks.
  */
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
@@ -42,7 +44,7 @@ export interface TeamHost {
    * configuration, else marker lines (any program can print a line).
    */
   callsVia(agent: string): 'mcp' | 'markers';
-  /** Ends an agent's pane (when the run ends and the person chose to close the workers). */
+  /** Ends an agent's pane (when the run ends and the person chose to close its agents, the planner too). */
   closeAgent(agent: AgentPane): Promise<void>;
 }
 
@@ -55,6 +57,8 @@ export interface TeamRunOptions {
   /** The user's home, for the risk gate's judgement of paths. */
   home: string;
   host: TeamHost;
+  /** Who started the run (a caller as the bridge names callers): only it, or the owner, steers it. */
+  startedBy?: string;
   /**
    * Resolves true once the MCP server in pane `paneId` has its client (the agent CLI has the
    * tools), false after `timeoutMs`: a planner briefed before would find no tools to call.
@@ -122,6 +126,8 @@ export interface TeamBoard {
   summary: string | null;
 }
 
+/** Tool calls the board keeps (the oldest dropped first): a worker may call the task tools in a loop. */
+const MAX_CALLS = 1_000;
 /** Approval decisions the board keeps (the oldest dropped first). */
 const MAX_DECISIONS = 200;
 /** Lines of output a worker's view carries. */
@@ -138,6 +144,7 @@ export class TeamRun implements TeamPort, Disposable {
   readonly goal: string;
   readonly preset: TeamPreset;
   readonly startedAt = new Date().toISOString();
+  readonly startedBy: string | undefined;
   private endedAt: string | undefined;
   private current: TeamState = 'starting';
   private why = 'opening the planner and the first workers';
@@ -164,6 +171,8 @@ export class TeamRun implements TeamPort, Disposable {
   private delivering = false;
   private readonly abort = new AbortController();
   private readonly store = new DisposableStore();
+  /** What acts on the agents for the run (their role's approval policies): ended with the run, not kept for a person taking over. */
+  private readonly acting = new DisposableStore();
   private readonly changeEmitter = this.store.add(new Emitter<void>());
   private readonly confirmEmitter = this.store.add(new Emitter<PendingConfirmation>());
   /** Something on the board changed (state, a worker, a call, the draft). */
@@ -176,6 +185,7 @@ export class TeamRun implements TeamPort, Disposable {
     this.goal = options.goal;
     this.preset = options.preset;
     this.reader = new MarkerReader(this.nonce);
+    this.startedBy = options.startedBy;
   }
 
   get state(): TeamState {
@@ -279,6 +289,7 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   confirm(request: { workerId: string; text: string; judgement: RiskJudgement }, signal: AbortSignal): Promise<GateAnswer> {
+    if (signal.aborted) return Promise.resolve({ decision: 'deny', by: 'nobody: the call ended before a person could answer' });
     const id = `confirm-${++this.confirmationSeq}`;
     return new Promise<GateAnswer>((resolve) => {
       const done = (answer: GateAnswer): void => {
@@ -323,14 +334,16 @@ export class TeamRun implements TeamPort, Disposable {
    */
   async callTool(member: TeamMember, name: string, params: unknown, signal: AbortSignal): Promise<ToolOutcome> {
     await this.untilRunning(signal);
-    if (teamEnded(this.current)) return { ok: false, error: { code: 'CONFLICT', message: `the team run has ended (${this.current})` } };
+    if (signal.aborted) return { ok: false, error: { code: 'SHUTTING_DOWN', message: 'the caller went away before the call ran' } };
+    if (this.current !== 'running') return { ok: false, error: { code: 'CONFLICT', message: teamEnded(this.current) ? `the team run has ended (${this.current})` : `the team run is ${this.current}` } };
     const record: CallRecord = { id: `mcp-${++this.mcpCalls}`, method: name, by: member.kind === 'planner' ? 'planner' : member.workerId, via: 'mcp', outcome: 'ok', delivered: 'pending' };
-    this.calls.push(record);
+    this.keepCall(record);
     this.changed();
     const outcome = await callTeamTool(name, params, member.kind === 'planner' ? { kind: 'planner' } : { kind: 'worker', workerId: member.workerId }, this.toolDeps(signal));
     record.outcome = outcome.ok ? 'ok' : outcome.error.code;
-    // Answered over MCP there and then: it reached its caller unless the caller went away.
-    record.delivered = signal.aborted ? 'undelivered' : 'delivered';
+    // Answered over MCP there and then: it reached its caller unless the caller went away (an
+    // aborted signal has a reason; `aborted` itself reads as narrowed by the check above).
+    record.delivered = signal.reason === undefined ? 'delivered' : 'undelivered';
     this.changed();
     return outcome;
   }
@@ -432,13 +445,14 @@ export class TeamRun implements TeamPort, Disposable {
     };
   }
 
-  /** The planner's calls so far, each with how it went and whether its result reached the planner. */
+  /** The tool calls so far (the planner's, and workers' task tools over MCP), each with how it went and whether its answer arrived. */
   callLog(): CallRecord[] {
     return this.calls.map((c) => ({ ...c }));
   }
 
   dispose(): void {
     this.abort.abort();
+    this.acting.dispose();
     this.store.dispose();
   }
 
@@ -511,7 +525,7 @@ export class TeamRun implements TeamPort, Disposable {
     if (!next) return;
     this.runningCall = true;
     const record: CallRecord = { id: next.id, method: next.method, by: 'planner', via: 'markers', outcome: 'ok', delivered: 'pending' };
-    this.calls.push(record);
+    this.keepCall(record);
     void callTeamTool(next.method, next.params, { kind: 'planner' }, this.toolDeps(this.abort.signal))
       .then((outcome: ToolOutcome) => {
         record.outcome = outcome.ok ? 'ok' : outcome.error.code;
@@ -524,16 +538,22 @@ export class TeamRun implements TeamPort, Disposable {
       });
   }
 
-  /** Resolves once the run is not paused (running or ended), or when `signal` aborts. */
+  private keepCall(record: CallRecord): void {
+    this.calls.push(record);
+    if (this.calls.length > MAX_CALLS) this.calls.shift();
+  }
+
+  /** Resolves once the run is running or has ended (not starting, not paused), or when `signal` aborts. */
   private async untilRunning(signal: AbortSignal): Promise<void> {
-    while (this.current === 'paused' && !signal.aborted) {
+    const waiting = (): boolean => this.current === 'paused' || this.current === 'starting';
+    while (waiting() && !signal.aborted) {
       await new Promise<void>((resolve) => {
         const done = (): void => {
           subscription.dispose();
           signal.removeEventListener('abort', done);
           resolve();
         };
-        const subscription = this.onChange(() => this.current !== 'paused' && done());
+        const subscription = this.onChange(() => !waiting() && done());
         signal.addEventListener('abort', done, { once: true });
       });
     }
@@ -553,7 +573,8 @@ export class TeamRun implements TeamPort, Disposable {
   /** Answers `agent`'s approval prompts by its role's policy, in its folder, each decision on the board. */
   private followApprovals(agent: AgentPane, role: TeamRole, member: string, policy: ApprovalPolicy): void {
     const context = { workdir: agent.pane.cwd, home: this.options.home };
-    this.store.add(
+    if (teamEnded(this.current)) return;
+    this.acting.add(
       new RoleApprovals(agent, role.name, policy, context, (decision) => {
         this.decisions.push({ ...decision, member });
         if (this.decisions.length > MAX_DECISIONS) this.decisions.shift();
@@ -606,6 +627,7 @@ export class TeamRun implements TeamPort, Disposable {
     if (teamEnded(this.current)) {
       this.endedAt = new Date().toISOString();
       this.abort.abort();
+      this.acting.dispose();
     }
     this.changed();
   }

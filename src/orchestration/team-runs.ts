@@ -35,11 +35,11 @@ export class TeamRuns implements Disposable {
   constructor(private readonly options: TeamRunsOptions) {}
 
   /** Starts a run: the run exists at once (starting), its agents open in the background. */
-  start(spec: { preset: TeamPreset; goal: string; folder: string; host: TeamHost }): TeamRun {
+  start(spec: { preset: TeamPreset; goal: string; folder: string; host: TeamHost; startedBy?: string }): TeamRun {
     const live = [...this.runs.values()].filter((run) => !teamEnded(run.state)).length;
     if (live >= MAX_LIVE) throw new SwitchboardError('LIMIT_EXCEEDED', `${MAX_LIVE} team runs are going already: end one first`, { max: MAX_LIVE });
     const id = `team-${randomBytes(4).toString('hex')}`;
-    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host, mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
+    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host, ...(spec.startedBy !== undefined ? { startedBy: spec.startedBy } : {}), mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
     this.runs.set(id, run);
     this.dropOldEnded();
     void run.start();
@@ -114,12 +114,7 @@ export class TeamRuns implements Disposable {
     });
   }
 
-  /** Ends every run (the daemon is closing), leaving the agents' panes to the daemon's own close. */
-  async close(): Promise<void> {
-    await Promise.allSettled([...this.runs.values()].map((run) => run.end('the daemon’s shutdown', false)));
-    this.dispose();
-  }
-
+  /** Ends every run where it stands (the daemon is closing); their agents' panes close with the daemon. */
   dispose(): void {
     this.readyEmitter.dispose();
     for (const run of this.runs.values()) run.dispose();

@@ -212,7 +212,7 @@ describe("parseApproval on Codex's MCP tool approval (0.169.0, the rows as a liv
 
   it('reads an MCP call of the tool, and its answers by arrows and Enter (no key is shown beside them)', () => {
     const request = parse('codex', lines, '0.169.0');
-    expect(request).toMatchObject({ tool: 'mcp', toolName: 'ask', command: null, path: null });
+    expect(request).toMatchObject({ tool: 'mcp', toolName: 'switchboard MCP server to run tool "ask"', command: null, path: null });
     expect(request?.options.map((o) => [o.meaning, o.keys, o.selected])).toEqual([
       ['allow_once', ['Enter'], true],
       ['allow_always', ['Down', 'Enter'], false],
@@ -229,6 +229,40 @@ describe("parseApproval on Codex's MCP tool approval (0.169.0, the rows as a liv
   it('is not certain of it when a row there is no argument (a value over several rows, or text drawn in between)', () => {
     const odd = [...lines.slice(0, 10), '  and the moons of the outer planets', ...lines.slice(10)];
     expect(parse('codex', odd, '0.169.0')?.certain).toBe(false);
+  });
+});
+
+describe("parseApproval on Claude Code's MCP tool approval (2.1.332, the rows as a live team run showed them; not recorded)", () => {
+  const rule = '╌'.repeat(80);
+  const lines = [
+    '  Calling switchboard… (ctrl+o to expand)',
+    '',
+    '─'.repeat(80),
+    ' Tool use',
+    ' switchboard — Tasks Add Tool: (MCP)',
+    rule,
+    ' title: "write notes.md"',
+    rule,
+    ' About the switchboard — Tasks Add Tool:',
+    ' │ Adds a task to the shared list, optionally waiting for other tasks (dependsOn).',
+    '',
+    ' Do you want to proceed?',
+    ' ❯ 1. Yes',
+    "   2. Yes, and don't ask again for switchboard — Tasks Add commands in /home/dev/work",
+    '   3. No',
+    '',
+    ' Esc to cancel · Tab to amend',
+  ];
+
+  it('reads an MCP call by its server and tool as the prompt names them, with its arguments and the tool\'s description between', () => {
+    const request = parse('claude', lines, '2.1.332');
+    expect(request).toMatchObject({ tool: 'mcp', toolName: 'switchboard — Tasks Add Tool', certain: true });
+    expect(request && optionFor(request, 'allow_once')?.keys).toEqual(['1']);
+  });
+
+  it('is not certain of it when a row there is none of those', () => {
+    const odd = [...lines.slice(0, 10), ' and now for something else entirely', ...lines.slice(10)];
+    expect(parse('claude', odd, '2.1.332')?.certain).toBe(false);
   });
 });
 

@@ -94,14 +94,15 @@ export class RpcMcpBackend implements McpBackend {
     }
   }
 
-  /**
-   * The agent's state in a pane; for a pane with no agent `running` when `anyPane`, else
-   * NOT_AN_AGENT; PANE_NOT_FOUND for no pane.
-   */
+  /** A team tool, as the pane this server runs for (`team_tool` with its token). */
   async teamTool(params: { tool: string; params: Record<string, unknown> }): Promise<McpTeamOutcome> {
     return await this.call('team_tool', params);
   }
 
+  /**
+   * The agent's state in a pane; for a pane with no agent `running` when `anyPane`, else
+   * NOT_AN_AGENT; PANE_NOT_FOUND for no pane.
+   */
   private async stateOf(paneId: string, anyPane = false): Promise<string> {
     const { targets } = await this.call('ask_targets', {});
     const found = targets.find((t) => t.pane_id === paneId);

@@ -89,6 +89,10 @@ export const claude = defineProfile(
             { kind: 'shell', pattern: '^ (?<tool>Bash) command *\\n(?:.*\\n){0,6}?╌{8,}\\n(?<command>(?: .*\\n)+?)╌{8,}$', gutter: '^ (?:│(?: |$))?' },
             { kind: 'file_write', tool_name: 'Write', pattern: '^ Create file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
             { kind: 'file_edit', tool_name: 'Edit', pattern: '^ Edit file *\\n (?<path>\\S.*)\\n╌{8,}\\n(?:.*\\n)*?╌{8,}$' },
+            // " Tool use", the server and the tool as it names them ("switchboard — Tasks Add Tool: (MCP)"),
+            // the call's arguments between dashed rules, then "About the …:" and the tool's description
+            // on " │ " rows: every row named, so any other leaves the prompt unsure.
+            { kind: 'mcp', pattern: '^ Tool use *\\n (?<tool>\\S.*?): \\(MCP\\) *\\n╌{8,}\\n(?:.*\\n)*?╌{8,}\\n About the .*: *(?:\\n │ .*)*' },
             { kind: 'other', pattern: '^ Do you want to ' },
           ],
           options: { layout: 'list', pattern: '^ (?<selected>❯)? *(?<number>\\d+)\\. +(?<label>.*\\S)', continuation: '^ {6}(?<label>\\S.*)' },

@@ -28,7 +28,9 @@ const SCREENS_0_169 = {
       // named, so anything else between them leaves the prompt unread (and asked).
       { kind: 'shell', pattern: '^ *Would you like to run the following command\\?\\n(?: *\\n| *Environment: .*\\n| *Reason: .*\\n)*? *\\$ (?<command>.*\\S)' },
       // The question, then the call's arguments, one "name: value" row each (0.171: "  title: write notes.md").
-      { kind: 'mcp', pattern: '^ *Allow the .+ MCP server to run tool "(?<tool>[^"]+)"\\?(?:\\n {2}[A-Za-z_][\\w-]*: .*|\\n *$)*' },
+      // The tool is named with its server ('switchboard MCP server to run tool "ask"'): a policy rule
+      // for one server's tool must not allow another server's tool of the same name.
+      { kind: 'mcp', pattern: '^ *Allow the (?<tool>\\S+ MCP server to run tool "[^"]+")\\?(?:\\n {2}[A-Za-z_][\\w-]*: .*|\\n *$)*' },
       { kind: 'other', pattern: '^ *Would you like to ' },
     ],
     options: {
