@@ -22,6 +22,28 @@ export const PLANNER_PROFILE_DATA = {
 } satisfies ProfileInput;
 
 /**
+ * A planner program's keyboard: what is typed or pasted is echoed, and each Enter outside a paste
+ * hands the text so far to the program's `onPrompt`.
+ */
+const KEYBOARD = `let typed = '', pasting = false;
+process.stdin.setRawMode(true);
+process.stdin.on('data', (d) => {
+  let s = d.toString();
+  while (s.length > 0) {
+    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
+    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
+    const c = s[0]; s = s.slice(1);
+    if (c === '\\r' && !pasting) {
+      const text = typed.trim(); typed = '';
+      if (text !== '') onPrompt(text);
+      continue;
+    }
+    typed += c === '\\r' ? '\\n' : c;
+    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
+  }
+});`;
+
+/**
  * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
  * brief, prints one call at a time as a marker line, and logs every result it is given.
  */
@@ -32,7 +54,7 @@ export function plannerProgram(dir: string, log: string, calls: readonly Planner
     file,
     `const fs = require('fs');
 const CALLS = ${JSON.stringify(calls)};
-let typed = '', pasting = false, nonce = null, step = 0;
+let nonce = null, step = 0;
 const out = (s) => process.stdout.write(s);
 const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n') + '\\r\\nplanner> ');
 out('\\x1b[?2004h');
@@ -57,24 +79,11 @@ const handle = (text) => {
   }
   show(['?']);
 };
-process.stdin.setRawMode(true);
-process.stdin.on('data', (d) => {
-  let s = d.toString();
-  while (s.length > 0) {
-    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
-    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
-    const c = s[0]; s = s.slice(1);
-    if (c === '\\r' && !pasting) {
-      const text = typed.trim(); typed = '';
-      if (text === '') continue;
-      show(['working…']);
-      setTimeout(() => handle(text), 100);
-      continue;
-    }
-    typed += c === '\\r' ? '\\n' : c;
-    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
-  }
-});
+function onPrompt(text) {
+  show(['working…']);
+  setTimeout(() => handle(text), 100);
+}
+${KEYBOARD}
 `,
   );
   return file;
@@ -97,7 +106,7 @@ const { StdioClientTransport } = require(path.join(${JSON.stringify(sdkRoot)}, '
 const CALLS = ${JSON.stringify(calls)};
 const log = (entry) => fs.appendFileSync(${JSON.stringify(log)}, JSON.stringify(entry) + '\\n');
 const out = (s) => process.stdout.write(s);
-let typed = '', pasting = false, started = false;
+let started = false;
 out('\\x1b[?2004h\\x1b[H\\x1b[2Jplanner> ');
 async function plan() {
   const client = new Client({ name: 'scripted-planner', version: '1.0.0' });
@@ -109,26 +118,14 @@ async function plan() {
   }
   await client.close();
 }
-process.stdin.setRawMode(true);
-process.stdin.on('data', (d) => {
-  let s = d.toString();
-  while (s.length > 0) {
-    if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
-    if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
-    const c = s[0]; s = s.slice(1);
-    if (c === '\\r' && !pasting) {
-      const text = typed.trim(); typed = '';
-      if (text === '' || started) continue;
-      started = true;
-      log({ brief: text.length });
-      out('\\x1b[H\\x1b[2Jworking…');
-      plan().then(() => out('\\x1b[H\\x1b[2Jall done\\r\\nplanner> '), (err) => { log({ failed: String(err && err.message || err) }); out('\\x1b[H\\x1b[2Jfailed\\r\\nplanner> '); });
-      continue;
-    }
-    typed += c === '\\r' ? '\\n' : c;
-    out(c === '\\r' || c === '\\n' ? '\\r\\n' : c);
-  }
-});
+function onPrompt(text) {
+  if (started) return;
+  started = true;
+  log({ brief: text.length });
+  out('\\x1b[H\\x1b[2Jworking…');
+  plan().then(() => out('\\x1b[H\\x1b[2Jall done\\r\\nplanner> '), (err) => { log({ failed: String(err && err.message || err) }); out('\\x1b[H\\x1b[2Jfailed\\r\\nplanner> '); });
+}
+${KEYBOARD}
 `,
   );
   return file;
