@@ -192,6 +192,11 @@ export class TeamRun implements TeamPort, Disposable {
     return this.current;
   }
 
+  /** Counts the board's changes (what a watch waits past), without building the board. */
+  get version(): number {
+    return this.changes;
+  }
+
   /**
    * Opens the planner and the preset's first workers in parallel, then briefs the planner. Never
    * throws: what goes wrong ends the run as failed, with the reason on the board.
@@ -430,7 +435,7 @@ export class TeamRun implements TeamPort, Disposable {
       preset: this.preset.name,
       state: this.current,
       why: this.why,
-      version: this.changes,
+      version: this.version,
       startedAt: this.startedAt,
       ...(this.endedAt ? { endedAt: this.endedAt } : {}),
       planner: { role: plannerRole.name, agent: plannerRole.agent, paneId: this.planner?.pane.id ?? null, state: this.planner ? stateOf(this.planner.state.state) : 'starting' },

@@ -58,14 +58,17 @@ export class TeamRuns implements Disposable {
    * run may not know the pane yet (the agent is still starting), so it is remembered until asked.
    */
   mcpReady(paneId: string): void {
-    if (this.readyPanes.size >= MAX_READY_PANES) this.readyPanes.clear();
+    // The oldest first (a Set keeps the order things were added in).
+    const oldest = this.readyPanes.values().next();
+    if (this.readyPanes.size >= MAX_READY_PANES && oldest.done !== true) this.readyPanes.delete(oldest.value);
     this.readyPanes.add(paneId);
     this.readyEmitter.fire(paneId);
   }
 
   /** Resolves true once pane `paneId`'s MCP server is ready, false after `timeoutMs` or on abort. */
   private async untilMcpReady(paneId: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
-    if (this.readyPanes.has(paneId)) return true;
+    // Asked once a pane: what was remembered for it is let go.
+    if (this.readyPanes.delete(paneId)) return true;
     return await new Promise<boolean>((resolve) => {
       const done = (ready: boolean): void => {
         subscription.dispose();
@@ -74,7 +77,11 @@ export class TeamRuns implements Disposable {
         resolve(ready);
       };
       const aborted = (): void => done(false);
-      const subscription = this.readyEmitter.event((id) => id === paneId && done(true));
+      const subscription = this.readyEmitter.event((id) => {
+        if (id !== paneId) return;
+        this.readyPanes.delete(id);
+        done(true);
+      });
       const timer = setTimeout(() => done(false), timeoutMs);
       signal.addEventListener('abort', aborted, { once: true });
     });
@@ -100,7 +107,7 @@ export class TeamRuns implements Disposable {
    */
   async changedAfter(id: string, afterVersion: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
     const run = this.get(id);
-    if (run.board().version > afterVersion || timeoutMs <= 0) return;
+    if (run.version > afterVersion || timeoutMs <= 0) return;
     await new Promise<void>((resolve) => {
       const done = (): void => {
         subscription.dispose();
