@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
 import { Emitter } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
+import { untilEvent } from '../core/until-event.js';
 import type { TeamPreset } from './presets/preset.js';
 import { TeamRun, type TeamHost, type TeamMember } from './team-run.js';
 import { teamEnded } from './team-state.js';
@@ -69,22 +70,10 @@ export class TeamRuns implements Disposable {
   private async untilMcpReady(paneId: string, timeoutMs: number, signal: AbortSignal): Promise<boolean> {
     // Asked once a pane: what was remembered for it is let go.
     if (this.readyPanes.delete(paneId)) return true;
-    return await new Promise<boolean>((resolve) => {
-      const done = (ready: boolean): void => {
-        subscription.dispose();
-        clearTimeout(timer);
-        signal.removeEventListener('abort', aborted);
-        resolve(ready);
-      };
-      const aborted = (): void => done(false);
-      const subscription = this.readyEmitter.event((id) => {
-        if (id !== paneId) return;
-        this.readyPanes.delete(id);
-        done(true);
-      });
-      const timer = setTimeout(() => done(false), timeoutMs);
-      signal.addEventListener('abort', aborted, { once: true });
-    });
+    const end = await untilEvent(this.readyEmitter.event, (id) => id === paneId, { timeoutMs, signal });
+    if (end !== 'event') return false;
+    this.readyPanes.delete(paneId);
+    return true;
   }
 
   /** The live run whose agent runs in pane `paneId`, and who that agent is in it. */
@@ -108,17 +97,7 @@ export class TeamRuns implements Disposable {
   async changedAfter(id: string, afterVersion: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
     const run = this.get(id);
     if (run.version > afterVersion || timeoutMs <= 0) return;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        subscription.dispose();
-        clearTimeout(timer);
-        signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const subscription = run.onChange(() => done());
-      const timer = setTimeout(done, Math.min(timeoutMs, MAX_BOARD_WAIT_MS));
-      signal.addEventListener('abort', done, { once: true });
-    });
+    await untilEvent(run.onChange, () => true, { timeoutMs: Math.min(timeoutMs, MAX_BOARD_WAIT_MS), signal });
   }
 
   /** Ends every run where it stands (the daemon is closing); their agents' panes close with the daemon. */
