@@ -217,6 +217,44 @@ describe('a team run in the daemon', () => {
     expect(await api.call('POST', `/api/v2/teams/${runId}/end`, { close_agents: true })).toMatchObject({ status: 200, body: { run_id: runId, state: 'completed' } });
   });
 
+  it('is steered only by its starter or the owner: another pane’s token, granted every scope, is FORBIDDEN', async () => {
+    rmSync(log, { force: true });
+    const owner = await client();
+    const paneWith = async (): Promise<{ paneId: string; c: SwitchboardClient }> => {
+      const { pane_id: paneId } = await owner.createPane({ argv: ['sleep', '600'], cwd: work });
+      const c = await connect({ socketPath: t.daemon.socketPath as string, token: t.daemon.tokens.issue(paneId, ['read', 'send', 'create', 'approve']), env: {} });
+      clients.push(c);
+      return { paneId, c };
+    };
+    const starter = await paneWith();
+    const stranger = await paneWith();
+    const runId = (await starter.c.teamRunStart({ preset: PRESET, goal: 'write made.txt again', folder: work })).run_id;
+    // The gate holds the planner's `git reset --hard`: the run waits there for a person.
+    const held = await boardUntil(owner, runId, (b) => b.confirmations.length > 0, 'a text held by the risk gate');
+    const heldId = held.confirmations[0]?.id ?? '';
+    const refusals = await Promise.allSettled([
+      stranger.c.teamRunAnswer(runId, heldId, 'allow'),
+      stranger.c.teamRunPause(runId),
+      stranger.c.teamRunSend(runId, 'echo from-a-stranger > stranger.txt'),
+      stranger.c.teamRunMark(runId, 'executor-1', 'stuck'),
+      stranger.c.teamRunEnd(runId, { closeAgents: true }),
+    ]);
+    expect(refusals.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+    expect((refusals[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringContaining(`pane ${starter.paneId}`) as unknown });
+    // Reading is not steering: the stranger sees the board, unchanged by what it tried.
+    const seen = await stranger.c.teamRunGet(runId);
+    expect(seen).toMatchObject({ state: 'running', confirmations: [{ id: heldId }], workers: [{ id: 'executor-1', state: expect.not.stringMatching(/^stuck$/) as unknown }] });
+    expect(existsSync(path.join(work, 'stranger.txt'))).toBe(false);
+    // Its starter steers it, and so does the owner.
+    expect(await starter.c.teamRunPause(runId)).toEqual({ run_id: runId, state: 'paused' });
+    expect(await owner.teamRunResume(runId)).toEqual({ run_id: runId, state: 'running' });
+    await starter.c.teamRunAnswer(runId, heldId, 'deny');
+    await boardUntil(owner, runId, (b) => b.state === 'completed', 'the run completed');
+    await owner.teamRunEnd(runId, { closeAgents: true });
+    await owner.kill(starter.paneId);
+    await owner.kill(stranger.paneId);
+  });
+
   it('takes the planner’s calls over MCP, with the same tools and results, from its own pane’s token only', async () => {
     const c = await client();
     // Nobody's pane, not even the owner's token, may call the team tools.

@@ -34,7 +34,7 @@ export function callerOf(grant: Grant | undefined): string {
 export function requireMaker(grant: Grant | undefined, maker: string | undefined, what: string): void {
   const caller = callerOf(grant);
   if (caller === OWNER_CALLER || maker === undefined || maker === caller) return;
-  throw new SwitchboardError('FORBIDDEN', `forbidden: ${what} was started by ${maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`}; only its maker or the owner may end it`, { maker });
+  throw new SwitchboardError('FORBIDDEN', `forbidden: ${what} was started by ${maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`}; only its maker or the owner may steer or end it`, { maker });
 }
 
 /**

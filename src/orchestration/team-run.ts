@@ -16,6 +16,7 @@ import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
+import { anyEvent, untilEvent } from '../core/until-event.js';
 import { AUTO_APPROVE_POLICY, ASK_POLICY, parsePolicy, type ApprovalPolicy } from '../approvals/index.js';
 import type { AgentPane, AgentState } from '../agents/index.js';
 import { MarkerReader, newRunNonce, resultLine, TOOL_PREFIX, withoutMarkerLines } from './marker-lines.js';
@@ -136,6 +137,8 @@ const LAST_LINES = 12;
 const CALL_SCAN_LINES = 200;
 /** Distinct lines remembered as read (a call is run once anyway; this spares re-parsing). */
 const MAX_SEEN_LINES = 5_000;
+/** How long the risk gate holds a text for a person before it counts as denied. */
+const GATE_TIMEOUT_MS = 15 * 60_000;
 /** The longest a result may wait to be typed in once the planner is idle. */
 const DELIVERY_TIMEOUT_MS = 60_000;
 
@@ -155,6 +158,8 @@ export class TeamRun implements TeamPort, Disposable {
   private readonly workersById = new Map<string, Worker>();
   private readonly counts = new Map<string, number>();
   private planner: AgentPane | undefined;
+  /** How the planner was told to call the tools (set when it is briefed). */
+  private callsVia: CallRecord['via'] | undefined;
   private draftText = '';
   private summary: string | undefined;
   private readonly calls: CallRecord[] = [];
@@ -232,6 +237,7 @@ export class TeamRun implements TeamPort, Disposable {
     const mcp = this.options.host.callsVia(plannerRole.agent) === 'mcp' && (await this.options.mcpReady?.(planner.value.pane.id, MCP_READY_TIMEOUT_MS, this.abort.signal)) === true;
     if (teamEnded(this.current)) return;
     this.step({ kind: 'started' });
+    this.callsVia = mcp ? 'mcp' : 'markers';
     const brief = plannerBrief({
       goal: this.goal,
       workers: this.workers().map((w) => ({ id: w.id, role: w.role, agent: w.agent, brief: this.preset.roles.find((r) => r.name === w.role)?.brief ?? '' })),
@@ -274,21 +280,9 @@ export class TeamRun implements TeamPort, Disposable {
   async wait(workerId: string, until: readonly WaitUntil[], timeoutMs: number, signal: AbortSignal): Promise<{ worker: WorkerView; reached: boolean }> {
     const worker = this.workerNamed(workerId);
     const reached = (): boolean => (until as readonly string[]).includes(this.viewOf(worker).state);
-    if (!reached() && worker.pane) {
+    if (!reached() && worker.pane?.pane.alive === true) {
       const pane = worker.pane;
-      await new Promise<void>((resolve) => {
-        const subscriptions = new DisposableStore();
-        const finish = (): void => {
-          subscriptions.dispose();
-          clearTimeout(timer);
-          signal.removeEventListener('abort', finish);
-          resolve();
-        };
-        const timer = setTimeout(finish, timeoutMs);
-        subscriptions.add(pane.onState(() => reached() && finish()));
-        subscriptions.add(pane.pane.onExit(finish));
-        signal.addEventListener('abort', finish, { once: true });
-      });
+      await untilEvent(anyEvent(pane.onState, pane.pane.onExit), () => reached() || !pane.pane.alive, { timeoutMs, signal });
     }
     return { worker: this.viewOf(worker), reached: reached() };
   }
@@ -298,12 +292,15 @@ export class TeamRun implements TeamPort, Disposable {
     const id = `confirm-${++this.confirmationSeq}`;
     return new Promise<GateAnswer>((resolve) => {
       const done = (answer: GateAnswer): void => {
-        this.confirmations.delete(id);
+        if (!this.confirmations.delete(id)) return;
+        clearTimeout(deadline);
         signal.removeEventListener('abort', ended);
         this.changed();
         resolve(answer);
       };
       const ended = (): void => done({ decision: 'deny', by: 'the run’s end' });
+      // A text nobody answers is not held for ever: the planner hears it was denied and goes on.
+      const deadline = setTimeout(() => done({ decision: 'deny', by: `nobody: no answer within ${GATE_TIMEOUT_MS / 60_000} minutes` }), GATE_TIMEOUT_MS);
       const pending = { id, ...request, answer: done };
       this.confirmations.set(id, pending);
       signal.addEventListener('abort', ended, { once: true });
@@ -511,7 +508,8 @@ export class TeamRun implements TeamPort, Disposable {
 
   /** The new calls on the planner's screen and history, queued in order. */
   private readCalls(): void {
-    if (!this.planner || teamEnded(this.current)) return;
+    // Only a planner told the nonce can write a valid line: an MCP planner's screen is not read for calls.
+    if (!this.planner || this.callsVia !== 'markers' || teamEnded(this.current)) return;
     const lines = this.planner.pane.readText(CALL_SCAN_LINES, { joinWrapped: true }).lines;
     const fresh = lines.filter((line) => line.includes(TOOL_PREFIX) && !this.seenLines.has(line));
     if (fresh.length === 0) return;
@@ -551,17 +549,7 @@ export class TeamRun implements TeamPort, Disposable {
   /** Resolves once the run is running or has ended (not starting, not paused), or when `signal` aborts. */
   private async untilRunning(signal: AbortSignal): Promise<void> {
     const waiting = (): boolean => this.current === 'paused' || this.current === 'starting';
-    while (waiting() && !signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const done = (): void => {
-          subscription.dispose();
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        const subscription = this.onChange(() => !waiting() && done());
-        signal.addEventListener('abort', done, { once: true });
-      });
-    }
+    if (waiting()) await untilEvent(this.onChange, () => !waiting(), { signal });
   }
 
   private toolDeps(signal: AbortSignal): Parameters<typeof callTeamTool>[3] {

@@ -14,7 +14,9 @@ const presetName = z.string().min(1, 'name must not be empty').max(64);
 const presetObject = z.record(z.string(), z.unknown());
 /** An import's text: JSON or YAML, one preset or a list. */
 const MAX_IMPORT_CHARS = 1024 * 1024;
-const runId = z.string().regex(/^team-[0-9a-f]{8}$/, 'run_id is team- and 8 hex digits');
+/** A team run's id, as every surface checks it (JSON-RPC's `run_id`, the HTTP path's `{id}`). */
+export const teamRunIdSchema = z.strictObject({ run_id: z.string().regex(/^team-[0-9a-f]{8}$/, 'run_id is team- and 8 hex digits') });
+const runId = teamRunIdSchema.shape.run_id;
 const workerId = z.string().min(1).max(80);
 const MAX_GOAL_CHARS = 20_000;
 /** The longest a board watch (`team_run_get` with `after_version`) waits. */
@@ -58,8 +60,8 @@ export const teamParams = {
    * changed past that version, then answers it: a live board in one call at a time.
    */
   team_run_get: z.strictObject({ run_id: runId, after_version: optional(int(0, Number.MAX_SAFE_INTEGER)), wait_ms: optional(int(0, MAX_BOARD_WAIT_MS)) }),
-  team_run_pause: z.strictObject({ run_id: runId }),
-  team_run_resume: z.strictObject({ run_id: runId }),
+  team_run_pause: teamRunIdSchema,
+  team_run_resume: teamRunIdSchema,
   /** Ends the run (cancelled, unless it has ended); `close_agents` closes the planner's and the workers' panes too. */
   team_run_end: z.strictObject({ run_id: runId, close_agents: z.boolean() }),
   /** A person's answer to a text the risk gate holds. */
@@ -73,7 +75,7 @@ export const teamParams = {
    */
   team_run_send: z.strictObject({ run_id: runId, worker_id: optional(workerId), text: z.string().min(1).max(MAX_TEXT), confirmed: optional(z.boolean()) }),
   /** The run's report, as markdown. */
-  team_run_report: z.strictObject({ run_id: runId }),
+  team_run_report: teamRunIdSchema,
   /**
    * One of the team tools (`tabs.list` or `tabs_list`, …), called by a team run's agent with its
    * own pane's token (its MCP server does): the planner may call every tool on its run's workers, a

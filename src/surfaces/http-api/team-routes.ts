@@ -6,7 +6,7 @@
  * are POSTs under it: `pause`, `resume`, `end`, `send`, `confirmations/{cid}` (the risk gate's
  * answer), `workers/{wid}/mark`; `GET …/report` is the report.
  */
-import { teamParams } from '../../protocol/methods/teams.js';
+import { teamParams, teamRunIdSchema } from '../../protocol/methods/teams.js';
 import type { OperationsPort } from '../../api/index.js';
 import { operationCallerOf, queryOf, readJson, readOptionalJson, sendJson, validate, type ApiContext, type Router } from './router.js';
 import { emptyQuerySchema, teamAnswerRequestSchema, teamBoardQuerySchema, teamControlRequestSchema, teamEndRequestSchema, teamMarkRequestSchema, teamRunRequestSchema, teamSendRequestSchema } from './schemas.js';
@@ -19,7 +19,7 @@ const TEAMS = `${API_PREFIX}/teams`;
 
 /** The run id in the path, checked as JSON-RPC checks `run_id` (a malformed one is 400; an unknown one 404 from the operation). */
 function runIdOf(ctx: ApiContext): string {
-  return validate(teamParams.team_run_pause, { run_id: ctx.params.id ?? '' }, 'team run id').run_id;
+  return validate(teamRunIdSchema, { run_id: ctx.params.id ?? '' }, 'team run id').run_id;
 }
 
 export function addTeamRoutes(router: Router, teams: OperationsPort<TeamRouteMethod>): void {
