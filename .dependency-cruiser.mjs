@@ -32,7 +32,7 @@ export const ROOMS = {
   runs: ['core', 'platform', 'pane', 'output', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'governance', 'logs'],
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
-  orchestration: ['core', 'platform', 'approvals', 'agents'],
+  orchestration: ['core', 'platform', 'approvals', 'agents', 'ledger'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
   api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'orchestration', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.

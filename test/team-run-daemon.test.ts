@@ -181,6 +181,16 @@ describe('a team run in the daemon', () => {
     expect(risky.stderr).toMatch(/held, nothing sent: high risk .*--confirmed/);
     expect((await sb('team', 'mark', runId, 'executor-1', 'blocked')).stdout).toBe('executor-1: stuck\n');
     expect((await sb('team', 'report', runId)).stdout).toContain('# Team run: write made.txt');
+    // The run's record from the ledger, a line an entry, with who did what.
+    const record = (await sb('team', 'record', runId)).stdout;
+    expect(record).toMatch(/^ +1 +\S+ +(worker|state) +/m);
+    expect(record).toMatch(/ call +planner tabs\.send \{"tabId":"executor-1","text":"git reset --hard"\} via markers: FORBIDDEN/);
+    expect(record).toMatch(new RegExp(` answer +${heldId}: deny by the owner`));
+    expect(record).toMatch(/ send +the owner to executor-1 \(high, held\): rm -rf build/);
+    expect(record).toMatch(/ mark +executor-1 marked stuck by the owner/);
+    expect(record).toMatch(/ state +running -> completed: completed by the planner/);
+    const json = (await sb('team', 'record', runId, '--json')).stdout.trim().split('\n').map((line) => JSON.parse(line) as { seq: number });
+    expect(json.map((e) => e.seq)).toEqual(json.map((_, i) => i + 1));
     expect((await sb('team', 'pause', runId)).stderr).toMatch(/cannot pause the run: the team run has ended \(completed\)/);
     expect((await sb('team', 'end', runId, '--close-agents')).stdout).toBe(`${runId}: completed\n`);
     for (const bad of [['team', 'run', 'no preset'], ['team', 'answer', runId, 'x', 'maybe'], ['team', 'mark', runId, 'executor-1', 'sideways'], ['team', 'board'], ['team', 'fly']]) {
@@ -211,6 +221,13 @@ describe('a team run in the daemon', () => {
     expect(await api.call('POST', `/api/v2/teams/${runId}/pause`)).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
     expect(((await api.call('GET', `/api/v2/teams/${runId}/report`)).body as { markdown: string }).markdown).toContain('# Team run: write made.txt');
     expect(((await api.call('GET', '/api/v2/teams')).body as { runs: { run_id: string }[] }).runs.map((r) => r.run_id)).toContain(runId);
+    // The record, paged as JSON-RPC pages it.
+    expect(await api.call('GET', `/api/v2/teams/${runId}/events?after_seq=1&limit=2`)).toMatchObject({ status: 200, body: { run_id: runId, entries: [{ seq: 2 }, { seq: 3 }], next_after: 3 } });
+    const whole = (await api.call('GET', `/api/v2/teams/${runId}/events?limit=500`)).body as { entries: { kind: string; decision?: string }[]; next_after: number | null };
+    expect(whole.next_after).toBeNull();
+    expect(whole.entries.filter((e) => e.kind === 'answer').map((e) => e.decision)).toEqual(['deny']);
+    expect(await api.call('GET', `/api/v2/teams/${runId}/events?limit=501`)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+    expect(await api.call('GET', `/api/v2/teams/${runId}/events?colour=blue`)).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
     expect(await api.call('GET', '/api/v2/teams/team-ffffffff')).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
     expect(await api.call('GET', '/api/v2/teams/nope')).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
     expect(await api.call('POST', '/api/v2/teams', { preset: PRESET, goal: 'x', folder: work, colour: 'blue' })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });

@@ -32,9 +32,12 @@ type TeamMethods =
   | 'team_run_mark'
   | 'team_run_send'
   | 'team_run_report'
+  | 'team_run_events'
   | 'team_tool'
   | 'team_mcp_ready';
 
+/** Entries of a run's record a page gives when the caller names no limit. */
+const DEFAULT_EVENTS_PAGE = 200;
 /** How long a board watch waits for a change when the caller names no wait. */
 const DEFAULT_BOARD_WAIT_MS = 30_000;
 
@@ -86,16 +89,22 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 
   team_run_list(ctx) {
     return {
-      runs: ctx.teamRuns.list().map((run) => {
-        const board = run.board();
-        return { run_id: board.id, goal: board.goal, preset: board.preset, state: board.state, started_at: board.startedAt, ended_at: board.endedAt ?? null, workers: board.workers.length };
-      }),
+      runs: ctx.teamRuns.list().map((r) => ({
+        run_id: r.id,
+        goal: r.goal,
+        preset: r.preset,
+        state: r.state,
+        started_at: r.startedAt,
+        ended_at: r.endedAt,
+        workers: r.workers,
+        ...(r.sealed !== undefined ? { sealed: r.sealed } : {}),
+      })),
     };
   },
 
   async team_run_get(ctx, p) {
     if (p.after_version !== undefined) await ctx.teamRuns.changedAfter(p.run_id, p.after_version, p.wait_ms ?? DEFAULT_BOARD_WAIT_MS, ctx.signal);
-    return boardInfo(ctx.teamRuns.get(p.run_id).board());
+    return boardInfo(ctx.teamRuns.board(p.run_id));
   },
 
   team_run_pause(ctx, p) {
@@ -125,17 +134,24 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 
   team_run_mark(ctx, p) {
     const run = steered(ctx, p.run_id);
-    run.markWorker(p.worker_id, p.mark ?? undefined);
+    run.markWorker(p.worker_id, p.mark ?? undefined, callerName(ctx));
     const worker = run.workers().find((w) => w.id === p.worker_id);
     return { worker_id: p.worker_id, state: worker?.state ?? 'error' };
   },
 
   async team_run_send(ctx, p) {
-    return await steered(ctx, p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, ctx.signal);
+    return await steered(ctx, p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, callerName(ctx), ctx.signal);
   },
 
   team_run_report(ctx, p) {
-    return { run_id: p.run_id, markdown: ctx.teamRuns.get(p.run_id).report() };
+    return { run_id: p.run_id, markdown: ctx.teamRuns.report(p.run_id) };
+  },
+
+  team_run_events(ctx, p) {
+    const limit = p.limit ?? DEFAULT_EVENTS_PAGE;
+    const entries = ctx.teamRuns.entries(p.run_id, p.after_seq ?? 0, limit);
+    const last = entries.at(-1);
+    return { run_id: p.run_id, entries: entries.map((e) => ({ seq: e.seq, ts: e.ts, ...e.entry })), next_after: entries.length === limit && last ? last.seq : null };
   },
 
   async team_tool(ctx, p) {

@@ -61,6 +61,7 @@ const TEAM_HELP = [
   '  team pause|resume RUN                     hold the planner\'s tool calls, or let them go on',
   '  team end RUN [--close-agents]             end the run; its agents stay open unless --close-agents',
   '  team report RUN                           the report, as markdown',
+  '  team record RUN [--json]                  the run\'s record from the ledger: every change, call, decision, held text',
   '',
   'Team presets: the roles of a team, each bound to an agent profile, a folder, an approval policy and a',
   'stuck limit; one role plans. Kept sealed (AES-256-GCM) in the daemon\'s home; the key is the file',

@@ -1,5 +1,5 @@
 /**
- * `switchboard team run|runs|board|answer|send|mark|pause|resume|end|report`: seed 003's team runs
+ * `switchboard team run|runs|board|answer|send|mark|pause|resume|end|report|record`: seed 003's team runs
  * from the command line. Everything goes through the daemon, so the board here is the same as the
  * dashboard's, live: it waits on the board's version and draws it again on every change. On a
  * terminal the board also takes keys: a/d let the held text through or not, p pauses or resumes,
@@ -39,6 +39,8 @@ export function teamRunSubcommand(what: string): ((ctx: CliContext, argv: string
       return (ctx, argv) => controlCommand(ctx, what, argv);
     case 'report':
       return reportCommand;
+    case 'record':
+      return recordCommand;
     default:
       return undefined;
   }
@@ -134,6 +136,52 @@ async function reportCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const runId = onlyRunId(positionals, 'team report RUN');
   ctx.stdout.write((await withClient(ctx, (c) => c.teamRunReport(runId))).markdown);
   return 0;
+}
+
+/** The run's record, every page of it: a line an entry, or a JSON object a line with --json. */
+async function recordCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, { json: { type: 'boolean' } });
+  const runId = onlyRunId(positionals, 'team record RUN [--json]');
+  await withClient(ctx, async (c) => {
+    let after = 0;
+    for (;;) {
+      const page = await c.teamRunEvents(runId, { afterSeq: after });
+      for (const entry of page.entries) out(ctx, values.json === true ? JSON.stringify(entry) : recordLine(entry));
+      if (page.next_after === null) return;
+      after = page.next_after;
+    }
+  });
+  return 0;
+}
+
+/** One entry of a run's record as a line: its number, time, kind and what it says. */
+function recordLine(entry: { seq: number; ts: number; kind: string } & Record<string, unknown>): string {
+  const e = (key: string): string => (typeof entry[key] === 'string' ? entry[key] : JSON.stringify(entry[key] ?? null));
+  const what = ((): string => {
+    switch (entry.kind) {
+      case 'state':
+        return `${e('from')} -> ${e('to')}: ${e('why')}`;
+      case 'worker':
+        return `${e('worker')} (${e('role')}, ${e('agent')}) in ${e('folder')}${entry.failed !== undefined ? `: could not start: ${e('failed')}` : ''}`;
+      case 'call':
+        return `${e('by')} ${e('method')} ${JSON.stringify(entry.params ?? {})} via ${e('via')}: ${e('outcome')}${entry.message !== undefined ? ` (${e('message')})` : ''}`;
+      case 'delivery':
+        return `${e('call')}: ${e('delivered')}`;
+      case 'decision':
+        return `${e('member')}: ${e('what')} -> ${e('decision')} by ${e('by')}`;
+      case 'held':
+        return `${e('confirmation')} for ${e('worker')} (${e('level')}): ${e('text')}`;
+      case 'answer':
+        return `${e('confirmation')}: ${e('decision')} by ${e('by')}`;
+      case 'send':
+        return `${e('by')} to ${(entry.workers as string[] | undefined)?.join(', ') ?? ''} (${e('level')}${entry.held === true ? ', held' : ''}): ${e('text')}`;
+      case 'mark':
+        return `${e('worker')} marked ${e('mark')} by ${e('by')}`;
+      default:
+        return JSON.stringify(entry);
+    }
+  })();
+  return `${String(entry.seq).padStart(4)}  ${new Date(entry.ts).toISOString()}  ${entry.kind.padEnd(8)}  ${what.replace(/\s*\n\s*/g, ' ')}`;
 }
 
 function onlyRunId(positionals: string[], usage: string): string {

@@ -555,6 +555,11 @@ export class SwitchboardClient {
     return this.request('team_run_report', { run_id: runId });
   }
 
+  /** A team run's record from the ledger (every call, decision, held text and change), a page after `afterSeq`. */
+  teamRunEvents(runId: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Result<'team_run_events'>> {
+    return this.request('team_run_events', { run_id: runId, ...(options.afterSeq !== undefined ? { after_seq: options.afterSeq } : {}), ...(options.limit !== undefined ? { limit: options.limit } : {}) });
+  }
+
   /** Runs one tmux command line through the daemon's tmux front end (as the `tmux` launcher does). */
   tmuxCommand(params: ParamsInput<'tmux_command'>): Promise<Result<'tmux_command'>> {
     return this.request('tmux_command', params, { timeoutMs: 120_000 });

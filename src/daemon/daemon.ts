@@ -14,7 +14,7 @@ import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, typ
 import { LogService } from '../logs/index.js';
 import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
-import { keyFileOf, prepareSealingKey } from '../orchestration/index.js';
+import { keyFileOf, prepareSealingKey, teamRecordOf } from '../orchestration/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -288,8 +288,10 @@ export class Daemon implements DaemonControl {
       const bridge = this.bridge;
       this.bridge = undefined;
       this.services.bridge.detach('the daemon is shutting down');
-      // Before the ledger closes: the asks in flight are recorded there as failed (SHUTTING_DOWN).
+      // Before the ledger closes: the asks in flight are recorded there as failed (SHUTTING_DOWN),
+      // and the team runs' boards as they stand.
       this.services.asks.dispose();
+      this.services.teamRuns.dispose();
       if (bridge) await stopBridge(bridge, this.logger);
       await this.structuredRuns.close();
       await this.logs.close();
@@ -339,6 +341,23 @@ export class Daemon implements DaemonControl {
     }
   }
 
+  /**
+   * Team runs go into the run ledger, sealed (their boards and records outlive this daemon); those
+   * a daemon that died left going are recorded as failed first. Without the ledger they stay in memory.
+   */
+  private keepTeamRunsInLedger(ledger: RunLedger): void {
+    const rows = ledger.teams;
+    if (!rows) return;
+    try {
+      const record = teamRecordOf(this.home, rows, this.logger);
+      const interrupted = record.settleInterrupted();
+      if (interrupted.length > 0) this.logger.warn('team runs left going by a daemon that stopped are recorded as failed', { runs: interrupted });
+      this.services.teamRuns.keepRecordIn(record);
+    } catch (err) {
+      this.logger.error('team runs are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
+    }
+  }
+
   private removeSocketDir(): void {
     if (this.socketDir !== undefined) rmSync(this.socketDir, { recursive: true, force: true });
   }
@@ -354,6 +373,7 @@ export class Daemon implements DaemonControl {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);
         this.keepAsksInLedger(started.bridge.ledger);
+        this.keepTeamRunsInLedger(started.bridge.ledger);
       } else {
         this.services.bridge.detach(started.problem);
       }

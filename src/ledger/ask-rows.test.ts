@@ -45,10 +45,10 @@ function inspect(at: string): { version: string | undefined; tables: string[] } 
 }
 
 describe("the ledger's asks table", () => {
-  it('is in a new ledger file, at schema 2', () => {
+  it('is in a new ledger file, at schema 3 (which added team runs)', () => {
     const at = file();
     open(at);
-    expect(inspect(at)).toEqual({ version: '2', tables: ['asks', 'events', 'meta', 'run_status', 'runs'] });
+    expect(inspect(at)).toEqual({ version: '3', tables: ['asks', 'events', 'meta', 'run_status', 'runs', 'team_events', 'team_runs'] });
   });
 
   it('is added to a schema 1 file, which keeps its runs', async () => {
@@ -56,31 +56,31 @@ describe("the ledger's asks table", () => {
     const old = open(at);
     await old.write({ runs: [spec], events: [] });
     await old.close();
-    // What Switchboard before the asks table wrote: the same tables but asks, at version 1.
+    // What Switchboard before the asks table wrote: the same tables but asks (and team runs, schema 3's), at version 1.
     const db = new Database(at);
-    db.exec("DROP TABLE asks; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
+    db.exec("DROP TABLE asks; DROP TABLE team_runs; DROP TABLE team_events; UPDATE meta SET value = '1' WHERE key = 'schema_version'");
     db.close();
     expect(inspect(at)).toEqual({ version: '1', tables: ['events', 'meta', 'run_status', 'runs'] });
 
     const store = open(at);
-    expect(inspect(at)).toEqual({ version: '2', tables: ['asks', 'events', 'meta', 'run_status', 'runs'] });
+    expect(inspect(at)).toEqual({ version: '3', tables: ['asks', 'events', 'meta', 'run_status', 'runs', 'team_events', 'team_runs'] });
     expect((await store.run('run-1'))?.spec).toEqual(spec);
     store.asks.put(row('a1'));
     expect(store.asks.get('a1')).toEqual(row('a1'));
     await store.close();
     // Opening it again changes nothing.
     open(at);
-    expect(inspect(at).version).toBe('2');
+    expect(inspect(at).version).toBe('3');
   });
 
   it('refuses a file of a newer schema, untouched', async () => {
     const at = file();
     await open(at).close();
     const db = new Database(at);
-    db.exec("UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    db.exec("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
     db.close();
-    expect(() => new SqliteLedgerStore(at)).toThrow(/written by a newer Switchboard \(schema 3; this one reads 2\)/);
-    expect(inspect(at).version).toBe('3');
+    expect(() => new SqliteLedgerStore(at)).toThrow(/written by a newer Switchboard \(schema 4; this one reads 3\)/);
+    expect(inspect(at).version).toBe('4');
   });
 
   it('upserts one row per ask and finds the unsettled ones', () => {

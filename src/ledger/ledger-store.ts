@@ -8,6 +8,7 @@ import type { Writable } from 'node:stream';
 import type { EndReason, RunSpec, RunStatus } from './run-model.js';
 import type { RunEvent } from './run-events.js';
 import type { AskRows } from './ask-rows.js';
+import type { TeamRows } from './team-rows.js';
 
 /** A run as the ledger knows it: what it is, and where its events have got to. */
 export interface RunRecord {
@@ -77,6 +78,8 @@ export interface PruneResult {
   bytes: number;
   /** Asks between agents removed. */
   asks: number;
+  /** Team runs removed (with their records). */
+  teamRuns: number;
 }
 
 export interface LedgerStore {
@@ -85,6 +88,8 @@ export interface LedgerStore {
    * unlike the rest: the ask engine records each change as it happens.
    */
   readonly asks?: AskRows;
+  /** Team runs and their records, when the store keeps them (SQLite does); synchronous as the asks are. */
+  readonly teams?: TeamRows;
   /** Writes a batch atomically: all of it or none. */
   write(batch: LedgerBatch): Promise<void>;
   /** A run's events with seq > `afterSeq`, in order, at most `limit` (and, given `maxBytes`, about that many bytes of JSON, at least one). */

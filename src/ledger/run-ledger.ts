@@ -19,6 +19,7 @@ import { ensurePrivateDir, switchboardHome } from '../platform/index.js';
 import type { RunSpec } from './run-model.js';
 import type { NewRunEvent, RunEvent } from './run-events.js';
 import type { LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
+import type { TeamRows } from './team-rows.js';
 import type { AskRows } from './ask-rows.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
 
@@ -84,6 +85,11 @@ export class RunLedger {
   /** Where the store keeps asks between agents (undefined for a store that does not). */
   get asks(): AskRows | undefined {
     return this.store.asks;
+  }
+
+  /** Where the store keeps team runs (undefined for a store that does not). */
+  get teams(): TeamRows | undefined {
+    return this.store.teams;
   }
 
   /** Records a new run (its events follow with `append`). */

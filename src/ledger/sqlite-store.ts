@@ -20,9 +20,10 @@ import { isEnded } from './run-model.js';
 import type { RunEvent, RunEventType } from './run-events.js';
 import { PROMPT_PREVIEW_BYTES, type LedgerBatch, type LedgerStore, type PruneResult, type RetentionRule, type RunPage, type RunQuery, type RunRecord } from './ledger-store.js';
 import { SqliteAskRows } from './ask-rows.js';
+import { SqliteTeamRows, TEAM_TABLES } from './team-rows.js';
 
 /** The ledger's schema version, in `meta`: a newer file is refused rather than misread. */
-const SCHEMA_VERSION = 2;
+const SCHEMA_VERSION = 3;
 const DEFAULT_LIST_LIMIT = 100;
 const MAX_LIST_LIMIT = 1_000;
 /** What a listed run's JSON has besides its spec, preview and message (its status, times, counts), about. */
@@ -52,6 +53,8 @@ CREATE TABLE asks (id TEXT PRIMARY KEY, status TEXT NOT NULL, created_at INTEGER
 CREATE INDEX asks_by_created ON asks (created_at);
 CREATE INDEX asks_by_status ON asks (status);
 `,
+  // Team runs (seed 003): a row per run with its sealed board, and each run's sealed record.
+  3: TEAM_TABLES,
 };
 
 interface StatusRow {
@@ -112,6 +115,8 @@ export interface SqliteStoreOptions {
 export class SqliteLedgerStore implements LedgerStore {
   /** The asks between agents, in the same file. */
   readonly asks: SqliteAskRows;
+  /** Team runs and their records, in the same file. */
+  readonly teams: SqliteTeamRows;
   private readonly db: Database.Database;
   private readonly insertRun: Database.Statement<[string, number, string, string | null, string]>;
   private readonly insertStatus: Database.Statement<[string]>;
@@ -159,6 +164,7 @@ export class SqliteLedgerStore implements LedgerStore {
     this.selectRun = this.db.prepare('SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE r.id = ?');
     this.writeTx = this.db.transaction((batch: LedgerBatch) => this.writeNow(batch));
     this.asks = new SqliteAskRows(this.db);
+    this.teams = new SqliteTeamRows(this.db);
   }
 
   write(batch: LedgerBatch): Promise<void> {
@@ -248,7 +254,7 @@ export class SqliteLedgerStore implements LedgerStore {
         total -= r.bytes;
       }
     }
-    const result: PruneResult = { runs: 0, events: 0, bytes: 0, asks: 0 };
+    const result: PruneResult = { runs: 0, events: 0, bytes: 0, asks: 0, teamRuns: 0 };
     const byId = new Map(ended.map((r) => [r.run_id, r]));
     const del = this.db.transaction((ids: string[]) => {
       const events = this.db.prepare('DELETE FROM events WHERE run_id = ?');
@@ -267,7 +273,9 @@ export class SqliteLedgerStore implements LedgerStore {
     del([...doomed]);
     // Asks are small next to runs' events: only their age counts. An ask not yet ended stays.
     if (rule.maxAgeMs !== undefined) result.asks = this.db.prepare('DELETE FROM asks WHERE ended_at IS NOT NULL AND ended_at < ?').run(now - rule.maxAgeMs).changes;
-    if (result.runs > 0 || result.asks > 0) this.db.pragma('incremental_vacuum');
+    // Team runs as asks: by age, once ended, with their records.
+    if (rule.maxAgeMs !== undefined) result.teamRuns = this.pruneTeamRuns(now - rule.maxAgeMs);
+    if (result.runs > 0 || result.asks > 0 || result.teamRuns > 0) this.db.pragma('incremental_vacuum');
     return Promise.resolve(result);
   }
 
@@ -302,6 +310,14 @@ export class SqliteLedgerStore implements LedgerStore {
   close(): Promise<void> {
     if (this.db.open) this.db.close();
     return Promise.resolve();
+  }
+
+  /** Deletes the team runs that ended before `endedBefore`, with their records; how many went. */
+  private pruneTeamRuns(endedBefore: number): number {
+    return this.db.transaction(() => {
+      this.db.prepare('DELETE FROM team_events WHERE run_id IN (SELECT id FROM team_runs WHERE ended_at IS NOT NULL AND ended_at < ?)').run(endedBefore);
+      return this.db.prepare('DELETE FROM team_runs WHERE ended_at IS NOT NULL AND ended_at < ?').run(endedBefore).changes;
+    })();
   }
 
   /** Brings a file of schema `from` up to SCHEMA_VERSION, all of it or none. */

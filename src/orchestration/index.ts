@@ -2,11 +2,15 @@
 import path from 'node:path';
 import { KeyFile, keyFileOf, SealedFolder } from './sealed-store.js';
 import { PresetStore } from './presets/preset-store.js';
+import type { Logger } from '../core/logger.js';
+import type { TeamRows } from '../ledger/index.js';
+import { TeamRecord } from './team-record.js';
 
 export { keyFileOf } from './sealed-store.js';
 export { PresetStore } from './presets/preset-store.js';
 export { presetReview, type TeamPreset } from './presets/preset.js';
 export { TeamRuns } from './team-runs.js';
+export type { TeamRecord } from './team-record.js';
 export type { TeamBoard, TeamHost, TeamRun } from './team-run.js';
 
 /** The folder of a Switchboard home where team presets (and team runs' metadata) are kept sealed. */
@@ -28,4 +32,22 @@ export function presetStoreOf(home: string): PresetStore {
  */
 export function prepareSealingKey(home: string): void {
   teamsFolderOf(home).prepareKey();
+}
+
+/** The sealed file that says the ledger keeps team runs sealed under the home's key (seed 003 §9.2's name). */
+const RUNS_FILE = 'runs.v1';
+const RUNS_PURPOSE = 'switchboard team runs v1';
+
+/**
+ * The home's team runs kept in the ledger's `rows`, sealed under the home's key. Before the first
+ * is sealed, the teams folder gets `runs.v1.enc` saying so: while it is there no new key is made
+ * (one would lose them). Nothing is made until a run is recorded.
+ */
+export function teamRecordOf(home: string, rows: TeamRows, logger: Logger): TeamRecord {
+  const folder = teamsFolderOf(home);
+  const markSealed = (): void => {
+    if (folder.read(RUNS_FILE, RUNS_PURPOSE) !== undefined) return;
+    folder.write(RUNS_FILE, RUNS_PURPOSE, { team_runs: 'sealed in the run ledger (ledger.db: team_runs, team_events) under this key', since: new Date().toISOString() });
+  };
+  return new TeamRecord(rows, folder, { logger, beforeFirstSeal: markSealed });
 }

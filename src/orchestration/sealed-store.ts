@@ -67,8 +67,19 @@ export class KeyFile implements KeySource {
   }
 }
 
-/** A folder of sealed JSON files, all under one key. */
-export class SealedFolder {
+/** Seals values kept somewhere else than a file of the folder (the ledger's team runs), under the same key. */
+export interface Sealer {
+  seal(purpose: string, value: unknown): string;
+  /** KEY_MISMATCH when the key is missing, another, or the text was changed. */
+  unseal(purpose: string, text: string, where: string): unknown;
+}
+
+/**
+ * A folder of sealed JSON files, all under one key; and a sealer, under the same key, of values
+ * kept elsewhere. Whoever keeps values elsewhere writes a sealed file here saying so (the ledger's
+ * team runs: `runs.v1.enc`), so that no new key is made while they need the old one.
+ */
+export class SealedFolder implements Sealer {
   constructor(
     readonly dir: string,
     private readonly keys: KeySource,
@@ -93,6 +104,16 @@ export class SealedFolder {
     writePrivateFileAtomic(this.fileOf(name), seal(this.writingKey(), purpose, value));
   }
 
+  seal(purpose: string, value: unknown): string {
+    return seal(this.writingKey(), purpose, value);
+  }
+
+  unseal(purpose: string, text: string, where: string): unknown {
+    const key = this.keys.read();
+    if (!key) throw new SwitchboardError('KEY_MISMATCH', `${where} is sealed, and its key (${this.keys.where}) is missing: bring the key back (nothing was changed)`, { key_file: this.keys.where });
+    return unseal(key, purpose, text, where);
+  }
+
   /**
    * Makes the key now if there is none and nothing sealed needs one: before any jailed agent pane
    * starts, so the jail covers it (a key made later would be in view of panes started earlier).
@@ -107,9 +128,8 @@ export class SealedFolder {
 
   /**
    * The key to seal with: the one there is, or a new one, but never a new one while a sealed file
-   * is in the folder: those would be lost for good under a new key. (The teams folder is the only
-   * one sealed with the home's key so far; a second must be looked at here too.) Read each time, so a key a
-   * person puts back is used at once.
+   * is in the folder: those would be lost for good under a new key (and so would what is sealed
+   * elsewhere, which a file here says). Read each time, so a key a person puts back is used at once.
    */
   private writingKey(): Buffer {
     const existing = this.keys.read();

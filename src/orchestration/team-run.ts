@@ -103,6 +103,22 @@ interface Worker {
   mark?: 'completed' | 'stuck' | 'needs_input';
 }
 
+/**
+ * What the run's record keeps of one moment of it (issue 24 item 2), in order: every change of
+ * state, worker opened, tool call, delivery, approval decision, held text and its answer, and
+ * what a person sent or marked. The recorder (team-record.ts) keeps it sealed in the ledger.
+ */
+export type TeamRecordEntry =
+  | { kind: 'state'; from: TeamState; to: TeamState; why: string }
+  | { kind: 'worker'; worker: string; role: string; agent: string; folder: string; paneId: string | null; failed?: string }
+  | { kind: 'call'; id: string; method: string; by: string; via: CallRecord['via']; params: unknown; outcome: string; message?: string }
+  | { kind: 'delivery'; call: string; delivered: Exclude<CallRecord['delivered'], 'pending'> }
+  | ({ kind: 'decision'; member: string } & RoleDecision)
+  | { kind: 'held'; confirmation: string; worker: string; text: string; level: RiskJudgement['level'] }
+  | { kind: 'answer'; confirmation: string; decision: GateAnswer['decision']; by: string }
+  | { kind: 'send'; by: string; workers: string[]; text: string; level: RiskJudgement['level']; held: boolean }
+  | { kind: 'mark'; worker: string; mark: Worker['mark'] | null; by: string };
+
 /** Everything the board shows of a run, at one moment (`version` counts the changes). */
 export interface TeamBoard {
   id: string;
@@ -180,10 +196,13 @@ export class TeamRun implements TeamPort, Disposable {
   private readonly acting = new DisposableStore();
   private readonly changeEmitter = this.store.add(new Emitter<void>());
   private readonly confirmEmitter = this.store.add(new Emitter<PendingConfirmation>());
+  private readonly recordEmitter = this.store.add(new Emitter<TeamRecordEntry>());
   /** Something on the board changed (state, a worker, a call, the draft). */
   readonly onChange: Event<void> = this.changeEmitter.event;
   /** The risk gate holds a text for a person. */
   readonly onConfirmation: Event<PendingConfirmation> = this.confirmEmitter.event;
+  /** A moment for the run's record (fired before the board's change it comes with). */
+  readonly onRecord: Event<TeamRecordEntry> = this.recordEmitter.event;
 
   constructor(private readonly options: TeamRunOptions) {
     this.id = options.id;
@@ -295,6 +314,7 @@ export class TeamRun implements TeamPort, Disposable {
         if (!this.confirmations.delete(id)) return;
         clearTimeout(deadline);
         signal.removeEventListener('abort', ended);
+        this.record({ kind: 'answer', confirmation: id, decision: answer.decision, by: answer.by });
         this.changed();
         resolve(answer);
       };
@@ -303,6 +323,7 @@ export class TeamRun implements TeamPort, Disposable {
       const deadline = setTimeout(() => done({ decision: 'deny', by: `nobody: no answer within ${GATE_TIMEOUT_MS / 60_000} minutes` }), GATE_TIMEOUT_MS);
       const pending = { id, ...request, answer: done };
       this.confirmations.set(id, pending);
+      this.record({ kind: 'held', confirmation: id, worker: request.workerId, text: request.text, level: request.judgement.level });
       signal.addEventListener('abort', ended, { once: true });
       this.confirmEmitter.fire({ id, ...request });
       this.changed();
@@ -346,6 +367,8 @@ export class TeamRun implements TeamPort, Disposable {
     // Answered over MCP there and then: it reached its caller unless the caller went away (an
     // aborted signal has a reason; `aborted` itself reads as narrowed by the check above).
     record.delivered = signal.reason === undefined ? 'delivered' : 'undelivered';
+    this.recordCall(record, params, outcome);
+    this.record({ kind: 'delivery', call: record.id, delivered: record.delivered });
     this.changed();
     return outcome;
   }
@@ -367,13 +390,15 @@ export class TeamRun implements TeamPort, Disposable {
    * Judged first as the planner's texts are, for each worker it goes to: a high or medium text
    * goes only once the person saw the judgement (`confirmed`), else it is held and nothing is sent.
    */
-  async sendFromPerson(workerId: string | undefined, text: string, confirmed: boolean, signal: AbortSignal): Promise<{ sent: string[]; judgement: RiskJudgement; held: boolean }> {
+  async sendFromPerson(workerId: string | undefined, text: string, confirmed: boolean, by: string, signal: AbortSignal): Promise<{ sent: string[]; judgement: RiskJudgement; held: boolean }> {
     const targets = workerId !== undefined ? [this.workerNamed(workerId)] : [...this.workersById.values()].filter((w) => w.pane?.pane.alive === true);
     if (targets.length === 0) throw new SwitchboardError('CONFLICT', 'no worker of this run is running to send to');
     const judgements = targets.map((w) => judgeRisk(text, this.riskContextOf(w.id)));
     const rank = { low: 0, medium: 1, high: 2 } as const;
     const judgement = judgements.reduce((worst, j) => (rank[j.level] > rank[worst.level] ? j : worst));
-    if (judgement.level !== 'low' && !confirmed) return { sent: [], judgement, held: true };
+    const held = judgement.level !== 'low' && !confirmed;
+    this.record({ kind: 'send', by, workers: targets.map((w) => w.id), text, level: judgement.level, held });
+    if (held) return { sent: [], judgement, held: true };
     const sent: string[] = [];
     for (const worker of targets) {
       await this.paneOf(worker.id).prompt(text, signal);
@@ -393,10 +418,11 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   /** Marks a worker done, blocked (stuck) or needing input, over what its screen says; `undefined` clears the mark. */
-  markWorker(workerId: string, mark: Worker['mark']): void {
+  markWorker(workerId: string, mark: Worker['mark'], by: string): void {
     const worker = this.workerNamed(workerId);
     if (mark === undefined) delete worker.mark;
     else worker.mark = mark;
+    this.record({ kind: 'mark', worker: workerId, mark: mark ?? null, by });
     this.changed();
   }
 
@@ -473,6 +499,7 @@ export class TeamRun implements TeamPort, Disposable {
     } catch (err) {
       worker.failed = err instanceof Error ? err.message : String(err);
     }
+    this.record({ kind: 'worker', worker: worker.id, role: role.name, agent: worker.agent, folder: worker.folder, paneId: worker.pane?.pane.id ?? null, ...(worker.failed !== undefined ? { failed: worker.failed } : {}) });
     this.changed();
     return worker;
   }
@@ -532,6 +559,7 @@ export class TeamRun implements TeamPort, Disposable {
     void callTeamTool(next.method, next.params, { kind: 'planner' }, this.toolDeps(this.abort.signal))
       .then((outcome: ToolOutcome) => {
         record.outcome = outcome.ok ? 'ok' : outcome.error.code;
+        this.recordCall(record, next.params, outcome);
         if (!teamEnded(this.current)) this.deliver({ text: resultLine(next.id, outcome), record });
       })
       .finally(() => {
@@ -539,6 +567,21 @@ export class TeamRun implements TeamPort, Disposable {
         this.changed();
         this.runCalls();
       });
+  }
+
+  /** A call's end, for the record: what it was called with, and how it went. */
+  private recordCall(record: CallRecord, params: unknown, outcome: ToolOutcome): void {
+    this.record({ kind: 'call', id: record.id, method: record.method, by: record.by, via: record.via, params, outcome: record.outcome, ...(outcome.ok ? {} : { message: outcome.error.message }) });
+  }
+
+  private delivered(record: CallRecord | undefined, delivered: 'delivered' | 'undelivered'): void {
+    if (!record) return;
+    record.delivered = delivered;
+    this.record({ kind: 'delivery', call: record.id, delivered });
+  }
+
+  private record(entry: TeamRecordEntry): void {
+    this.recordEmitter.fire(entry);
   }
 
   private keepCall(record: CallRecord): void {
@@ -570,6 +613,7 @@ export class TeamRun implements TeamPort, Disposable {
     this.acting.add(
       new RoleApprovals(agent, role.name, policy, context, (decision) => {
         this.decisions.push({ ...decision, member });
+        this.record({ kind: 'decision', member, ...decision });
         if (this.decisions.length > MAX_DECISIONS) this.decisions.shift();
         this.changed();
       }),
@@ -598,13 +642,9 @@ export class TeamRun implements TeamPort, Disposable {
     void planner
       .prompt(next.text, signal)
       .then(
-        () => {
-          if (next.record) next.record.delivered = 'delivered';
-        },
-        () => {
-          // Never typed twice: what did not arrive is shown as undelivered, for a person to resend.
-          if (next.record) next.record.delivered = 'undelivered';
-        },
+        () => this.delivered(next.record, 'delivered'),
+        // Never typed twice: what did not arrive is shown as undelivered, for a person to resend.
+        () => this.delivered(next.record, 'undelivered'),
       )
       .finally(() => {
         this.delivering = false;
@@ -617,6 +657,7 @@ export class TeamRun implements TeamPort, Disposable {
     const change = stepTeam(this.current, event);
     this.current = change.to;
     this.why = change.why;
+    this.record({ kind: 'state', from: change.from, to: change.to, why: change.why });
     if (teamEnded(this.current)) {
       this.endedAt = new Date().toISOString();
       this.abort.abort();

@@ -10,8 +10,10 @@ import { Emitter } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { untilEvent } from '../core/until-event.js';
 import type { TeamPreset } from './presets/preset.js';
-import { TeamRun, type TeamHost, type TeamMember } from './team-run.js';
-import { teamEnded } from './team-state.js';
+import { renderReport } from './report.js';
+import type { RecordedEntry, TeamRecord } from './team-record.js';
+import { TeamRun, type TeamBoard, type TeamHost, type TeamMember } from './team-run.js';
+import { teamEnded, type TeamState } from './team-state.js';
 
 /** Runs going at once, at most: each opens up to 16 agent CLIs. */
 const MAX_LIVE = 8;
@@ -19,6 +21,21 @@ const MAX_LIVE = 8;
 const MAX_ENDED = 50;
 /** The longest a board watch waits for a change. */
 const MAX_BOARD_WAIT_MS = 60_000;
+/** Runs a list gives at most: the ones in memory and, past them, the ledger's newest. */
+const MAX_LISTED = 100;
+
+/** A run as a list shows it. */
+export interface TeamRunSummary {
+  id: string;
+  goal: string;
+  preset: string;
+  state: TeamState;
+  startedAt: string;
+  endedAt: string | null;
+  workers: number;
+  /** Why its board cannot be read (its record is sealed under a key that is not here), if it cannot. */
+  sealed?: string;
+}
 
 export interface TeamRunsOptions {
   /** The user's home, for the risk gate's judgement of paths. */
@@ -32,8 +49,14 @@ export class TeamRuns implements Disposable {
   private readonly runs = new Map<string, TeamRun>();
   private readonly readyPanes = new Set<string>();
   private readonly readyEmitter = new Emitter<string>();
+  private record: TeamRecord | undefined;
 
   constructor(private readonly options: TeamRunsOptions) {}
+
+  /** Keeps every run from now on in the ledger (`record`): boards and reports outlive the daemon. */
+  keepRecordIn(record: TeamRecord): void {
+    this.record = record;
+  }
 
   /** Starts a run: the run exists at once (starting), its agents open in the background. */
   start(spec: { preset: TeamPreset; goal: string; folder: string; host: TeamHost; startedBy?: string }): TeamRun {
@@ -42,16 +65,56 @@ export class TeamRuns implements Disposable {
     const id = `team-${randomBytes(4).toString('hex')}`;
     const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host, ...(spec.startedBy !== undefined ? { startedBy: spec.startedBy } : {}), mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
     this.runs.set(id, run);
+    this.record?.follow(run);
     this.dropOldEnded();
     void run.start();
     return run;
   }
 
-  /** The run `id`; RUN_NOT_FOUND when there is none (or it ended long ago and was dropped). */
+  /**
+   * The run `id`, to steer; RUN_NOT_FOUND when there is none, CONFLICT when it is only in the
+   * ledger (it ended, and this daemon let go of it or never had it).
+   */
   get(id: string): TeamRun {
     const run = this.runs.get(id);
-    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
-    return run;
+    if (run) return run;
+    const recorded = this.record?.read(id);
+    if (recorded) throw new SwitchboardError('CONFLICT', `team run ${id} has ended (${recorded.state}): the ledger keeps its board and report, to read`, { run_id: id, state: recorded.state });
+    throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+  }
+
+  /** Run `id`'s board: the live one, or the last one the ledger has. */
+  board(id: string): TeamBoard {
+    const run = this.runs.get(id);
+    if (run) return run.board();
+    const recorded = this.record?.read(id);
+    if (!recorded) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+    if ('sealed' in recorded) throw new SwitchboardError('KEY_MISMATCH', recorded.sealed, { run_id: id });
+    return recorded.board;
+  }
+
+  /** Run `id`'s report as markdown, from its live board or its last recorded one. */
+  report(id: string): string {
+    const run = this.runs.get(id);
+    if (run) return run.report();
+    const board = this.board(id);
+    return renderReport({
+      goal: board.goal,
+      preset: board.preset,
+      state: board.state,
+      startedAt: board.startedAt,
+      ...(board.endedAt !== undefined ? { endedAt: board.endedAt } : {}),
+      ...(board.summary !== null ? { summary: board.summary } : {}),
+      draft: board.draft,
+      tasks: board.tasks,
+      workers: board.workers,
+    });
+  }
+
+  /** Run `id`'s record (every call, decision, held text and change), from the ledger; empty without one. */
+  entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
+    if (!this.runs.has(id) && this.record?.read(id) === undefined) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+    return this.record?.entries(id, afterSeq, limit) ?? [];
   }
 
   /**
@@ -85,9 +148,13 @@ export class TeamRuns implements Disposable {
     return undefined;
   }
 
-  /** Every run kept, the newest first. */
-  list(): TeamRun[] {
-    return [...this.runs.values()].reverse();
+  /** The runs this daemon has, then the ledger's newest, the newest first (at most MAX_LISTED). */
+  list(): TeamRunSummary[] {
+    const live = [...this.runs.values()].reverse().map((run) => summaryOf(run.board()));
+    const seen = new Set(live.map((r) => r.id));
+    const recorded = (this.record?.list(MAX_LISTED) ?? []).filter((r) => !seen.has(r.id));
+    const fromLedger = recorded.map((r): TeamRunSummary => ('board' in r ? summaryOf(r.board) : { id: r.id, goal: '', preset: '', state: r.state, startedAt: '', endedAt: null, workers: 0, sealed: r.sealed }));
+    return [...live, ...fromLedger].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, MAX_LISTED);
   }
 
   /**
@@ -95,13 +162,17 @@ export class TeamRuns implements Disposable {
    * `timeoutMs`, or when `signal` aborts: a board's live watch, over any transport.
    */
   async changedAfter(id: string, afterVersion: number, timeoutMs: number, signal: AbortSignal): Promise<void> {
-    const run = this.get(id);
+    const run = this.runs.get(id);
+    // A run only in the ledger has ended: it does not change again.
+    if (!run) return;
     if (run.version > afterVersion || timeoutMs <= 0) return;
     await untilEvent(run.onChange, () => true, { timeoutMs: Math.min(timeoutMs, MAX_BOARD_WAIT_MS), signal });
   }
 
   /** Ends every run where it stands (the daemon is closing); their agents' panes close with the daemon. */
   dispose(): void {
+    // The boards as they stand go into the ledger first (a run left going is settled as failed on the next start).
+    this.record?.dispose();
     this.readyEmitter.dispose();
     for (const run of this.runs.values()) run.dispose();
     this.runs.clear();
@@ -110,8 +181,13 @@ export class TeamRuns implements Disposable {
   private dropOldEnded(): void {
     const ended = [...this.runs.entries()].filter(([, run]) => teamEnded(run.state));
     for (const [id, run] of ended.slice(0, Math.max(0, ended.length - MAX_ENDED))) {
+      this.record?.unfollow(id);
       run.dispose();
       this.runs.delete(id);
     }
   }
+}
+
+function summaryOf(board: TeamBoard): TeamRunSummary {
+  return { id: board.id, goal: board.goal, preset: board.preset, state: board.state, startedAt: board.startedAt, endedAt: board.endedAt ?? null, workers: board.workers.length };
 }

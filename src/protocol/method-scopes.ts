@@ -38,6 +38,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   team_run_list: 'read',
   team_run_get: 'read',
   team_run_report: 'read',
+  team_run_events: 'read',
   // What a team tool may do is decided by whose pane the token is (the run's planner, one of its
   // workers): the scope a team's agent pane holds is enough to reach it.
   team_tool: 'read',

@@ -229,15 +229,15 @@ export class RunService {
 
   /**
    * Removes ended runs past the policy's retention (`ledger.retention`: age, size), and ended asks
-   * past its age, now and then every hour while the service runs. Runs in flight are never removed.
+   * and team runs past its age, now and then every hour while the service runs. Runs in flight are never removed.
    */
   async applyRetention(): Promise<PruneResult> {
     const rule = this.options.policy.retention;
-    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0, asks: 0 };
+    if (rule.maxAgeMs === undefined && rule.maxBytes === undefined) return { runs: 0, events: 0, bytes: 0, asks: 0, teamRuns: 0 };
     this.retentionTimer ??= setInterval(() => void this.applyRetention().catch((err: unknown) => this.logger.warn('retention failed', { error: errorMessage(err) })), RETENTION_INTERVAL_MS);
     this.retentionTimer.unref();
     const removed = await this.ledger.prune(rule, this.now());
-    if (removed.runs > 0 || removed.asks > 0) this.logger.info('removed runs and asks past the retention policy', { ...removed });
+    if (removed.runs > 0 || removed.asks > 0 || removed.teamRuns > 0) this.logger.info('removed runs, asks and team runs past the retention policy', { ...removed });
     return removed;
   }
 

@@ -19,6 +19,8 @@ export const teamRunIdSchema = z.strictObject({ run_id: z.string().regex(/^team-
 const runId = teamRunIdSchema.shape.run_id;
 const workerId = z.string().min(1).max(80);
 const MAX_GOAL_CHARS = 20_000;
+/** Entries of a run's record one `team_run_events` page gives at most. */
+const MAX_EVENTS_PAGE = 500;
 /** The longest a board watch (`team_run_get` with `after_version`) waits. */
 const MAX_BOARD_WAIT_MS = 60_000;
 
@@ -76,6 +78,12 @@ export const teamParams = {
   team_run_send: z.strictObject({ run_id: runId, worker_id: optional(workerId), text: z.string().min(1).max(MAX_TEXT), confirmed: optional(z.boolean()) }),
   /** The run's report, as markdown. */
   team_run_report: teamRunIdSchema,
+  /**
+   * The run's record from the ledger, in order: every change of state, worker opened, tool call
+   * (with its arguments and outcome), delivery, approval decision, held text and answer, and what
+   * a person sent or marked. A page after `after_seq`, at most `limit` entries.
+   */
+  team_run_events: z.strictObject({ run_id: runId, after_seq: optional(int(0, Number.MAX_SAFE_INTEGER)), limit: optional(int(1, MAX_EVENTS_PAGE)) }),
   /**
    * One of the team tools (`tabs.list` or `tabs_list`, …), called by a team run's agent with its
    * own pane's token (its MCP server does): the planner may call every tool on its run's workers, a
@@ -140,7 +148,10 @@ export const teamResults = {
     review: z.array(z.object({ preset: z.string(), role: z.string(), what: z.enum(['check', 'folder', 'approvals']), value: z.string() })),
   }),
   team_run_start: teamBoardSchema,
-  team_run_list: z.object({ runs: z.array(z.object({ run_id: z.string(), goal: z.string(), preset: z.string(), state: teamBoardSchema.shape.state, started_at: z.string(), ended_at: z.string().nullable(), workers: z.number().int() })) }),
+  /** `sealed`: why a run's board in the ledger cannot be read here (sealed under another key), for a run that cannot. */
+  team_run_list: z.object({
+    runs: z.array(z.object({ run_id: z.string(), goal: z.string(), preset: z.string(), state: teamBoardSchema.shape.state, started_at: z.string(), ended_at: z.string().nullable(), workers: z.number().int(), sealed: z.string().optional() })),
+  }),
   team_run_get: teamBoardSchema,
   team_run_pause: runStateResult,
   team_run_resume: runStateResult,
@@ -150,6 +161,12 @@ export const teamResults = {
   /** `sent`: the workers the text went to; `held`: the judgement, when it needs `confirmed` and went to none. */
   team_run_send: z.object({ sent: z.array(z.string()), judgement: judgementSchema, held: z.boolean() }),
   team_run_report: z.object({ run_id: z.string(), markdown: z.string() }),
+  /** Each entry: its number, time (ms since the epoch), kind, and the kind's fields; `next_after`: the next page's `after_seq`, null at the end so far. */
+  team_run_events: z.object({
+    run_id: z.string(),
+    entries: z.array(z.object({ seq: z.number().int(), ts: z.number().int(), kind: z.string() }).catchall(z.unknown())),
+    next_after: z.number().int().nullable(),
+  }),
   /** The tool's outcome as a marker line's result carries it: `{ok: true, result}` or `{ok: false, error: {code, message}}`. */
   team_mcp_ready: z.object({ ready: z.literal(true) }),
   team_tool: z.union([z.object({ ok: z.literal(true), result: z.unknown() }), z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string() }) })]),

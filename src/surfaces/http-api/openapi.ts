@@ -25,6 +25,8 @@ import {
   streamQuerySchema,
   teamAnswerRequestSchema,
   teamBoardQuerySchema,
+  teamEventsQuerySchema,
+  teamEventsResponseSchema,
   teamBoardResponseSchema,
   teamControlRequestSchema,
   teamEndRequestSchema,
@@ -101,6 +103,7 @@ export function openApiDocument(): Json {
         TeamMarkRequest: schema(teamMarkRequestSchema),
         TeamMark: schema(teamMarkResponseSchema),
         TeamReport: schema(teamReportResponseSchema),
+        TeamEvents: schema(teamEventsResponseSchema),
         Error: schema(errorSchema),
       },
     },
@@ -192,6 +195,9 @@ export function openApiDocument(): Json {
       },
       [`${API_PREFIX}/teams/{id}/report`]: {
         get: { operationId: 'teamReport', summary: "The run's report as markdown (JSON-RPC `team_run_report`)", parameters: [teamIdParameter], responses: { '200': json('TeamReport', 'The report.'), ...common } },
+      },
+      [`${API_PREFIX}/teams/{id}/events`]: {
+        get: { operationId: 'teamEvents', summary: "The run's record from the ledger, in order: every change, call, decision and held text (JSON-RPC `team_run_events`)", parameters: [teamIdParameter, ...queryParameters(teamEventsQuerySchema)], responses: { '200': json('TeamEvents', 'A page of the record.'), ...common } },
       },
       [`${API_PREFIX}/openapi.json`]: { get: { operationId: 'openapi', summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1', content: { 'application/json': { schema: { type: 'object' } } } } } } },
     },

@@ -166,3 +166,9 @@ export const teamStateResponseSchema = teamResults.team_run_pause;
 export const teamSendResponseSchema = teamResults.team_run_send;
 export const teamMarkResponseSchema = teamResults.team_run_mark;
 export const teamReportResponseSchema = teamResults.team_run_report;
+/** `GET /api/v2/teams/{id}/events`: a page of the run's record as query strings, then checked by `team_run_events`'s schema. */
+export const teamEventsQuerySchema = z.strictObject({
+  after_seq: z.string().regex(/^\d{1,15}$/, 'after_seq is a whole number').optional().describe('Entries after this one (the page before gave it as next_after).'),
+  limit: z.string().regex(/^\d{1,3}$/, 'limit is a whole number').optional().describe('At most this many entries (default 200, at most 500).'),
+});
+export const teamEventsResponseSchema = teamResults.team_run_events;

@@ -4,16 +4,16 @@
  * JSON-RPC's. `POST /api/v2/teams` starts a run (201, the board), `GET /api/v2/teams` lists them,
  * `GET /api/v2/teams/{id}` is the board (a live one with `after_version`), and the run's actions
  * are POSTs under it: `pause`, `resume`, `end`, `send`, `confirmations/{cid}` (the risk gate's
- * answer), `workers/{wid}/mark`; `GET …/report` is the report.
+ * answer), `workers/{wid}/mark`; `GET …/report` is the report, `GET …/events` the run's record.
  */
 import { teamParams, teamRunIdSchema } from '../../protocol/methods/teams.js';
 import type { OperationsPort } from '../../api/index.js';
 import { operationCallerOf, queryOf, readJson, readOptionalJson, sendJson, validate, type ApiContext, type Router } from './router.js';
-import { emptyQuerySchema, teamAnswerRequestSchema, teamBoardQuerySchema, teamControlRequestSchema, teamEndRequestSchema, teamMarkRequestSchema, teamRunRequestSchema, teamSendRequestSchema } from './schemas.js';
+import { emptyQuerySchema, teamAnswerRequestSchema, teamBoardQuerySchema, teamEventsQuerySchema, teamControlRequestSchema, teamEndRequestSchema, teamMarkRequestSchema, teamRunRequestSchema, teamSendRequestSchema } from './schemas.js';
 import { API_PREFIX } from './agent-routes.js';
 
 /** The team run methods these routes call. */
-export type TeamRouteMethod = 'team_run_start' | 'team_run_list' | 'team_run_get' | 'team_run_pause' | 'team_run_resume' | 'team_run_end' | 'team_run_answer' | 'team_run_mark' | 'team_run_send' | 'team_run_report';
+export type TeamRouteMethod = 'team_run_start' | 'team_run_list' | 'team_run_get' | 'team_run_pause' | 'team_run_resume' | 'team_run_end' | 'team_run_answer' | 'team_run_mark' | 'team_run_send' | 'team_run_report' | 'team_run_events';
 
 const TEAMS = `${API_PREFIX}/teams`;
 
@@ -85,5 +85,11 @@ export function addTeamRoutes(router: Router, teams: OperationsPort<TeamRouteMet
   router.add('GET', `${TEAMS}/:id/report`, 'team_run_report', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'team report query');
     await sendJson(ctx.res, 200, await teams.call('team_run_report', { run_id: runIdOf(ctx) }, operationCallerOf(ctx)));
+  });
+
+  router.add('GET', `${TEAMS}/:id/events`, 'team_run_events', async (ctx) => {
+    const q = validate(teamEventsQuerySchema, queryOf(ctx.url), 'team record query');
+    const params = validate(teamParams.team_run_events, { run_id: runIdOf(ctx), after_seq: q.after_seq === undefined ? undefined : Number(q.after_seq), limit: q.limit === undefined ? undefined : Number(q.limit) }, 'team record query');
+    await sendJson(ctx.res, 200, await teams.call('team_run_events', params, operationCallerOf(ctx)));
   });
 }

@@ -1,0 +1,211 @@
+/**
+ * Team runs in the ledger (issue 24 item 2; seed 003 §9, FR-105): each run's board (goal, preset,
+ * plan, workers, state, draft, summary, calls, decisions) in its row, rewritten as the run
+ * changes, and the run's record (TeamRecordEntry, every call, decision, held text, answer and
+ * change), append-only and numbered. Both are sealed under the home's key: the ledger keeps in the
+ * clear only what a run is found by (id, state, times, what kind an entry is). Workers' last lines
+ * are not kept (§9.1: no terminal output on disk). A run outlives the daemon here: its board and
+ * report are read back after a restart, and a run the daemon left going is recorded as failed.
+ *
+ * Recording never stands in a run's way: a write that fails is logged, and the run goes on.
+ */
+import type { Disposable } from '../core/disposable.js';
+import { DisposableStore } from '../core/disposable.js';
+import { SwitchboardError } from '../core/errors.js';
+import { silentLogger, type Logger } from '../core/logger.js';
+import type { TeamEventRow, TeamRows, TeamRunRow } from '../ledger/index.js';
+import type { Sealer } from './sealed-store.js';
+import type { TeamBoard, TeamRecordEntry, TeamRun } from './team-run.js';
+import { teamEnded, type TeamState } from './team-state.js';
+
+const BOARD_PURPOSE = 'switchboard team run board v1';
+const ENTRY_PURPOSE = 'switchboard team run record v1';
+/** A run's board is written at most this often while it goes (and at once when it ends). */
+const BOARD_WRITE_MS = 1_000;
+/** Entries a read gives at most. */
+const MAX_ENTRIES_PAGE = 500;
+/** The states of a run that is going: one left in them by a daemon that stopped is over. */
+const GOING: readonly TeamState[] = ['starting', 'running', 'paused'];
+
+/** A recorded entry as it is read back. */
+export interface RecordedEntry {
+  seq: number;
+  ts: number;
+  entry: TeamRecordEntry;
+}
+
+/** A recorded run read back: its last board, or, when it cannot be unsealed, why. */
+export type RecordedRun = { id: string; state: TeamState; board: TeamBoard } | { id: string; state: TeamState; sealed: string };
+
+interface Followed {
+  run: TeamRun;
+  nextSeq: number;
+  pending: TeamEventRow[];
+  timer: NodeJS.Timeout | undefined;
+  subscriptions: DisposableStore;
+  failed: boolean;
+}
+
+export class TeamRecord implements Disposable {
+  private readonly followed = new Map<string, Followed>();
+  private readonly logger: Logger;
+  private readonly beforeFirstSeal: () => void;
+  private prepared = false;
+
+  /** `beforeFirstSeal`: what must be done before anything is sealed (and may throw: the runs then go unrecorded). */
+  constructor(
+    private readonly rows: TeamRows,
+    private readonly sealer: Sealer,
+    options: { logger?: Logger; beforeFirstSeal?: () => void } = {},
+  ) {
+    this.logger = options.logger ?? silentLogger;
+    this.beforeFirstSeal = options.beforeFirstSeal ?? (() => undefined);
+  }
+
+  /** Records `run` from now until it ends: its board as it changes, and every entry of its record. */
+  follow(run: TeamRun): void {
+    if (!this.prepared) {
+      try {
+        this.beforeFirstSeal();
+        this.prepared = true;
+      } catch (err) {
+        this.logger.warn('team runs cannot be recorded in the ledger', { error: err instanceof Error ? err.message : String(err) });
+      }
+    }
+    const followed: Followed = { run, nextSeq: this.rows.lastSeq(run.id) + 1, pending: [], timer: undefined, subscriptions: new DisposableStore(), failed: false };
+    this.followed.set(run.id, followed);
+    followed.subscriptions.add(run.onRecord((entry) => this.take(followed, entry)));
+    followed.subscriptions.add(run.onChange(() => this.schedule(followed)));
+    this.write(followed);
+  }
+
+  /** Stops recording run `id` (its daemon lets go of it), after writing what waits. */
+  unfollow(id: string): void {
+    const followed = this.followed.get(id);
+    if (!followed) return;
+    this.write(followed);
+    this.stopFollowing(followed);
+  }
+
+  /** Run `id` as recorded (undefined when the ledger has no such run). */
+  read(id: string): RecordedRun | undefined {
+    this.flush(id);
+    const row = this.rows.get(id);
+    return row ? this.decode(row) : undefined;
+  }
+
+  /** The newest `limit` runs recorded, newest first. */
+  list(limit: number): RecordedRun[] {
+    for (const id of this.followed.keys()) this.flush(id);
+    return this.rows.newest(limit).map((row) => this.decode(row));
+  }
+
+  /** Run `id`'s record after entry `afterSeq`, in order, at most `limit`; KEY_MISMATCH when it cannot be unsealed. */
+  entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
+    this.flush(id);
+    return this.rows.events(id, afterSeq, Math.min(limit, MAX_ENTRIES_PAGE)).map((row) => ({
+      seq: row.seq,
+      ts: row.ts,
+      entry: this.sealer.unseal(ENTRY_PURPOSE, row.record, `entry ${row.seq} of team run ${id}`) as TeamRecordEntry,
+    }));
+  }
+
+  /**
+   * Runs a daemon that stopped left going are over: each is recorded as failed, with why. Called
+   * once as the daemon starts, before any run of its own. Returns their ids.
+   */
+  settleInterrupted(now = Date.now()): string[] {
+    const why = 'the daemon stopped while the run was going';
+    return this.rows.inStates(GOING).map((row) => {
+      const from = row.state as TeamState;
+      let record = row.record;
+      try {
+        const board = this.sealer.unseal(BOARD_PURPOSE, row.record, `team run ${row.id} in the ledger`) as TeamBoard;
+        record = this.sealer.seal(BOARD_PURPOSE, { ...board, state: 'failed', why, endedAt: new Date(now).toISOString(), confirmations: [] });
+      } catch (err) {
+        // Its board stays as sealed; the row's state says how it ended all the same.
+        this.logger.warn('a team run left going is recorded as failed, its board unread', { run_id: row.id, error: err instanceof Error ? err.message : String(err) });
+      }
+      const entry: TeamRecordEntry = { kind: 'state', from, to: 'failed', why };
+      const events = this.sealedEntry(row.id, this.rows.lastSeq(row.id) + 1, now, entry);
+      this.rows.put({ ...row, state: 'failed', ended_at: now, record }, events ? [events] : []);
+      return row.id;
+    });
+  }
+
+  /** Writes what waits, now (the daemon is closing). */
+  dispose(): void {
+    for (const followed of [...this.followed.values()]) {
+      this.write(followed);
+      this.stopFollowing(followed);
+    }
+  }
+
+  /** A row read back: the row's state stands over its board's (a settled run's board may be unreadable). */
+  private decode(row: TeamRunRow): RecordedRun {
+    const state = row.state as TeamState;
+    try {
+      const board = this.sealer.unseal(BOARD_PURPOSE, row.record, `team run ${row.id} in the ledger`) as TeamBoard;
+      return { id: row.id, state, board: { ...board, state } };
+    } catch (err) {
+      return { id: row.id, state, sealed: err instanceof Error ? err.message : String(err) };
+    }
+  }
+
+  private take(followed: Followed, entry: TeamRecordEntry): void {
+    const row = this.sealedEntry(followed.run.id, followed.nextSeq, Date.now(), entry);
+    if (!row) return;
+    followed.nextSeq++;
+    followed.pending.push(row);
+  }
+
+  private sealedEntry(runId: string, seq: number, ts: number, entry: TeamRecordEntry): TeamEventRow | undefined {
+    try {
+      return { run_id: runId, seq, ts, kind: entry.kind, record: this.sealer.seal(ENTRY_PURPOSE, entry) };
+    } catch (err) {
+      this.logger.warn('a team run’s record entry could not be sealed', { run_id: runId, kind: entry.kind, error: err instanceof Error ? err.message : String(err) });
+      return undefined;
+    }
+  }
+
+  private schedule(followed: Followed): void {
+    // Once ended, a change is rare and final (an answer arriving late): written at once.
+    if (teamEnded(followed.run.state)) {
+      this.write(followed);
+      return;
+    }
+    followed.timer ??= setTimeout(() => {
+      followed.timer = undefined;
+      this.write(followed);
+    }, BOARD_WRITE_MS);
+  }
+
+  private flush(id: string): void {
+    const followed = this.followed.get(id);
+    if (followed && (followed.timer !== undefined || followed.pending.length > 0)) this.write(followed);
+  }
+
+  private write(followed: Followed): void {
+    if (followed.timer !== undefined) clearTimeout(followed.timer);
+    followed.timer = undefined;
+    const run = followed.run;
+    const events = followed.pending.splice(0);
+    try {
+      const board = run.board();
+      const kept: TeamBoard = { ...board, workers: board.workers.map((w) => ({ ...w, lastLines: [] })) };
+      this.rows.put({ id: run.id, state: board.state, created_at: Date.parse(board.startedAt), ended_at: board.endedAt !== undefined ? Date.parse(board.endedAt) : null, record: this.sealer.seal(BOARD_PURPOSE, kept) }, events);
+      followed.failed = false;
+    } catch (err) {
+      // Logged once until a write works again; the run goes on unrecorded meanwhile.
+      if (!followed.failed) this.logger.warn('a team run could not be recorded in the ledger', { run_id: run.id, error: err instanceof Error ? err.message : String(err), code: err instanceof SwitchboardError ? err.code : undefined });
+      followed.failed = true;
+    }
+  }
+
+  private stopFollowing(followed: Followed): void {
+    if (followed.timer !== undefined) clearTimeout(followed.timer);
+    followed.timer = undefined;
+    followed.subscriptions.dispose();
+    this.followed.delete(followed.run.id);
+  }
+}
