@@ -23,7 +23,8 @@ export const PLANNER_PROFILE_DATA = {
 
 /**
  * A planner program's keyboard: what is typed or pasted is echoed, and each Enter outside a paste
- * hands the text so far to the program's `onPrompt`.
+ * hands the text so far to the program's `onPrompt`; Ctrl+U and Backspace edit the line. A program may define `deafNow(c)`: while it
+ * says true, a key is dropped unseen.
  */
 const KEYBOARD = `let typed = '', pasting = false;
 process.stdin.setRawMode(true);
@@ -33,6 +34,12 @@ process.stdin.on('data', (d) => {
     if (s.startsWith('\\x1b[200~')) { pasting = true; s = s.slice(6); continue; }
     if (s.startsWith('\\x1b[201~')) { pasting = false; s = s.slice(6); continue; }
     const c = s[0]; s = s.slice(1);
+    if (typeof deafNow === 'function' && deafNow(c, pasting)) continue;
+    // A line editor's keys, as a CLI's input box takes them: Ctrl+U empties the line, Backspace
+    // takes the last character back, Ctrl+A and Ctrl+E move in it.
+    if (!pasting && c === '\\x15') { typed = ''; continue; }
+    if (!pasting && (c === '\\x7f' || c === '\\b')) { typed = typed.slice(0, -1); out('\\b \\b'); continue; }
+    if (!pasting && (c === '\\x01' || c === '\\x05')) continue;
     if (c === '\\r' && !pasting) {
       const text = typed.trim(); typed = '';
       if (text !== '') onPrompt(text);
@@ -47,7 +54,7 @@ process.stdin.on('data', (d) => {
  * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
  * brief, prints one call at a time as a marker line, and logs every result it is given.
  */
-export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[]): string {
+export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[], options: { deafTo?: string } = {}): string {
   // One program a log: a test may have planners with calls of their own.
   const file = path.join(dir, `planner-${path.basename(log, '.jsonl')}.cjs`);
   writeFileSync(
@@ -55,6 +62,14 @@ export function plannerProgram(dir: string, log: string, calls: readonly Planner
     `const fs = require('fs');
 const CALLS = ${JSON.stringify(calls)};
 let nonce = null, step = 0;
+// Deaf to the first result typed for call DEAF_TO (as a CLI busy elsewhere would be): every key of it dropped, up to its Enter.
+const DEAF_TO = ${JSON.stringify(options.deafTo ?? null)};
+let deaf = false;
+function deafNow(c, pasting) {
+  if (!deaf) return false;
+  if (c === '\\r' && !pasting) deaf = false;
+  return true;
+}
 const out = (s) => process.stdout.write(s);
 const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n') + '\\r\\nplanner> ');
 out('\\x1b[?2004h');
@@ -62,6 +77,7 @@ show(['planner ready']);
 const next = () => {
   if (step >= CALLS.length) return show(['all done']);
   const [method, params] = CALLS[step++];
+  if ('c' + step === DEAF_TO) deaf = true;
   show(['__MPS_TOOL__ ' + JSON.stringify({ id: 'c' + step, method, params, nonce })]);
 };
 const handle = (text) => {
@@ -77,7 +93,7 @@ const handle = (text) => {
     fs.appendFileSync(${JSON.stringify(log)}, text.slice('__MPS_TOOL_RESULT__ '.length) + '\\n');
     return next();
   }
-  show(['?']);
+  show(['?', JSON.stringify(text.slice(0, 80))]);
 };
 function onPrompt(text) {
   show(['working…']);
