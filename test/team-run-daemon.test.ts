@@ -219,6 +219,7 @@ describe('a team run in the daemon', () => {
     expect(await api.call('POST', `/api/v2/teams/${runId}/send`, { text: 'rm -rf build' })).toMatchObject({ status: 200, body: { sent: [], held: true } });
     expect(await api.call('POST', `/api/v2/teams/${runId}/workers/executor-1/mark`, { mark: 'completed' })).toMatchObject({ status: 200, body: { worker_id: 'executor-1', state: 'completed' } });
     expect(await api.call('POST', `/api/v2/teams/${runId}/pause`)).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
+    expect(await api.call('POST', `/api/v2/teams/${runId}/calls/c1/resend`)).toMatchObject({ status: 409, body: { error: { code: 'CONFLICT' } } });
     expect(((await api.call('GET', `/api/v2/teams/${runId}/report`)).body as { markdown: string }).markdown).toContain('# Team run: write made.txt');
     expect(((await api.call('GET', '/api/v2/teams')).body as { runs: { run_id: string }[] }).runs.map((r) => r.run_id)).toContain(runId);
     // The record, paged as JSON-RPC pages it.
@@ -255,8 +256,11 @@ describe('a team run in the daemon', () => {
       stranger.c.teamRunSend(runId, 'echo from-a-stranger > stranger.txt'),
       stranger.c.teamRunMark(runId, 'executor-1', 'stuck'),
       stranger.c.teamRunEnd(runId, { closeAgents: true }),
+      stranger.c.teamRunResend(runId, 'c1'),
     ]);
-    expect(refusals.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+    expect(refusals.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+    // A result that reached the planner is not typed again, even when its starter asks.
+    await expect(starter.c.teamRunResend(runId, 'c1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('it is delivered') as unknown });
     expect((refusals[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringContaining(`pane ${starter.paneId}`) as unknown });
     // Reading is not steering: the stranger sees the board, unchanged by what it tried.
     const seen = await stranger.c.teamRunGet(runId);

@@ -112,6 +112,37 @@ describe('a team run', () => {
     run.dispose();
   }, 90_000);
 
+  it('shows a result the planner did not take as not confirmed, never types it again by itself, and resends it once a person says so', async () => {
+    const log = path.join(scratch.dir, 'resend.jsonl');
+    const work = path.join(scratch.dir, 'work-resend');
+    mkdirSync(work);
+    const calls: PlannerCall[] = [
+      ['tasks.add', { title: 'hear this twice? no: once' }],
+      ['run.report_draft', { text: 'the result of c1 arrived' }],
+      ['run.complete', { summary: 'c1 resent by a person' }],
+    ];
+    // The planner drops every key of c1's result, as a CLI busy elsewhere would.
+    const host = hostFor(plannerProgram(scratch.dir, log, calls, { deafTo: 'c1' }), work);
+    const preset = parsePreset({ name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] });
+    const run = new TeamRun({ id: 'team-resend', preset, goal: 'resend c1', folder: work, home: scratch.dir, host, deliveryTimeoutMs: 3_000 });
+    await run.start();
+    const c1 = (): string | undefined => run.callLog().find((c) => c.id === 'c1')?.delivered;
+    await until(() => c1() === 'undelivered' || c1() === 'unconfirmed', 'c1 not confirmed at the planner', 60_000);
+    // Nothing more happens by itself: the planner waits for c1's result, and it is not typed again.
+    expect(() => run.resend('c9', 'a person')).toThrow(/no call c9/);
+    expect(run.callLog().map((c) => c.id)).toEqual(['c1']);
+    run.resend('c1', 'a person at the board');
+    expect(() => run.resend('c1', 'a person at the board')).toThrow(/cannot be sent again: it is pending/);
+    await until(() => run.state === 'completed', 'the run completed after the resend', 60_000);
+    const results = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string });
+    // The planner heard c1's result once: the resend.
+    expect(results.map((r) => r.id ?? 'brief')).toEqual(['brief', 'c1', 'c2']);
+    expect(run.callLog().map((c) => `${c.id} ${c.delivered}`)).toEqual(['c1 delivered', 'c2 delivered', 'c3 pending']);
+    expect(() => run.resend('c1', 'a person')).toThrow(/the team run has ended/);
+    await run.end('the test', true);
+    run.dispose();
+  }, 90_000);
+
   it('briefs a planner that calls over MCP only once its MCP server has its client, and by marker lines if that never comes', async () => {
     const work = path.join(scratch.dir, 'work-mcp');
     mkdirSync(work);

@@ -33,6 +33,7 @@ type TeamMethods =
   | 'team_run_send'
   | 'team_run_report'
   | 'team_run_events'
+  | 'team_run_resend'
   | 'team_tool'
   | 'team_mcp_ready';
 
@@ -145,6 +146,11 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 
   team_run_report(ctx, p) {
     return { run_id: p.run_id, markdown: ctx.teamRuns.report(p.run_id) };
+  },
+
+  team_run_resend(ctx, p) {
+    steered(ctx, p.run_id).resend(p.call_id, callerName(ctx));
+    return { call_id: p.call_id, delivered: 'pending' as const };
   },
 
   team_run_events(ctx, p) {

@@ -57,6 +57,7 @@ const TEAM_HELP = [
   '  team board RUN [--once] [--json]          the live board; on a terminal a/d answer a held text, p pauses, q leaves',
   '  team answer RUN CONFIRMATION allow|deny   let a held text through to its worker, or not',
   '  team send RUN [--worker W] [--confirmed] "text"   to one worker, or to all; risky text needs --confirmed',
+  '  team resend RUN CALL                      type a call\'s result into the planner again (undelivered, unconfirmed)',
   '  team mark RUN WORKER done|blocked|needs-input|clear',
   '  team pause|resume RUN                     hold the planner\'s tool calls, or let them go on',
   '  team end RUN [--close-agents]             end the run; its agents stay open unless --close-agents',

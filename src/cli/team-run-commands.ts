@@ -1,5 +1,5 @@
 /**
- * `switchboard team run|runs|board|answer|send|mark|pause|resume|end|report|record`: seed 003's team runs
+ * `switchboard team run|runs|board|answer|send|resend|mark|pause|resume|end|report|record`: seed 003's team runs
  * from the command line. Everything goes through the daemon, so the board here is the same as the
  * dashboard's, live: it waits on the board's version and draws it again on every change. On a
  * terminal the board also takes keys: a/d let the held text through or not, p pauses or resumes,
@@ -41,6 +41,8 @@ export function teamRunSubcommand(what: string): ((ctx: CliContext, argv: string
       return reportCommand;
     case 'record':
       return recordCommand;
+    case 'resend':
+      return resendCommand;
     default:
       return undefined;
   }
@@ -94,6 +96,15 @@ async function answerCommand(ctx: CliContext, argv: string[]): Promise<number> {
   if (runId === undefined || confirmationId === undefined || (decision !== 'allow' && decision !== 'deny') || extra !== undefined) throw new UsageError('usage: team answer RUN CONFIRMATION allow|deny');
   await withClient(ctx, (c) => c.teamRunAnswer(runId, confirmationId, decision));
   out(ctx, `${confirmationId}: ${decision === 'allow' ? 'let through' : 'denied'}`);
+  return 0;
+}
+
+async function resendCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { positionals } = parseCommandArgs(argv, {});
+  const [runId, callId, extra] = positionals;
+  if (runId === undefined || callId === undefined || extra !== undefined) throw new UsageError('usage: team resend RUN CALL');
+  await withClient(ctx, (c) => c.teamRunResend(runId, callId));
+  out(ctx, `${callId}: queued for the planner again`);
   return 0;
 }
 
@@ -260,8 +271,11 @@ function renderBoard(board: TeamBoardInfo, withKeys = false): string {
     const last = worker.last_lines.filter((l) => l.trim() !== '').slice(-BOARD_LINES);
     if (last.length > 0) lines.push(`  ${worker.id}:`, ...last.map((l) => `    ${l}`));
   }
-  const undelivered = board.calls.filter((c) => c.delivered === 'undelivered');
-  if (undelivered.length > 0) lines.push('', `undelivered to the planner: ${undelivered.map((c) => `${c.id} (${c.method})`).join(', ')}`);
+  const unsent = board.calls.filter((c) => c.delivered === 'undelivered' || c.delivered === 'unconfirmed');
+  if (unsent.length > 0) {
+    lines.push('', `not confirmed at the planner: ${unsent.map((c) => `${c.id} (${c.method}, ${c.delivered})`).join(', ')}`);
+    if (unsent.some((c) => c.via === 'markers')) lines.push(`  resend: switchboard team resend ${board.run_id} CALL`);
+  }
   for (const held of board.confirmations) {
     const finding = held.judgement.findings[0];
     lines.push('', `HELD ${held.id} for ${held.worker_id}: ${held.text}`, `  ${held.judgement.level} risk${finding ? `: ${finding.command}: ${finding.reason}` : ''}`);

@@ -555,6 +555,11 @@ export class SwitchboardClient {
     return this.request('team_run_report', { run_id: runId });
   }
 
+  /** Types call `callId`'s result into the planner again (it was undelivered or unconfirmed). */
+  teamRunResend(runId: string, callId: string): Promise<Result<'team_run_resend'>> {
+    return this.request('team_run_resend', { run_id: runId, call_id: callId });
+  }
+
   /** A team run's record from the ledger (every call, decision, held text and change), a page after `afterSeq`. */
   teamRunEvents(runId: string, options: { afterSeq?: number; limit?: number } = {}): Promise<Result<'team_run_events'>> {
     return this.request('team_run_events', { run_id: runId, ...(options.afterSeq !== undefined ? { after_seq: options.afterSeq } : {}), ...(options.limit !== undefined ? { limit: options.limit } : {}) });

@@ -58,6 +58,8 @@ export interface TeamRunOptions {
   /** The user's home, for the risk gate's judgement of paths. */
   home: string;
   host: TeamHost;
+  /** The longest typing a result into the planner may take before it counts as undelivered (60 s). */
+  deliveryTimeoutMs?: number;
   /** Who started the run (a caller as the bridge names callers): only it, or the owner, steers it. */
   startedBy?: string;
   /**
@@ -88,7 +90,12 @@ export interface CallRecord {
   via: 'markers' | 'mcp';
   /** `ok`, or the error's code. */
   outcome: string;
-  delivered: 'pending' | 'delivered' | 'undelivered';
+  /**
+   * Whether its result reached the planner: `unconfirmed` when it was typed in but nothing on the
+   * screen showed the planner took it; `undelivered` when it could not be typed (or the caller of
+   * an MCP call went away). A person may resend a result typed by marker lines that is either.
+   */
+  delivered: 'pending' | 'delivered' | 'unconfirmed' | 'undelivered';
 }
 
 interface Worker {
@@ -113,6 +120,7 @@ export type TeamRecordEntry =
   | { kind: 'worker'; worker: string; role: string; agent: string; folder: string; paneId: string | null; failed?: string }
   | { kind: 'call'; id: string; method: string; by: string; via: CallRecord['via']; params: unknown; outcome: string; message?: string }
   | { kind: 'delivery'; call: string; delivered: Exclude<CallRecord['delivered'], 'pending'> }
+  | { kind: 'resend'; call: string; by: string }
   | ({ kind: 'decision'; member: string } & RoleDecision)
   | { kind: 'held'; confirmation: string; worker: string; text: string; level: RiskJudgement['level'] }
   | { kind: 'answer'; confirmation: string; decision: GateAnswer['decision']; by: string }
@@ -155,8 +163,10 @@ const CALL_SCAN_LINES = 200;
 const MAX_SEEN_LINES = 5_000;
 /** How long the risk gate holds a text for a person before it counts as denied. */
 const GATE_TIMEOUT_MS = 15 * 60_000;
-/** The longest a result may wait to be typed in once the planner is idle. */
+/** The longest a result may take to be typed in once the planner is idle. */
 const DELIVERY_TIMEOUT_MS = 60_000;
+/** Results not confirmed as delivered kept for a person to resend (the oldest dropped first). */
+const MAX_UNSENT_RESULTS = 200;
 
 export class TeamRun implements TeamPort, Disposable {
   readonly id: string;
@@ -187,6 +197,8 @@ export class TeamRun implements TeamPort, Disposable {
   /** Calls read and not yet run, in order; results not yet typed into the planner, in order. */
   private readonly callQueue: { id: string; method: string; params: Record<string, unknown> }[] = [];
   private readonly deliveries: { text: string; record?: CallRecord }[] = [];
+  /** The result lines that may not have reached the planner, by call id, for `resend`. */
+  private readonly unsentResults = new Map<string, string>();
   private runningCall = false;
   private mcpCalls = 0;
   private delivering = false;
@@ -366,9 +378,9 @@ export class TeamRun implements TeamPort, Disposable {
     record.outcome = outcome.ok ? 'ok' : outcome.error.code;
     // Answered over MCP there and then: it reached its caller unless the caller went away (an
     // aborted signal has a reason; `aborted` itself reads as narrowed by the check above).
-    record.delivered = signal.reason === undefined ? 'delivered' : 'undelivered';
     this.recordCall(record, params, outcome);
-    this.record({ kind: 'delivery', call: record.id, delivered: record.delivered });
+    // (Answered over MCP: never kept for a resend, there is nobody to type it to.)
+    this.record({ kind: 'delivery', call: record.id, delivered: (record.delivered = signal.reason === undefined ? 'delivered' : 'undelivered') });
     this.changed();
     return outcome;
   }
@@ -406,6 +418,27 @@ export class TeamRun implements TeamPort, Disposable {
     }
     this.changed();
     return { sent, judgement, held: false };
+  }
+
+  /**
+   * Types a call's result into the planner again, once it is idle: for a result that could not be
+   * typed, or that no screen confirmed (a person saw the planner did not get it). CONFLICT for any
+   * other call, one answered over MCP, or once the run has ended.
+   */
+  resend(callId: string, by: string): void {
+    const record = this.calls.find((c) => c.id === callId);
+    if (!record) throw new SwitchboardError('INVALID_PARAMS', `no call ${callId} in this run`, { call_id: callId });
+    if (teamEnded(this.current)) throw new SwitchboardError('CONFLICT', `the team run has ended (${this.current}): there is no planner to type to`, { call_id: callId });
+    const text = this.unsentResults.get(callId);
+    if (record.delivered === 'pending' || record.delivered === 'delivered' || text === undefined) {
+      const why = record.via === 'mcp' ? 'it was answered over MCP' : `it is ${record.delivered}`;
+      throw new SwitchboardError('CONFLICT', `call ${callId}'s result cannot be sent again: ${why}`, { call_id: callId, delivered: record.delivered });
+    }
+    this.unsentResults.delete(callId);
+    record.delivered = 'pending';
+    this.record({ kind: 'resend', call: callId, by });
+    this.changed();
+    this.deliver({ text, record });
   }
 
   pause(by: string): void {
@@ -574,9 +607,15 @@ export class TeamRun implements TeamPort, Disposable {
     this.record({ kind: 'call', id: record.id, method: record.method, by: record.by, via: record.via, params, outcome: record.outcome, ...(outcome.ok ? {} : { message: outcome.error.message }) });
   }
 
-  private delivered(record: CallRecord | undefined, delivered: 'delivered' | 'undelivered'): void {
+  private delivered(item: { text: string; record?: CallRecord }, delivered: Exclude<CallRecord['delivered'], 'pending'>): void {
+    const record = item.record;
     if (!record) return;
     record.delivered = delivered;
+    if (delivered !== 'delivered') {
+      const oldest = this.unsentResults.keys().next();
+      if (this.unsentResults.size >= MAX_UNSENT_RESULTS && oldest.done !== true) this.unsentResults.delete(oldest.value);
+      this.unsentResults.set(record.id, item.text);
+    }
     this.record({ kind: 'delivery', call: record.id, delivered });
   }
 
@@ -638,13 +677,13 @@ export class TeamRun implements TeamPort, Disposable {
     const next = this.deliveries.shift();
     if (!next) return;
     this.delivering = true;
-    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(DELIVERY_TIMEOUT_MS)]);
+    const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS)]);
     void planner
       .prompt(next.text, signal)
       .then(
-        () => this.delivered(next.record, 'delivered'),
-        // Never typed twice: what did not arrive is shown as undelivered, for a person to resend.
-        () => this.delivered(next.record, 'undelivered'),
+        (submission) => this.delivered(next, submission.confirmedBy === 'exited' ? 'undelivered' : submission.confirmedBy === 'unconfirmed' ? 'unconfirmed' : 'delivered'),
+        // Never typed again by itself: what did not arrive is shown as undelivered, for a person to resend.
+        () => this.delivered(next, 'undelivered'),
       )
       .finally(() => {
         this.delivering = false;

@@ -55,6 +55,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   resize: 'send',
   // A person's text to a team's workers; the run's risk gate judges it as it judges the planner's.
   team_run_send: 'send',
+  team_run_resend: 'send',
   create_pane: 'create',
   run_agent: 'create',
   cancel_run: 'create',

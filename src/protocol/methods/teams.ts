@@ -78,6 +78,8 @@ export const teamParams = {
   team_run_send: z.strictObject({ run_id: runId, worker_id: optional(workerId), text: z.string().min(1).max(MAX_TEXT), confirmed: optional(z.boolean()) }),
   /** The run's report, as markdown. */
   team_run_report: teamRunIdSchema,
+  /** Types a call's result into the planner again once it is idle: one that was undelivered or unconfirmed. */
+  team_run_resend: z.strictObject({ run_id: runId, call_id: z.string().min(1).max(64) }),
   /**
    * The run's record from the ledger, in order: every change of state, worker opened, tool call
    * (with its arguments and outcome), delivery, approval decision, held text and answer, and what
@@ -126,7 +128,7 @@ export const teamBoardSchema = z.object({
   /** Texts the risk gate holds for a person. */
   confirmations: z.array(z.object({ id: z.string(), worker_id: z.string(), text: z.string(), judgement: judgementSchema })),
   /** The planner's tool calls: how each went, and whether its result reached the planner. */
-  calls: z.array(z.object({ id: z.string(), method: z.string(), by: z.string(), via: z.enum(['markers', 'mcp']), outcome: z.string(), delivered: z.enum(['pending', 'delivered', 'undelivered']) })),
+  calls: z.array(z.object({ id: z.string(), method: z.string(), by: z.string(), via: z.enum(['markers', 'mcp']), outcome: z.string(), delivered: z.enum(['pending', 'delivered', 'unconfirmed', 'undelivered']) })),
   /** The approvals the run's agents asked for and what their role's policy decided (ask: a person is asked). */
   approvals: z.array(z.object({ member: z.string(), what: z.string(), decision: z.enum(['allow', 'deny', 'ask']), by: z.string(), reason: z.string() })),
   draft: z.string(),
@@ -161,6 +163,7 @@ export const teamResults = {
   /** `sent`: the workers the text went to; `held`: the judgement, when it needs `confirmed` and went to none. */
   team_run_send: z.object({ sent: z.array(z.string()), judgement: judgementSchema, held: z.boolean() }),
   team_run_report: z.object({ run_id: z.string(), markdown: z.string() }),
+  team_run_resend: z.object({ call_id: z.string(), delivered: z.literal('pending') }),
   /** Each entry: its number, time (ms since the epoch), kind, and the kind's fields; `next_after`: the next page's `after_seq`, null at the end so far. */
   team_run_events: z.object({
     run_id: z.string(),

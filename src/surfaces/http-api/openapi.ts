@@ -196,6 +196,15 @@ export function openApiDocument(): Json {
       [`${API_PREFIX}/teams/{id}/report`]: {
         get: { operationId: 'teamReport', summary: "The run's report as markdown (JSON-RPC `team_run_report`)", parameters: [teamIdParameter], responses: { '200': json('TeamReport', 'The report.'), ...common } },
       },
+      [`${API_PREFIX}/teams/{id}/calls/{cid}/resend`]: {
+        post: {
+          operationId: 'teamResend',
+          summary: "Type a call's result into the planner again, once it is idle: one undelivered or unconfirmed (JSON-RPC `team_run_resend`)",
+          parameters: [teamIdParameter, { name: 'cid', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: optionalBody('TeamControlRequest'),
+          responses: { '200': { description: 'Queued.', content: { 'application/json': { schema: { type: 'object', properties: { call_id: { type: 'string' }, delivered: { const: 'pending' } }, required: ['call_id', 'delivered'] } } } }, ...common, ...errors(409) },
+        },
+      },
       [`${API_PREFIX}/teams/{id}/events`]: {
         get: { operationId: 'teamEvents', summary: "The run's record from the ledger, in order: every change, call, decision and held text (JSON-RPC `team_run_events`)", parameters: [teamIdParameter, ...queryParameters(teamEventsQuerySchema)], responses: { '200': json('TeamEvents', 'A page of the record.'), ...common } },
       },
