@@ -8,7 +8,15 @@
 import { describeSubject, decideApproval, type ApprovalPolicy } from '../approvals/index.js';
 import { mcpToolName, TEAM_TOOLS, type TeamToolName } from './tools/team-tools.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
+import { untilEvent } from '../core/until-event.js';
 import type { AgentPane } from '../agents/index.js';
+
+/**
+ * How long after its answer the same prompt on screen is taken for the answered one still drawn
+ * (a loaded machine repaints late) until the screen moves; past it, its keys were lost and it is
+ * decided again.
+ */
+const REASK_MS = 2_000;
 
 /** One approval of a team agent, as the board and the record keep it. */
 export interface RoleDecision {
@@ -24,6 +32,8 @@ export class RoleApprovals implements Disposable {
   private readonly store = new DisposableStore();
   private readonly abort = new AbortController();
   private deciding = false;
+  /** What was answered last, and when: the same prompt right after is most often that one, still drawn. */
+  private lastAnswered: { what: string; at: number } | undefined;
 
   constructor(
     private readonly agent: AgentPane,
@@ -48,11 +58,20 @@ export class RoleApprovals implements Disposable {
     const signal = this.abort.signal;
     let decidedId: string | undefined;
     try {
-      const approval = await this.agent.settleApproval(signal);
+      let approval = await this.agent.settleApproval(signal);
       if (!approval || signal.aborted) return;
+      const whatOf = (a: NonNullable<typeof approval>): string => (a.request.subject ? describeSubject(a.request.subject) : 'a prompt that could not be read');
+      const last = this.lastAnswered;
+      if (last !== undefined && last.what === whatOf(approval) && Date.now() - last.at < REASK_MS) {
+        // Decided again only if it is still there once the screen has moved (a second ask of the
+        // same tool comes after the first went), or after REASK_MS (its keys were lost).
+        await untilEvent(this.agent.pane.onRender, () => true, { timeoutMs: REASK_MS - (Date.now() - last.at), signal });
+        approval = await this.agent.settleApproval(signal);
+        if (!approval) return;
+      }
       decidedId = approval.request.id;
       const outcome = await decideApproval(approval.request, { policy: this.policy, context: this.context, otherwise: 'open' }, signal);
-      const what = approval.request.subject ? describeSubject(approval.request.subject) : 'a prompt that could not be read';
+      const what = whatOf(approval);
       if (outcome.decision === 'withdrawn') return;
       if (outcome.decision === 'ask') {
         this.onDecided({ what, decision: 'ask', by: 'nobody yet: a person is asked', reason: outcome.reason });
@@ -63,6 +82,7 @@ export class RoleApprovals implements Disposable {
       // may end the run before the press is confirmed.
       this.onDecided({ what, decision: outcome.decision, by, reason: outcome.reason });
       await this.agent.answer(outcome.decision, { decidedBy: 'policy', by, approvalId: approval.request.id, prompt: approval.prompt, signal });
+      this.lastAnswered = { what, at: Date.now() };
     } catch {
       // The prompt went, or a person answered it first (CONFLICT): nothing is left to decide.
     } finally {
