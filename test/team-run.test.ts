@@ -14,7 +14,7 @@ import { PaneRegistry } from '../src/pane/index.js';
 import { TeamRun, type TeamHost } from '../src/orchestration/team-run.js';
 import { parsePreset } from '../src/orchestration/presets/preset.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
-import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+import { busyWorkerProgram, PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
 import { until } from './support/processes.js';
 
 const registry = new PaneRegistry();
@@ -46,9 +46,10 @@ function hostFor(planner: string, work: string, calls: Partial<Pick<TeamHost, 'c
   const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
   return {
     async startAgent(spec, signal) {
-      const scripted = spec.agent === 'scripted-planner';
+      const scripted = spec.agent === 'scripted-planner' || spec.agent === 'busy-worker';
       const profile = scripted ? plannerProfile : shell;
-      const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [planner] } : { env: SHELL_AGENT_ENV(work) }) });
+      const program = spec.agent === 'busy-worker' ? busyWorkerProgram(scratch.dir) : planner;
+      const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [program] } : { env: SHELL_AGENT_ENV(work) }) });
       const agent = new AgentPane(started.pane, profile);
       agents.push(agent);
       return agent;
@@ -142,6 +143,56 @@ describe('a team run', () => {
     await run.end('the test', true);
     run.dispose();
   }, 90_000);
+
+  it('marks a worker busy on an unchanged screen stuck, nudges it within the cap, and restarts it when a person says so', async () => {
+    const log = path.join(scratch.dir, 'stuck.jsonl');
+    const work = path.join(scratch.dir, 'work-stuck');
+    mkdirSync(work);
+    const calls: PlannerCall[] = [
+      ['tabs.send', { tabId: 'executor-1', text: 'work on it' }],
+      ['tabs.wait', { tabId: 'executor-1', until: ['stuck'], timeoutMs: 60_000 }],
+      ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 60_000 }],
+      ['run.complete', { summary: 'the executor was restarted' }],
+    ];
+    const host = hostFor(plannerProgram(scratch.dir, log, calls), work);
+    const preset = parsePreset({
+      name: 'stuck',
+      planner: 'lead',
+      roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'busy-worker', stuck_after_s: 10 }],
+      stuck: { nudge: 'status please', max_nudges: 1, max_restarts: 1 },
+    });
+    const run = new TeamRun({ id: 'team-stuck', preset, goal: 'get stuck', folder: work, home: scratch.dir, host });
+    const entries: string[] = [];
+    run.onRecord((e) => entries.push(e.kind === 'stuck' || e.kind === 'nudge' || e.kind === 'restart' || e.kind === 'moving' ? `${e.kind} ${e.worker}` : e.kind));
+    await run.start();
+    // The planner's wait for `stuck` comes back once the worker has sat on its unchanged screen past the limit.
+    const heard = (): { id?: string; result?: unknown }[] => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string; result?: unknown }) : []);
+    await until(() => heard().some((r) => r.id === 'c2'), 'the planner heard the worker is stuck', 60_000);
+    expect(heard().find((r) => r.id === 'c2')).toMatchObject({ result: { reached: true, tab: { id: 'executor-1', state: 'stuck' } } });
+    // Stuck though its spinner and seconds never stopped; nudged once (the cap): the worker shows the nudge typed while it works.
+    const first = agents.find((a) => a.pane.id === run.board().workers[0]?.paneId) as AgentPane;
+    await until(() => first.pane.screenLines().join('\n').includes('typed: status please'), 'the nudge typed into the worker', 20_000);
+    expect(entries.filter((e) => e.startsWith('nudge'))).toEqual(['nudge executor-1']);
+    // The nudge moved its screen; stuck again after the limit, and not nudged twice (the cap).
+    await until(() => entries.includes('moving executor-1'), 'the worker moving after the nudge', 20_000);
+    await until(() => entries.filter((e) => e === 'stuck executor-1').length === 2, 'the worker stuck again', 30_000);
+    expect(run.board().workers[0]?.state).toBe('stuck');
+    expect(entries.filter((e) => e.startsWith('nudge'))).toEqual(['nudge executor-1']);
+
+    // A person restarts it: a new pane, idle; the planner's wait for idle ends and it completes the run.
+    await expect(run.restartWorker('nobody-1', 'a person')).rejects.toThrow(/no worker nobody-1/);
+    const restarted = await run.restartWorker('executor-1', 'a person at the board');
+    expect(first.pane.alive).toBe(false);
+    expect(restarted).toMatchObject({ id: 'executor-1', role: 'executor', agent: 'busy-worker' });
+    await until(() => run.state === 'completed', 'the run completed after the restart', 60_000);
+    // The planner's wait for idle, begun on the old pane, went on across the restart and ended on the new one.
+    await until(() => heard().some((r) => r.id === 'c3'), 'the planner heard the restarted worker is idle', 20_000);
+    expect(heard().find((r) => r.id === 'c3')).toMatchObject({ result: { reached: true, tab: { id: 'executor-1', state: 'idle' } } });
+    expect(entries).toContain('restart executor-1');
+    await expect(run.restartWorker('executor-1', 'a person')).rejects.toThrow(/the team run has ended/);
+    await run.end('the test', true);
+    run.dispose();
+  }, 120_000);
 
   it('briefs a planner that calls over MCP only once its MCP server has its client, and by marker lines if that never comes', async () => {
     const work = path.join(scratch.dir, 'work-mcp');

@@ -34,6 +34,7 @@ type TeamMethods =
   | 'team_run_report'
   | 'team_run_events'
   | 'team_run_resend'
+  | 'team_run_restart'
   | 'team_tool'
   | 'team_mcp_ready';
 
@@ -151,6 +152,11 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
   team_run_resend(ctx, p) {
     steered(ctx, p.run_id).resend(p.call_id, callerName(ctx));
     return { call_id: p.call_id, delivered: 'pending' as const };
+  },
+
+  async team_run_restart(ctx, p) {
+    const worker = await steered(ctx, p.run_id).restartWorker(p.worker_id, callerName(ctx));
+    return { worker_id: worker.id, state: worker.state };
   },
 
   team_run_events(ctx, p) {

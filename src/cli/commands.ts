@@ -59,6 +59,7 @@ const TEAM_HELP = [
   '  team send RUN [--worker W] [--confirmed] "text"   to one worker, or to all; risky text needs --confirmed',
   '  team resend RUN CALL                      type a call\'s result into the planner again (undelivered, unconfirmed)',
   '  team mark RUN WORKER done|blocked|needs-input|clear',
+  '  team restart RUN WORKER                   restart a stuck worker (or one whose CLI ended), within the preset\'s cap',
   '  team pause|resume RUN                     hold the planner\'s tool calls, or let them go on',
   '  team end RUN [--close-agents]             end the run; its agents stay open unless --close-agents',
   '  team report RUN                           the report, as markdown',

@@ -1,5 +1,5 @@
 /**
- * `switchboard team run|runs|board|answer|send|resend|mark|pause|resume|end|report|record`: seed 003's team runs
+ * `switchboard team run|runs|board|answer|send|resend|restart|mark|pause|resume|end|report|record`: seed 003's team runs
  * from the command line. Everything goes through the daemon, so the board here is the same as the
  * dashboard's, live: it waits on the board's version and draws it again on every change. On a
  * terminal the board also takes keys: a/d let the held text through or not, p pauses or resumes,
@@ -43,6 +43,8 @@ export function teamRunSubcommand(what: string): ((ctx: CliContext, argv: string
       return recordCommand;
     case 'resend':
       return resendCommand;
+    case 'restart':
+      return restartCommand;
     default:
       return undefined;
   }
@@ -96,6 +98,15 @@ async function answerCommand(ctx: CliContext, argv: string[]): Promise<number> {
   if (runId === undefined || confirmationId === undefined || (decision !== 'allow' && decision !== 'deny') || extra !== undefined) throw new UsageError('usage: team answer RUN CONFIRMATION allow|deny');
   await withClient(ctx, (c) => c.teamRunAnswer(runId, confirmationId, decision));
   out(ctx, `${confirmationId}: ${decision === 'allow' ? 'let through' : 'denied'}`);
+  return 0;
+}
+
+async function restartCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { positionals } = parseCommandArgs(argv, {});
+  const [runId, workerId, extra] = positionals;
+  if (runId === undefined || workerId === undefined || extra !== undefined) throw new UsageError('usage: team restart RUN WORKER');
+  const result = await withClient(ctx, (c) => c.teamRunRestart(runId, workerId));
+  out(ctx, `${result.worker_id}: restarted, ${result.state}`);
   return 0;
 }
 
@@ -188,6 +199,15 @@ function recordLine(entry: { seq: number; ts: number; kind: string } & Record<st
         return `${e('by')} to ${(entry.workers as string[] | undefined)?.join(', ') ?? ''} (${e('level')}${entry.held === true ? ', held' : ''}): ${e('text')}`;
       case 'mark':
         return `${e('worker')} marked ${e('mark')} by ${e('by')}`;
+      case 'stuck':
+        return `${e('worker')}: ${e('why')}`;
+      case 'moving':
+        return `${e('worker')} moves again`;
+      case 'nudge':
+        return `${e('worker')}: ${e('text')}`;
+      case 'restart':
+      case 'resend':
+        return `${e(entry.kind === 'restart' ? 'worker' : 'call')} by ${e('by')}`;
       default:
         return JSON.stringify(entry);
     }

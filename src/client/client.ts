@@ -555,6 +555,11 @@ export class SwitchboardClient {
     return this.request('team_run_report', { run_id: runId });
   }
 
+  /** Restarts a stuck worker (or one whose CLI ended): a new pane for it, within the preset's cap. */
+  teamRunRestart(runId: string, workerId: string): Promise<Result<'team_run_restart'>> {
+    return this.request('team_run_restart', { run_id: runId, worker_id: workerId });
+  }
+
   /** Types call `callId`'s result into the planner again (it was undelivered or unconfirmed). */
   teamRunResend(runId: string, callId: string): Promise<Result<'team_run_resend'>> {
     return this.request('team_run_resend', { run_id: runId, call_id: callId });

@@ -7,10 +7,12 @@
  * waits here for a person (`answerConfirmation`); pausing holds the planner's calls until resumed.
  *
  * Calls also come over MCP (`callTool`, from the agents' own panes), answered there and then.
+ * A result no screen confirmed waits for a person's `resend`; a stuck worker is nudged (StuckWatch)
+ * and restarted with a person's consent (`restartWorker`). Every moment goes to `onRecord`, which
+ * the recorder (team-record.ts) keeps sealed in the ledger.
  *
  * Not yet (issue 24): reading the planner's replies from its transcript rather than its output
- * (see marker-lines.ts: its output shows typed text too), the ledger record and the sealed run
- * metadata, stuck workers, worktrees and checks.
+ * (see marker-lines.ts: its output shows typed text too), worktrees and checks.
  */
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
@@ -25,6 +27,7 @@ import { plannerOf, type TeamPreset, type TeamRole } from './presets/preset.js';
 import { renderReport } from './report.js';
 import { plannerPolicy, RoleApprovals, type RoleDecision } from './role-approvals.js';
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
+import { StuckWatch } from './stuck-watch.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
@@ -108,6 +111,8 @@ interface Worker {
   failed?: string;
   /** What a person marked it (done, blocked, needing input), over what its screen says. */
   mark?: 'completed' | 'stuck' | 'needs_input';
+  /** Times a person had it restarted. */
+  restarts: number;
 }
 
 /**
@@ -125,7 +130,11 @@ export type TeamRecordEntry =
   | { kind: 'held'; confirmation: string; worker: string; text: string; level: RiskJudgement['level'] }
   | { kind: 'answer'; confirmation: string; decision: GateAnswer['decision']; by: string }
   | { kind: 'send'; by: string; workers: string[]; text: string; level: RiskJudgement['level']; held: boolean }
-  | { kind: 'mark'; worker: string; mark: Worker['mark'] | null; by: string };
+  | { kind: 'mark'; worker: string; mark: Worker['mark'] | null; by: string }
+  | { kind: 'stuck'; worker: string; why: string }
+  | { kind: 'moving'; worker: string }
+  | { kind: 'nudge'; worker: string; text: string }
+  | { kind: 'restart'; worker: string; by: string };
 
 /** Everything the board shows of a run, at one moment (`version` counts the changes). */
 export interface TeamBoard {
@@ -213,6 +222,19 @@ export class TeamRun implements TeamPort, Disposable {
   readonly onChange: Event<void> = this.changeEmitter.event;
   /** The risk gate holds a text for a person. */
   readonly onConfirmation: Event<PendingConfirmation> = this.confirmEmitter.event;
+  private readonly stuck = this.store.add(
+    new StuckWatch({
+      onStuck: (workerId, why) => {
+        this.record({ kind: 'stuck', worker: workerId, why });
+        this.changed();
+      },
+      onMoving: (workerId) => {
+        this.record({ kind: 'moving', worker: workerId });
+        this.changed();
+      },
+      nudge: (workerId, text) => this.nudge(workerId, text),
+    }),
+  );
   /** A moment for the run's record (fired before the board's change it comes with). */
   readonly onRecord: Event<TeamRecordEntry> = this.recordEmitter.event;
 
@@ -311,9 +333,14 @@ export class TeamRun implements TeamPort, Disposable {
   async wait(workerId: string, until: readonly WaitUntil[], timeoutMs: number, signal: AbortSignal): Promise<{ worker: WorkerView; reached: boolean }> {
     const worker = this.workerNamed(workerId);
     const reached = (): boolean => (until as readonly string[]).includes(this.viewOf(worker).state);
-    if (!reached() && worker.pane?.pane.alive === true) {
+    const deadline = Date.now() + timeoutMs;
+    // Across a restart too: while the worker is between two panes, the board's changes say when the new one is there.
+    const restarting = (): boolean => worker.pane === undefined && worker.failed === undefined;
+    while (!reached() && !signal.aborted && Date.now() < deadline && (restarting() || worker.pane?.pane.alive === true)) {
       const pane = worker.pane;
-      await untilEvent(anyEvent(pane.onState, pane.pane.onExit), () => reached() || !pane.pane.alive, { timeoutMs, signal });
+      // The board's changes too: a worker becomes stuck without a change of its agent's state.
+      const events = pane ? anyEvent(pane.onState, pane.pane.onExit, this.onChange) : this.onChange;
+      await untilEvent(events, () => reached() || worker.pane !== pane || (pane !== undefined && !pane.pane.alive), { timeoutMs: deadline - Date.now(), signal });
     }
     return { worker: this.viewOf(worker), reached: reached() };
   }
@@ -441,6 +468,32 @@ export class TeamRun implements TeamPort, Disposable {
     this.deliver({ text, record });
   }
 
+  /**
+   * Restarts a stuck worker, or one whose CLI ended, with a person's consent (this call): its pane
+   * closed, a new one opened for it (same role, agent and folder), at most the preset's
+   * `stuck.max_restarts` times (LIMIT_EXCEEDED past that). CONFLICT for a worker that is neither,
+   * or once the run has ended.
+   */
+  async restartWorker(workerId: string, by: string): Promise<WorkerView> {
+    const worker = this.workerNamed(workerId);
+    if (teamEnded(this.current)) throw new SwitchboardError('CONFLICT', `the team run has ended (${this.current})`, { tab_id: workerId });
+    const state = this.viewOf(worker).state;
+    const exited = worker.pane !== undefined && !worker.pane.pane.alive;
+    if (state !== 'stuck' && !exited && worker.failed === undefined) throw new SwitchboardError('CONFLICT', `${workerId} is ${state}: only a stuck worker, or one whose CLI ended, is restarted`, { tab_id: workerId, state });
+    const cap = this.preset.stuck.max_restarts;
+    if (worker.restarts >= cap) throw new SwitchboardError('LIMIT_EXCEEDED', `${workerId} was restarted ${worker.restarts} time(s) already, the preset's most (stuck.max_restarts: ${cap})`, { tab_id: workerId, max: cap });
+    worker.restarts++;
+    this.record({ kind: 'restart', worker: workerId, by });
+    const old = worker.pane;
+    worker.pane = undefined;
+    delete worker.failed;
+    if (worker.mark === 'stuck') delete worker.mark;
+    this.changed();
+    if (old) await this.options.host.closeAgent(old).catch(() => undefined);
+    await this.launch(worker);
+    return this.viewOf(worker);
+  }
+
   pause(by: string): void {
     this.step({ kind: 'pause', by });
   }
@@ -522,24 +575,32 @@ export class TeamRun implements TeamPort, Disposable {
   private async openWorker(role: TeamRole, options: { agent?: string; folder?: string }): Promise<Worker> {
     const n = (this.counts.get(role.name) ?? 0) + 1;
     this.counts.set(role.name, n);
-    const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined };
+    const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined, restarts: 0 };
     this.workersById.set(worker.id, worker);
     this.changed();
+    await this.launch(worker);
+    return worker;
+  }
+
+  /** Starts the worker's agent in a new pane, and follows it (its state, its approvals, whether it is stuck). */
+  private async launch(worker: Worker): Promise<void> {
+    const role = worker.role;
     try {
-      worker.pane = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})`, runId: this.id, member: { kind: 'worker', workerId: worker.id } }, this.abort.signal);
-      this.store.add(worker.pane.onState(() => this.changed()));
-      this.followApprovals(worker.pane, role, worker.id, policyOf(role));
+      const agent = await this.options.host.startAgent({ agent: worker.agent, folder: worker.folder, title: `${worker.id} (${worker.agent})`, runId: this.id, member: { kind: 'worker', workerId: worker.id } }, this.abort.signal);
+      worker.pane = agent;
+      this.store.add(agent.onState(() => worker.pane === agent && this.changed()));
+      this.followApprovals(agent, role, worker.id, policyOf(role));
+      if (!teamEnded(this.current)) this.stuck.watch(worker.id, agent, { afterMs: role.stuck_after_s * 1000, nudge: this.preset.stuck.nudge, maxNudges: this.preset.stuck.max_nudges });
     } catch (err) {
       worker.failed = err instanceof Error ? err.message : String(err);
     }
     this.record({ kind: 'worker', worker: worker.id, role: role.name, agent: worker.agent, folder: worker.folder, paneId: worker.pane?.pane.id ?? null, ...(worker.failed !== undefined ? { failed: worker.failed } : {}) });
     this.changed();
-    return worker;
   }
 
   private viewOf(worker: Worker): WorkerView {
     const pane = worker.pane;
-    const state = worker.failed ? 'error' : (worker.mark ?? (pane ? stateOf(pane.state.state) : 'starting'));
+    const state = worker.failed ? 'error' : (worker.mark ?? (!pane ? 'starting' : pane.pane.alive && this.stuck.isStuck(worker.id) ? 'stuck' : stateOf(pane.state.state)));
     return { id: worker.id, role: worker.role.name, agent: worker.agent, state, folder: worker.folder, lastLines: pane ? this.linesOf(pane, LAST_LINES) : worker.failed ? [worker.failed] : [] };
   }
 
@@ -623,6 +684,14 @@ export class TeamRun implements TeamPort, Disposable {
     this.recordEmitter.fire(entry);
   }
 
+  /** Types the preset's nudge into a stuck worker (it may be busy: the CLI takes it as its next input). */
+  private nudge(workerId: string, text: string): void {
+    const agent = this.workersById.get(workerId)?.pane;
+    if (!agent?.pane.alive || teamEnded(this.current)) return;
+    this.record({ kind: 'nudge', worker: workerId, text });
+    void agent.prompt(text, this.abort.signal).catch(() => undefined);
+  }
+
   private keepCall(record: CallRecord): void {
     this.calls.push(record);
     if (this.calls.length > MAX_CALLS) this.calls.shift();
@@ -701,6 +770,7 @@ export class TeamRun implements TeamPort, Disposable {
       this.endedAt = new Date().toISOString();
       this.abort.abort();
       this.acting.dispose();
+      this.stuck.dispose();
     }
     this.changed();
   }

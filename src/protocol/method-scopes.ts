@@ -76,6 +76,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   team_run_resume: 'create',
   team_run_end: 'create',
   team_run_mark: 'create',
+  team_run_restart: 'create',
   answer_approval: 'approve',
   // Letting a held text through the risk gate is an approval.
   team_run_answer: 'approve',

@@ -146,3 +146,41 @@ ${KEYBOARD}
   );
   return file;
 }
+
+/**
+ * A worker CLI that, once given a prompt, works for ever: "working…" with a spinner and a seconds
+ * counter that move five times a second and nothing else, as a CLI that hangs on a tool looks.
+ * Keys typed meanwhile are echoed on a line of their own. Same screens as the planner's profile.
+ */
+export function busyWorkerProgram(dir: string): string {
+  const file = path.join(dir, 'busy-worker.cjs');
+  writeFileSync(
+    file,
+    `const out = (s) => process.stdout.write(s);
+const SPIN = '⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏';
+let typedLine = '', frame = 0, since = 0, busy = null;
+const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n'));
+show(['worker ready', 'planner> ']);
+function draw() {
+  frame++;
+  show(['working… ' + SPIN[frame % SPIN.length] + ' ' + Math.floor((Date.now() - since) / 1000) + 's', 'typed: ' + typedLine]);
+}
+function onPrompt(text) {
+  if (busy) return;
+  since = Date.now();
+  busy = setInterval(draw, 200);
+}
+// While it works, what is typed goes on its line (Ctrl+U empties it, Backspace takes one back; other control keys show nothing).
+const deafNow = (c) => {
+  if (!busy) return false;
+  if (c === '\\x15') typedLine = '';
+  else if (c === '\\x7f' || c === '\\b') typedLine = typedLine.slice(0, -1);
+  else if (c >= ' ') typedLine += c;
+  draw();
+  return true;
+};
+${KEYBOARD}
+`,
+  );
+  return file;
+}

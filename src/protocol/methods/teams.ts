@@ -78,6 +78,11 @@ export const teamParams = {
   team_run_send: z.strictObject({ run_id: runId, worker_id: optional(workerId), text: z.string().min(1).max(MAX_TEXT), confirmed: optional(z.boolean()) }),
   /** The run's report, as markdown. */
   team_run_report: teamRunIdSchema,
+  /**
+   * Restarts a stuck worker, or one whose CLI ended (the person's consent to what the run proposes
+   * on the board): its pane closed and a new one opened, at most the preset's `stuck.max_restarts`.
+   */
+  team_run_restart: z.strictObject({ run_id: runId, worker_id: workerId }),
   /** Types a call's result into the planner again once it is idle: one that was undelivered or unconfirmed. */
   team_run_resend: z.strictObject({ run_id: runId, call_id: z.string().min(1).max(64) }),
   /**
@@ -164,6 +169,7 @@ export const teamResults = {
   team_run_send: z.object({ sent: z.array(z.string()), judgement: judgementSchema, held: z.boolean() }),
   team_run_report: z.object({ run_id: z.string(), markdown: z.string() }),
   team_run_resend: z.object({ call_id: z.string(), delivered: z.literal('pending') }),
+  team_run_restart: z.object({ worker_id: z.string(), state: workerState }),
   /** Each entry: its number, time (ms since the epoch), kind, and the kind's fields; `next_after`: the next page's `after_seq`, null at the end so far. */
   team_run_events: z.object({
     run_id: z.string(),

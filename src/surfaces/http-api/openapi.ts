@@ -196,6 +196,15 @@ export function openApiDocument(): Json {
       [`${API_PREFIX}/teams/{id}/report`]: {
         get: { operationId: 'teamReport', summary: "The run's report as markdown (JSON-RPC `team_run_report`)", parameters: [teamIdParameter], responses: { '200': json('TeamReport', 'The report.'), ...common } },
       },
+      [`${API_PREFIX}/teams/{id}/workers/{wid}/restart`]: {
+        post: {
+          operationId: 'teamRestart',
+          summary: 'Restart a stuck worker, or one whose CLI ended, within the preset\'s cap (JSON-RPC `team_run_restart`)',
+          parameters: [teamIdParameter, { name: 'wid', in: 'path', required: true, schema: { type: 'string' } }],
+          requestBody: optionalBody('TeamControlRequest'),
+          responses: { '200': json('TeamMark', 'The worker and its state.'), ...common, ...errors(409, 429) },
+        },
+      },
       [`${API_PREFIX}/teams/{id}/calls/{cid}/resend`]: {
         post: {
           operationId: 'teamResend',

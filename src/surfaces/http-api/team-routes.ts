@@ -4,7 +4,7 @@
  * JSON-RPC's. `POST /api/v2/teams` starts a run (201, the board), `GET /api/v2/teams` lists them,
  * `GET /api/v2/teams/{id}` is the board (a live one with `after_version`), and the run's actions
  * are POSTs under it: `pause`, `resume`, `end`, `send`, `confirmations/{cid}` (the risk gate's
- * answer), `workers/{wid}/mark`; `calls/{cid}/resend` (a result typed into the planner again); `GET …/report` is the report,
+ * answer), `workers/{wid}/mark`; `workers/{wid}/restart`, `calls/{cid}/resend` (a result typed into the planner again); `GET …/report` is the report,
  * `GET …/events` the run's record.
  */
 import { teamParams, teamRunIdSchema } from '../../protocol/methods/teams.js';
@@ -14,7 +14,7 @@ import { emptyQuerySchema, teamAnswerRequestSchema, teamBoardQuerySchema, teamEv
 import { API_PREFIX } from './agent-routes.js';
 
 /** The team run methods these routes call. */
-export type TeamRouteMethod = 'team_run_start' | 'team_run_list' | 'team_run_get' | 'team_run_pause' | 'team_run_resume' | 'team_run_end' | 'team_run_answer' | 'team_run_mark' | 'team_run_send' | 'team_run_report' | 'team_run_events' | 'team_run_resend';
+export type TeamRouteMethod = 'team_run_start' | 'team_run_list' | 'team_run_get' | 'team_run_pause' | 'team_run_resume' | 'team_run_end' | 'team_run_answer' | 'team_run_mark' | 'team_run_send' | 'team_run_report' | 'team_run_events' | 'team_run_resend' | 'team_run_restart';
 
 const TEAMS = `${API_PREFIX}/teams`;
 
@@ -86,6 +86,13 @@ export function addTeamRoutes(router: Router, teams: OperationsPort<TeamRouteMet
   router.add('GET', `${TEAMS}/:id/report`, 'team_run_report', async (ctx) => {
     validate(emptyQuerySchema, queryOf(ctx.url), 'team report query');
     await sendJson(ctx.res, 200, await teams.call('team_run_report', { run_id: runIdOf(ctx) }, operationCallerOf(ctx)));
+  });
+
+  router.add('POST', `${TEAMS}/:id/workers/:wid/restart`, 'team_run_restart', async (ctx) => {
+    validate(emptyQuerySchema, queryOf(ctx.url), 'team restart query');
+    const runId = runIdOf(ctx);
+    validate(teamControlRequestSchema, await readOptionalJson(ctx.req), 'team restart request');
+    await sendJson(ctx.res, 200, await teams.call('team_run_restart', { run_id: runId, worker_id: ctx.params.wid ?? '' }, operationCallerOf(ctx)));
   });
 
   router.add('POST', `${TEAMS}/:id/calls/:cid/resend`, 'team_run_resend', async (ctx) => {
