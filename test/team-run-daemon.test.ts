@@ -17,6 +17,7 @@ import { mcpPlannerProgram, PLANNER_PROFILE_DATA, plannerProgram, type PlannerCa
 import { apiClient } from './support/sse.js';
 import { ModelServer } from '../src/model-server/index.js';
 import { until } from './support/processes.js';
+import { boardUntil } from './support/team-board.js';
 
 const scratch = tempDir('sb-team-daemon-');
 const work = path.join(scratch.dir, 'work');
@@ -84,16 +85,6 @@ async function client(): Promise<SwitchboardClient> {
   return c;
 }
 
-/** Watches the board by version until `done` holds for it: how every board stays live. */
-async function boardUntil(c: SwitchboardClient, runId: string, done: (board: TeamBoardInfo) => boolean, what: string): Promise<TeamBoardInfo> {
-  let board = await c.teamRunGet(runId);
-  const deadline = Date.now() + 60_000;
-  while (!done(board)) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen; the board: ${JSON.stringify(board, null, 1)}`);
-    board = await c.teamRunGet(runId, { afterVersion: board.version, waitMs: 5_000 });
-  }
-  return board;
-}
 
 const PRESET = { name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] };
 

@@ -12,10 +12,10 @@ import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Daemon } from '../src/daemon/index.js';
 import { connect, type SwitchboardClient } from '../src/index.js';
-import type { TeamBoardInfo } from '../src/protocol/methods.js';
 import { cleanEnv } from './support/cli.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
 import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+import { boardUntil } from './support/team-board.js';
 
 const scratch = tempDir('sb-team-record-');
 const home = path.join(scratch.dir, 'home');
@@ -55,16 +55,6 @@ async function startDaemon(): Promise<SwitchboardClient> {
 async function stopDaemon(c: SwitchboardClient): Promise<void> {
   c.close();
   await daemons.pop()?.close();
-}
-
-async function boardUntil(c: SwitchboardClient, runId: string, done: (board: TeamBoardInfo) => boolean, what: string): Promise<TeamBoardInfo> {
-  let board = await c.teamRunGet(runId);
-  const deadline = Date.now() + 60_000;
-  while (!done(board)) {
-    if (Date.now() > deadline) throw new Error(`${what}: not seen; the board: ${JSON.stringify(board, null, 1)}`);
-    board = await c.teamRunGet(runId, { afterVersion: board.version, waitMs: 5_000 });
-  }
-  return board;
 }
 
 /** What the ledger file holds of team runs, read as anyone with the file could. */

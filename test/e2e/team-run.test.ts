@@ -14,6 +14,7 @@ import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import type { TeamBoardInfo } from '../../src/protocol/methods.js';
 import { useScriptedModel } from './scripted-model.js';
 import { useTestDaemon } from '../support/daemon.js';
+import { boardUntil as watchBoard } from '../support/team-board.js';
 
 const NOTES = 'Notes written by the team.';
 
@@ -52,20 +53,8 @@ const ENDED = ['completed', 'failed', 'cancelled'];
 /** A tool's name as Claude Code words it in its approval prompt (`tasks_add` → `Tasks Add`). */
 const worded = (name: string): string => name.split('_').map((w) => `${w.charAt(0).toUpperCase()}${w.slice(1)}`).join(' ');
 
-/** Watches the board by version until `done` holds; answers nothing itself. */
-async function boardUntil(runId: string, done: (board: TeamBoardInfo) => boolean, what: string, timeoutMs = 120_000): Promise<TeamBoardInfo> {
-  let board = await client.teamRunGet(runId);
-  const deadline = Date.now() + timeoutMs;
-  while (!done(board)) {
-    if (Date.now() > deadline) {
-      // What the planner shows tells why it stopped.
-      const planner = board.planner.pane_id ? (await client.getText(board.planner.pane_id, { lines: 60 })).text : '(no planner pane)';
-      throw new Error(`${what}: not seen; the board: ${JSON.stringify(board, null, 1)}\nthe planner's screen:\n${planner}`);
-    }
-    board = await client.teamRunGet(runId, { afterVersion: board.version, waitMs: 5_000 });
-  }
-  return board;
-}
+/** The board, watched until `done` holds (at most `timeoutMs`). */
+const boardUntil = (runId: string, done: (board: TeamBoardInfo) => boolean, what: string, timeoutMs = 120_000): Promise<TeamBoardInfo> => watchBoard(client, runId, done, what, timeoutMs);
 
 describe('a team run of real CLIs', { timeout: 400_000 }, () => {
   it.each([
