@@ -248,8 +248,11 @@ describe('a team run in the daemon', () => {
       stranger.c.teamRunMark(runId, 'executor-1', 'stuck'),
       stranger.c.teamRunEnd(runId, { closeAgents: true }),
       stranger.c.teamRunResend(runId, 'c1'),
+      stranger.c.teamRunRestart(runId, 'executor-1'),
+      // Its record too: what people sent and every call's arguments are not for every pane to read.
+      stranger.c.teamRunEvents(runId),
     ]);
-    expect(refusals.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(['FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN', 'FORBIDDEN']);
+    expect(refusals.map((r) => (r.status === 'rejected' ? (r.reason as { code?: string }).code : 'ok'))).toEqual(Array.from({ length: 8 }, () => 'FORBIDDEN'));
     // A result that reached the planner is not typed again, even when its starter asks.
     await expect(starter.c.teamRunResend(runId, 'c1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('it is delivered') as unknown });
     expect((refusals[1] as PromiseRejectedResult).reason).toMatchObject({ message: expect.stringContaining(`pane ${starter.paneId}`) as unknown });

@@ -12,6 +12,7 @@ import type { Handler } from './handler.js';
 import type { OperationContext } from './context.js';
 import { OWNER_GRANT, requireScope } from './authorize.js';
 import { callerOf, requireMaker } from './bridge-operations.js';
+import { OWNER_CALLER } from '../runs/index.js';
 import { teamHostOf } from './team-host.js';
 
 type TeamMethods =
@@ -160,6 +161,8 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
   },
 
   team_run_events(ctx, p) {
+    // The record holds what people sent and every call's arguments: its starter's and the owner's to read.
+    requireMaker(ctx.grant, ctx.teamRuns.starterOf(p.run_id) ?? OWNER_CALLER, `team run ${p.run_id}`);
     const limit = p.limit ?? DEFAULT_EVENTS_PAGE;
     const entries = ctx.teamRuns.entries(p.run_id, p.after_seq ?? 0, limit);
     const last = entries.at(-1);

@@ -212,7 +212,8 @@ function recordLine(entry: { seq: number; ts: number; kind: string } & Record<st
         return JSON.stringify(entry);
     }
   })();
-  return `${String(entry.seq).padStart(4)}  ${new Date(entry.ts).toISOString()}  ${entry.kind.padEnd(8)}  ${what.replace(/\s*\n\s*/g, ' ')}`;
+  // Agents' and people's text, shown on a terminal: no control characters (an escape sequence in it would act).
+  return `${String(entry.seq).padStart(4)}  ${new Date(entry.ts).toISOString()}  ${entry.kind.padEnd(8)}  ${what.replace(/\s*\n\s*/g, ' ').replace(/[\u0000-\u001f\u007f-\u009f]/g, '')}`;
 }
 
 function onlyRunId(positionals: string[], usage: string): string {

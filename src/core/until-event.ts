@@ -34,7 +34,14 @@ export function untilEvent<T>(event: Event<T>, accept: (value: T) => boolean, op
     };
     const aborted = (): void => finish('aborted');
     const subscription = event((value) => {
-      if (accept(value)) finish('event');
+      let accepted: boolean;
+      try {
+        accepted = accept(value);
+      } catch {
+        // A test that throws ends the wait (as the event) rather than leave it, and its listener, hanging.
+        accepted = true;
+      }
+      if (accepted) finish('event');
     });
     const timer = timeoutMs !== undefined ? setTimeout(() => finish('timeout'), Math.max(0, timeoutMs)) : undefined;
     signal?.addEventListener('abort', aborted, { once: true });

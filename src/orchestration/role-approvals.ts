@@ -63,9 +63,9 @@ export class RoleApprovals implements Disposable {
       const whatOf = (a: NonNullable<typeof approval>): string => (a.request.subject ? describeSubject(a.request.subject) : 'a prompt that could not be read');
       const last = this.lastAnswered;
       if (last !== undefined && last.what === whatOf(approval) && Date.now() - last.at < REASK_MS) {
-        // Decided again only if it is still there once the screen has moved (a second ask of the
-        // same tool comes after the first went), or after REASK_MS (its keys were lost).
-        await untilEvent(this.agent.pane.onRender, () => true, { timeoutMs: REASK_MS - (Date.now() - last.at), signal });
+        // Decided again only once it has left the screen and come back (a second ask of the same
+        // tool comes after the first went), or after REASK_MS (its keys were lost).
+        await untilEvent(this.agent.pane.onRender, () => this.agent.state.state !== 'waiting_approval', { timeoutMs: REASK_MS - (Date.now() - last.at), signal });
         approval = await this.agent.settleApproval(signal);
         if (!approval) return;
       }

@@ -47,6 +47,7 @@ const MAX_CHECK_MS = 5_000;
 export class StuckWatch implements Disposable {
   private readonly watched = new Map<string, Watched>();
   private timer: NodeJS.Timeout | undefined;
+  private disposed = false;
   private readonly now: () => number;
 
   constructor(private readonly options: StuckWatchOptions) {
@@ -55,6 +56,7 @@ export class StuckWatch implements Disposable {
 
   /** Watches `agent` as worker `workerId` (again, from scratch, after a restart). */
   watch(workerId: string, agent: AgentPane, policy: StuckPolicy): void {
+    if (this.disposed) return;
     const previous = this.watched.get(workerId);
     this.watched.set(workerId, { agent, policy, shape: shapeOf(agent), changedAt: this.now(), state: 'moving', nudges: previous?.nudges ?? 0 });
     if (previous?.state === 'stuck') this.options.onMoving(workerId);
@@ -94,6 +96,7 @@ export class StuckWatch implements Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
     this.watched.clear();

@@ -18,8 +18,11 @@ import type { Sealer } from './sealed-store.js';
 import type { TeamBoard, TeamRecordEntry, TeamRun } from './team-run.js';
 import { teamEnded, type TeamState } from './team-state.js';
 
-const BOARD_PURPOSE = 'switchboard team run board v1';
-const ENTRY_PURPOSE = 'switchboard team run record v1';
+/** What a board or an entry is sealed for, bound into its tag: a sealed text moved to another run or place does not open. */
+const boardPurpose = (runId: string): string => `switchboard team run board v1 ${runId}`;
+const entryPurpose = (runId: string, seq: number): string => `switchboard team run record v1 ${runId} ${seq}`;
+/** Entries a run keeps while the ledger will not take them. */
+const MAX_PENDING_ENTRIES = 10_000;
 /** A run's board is written at most this often while it goes (and at once when it ends). */
 const BOARD_WRITE_MS = 1_000;
 /** Entries a read gives at most. */
@@ -52,7 +55,7 @@ export class TeamRecord implements Disposable {
   private readonly beforeFirstSeal: () => void;
   private prepared = false;
 
-  /** `beforeFirstSeal`: what must be done before anything is sealed (and may throw: the runs then go unrecorded). */
+  /** `beforeFirstSeal`: what must be done before anything is sealed (and may throw: each run is then left unrecorded, logged). */
   constructor(
     private readonly rows: TeamRows,
     private readonly sealer: Sealer,
@@ -64,19 +67,20 @@ export class TeamRecord implements Disposable {
 
   /** Records `run` from now until it ends: its board as it changes, and every entry of its record. */
   follow(run: TeamRun): void {
-    if (!this.prepared) {
-      try {
+    try {
+      // Nothing is sealed before the marker is there: without it a new key could be made over the rows.
+      if (!this.prepared) {
         this.beforeFirstSeal();
         this.prepared = true;
-      } catch (err) {
-        this.logger.warn('team runs cannot be recorded in the ledger', { error: err instanceof Error ? err.message : String(err) });
       }
+      const followed: Followed = { run, nextSeq: this.rows.lastSeq(run.id) + 1, pending: [], timer: undefined, subscriptions: new DisposableStore(), failed: false };
+      this.followed.set(run.id, followed);
+      followed.subscriptions.add(run.onRecord((entry) => this.take(followed, entry)));
+      followed.subscriptions.add(run.onChange(() => this.schedule(followed)));
+      this.write(followed);
+    } catch (err) {
+      this.logger.warn('a team run goes unrecorded: the ledger cannot take it', { run_id: run.id, error: err instanceof Error ? err.message : String(err) });
     }
-    const followed: Followed = { run, nextSeq: this.rows.lastSeq(run.id) + 1, pending: [], timer: undefined, subscriptions: new DisposableStore(), failed: false };
-    this.followed.set(run.id, followed);
-    followed.subscriptions.add(run.onRecord((entry) => this.take(followed, entry)));
-    followed.subscriptions.add(run.onChange(() => this.schedule(followed)));
-    this.write(followed);
   }
 
   /** Stops recording run `id` (its daemon lets go of it), after writing what waits. */
@@ -106,7 +110,7 @@ export class TeamRecord implements Disposable {
     return this.rows.events(id, afterSeq, Math.min(limit, MAX_ENTRIES_PAGE)).map((row) => ({
       seq: row.seq,
       ts: row.ts,
-      entry: this.sealer.unseal(ENTRY_PURPOSE, row.record, `entry ${row.seq} of team run ${id}`) as TeamRecordEntry,
+      entry: this.sealer.unseal(entryPurpose(id, row.seq), row.record, `entry ${row.seq} of team run ${id}`) as TeamRecordEntry,
     }));
   }
 
@@ -120,8 +124,8 @@ export class TeamRecord implements Disposable {
       const from = row.state as TeamState;
       let record = row.record;
       try {
-        const board = this.sealer.unseal(BOARD_PURPOSE, row.record, `team run ${row.id} in the ledger`) as TeamBoard;
-        record = this.sealer.seal(BOARD_PURPOSE, { ...board, state: 'failed', why, endedAt: new Date(now).toISOString(), confirmations: [] });
+        const board = this.sealer.unseal(boardPurpose(row.id), row.record, `team run ${row.id} in the ledger`) as TeamBoard;
+        record = this.sealer.seal(boardPurpose(row.id), { ...board, state: 'failed', why, endedAt: new Date(now).toISOString(), confirmations: [] });
       } catch (err) {
         // Its board stays as sealed; the row's state says how it ended all the same.
         this.logger.warn('a team run left going is recorded as failed, its board unread', { run_id: row.id, error: err instanceof Error ? err.message : String(err) });
@@ -145,7 +149,7 @@ export class TeamRecord implements Disposable {
   private decode(row: TeamRunRow): RecordedRun {
     const state = row.state as TeamState;
     try {
-      const board = this.sealer.unseal(BOARD_PURPOSE, row.record, `team run ${row.id} in the ledger`) as TeamBoard;
+      const board = this.sealer.unseal(boardPurpose(row.id), row.record, `team run ${row.id} in the ledger`) as TeamBoard;
       return { id: row.id, state, board: { ...board, state } };
     } catch (err) {
       return { id: row.id, state, sealed: err instanceof Error ? err.message : String(err) };
@@ -161,7 +165,7 @@ export class TeamRecord implements Disposable {
 
   private sealedEntry(runId: string, seq: number, ts: number, entry: TeamRecordEntry): TeamEventRow | undefined {
     try {
-      return { run_id: runId, seq, ts, kind: entry.kind, record: this.sealer.seal(ENTRY_PURPOSE, entry) };
+      return { run_id: runId, seq, ts, kind: entry.kind, record: this.sealer.seal(entryPurpose(runId, seq), entry) };
     } catch (err) {
       this.logger.warn('a team run’s record entry could not be sealed', { run_id: runId, kind: entry.kind, error: err instanceof Error ? err.message : String(err) });
       return undefined;
@@ -193,9 +197,11 @@ export class TeamRecord implements Disposable {
     try {
       const board = run.board();
       const kept: TeamBoard = { ...board, workers: board.workers.map((w) => ({ ...w, lastLines: [] })) };
-      this.rows.put({ id: run.id, state: board.state, created_at: Date.parse(board.startedAt), ended_at: board.endedAt !== undefined ? Date.parse(board.endedAt) : null, record: this.sealer.seal(BOARD_PURPOSE, kept) }, events);
+      this.rows.put({ id: run.id, state: board.state, created_at: Date.parse(board.startedAt), ended_at: board.endedAt !== undefined ? Date.parse(board.endedAt) : null, record: this.sealer.seal(boardPurpose(run.id), kept) }, events);
       followed.failed = false;
     } catch (err) {
+      // Kept for the next write, in order (the numbers have no gap), up to a cap past which the run goes unrecorded.
+      if (followed.pending.length + events.length <= MAX_PENDING_ENTRIES) followed.pending.unshift(...events);
       // Logged once until a write works again; the run goes on unrecorded meanwhile.
       if (!followed.failed) this.logger.warn('a team run could not be recorded in the ledger', { run_id: run.id, error: err instanceof Error ? err.message : String(err), code: err instanceof SwitchboardError ? err.code : undefined });
       followed.failed = true;

@@ -158,6 +158,8 @@ export interface TeamBoard {
   approvals: (RoleDecision & { member: string })[];
   draft: string;
   summary: string | null;
+  /** Who started it (not shown on the wire: who may read its record is decided by it). */
+  startedBy?: string;
 }
 
 /** Tool calls the board keeps (the oldest dropped first): a worker may call the task tools in a loop. */
@@ -435,15 +437,22 @@ export class TeamRun implements TeamPort, Disposable {
     const judgements = targets.map((w) => judgeRisk(text, this.riskContextOf(w.id)));
     const rank = { low: 0, medium: 1, high: 2 } as const;
     const judgement = judgements.reduce((worst, j) => (rank[j.level] > rank[worst.level] ? j : worst));
-    const held = judgement.level !== 'low' && !confirmed;
-    this.record({ kind: 'send', by, workers: targets.map((w) => w.id), text, level: judgement.level, held });
-    if (held) return { sent: [], judgement, held: true };
-    const sent: string[] = [];
-    for (const worker of targets) {
-      await this.paneOf(worker.id).prompt(text, signal);
-      sent.push(worker.id);
+    if (judgement.level !== 'low' && !confirmed) {
+      // Held: `workers` are the ones it was for, and it went to none.
+      this.record({ kind: 'send', by, workers: targets.map((w) => w.id), text, level: judgement.level, held: true });
+      return { sent: [], judgement, held: true };
     }
-    this.changed();
+    const sent: string[] = [];
+    try {
+      for (const worker of targets) {
+        await this.paneOf(worker.id).prompt(text, signal);
+        sent.push(worker.id);
+      }
+    } finally {
+      // What went, as far as it went.
+      this.record({ kind: 'send', by, workers: sent, text, level: judgement.level, held: false });
+      this.changed();
+    }
     return { sent, judgement, held: false };
   }
 
@@ -556,6 +565,7 @@ export class TeamRun implements TeamPort, Disposable {
       approvals: this.decisions.map((d) => ({ ...d })),
       draft: this.draftText,
       summary: this.summary ?? null,
+      ...(this.startedBy !== undefined ? { startedBy: this.startedBy } : {}),
     };
   }
 
@@ -600,7 +610,9 @@ export class TeamRun implements TeamPort, Disposable {
 
   private viewOf(worker: Worker): WorkerView {
     const pane = worker.pane;
-    const state = worker.failed ? 'error' : (worker.mark ?? (!pane ? 'starting' : pane.pane.alive && this.stuck.isStuck(worker.id) ? 'stuck' : stateOf(pane.state.state)));
+    const shown = pane ? stateOf(pane.state.state) : 'starting';
+    // Stuck shows over running only: a worker waiting on a person still needs input (it is recorded as stuck).
+    const state = worker.failed ? 'error' : (worker.mark ?? (shown === 'running' && this.stuck.isStuck(worker.id) ? 'stuck' : shown));
     return { id: worker.id, role: worker.role.name, agent: worker.agent, state, folder: worker.folder, lastLines: pane ? this.linesOf(pane, LAST_LINES) : worker.failed ? [worker.failed] : [] };
   }
 
@@ -681,7 +693,11 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   private record(entry: TeamRecordEntry): void {
-    this.recordEmitter.fire(entry);
+    try {
+      this.recordEmitter.fire(entry);
+    } catch {
+      // The recorder's own failure (it logs it): never the run's.
+    }
   }
 
   /** Types the preset's nudge into a stuck worker (it may be busy: the CLI takes it as its next input). */

@@ -1,8 +1,9 @@
 /**
  * The daemon's team runs (issue 24 item 2): each started from a preset and a goal over the
  * daemon's panes, found by id, and watched by version so that every board (the dashboard, the CLI,
- * a second dashboard) sees the same run change live. A run that has ended stays readable, its
- * report too, until more than MAX_ENDED have ended after it.
+ * a second dashboard) sees the same run change live. A run that has ended stays here, its report
+ * too, until more than MAX_ENDED have ended after it; with the ledger (TeamRecord) it stays
+ * readable from there after that, and after the daemon.
  */
 import { randomBytes } from 'node:crypto';
 import type { Disposable } from '../core/disposable.js';
@@ -111,6 +112,11 @@ export class TeamRuns implements Disposable {
     });
   }
 
+  /** Who started run `id`, as far as this daemon or the ledger knows (undefined: not known). */
+  starterOf(id: string): string | undefined {
+    return this.runs.get(id)?.startedBy ?? this.board(id).startedBy;
+  }
+
   /** Run `id`'s record (every call, decision, held text and change), from the ledger; empty without one. */
   entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
     if (!this.runs.has(id) && this.record?.read(id) === undefined) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
@@ -169,7 +175,11 @@ export class TeamRuns implements Disposable {
     await untilEvent(run.onChange, () => true, { timeoutMs: Math.min(timeoutMs, MAX_BOARD_WAIT_MS), signal });
   }
 
-  /** Ends every run where it stands (the daemon is closing); their agents' panes close with the daemon. */
+  /**
+   * Lets go of every run where it stands (the daemon is closing): their boards are written to the
+   * ledger as they are, their agents' panes close with the daemon, and a run left going is settled
+   * as failed by the next daemon.
+   */
   dispose(): void {
     // The boards as they stand go into the ledger first (a run left going is settled as failed on the next start).
     this.record?.dispose();
