@@ -69,6 +69,9 @@ describe.runIf(process.platform === 'linux')('PTY descriptors', () => {
     expect(ptyMasters('self')).toBe(before + 2);
     await panes.remove(removed.id, { graceMs: 500 });
     expect(ptyMasters('self')).toBe(before + 1);
+    // Read once `sleep` runs: until its exec the forked child still holds the masters that
+    // close-on-exec drops (CI once looked in between).
+    await untilProgram(later.pid, 'sleep');
     expect(ptyMasters(later.pid)).toBe(0);
     await panes.remove(later.id, { graceMs: 500 });
     expect(ptyMasters('self')).toBe(before);
