@@ -9,6 +9,7 @@ import { PaneGrid } from './panes/pane-grid.js';
 import type { ConnectionStatus } from './rpc/reconnecting-socket.js';
 import { SessionList } from './sessions/session-list.js';
 import { RunList } from './sessions/run-list.js';
+import { TeamList } from './teams/team-list.js';
 import { ConnectionIndicator } from './ui/connection-status.js';
 import { isLoggedOut } from './ui/login-check.js';
 import { useDashboard } from './ui/dashboard-context.js';
@@ -87,6 +88,7 @@ export function App() {
           <NewPaneForm />
           <SessionList />
           <RunList />
+          <TeamList />
         </aside>
         <PaneGrid views={views} columns={columns} selected={selected} onToggleSelected={toggleSelected} />
       </div>
