@@ -1,30 +1,11 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
+import { useLedgerFiles } from '../../test/support/ledger-files.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
 import type { AskRow } from './ask-rows.js';
 import type { RunSpec } from './run-model.js';
 
-const dirs: string[] = [];
-const stores: SqliteLedgerStore[] = [];
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function file(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sb-ask-rows-'));
-  dirs.push(dir);
-  return path.join(dir, 'ledger.db');
-}
-
-function open(at: string): SqliteLedgerStore {
-  const store = new SqliteLedgerStore(at);
-  stores.push(store);
-  return store;
-}
+const { file, open } = useLedgerFiles('sb-ask-rows-');
 
 function row(id: string, extra: Partial<AskRow> = {}): AskRow {
   return { id, status: 'queued', created_at: 1_000, ended_at: null, target_pane: 'p1', asker_pane: null, asker_name: null, delivery: 'none', record: `{"id":"${id}"}`, ...extra };

@@ -1,29 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { SqliteLedgerStore } from './sqlite-store.js';
+import { useLedgerFiles } from '../../test/support/ledger-files.js';
 import type { TeamEventRow, TeamRunRow } from './team-rows.js';
 
-const dirs: string[] = [];
-const stores: SqliteLedgerStore[] = [];
-afterEach(async () => {
-  for (const s of stores.splice(0)) await s.close();
-  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
-});
-
-function file(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'sb-team-rows-'));
-  dirs.push(dir);
-  return path.join(dir, 'ledger.db');
-}
-
-function open(at: string): SqliteLedgerStore {
-  const store = new SqliteLedgerStore(at);
-  stores.push(store);
-  return store;
-}
+const { file, open } = useLedgerFiles('sb-team-rows-');
 
 function run(id: string, extra: Partial<TeamRunRow> = {}): TeamRunRow {
   return { id, state: 'running', created_at: 1_000, ended_at: null, record: `sealed board of ${id}`, ...extra };

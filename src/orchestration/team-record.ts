@@ -98,6 +98,11 @@ export class TeamRecord implements Disposable {
     return row ? this.decode(row) : undefined;
   }
 
+  /** Whether run `id` is recorded (being followed, or in the ledger), without unsealing it. */
+  has(id: string): boolean {
+    return this.followed.has(id) || this.rows.get(id) !== undefined;
+  }
+
   /** The newest `limit` runs recorded, newest first. */
   list(limit: number): RecordedRun[] {
     for (const id of this.followed.keys()) this.flush(id);

@@ -162,6 +162,21 @@ export interface TeamBoard {
   startedBy?: string;
 }
 
+/** A run's report as markdown, from its board: the live one or the last one the ledger kept. */
+export function reportOf(board: TeamBoard): string {
+  return renderReport({
+    goal: board.goal,
+    preset: board.preset,
+    state: board.state,
+    startedAt: board.startedAt,
+    ...(board.endedAt !== undefined ? { endedAt: board.endedAt } : {}),
+    ...(board.summary !== null ? { summary: board.summary } : {}),
+    draft: board.draft,
+    tasks: board.tasks,
+    workers: board.workers,
+  });
+}
+
 /** Tool calls the board keeps (the oldest dropped first): a worker may call the task tools in a loop. */
 const MAX_CALLS = 1_000;
 /** Approval decisions the board keeps (the oldest dropped first). */
@@ -529,17 +544,7 @@ export class TeamRun implements TeamPort, Disposable {
 
   /** The run's report as markdown. */
   report(): string {
-    return renderReport({
-      goal: this.goal,
-      preset: this.preset.name,
-      state: this.current,
-      startedAt: this.startedAt,
-      ...(this.endedAt ? { endedAt: this.endedAt } : {}),
-      ...(this.summary ? { summary: this.summary } : {}),
-      draft: this.draftText,
-      tasks: this.tasks.list(),
-      workers: this.workers(),
-    });
+    return reportOf(this.board());
   }
 
   /** The board as it is now. */

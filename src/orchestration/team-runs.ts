@@ -11,9 +11,8 @@ import { Emitter } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import { untilEvent } from '../core/until-event.js';
 import type { TeamPreset } from './presets/preset.js';
-import { renderReport } from './report.js';
 import type { RecordedEntry, TeamRecord } from './team-record.js';
-import { TeamRun, type TeamBoard, type TeamHost, type TeamMember } from './team-run.js';
+import { reportOf, TeamRun, type TeamBoard, type TeamHost, type TeamMember } from './team-run.js';
 import { teamEnded, type TeamState } from './team-state.js';
 
 /** Runs going at once, at most: each opens up to 16 agent CLIs. */
@@ -96,20 +95,7 @@ export class TeamRuns implements Disposable {
 
   /** Run `id`'s report as markdown, from its live board or its last recorded one. */
   report(id: string): string {
-    const run = this.runs.get(id);
-    if (run) return run.report();
-    const board = this.board(id);
-    return renderReport({
-      goal: board.goal,
-      preset: board.preset,
-      state: board.state,
-      startedAt: board.startedAt,
-      ...(board.endedAt !== undefined ? { endedAt: board.endedAt } : {}),
-      ...(board.summary !== null ? { summary: board.summary } : {}),
-      draft: board.draft,
-      tasks: board.tasks,
-      workers: board.workers,
-    });
+    return reportOf(this.board(id));
   }
 
   /** Who started run `id`, as far as this daemon or the ledger knows (undefined: not known). */
@@ -119,7 +105,7 @@ export class TeamRuns implements Disposable {
 
   /** Run `id`'s record (every call, decision, held text and change), from the ledger; empty without one. */
   entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
-    if (!this.runs.has(id) && this.record?.read(id) === undefined) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+    if (!this.runs.has(id) && this.record?.has(id) !== true) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
     return this.record?.entries(id, afterSeq, limit) ?? [];
   }
 
