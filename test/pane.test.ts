@@ -129,6 +129,20 @@ describe('panes with real shells', () => {
     expect(lines).toContain('got-term');
   });
 
+  it('takes no input once it is being closed, nor once released (no write reaches a closed descriptor)', async () => {
+    const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
+    await expectScreen(pane, 'ready');
+    const exit = pane.kill({ graceMs: 2_000 });
+    // The program is still there (it ignores TERM for the grace), but the pane is on its way out.
+    expect(pane.alive).toBe(true);
+    expect(() => pane.sendText('late', true)).toThrow(expect.objectContaining({ code: 'PANE_EXITED', message: expect.stringContaining('is being closed') }));
+    await exit;
+    const released = registry.create({ argv: ['sleep', '60'] });
+    registry.get(released.id).dispose();
+    expect(() => released.sendKeys(['Enter'])).toThrow(expect.objectContaining({ code: 'PANE_EXITED' }));
+    await released.kill({ graceMs: 500 });
+  });
+
   it('sends only the signal asked for', async () => {
     const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-int; exit 5" INT; echo ready; while true; do sleep 0.05; done'] });
     await expectScreen(pane, 'ready');

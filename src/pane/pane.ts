@@ -448,6 +448,8 @@ export class Pane implements Schedulable {
     // The terminal goes with the pane, even while a process that escaped it holds the other side.
     releaseMaster(this.master);
     this.master = undefined;
+    // Nothing may write to the descriptor just closed, even before the exit event comes.
+    this.pty = undefined;
     this.scheduler.forget(this);
     this.pending.length = 0;
     this.pendingBytes = 0;
@@ -493,6 +495,11 @@ export class Pane implements Schedulable {
   private writable(bytes: number): IPty {
     if (!this.pty || this.exitInfo) {
       throw new SwitchboardError('PANE_EXITED', `pane ${this.id} has exited`, { pane_id: this.id });
+    }
+    // A pane being ended takes no more input: its descriptor closes when the program goes, and a
+    // write node-pty still held then would land on a closed descriptor (or one reused since).
+    if (this.killing) {
+      throw new SwitchboardError('PANE_EXITED', `pane ${this.id} is being closed`, { pane_id: this.id });
     }
     const pending = pendingInputBytes(this.pty);
     if (pending > 0 && pending + bytes > MAX_PENDING_INPUT) {
