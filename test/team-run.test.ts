@@ -113,6 +113,31 @@ describe('a team run', () => {
     run.dispose();
   }, 90_000);
 
+  it('waits on a worker just sent text past the idle screen it showed before the text went in', async () => {
+    const log = path.join(scratch.dir, 'settle.jsonl');
+    const times = path.join(scratch.dir, 'settle-times.txt');
+    const work = path.join(scratch.dir, 'work-settle');
+    mkdirSync(work);
+    const calls: PlannerCall[] = [
+      // A shell takes the line at once (no Enter to confirm): the wait starts on its old idle screen.
+      ['tabs.send', { tabId: 'executor-1', text: 'sleep 2; date +%s%3N > finished.txt' }],
+      ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 30_000 }],
+      ['run.complete', { summary: 'waited' }],
+    ];
+    const host = hostFor(plannerProgram(scratch.dir, log, calls, { timesTo: times }), work);
+    const preset = parsePreset({ name: 'scripted', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell' }] });
+    const run = new TeamRun({ id: 'team-settle', preset, goal: 'wait for the sleep', folder: work, home: scratch.dir, host });
+    await run.start();
+    await until(() => run.state === 'completed', 'the run completed', 60_000);
+    const results = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string });
+    expect(results[2]).toMatchObject({ id: 'c2', ok: true, result: { reached: true, tab: { state: 'idle' } } });
+    // The wait's result reached the planner after the worker's command finished, not before.
+    const [, waitResultAt] = readFileSync(times, 'utf8').trim().split('\n').map(Number);
+    expect(waitResultAt).toBeGreaterThanOrEqual(Number(readFileSync(path.join(work, 'finished.txt'), 'utf8')));
+    await run.end('the test', true);
+    run.dispose();
+  }, 90_000);
+
   it('shows a result the planner did not take as not confirmed, never types it again by itself, and resends it once a person says so', async () => {
     const log = path.join(scratch.dir, 'resend.jsonl');
     const work = path.join(scratch.dir, 'work-resend');

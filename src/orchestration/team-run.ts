@@ -113,6 +113,11 @@ interface Worker {
   mark?: 'completed' | 'stuck' | 'needs_input';
   /** Times a person had it restarted. */
   restarts: number;
+  /**
+   * When text last began to go to it (ms since the epoch). Its agent's state from before then
+   * says nothing of that text: an idle screen the tracker has not yet seen change is no finish.
+   */
+  sentAt?: number;
 }
 
 /**
@@ -191,6 +196,8 @@ const MAX_SEEN_LINES = 5_000;
 const GATE_TIMEOUT_MS = 15 * 60_000;
 /** The longest a result may take to be typed in once the planner is idle. */
 const DELIVERY_TIMEOUT_MS = 60_000;
+/** How long a worker that was just sent text may show its old idle screen before `tabs.wait` takes it as idle. */
+const SEND_SETTLE_MS = 2_000;
 /** Results not confirmed as delivered kept for a person to resend (the oldest dropped first). */
 const MAX_UNSENT_RESULTS = 200;
 
@@ -338,6 +345,7 @@ export class TeamRun implements TeamPort, Disposable {
 
   async send(workerId: string, text: string, options: { enter: boolean }, signal: AbortSignal): Promise<void> {
     const agent = this.paneOf(workerId);
+    this.typingInto(workerId);
     if (options.enter) await agent.prompt(text, signal);
     else agent.pane.sendText(text);
     this.changed();
@@ -349,7 +357,17 @@ export class TeamRun implements TeamPort, Disposable {
 
   async wait(workerId: string, until: readonly WaitUntil[], timeoutMs: number, signal: AbortSignal): Promise<{ worker: WorkerView; reached: boolean }> {
     const worker = this.workerNamed(workerId);
-    const reached = (): boolean => (until as readonly string[]).includes(this.viewOf(worker).state);
+    // Idle from before the last text went in is not reached, until the agent's state moves or
+    // SEND_SETTLE_MS passes without a move (a program too quick for the tracker to see it busy).
+    const settling = (): number => {
+      const sentAt = worker.sentAt;
+      if (sentAt === undefined || (worker.pane?.state.at ?? 0) >= sentAt) return 0;
+      return Math.max(0, sentAt + SEND_SETTLE_MS - Date.now());
+    };
+    const reached = (): boolean => {
+      const state = this.viewOf(worker).state;
+      return (until as readonly string[]).includes(state) && !(state === 'idle' && settling() > 0);
+    };
     const deadline = Date.now() + timeoutMs;
     // Across a restart too: while the worker is between two panes, the board's changes say when the new one is there.
     const restarting = (): boolean => worker.pane === undefined && worker.failed === undefined;
@@ -357,7 +375,8 @@ export class TeamRun implements TeamPort, Disposable {
       const pane = worker.pane;
       // The board's changes too: a worker becomes stuck without a change of its agent's state.
       const events = pane ? anyEvent(pane.onState, pane.pane.onExit, this.onChange) : this.onChange;
-      await untilEvent(events, () => reached() || worker.pane !== pane || (pane !== undefined && !pane.pane.alive), { timeoutMs: deadline - Date.now(), signal });
+      const wake = settling() > 0 ? Math.min(settling(), deadline - Date.now()) : deadline - Date.now();
+      await untilEvent(events, () => reached() || worker.pane !== pane || (pane !== undefined && !pane.pane.alive), { timeoutMs: wake, signal });
     }
     return { worker: this.viewOf(worker), reached: reached() };
   }
@@ -460,7 +479,9 @@ export class TeamRun implements TeamPort, Disposable {
     const sent: string[] = [];
     try {
       for (const worker of targets) {
-        await this.paneOf(worker.id).prompt(text, signal);
+        const agent = this.paneOf(worker.id);
+        this.typingInto(worker.id);
+        await agent.prompt(text, signal);
         sent.push(worker.id);
       }
     } finally {
@@ -705,11 +726,18 @@ export class TeamRun implements TeamPort, Disposable {
     }
   }
 
+  /** Text begins to go to `workerId`: its state from before says nothing of it (see `wait`). */
+  private typingInto(workerId: string): void {
+    const worker = this.workersById.get(workerId);
+    if (worker) worker.sentAt = Date.now();
+  }
+
   /** Types the preset's nudge into a stuck worker (it may be busy: the CLI takes it as its next input). */
   private nudge(workerId: string, text: string): void {
     const agent = this.workersById.get(workerId)?.pane;
     if (!agent?.pane.alive || teamEnded(this.current)) return;
     this.record({ kind: 'nudge', worker: workerId, text });
+    this.typingInto(workerId);
     void agent.prompt(text, this.abort.signal).catch(() => undefined);
   }
 
