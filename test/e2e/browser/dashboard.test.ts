@@ -5,20 +5,16 @@
  * approval banner, click Approve, see the file written and the state back to idle, and the
  * structured view with the reply. Screenshots go to test-artifacts/browser/.
  */
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ModelServer } from '../../../src/model-server/index.js';
 import { useTestDaemon } from '../../support/daemon.js';
+import { ARTIFACTS, launchChromium } from '../../support/chromium.js';
 import { tempDir } from '../../support/shell.js';
 import { useAgentBinaries } from '../agent-flow.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
-const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 useAgentBinaries();
 const t = useTestDaemon({ dashboard: { port: 0 } });
@@ -27,8 +23,7 @@ let model: ModelServer;
 const dirs: { cleanup: () => void }[] = [];
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   model = await ModelServer.start({
     scenario: {
       name: 'dashboard',

@@ -6,19 +6,15 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { FakeBackend } from '../../../src/runs/backends/fake-backend.js';
 import { runServiceOf } from '../../../src/api/index.js';
 import { useTestDaemon } from '../../support/daemon.js';
+import { ARTIFACTS, launchChromium } from '../../support/chromium.js';
 import { tempDir } from '../../support/shell.js';
 import { until } from '../../support/processes.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
-const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 // The policy's sandbox is a scratch folder of this file's, known before the daemon starts.
 const scratch = tempDir('sb-browser-runs-');
@@ -31,8 +27,7 @@ const t = useTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [new FakeB
 let browser: Browser;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

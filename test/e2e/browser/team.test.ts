@@ -9,20 +9,16 @@
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
+import { type Browser, type Locator, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../../../src/index.js';
 import { useTestDaemon } from '../../support/daemon.js';
+import { ARTIFACTS, launchChromium } from '../../support/chromium.js';
 import { cleanEnv } from '../../support/cli.js';
 import { SHELL_AGENT_ENV, tempDir } from '../../support/shell.js';
 import { PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from '../../support/scripted-planner.js';
 import { boardUntil } from '../../support/team-board.js';
 
-const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-const ARTIFACTS = path.join(root, 'test-artifacts', 'browser');
-const CHROMIUM = process.env.SWITCHBOARD_CHROMIUM ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 
 const scratch = tempDir('sb-browser-team-');
 const work = path.join(scratch.dir, 'work');
@@ -48,8 +44,7 @@ let browser: Browser;
 let client: SwitchboardClient;
 
 beforeAll(async () => {
-  mkdirSync(ARTIFACTS, { recursive: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   client = await connect({ home: t.home, env: cleanEnv() });
 });
 

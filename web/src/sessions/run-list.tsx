@@ -6,6 +6,7 @@
  */
 import { useEffect, useState } from 'react';
 import { errorMessage, RpcError } from '../rpc/rpc-client.js';
+import { usePolledList } from '../rpc/use-polled-list.js';
 import type { RunEvent, RunView } from '../rpc/wire.js';
 import { useDashboard } from '../ui/dashboard-context.js';
 
@@ -15,34 +16,8 @@ const MAX_SHOWN_EVENTS = 2_000;
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
 function useRuns(): RunView[] {
-  const { rpc, toasts } = useDashboard();
-  const [runs, setRuns] = useState<RunView[]>([]);
-  useEffect(() => {
-    let reported = false;
-    const load = (): void => {
-      if (rpc.status.state !== 'open') return;
-      rpc.call('run_list', { limit: 50 }).then(
-        (result) => {
-          reported = false;
-          setRuns(result.runs);
-        },
-        (error: unknown) => {
-          // A daemon without the bridge answers CONFLICT: an empty list, not an error every poll.
-          if (reported || (error instanceof RpcError && (error.dataCode === 'NOT_CONNECTED' || error.dataCode === 'CONFLICT'))) return;
-          reported = true;
-          toasts.error(`Could not list the runs: ${errorMessage(error)}`);
-        },
-      );
-    };
-    load();
-    const timer = window.setInterval(load, POLL_MS);
-    const stop = rpc.onOpen(load);
-    return () => {
-      window.clearInterval(timer);
-      stop();
-    };
-  }, [rpc, toasts]);
-  return runs;
+  // A daemon without the bridge answers CONFLICT: an empty list, not an error every poll.
+  return usePolledList(async (rpc) => (await rpc.call('run_list', { limit: 50 })).runs, 'runs', POLL_MS, ['CONFLICT']);
 }
 
 /** A run's events: recorded then live, from `run_subscribe`, resumed after the last one on every reconnect. */

@@ -3,43 +3,15 @@
  * grid; they are listed here, and one opens in a drawer over the grid. Nothing announces a new
  * session, so the list is re-read every few seconds while connected.
  */
-import { useEffect, useState } from 'react';
+import { useState } from 'react';
 import { LogView } from '../log/log-view.js';
-import { errorMessage, RpcError } from '../rpc/rpc-client.js';
+import { usePolledList } from '../rpc/use-polled-list.js';
 import type { SessionInfo } from '../rpc/wire.js';
-import { useDashboard } from '../ui/dashboard-context.js';
 
 const POLL_MS = 5_000;
 
 function useSessions(): SessionInfo[] {
-  const { rpc, toasts } = useDashboard();
-  const [sessions, setSessions] = useState<SessionInfo[]>([]);
-  useEffect(() => {
-    let reported = false;
-    const load = (): void => {
-      if (rpc.status.state !== 'open') return;
-      rpc.call('log_sessions', {}).then(
-        (result) => {
-          reported = false;
-          setSessions(result.sessions.filter((s) => s.kind !== 'pane').reverse());
-        },
-        (error: unknown) => {
-          // One toast per run of failures, not one every poll.
-          if (reported || (error instanceof RpcError && error.dataCode === 'NOT_CONNECTED')) return;
-          reported = true;
-          toasts.error(`Could not list the sessions: ${errorMessage(error)}`);
-        },
-      );
-    };
-    load();
-    const timer = window.setInterval(load, POLL_MS);
-    const stop = rpc.onOpen(load);
-    return () => {
-      window.clearInterval(timer);
-      stop();
-    };
-  }, [rpc, toasts]);
-  return sessions;
+  return usePolledList(async (rpc) => (await rpc.call('log_sessions', {})).sessions.filter((s) => s.kind !== 'pane').reverse(), 'sessions', POLL_MS);
 }
 
 export function SessionList() {

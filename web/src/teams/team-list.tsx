@@ -3,43 +3,15 @@
  * (re-read every few seconds: a run started from the CLI or another dashboard announces nothing
  * here), and the board of the one chosen.
  */
-import { useEffect, useState } from 'react';
-import { errorMessage, RpcError } from '../rpc/rpc-client.js';
+import { useState } from 'react';
+import { usePolledList } from '../rpc/use-polled-list.js';
 import type { TeamRunSummary } from '../rpc/wire.js';
-import { useDashboard } from '../ui/dashboard-context.js';
 import { TeamBoardDrawer } from './team-board.js';
 
 const POLL_MS = 3_000;
 
 function useTeamRuns(): TeamRunSummary[] {
-  const { rpc, toasts } = useDashboard();
-  const [runs, setRuns] = useState<TeamRunSummary[]>([]);
-  useEffect(() => {
-    let reported = false;
-    const load = (): void => {
-      if (rpc.status.state !== 'open') return;
-      rpc.call('team_run_list', {}).then(
-        (result) => {
-          reported = false;
-          setRuns(result.runs);
-        },
-        (error: unknown) => {
-          // One toast until the list loads again, not one every poll.
-          if (reported || (error instanceof RpcError && error.dataCode === 'NOT_CONNECTED')) return;
-          reported = true;
-          toasts.error(`Could not list the team runs: ${errorMessage(error)}`);
-        },
-      );
-    };
-    load();
-    const timer = window.setInterval(load, POLL_MS);
-    const stop = rpc.onOpen(load);
-    return () => {
-      window.clearInterval(timer);
-      stop();
-    };
-  }, [rpc, toasts]);
-  return runs;
+  return usePolledList(async (rpc) => (await rpc.call('team_run_list', {})).runs, 'team runs', POLL_MS);
 }
 
 export function TeamList() {
