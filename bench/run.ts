@@ -23,6 +23,7 @@ import { measureAutoApproveAtSizes, measureReliability } from './reliability.js'
 import { measureAsks } from './ask.js';
 import { measureBridge } from './bridge.js';
 import { measureFirstTokens, printFirstTokenTable } from './first-token.js';
+import { measureTeam } from './team.js';
 
 interface Figure {
   name: string;
@@ -38,6 +39,8 @@ const results: Figure[] = [];
 const PEER = 'tmux';
 /** The state bench's peer: ccmanager's detection rule, run on the same pane (bench/agent-states.ts). */
 const STATE_PEER = 'ccmanager rule';
+/** The team bench's reference: the same CLIs opened with create_pane, each after the one before is ready (bench/team.ts). */
+const SERIAL_OPEN = 'opened one after another';
 /** The bridge first-token bench's reference: the same CLI started directly in the same mode (bench/direct-cli.ts). */
 const CLI_DIRECT = 'CLI started directly';
 const SHELL_ENV = { PS1: 'PROMPT$ ', HISTFILE: '/dev/null' };
@@ -463,6 +466,12 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
     printFirstTokenTable(report);
     mkdirSync(path.join(here, 'results'), { recursive: true });
     writeFileSync(path.join(here, 'results', 'bridge-first-token.json'), `${JSON.stringify(report, null, 2)}\n`);
+  },
+  team: async () => {
+    console.log('\n# Team runs (seed 003): goal to every worker ready for a mixed team (median of 3) beside the same CLIs opened one after another; a worker\'s completion to its delivery into an idle planner (30 rounds, no peer)');
+    const agentClis = path.join(here, '..', 'test', 'agent-clis');
+    process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(agentClis, 'opencode-plugin');
+    for (const f of await measureTeam([path.join(agentClis, 'node_modules', '.bin')])) record(f.name, f.unit, f.value, f.peer, f.better, SERIAL_OPEN);
   },
   tmux: async () => {
     console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');

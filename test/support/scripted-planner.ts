@@ -54,7 +54,7 @@ process.stdin.on('data', (d) => {
  * A planner CLI: "planner> " when idle, "working…" while it thinks. It takes its nonce from the
  * brief, prints one call at a time as a marker line, and logs every result it is given.
  */
-export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[], options: { deafTo?: string } = {}): string {
+export function plannerProgram(dir: string, log: string, calls: readonly PlannerCall[], options: { deafTo?: string; timesTo?: string } = {}): string {
   // One program a log: a test may have planners with calls of their own.
   const file = path.join(dir, `planner-${path.basename(log, '.jsonl')}.cjs`);
   writeFileSync(
@@ -64,6 +64,8 @@ const CALLS = ${JSON.stringify(calls)};
 let nonce = null, step = 0;
 // Deaf to the first result typed for call DEAF_TO (as a CLI busy elsewhere would be): every key of it dropped, up to its Enter.
 const DEAF_TO = ${JSON.stringify(options.deafTo ?? null)};
+// When each result arrived (ms since the epoch, one a line): the bench's delivery figure.
+const TIMES_TO = ${JSON.stringify(options.timesTo ?? null)};
 let deaf = false;
 function deafNow(c, pasting) {
   if (!deaf) return false;
@@ -80,7 +82,7 @@ const next = () => {
   if ('c' + step === DEAF_TO) deaf = true;
   show(['__MPS_TOOL__ ' + JSON.stringify({ id: 'c' + step, method, params, nonce })]);
 };
-const handle = (text) => {
+const handle = (text, at) => {
   if (nonce === null) {
     const m = /Your nonce is ([0-9a-f]+)\\./.exec(text);
     // The brief, and how it says to call the tools (a brief for MCP gives no nonce).
@@ -90,14 +92,17 @@ const handle = (text) => {
     return next();
   }
   if (text.startsWith('__MPS_TOOL_RESULT__ ')) {
+    if (TIMES_TO !== null) fs.appendFileSync(TIMES_TO, at + '\\n');
     fs.appendFileSync(${JSON.stringify(log)}, text.slice('__MPS_TOOL_RESULT__ '.length) + '\\n');
     return next();
   }
   show(['?', JSON.stringify(text.slice(0, 80))]);
 };
 function onPrompt(text) {
+  // When the Enter came: the moment the text was delivered.
+  const at = Date.now();
   show(['working…']);
-  setTimeout(() => handle(text), 100);
+  setTimeout(() => handle(text, at), 100);
 }
 ${KEYBOARD}
 `,
@@ -179,6 +184,37 @@ const deafNow = (c) => {
   draw();
   return true;
 };
+${KEYBOARD}
+`,
+  );
+  return file;
+}
+
+/**
+ * A worker CLI that does each task it is given in `workMs`: "working…" meanwhile (its state moves
+ * to busy, as an agent's does), then it writes the time it finished (ms since the epoch) to
+ * `done-K` in `stampDir` (K counts from 0) and shows its idle prompt again.
+ */
+export function taskWorkerProgram(dir: string, stampDir: string, workMs: number): string {
+  const file = path.join(dir, 'task-worker.cjs');
+  writeFileSync(
+    file,
+    `const fs = require('fs');
+const path = require('path');
+const out = (s) => process.stdout.write(s);
+const show = (lines) => out('\\x1b[H\\x1b[2J' + lines.join('\\r\\n'));
+let done = 0, busy = false;
+show(['worker ready', 'planner> ']);
+function onPrompt(text) {
+  if (busy) return;
+  busy = true;
+  show(['working… on ' + text.slice(0, 40)]);
+  setTimeout(() => {
+    fs.writeFileSync(path.join(${JSON.stringify(stampDir)}, 'done-' + done++), String(Date.now()));
+    busy = false;
+    show(['finished ' + text.slice(0, 40), 'planner> ']);
+  }, ${workMs});
+}
 ${KEYBOARD}
 `,
   );
