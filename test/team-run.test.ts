@@ -7,14 +7,15 @@
  * idle, in order.
  */
 import { afterAll, describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { AgentPane, BUILTIN_PROFILES, defineProfile, startAgent, type AgentProfile } from '../src/agents/index.js';
 import { PaneRegistry } from '../src/pane/index.js';
 import { TeamRun, type TeamHost } from '../src/orchestration/team-run.js';
 import { parsePreset } from '../src/orchestration/presets/preset.js';
 import { SHELL_AGENT_ENV, tempDir } from './support/shell.js';
-import { busyWorkerProgram, PLANNER_PROFILE_DATA, plannerProgram, type PlannerCall } from './support/scripted-planner.js';
+import { busyWorkerProgram, PLANNER_PROFILE_DATA, plannerProgram, taskWorkerProgram, type PlannerCall } from './support/scripted-planner.js';
 import { until } from './support/processes.js';
 
 const registry = new PaneRegistry();
@@ -46,9 +47,9 @@ function hostFor(planner: string, work: string, calls: Partial<Pick<TeamHost, 'c
   const shell = BUILTIN_PROFILES.find((p) => p.data.name === 'shell') as AgentProfile;
   return {
     async startAgent(spec, signal) {
-      const scripted = spec.agent === 'scripted-planner' || spec.agent === 'busy-worker';
+      const scripted = spec.agent === 'scripted-planner' || spec.agent === 'busy-worker' || spec.agent === 'task-worker';
       const profile = scripted ? plannerProfile : shell;
-      const program = spec.agent === 'busy-worker' ? busyWorkerProgram(scratch.dir) : planner;
+      const program = spec.agent === 'busy-worker' ? busyWorkerProgram(scratch.dir) : spec.agent === 'task-worker' ? taskWorkerProgram(scratch.dir, spec.folder, 100) : planner;
       const started = await startAgent(registry, profile, { cwd: spec.folder, title: spec.title, signal, ...(scripted ? { args: [program] } : { env: SHELL_AGENT_ENV(work) }) });
       const agent = new AgentPane(started.pane, profile);
       agents.push(agent);
@@ -134,6 +135,86 @@ describe('a team run', () => {
     // The wait's result reached the planner after the worker's command finished, not before.
     const [, waitResultAt] = readFileSync(times, 'utf8').trim().split('\n').map(Number);
     expect(waitResultAt).toBeGreaterThanOrEqual(Number(readFileSync(path.join(work, 'finished.txt'), 'utf8')));
+    await run.end('the test', true);
+    run.dispose();
+  }, 90_000);
+
+  it('gives each worker of a worktree role a branch of its own, and the report each one\u2019s files and diff', async () => {
+    const log = path.join(scratch.dir, 'worktrees.jsonl');
+    const repo = path.join(scratch.dir, 'repo');
+    mkdirSync(repo);
+    const git = (...args: string[]): string => execFileSync('git', args, { cwd: repo, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+    git('init', '--quiet', '-b', 'main');
+    writeFileSync(path.join(repo, 'README.md'), 'shared\n');
+    git('add', '.');
+    git('commit', '--quiet', '-m', 'first');
+    const calls: PlannerCall[] = [
+      ['tabs.send', { tabId: 'executor-1', text: 'echo one > one.txt && echo edited-by-one >> README.md' }],
+      ['tabs.wait', { tabId: 'executor-1', until: ['idle'], timeoutMs: 30_000 }],
+      ['tabs.send', { tabId: 'executor-2', text: 'echo two > two.txt' }],
+      ['tabs.wait', { tabId: 'executor-2', until: ['idle'], timeoutMs: 30_000 }],
+      ['run.complete', { summary: 'both wrote' }],
+    ];
+    const host = hostFor(plannerProgram(scratch.dir, log, calls), repo);
+    const preset = parsePreset({ name: 'worktrees', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell', worktree: true, count: 2 }] });
+    const run = new TeamRun({ id: 'team-wt', preset, goal: 'two workers, two branches', folder: repo, home: scratch.dir, host });
+    await run.start();
+    await until(() => run.state === 'completed', 'the run completed', 60_000);
+    await until(() => existsSync(path.join(scratch.dir, 'worktrees', 'team-wt', 'executor-2', 'two.txt')), 'two.txt written');
+    await run.refreshChanges();
+    const [one, two] = run.board().workers;
+    expect(one?.folder).toBe(path.join(scratch.dir, 'worktrees', 'team-wt', 'executor-1'));
+    expect(one?.changes).toMatchObject({ branch: 'switchboard/team-wt/executor-1', files: [{ path: 'README.md', change: 'modified' }, { path: 'one.txt', change: 'added' }] });
+    expect(two?.changes).toMatchObject({ branch: 'switchboard/team-wt/executor-2', files: [{ path: 'two.txt', change: 'added' }] });
+    const report = run.report();
+    expect(report).toContain('branch `switchboard/team-wt/executor-1`');
+    expect(report).toContain('+edited-by-one');
+    expect(report).toContain('- added `two.txt`');
+    expect(report).toMatch(/### executor-2[\s\S]*\+two/);
+    // Neither wrote over the other, nor into the repository's own tree.
+    expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe('shared\n');
+    expect(existsSync(path.join(one?.folder ?? '', 'two.txt'))).toBe(false);
+    expect(git('branch', '--list', 'switchboard/*').split('\n').map((b) => b.trim()).filter(Boolean)).toEqual(['+ switchboard/team-wt/executor-1', '+ switchboard/team-wt/executor-2']);
+    await run.end('the test', true);
+    run.dispose();
+  }, 90_000);
+
+  it("runs a role's check when a task is said done: failing, its output goes back to the worker and the task stays open", async () => {
+    const log = path.join(scratch.dir, 'checks.jsonl');
+    const work = path.join(scratch.dir, 'work-checks');
+    mkdirSync(work);
+    const calls: PlannerCall[] = [
+      ['tasks.add', { title: 'implement' }],
+      ['tasks.add', { title: 'document', dependsOn: ['task-1'] }],
+      ['tasks.claim', { taskId: 'task-1', tabId: 'executor-1' }],
+      ['tasks.complete', { taskId: 'task-1' }],
+      ['tasks.list', {}],
+      ['tasks.complete', { taskId: 'task-1' }],
+      ['tasks.list', {}],
+      ['run.complete', { summary: 'checked' }],
+    ];
+    const host = hostFor(plannerProgram(scratch.dir, log, calls), work);
+    // Fails the first time (and leaves the file that makes the next pass).
+    const check = 'test -f checked.txt || { echo "checked.txt is missing"; touch checked.txt; exit 3; }';
+    const preset = parsePreset({ name: 'checks', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'task-worker', check }] });
+    const run = new TeamRun({ id: 'team-check', preset, goal: 'checked work', folder: work, home: scratch.dir, host });
+    const checks: unknown[] = [];
+    run.onRecord((entry) => entry.kind === 'check' && checks.push(entry));
+    await run.start();
+    await until(() => run.state === 'completed', 'the run completed', 60_000);
+    const results = readFileSync(log, 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { id?: string; result?: unknown });
+    expect(results[4]).toMatchObject({ id: 'c4', ok: true, result: { task: { state: 'claimed', failedCheck: 'checked.txt is missing\n' }, check: { command: check, passed: false, exitCode: 3 } } });
+    expect(results[5]).toMatchObject({ id: 'c5', ok: true, result: { ready: [] } });
+    expect(results[6]).toMatchObject({ id: 'c6', ok: true, result: { task: { state: 'done', failedCheck: null }, check: { passed: true } } });
+    expect(results[7]).toMatchObject({ id: 'c7', ok: true, result: { ready: ['task-2'] } });
+    expect(checks).toEqual([expect.objectContaining({ worker: 'executor-1', task: 'task-1', passed: false, exitCode: 3 }), expect.objectContaining({ passed: true, exitCode: 0 })]);
+    // The worker was told, with the output.
+    const worker = agents.find((a) => a.pane.title.startsWith('executor-1') && a.pane.cwd === work) as AgentPane;
+    await until(() => worker.pane.readText(40, { joinWrapped: true }).lines.join('\n').includes('finished The check for task-1 failed'), 'the worker told of the failed check');
+    const report = run.report();
+    expect(report).toContain('failed\n\n```\nchecked.txt is missing');
+    expect(report).toContain('passed');
+    expect(report).not.toContain('failed` failed');
     await run.end('the test', true);
     run.dispose();
   }, 90_000);

@@ -146,8 +146,8 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
     return await steered(ctx, p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, callerName(ctx), ctx.signal);
   },
 
-  team_run_report(ctx, p) {
-    return { run_id: p.run_id, markdown: ctx.teamRuns.report(p.run_id) };
+  async team_run_report(ctx, p) {
+    return { run_id: p.run_id, markdown: await ctx.teamRuns.report(p.run_id) };
   },
 
   team_run_resend(ctx, p) {
@@ -227,7 +227,21 @@ function boardInfo(board: TeamBoard): TeamBoardInfo {
     started_at: board.startedAt,
     ended_at: board.endedAt ?? null,
     planner: { role: board.planner.role, agent: board.planner.agent, pane_id: board.planner.paneId, state: board.planner.state },
-    workers: board.workers.map((w) => ({ id: w.id, role: w.role, agent: w.agent, state: w.state, folder: w.folder, pane_id: w.paneId, last_lines: w.lastLines })),
+    workers: board.workers.map((w) => {
+      const check = w.checks?.at(-1);
+      return {
+        id: w.id,
+        role: w.role,
+        agent: w.agent,
+        state: w.state,
+        folder: w.folder,
+        pane_id: w.paneId,
+        last_lines: w.lastLines,
+        branch: w.changes?.branch ?? null,
+        changed_files: w.changes?.files.length ?? null,
+        last_check: check ? { command: check.command, passed: check.passed, exit_code: check.exitCode } : null,
+      };
+    }),
     tasks: board.tasks.map((t) => ({ id: t.id, title: t.title, owner: t.owner, state: t.state, depends_on: t.dependsOn, failed_check: t.failedCheck })),
     next_step: board.nextStep,
     confirmations: board.confirmations.map((c) => ({ id: c.id, worker_id: c.workerId, text: c.text, judgement: c.judgement })),

@@ -208,6 +208,8 @@ function recordLine(entry: { seq: number; ts: number; kind: string } & Record<st
       case 'restart':
       case 'resend':
         return `${e(entry.kind === 'restart' ? 'worker' : 'call')} by ${e('by')}`;
+      case 'check':
+        return `${e('worker')} ${e('task')}: \`${e('command')}\` ${entry.passed === true ? 'passed' : `failed (exit ${e('exitCode')})`} in ${e('ms')} ms`;
       default:
         return JSON.stringify(entry);
     }
@@ -284,10 +286,22 @@ function renderBoard(board: TeamBoardInfo, withKeys = false): string {
   lines.push(`planner  ${board.planner.role} (${board.planner.agent})  ${board.planner.state}`);
   if (board.tasks.length > 0) {
     lines.push('', 'plan:');
-    for (const task of board.tasks) lines.push(`  ${task.state === 'done' ? '[x]' : task.state === 'claimed' ? '[~]' : '[ ]'} ${task.id} ${task.title}${task.owner ? `  (${task.owner})` : ''}${task.depends_on.length > 0 ? `  after ${task.depends_on.join(', ')}` : ''}`);
+    for (const task of board.tasks) lines.push(`  ${task.state === 'done' ? '[x]' : task.state === 'claimed' ? '[~]' : '[ ]'} ${task.id} ${task.title}${task.owner ? `  (${task.owner})` : ''}${task.depends_on.length > 0 ? `  after ${task.depends_on.join(', ')}` : ''}${task.failed_check !== null ? '  (its check failed)' : ''}`);
   }
   lines.push(`next: ${board.next_step ?? '—'}`, '');
-  lines.push(table(['WORKER', 'AGENT', 'STATE', 'FOLDER'], board.workers.map((w) => [w.id, w.agent, w.state, w.folder])));
+  // A worktree's branch and a check's last result, in columns only for a team that has them.
+  const branches = board.workers.some((w) => w.branch !== null);
+  const checks = board.workers.some((w) => w.last_check !== null);
+  const header = ['WORKER', 'AGENT', 'STATE', 'FOLDER', ...(branches ? ['BRANCH'] : []), ...(checks ? ['CHECK'] : [])];
+  const rows = board.workers.map((w) => [
+    w.id,
+    w.agent,
+    w.state,
+    w.folder,
+    ...(branches ? [w.branch === null ? '' : `${w.branch} (${w.changed_files ?? 0} changed)`] : []),
+    ...(checks ? [w.last_check === null ? '' : `${w.last_check.passed ? 'passed' : 'FAILED'}: ${w.last_check.command}`] : []),
+  ]);
+  lines.push(table(header, rows));
   for (const worker of board.workers) {
     const last = worker.last_lines.filter((l) => l.trim() !== '').slice(-BOARD_LINES);
     if (last.length > 0) lines.push(`  ${worker.id}:`, ...last.map((l) => `    ${l}`));

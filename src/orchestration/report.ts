@@ -21,7 +21,7 @@ interface ReportWorker {
   state: string;
   folder: string;
   /** Files changed in the worker's folder (or its worktree), with the diff's stat line. */
-  changes?: { files: readonly { path: string; change: string }[]; diffStat?: string; branch?: string };
+  changes?: { files: readonly { path: string; change: string }[]; diffStat?: string; branch?: string; diff?: string };
   checks?: readonly ReportCheck[];
 }
 
@@ -60,8 +60,9 @@ export function renderReport(r: TeamReportInput): string {
     const files = w.changes?.files ?? [];
     if (files.length > 0) {
       out.push(`Changed${w.changes?.diffStat ? ` (${w.changes.diffStat})` : ''}:`, ...files.map((f) => `- ${f.change} \`${f.path}\``), '');
+      if (w.changes?.diff) out.push(...fenced('diff', w.changes.diff), '');
     } else out.push('Changed no files.', '');
-    for (const c of w.checks ?? []) out.push(`Check \`${c.command}\`: ${c.passed ? 'passed' : 'failed'}`, ...(c.passed || c.output.trim() === '' ? [] : ['', '```', c.output.trimEnd(), '```']), '');
+    for (const c of w.checks ?? []) out.push(`Check \`${c.command}\`: ${c.passed ? 'passed' : 'failed'}`, ...(c.passed || c.output.trim() === '' ? [] : ['', ...fenced('', c.output)]), '');
   }
   const open = openProblems(r);
   out.push('## Still open', '', ...(open.length > 0 ? open.map((p) => `- ${p}`) : ['Nothing.']), '');
@@ -76,9 +77,18 @@ function openProblems(r: TeamReportInput): string[] {
   for (const t of r.tasks) if (t.state !== 'done') problems.push(`${t.id} (${oneLine(t.title)}) is ${t.state}${t.owner ? ` with ${t.owner}` : ''}${t.failedCheck ? ': its check failed' : ''}`);
   for (const w of r.workers) {
     if (UNFINISHED.has(w.state)) problems.push(`${w.id} ended the run ${w.state.replace('_', ' ')}`);
-    for (const c of w.checks ?? []) if (!c.passed) problems.push(`${w.id}: \`${c.command}\` failed`);
+    // The last run of its check says where it stands: a failure fixed since is no open problem.
+    const last = w.checks?.at(-1);
+    if (last && !last.passed) problems.push(`${w.id}: \`${last.command}\` failed`);
   }
   return problems;
+}
+
+/** `text` in a code block whose fence no run of backticks in it can close. */
+function fenced(lang: string, text: string): string[] {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((run) => run.length));
+  const fence = '`'.repeat(Math.max(3, longest + 1));
+  return [`${fence}${lang}`, text.trimEnd(), fence];
 }
 
 const oneLine = (text: string): string => text.replace(/\s+/g, ' ').trim();

@@ -63,11 +63,18 @@ export class TaskList {
     return { ...task, dependsOn: [...task.dependsOn] };
   }
 
+  /** Task `id` as it is, when `by` (or the planner, `asPlanner`) may complete it; CONFLICT when it is not theirs. Changes nothing. */
+  completable(id: string, by: string, asPlanner = false): Task {
+    const task = this.get(id);
+    if (task.state !== 'done' && !asPlanner && task.owner !== by) throw new SwitchboardError('CONFLICT', `${id} is not ${by}'s to complete${task.owner ? ` (it is ${task.owner}'s)` : ' (claim it first)'}`, { task: id, owner: task.owner });
+    return { ...task, dependsOn: [...task.dependsOn] };
+  }
+
   /** The owner (or the planner, `asPlanner`) marks the task done. */
   complete(id: string, by: string, asPlanner = false): Task {
+    this.completable(id, by, asPlanner);
     const task = this.get(id);
     if (task.state === 'done') return { ...task, dependsOn: [...task.dependsOn] };
-    if (!asPlanner && task.owner !== by) throw new SwitchboardError('CONFLICT', `${id} is not ${by}'s to complete${task.owner ? ` (it is ${task.owner}'s)` : ' (claim it first)'}`, { task: id, owner: task.owner });
     task.state = 'done';
     task.failedCheck = null;
     return { ...task, dependsOn: [...task.dependsOn] };

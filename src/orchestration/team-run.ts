@@ -28,6 +28,8 @@ import { renderReport } from './report.js';
 import { plannerPolicy, RoleApprovals, type RoleDecision } from './role-approvals.js';
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
 import { StuckWatch } from './stuck-watch.js';
+import { runCheck, type CheckResult } from './check-command.js';
+import { addWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
@@ -118,6 +120,12 @@ interface Worker {
    * says nothing of that text: an idle screen the tracker has not yet seen change is no finish.
    */
   sentAt?: number;
+  /** Its own git worktree, for a role with `worktree: true`. */
+  worktree?: Worktree;
+  /** What it changed in its worktree, as last read (refreshChanges). */
+  changes?: WorktreeChanges;
+  /** Its role's check, each time it ran (the last MAX_CHECKS). */
+  checks: CheckResult[];
 }
 
 /**
@@ -139,7 +147,8 @@ export type TeamRecordEntry =
   | { kind: 'stuck'; worker: string; why: string }
   | { kind: 'moving'; worker: string }
   | { kind: 'nudge'; worker: string; text: string }
-  | { kind: 'restart'; worker: string; by: string };
+  | { kind: 'restart'; worker: string; by: string }
+  | { kind: 'check'; worker: string; task: string; command: string; passed: boolean; exitCode: number | null; ms: number; output: string };
 
 /** Everything the board shows of a run, at one moment (`version` counts the changes). */
 export interface TeamBoard {
@@ -153,7 +162,8 @@ export interface TeamBoard {
   startedAt: string;
   endedAt?: string;
   planner: { role: string; agent: string; paneId: string | null; state: WorkerView['state'] };
-  workers: (WorkerView & { paneId: string | null })[];
+  /** Each worker; `changes` and `checks` where it has a worktree or a check (the report's what-changed). */
+  workers: (WorkerView & { paneId: string | null; changes?: WorktreeChanges; checks?: CheckResult[] })[];
   tasks: Task[];
   /** The next step as the plan has it: the first task someone could take now, if any. */
   nextStep: string | null;
@@ -198,6 +208,20 @@ const GATE_TIMEOUT_MS = 15 * 60_000;
 const DELIVERY_TIMEOUT_MS = 60_000;
 /** How long a worker that was just sent text may show its old idle screen before `tabs.wait` takes it as idle. */
 const SEND_SETTLE_MS = 2_000;
+/** Check results kept per worker for the board and the report. */
+const MAX_CHECKS = 5;
+/** Variables a check does not get: the daemon's own (its token among them). */
+const DAEMON_VARIABLE = /^(SWITCHBOARD|ENSO_RPC)_/;
+
+/** The daemon's environment, without its own variables: what a check runs with. */
+function checkEnv(): NodeJS.ProcessEnv {
+  return Object.fromEntries(Object.entries(process.env).filter(([name]) => !DAEMON_VARIABLE.test(name)));
+}
+
+/** What a worker is told when its check failed on a task it said was done. */
+function checkFailedPrompt(taskId: string, result: CheckResult): string {
+  return `The check for ${taskId} failed (\`${result.command}\`, exit ${result.exitCode ?? 'none'}); the task stays open. Its output ends:\n${result.output.trimEnd()}\nFix it, then complete ${taskId} again.`;
+}
 /** Results not confirmed as delivered kept for a person to resend (the oldest dropped first). */
 const MAX_UNSENT_RESULTS = 200;
 
@@ -226,6 +250,8 @@ export class TeamRun implements TeamPort, Disposable {
   private readonly confirmations = new Map<string, PendingConfirmation & { answer: (a: GateAnswer) => void }>();
   private confirmationSeq = 0;
   private readonly unsent = new Map<string, string>();
+  /** The worktrees' changes being read (refreshChanges): reads follow one another. */
+  private changesRead: Promise<void> = Promise.resolve();
   private readonly seenLines = new Set<string>();
   /** Calls read and not yet run, in order; results not yet typed into the planner, in order. */
   private readonly callQueue: { id: string; method: string; params: Record<string, unknown> }[] = [];
@@ -583,7 +609,12 @@ export class TeamRun implements TeamPort, Disposable {
       startedAt: this.startedAt,
       ...(this.endedAt ? { endedAt: this.endedAt } : {}),
       planner: { role: plannerRole.name, agent: plannerRole.agent, paneId: this.planner?.pane.id ?? null, state: this.planner ? stateOf(this.planner.state.state) : 'starting' },
-      workers: [...this.workersById.values()].map((w) => ({ ...this.viewOf(w), paneId: w.pane?.pane.id ?? null })),
+      workers: [...this.workersById.values()].map((w) => ({
+        ...this.viewOf(w),
+        paneId: w.pane?.pane.id ?? null,
+        ...(w.changes ? { changes: w.changes } : {}),
+        ...(w.checks.length > 0 ? { checks: w.checks.map((c) => ({ ...c })) } : {}),
+      })),
       tasks,
       nextStep: next ? `${next.id}: ${next.title}` : null,
       confirmations: this.pendingConfirmations(),
@@ -611,9 +642,19 @@ export class TeamRun implements TeamPort, Disposable {
   private async openWorker(role: TeamRole, options: { agent?: string; folder?: string }): Promise<Worker> {
     const n = (this.counts.get(role.name) ?? 0) + 1;
     this.counts.set(role.name, n);
-    const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined, restarts: 0 };
+    const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined, restarts: 0, checks: [] };
     this.workersById.set(worker.id, worker);
     this.changed();
+    if (role.worktree) {
+      try {
+        await this.giveWorktree(worker);
+      } catch (err) {
+        worker.failed = `no worktree: ${err instanceof Error ? err.message : String(err)}`;
+        this.record({ kind: 'worker', worker: worker.id, role: role.name, agent: worker.agent, folder: worker.folder, paneId: null, failed: worker.failed });
+        this.changed();
+        return worker;
+      }
+    }
     await this.launch(worker);
     return worker;
   }
@@ -663,6 +704,58 @@ export class TeamRun implements TeamPort, Disposable {
   private folderOf(folder: string): string {
     // A role's folder is relative to the run's; an absolute one stands (the preset's import review named it).
     return path.resolve(this.options.folder, folder);
+  }
+
+  /**
+   * A worktree of the repository the worker's folder is in, under the home's `worktrees/<run>/`,
+   * on branch `switchboard/<run>/<worker>`; the worker works in the same place inside it.
+   */
+  private async giveWorktree(worker: Worker): Promise<void> {
+    const repository = await repositoryOf(worker.folder);
+    if (repository === undefined) throw new SwitchboardError('INVALID_PARAMS', `role ${worker.role.name} asks for a git worktree, and ${worker.folder} is in no git repository`, { role: worker.role.name });
+    const inside = path.relative(repository, worker.folder);
+    worker.worktree = await addWorktree(repository, path.join(this.options.home, 'worktrees', this.id, worker.id), `switchboard/${this.id}/${worker.id}`);
+    worker.folder = path.join(worker.worktree.path, inside);
+  }
+
+  /** Reads again what each worker with a worktree changed (for the board's record and the report), one read at a time. */
+  refreshChanges(): Promise<void> {
+    this.changesRead = this.changesRead.then(() => this.readChanges());
+    return this.changesRead;
+  }
+
+  private async readChanges(): Promise<void> {
+    let changed = false;
+    for (const worker of this.workersById.values()) {
+      if (!worker.worktree) continue;
+      try {
+        worker.changes = await worktreeChanges(worker.worktree);
+        changed = true;
+      } catch {
+        // The worktree went (a person removed it): the last changes read stand.
+      }
+    }
+    if (changed) this.changed();
+  }
+
+  /**
+   * Runs `workerId`'s role check, if it has one, in its folder: the result goes on the board and
+   * in the record, and a failing one's output back to the worker, as a prompt. Undefined: no check.
+   */
+  async check(workerId: string, taskId: string, signal: AbortSignal): Promise<CheckResult | undefined> {
+    const worker = this.workerNamed(workerId);
+    const command = worker.role.check;
+    if (command === undefined) return undefined;
+    const result = await runCheck(command, worker.folder, checkEnv(), AbortSignal.any([this.abort.signal, signal]));
+    worker.checks.push(result);
+    if (worker.checks.length > MAX_CHECKS) worker.checks.shift();
+    this.record({ kind: 'check', worker: workerId, task: taskId, command, passed: result.passed, exitCode: result.exitCode, ms: result.ms, output: result.output });
+    if (!result.passed && worker.pane?.pane.alive === true && !teamEnded(this.current)) {
+      this.typingInto(workerId);
+      void worker.pane.prompt(checkFailedPrompt(taskId, result), this.abort.signal).catch(() => undefined);
+    }
+    this.changed();
+    return result;
   }
 
   /** The new calls on the planner's screen and history, queued in order. */
@@ -817,6 +910,8 @@ export class TeamRun implements TeamPort, Disposable {
     this.record({ kind: 'state', from: change.from, to: change.to, why: change.why });
     if (teamEnded(this.current)) {
       this.endedAt = new Date().toISOString();
+      // What the worktrees hold at the end, for the record's last board and the report.
+      void this.refreshChanges();
       this.abort.abort();
       this.acting.dispose();
       this.stuck.dispose();

@@ -93,8 +93,9 @@ export class TeamRuns implements Disposable {
     return recorded.board;
   }
 
-  /** Run `id`'s report as markdown, from its live board or its last recorded one. */
-  report(id: string): string {
+  /** Run `id`'s report as markdown, from its live board (its worktrees' changes read again first) or its last recorded one. */
+  async report(id: string): Promise<string> {
+    await this.runs.get(id)?.refreshChanges();
     return reportOf(this.board(id));
   }
 

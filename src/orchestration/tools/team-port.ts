@@ -3,6 +3,7 @@
  * team run implements it over agent panes; the tools (team-tools.ts) check who calls, validate,
  * gate by risk and shape results, and a test drives them over a fake.
  */
+import type { CheckResult } from '../check-command.js';
 import type { RiskJudgement } from '../risk.js';
 
 /** A worker's state as the board and `tabs.list` show it (seed 003 FR-002, plus needs_input). */
@@ -50,4 +51,6 @@ export interface TeamPort {
   draft(text: string, mode: 'replace' | 'append'): { chars: number };
   /** The planner says the run is done: the run ends with this summary. */
   complete(summary: string): void;
+  /** Runs worker `workerId`'s role check for task `taskId` in its folder; undefined when its role has none. */
+  check(workerId: string, taskId: string, signal: AbortSignal): Promise<CheckResult | undefined>;
 }

@@ -4,6 +4,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { TaskList } from '../task-list.js';
 import { callTeamTool, mcpToolName, TEAM_TOOLS, teamToolsFor, toolNamed, type ToolDeps } from './team-tools.js';
 import type { GateAnswer, TeamPort, WorkerView } from './team-port.js';
+import type { CheckResult } from '../check-command.js';
 
 /** A team of fakes: what reached each worker, what a person was asked, the draft and the end. */
 function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
@@ -12,6 +13,9 @@ function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
   const asked: string[] = [];
   let draft = '';
   let summary: string | undefined;
+  /** What each check returns, in turn (none left: the role has no check). */
+  const checks: CheckResult[] = [];
+  const checked: string[] = [];
   const port: TeamPort = {
     workers: () => workers,
     createWorker: (role, options) => {
@@ -37,9 +41,13 @@ function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
     complete: (s) => {
       summary = s;
     },
+    check: (workerId, taskId) => {
+      checked.push(`${workerId} ${taskId}`);
+      return Promise.resolve(checks.shift());
+    },
   };
   const deps: ToolDeps = { port, tasks: new TaskList(), riskContext: () => ({ policy: AUTO_APPROVE_POLICY, workdir: '/w', home: '/home/u', platform: 'linux' }), medium: 'confirm', unsent: new Map(), signal: new AbortController().signal };
-  return { deps, sent, asked, get draft() { return draft; }, get summary() { return summary; } };
+  return { deps, sent, asked, checks, checked, get draft() { return draft; }, get summary() { return summary; } };
 }
 
 const planner = { kind: 'planner' } as const;
@@ -102,6 +110,28 @@ describe("the planner's tools", () => {
     expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
     expect(await callTeamTool('tasks.claim', { taskId: 'task-2' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
     expect(await callTeamTool('tasks.claim', { taskId: 'task-2', tabId: 'nobody-1' }, planner, team.deps)).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS', message: 'no worker nobody-1 (there are: executor-1)' } });
+  });
+
+  it("runs the owner's check when a task is said done: failing, the task stays open with the output, and what depends on it waits", async () => {
+    const team = fakeTeam();
+    const worker = { kind: 'worker', workerId: 'executor-1' } as const;
+    await callTeamTool('tasks.add', { title: 'implement' }, planner, team.deps);
+    await callTeamTool('tasks.add', { title: 'document', dependsOn: ['task-1'] }, planner, team.deps);
+    await callTeamTool('tasks.claim', { taskId: 'task-1' }, worker, team.deps);
+    team.checks.push({ command: 'npm test', passed: false, exitCode: 1, output: '1 failing: parses --verbose\n', ms: 40 }, { command: 'npm test', passed: true, exitCode: 0, output: 'ok\n', ms: 30 });
+    expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, worker, team.deps)).toEqual({
+      ok: true,
+      result: { task: expect.objectContaining({ id: 'task-1', state: 'claimed', owner: 'executor-1', failedCheck: '1 failing: parses --verbose\n' }), check: { command: 'npm test', passed: false, exitCode: 1, output: '1 failing: parses --verbose\n' } },
+    });
+    expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: [] } });
+    // The planner saying it is done runs the owner's check too; this time it passes.
+    expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, planner, team.deps)).toEqual({ ok: true, result: { task: expect.objectContaining({ state: 'done', failedCheck: null }), check: { command: 'npm test', passed: true } } });
+    expect(team.checked).toEqual(['executor-1 task-1', 'executor-1 task-1']);
+    expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
+    // Done is done: no check again; and a task not its own is no worker's to complete.
+    expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, worker, team.deps)).toMatchObject({ ok: true, result: { task: { state: 'done' } } });
+    expect(await callTeamTool('tasks.complete', { taskId: 'task-2' }, worker, team.deps)).toMatchObject({ ok: false, error: { code: 'CONFLICT' } });
+    expect(team.checked).toHaveLength(2);
   });
 
   it('lists over MCP what each may call: every tool for the planner, the task tools a worker may use', () => {

@@ -132,10 +132,19 @@ export const TEAM_TOOLS = {
     run: (p, caller, { tasks, port }) => ({ task: tasks.claim(p.taskId, ownerFor(caller, p.tabId, port)) }),
   }),
   'tasks.complete': tool({
-    description: 'Marks a task done (its owner, or the planner).',
+    description: "Marks a task done (its owner, or the planner). Where the owner's role has a check, it runs first: a failing one leaves the task open and answers with its output.",
     params: z.strictObject({ taskId }),
     workers: true,
-    run: (p, caller, { tasks }) => ({ task: caller.kind === 'planner' ? tasks.complete(p.taskId, 'planner', true) : tasks.complete(p.taskId, caller.workerId) }),
+    run: async (p, caller, { tasks, port, signal }) => {
+      const asPlanner = caller.kind === 'planner';
+      const by = asPlanner ? 'planner' : caller.workerId;
+      const task = tasks.completable(p.taskId, by, asPlanner);
+      if (task.state === 'done') return { task };
+      // The owner's check, whoever says it is done (a task with no owner has no worker's check).
+      const check = task.owner !== null ? await port.check(task.owner, task.id, signal) : undefined;
+      if (check && !check.passed) return { task: tasks.checkFailed(task.id, check.output), check: { command: check.command, passed: false, exitCode: check.exitCode, output: check.output } };
+      return { task: tasks.complete(task.id, by, asPlanner), ...(check ? { check: { command: check.command, passed: true } } : {}) };
+    },
   }),
 } as const;
 

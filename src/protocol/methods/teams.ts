@@ -126,7 +126,21 @@ export const teamBoardSchema = z.object({
   started_at: z.string(),
   ended_at: z.string().nullable(),
   planner: z.object({ role: z.string(), agent: z.string(), pane_id: z.string().nullable(), state: workerState }),
-  workers: z.array(z.object({ id: z.string(), role: z.string(), agent: z.string(), state: workerState, folder: z.string(), pane_id: z.string().nullable(), last_lines: z.array(z.string()) })),
+  /** `branch` and `changed_files`: its git worktree's (as last read), null without one; `last_check`: its role's check as it last ran. */
+  workers: z.array(
+    z.object({
+      id: z.string(),
+      role: z.string(),
+      agent: z.string(),
+      state: workerState,
+      folder: z.string(),
+      pane_id: z.string().nullable(),
+      last_lines: z.array(z.string()),
+      branch: z.string().nullable(),
+      changed_files: z.number().int().nullable(),
+      last_check: z.object({ command: z.string(), passed: z.boolean(), exit_code: z.number().int().nullable() }).nullable(),
+    }),
+  ),
   tasks: z.array(z.object({ id: z.string(), title: z.string(), owner: z.string().nullable(), state: z.enum(['open', 'claimed', 'done']), depends_on: z.array(z.string()), failed_check: z.string().nullable() })),
   /** The first task someone could take now. */
   next_step: z.string().nullable(),

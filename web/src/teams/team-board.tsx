@@ -65,6 +65,21 @@ function WorkerCard({ runId, worker, focused, over, onFocus }: { runId: string; 
       <div className="muted team-folder" title={worker.folder}>
         {worker.folder}
       </div>
+      {(worker.branch !== null || worker.last_check !== null) && (
+        <div className="muted team-folder">
+          {worker.branch !== null && (
+            <span data-testid="worker-branch">
+              {worker.branch} · {worker.changed_files ?? 0} file{worker.changed_files === 1 ? '' : 's'} changed
+            </span>
+          )}
+          {worker.branch !== null && worker.last_check !== null && ' · '}
+          {worker.last_check !== null && (
+            <span className={worker.last_check.passed ? '' : 'team-bad'} data-testid="worker-check" title={worker.last_check.command}>
+              check {worker.last_check.passed ? 'passed' : `failed (exit ${worker.last_check.exit_code ?? 'none'})`}
+            </span>
+          )}
+        </div>
+      )}
       {worker.last_lines.length > 0 && (
         <pre className="team-last-lines" data-testid="worker-lines">
           {worker.last_lines.join('\n')}

@@ -1,0 +1,64 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { addWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'sb-worktrees-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+
+function repository(): string {
+  const repo = path.join(scratch, 'repo');
+  mkdirSync(path.join(repo, 'src'), { recursive: true });
+  git(repo, 'init', '--quiet', '-b', 'main');
+  writeFileSync(path.join(repo, 'README.md'), 'hello\n');
+  writeFileSync(path.join(repo, 'src', 'old.txt'), 'old\n');
+  writeFileSync(path.join(repo, '.gitignore'), 'build/\n');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '--quiet', '-m', 'first');
+  return repo;
+}
+
+describe("a worker's git worktree", () => {
+  it('is a branch of its own from HEAD, and its changes (committed, staged, new) are read without touching its index', async () => {
+    const repo = repository();
+    expect(await repositoryOf(path.join(repo, 'src'))).toBe(repo);
+    expect(await repositoryOf(scratch)).toBeUndefined();
+
+    const tree = await addWorktree(repo, path.join(scratch, 'home', 'worktrees', 'team-1', 'executor-1'), 'switchboard/team-1/executor-1');
+    expect(git(tree.path, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('switchboard/team-1/executor-1');
+    expect(tree.base).toBe(git(repo, 'rev-parse', 'HEAD').trim());
+    expect(await worktreeChanges(tree)).toEqual({ branch: 'switchboard/team-1/executor-1', files: [], diff: '' });
+
+    // A commit, an edit, a deletion, a new file, and one git ignores.
+    writeFileSync(path.join(tree.path, 'README.md'), 'hello\nmore\n');
+    git(tree.path, 'commit', '--quiet', '-am', 'more');
+    writeFileSync(path.join(tree.path, 'src', 'new.txt'), 'new ```fence``` inside\n');
+    unlinkSync(path.join(tree.path, 'src', 'old.txt'));
+    mkdirSync(path.join(tree.path, 'build'));
+    writeFileSync(path.join(tree.path, 'build', 'out.bin'), 'ignored\n');
+    const statusBefore = git(tree.path, 'status', '--porcelain');
+
+    const changes = await worktreeChanges(tree);
+    expect(changes.files).toEqual([
+      { path: 'README.md', change: 'modified' },
+      { path: 'src/new.txt', change: 'added' },
+      { path: 'src/old.txt', change: 'deleted' },
+    ]);
+    expect(changes.diffStat).toBe('3 files changed, 2 insertions(+), 1 deletion(-)');
+    expect(changes.diff).toContain('+more');
+    expect(changes.diff).toContain('+new ```fence``` inside');
+    expect(changes.diff).not.toContain('ignored');
+    // The worker's own index and working tree are as they were; the repository's main tree too.
+    expect(git(tree.path, 'status', '--porcelain')).toBe(statusBefore);
+    expect(statusBefore).toContain('?? src/new.txt');
+    expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe('hello\n');
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+
+    // A second worktree on the same branch name is refused with git's reason.
+    await expect(addWorktree(repo, path.join(scratch, 'home', 'worktrees', 'team-1', 'again'), 'switchboard/team-1/executor-1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('already exists') });
+  });
+});

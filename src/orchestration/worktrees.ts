@@ -1,0 +1,100 @@
+/**
+ * A worker's own git worktree (a role with `worktree: true`, issue 24 item 1): a branch
+ * `switchboard/<run>/<worker>` from the repository's HEAD, checked out under the Switchboard home,
+ * so the workers of a run do not write over each other; and what each changed, for the report
+ * (item 8). Git runs as the user's own `git` (no shell between), with a time limit; what a worker
+ * changed is read through an index of this module's own, so the worker's index is never touched.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { SwitchboardError } from '../core/errors.js';
+
+export interface Worktree {
+  /** The worktree's folder. */
+  path: string;
+  branch: string;
+  /** The commit it started from: what its changes are measured against. */
+  base: string;
+}
+
+export interface WorktreeChanges {
+  branch: string;
+  /** Each file added, modified, deleted or renamed since `base`, committed or not (ignored files left out). */
+  files: { path: string; change: string }[];
+  /** git's summary line: "3 files changed, 40 insertions(+), 2 deletions(-)". */
+  diffStat?: string;
+  /** The diff itself, cut at MAX_DIFF_CHARS. */
+  diff: string;
+}
+
+const GIT_TIMEOUT_MS = 60_000;
+const MAX_GIT_OUTPUT = 32 * 1024 * 1024;
+/** The most of a worktree's diff a report carries. */
+const MAX_DIFF_CHARS = 20_000;
+/** Counts reads, so two at once never share a scratch index. */
+let reads = 0;
+const CHANGE_NAMES: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'changed type' };
+
+function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd, env: env ?? process.env, timeout: GIT_TIMEOUT_MS, maxBuffer: MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
+      if (!err) resolve(stdout);
+      // No git at all, or git refusing (a branch of that name, a folder in the way): the worker cannot start here.
+      else if ((err as NodeJS.ErrnoException).code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
+      else reject(new SwitchboardError('CONFLICT', `git ${args[0] ?? ''} failed in ${cwd}: ${stderr.trim() || err.message}`, { cwd }));
+    });
+  });
+}
+
+/** The top folder of the git repository `folder` is in, or undefined when it is in none. */
+export async function repositoryOf(folder: string): Promise<string | undefined> {
+  try {
+    return (await git(folder, ['rev-parse', '--show-toplevel'])).trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Adds worktree `dir` of `repository` on a new branch `branch` from its HEAD. */
+export async function addWorktree(repository: string, dir: string, branch: string): Promise<Worktree> {
+  const base = (await git(repository, ['rev-parse', 'HEAD'])).trim();
+  mkdirSync(path.dirname(dir), { recursive: true });
+  await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
+  return { path: dir, branch, base };
+}
+
+/** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
+export async function worktreeChanges(worktree: Worktree): Promise<WorktreeChanges> {
+  // A scratch index beside the worktree (never the worker's own): the working tree as it is.
+  const index = `${worktree.path}.switchboard-index-${process.pid}-${++reads}`;
+  const env = { ...process.env, GIT_INDEX_FILE: index };
+  try {
+    await git(worktree.path, ['read-tree', 'HEAD'], env);
+    await git(worktree.path, ['add', '--all', '--', '.'], env);
+    const names = await git(worktree.path, ['diff', '--cached', '--name-status', '-z', worktree.base], env);
+    const stat = (await git(worktree.path, ['diff', '--cached', '--shortstat', worktree.base], env)).trim();
+    const diff = await git(worktree.path, ['diff', '--cached', '--no-color', worktree.base], env);
+    return {
+      branch: worktree.branch,
+      files: parseNameStatus(names),
+      ...(stat !== '' ? { diffStat: stat } : {}),
+      diff: diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (${diff.length - MAX_DIFF_CHARS} more characters: git diff ${worktree.base.slice(0, 12)} in ${worktree.path})\n` : diff,
+    };
+  } finally {
+    rmSync(index, { force: true });
+  }
+}
+
+/** `git diff --name-status -z`: a status, then one path (two for a rename or copy), NUL-separated. */
+function parseNameStatus(out: string): { path: string; change: string }[] {
+  const parts = out.split('\0').filter((p) => p !== '');
+  const files: { path: string; change: string }[] = [];
+  for (let i = 0; i < parts.length; ) {
+    const status = parts[i++] ?? '';
+    const letter = status[0] ?? '?';
+    const paths = letter === 'R' || letter === 'C' ? [parts[i++], parts[i++]] : [parts[i++]];
+    files.push({ path: paths.filter((p) => p !== undefined).join(' → '), change: CHANGE_NAMES[letter] ?? status });
+  }
+  return files;
+}
