@@ -130,7 +130,7 @@ describe('panes with real shells', () => {
   });
 
   it('takes no input once it is being closed, nor once released (no write reaches a closed descriptor)', async () => {
-    const pane = registry.create({ argv: ['bash', '-c', 'trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
+    const pane = registry.create({ argv: ['bash', '-c', 'trap "" HUP; trap "echo got-term" TERM; echo ready; while true; do sleep 0.05; done'] });
     await expectScreen(pane, 'ready');
     const exit = pane.kill({ graceMs: 2_000 });
     // The program is still there (it ignores TERM for the grace), but the pane is on its way out.

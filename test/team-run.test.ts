@@ -157,7 +157,7 @@ describe('a team run', () => {
     ];
     const host = hostFor(plannerProgram(scratch.dir, log, calls), repo);
     const preset = parsePreset({ name: 'worktrees', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell', worktree: true, count: 2 }] });
-    const run = new TeamRun({ id: 'team-wt', preset, goal: 'two workers, two branches', folder: repo, home: scratch.dir, host });
+    const run = new TeamRun({ id: 'team-wt', preset, goal: 'two workers, two branches', folder: repo, home: scratch.dir, worktrees: path.join(scratch.dir, 'worktrees'), host });
     await run.start();
     await until(() => run.state === 'completed', 'the run completed', 60_000);
     await until(() => existsSync(path.join(scratch.dir, 'worktrees', 'team-wt', 'executor-2', 'two.txt')), 'two.txt written');

@@ -4,6 +4,7 @@
  * API and MCP to come), which reach the pane, agent and log layers only through the operations.
  */
 import { homedir, hostname } from 'node:os';
+import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
 import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index.js';
@@ -122,7 +123,7 @@ export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' 
   const asks = new AskService({ panes: parts.panes, agentPanes });
   // The caller's (the daemon ends its runs before its logs), else one of the services' own.
   const structuredRuns = parts.structuredRuns ?? new StructuredRuns(parts.logs.logs, parts.agents);
-  const teamRuns = new TeamRuns({ home: homedir() });
+  const teamRuns = new TeamRuns({ home: homedir(), worktrees: path.join(parts.daemon.home, 'worktrees') });
   return {
     panes: parts.panes,
     agents: parts.agents,

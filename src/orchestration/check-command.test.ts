@@ -22,7 +22,12 @@ describe.runIf(process.platform !== 'win32')("a role's check", () => {
     expect(timedOut).toMatchObject({ passed: false, output: '(it ran past 0.3 s and was ended)\n' });
     const ending = new AbortController();
     const running = runCheck('echo started; sleep 60', dir, process.env, ending.signal);
-    setTimeout(() => ending.abort(), 200);
+    setTimeout(() => ending.abort('the run ended while it ran'), 200);
     expect(await running).toMatchObject({ passed: false, output: expect.stringContaining('(the run ended while it ran)') });
+  });
+
+  it('ends what it left running in the background, which would hold its output open', async () => {
+    // Without that, the check would wait on the background sleep's copy of its output for a minute.
+    expect(await runCheck('sleep 60 & echo left-running', dir, process.env, new AbortController().signal)).toMatchObject({ passed: true, exitCode: 0, output: 'left-running\n' });
   });
 });

@@ -16,13 +16,15 @@ describe('the task list', () => {
     expect(tasks.claim(test.id, 'tester')).toMatchObject({ state: 'claimed', owner: 'tester' });
   });
 
-  it('sends a task whose check failed back to its owner with the output, and clears it once done', () => {
+  it('keeps a task whose check failed with its owner, with the output, clears it once done, and is not reopened by a late check', () => {
     const tasks = new TaskList();
     const t = tasks.add('fix the bug');
     tasks.claim(t.id, 'fixer');
-    tasks.complete(t.id, 'fixer');
+    expect(tasks.completable(t.id, 'fixer')).toMatchObject({ state: 'claimed' });
+    expect(() => tasks.completable(t.id, 'someone-else')).toThrow(expect.objectContaining({ code: 'CONFLICT' }));
     expect(tasks.checkFailed(t.id, '1 failing test')).toMatchObject({ state: 'claimed', owner: 'fixer', failedCheck: '1 failing test' });
     expect(tasks.complete(t.id, 'planner', true)).toMatchObject({ state: 'done', failedCheck: null });
+    expect(tasks.checkFailed(t.id, 'a check that ended late')).toMatchObject({ state: 'done', failedCheck: null });
   });
 
   it('refuses unknown dependencies and ids, and hands a gone worker’s tasks back', () => {

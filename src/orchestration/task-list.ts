@@ -83,6 +83,8 @@ export class TaskList {
   /** A check failed on a task its owner said was done: it goes back to them, with the output. */
   checkFailed(id: string, output: string): Task {
     const task = this.get(id);
+    // Completed meanwhile (by the planner, say): a check that ended late does not reopen it.
+    if (task.state === 'done') return { ...task, dependsOn: [...task.dependsOn] };
     task.state = task.owner ? 'claimed' : 'open';
     task.failedCheck = output;
     return { ...task, dependsOn: [...task.dependsOn] };

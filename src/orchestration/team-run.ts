@@ -14,6 +14,7 @@
  * Not yet (issue 24): reading the planner's replies from its transcript rather than its output
  * (see marker-lines.ts: its output shows typed text too), worktrees and checks.
  */
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { Emitter, type Event } from '../core/emitter.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
@@ -62,6 +63,8 @@ export interface TeamRunOptions {
   folder: string;
   /** The user's home, for the risk gate's judgement of paths. */
   home: string;
+  /** Where workers' git worktrees go (`<this>/<run>/<worker>`): the Switchboard home's `worktrees`. Without it a worktree role's workers cannot start. */
+  worktrees?: string;
   host: TeamHost;
   /** The longest typing a result into the planner may take before it counts as undelivered (60 s). */
   deliveryTimeoutMs?: number;
@@ -250,6 +253,8 @@ export class TeamRun implements TeamPort, Disposable {
   private readonly confirmations = new Map<string, PendingConfirmation & { answer: (a: GateAnswer) => void }>();
   private confirmationSeq = 0;
   private readonly unsent = new Map<string, string>();
+  /** Tasks whose check is running. */
+  private readonly checking = new Set<string>();
   /** The worktrees' changes being read (refreshChanges): reads follow one another. */
   private changesRead: Promise<void> = Promise.resolve();
   private readonly seenLines = new Set<string>();
@@ -561,7 +566,7 @@ export class TeamRun implements TeamPort, Disposable {
     if (worker.mark === 'stuck') delete worker.mark;
     this.changed();
     if (old) await this.options.host.closeAgent(old).catch(() => undefined);
-    await this.launch(worker);
+    await this.startWorker(worker);
     return this.viewOf(worker);
   }
 
@@ -645,18 +650,23 @@ export class TeamRun implements TeamPort, Disposable {
     const worker: Worker = { id: `${role.name}-${n}`, role, agent: options.agent ?? role.agent, folder: this.folderOf(options.folder ?? role.folder), pane: undefined, restarts: 0, checks: [] };
     this.workersById.set(worker.id, worker);
     this.changed();
-    if (role.worktree) {
+    await this.startWorker(worker);
+    return worker;
+  }
+
+  /** Its worktree first, for a role that has them (never the shared folder instead), then its agent. */
+  private async startWorker(worker: Worker): Promise<void> {
+    if (worker.role.worktree && !worker.worktree) {
       try {
         await this.giveWorktree(worker);
       } catch (err) {
         worker.failed = `no worktree: ${err instanceof Error ? err.message : String(err)}`;
-        this.record({ kind: 'worker', worker: worker.id, role: role.name, agent: worker.agent, folder: worker.folder, paneId: null, failed: worker.failed });
+        this.record({ kind: 'worker', worker: worker.id, role: worker.role.name, agent: worker.agent, folder: worker.folder, paneId: null, failed: worker.failed });
         this.changed();
-        return worker;
+        return;
       }
     }
     await this.launch(worker);
-    return worker;
   }
 
   /** Starts the worker's agent in a new pane, and follows it (its state, its approvals, whether it is stuck). */
@@ -711,16 +721,22 @@ export class TeamRun implements TeamPort, Disposable {
    * on branch `switchboard/<run>/<worker>`; the worker works in the same place inside it.
    */
   private async giveWorktree(worker: Worker): Promise<void> {
+    const root = this.options.worktrees;
+    if (root === undefined) throw new SwitchboardError('CONFLICT', 'this daemon has no folder for worktrees', { role: worker.role.name });
     const repository = await repositoryOf(worker.folder);
     if (repository === undefined) throw new SwitchboardError('INVALID_PARAMS', `role ${worker.role.name} asks for a git worktree, and ${worker.folder} is in no git repository`, { role: worker.role.name });
-    const inside = path.relative(repository, worker.folder);
-    worker.worktree = await addWorktree(repository, path.join(this.options.home, 'worktrees', this.id, worker.id), `switchboard/${this.id}/${worker.id}`);
+    // git answers the real path (symlinks resolved): compared with the folder's real path, or the
+    // worker could land outside its worktree.
+    const inside = path.relative(repository, realpathSync(worker.folder));
+    if (inside.startsWith('..') || path.isAbsolute(inside)) throw new SwitchboardError('CONFLICT', `${worker.folder} is not inside its repository ${repository} as git sees it`, { role: worker.role.name });
+    worker.worktree = await addWorktree(repository, path.join(root, this.id, worker.id), `switchboard/${this.id}/${worker.id}`);
     worker.folder = path.join(worker.worktree.path, inside);
   }
 
   /** Reads again what each worker with a worktree changed (for the board's record and the report), one read at a time. */
   refreshChanges(): Promise<void> {
-    this.changesRead = this.changesRead.then(() => this.readChanges());
+    // A read that failed does not stop the next one.
+    this.changesRead = this.changesRead.then(() => this.readChanges()).catch(() => undefined);
     return this.changesRead;
   }
 
@@ -742,15 +758,32 @@ export class TeamRun implements TeamPort, Disposable {
    * Runs `workerId`'s role check, if it has one, in its folder: the result goes on the board and
    * in the record, and a failing one's output back to the worker, as a prompt. Undefined: no check.
    */
-  async check(workerId: string, taskId: string, signal: AbortSignal): Promise<CheckResult | undefined> {
+  async check(workerId: string, taskId: string, options: { tell: boolean }, signal: AbortSignal): Promise<CheckResult | undefined> {
     const worker = this.workerNamed(workerId);
     const command = worker.role.check;
     if (command === undefined) return undefined;
-    const result = await runCheck(command, worker.folder, checkEnv(), AbortSignal.any([this.abort.signal, signal]));
+    // One check of a task at a time: two in one folder would race, and the later answer would stand.
+    if (this.checking.has(taskId)) throw new SwitchboardError('CONFLICT', `the check of ${taskId} is running already`, { task: taskId });
+    this.checking.add(taskId);
+    const stop = new AbortController();
+    const onRunEnd = (): void => stop.abort('the run ended while it ran');
+    const onCallEnd = (): void => stop.abort('the call that ran it ended');
+    this.abort.signal.addEventListener('abort', onRunEnd, { once: true });
+    signal.addEventListener('abort', onCallEnd, { once: true });
+    if (this.abort.signal.aborted) onRunEnd();
+    if (signal.aborted) onCallEnd();
+    let result: CheckResult;
+    try {
+      result = await runCheck(command, worker.folder, checkEnv(), stop.signal);
+    } finally {
+      this.checking.delete(taskId);
+      this.abort.signal.removeEventListener('abort', onRunEnd);
+      signal.removeEventListener('abort', onCallEnd);
+    }
     worker.checks.push(result);
     if (worker.checks.length > MAX_CHECKS) worker.checks.shift();
     this.record({ kind: 'check', worker: workerId, task: taskId, command, passed: result.passed, exitCode: result.exitCode, ms: result.ms, output: result.output });
-    if (!result.passed && worker.pane?.pane.alive === true && !teamEnded(this.current)) {
+    if (options.tell && !result.passed && !stop.signal.aborted && worker.pane?.pane.alive === true && !teamEnded(this.current)) {
       this.typingInto(workerId);
       void worker.pane.prompt(checkFailedPrompt(taskId, result), this.abort.signal).catch(() => undefined);
     }

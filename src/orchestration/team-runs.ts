@@ -40,6 +40,8 @@ export interface TeamRunSummary {
 export interface TeamRunsOptions {
   /** The user's home, for the risk gate's judgement of paths. */
   home: string;
+  /** Where workers' git worktrees go: the Switchboard home's `worktrees`. */
+  worktrees?: string;
 }
 
 /** Panes whose MCP server said it is ready, remembered until a run asks (their runs may not know them yet). */
@@ -63,7 +65,7 @@ export class TeamRuns implements Disposable {
     const live = [...this.runs.values()].filter((run) => !teamEnded(run.state)).length;
     if (live >= MAX_LIVE) throw new SwitchboardError('LIMIT_EXCEEDED', `${MAX_LIVE} team runs are going already: end one first`, { max: MAX_LIVE });
     const id = `team-${randomBytes(4).toString('hex')}`;
-    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, host: spec.host, ...(spec.startedBy !== undefined ? { startedBy: spec.startedBy } : {}), mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
+    const run = new TeamRun({ id, preset: spec.preset, goal: spec.goal, folder: spec.folder, home: this.options.home, ...(this.options.worktrees !== undefined ? { worktrees: this.options.worktrees } : {}), host: spec.host, ...(spec.startedBy !== undefined ? { startedBy: spec.startedBy } : {}), mcpReady: (paneId, timeoutMs, signal) => this.untilMcpReady(paneId, timeoutMs, signal) });
     this.runs.set(id, run);
     this.record?.follow(run);
     this.dropOldEnded();

@@ -6,9 +6,10 @@
  * changed is read through an index of this module's own, so the worker's index is never touched.
  */
 import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
+import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
 
 export interface Worktree {
   /** The worktree's folder. */
@@ -32,16 +33,39 @@ const GIT_TIMEOUT_MS = 60_000;
 const MAX_GIT_OUTPUT = 32 * 1024 * 1024;
 /** The most of a worktree's diff a report carries. */
 const MAX_DIFF_CHARS = 20_000;
+/** The most of a diff read at all: the rest is not waited for. */
+const MAX_DIFF_READ = 1024 * 1024;
 /** Counts reads, so two at once never share a scratch index. */
 let reads = 0;
 const CHANGE_NAMES: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'changed type' };
 
-function git(cwd: string, args: readonly string[], env?: NodeJS.ProcessEnv): Promise<string> {
+/**
+ * The user's git, found on the absolute entries of PATH: never a `git` in the folder it runs in
+ * (Windows looks there first), which a worker could have written.
+ */
+function gitProgram(): string {
+  return resolveExecutable('git', { ...process.env, PATH: absolutePathEntries(process.env) }, path.parse(process.cwd()).root) ?? 'git';
+}
+
+/** A hooks folder that is not there: a hook a worker planted in the shared repository never runs as the daemon. */
+const NO_HOOKS = path.join(path.parse(process.cwd()).root, 'switchboard-runs-no-git-hooks');
+
+/**
+ * Runs git in `cwd` without a shell. A repository's own configuration cannot make it run programs
+ * of its own here (hooks, an external diff or text conversion, a file-system monitor; a clean
+ * filter it names still runs, as it would for the user's own `git add`); past `maxBuffer`
+ * bytes of output, `truncate` takes what came (a diff that large is cut in the report anyway).
+ */
+function git(cwd: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number; truncate?: boolean } = {}): Promise<string> {
+  const safe = ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${NO_HOOKS}`, ...args];
   return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd, env: env ?? process.env, timeout: GIT_TIMEOUT_MS, maxBuffer: MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
-      if (!err) resolve(stdout);
-      // No git at all, or git refusing (a branch of that name, a folder in the way): the worker cannot start here.
-      else if ((err as NodeJS.ErrnoException).code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
+    execFile(gitProgram(), safe, { cwd, env: options.env ?? process.env, timeout: GIT_TIMEOUT_MS, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
+      if (!err) return resolve(stdout);
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && options.truncate === true) return resolve(stdout);
+      // No git at all, git past its time, or git refusing (a branch of that name, a folder in the way).
+      if (code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
+      else if ((err as { killed?: boolean }).killed === true) reject(new SwitchboardError('TIMEOUT', `git ${args[0] ?? ''} took longer than ${GIT_TIMEOUT_MS / 1000} s in ${cwd}`, { cwd }));
       else reject(new SwitchboardError('CONFLICT', `git ${args[0] ?? ''} failed in ${cwd}: ${stderr.trim() || err.message}`, { cwd }));
     });
   });
@@ -66,20 +90,27 @@ export async function addWorktree(repository: string, dir: string, branch: strin
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
 export async function worktreeChanges(worktree: Worktree): Promise<WorktreeChanges> {
-  // A scratch index beside the worktree (never the worker's own): the working tree as it is.
+  // A scratch index beside the worktree (never the worker's own): the working tree as it is. It
+  // starts as a copy of the worker's index, whose file times spare git hashing unchanged files.
   const index = `${worktree.path}.switchboard-index-${process.pid}-${++reads}`;
   const env = { ...process.env, GIT_INDEX_FILE: index };
   try {
-    await git(worktree.path, ['read-tree', 'HEAD'], env);
-    await git(worktree.path, ['add', '--all', '--', '.'], env);
-    const names = await git(worktree.path, ['diff', '--cached', '--name-status', '-z', worktree.base], env);
-    const stat = (await git(worktree.path, ['diff', '--cached', '--shortstat', worktree.base], env)).trim();
-    const diff = await git(worktree.path, ['diff', '--cached', '--no-color', worktree.base], env);
+    const own = path.resolve(worktree.path, (await git(worktree.path, ['rev-parse', '--git-path', 'index'])).trim());
+    try {
+      copyFileSync(own, index);
+    } catch {
+      await git(worktree.path, ['read-tree', 'HEAD'], { env });
+    }
+    await git(worktree.path, ['add', '--all', '--', '.'], { env });
+    const diffArgs = ['diff', '--cached', '--no-ext-diff', '--no-textconv'];
+    const names = await git(worktree.path, [...diffArgs, '--name-status', '-z', worktree.base], { env });
+    const stat = (await git(worktree.path, [...diffArgs, '--shortstat', worktree.base], { env })).trim();
+    const diff = await git(worktree.path, [...diffArgs, '--no-color', worktree.base], { env, maxBuffer: MAX_DIFF_READ, truncate: true });
     return {
       branch: worktree.branch,
       files: parseNameStatus(names),
       ...(stat !== '' ? { diffStat: stat } : {}),
-      diff: diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (${diff.length - MAX_DIFF_CHARS} more characters: git diff ${worktree.base.slice(0, 12)} in ${worktree.path})\n` : diff,
+      diff: diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (cut here: git diff ${worktree.base.slice(0, 12)} in ${worktree.path} has the rest)\n` : diff,
     };
   } finally {
     rmSync(index, { force: true });

@@ -51,6 +51,9 @@ export interface TeamPort {
   draft(text: string, mode: 'replace' | 'append'): { chars: number };
   /** The planner says the run is done: the run ends with this summary. */
   complete(summary: string): void;
-  /** Runs worker `workerId`'s role check for task `taskId` in its folder; undefined when its role has none. */
-  check(workerId: string, taskId: string, signal: AbortSignal): Promise<CheckResult | undefined>;
+  /**
+   * Runs worker `workerId`'s role check for task `taskId` in its folder; undefined when its role has
+   * none. With `tell`, a failure's output is also typed to the worker (it did not ask itself).
+   */
+  check(workerId: string, taskId: string, options: { tell: boolean }, signal: AbortSignal): Promise<CheckResult | undefined>;
 }

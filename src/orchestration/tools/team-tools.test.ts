@@ -41,8 +41,8 @@ function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
     complete: (s) => {
       summary = s;
     },
-    check: (workerId, taskId) => {
-      checked.push(`${workerId} ${taskId}`);
+    check: (workerId, taskId, { tell }) => {
+      checked.push(`${workerId} ${taskId}${tell ? ' told' : ''}`);
       return Promise.resolve(checks.shift());
     },
   };
@@ -126,7 +126,8 @@ describe("the planner's tools", () => {
     expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: [] } });
     // The planner saying it is done runs the owner's check too; this time it passes.
     expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, planner, team.deps)).toEqual({ ok: true, result: { task: expect.objectContaining({ state: 'done', failedCheck: null }), check: { command: 'npm test', passed: true } } });
-    expect(team.checked).toEqual(['executor-1 task-1', 'executor-1 task-1']);
+    // The worker heard its own failure in the result; the planner's call has the worker told.
+    expect(team.checked).toEqual(['executor-1 task-1', 'executor-1 task-1 told']);
     expect(await callTeamTool('tasks.list', {}, worker, team.deps)).toMatchObject({ ok: true, result: { ready: ['task-2'] } });
     // Done is done: no check again; and a task not its own is no worker's to complete.
     expect(await callTeamTool('tasks.complete', { taskId: 'task-1' }, worker, team.deps)).toMatchObject({ ok: true, result: { task: { state: 'done' } } });

@@ -141,7 +141,8 @@ export const TEAM_TOOLS = {
       const task = tasks.completable(p.taskId, by, asPlanner);
       if (task.state === 'done') return { task };
       // The owner's check, whoever says it is done (a task with no owner has no worker's check).
-      const check = task.owner !== null ? await port.check(task.owner, task.id, signal) : undefined;
+      // A worker that asked hears the result here; one the planner spoke for is told in its terminal.
+      const check = task.owner !== null ? await port.check(task.owner, task.id, { tell: task.owner !== by }, signal) : undefined;
       if (check && !check.passed) return { task: tasks.checkFailed(task.id, check.output), check: { command: check.command, passed: false, exitCode: check.exitCode, output: check.output } };
       return { task: tasks.complete(task.id, by, asPlanner), ...(check ? { check: { command: check.command, passed: true } } : {}) };
     },

@@ -1,7 +1,7 @@
 /**
  * A list the daemon announces nothing about (sessions, runs, team runs), read while connected:
  * at once, every `everyMs`, and again on every reconnect. One toast per run of failures, not one
- * every poll; errors whose code is in `quiet` read as an empty list (a daemon without the part).
+ * every poll; errors whose code is in `quiet` raise none (a daemon without the part: the list stays as it was).
  */
 import { useEffect, useRef, useState } from 'react';
 import { useDashboard } from '../ui/dashboard-context.js';
@@ -13,6 +13,7 @@ export function usePolledList<T>(read: (rpc: RpcClient) => Promise<T[]>, what: s
   // The latest reader, so a caller's inline function does not restart the polling every render.
   const reader = useRef(read);
   reader.current = read;
+  // A key for the effect: the caller's array is new every render.
   const quietCodes = quiet.join(',');
   useEffect(() => {
     let reported = false;
@@ -24,8 +25,8 @@ export function usePolledList<T>(read: (rpc: RpcClient) => Promise<T[]>, what: s
           setItems(result);
         },
         (error: unknown) => {
-          const code = error instanceof RpcError ? error.dataCode : '';
-          if (reported || code === 'NOT_CONNECTED' || quietCodes.split(',').includes(code)) return;
+          const code = error instanceof RpcError ? error.dataCode : undefined;
+          if (reported || code === 'NOT_CONNECTED' || (code !== undefined && quietCodes !== '' && quietCodes.split(',').includes(code))) return;
           reported = true;
           toasts.error(`Could not list the ${what}: ${errorMessage(error)}`);
         },

@@ -37,9 +37,13 @@ export function useTeamBoard(runId: string): BoardWatch {
         (board) => {
           watching = false;
           if (stopped) return;
+          // The same version back at once: a run only the ledger has (nothing will change), or a
+          // quiet board's wait that ran out. Either way, look again a little later, not at once.
+          const unchanged = version === board.version;
           version = board.version;
           setWatch({ board, problem: null });
-          next();
+          if (unchanged) retry = window.setTimeout(next, RETRY_MS);
+          else next();
         },
         (error: unknown) => {
           watching = false;
