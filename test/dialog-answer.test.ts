@@ -281,6 +281,42 @@ describe('a prompt the agent hands back', () => {
 });
 
 /**
+ * An agent that takes its first Enter as a line break, as Gemini CLI 0.61 does with an Enter that
+ * comes within 40 ms of a paste by its clock (a busy machine stretches that), and redraws in two
+ * pieces: the screen erased, then, 150 ms later, the box with the text and a blank line under it.
+ * A loaded daemon reads such a frame between two chunks of the program's output. The next Enter
+ * sends the prompt ("got: …").
+ */
+function lineBreakThenSplitRedrawAgent(): string {
+  return boxedAgent('split-redraw', 'let enters = 0;', `enters += 1;
+  if (enters === 1) { out('\\x1b[H\\x1b[2J'); setTimeout(() => draw(line + '\\r\\n  '), 150); return; }`);
+}
+
+describe('a prompt whose first Enter became a line break, redrawn in two pieces', () => {
+  const profile = defineProfile(
+    {
+      name: 'split-redraw',
+      binary: { names: ['split-redraw'] },
+      screens: [{ versions: '*', idle: ['^>'] }],
+      approval_keys: { allow_once: ['y'], deny: ['n'] },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+    },
+    { builtin: false },
+  );
+
+  // CI saw Gemini's ask sit in its box: the erased half-frame read as a prompt taken with no input
+  // box to watch, so no second Enter came, and the ask took the empty screen as the reply.
+  it('is judged on the whole frame, and sent by a second Enter', async () => {
+    const pane = registry.create({ argv: [process.execPath, lineBreakThenSplitRedrawAgent()], cwd: scratch.dir });
+    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
+    expect(submission.enters).toBe(2);
+    await pane.waitForExit();
+    expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+  });
+});
+
+/**
  * An agent that drops every Enter until `deafMs` after its first one, with the text left in its
  * box, as OpenCode 1.18's home screen does while its own server is still making the session the
  * prompt goes into; then it takes the prompt ("got: …"). With `deafMs` past the default patience

@@ -223,7 +223,10 @@ async function submit(pane: Pane, screens: Screens, responder: DialogResponder |
     // back and holds still (Codex 0.171 draws a blank box for a frame before it puts the draft
     // back, which read as a prompt taken, with the text still waiting in the box).
     if (intervened) await idleHeld(pane, screens, signal);
-    const lines = pane.screenLines();
+    // Judged on a whole frame: a loaded daemon can read a redraw between two chunks of the CLI's
+    // output, and an erased half-frame read as the text taken, with no input box to watch (CI saw
+    // Gemini's prompt left in its box so, its Enter taken as a line break).
+    const lines = await stillScreen(pane, working, signal);
     if (working(lines)) return { confirmedBy: 'work', enters, pasted };
     if (intervened && shown(inputRegion(lines))) {
       owed = true;
