@@ -1,6 +1,6 @@
 /**
  * The approvals layer: one request type for every source (a screen's prompt, a structured mode's
- * permission request), one chain of deciders (policy, callback, person, else deny or open), and the
+ * permission request, the orchestrator's risk gate), one chain of deciders (policy, callback, person, else deny or open), and the
  * policy itself.
  */
 export * from './policy/index.js';

@@ -14,7 +14,9 @@ export type ApprovalSource =
   /** An approval prompt on an agent pane's screen. */
   | { kind: 'screen'; paneId: string }
   /** A permission request from a CLI's structured mode (Claude's can_use_tool, ACP's session/request_permission). */
-  | { kind: 'structured'; toolCallId: string | null };
+  | { kind: 'structured'; toolCallId: string | null }
+  /** Text for a team run's worker that the orchestrator's risk gate judges before it is typed. */
+  | { kind: 'orchestrator'; workerId: string };
 
 export interface ApprovalRequest {
   /** Names the request for whoever answers it (answer_approval's approval_id for a screen's prompt). */

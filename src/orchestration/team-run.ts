@@ -413,7 +413,7 @@ export class TeamRun implements TeamPort, Disposable {
   }
 
   confirm(request: { workerId: string; text: string; judgement: RiskJudgement }, signal: AbortSignal): Promise<GateAnswer> {
-    if (signal.aborted) return Promise.resolve({ decision: 'deny', by: 'nobody: the call ended before a person could answer' });
+    if (signal.aborted) return Promise.resolve({ decision: 'deny', by: 'nobody: the call ended before a person could answer', unanswered: true });
     const id = `confirm-${++this.confirmationSeq}`;
     return new Promise<GateAnswer>((resolve) => {
       const done = (answer: GateAnswer): void => {
@@ -424,9 +424,9 @@ export class TeamRun implements TeamPort, Disposable {
         this.changed();
         resolve(answer);
       };
-      const ended = (): void => done({ decision: 'deny', by: 'the run’s end' });
+      const ended = (): void => done({ decision: 'deny', by: 'the run’s end', unanswered: true });
       // A text nobody answers is not held for ever: the planner hears it was denied and goes on.
-      const deadline = setTimeout(() => done({ decision: 'deny', by: `nobody: no answer within ${GATE_TIMEOUT_MS / 60_000} minutes` }), GATE_TIMEOUT_MS);
+      const deadline = setTimeout(() => done({ decision: 'deny', by: `nobody: no answer within ${GATE_TIMEOUT_MS / 60_000} minutes`, unanswered: true }), GATE_TIMEOUT_MS);
       const pending = { id, ...request, answer: done };
       this.confirmations.set(id, pending);
       this.record({ kind: 'held', confirmation: id, worker: request.workerId, text: request.text, level: request.judgement.level });

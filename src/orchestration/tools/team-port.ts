@@ -27,8 +27,10 @@ export interface WorkerView {
 /** A person's answer to a text the risk gate held. */
 export interface GateAnswer {
   decision: 'allow' | 'deny';
-  /** Who answered (a person at the dashboard, the CLI board; or the preset, for medium `pass`). */
+  /** Who answered (a person at the dashboard, the CLI board), or why nobody did. */
   by: string;
+  /** Nobody answered: the gate's time ran out, or the run or the call ended first (the text is not sent). */
+  unanswered?: true;
 }
 
 export interface TeamPort {

@@ -7,7 +7,7 @@ import type { GateAnswer, TeamPort, WorkerView } from './team-port.js';
 import type { CheckResult } from '../check-command.js';
 
 /** A team of fakes: what reached each worker, what a person was asked, the draft and the end. */
-function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
+function fakeTeam(answer: GateAnswer['decision'] | 'unanswered' = 'allow') {
   const workers: WorkerView[] = [{ id: 'executor-1', role: 'executor', agent: 'codex', state: 'idle', folder: '/w', lastLines: ['done'] }];
   const sent: { workerId: string; text: string; enter: boolean }[] = [];
   const asked: string[] = [];
@@ -32,7 +32,7 @@ function fakeTeam(answer: GateAnswer['decision'] = 'allow') {
     wait: (id) => Promise.resolve({ worker: { ...(workers.find((w) => w.id === id) as WorkerView), state: 'idle' }, reached: true }),
     confirm: (request) => {
       asked.push(`${request.judgement.level}: ${request.text}`);
-      return Promise.resolve({ decision: answer, by: 'a person at the dashboard' });
+      return Promise.resolve(answer === 'unanswered' ? { decision: 'deny', by: 'nobody: no answer within 10 minutes', unanswered: true } : { decision: answer, by: 'a person at the dashboard' });
     },
     draft: (text, mode) => {
       draft = mode === 'append' ? draft + text : text;
@@ -77,6 +77,10 @@ describe("the planner's tools", () => {
     const allowed = fakeTeam('allow');
     expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'git reset --hard' }, planner, allowed.deps)).toEqual({ ok: true, result: { sent: true, risk: 'high' } });
     expect(allowed.sent).toHaveLength(1);
+    // Nobody answered: the broker's person step was withdrawn, and the text still does not go.
+    const unanswered = fakeTeam('unanswered');
+    expect(await callTeamTool('tabs.send', { tabId: 'executor-1', text: 'git clean -fdx' }, planner, unanswered.deps)).toMatchObject({ ok: false, error: { code: 'FORBIDDEN', message: expect.stringMatching(/^nobody: no answer within 10 minutes did not let this text go to executor-1 \(high risk: git clean -fdx: /) as unknown } });
+    expect(unanswered.sent).toEqual([]);
   });
 
   it('judges text typed in pieces without Enter as a whole', async () => {

@@ -10,9 +10,10 @@
 import { z } from 'zod';
 import { isSwitchboardError, SwitchboardError } from '../../core/errors.js';
 import { describeIssues } from '../../core/zod-issues.js';
+import { decideApproval, type ApprovalRequest, type PolicyVerdict } from '../../approvals/index.js';
 import { judgeRisk, type RiskContext, type RiskJudgement } from '../risk.js';
 import type { TaskList } from '../task-list.js';
-import { WAIT_UNTIL, type TeamPort } from './team-port.js';
+import { WAIT_UNTIL, type GateAnswer, type TeamPort } from './team-port.js';
 
 /** Who calls: the planner, or one of the workers (its own token, its own tasks). */
 export type ToolCaller = { kind: 'planner' } | { kind: 'worker'; workerId: string };
@@ -195,17 +196,41 @@ export async function callTeamTool(name: string, params: unknown, caller: ToolCa
   }
 }
 
-/** The risk gate before text reaches a worker: high waits for a person, medium as the preset says, low passes. */
+/**
+ * The risk gate before text reaches a worker, an approval request of the broker (source: the
+ * orchestrator) like any agent's: the judgement is its rule step (low passes, medium as the preset
+ * says, high asks), and a person at the board is who it asks. Unanswered, nothing is sent.
+ */
 async function gate(workerId: string, text: string, deps: ToolDeps): Promise<RiskJudgement> {
-  const judgement = judgeRisk(text, deps.riskContext(workerId));
-  const held = judgement.level === 'high' || (judgement.level === 'medium' && deps.medium === 'confirm');
-  if (!held) return judgement;
-  const answer = await deps.port.confirm({ workerId, text, judgement }, deps.signal);
-  if (answer.decision === 'deny') {
-    const first = judgement.findings[0];
-    throw new SwitchboardError('FORBIDDEN', `${answer.by} did not let this text go to ${workerId} (${judgement.level} risk${first ? `: ${first.command}: ${first.reason}` : ''}); it was not sent`);
-  }
-  return judgement;
+  const context = deps.riskContext(workerId);
+  const judgement = judgeRisk(text, context);
+  let answer: GateAnswer | undefined;
+  const request: ApprovalRequest = { id: `gate:${workerId}`, source: { kind: 'orchestrator', workerId }, subject: { tool: 'shell', command: text, ...(context.dialect ? { shell: context.dialect } : {}) }, certain: true, doubts: [] };
+  const outcome = await decideApproval(
+    request,
+    {
+      policy: () => gateVerdict(judgement, deps.medium),
+      context,
+      person: async (_request, signal) => {
+        answer = await deps.port.confirm({ workerId, text, judgement }, signal ?? deps.signal);
+        return answer.unanswered ? null : answer.decision;
+      },
+      otherwise: 'deny',
+    },
+    deps.signal,
+  );
+  if (outcome.decision === 'allow') return judgement;
+  const first = judgement.findings[0];
+  const who = answer?.by ?? outcome.reason;
+  throw new SwitchboardError('FORBIDDEN', `${who} did not let this text go to ${workerId} (${judgement.level} risk${first ? `: ${first.command}: ${first.reason}` : ''}); it was not sent`, { decided_by: outcome.decidedBy, reason: outcome.reason });
+}
+
+/** The risk judgement as the broker's first step says it: low (and medium the preset lets pass) allowed, the rest asked. */
+function gateVerdict(judgement: RiskJudgement, medium: ToolDeps['medium']): PolicyVerdict {
+  const passes = judgement.level === 'low' || (judgement.level === 'medium' && medium === 'pass');
+  const first = judgement.findings[0];
+  const why = first ? `${judgement.level} risk: ${first.command}: ${first.reason}` : `${judgement.level} risk`;
+  return { decision: passes ? 'allow' : 'ask', reason: `${passes ? 'allowed' : 'asked'}: the risk gate found ${why}`, rule: null, basis: 'rule', ruleName: `risk.${judgement.level}`, parts: [] };
 }
 
 function ownerFor(caller: ToolCaller, named: string | undefined, port: TeamPort): string {
