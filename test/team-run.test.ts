@@ -156,7 +156,7 @@ describe('a team run', () => {
       ['run.complete', { summary: 'both wrote' }],
     ];
     const host = hostFor(plannerProgram(scratch.dir, log, calls), repo);
-    const preset = parsePreset({ name: 'worktrees', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell', worktree: true, count: 2 }] });
+    const preset = parsePreset({ name: 'worktrees', planner: 'lead', roles: [{ name: 'lead', agent: 'scripted-planner' }, { name: 'executor', agent: 'shell', worktree: true, count: 3 }] });
     const run = new TeamRun({ id: 'team-wt', preset, goal: 'two workers, two branches', folder: repo, home: scratch.dir, worktrees: path.join(scratch.dir, 'worktrees'), host });
     await run.start();
     await until(() => run.state === 'completed', 'the run completed', 60_000);
@@ -174,8 +174,13 @@ describe('a team run', () => {
     // Neither wrote over the other, nor into the repository's own tree.
     expect(readFileSync(path.join(repo, 'README.md'), 'utf8')).toBe('shared\n');
     expect(existsSync(path.join(one?.folder ?? '', 'two.txt'))).toBe(false);
-    expect(git('branch', '--list', 'switchboard/*').split('\n').map((b) => b.trim()).filter(Boolean)).toEqual(['+ switchboard/team-wt/executor-1', '+ switchboard/team-wt/executor-2']);
+    const branches = (): string[] => git('branch', '--list', 'switchboard/*').split('\n').map((b) => b.trim()).filter(Boolean);
+    expect(branches()).toEqual(['+ switchboard/team-wt/executor-1', '+ switchboard/team-wt/executor-2', '+ switchboard/team-wt/executor-3']);
+    // Ended with its workers closed: executor-3 changed nothing, so its worktree and branch go; the others stay.
     await run.end('the test', true);
+    expect(existsSync(path.join(scratch.dir, 'worktrees', 'team-wt', 'executor-3'))).toBe(false);
+    expect(branches()).toEqual(['+ switchboard/team-wt/executor-1', '+ switchboard/team-wt/executor-2']);
+    expect(readFileSync(path.join(two?.folder ?? '', 'two.txt'), 'utf8')).toBe('two\n');
     run.dispose();
   }, 90_000);
 

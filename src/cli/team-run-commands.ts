@@ -210,6 +210,8 @@ function recordLine(entry: { seq: number; ts: number; kind: string } & Record<st
         return `${e(entry.kind === 'restart' ? 'worker' : 'call')} by ${e('by')}`;
       case 'check':
         return `${e('worker')} ${e('task')}: \`${e('command')}\` ${entry.passed === true ? 'passed' : `failed (exit ${e('exitCode')})`} in ${e('ms')} ms`;
+      case 'worktree':
+        return entry.removed === true ? `${e('worker')}: ${e('branch')} removed (nothing changed)` : `${e('worker')}: ${e('branch')} kept at ${e('path')}`;
       default:
         return JSON.stringify(entry);
     }

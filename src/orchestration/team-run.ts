@@ -30,7 +30,7 @@ import { plannerPolicy, RoleApprovals, type RoleDecision } from './role-approval
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
 import { StuckWatch } from './stuck-watch.js';
 import { runCheck, type CheckResult } from './check-command.js';
-import { addWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
+import { addWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';
@@ -151,7 +151,9 @@ export type TeamRecordEntry =
   | { kind: 'moving'; worker: string }
   | { kind: 'nudge'; worker: string; text: string }
   | { kind: 'restart'; worker: string; by: string }
-  | { kind: 'check'; worker: string; task: string; command: string; passed: boolean; exitCode: number | null; ms: number; output: string };
+  | { kind: 'check'; worker: string; task: string; command: string; passed: boolean; exitCode: number | null; ms: number; output: string }
+  /** At the end, with the workers closed: an unchanged worktree removed, or one with changes kept. */
+  | { kind: 'worktree'; worker: string; branch: string; path: string; removed: boolean };
 
 /** Everything the board shows of a run, at one moment (`version` counts the changes). */
 export interface TeamBoard {
@@ -591,7 +593,31 @@ export class TeamRun implements TeamPort, Disposable {
   /** Ends the run (cancelled, unless it ended already), closing the agents' panes when `closeAgents`. */
   async end(by: string, closeAgents: boolean): Promise<void> {
     if (!teamEnded(this.current)) this.step({ kind: 'cancel', by });
-    if (closeAgents) await this.closeWorkers(true);
+    if (!closeAgents) return;
+    await this.closeWorkers(true);
+    await this.removeUnchangedWorktrees();
+  }
+
+  /**
+   * Once its workers are closed, each worktree that holds nothing of its worker's goes, with its
+   * branch; one with any change stays for the person (the report says where). Read first, so the
+   * record's last board has what each held.
+   */
+  private async removeUnchangedWorktrees(): Promise<void> {
+    await this.refreshChanges();
+    for (const worker of this.workersById.values()) {
+      const worktree = worker.worktree;
+      if (!worktree || worker.pane?.pane.alive === true) continue;
+      let removed: boolean;
+      try {
+        removed = await removeUnchangedWorktree(worktree);
+      } catch {
+        // Gone already, or git refused (a file written at the last moment): it stays.
+        removed = false;
+      }
+      this.record({ kind: 'worktree', worker: worker.id, branch: worktree.branch, path: worktree.path, removed });
+    }
+    this.changed();
   }
 
   /** The run's report as markdown. */

@@ -1,17 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
+import { addWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sb-worktrees-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
 const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
 
-function repository(): string {
-  const repo = path.join(scratch, 'repo');
+function repository(name = 'repo'): string {
+  const repo = path.join(scratch, name);
   mkdirSync(path.join(repo, 'src'), { recursive: true });
   git(repo, 'init', '--quiet', '-b', 'main');
   writeFileSync(path.join(repo, 'README.md'), 'hello\n');
@@ -60,5 +60,30 @@ describe("a worker's git worktree", () => {
 
     // A second worktree on the same branch name is refused with git's reason.
     await expect(addWorktree(repo, path.join(scratch, 'home', 'worktrees', 'team-1', 'again'), 'switchboard/team-1/executor-1')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('already exists') });
+  });
+
+  it('is removed at the end with its branch only when it holds nothing of the worker: any change keeps it', async () => {
+    const repo = repository('repo-ends');
+    const at = (name: string): string => path.join(scratch, 'home', 'worktrees', 'team-2', name);
+    const branches = (): string[] => git(repo, 'branch', '--format=%(refname:short)').trim().split('\n').sort();
+
+    const untouched = await addWorktree(repo, at('untouched'), 'switchboard/team-2/untouched');
+    // A build's output git ignores does not keep it.
+    mkdirSync(path.join(untouched.path, 'build'));
+    writeFileSync(path.join(untouched.path, 'build', 'out.bin'), 'ignored\n');
+    const newFile = await addWorktree(repo, at('new-file'), 'switchboard/team-2/new-file');
+    writeFileSync(path.join(newFile.path, 'notes.md'), 'mine\n');
+    const committed = await addWorktree(repo, at('committed'), 'switchboard/team-2/committed');
+    writeFileSync(path.join(committed.path, 'README.md'), 'changed\n');
+    git(committed.path, 'commit', '--quiet', '-am', 'work');
+
+    expect(await removeUnchangedWorktree(untouched)).toBe(true);
+    expect(await removeUnchangedWorktree(newFile)).toBe(false);
+    expect(await removeUnchangedWorktree(committed)).toBe(false);
+    expect(existsSync(untouched.path)).toBe(false);
+    expect(readFileSync(path.join(newFile.path, 'notes.md'), 'utf8')).toBe('mine\n');
+    expect(git(committed.path, 'log', '-1', '--format=%s').trim()).toBe('work');
+    expect(branches()).toEqual(['main', 'switchboard/team-2/committed', 'switchboard/team-2/new-file']);
+    expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain(untouched.path);
   });
 });

@@ -14,6 +14,8 @@ import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
 export interface Worktree {
   /** The worktree's folder. */
   path: string;
+  /** The repository it is a worktree of (where git is told to remove it). */
+  repository: string;
   branch: string;
   /** The commit it started from: what its changes are measured against. */
   base: string;
@@ -85,7 +87,24 @@ export async function addWorktree(repository: string, dir: string, branch: strin
   const base = (await git(repository, ['rev-parse', 'HEAD'])).trim();
   mkdirSync(path.dirname(dir), { recursive: true });
   await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
-  return { path: dir, branch, base };
+  return { path: dir, repository, branch, base };
+}
+
+/**
+ * Removes `worktree` and its branch when they hold nothing of the worker's: no commit past its base,
+ * nothing modified, staged or new (ignored files, such as a build's output, go with it). Anything
+ * else is kept for the person, as it is. True when it was removed.
+ */
+export async function removeUnchangedWorktree(worktree: Worktree): Promise<boolean> {
+  const head = (await git(worktree.path, ['rev-parse', 'HEAD'])).trim();
+  if (head !== worktree.base) return false;
+  const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
+  if (status.trim() !== '') return false;
+  // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
+  await git(worktree.repository, ['worktree', 'remove', worktree.path]);
+  // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
+  await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).catch(() => undefined);
+  return true;
 }
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
