@@ -493,3 +493,19 @@ describe('plan: MCP tool steps and the last tool result', () => {
     expect(plan(mcpScenario, read).reply).toMatchObject({ kind: 'text', text: 'Codex says: Because it is.' });
   });
 });
+
+describe('a text step with vars', () => {
+  const withVars = parseScenario({
+    name: 'vars',
+    rules: [{ match: 'result', steps: [{ text: 'call {"nonce":"{{nonce}}","missing":"{{gone}}"}', vars: { nonce: 'Your nonce is ([0-9a-f]+)', gone: 'never (here)' } }] }],
+  });
+
+  it('fills each name with its pattern\'s first group, from the whole request', () => {
+    const reply = plan(withVars, view({ prompt: 'the result', text: 'brief: Your nonce is 0af3.\nthe result' })).reply;
+    expect(textOf(reply)).toBe('call {"nonce":"0af3","missing":""}');
+  });
+
+  it('refuses a pattern that is no regular expression, naming the step', () => {
+    expect(() => parseScenario({ name: 'bad', rules: [{ steps: [{ text: 'x', vars: { a: '(' } }] }] })).toThrow(/not a valid regular expression/);
+  });
+});

@@ -127,7 +127,14 @@ function planFromScript(scenario: Scenario, view: ConversationView, fallbackCwd:
     // A tool search only prepares the step's call: the step's words go with the call itself.
     return { reply: { kind: 'tool', text: call.kind === 'tool_search' ? undefined : step.text, call, timing }, ...where };
   }
-  return { reply: { kind: 'text', text: step.text.replaceAll('{{tool_result}}', view.lastToolResult), timing }, ...where };
+  return { reply: { kind: 'text', text: fillText(step.text, step.vars, view), timing }, ...where };
+}
+
+/** A text step's words with `{{tool_result}}` and each of its `vars` filled in from the request. */
+function fillText(text: string, vars: Readonly<Record<string, string>> | undefined, view: ConversationView): string {
+  let filled = text.replaceAll('{{tool_result}}', view.lastToolResult);
+  for (const [name, pattern] of Object.entries(vars ?? {})) filled = filled.replaceAll(`{{${name}}}`, new RegExp(pattern).exec(view.text)?.[1] ?? '');
+  return filled;
 }
 
 function defaultErrorMessage(status: number): string {

@@ -70,8 +70,12 @@ const mcpStep = z.strictObject({
   ...timing,
 });
 
-/** Text; `{{tool_result}}` in it stands for the text of the last tool result the client sent back. */
-const textStep = z.strictObject({ text: z.string(), ...timing });
+/**
+ * Text; `{{tool_result}}` in it stands for the text of the last tool result the client sent back,
+ * and `{{name}}` for the first group of `vars.name`, a regular expression tried on the whole
+ * request (a nonce the conversation gave earlier, say); '' when it does not match.
+ */
+const textStep = z.strictObject({ text: z.string(), vars: z.record(z.string().regex(/^\w+$/), z.string().refine(isValidPattern, 'not a valid regular expression')).optional(), ...timing });
 
 const errorStep = z.strictObject({
   /** 500 server error, 429 rate limit, 529 overloaded (503 where the API has no 529). */
@@ -175,3 +179,12 @@ export const HELLO_SCENARIO: Scenario = {
   title: 'Scripted session',
   rules: [{ steps: [{ text: 'Hello from the scripted model.' }] }],
 };
+
+function isValidPattern(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
+  }
+}
