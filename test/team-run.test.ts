@@ -100,7 +100,8 @@ describe('a team run', () => {
       'c5 tabs.read ok delivered',
       'c6 tabs.send FORBIDDEN delivered',
       'c7 run.report_draft ok delivered',
-      'c8 run.complete ok pending',
+      // The run ended on it: nothing is typed into the planner after the end.
+      'c8 run.complete ok undelivered',
     ]);
     const report = run.report();
     expect(report).toContain('# Team run: write made.txt');
@@ -250,7 +251,7 @@ describe('a team run', () => {
     // The planner heard c1's result once: the resend.
     expect(results.map((r) => r.id ?? 'brief')).toEqual(['brief', 'c1', 'c2']);
     // (Typed and taken; on a loaded machine the planner may show its next call before its work shows: unconfirmed.)
-    expect(run.callLog().map((c) => `${c.id} ${c.delivered.replace('unconfirmed', 'delivered')}`)).toEqual(['c1 delivered', 'c2 delivered', 'c3 pending']);
+    expect(run.callLog().map((c) => `${c.id} ${c.delivered.replace('unconfirmed', 'delivered')}`)).toEqual(['c1 delivered', 'c2 delivered', 'c3 undelivered']);
     expect(() => run.resend('c1', 'a person')).toThrow(/the team run has ended/);
     await run.end('the test', true);
     run.dispose();

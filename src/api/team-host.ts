@@ -5,6 +5,7 @@
  */
 import path from 'node:path';
 import { isMcpConfigAgent, startAgent, TEAM_ROLE_ENV, type AgentPane } from '../agents/index.js';
+import { createTranscriptReader, markQuestion, newAskId } from '../asks/index.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { TeamHost } from '../orchestration/index.js';
 import { scopesForNewPane, type Grant } from './authorize.js';
@@ -20,6 +21,8 @@ export interface TeamHostOptions {
   sandbox?: { homeRoot: string; modelUrl: string };
   /** Variables every agent of the run gets. */
   env?: Record<string, string>;
+  /** The planner calls the team's tools by marker lines only, even where its CLI could over MCP. */
+  markersOnly?: boolean;
 }
 
 /** A team run's host over the daemon's services: its agents are daemon panes, with `options`' token scopes, HOMEs and variables. */
@@ -47,10 +50,20 @@ export function teamHostOf(services: Services, options: TeamHostOptions): TeamHo
     callsVia(agent) {
       // Switchboard's MCP server is in the configuration of an agent it starts from an isolated
       // HOME; a user's own CLI may not have it, and marker lines work with any program.
-      return options.sandbox && services.daemon.mcpServer && isMcpConfigAgent(agent) ? 'mcp' : 'markers';
+      return !options.markersOnly && options.sandbox && services.daemon.mcpServer && isMcpConfigAgent(agent) ? 'mcp' : 'markers';
     },
     async closeAgent(agent): Promise<void> {
       await services.panes.remove(agent.pane.id, { graceMs: CLOSE_GRACE_MS }).catch(() => undefined);
+    },
+    transcriptTurn(agent, text) {
+      // The ask engine's way: the text carries a request id on a line of its own, and the reply
+      // that follows the prompt recording it is read from the CLI's transcript.
+      const location = services.asks.directory.get(agent.pane.id)?.transcript();
+      if (!location) return undefined;
+      const id = newAskId();
+      const reader = createTranscriptReader(location, id);
+      reader.begin();
+      return { text: markQuestion(text, id), reader: { read: (context) => reader.read(context) } };
     },
   };
 }

@@ -86,6 +86,7 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
       grant: ctx.grant ?? OWNER_GRANT,
       ...(p.agent_home !== undefined && p.model_url !== undefined ? { sandbox: { homeRoot: p.agent_home, modelUrl: p.model_url } } : {}),
       ...(p.env !== undefined ? { env: p.env } : {}),
+      ...(p.planner_calls === 'markers' ? { markersOnly: true } : {}),
     });
     return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host, startedBy: callerOf(ctx.grant) }).board());
   },

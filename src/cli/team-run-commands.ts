@@ -308,7 +308,9 @@ function renderBoard(board: TeamBoardInfo, withKeys = false): string {
     const last = worker.last_lines.filter((l) => l.trim() !== '').slice(-BOARD_LINES);
     if (last.length > 0) lines.push(`  ${worker.id}:`, ...last.map((l) => `    ${l}`));
   }
-  const unsent = board.calls.filter((c) => c.delivered === 'undelivered' || c.delivered === 'unconfirmed');
+  // Once the run has ended nothing more is typed into the planner, and nothing can be resent.
+  const over = board.state === 'completed' || board.state === 'failed' || board.state === 'cancelled';
+  const unsent = over ? [] : board.calls.filter((c) => c.delivered === 'undelivered' || c.delivered === 'unconfirmed');
   if (unsent.length > 0) {
     lines.push('', `not confirmed at the planner: ${unsent.map((c) => `${c.id} (${c.method}, ${c.delivered})`).join(', ')}`);
     if (unsent.some((c) => c.via === 'markers')) lines.push(`  resend: switchboard team resend ${board.run_id} CALL`);

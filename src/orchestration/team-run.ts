@@ -53,6 +53,20 @@ export interface TeamHost {
   callsVia(agent: string): 'mcp' | 'markers';
   /** Ends an agent's pane (when the run ends and the person chose to close its agents, the planner too). */
   closeAgent(agent: AgentPane): Promise<void>;
+  /**
+   * A prompt for `agent` marked so that the reply to it can be read from the agent's own
+   * transcript, and the reader of that reply (begun: call before typing the text); undefined
+   * where the CLI writes no transcript Switchboard reads. A TUI renders a planner's marker line
+   * as markdown (Claude Code, Codex and OpenCode draw `__MPS_TOOL__` as a bold `MPS_TOOL`) and
+   * wraps it: the transcript has it as the model wrote it.
+   */
+  transcriptTurn?(agent: AgentPane, text: string): { text: string; reader: TurnReader } | undefined;
+}
+
+/** One prompt's reply as the planner's transcript has it so far. */
+export interface TurnReader {
+  /** `idle`: the planner's screen shows it idle (a reader that queries slowly waits for it). */
+  read(context: { idle: boolean }): Promise<{ found: boolean; reply: string; done: boolean }>;
 }
 
 export interface TeamRunOptions {
@@ -207,6 +221,10 @@ const LAST_LINES = 12;
 const CALL_SCAN_LINES = 200;
 /** Distinct lines remembered as read (a call is run once anyway; this spares re-parsing). */
 const MAX_SEEN_LINES = 5_000;
+/** Between two reads of the planner's transcript asked for back to back, at least this long. */
+const TURN_READ_GAP_MS = 200;
+/** A turn its transcript never showed done is no longer read once the planner has sat idle this long. */
+const TURN_IDLE_PATIENCE_MS = 30_000;
 /** How long the risk gate holds a text for a person before it counts as denied. */
 const GATE_TIMEOUT_MS = 15 * 60_000;
 /** The longest a result may take to be typed in once the planner is idle. */
@@ -260,6 +278,10 @@ export class TeamRun implements TeamPort, Disposable {
   /** The worktrees' changes being read (refreshChanges): reads follow one another. */
   private changesRead: Promise<void> = Promise.resolve();
   private readonly seenLines = new Set<string>();
+  /** The planner's latest turns read from its transcript (transcriptTurn), newest last, with the call whose result began each. */
+  private turns: { reader: TurnReader; record: CallRecord | undefined }[] = [];
+  private readingTurns = false;
+  private turnReadAgain = false;
   /** Calls read and not yet run, in order; results not yet typed into the planner, in order. */
   private readonly callQueue: { id: string; method: string; params: Record<string, unknown> }[] = [];
   private readonly deliveries: { text: string; record?: CallRecord }[] = [];
@@ -340,7 +362,12 @@ export class TeamRun implements TeamPort, Disposable {
     this.planner = planner.value;
     this.followApprovals(planner.value, plannerRole, 'planner', plannerPolicy(policyOf(plannerRole)));
     this.store.add(planner.value.pane.onRender(() => this.readCalls()));
-    this.store.add(planner.value.onState(() => this.pumpDeliveries()));
+    this.store.add(
+      planner.value.onState(() => {
+        this.pumpDeliveries();
+        this.readTurns();
+      }),
+    );
     this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
     if (teamEnded(this.current)) return;
     // Over MCP only once the planner's CLI has the tools; without them in time, by marker lines.
@@ -821,7 +848,51 @@ export class TeamRun implements TeamPort, Disposable {
   private readCalls(): void {
     // Only a planner told the nonce can write a valid line: an MCP planner's screen is not read for calls.
     if (!this.planner || this.callsVia !== 'markers' || teamEnded(this.current)) return;
-    const lines = this.planner.pane.readText(CALL_SCAN_LINES, { joinWrapped: true }).lines;
+    this.takeCallLines(this.planner.pane.readText(CALL_SCAN_LINES, { joinWrapped: true }).lines);
+    this.readTurns();
+  }
+
+  /**
+   * Reads the planner's replies from its transcript, where the host can: the lines as the model
+   * wrote them. One read at a time; a read asked for meanwhile follows it.
+   */
+  private readTurns(): void {
+    if (this.turns.length === 0 || teamEnded(this.current)) return;
+    if (this.readingTurns) {
+      this.turnReadAgain = true;
+      return;
+    }
+    this.readingTurns = true;
+    const idle = this.planner?.state.state === 'idle';
+    const turns = this.turns;
+    void Promise.all(turns.map((turn) => turn.reader.read({ idle }).catch(() => undefined)))
+      .then((reads) => {
+        if (teamEnded(this.current)) return;
+        reads.forEach((read, i) => {
+          if (!read?.found) return;
+          // The CLI recorded the prompt: a result the screen could not confirm did arrive.
+          const record = turns[i]?.record;
+          if (record?.delivered === 'unconfirmed') this.confirmDelivered(record);
+          this.takeCallLines(read.reply.split(/\r?\n/));
+        });
+        // The transcript may be written after the screen went still: the newest turn is read again
+        // until it is done, or its planner sat idle past TURN_IDLE_PATIENCE_MS without it.
+        const newest = reads.at(-1);
+        const planner = this.planner;
+        const idleFor = planner && planner.state.state === 'idle' ? Date.now() - planner.state.at : 0;
+        if (newest?.done !== true && idleFor < TURN_IDLE_PATIENCE_MS) this.turnReadAgain = true;
+      })
+      .finally(() => {
+        this.readingTurns = false;
+        if (this.turnReadAgain && !teamEnded(this.current)) {
+          this.turnReadAgain = false;
+          setTimeout(() => this.readTurns(), TURN_READ_GAP_MS).unref?.();
+        }
+      });
+  }
+
+  /** Marker lines not seen before, from the screen or the transcript, to the reader and on to be run. */
+  private takeCallLines(lines: readonly string[]): void {
     const fresh = lines.filter((line) => line.includes(TOOL_PREFIX) && !this.seenLines.has(line));
     if (fresh.length === 0) return;
     for (const line of fresh) {
@@ -844,7 +915,10 @@ export class TeamRun implements TeamPort, Disposable {
       .then((outcome: ToolOutcome) => {
         record.outcome = outcome.ok ? 'ok' : outcome.error.code;
         this.recordCall(record, next.params, outcome);
-        if (!teamEnded(this.current)) this.deliver({ text: resultLine(next.id, outcome), record });
+        const item = { text: resultLine(next.id, outcome), record };
+        // The run ended (this call may have ended it): nothing more is typed into the planner.
+        if (teamEnded(this.current)) this.delivered(item, 'undelivered');
+        else this.deliver(item);
       })
       .finally(() => {
         this.runningCall = false;
@@ -856,6 +930,14 @@ export class TeamRun implements TeamPort, Disposable {
   /** A call's end, for the record: what it was called with, and how it went. */
   private recordCall(record: CallRecord, params: unknown, outcome: ToolOutcome): void {
     this.record({ kind: 'call', id: record.id, method: record.method, by: record.by, via: record.via, params, outcome: record.outcome, ...(outcome.ok ? {} : { message: outcome.error.message }) });
+  }
+
+  /** A result typed with no sign on screen that it was taken, seen since in the planner's transcript. */
+  private confirmDelivered(record: CallRecord): void {
+    record.delivered = 'delivered';
+    this.unsentResults.delete(record.id);
+    this.record({ kind: 'delivery', call: record.id, delivered: 'delivered' });
+    this.changed();
   }
 
   private delivered(item: { text: string; record?: CallRecord }, delivered: Exclude<CallRecord['delivered'], 'pending'>): void {
@@ -948,8 +1030,12 @@ export class TeamRun implements TeamPort, Disposable {
     if (!next) return;
     this.delivering = true;
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS)]);
+    // A planner that calls by marker lines has its reply to this text read from its transcript
+    // too, where its CLI writes one: this turn's and the one before (which may still be written).
+    const turn = this.callsVia === 'markers' ? this.options.host.transcriptTurn?.(planner, next.text) : undefined;
+    if (turn) this.turns = [...this.turns.slice(-1), { reader: turn.reader, record: next.record }];
     void planner
-      .prompt(next.text, signal)
+      .prompt(turn?.text ?? next.text, signal)
       .then(
         (submission) => this.delivered(next, submission.confirmedBy === 'exited' ? 'undelivered' : submission.confirmedBy === 'unconfirmed' ? 'unconfirmed' : 'delivered'),
         // Never typed again by itself: what did not arrive is shown as undelivered, for a person to resend.
@@ -969,6 +1055,8 @@ export class TeamRun implements TeamPort, Disposable {
     this.record({ kind: 'state', from: change.from, to: change.to, why: change.why });
     if (teamEnded(this.current)) {
       this.endedAt = new Date().toISOString();
+      // Results still waiting to be typed never will be: they show as undelivered, not pending.
+      for (const item of this.deliveries.splice(0)) this.delivered(item, 'undelivered');
       // What the worktrees hold at the end, for the record's last board and the report.
       void this.refreshChanges();
       this.abort.abort();

@@ -53,6 +53,8 @@ export const teamParams = {
       model_url: optional(z.url().max(2048)),
       /** Variables every agent of the run gets, as create_pane's `env`. */
       env: optional(z.record(z.string(), z.string().max(128 * 1024))),
+      /** How the planner calls the team's tools: `auto` (MCP where its CLI has Switchboard's server, else marker lines) or `markers` only. */
+      planner_calls: optional(z.enum(['auto', 'markers'])),
     })
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' }),
   /** Every run kept (the live ones and the last ended ones), the newest first. */
