@@ -147,7 +147,8 @@ describe('a team run in the daemon', () => {
     const presetFile = path.join(scratch.dir, 'scripted.json');
     writeFileSync(presetFile, JSON.stringify(PRESET));
     expect((await sb('team', 'preset', 'save', presetFile)).code).toBe(0);
-    const run = await sb('team', 'run', '--preset', 'scripted', '--folder', work, 'write made.txt');
+    // (--markers: its scripted planner calls by marker lines anyway; the flag is taken.)
+    const run = await sb('team', 'run', '--preset', 'scripted', '--folder', work, '--markers', 'write made.txt');
     expect(run.code, run.stderr).toBe(0);
     const runId = /^(team-[0-9a-f]{8}): scripted on "write made.txt"/.exec(run.stdout)?.[1] ?? '';
     expect(runId).not.toBe('');

@@ -52,7 +52,7 @@ const TEAM_HELP = [
   'Team runs: one goal, a preset\'s team of agent CLIs in panes, a planner that drives the workers through',
   'tools, a risk gate that holds dangerous text for a person, a live board and a report.',
   '',
-  '  team run --preset P [--folder D] [--board] "goal"   start a run in D (default: here); --board follows it',
+  '  team run --preset P [--folder D] [--board] [--markers] "goal"   start a run in D (default: here); --board follows it; --markers: the planner calls by marker lines, not MCP',
   '  team runs [--json]                        the runs kept, the newest first',
   '  team board RUN [--once] [--json]          the live board; on a terminal a/d answer a held text, p pauses, q leaves',
   '  team answer RUN CONFIRMATION allow|deny   let a held text through to its worker, or not',

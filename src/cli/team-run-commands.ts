@@ -51,14 +51,14 @@ export function teamRunSubcommand(what: string): ((ctx: CliContext, argv: string
 }
 
 async function runCommand(ctx: CliContext, argv: string[]): Promise<number> {
-  const { values, positionals } = parseCommandArgs(argv, { preset: { type: 'string' }, folder: { type: 'string' }, board: { type: 'boolean' }, json: { type: 'boolean' } });
+  const { values, positionals } = parseCommandArgs(argv, { preset: { type: 'string' }, folder: { type: 'string' }, board: { type: 'boolean' }, markers: { type: 'boolean' }, json: { type: 'boolean' } });
   const goal = positionals.join(' ').trim();
   if (typeof values.preset !== 'string') throw new UsageError('team run needs --preset NAME');
   if (goal === '') throw new UsageError('team run needs the goal, in quotes: team run --preset NAME "the goal"');
   const folder = path.resolve(typeof values.folder === 'string' ? values.folder : process.cwd());
   const client = await ctx.connect();
   try {
-    const board = await client.teamRunStart({ preset: values.preset, goal, folder });
+    const board = await client.teamRunStart({ preset: values.preset, goal, folder, ...(values.markers === true ? { planner_calls: 'markers' as const } : {}) });
     if (values.json === true) out(ctx, JSON.stringify(board));
     else out(ctx, `${board.run_id}: ${board.preset} on "${board.goal}" in ${folder}; watch it with: switchboard team board ${board.run_id}`);
     return values.board === true ? await followBoard(ctx, client, board.run_id) : 0;
