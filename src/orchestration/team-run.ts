@@ -886,7 +886,7 @@ export class TeamRun implements TeamPort, Disposable {
         this.readingTurns = false;
         if (this.turnReadAgain && !teamEnded(this.current)) {
           this.turnReadAgain = false;
-          setTimeout(() => this.readTurns(), TURN_READ_GAP_MS).unref?.();
+          setTimeout(() => this.readTurns(), TURN_READ_GAP_MS).unref();
         }
       });
   }
