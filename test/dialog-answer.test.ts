@@ -283,13 +283,13 @@ describe('a prompt the agent hands back', () => {
 /**
  * An agent that takes its first Enter as a line break, as Gemini CLI 0.61 does with an Enter that
  * comes within 40 ms of a paste by its clock (a busy machine stretches that), and redraws in two
- * pieces: the screen erased, then, 150 ms later, the box with the text and a blank line under it.
+ * pieces: the screen erased, then, 50 ms later, the box with the text and a blank line under it.
  * A loaded daemon reads such a frame between two chunks of the program's output. The next Enter
  * sends the prompt ("got: …").
  */
 function lineBreakThenSplitRedrawAgent(): string {
   return boxedAgent('split-redraw', 'let enters = 0;', `enters += 1;
-  if (enters === 1) { out('\\x1b[H\\x1b[2J'); setTimeout(() => draw(line + '\\r\\n  '), 150); return; }`);
+  if (enters === 1) { out('\\x1b[H\\x1b[2J'); setTimeout(() => draw(line + '\\r\\n  '), 50); return; }`);
 }
 
 describe('a prompt whose first Enter became a line break, redrawn in two pieces', () => {

@@ -57,13 +57,14 @@ export function teamHostOf(services: Services, options: TeamHostOptions): TeamHo
     },
     transcriptTurn(agent, text) {
       // The ask engine's way: the text carries a request id on a line of its own, and the reply
-      // that follows the prompt recording it is read from the CLI's transcript.
+      // that follows the prompt recording it is read from the CLI's transcript. (async: a reader
+      // that throws as it reads a file rejects, never throws at the caller.)
       const location = services.asks.directory.get(agent.pane.id)?.transcript();
       if (!location) return undefined;
       const id = newAskId();
       const reader = createTranscriptReader(location, id);
       reader.begin();
-      return { text: markQuestion(text, id), reader: { read: (context) => reader.read(context) } };
+      return { text: markQuestion(text, id), reader: { read: async (context) => reader.read(context) } };
     },
   };
 }

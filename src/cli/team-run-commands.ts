@@ -211,7 +211,8 @@ function recordLine(entry: { seq: number; ts: number; kind: string } & Record<st
       case 'check':
         return `${e('worker')} ${e('task')}: \`${e('command')}\` ${entry.passed === true ? 'passed' : `failed (exit ${e('exitCode')})`} in ${e('ms')} ms`;
       case 'worktree':
-        return entry.removed === true ? `${e('worker')}: ${e('branch')} removed (nothing changed)` : `${e('worker')}: ${e('branch')} kept at ${e('path')}`;
+        if (entry.removed !== true) return `${e('worker')}: ${e('branch')} kept at ${e('path')}`;
+        return `${e('worker')}: worktree removed (nothing changed)${entry.branchRemoved === true ? `, branch ${e('branch')} too` : `; branch ${e('branch')} kept (git does not see it merged)`}`;
       default:
         return JSON.stringify(entry);
     }

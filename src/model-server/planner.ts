@@ -132,8 +132,12 @@ function planFromScript(scenario: Scenario, view: ConversationView, fallbackCwd:
 
 /** A text step's words with `{{tool_result}}` and each of its `vars` filled in from the request. */
 function fillText(text: string, vars: Readonly<Record<string, string>> | undefined, view: ConversationView): string {
-  let filled = text.replaceAll('{{tool_result}}', view.lastToolResult);
-  for (const [name, pattern] of Object.entries(vars ?? {})) filled = filled.replaceAll(`{{${name}}}`, new RegExp(pattern).exec(view.text)?.[1] ?? '');
+  // Replacer functions: a `$&` or `$'` in a tool's output is text, not a replacement pattern.
+  let filled = text.replaceAll('{{tool_result}}', () => view.lastToolResult);
+  for (const [name, pattern] of Object.entries(vars ?? {})) {
+    const value = new RegExp(pattern).exec(view.text)?.[1] ?? '';
+    filled = filled.replaceAll(`{{${name}}}`, () => value);
+  }
   return filled;
 }
 

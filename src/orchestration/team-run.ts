@@ -63,6 +63,16 @@ export interface TeamHost {
   transcriptTurn?(agent: AgentPane, text: string): { text: string; reader: TurnReader } | undefined;
 }
 
+/** A text typed into the planner whose reply is read from its transcript. */
+interface PlannerTurn {
+  reader: TurnReader;
+  /** The call whose result the text was (none for the brief). */
+  record: CallRecord | undefined;
+  typedAt: number;
+  found: boolean;
+  done: boolean;
+}
+
 /** One prompt's reply as the planner's transcript has it so far. */
 export interface TurnReader {
   /** `idle`: the planner's screen shows it idle (a reader that queries slowly waits for it). */
@@ -139,6 +149,8 @@ interface Worker {
   sentAt?: number;
   /** Its own git worktree, for a role with `worktree: true`. */
   worktree?: Worktree;
+  /** Its worktree held nothing of its own and was removed at the end. */
+  worktreeRemoved?: boolean;
   /** What it changed in its worktree, as last read (refreshChanges). */
   changes?: WorktreeChanges;
   /** Its role's check, each time it ran (the last MAX_CHECKS). */
@@ -167,7 +179,7 @@ export type TeamRecordEntry =
   | { kind: 'restart'; worker: string; by: string }
   | { kind: 'check'; worker: string; task: string; command: string; passed: boolean; exitCode: number | null; ms: number; output: string }
   /** At the end, with the workers closed: an unchanged worktree removed, or one with changes kept. */
-  | { kind: 'worktree'; worker: string; branch: string; path: string; removed: boolean };
+  | { kind: 'worktree'; worker: string; branch: string; path: string; removed: boolean; branchRemoved: boolean };
 
 /** Everything the board shows of a run, at one moment (`version` counts the changes). */
 export interface TeamBoard {
@@ -223,8 +235,12 @@ const CALL_SCAN_LINES = 200;
 const MAX_SEEN_LINES = 5_000;
 /** Between two reads of the planner's transcript asked for back to back, at least this long. */
 const TURN_READ_GAP_MS = 200;
-/** A turn its transcript never showed done is no longer read once the planner has sat idle this long. */
+/** A turn its transcript never showed done is no longer read once the planner has sat idle this long since it was typed. */
 const TURN_IDLE_PATIENCE_MS = 30_000;
+/** A turn its transcript never showed at all is no longer read this long after it was typed. */
+const TURN_FIND_PATIENCE_MS = 120_000;
+/** Turns read at once at most (the oldest open ones go first). */
+const MAX_PLANNER_TURNS = 8;
 /** How long the risk gate holds a text for a person before it counts as denied. */
 const GATE_TIMEOUT_MS = 15 * 60_000;
 /** The longest a result may take to be typed in once the planner is idle. */
@@ -278,8 +294,10 @@ export class TeamRun implements TeamPort, Disposable {
   /** The worktrees' changes being read (refreshChanges): reads follow one another. */
   private changesRead: Promise<void> = Promise.resolve();
   private readonly seenLines = new Set<string>();
-  /** The planner's latest turns read from its transcript (transcriptTurn), newest last, with the call whose result began each. */
-  private turns: { reader: TurnReader; record: CallRecord | undefined }[] = [];
+  /** The planner's turns still read from its transcript (transcriptTurn), oldest first. */
+  private turns: PlannerTurn[] = [];
+  /** Results the planner's transcript shows it took: delivered, whatever the screen said. */
+  private readonly takenByPlanner = new WeakSet<CallRecord>();
   private readingTurns = false;
   private turnReadAgain = false;
   /** Calls read and not yet run, in order; results not yet typed into the planner, in order. */
@@ -364,8 +382,9 @@ export class TeamRun implements TeamPort, Disposable {
     this.store.add(planner.value.pane.onRender(() => this.readCalls()));
     this.store.add(
       planner.value.onState(() => {
-        this.pumpDeliveries();
+        // Read first: a turn the planner just ended is read before the next text goes in.
         this.readTurns();
+        this.pumpDeliveries();
       }),
     );
     this.store.add(planner.value.pane.onExit(() => this.planner && !teamEnded(this.current) && this.step({ kind: 'fail', reason: 'the planner’s CLI exited' })));
@@ -634,15 +653,16 @@ export class TeamRun implements TeamPort, Disposable {
     await this.refreshChanges();
     for (const worker of this.workersById.values()) {
       const worktree = worker.worktree;
-      if (!worktree || worker.pane?.pane.alive === true) continue;
-      let removed: boolean;
+      if (!worktree || worker.worktreeRemoved === true || worker.pane?.pane.alive === true) continue;
+      let outcome: { removed: boolean; branchRemoved: boolean };
       try {
-        removed = await removeUnchangedWorktree(worktree);
+        outcome = await removeUnchangedWorktree(worktree);
       } catch {
         // Gone already, or git refused (a file written at the last moment): it stays.
-        removed = false;
+        outcome = { removed: false, branchRemoved: false };
       }
-      this.record({ kind: 'worktree', worker: worker.id, branch: worktree.branch, path: worktree.path, removed });
+      if (outcome.removed) worker.worktreeRemoved = true;
+      this.record({ kind: 'worktree', worker: worker.id, branch: worktree.branch, path: worktree.path, ...outcome });
     }
     this.changed();
   }
@@ -854,37 +874,44 @@ export class TeamRun implements TeamPort, Disposable {
 
   /**
    * Reads the planner's replies from its transcript, where the host can: the lines as the model
-   * wrote them. One read at a time; a read asked for meanwhile follows it.
+   * wrote them. One read at a time; a read asked for meanwhile follows it. A turn is read until the
+   * transcript shows it done; one it never shows is given up (TURN_FIND_PATIENCE_MS, or its planner
+   * idle TURN_IDLE_PATIENCE_MS since), so a slow reader (OpenCode's database, a query a look) is
+   * not run for ever.
    */
   private readTurns(): void {
-    if (this.turns.length === 0 || teamEnded(this.current)) return;
+    const planner = this.planner;
+    if (!planner || this.turns.length === 0 || this.abort.signal.aborted) return;
     if (this.readingTurns) {
       this.turnReadAgain = true;
       return;
     }
     this.readingTurns = true;
-    const idle = this.planner?.state.state === 'idle';
-    const turns = this.turns;
-    void Promise.all(turns.map((turn) => turn.reader.read({ idle }).catch(() => undefined)))
-      .then((reads) => {
-        if (teamEnded(this.current)) return;
-        reads.forEach((read, i) => {
-          if (!read?.found) return;
-          // The CLI recorded the prompt: a result the screen could not confirm did arrive.
-          const record = turns[i]?.record;
-          if (record?.delivered === 'unconfirmed') this.confirmDelivered(record);
-          this.takeCallLines(read.reply.split(/\r?\n/));
-        });
-        // The transcript may be written after the screen went still: the newest turn is read again
-        // until it is done, or its planner sat idle past TURN_IDLE_PATIENCE_MS without it.
-        const newest = reads.at(-1);
-        const planner = this.planner;
-        const idleFor = planner && planner.state.state === 'idle' ? Date.now() - planner.state.at : 0;
-        if (newest?.done !== true && idleFor < TURN_IDLE_PATIENCE_MS) this.turnReadAgain = true;
-      })
+    this.turnReadAgain = false;
+    const idleSince = planner.state.state === 'idle' ? planner.state.at : undefined;
+    const readAll = async (): Promise<void> => {
+      for (const turn of [...this.turns]) {
+        // Idle since this text went in: a reader that only looks at an idle planner waits for that.
+        const read = await turn.reader.read({ idle: idleSince !== undefined && idleSince >= turn.typedAt }).catch(() => undefined);
+        if (!read?.found) continue;
+        if (!turn.found) {
+          turn.found = true;
+          if (turn.record) this.seenByPlanner(turn.record);
+        }
+        if (!this.abort.signal.aborted) this.takeCallLines(read.reply.split(/\r?\n/));
+        if (read.done) turn.done = true;
+      }
+    };
+    void readAll()
+      .catch(() => undefined)
       .finally(() => {
         this.readingTurns = false;
-        if (this.turnReadAgain && !teamEnded(this.current)) {
+        const now = Date.now();
+        const idleFor = (turn: PlannerTurn): number => (idleSince === undefined ? 0 : now - Math.max(idleSince, turn.typedAt));
+        const givenUp = (turn: PlannerTurn): boolean => (!turn.found && now - turn.typedAt > TURN_FIND_PATIENCE_MS) || idleFor(turn) > TURN_IDLE_PATIENCE_MS;
+        this.turns = this.turns.filter((turn) => !turn.done && !givenUp(turn)).slice(-MAX_PLANNER_TURNS);
+        // The transcript may be written after the screen went still: read again while a turn is open.
+        if ((this.turnReadAgain || this.turns.length > 0) && !this.abort.signal.aborted) {
           this.turnReadAgain = false;
           setTimeout(() => this.readTurns(), TURN_READ_GAP_MS).unref();
         }
@@ -932,8 +959,13 @@ export class TeamRun implements TeamPort, Disposable {
     this.record({ kind: 'call', id: record.id, method: record.method, by: record.by, via: record.via, params, outcome: record.outcome, ...(outcome.ok ? {} : { message: outcome.error.message }) });
   }
 
-  /** A result typed with no sign on screen that it was taken, seen since in the planner's transcript. */
-  private confirmDelivered(record: CallRecord): void {
+  /**
+   * The planner's transcript recorded this result: it was delivered, whatever the screen said (a
+   * typing still going on counts as delivered when it ends, even if the run ended meanwhile).
+   */
+  private seenByPlanner(record: CallRecord): void {
+    this.takenByPlanner.add(record);
+    if (record.delivered !== 'unconfirmed' && record.delivered !== 'undelivered') return;
     record.delivered = 'delivered';
     this.unsentResults.delete(record.id);
     this.record({ kind: 'delivery', call: record.id, delivered: 'delivered' });
@@ -943,6 +975,7 @@ export class TeamRun implements TeamPort, Disposable {
   private delivered(item: { text: string; record?: CallRecord }, delivered: Exclude<CallRecord['delivered'], 'pending'>): void {
     const record = item.record;
     if (!record) return;
+    if (this.takenByPlanner.has(record)) delivered = 'delivered';
     record.delivered = delivered;
     if (delivered !== 'delivered') {
       const oldest = this.unsentResults.keys().next();
@@ -1033,7 +1066,7 @@ export class TeamRun implements TeamPort, Disposable {
     // A planner that calls by marker lines has its reply to this text read from its transcript
     // too, where its CLI writes one: this turn's and the one before (which may still be written).
     const turn = this.callsVia === 'markers' ? this.options.host.transcriptTurn?.(planner, next.text) : undefined;
-    if (turn) this.turns = [...this.turns.slice(-1), { reader: turn.reader, record: next.record }];
+    if (turn) this.turns.push({ reader: turn.reader, record: next.record, typedAt: Date.now(), found: false, done: false });
     void planner
       .prompt(turn?.text ?? next.text, signal)
       .then(

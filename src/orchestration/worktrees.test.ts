@@ -77,9 +77,9 @@ describe("a worker's git worktree", () => {
     writeFileSync(path.join(committed.path, 'README.md'), 'changed\n');
     git(committed.path, 'commit', '--quiet', '-am', 'work');
 
-    expect(await removeUnchangedWorktree(untouched)).toBe(true);
-    expect(await removeUnchangedWorktree(newFile)).toBe(false);
-    expect(await removeUnchangedWorktree(committed)).toBe(false);
+    expect(await removeUnchangedWorktree(untouched)).toEqual({ removed: true, branchRemoved: true });
+    expect(await removeUnchangedWorktree(newFile)).toEqual({ removed: false, branchRemoved: false });
+    expect(await removeUnchangedWorktree(committed)).toEqual({ removed: false, branchRemoved: false });
     expect(existsSync(untouched.path)).toBe(false);
     expect(readFileSync(path.join(newFile.path, 'notes.md'), 'utf8')).toBe('mine\n');
     expect(git(committed.path, 'log', '-1', '--format=%s').trim()).toBe('work');

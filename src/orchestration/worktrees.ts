@@ -93,18 +93,22 @@ export async function addWorktree(repository: string, dir: string, branch: strin
 /**
  * Removes `worktree` and its branch when they hold nothing of the worker's: no commit past its base,
  * nothing modified, staged or new (ignored files, such as a build's output, go with it). Anything
- * else is kept for the person, as it is. True when it was removed.
+ * else is kept for the person, as it is. The branch stays where git does not see it merged.
  */
-export async function removeUnchangedWorktree(worktree: Worktree): Promise<boolean> {
+export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ removed: boolean; branchRemoved: boolean }> {
+  const kept = { removed: false, branchRemoved: false };
   const head = (await git(worktree.path, ['rev-parse', 'HEAD'])).trim();
-  if (head !== worktree.base) return false;
+  if (head !== worktree.base) return kept;
   const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
-  if (status.trim() !== '') return false;
+  if (status.trim() !== '') return kept;
   // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
   await git(worktree.repository, ['worktree', 'remove', worktree.path]);
   // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
-  await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).catch(() => undefined);
-  return true;
+  const branchRemoved = await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).then(
+    () => true,
+    () => false,
+  );
+  return { removed: true, branchRemoved };
 }
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
