@@ -258,25 +258,36 @@ process.stdin.on('data', (d) => {
   return file;
 }
 
-describe('a prompt the agent hands back', () => {
-  const profile = defineProfile(
+/**
+ * The profile of a boxed agent test program (boxedAgent and its like): idle at its `>` row, with
+ * `screen`'s other patterns, and the input settings every one of them shares, `input` over them.
+ */
+function boxedProfile(name: string, screen: { busy?: string[]; approval?: string[] } = {}, input: { submit_patience_ms?: number } = {}) {
+  return defineProfile(
     {
-      name: 'hands-back',
-      binary: { names: ['hands-back'] },
-      screens: [{ versions: '*', idle: ['^>'] }],
+      name,
+      binary: { names: [name] },
+      screens: [{ versions: '*', idle: ['^>'], ...screen }],
       approval_keys: { allow_once: ['y'], deny: ['n'] },
-      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
+      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true, ...input },
     },
     { builtin: false },
   );
+}
 
+/** Prompts the program in `file` as `profile` says, and expects the prompt sent on the second Enter ("got: …"). */
+async function expectSentOnSecondEnter(file: string, profile: ReturnType<typeof boxedProfile>): Promise<void> {
+  const pane = registry.create({ argv: [process.execPath, file], cwd: scratch.dir });
+  expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
+  const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
+  expect(submission.enters).toBe(2);
+  await pane.waitForExit();
+  expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+}
+
+describe('a prompt the agent hands back', () => {
   it('is sent again when the emptied input box shows the text once more', async () => {
-    const pane = registry.create({ argv: [process.execPath, handsBackAgent()], cwd: scratch.dir });
-    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
-    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
-    expect(submission.enters).toBe(2);
-    await pane.waitForExit();
-    expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+    await expectSentOnSecondEnter(handsBackAgent(), boxedProfile('hands-back'));
   });
 });
 
@@ -293,26 +304,10 @@ function lineBreakThenSplitRedrawAgent(): string {
 }
 
 describe('a prompt whose first Enter became a line break, redrawn in two pieces', () => {
-  const profile = defineProfile(
-    {
-      name: 'split-redraw',
-      binary: { names: ['split-redraw'] },
-      screens: [{ versions: '*', idle: ['^>'] }],
-      approval_keys: { allow_once: ['y'], deny: ['n'] },
-      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
-    },
-    { builtin: false },
-  );
-
   // CI saw Gemini's ask sit in its box: the erased half-frame read as a prompt taken with no input
   // box to watch, so no second Enter came, and the ask took the empty screen as the reply.
   it('is judged on the whole frame, and sent by a second Enter', async () => {
-    const pane = registry.create({ argv: [process.execPath, lineBreakThenSplitRedrawAgent()], cwd: scratch.dir });
-    expect((await waitForScreen(pane, { pattern: /^>/m, timeoutMs: 10_000 })).matched).toBe(true);
-    const submission = await sendPrompt(pane, { input: profile.data.input, screens: profile.screensFor(undefined) }, 'say hello please');
-    expect(submission.enters).toBe(2);
-    await pane.waitForExit();
-    expect(pane.readText(20).lines.join('\n')).toContain('got: say hello please');
+    await expectSentOnSecondEnter(lineBreakThenSplitRedrawAgent(), boxedProfile('split-redraw'));
   });
 });
 
@@ -328,17 +323,7 @@ function slowToTakeAgent(deafMs: number): string {
 }
 
 describe('a prompt the agent is slow to take', () => {
-  const profileWith = (submitPatienceMs: number) =>
-    defineProfile(
-      {
-        name: 'slow-take',
-        binary: { names: ['slow-take'] },
-        screens: [{ versions: '*', idle: ['^>'] }],
-        approval_keys: { allow_once: ['y'], deny: ['n'] },
-        input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true, submit_patience_ms: submitPatienceMs },
-      },
-      { builtin: false },
-    );
+  const profileWith = (submitPatienceMs: number) => boxedProfile('slow-take', {}, { submit_patience_ms: submitPatienceMs });
 
   it('keeps pressing Enter for as long as the profile is patient', async () => {
     const profile = profileWith(40_000);
@@ -386,16 +371,7 @@ function queuesWhileStartingAgent(): string {
 }
 
 describe('a prompt the agent queues and takes by itself', () => {
-  const profile = defineProfile(
-    {
-      name: 'queues',
-      binary: { names: ['queues'] },
-      screens: [{ versions: '*', idle: ['^>'], busy: ['esc to cancel'] }],
-      approval_keys: { allow_once: ['y'], deny: ['n'] },
-      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
-    },
-    { builtin: false },
-  );
+  const profile = boxedProfile('queues', { busy: ['esc to cancel'] });
 
   // While the screen keeps changing with the text in the box, the wait for it to hold still (before
   // another Enter) once outlasted the whole turn: the prompt's caller heard of it after the reply,
@@ -448,16 +424,7 @@ process.stdin.on('data', (d) => {
 }
 
 describe('a prompt whose turn opens an approval', () => {
-  const profile = defineProfile(
-    {
-      name: 'echo-then-approval',
-      binary: { names: ['echo-then-approval'] },
-      screens: [{ versions: '*', idle: ['^>'], approval: ['Allow execution of'] }],
-      approval_keys: { allow_once: ['y'], deny: ['n'] },
-      input: { separate_enter: true, echo_timeout_ms: 1_000, enter_delay_ms: 100, paste_multiline: true },
-    },
-    { builtin: false },
-  );
+  const profile = boxedProfile('echo-then-approval', { approval: ['Allow execution of'] });
 
   it('presses no second Enter on the frames between the box emptying and the approval', async () => {
     const pane = registry.create({ argv: [process.execPath, approvalAfterEchoAgent()], cwd: scratch.dir });
