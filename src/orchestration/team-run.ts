@@ -68,7 +68,9 @@ interface PlannerTurn {
   reader: TurnReader;
   /** The call whose result the text was (none for the brief). */
   record: CallRecord | undefined;
+  /** When its typing began, and whether it has ended. */
   typedAt: number;
+  typed: boolean;
   found: boolean;
   done: boolean;
 }
@@ -891,8 +893,10 @@ export class TeamRun implements TeamPort, Disposable {
     const idleSince = planner.state.state === 'idle' ? planner.state.at : undefined;
     const readAll = async (): Promise<void> => {
       for (const turn of [...this.turns]) {
-        // Idle since this text went in: a reader that only looks at an idle planner waits for that.
-        const read = await turn.reader.read({ idle: idleSince !== undefined && idleSince >= turn.typedAt }).catch(() => undefined);
+        // Idle, and done with this text (idle again since it went in, or its typing over): a reader
+        // that looks only at an idle planner never runs while the text is being typed.
+        const idle = idleSince !== undefined && (idleSince >= turn.typedAt || turn.typed);
+        const read = await turn.reader.read({ idle }).catch(() => undefined);
         if (!read?.found) continue;
         if (!turn.found) {
           turn.found = true;
@@ -1064,11 +1068,15 @@ export class TeamRun implements TeamPort, Disposable {
     this.delivering = true;
     const signal = AbortSignal.any([this.abort.signal, AbortSignal.timeout(this.options.deliveryTimeoutMs ?? DELIVERY_TIMEOUT_MS)]);
     // A planner that calls by marker lines has its reply to this text read from its transcript
-    // too, where its CLI writes one: this turn's and the one before (which may still be written).
-    const turn = this.callsVia === 'markers' ? this.options.host.transcriptTurn?.(planner, next.text) : undefined;
-    if (turn) this.turns.push({ reader: turn.reader, record: next.record, typedAt: Date.now(), found: false, done: false });
+    // too, where its CLI writes one, until the transcript shows that turn done (readTurns).
+    const marked = this.callsVia === 'markers' ? this.options.host.transcriptTurn?.(planner, next.text) : undefined;
+    const turn: PlannerTurn | undefined = marked ? { reader: marked.reader, record: next.record, typedAt: Date.now(), typed: false, found: false, done: false } : undefined;
+    if (turn) this.turns.push(turn);
     void planner
-      .prompt(turn?.text ?? next.text, signal)
+      .prompt(marked?.text ?? next.text, signal)
+      .finally(() => {
+        if (turn) turn.typed = true;
+      })
       .then(
         (submission) => this.delivered(next, submission.confirmedBy === 'exited' ? 'undelivered' : submission.confirmedBy === 'unconfirmed' ? 'unconfirmed' : 'delivered'),
         // Never typed again by itself: what did not arrive is shown as undelivered, for a person to resend.
