@@ -76,7 +76,7 @@ interface PlannerTurn {
 }
 
 /** One prompt's reply as the planner's transcript has it so far. */
-export interface TurnReader {
+interface TurnReader {
   /** `idle`: the planner's screen shows it idle (a reader that queries slowly waits for it). */
   read(context: { idle: boolean }): Promise<{ found: boolean; reply: string; done: boolean }>;
 }
