@@ -327,7 +327,7 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.components.schemas.AskWaitRequest?.properties ?? {})).toEqual(['timeout_ms']);
     // Team runs too, with the request bodies JSON-RPC takes.
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/teams', '/api/v2/teams/{id}', '/api/v2/teams/{id}/send', '/api/v2/teams/{id}/confirmations/{cid}', '/api/v2/teams/{id}/workers/{wid}/mark', '/api/v2/teams/{id}/report']));
-    expect(Object.keys(doc.components.schemas.TeamRunRequest?.properties ?? {})).toEqual(['preset', 'goal', 'folder', 'agent_home', 'model_url', 'env']);
+    expect(Object.keys(doc.components.schemas.TeamRunRequest?.properties ?? {})).toEqual(['preset', 'goal', 'folder', 'agent_home', 'model_url', 'env', 'planner_calls']);
     expect(Object.keys(doc.components.schemas.TeamSendRequest?.properties ?? {})).toEqual(['worker_id', 'text', 'confirmed']);
   });
 });
