@@ -310,8 +310,7 @@ function renderBoard(board: TeamBoardInfo, withKeys = false): string {
     if (last.length > 0) lines.push(`  ${worker.id}:`, ...last.map((l) => `    ${l}`));
   }
   // Once the run has ended nothing more is typed into the planner, and nothing can be resent.
-  const over = board.state === 'completed' || board.state === 'failed' || board.state === 'cancelled';
-  const unsent = over ? [] : board.calls.filter((c) => c.delivered === 'undelivered' || c.delivered === 'unconfirmed');
+  const unsent = ENDED.has(board.state) ? [] : board.calls.filter((c) => c.delivered === 'undelivered' || c.delivered === 'unconfirmed');
   if (unsent.length > 0) {
     lines.push('', `not confirmed at the planner: ${unsent.map((c) => `${c.id} (${c.method}, ${c.delivered})`).join(', ')}`);
     if (unsent.some((c) => c.via === 'markers')) lines.push(`  resend: switchboard team resend ${board.run_id} CALL`);

@@ -871,7 +871,6 @@ export class TeamRun implements TeamPort, Disposable {
     // Only a planner told the nonce can write a valid line: an MCP planner's screen is not read for calls.
     if (!this.planner || this.callsVia !== 'markers' || teamEnded(this.current)) return;
     this.takeCallLines(this.planner.pane.readText(CALL_SCAN_LINES, { joinWrapped: true }).lines);
-    this.readTurns();
   }
 
   /**
@@ -1071,7 +1070,11 @@ export class TeamRun implements TeamPort, Disposable {
     // too, where its CLI writes one, until the transcript shows that turn done (readTurns).
     const marked = this.callsVia === 'markers' ? this.options.host.transcriptTurn?.(planner, next.text) : undefined;
     const turn: PlannerTurn | undefined = marked ? { reader: marked.reader, record: next.record, typedAt: Date.now(), typed: false, found: false, done: false } : undefined;
-    if (turn) this.turns.push(turn);
+    if (turn) {
+      this.turns.push(turn);
+      // Not on each frame the planner draws: readTurns polls itself while a turn is open.
+      this.readTurns();
+    }
     void planner
       .prompt(marked?.text ?? next.text, signal)
       .finally(() => {
