@@ -4,7 +4,8 @@
  * command lines, the same environment, and the same stdout, stderr and exit code once socket
  * paths, dates and pids are normalized.
  */
-import { readFileSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { connect, type SwitchboardClient } from '../src/client/index.js';
@@ -346,6 +347,102 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       await pair.same(['list-keys', '-T', 'prefix', 'Z']);
       await pair.same(['bind-key', '-T', 'prefix', 'NoSuchKey', 'display', '-p', 'z']);
     });
+  });
+
+  it("CCB 8's lines: mouse bindings, hooks with $ kept as given and fired on their targets, after-select-pane, pane-border-status", async () => {
+    await withPair('ccb8', async (pair) => {
+      await pair.same(['new-session', '-d', '-x', '160', '-y', '48', '-s', 'S', '-n', 'main', 'sleep 1000']);
+      // The mouse bindings CCB 8 makes at every start (it retries a refused one for about 3 s).
+      await pair.same(['bind-key', '-T', 'root', 'MouseDown1Pane', 'select-pane -t = ; send-keys -M']);
+      await pair.same(['bind-key', '-T', 'root', 'MouseDrag1Border', 'resize-pane', '-M']);
+      await pair.same(['bind-key', '-T', 'copy-mode-vi', 'MouseDragEnd1Pane', 'send-keys', '-X', 'copy-pipe-and-cancel', "sh -lc 'cat > /dev/null'"]);
+      await pair.same(['bind-key', '-T', 'root', 'WheelUpPane', 'if-shell -F -t = "#{mouse_any_flag}" "send-keys -M" "copy-mode -e"']);
+      await pair.same(['bind-key', '-T', 'root', 'mousedown3status', 'display', '-p', 'x']);
+      await pair.same(['bind-key', '-T', 'root', 'MouseDown9Pane', 'display', '-p', 'x']);
+      for (const [table, key] of [['root', 'MouseDown1Pane'], ['root', 'MouseDrag1Border'], ['copy-mode-vi', 'MouseDragEnd1Pane'], ['root', 'WheelUpPane'], ['root', 'MouseDown3Status']]) {
+        await pair.same(['list-keys', '-T', table as string, key as string]);
+      }
+      // Hooks keep `$` as given (single-quoted for the shell), print it escaped, and take `$NAME`
+      // outside single quotes from the server's environment when set, never the client's.
+      await pair.same(['set-hook', '-g', 'after-rename-session', `run-shell 'x=local; echo $x "$y" done'`]);
+      await pair.same(['set-hook', '-t', 'S', 'after-resize-pane', `run-shell -b 'current_session="#{session_name}"; [ "$current_session" = S ] || exit 0; echo "#{pane_id}"'`]);
+      await pair.same(['set-hook', '-g', 'window-resized', 'run-shell "echo $HOME \\$HOME"']);
+      await pair.same(['show-hooks', '-g']);
+      await pair.same(['show-hooks', '-t', 'S']);
+      await pair.same(['show-hooks', '-gw']);
+      const fired = { real: path.join(pair.dir, 'ccb8-real.txt'), ours: path.join(pair.dir, 'ccb8-ours.txt') };
+      const hook = (file: string, name: string): string => `run-shell 'x=local; echo ${name} #{pane_id} x=$x FOO=$FOO >> ${file}'`;
+      const watched = ['after-set-option', 'after-select-pane', 'after-split-window', 'after-resize-pane', 'after-kill-pane', 'after-rename-window', 'after-respawn-pane', 'window-pane-changed', 'window-layout-changed'];
+      for (const name of watched) {
+        await pair.real(['set-hook', '-t', 'S', name, hook(fired.real, name)]);
+        await pair.ours(['set-hook', '-t', 'S', name, hook(fired.ours, name)]);
+      }
+      // The client that triggers a hook has its own FOO; the hook's shell does not see it.
+      const trigger = new TmuxPair(client, pair.dir, { ...env, FOO: 'from-the-client' }, 'ccb8');
+      await trigger.same(['set-option', '-t', 'S', '@ccb_guard', '1']);
+      await pair.same(['set-window-option', '-t', 'S', 'pane-border-status', 'top']);
+      await pair.same(['split-window', '-v', '-l', '24', '-t', '%0', 'sleep 1000']);
+      await pair.same(['split-window', '-h', '-l', '80', '-t', '%0', 'sleep 1000']);
+      const geometry = ['list-panes', '-t', 'S', '-F', '#{pane_id} #{pane_width}x#{pane_height} top=#{pane_top} left=#{pane_left} bottom=#{pane_bottom} #{window_layout}'];
+      await pair.same(geometry);
+      // select-pane -T only sets the title: tmux 3.3a runs no after-select-pane for it.
+      await pair.same(['select-pane', '-t', '%1', '-T', 'agent', ';', 'set-option', '-p', '-t', '%1', '@ccb_role', 'w']);
+      await pair.same(['select-pane', '-t', '%0']);
+      await pair.same(['select-pane', '-t', '%2', '-P', 'bg=red']);
+      await pair.same(['resize-pane', '-t', '%1', '-y', '10']);
+      await pair.same(geometry);
+      await pair.same(['respawn-pane', '-k', '-t', '%2', 'sleep 1000']);
+      await pair.same(['new-window', '-d', '-t', 'S', '-n', 'w2', 'sleep 1000']);
+      await pair.same(['rename-window', '-t', 'S:w2', 'w3']);
+      await pair.same(['kill-pane', '-t', '%1']);
+      await pair.same(['set-window-option', '-t', 'S', 'pane-border-status', 'bottom']);
+      await pair.same(geometry);
+      await pair.same(['set-window-option', '-t', 'S', 'pane-border-status', 'off']);
+      await pair.same(geometry);
+      // Hooks run on their own time on both sides: a last one, queued after all the others, says
+      // when to compare; until then (or the time is up) the two may still differ.
+      await pair.real(['set-hook', '-t', 'S', 'after-display-message', hook(fired.real, 'last')]);
+      await pair.ours(['set-hook', '-t', 'S', 'after-display-message', hook(fired.ours, 'last')]);
+      await pair.same(['display-message', '-p', '-t', '%0', 'done']);
+      const lines = (file: string): string[] => (existsSync(file) ? readFileSync(file, 'utf8').split('\n').filter((l) => l !== '') : []);
+      const sorted = (file: string): string => lines(file).sort().join('\n');
+      const done = (file: string): boolean => lines(file).some((l) => l.startsWith('last '));
+      await until(() => done(fired.real) && done(fired.ours) && sorted(fired.real) === sorted(fired.ours), 'both servers to run the same hooks').catch(() => undefined);
+      expect(sorted(fired.ours)).toBe(sorted(fired.real));
+      expect(lines(fired.real)).toContain('after-rename-window %3 x=local FOO=');
+      expect(lines(fired.real).some((l) => l.startsWith('after-select-pane %1'))).toBe(false);
+    });
+  });
+
+  it('a fresh server without SHELL takes the login shell from the user database; panes get the client environment, COLORTERM and all; -S is a socket while the server lives', async () => {
+    const noShell = { ...env };
+    delete (noShell as Partial<typeof env>).SHELL;
+    const bare = new TmuxPair(client, t.work, noShell, 'bare');
+    try {
+      await bare.same(['new-session', '-d', '-s', 'b', '-n', 'main', 'sleep 1000']);
+      await bare.same(['show-options', '-g', 'default-shell']);
+      await bare.same(['new-window', '-d', '-t', 'b', '-n', 'env', `sh -c 'echo "[$COLORTERM][$TERM][$TERM_PROGRAM]"; exec sleep 1000'`]);
+      await bare.until(['capture-pane', '-p', '-t', 'b:env'], (out) => out.includes(']['));
+      await bare.same(['capture-pane', '-p', '-t', 'b:env']);
+      await bare.same(['set-environment', '-g', 'COLORTERM', 'truecolor']);
+      await bare.same(['new-window', '-d', '-t', 'b', '-n', 'env2', `sh -c 'echo "[$COLORTERM]"; exec sleep 1000'`]);
+      await bare.until(['capture-pane', '-p', '-t', 'b:env2'], (out) => out.includes(']'));
+      await bare.same(['capture-pane', '-p', '-t', 'b:env2']);
+      // The -S path holds a socket while the server runs; a real tmux client told to use ours is
+      // turned away at once, not left waiting.
+      for (const socket of [bare.realSocket, bare.oursSocket]) expect(statSync(socket).isSocket()).toBe(true);
+      // (Asynchronously: the daemon of this test runs in this process.)
+      const asked = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        execFile('tmux', ['-S', bare.oursSocket, 'list-sessions'], { env: noShell, timeout: 10_000 }, (err, _stdout, stderr) => resolve({ code: err ? ((err as { code?: number }).code ?? null) : 0, stderr }));
+      });
+      expect(asked).toEqual({ code: 1, stderr: 'server exited unexpectedly\n' });
+      await bare.same(['kill-server']);
+      // tmux leaves the socket file behind when its server ends; a client is then refused.
+      for (const socket of [bare.realSocket, bare.oursSocket]) expect(statSync(socket).isSocket()).toBe(true);
+      await bare.same(['has-session', '-t', 'b']);
+    } finally {
+      await bare.stop();
+    }
   });
 
   it('chains with \\;, select-pane -T, tmux parse errors, client commands without a terminal, kill-server', async () => {

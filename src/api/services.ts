@@ -45,7 +45,7 @@ export class TmuxFrontEnd implements Disposable {
 
   /** The tmux service, made now if it was not yet. */
   get(): TmuxService {
-    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0 });
+    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0, socketFiles: true });
     return this.service;
   }
 

@@ -23,6 +23,11 @@ export interface CreatePaneOptions {
    * (an agent run from an isolated HOME must not see the user's credentials). `env` still applies.
    */
   unsetEnv?: readonly string[];
+  /**
+   * Leave TERM and COLORTERM to `env` (default: xterm-256color and truecolor, what the pane's
+   * renderer supports). The tmux front end gives its client's, as tmux does.
+   */
+  terminalFromEnv?: boolean;
   cols?: number;
   rows?: number;
   scrollbackRows?: number;
@@ -136,7 +141,7 @@ export class PaneRegistry {
       throw new SwitchboardError('INVALID_PARAMS', 'give either command or argv, not both');
     }
     const cwd = this.resolveCwd(options.cwd);
-    const env = this.environmentFor(options.env, options.unsetEnv);
+    const env = this.environmentFor(options.env, options.unsetEnv, options.terminalFromEnv !== true);
     const resolved = this.resolveCommand(options, env, cwd);
     const commandLine = this.paneJail?.({ agent: options.agent, scopes: options.scopes, command: resolved, cwd, env }) ?? resolved;
     const cols = options.cols ?? this.defaults.cols;
@@ -279,14 +284,16 @@ export class PaneRegistry {
    * callers can find programs and probe them with what the pane will see. Throws INVALID_PARAMS for
    * a variable no process can carry.
    */
-  environmentFor(extra: Record<string, string> | undefined, unset: readonly string[] = []): Record<string, string> {
+  environmentFor(extra: Record<string, string> | undefined, unset: readonly string[] = [], terminalDefaults = true): Record<string, string> {
     const env: Record<string, string> = {};
     for (const [key, value] of Object.entries(this.baseEnv)) {
       if (value === undefined || SCRUBBED_ENV.includes(key) || unset.some((pattern) => envNameMatches(key, pattern))) continue;
       env[key] = value;
     }
-    setEnvVar(env, 'TERM', 'xterm-256color');
-    setEnvVar(env, 'COLORTERM', 'truecolor');
+    if (terminalDefaults) {
+      setEnvVar(env, 'TERM', 'xterm-256color');
+      setEnvVar(env, 'COLORTERM', 'truecolor');
+    }
     for (const [key, value] of Object.entries(this.paneEnv)) setEnvVar(env, key, value);
     for (const [key, value] of Object.entries(extra ?? {})) {
       if (key === '' || key.includes('=') || key.includes('\0')) {

@@ -113,10 +113,14 @@ export function loginShellArgv(shell: string): string[] {
   return [shell, '-l'];
 }
 
-/** The shell to use when the given one is unusable: /bin/sh, or PowerShell on Windows. */
+/**
+ * The shell to use when the given one ($SHELL) is missing or unusable, as tmux chooses it: the
+ * user's login shell from the user database, else /bin/sh; PowerShell on Windows.
+ */
 export function fallbackShell(env: NodeJS.ProcessEnv = process.env): string {
   if (isWindows) return defaultShell(env).file;
-  return '/bin/sh';
+  const login = safeLoginShell();
+  return login && path.isAbsolute(login) && isExecutableFile(login) ? login : '/bin/sh';
 }
 
 /** True when `file` is a file this process may execute. */

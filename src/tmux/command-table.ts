@@ -129,8 +129,11 @@ function flagsOf(usage: string): { booleanFlags: Set<string>; valueFlags: Set<st
   return { booleanFlags, valueFlags };
 }
 
-/** Flags tmux still accepts but leaves out of the usage line (split-window -p, the older size flag). */
-const HIDDEN_VALUE_FLAGS: Readonly<Record<string, string>> = { 'split-window': 'p' };
+/**
+ * Flags tmux still accepts but leaves out of the usage line: split-window -p (the older size flag)
+ * and select-pane -P (the older pane style, which still selects the pane).
+ */
+const HIDDEN_VALUE_FLAGS: Readonly<Record<string, string>> = { 'split-window': 'p', 'select-pane': 'P' };
 
 /** Every command, in tmux's (alphabetical) order. */
 export const COMMANDS: readonly CommandSpec[] = ROWS.map(([name, alias, usage, minArgs, maxArgs, startsServer]) => {

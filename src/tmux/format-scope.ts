@@ -176,12 +176,12 @@ function paneVariable(scopes: FormatScopes, pane: TmuxPane, name: string): strin
       }
       return pane.title;
     }
-    case 'pane_width': return String(cell?.sx ?? host?.cols ?? 0);
-    case 'pane_height': return String(cell?.sy ?? host?.rows ?? 0);
-    case 'pane_left': return String(cell?.xoff ?? 0);
-    case 'pane_top': return String(cell?.yoff ?? 0);
-    case 'pane_right': return String((cell?.xoff ?? 0) + (cell?.sx ?? 0) - 1);
-    case 'pane_bottom': return String((cell?.yoff ?? 0) + (cell?.sy ?? 0) - 1);
+    case 'pane_width': return String(pane.box?.sx ?? host?.cols ?? 0);
+    case 'pane_height': return String(pane.box?.sy ?? host?.rows ?? 0);
+    case 'pane_left': return String(pane.box?.xoff ?? 0);
+    case 'pane_top': return String(pane.box?.yoff ?? 0);
+    case 'pane_right': return String((pane.box?.xoff ?? 0) + (pane.box?.sx ?? 0) - 1);
+    case 'pane_bottom': return String((pane.box?.yoff ?? 0) + (pane.box?.sy ?? 0) - 1);
     case 'pane_at_left': return flag((cell?.xoff ?? 0) === 0);
     case 'pane_at_top': return flag((cell?.yoff ?? 0) === 0);
     case 'pane_at_right': return flag((cell?.xoff ?? 0) + (cell?.sx ?? 0) === window.sx);
@@ -221,7 +221,7 @@ function paneVariable(scopes: FormatScopes, pane: TmuxPane, name: string): strin
     case 'insert_flag': case 'keypad_flag': case 'keypad_cursor_flag': case 'origin_flag': case 'mouse_any_flag': case 'mouse_button_flag': case 'mouse_standard_flag': case 'mouse_all_flag': case 'mouse_utf8_flag': case 'mouse_sgr_flag': return '0';
     case 'wrap_flag': return '1';
     case 'scroll_region_upper': return '0';
-    case 'scroll_region_lower': return String((cell?.sy ?? 1) - 1);
+    case 'scroll_region_lower': return String((pane.box?.sy ?? 1) - 1);
     case 'scroll_position': return '';
     default: return undefined;
   }

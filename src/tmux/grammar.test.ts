@@ -39,7 +39,7 @@ describe('the tmux command grammar', () => {
   });
 
   it('escapes arguments as tmux prints them', () => {
-    expect(['plain', 'x y', "it's", 'a"b', '~x', '#', '\\', 'tab\tx', ''].map(escapeArgument)).toEqual(['plain', '"x y"', '"it\'s"', "'a\"b'", '\\~x', '\\#', '\\\\', 'tab\\tx', "''"]);
+    expect(['plain', 'x y', "it's", 'a"b', '~x', '#', '\\', 'tab\tx', ''].map((value) => escapeArgument(value))).toEqual(['plain', '"x y"', '"it\'s"', "'a\"b'", '\\~x', '\\#', '\\\\', 'tab\\tx', "''"]);
   });
 
   it('prints commands with their full name, bare flags, then valued flags, then arguments', () => {

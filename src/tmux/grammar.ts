@@ -201,8 +201,12 @@ export function tokenizeCommandString(text: string, env: Readonly<Record<string,
 
 const DOUBLE_QUOTED = new Set([' ', '#', "'", ';', '$', '{', '}', '%']);
 
-/** Escapes one argument as tmux prints it (args_escape): bare, '…' or "…" with C-style escapes. */
-export function escapeArgument(value: string): string {
+/**
+ * Escapes one argument as tmux prints it (args_escape): bare, '…' or "…" with C-style escapes.
+ * In a printed command (`inCommand`) a `$` in double quotes is escaped too, so the command parses
+ * back to the same words; show-options prints values without that.
+ */
+export function escapeArgument(value: string, inCommand = false): string {
   if (value === '') return "''";
   const quote = Array.from(value).some((c) => DOUBLE_QUOTED.has(c)) ? '"' : value.includes('"') ? "'" : '';
   const first = value[0] as string;
@@ -214,7 +218,7 @@ export function escapeArgument(value: string): string {
     else if (ch === '\n') body += '\\n';
     else if (ch === '\t') body += '\\t';
     else if (ch === '\r') body += '\\r';
-    else if (ch === '"' && quote === '"') body += '\\"';
+    else if ((ch === '"' || (ch === '$' && inCommand)) && quote === '"') body += `\\${ch}`;
     else if (code < 0x20 || code === 0x7f) body += `\\${code.toString(8).padStart(3, '0')}`;
     else body += ch;
   }
@@ -232,8 +236,8 @@ export function printCommand(command: ParsedCommand): string {
   if (bare !== '') out += ` -${bare}`;
   for (const [flag, values] of entries) {
     if (!command.spec.valueFlags.has(flag)) continue;
-    for (const value of values) out += ` -${flag} ${escapeArgument(value)}`;
+    for (const value of values) out += ` -${flag} ${escapeArgument(value, true)}`;
   }
-  for (const arg of command.args) out += ` ${escapeArgument(arg)}`;
+  for (const arg of command.args) out += ` ${escapeArgument(arg, true)}`;
   return out;
 }

@@ -11,6 +11,8 @@ interface Named {
   cursor?: string;
   /** The number of `ESC [ n ~` keys (for modified forms). */
   tilde?: number;
+  /** A mouse key: bound, never sent (send-keys types its name as text, as tmux does). */
+  mouse?: true;
 }
 
 const NAMED: Readonly<Record<string, Named>> = {
@@ -44,7 +46,27 @@ const NAMED: Readonly<Record<string, Named>> = {
   f12: { canonical: 'F12', bytes: '\x1b[24~', tilde: 24 },
   any: { canonical: 'Any' },
   none: { canonical: 'None' },
+  ...mouseKeys(),
 };
+
+/**
+ * tmux's mouse keys (`MouseDown1Pane`, `WheelUpStatus`, `DoubleClick3Border`, …): an event on a
+ * part of the screen. They are bound (bind-key -T root), never sent as bytes: a pane gets the
+ * mouse only through an attached client, which the front end has none of.
+ */
+function mouseKeys(): Record<string, Named> {
+  const events = ['MouseMove', 'WheelUp', 'WheelDown'];
+  for (const event of ['MouseDown', 'MouseUp', 'MouseDrag', 'MouseDragEnd', 'SecondClick', 'DoubleClick', 'TripleClick']) {
+    for (let button = 1; button <= 11; button++) events.push(`${event}${button}`);
+  }
+  const keys: Record<string, Named> = {};
+  for (const event of events) {
+    for (const where of ['Pane', 'Status', 'StatusLeft', 'StatusRight', 'StatusDefault', 'Border']) {
+      keys[`${event}${where}`.toLowerCase()] = { canonical: `${event}${where}`, mouse: true };
+    }
+  }
+  return keys;
+}
 
 /** Other spellings tmux accepts for the same keys. */
 const ALIASES: Readonly<Record<string, string>> = {
@@ -138,7 +160,7 @@ function controlOf(char: string): string | undefined {
  */
 export function keyBytes(text: string, applicationCursorKeys: boolean): string | undefined {
   const key = parseKey(text);
-  if (!key || (key.named === 'any' || key.named === 'none')) return undefined;
+  if (!key || key.named === 'any' || key.named === 'none' || (key.named !== undefined && NAMED[key.named]?.mouse)) return undefined;
   const modifier = 1 + (key.shift ? 1 : 0) + (key.meta ? 2 : 0) + (key.ctrl ? 4 : 0);
   if (key.named !== undefined) {
     const keypad = KEYPAD[key.named];

@@ -82,6 +82,36 @@ export class TmuxPane {
   get layoutCell(): LayoutCell | undefined {
     return paneCells(this.window.layout).find((c) => c.paneId === this.id);
   }
+
+  /**
+   * Where the pane's screen sits: its layout cell, less the row a pane border status line takes.
+   * With pane-border-status top (bottom) the panes on the window's top (bottom) edge give up their
+   * first (last) row; the others' status sits on the border they already have. The layout itself,
+   * and so #{window_layout}, is unchanged, as in tmux.
+   */
+  get box(): PaneBox | undefined {
+    const cell = this.layoutCell;
+    if (!cell) return undefined;
+    const box = { xoff: cell.xoff, yoff: cell.yoff, sx: cell.sx, sy: cell.sy };
+    if (box.sy < 2) return box;
+    const status = optionString(this.window.options.get('pane-border-status'));
+    const root = this.window.layout;
+    if (status === 'top' && cell.yoff === root.yoff) {
+      box.yoff++;
+      box.sy--;
+    } else if (status === 'bottom' && cell.yoff + cell.sy === root.yoff + root.sy) {
+      box.sy--;
+    }
+    return box;
+  }
+}
+
+/** A pane's place and size in its window's cells. */
+export interface PaneBox {
+  xoff: number;
+  yoff: number;
+  sx: number;
+  sy: number;
 }
 
 export class TmuxWindow {
@@ -178,7 +208,8 @@ export class TmuxServer {
   readonly globalWindowOptions: OptionStore;
   readonly environment: Environment = new Map();
   readonly buffers: PasteBuffer[] = [];
-  readonly keyTables = new Map<string, Map<string, KeyBinding>>();
+  /** tmux's four tables exist from the start (list-keys -T of one never says "doesn't exist"). */
+  readonly keyTables = new Map<string, Map<string, KeyBinding>>(['root', 'prefix', 'copy-mode', 'copy-mode-vi'].map((name) => [name, new Map()]));
   /** Global hooks of sessions and of windows (and panes), by hook name. */
   readonly sessionHooks = new Map<string, string[]>(SESSION_HOOKS.map((h) => [h, []]));
   readonly windowHooks = new Map<string, string[]>(WINDOW_HOOKS.map((h) => [h, []]));

@@ -147,6 +147,7 @@ export class RegistryPaneHost implements PaneHost {
         env: agent && temp ? { ...spec.env, ...agentTempEnv(agent.profile, temp) } : spec.env,
         // The client's environment is the whole environment, as tmux gives it; nothing of the daemon's leaks in.
         unsetEnv: ['*'],
+        terminalFromEnv: true,
         cols: spec.cols,
         rows: spec.rows,
         scrollbackRows: spec.historyLimit,

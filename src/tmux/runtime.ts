@@ -12,8 +12,8 @@ import { ctime, expandFormat } from './format.js';
 import { escapeArgument } from './grammar.js';
 import { FormatScopes, TMUX_VERSION } from './format-scope.js';
 import type { HostExit, PaneHost } from './host.js';
-import { closePane, fixOffsets, paneCells, singlePaneLayout, splitCell, type SplitOptions } from './layout.js';
-import { TmuxPane, TmuxServer, TmuxSession, TmuxWindow, sessionEnvironment } from './model.js';
+import { closePane, fixOffsets, singlePaneLayout, splitCell, type SplitOptions } from './layout.js';
+import { TmuxPane, TmuxServer, TmuxSession, TmuxWindow, WINDOW_HOOKS, sessionEnvironment } from './model.js';
 import { optionString } from './options.js';
 
 /** How a pane's program is to be started. */
@@ -129,6 +129,7 @@ export class TmuxRuntime {
     else window.panes.splice(split.before ? at : at + 1, 0, pane);
     this.syncSizes(window);
     if (select) this.selectPane(window, pane);
+    this.fireHook('window-layout-changed', window.active);
     try {
       await this.spawn(pane, spawn);
     } catch (err) {
@@ -160,10 +161,10 @@ export class TmuxRuntime {
       argv = request.command;
     }
     // #{pane_start_command}: the words as given, escaped as tmux prints arguments.
-    const commandText = request.command.map(escapeArgument).join(' ');
-    const cell = pane.layoutCell;
-    const cols = cell?.sx ?? pane.window.sx;
-    const rows = cell?.sy ?? pane.window.sy;
+    const commandText = request.command.map((word) => escapeArgument(word, true)).join(' ');
+    const box = pane.box;
+    const cols = box?.sx ?? pane.window.sx;
+    const rows = box?.sy ?? pane.window.sy;
     const host = await this.host.spawn({
       argv,
       cwd: request.cwd,
@@ -222,10 +223,10 @@ export class TmuxRuntime {
 
   /** Resizes every pane's program to its layout cell. */
   syncSizes(window: TmuxWindow): void {
-    for (const cell of paneCells(window.layout)) {
-      const pane = window.panes.find((p) => p.id === cell.paneId);
-      const host = pane?.host;
-      if (host?.alive && (host.cols !== cell.sx || host.rows !== cell.sy)) host.resize(Math.max(2, cell.sx), Math.max(1, cell.sy));
+    for (const pane of window.panes) {
+      const box = pane.box;
+      const host = pane.host;
+      if (box && host?.alive && (host.cols !== box.sx || host.rows !== box.sy)) host.resize(Math.max(2, box.sx), Math.max(1, box.sy));
     }
   }
 
@@ -242,8 +243,10 @@ export class TmuxRuntime {
   /** Makes `pane` its window's active pane. */
   selectPane(window: TmuxWindow, pane: TmuxPane): void {
     if (window.active === pane) return;
-    window.lastPane = window.active;
+    const before = window.active;
+    window.lastPane = before;
     window.active = pane;
+    if (before) this.fireHook('window-pane-changed', pane);
   }
 
   /** What Switchboard's listings call a pane: `session:window.index`, then its title. */
@@ -254,6 +257,12 @@ export class TmuxRuntime {
   }
 
   /** Refreshes every pane's label (after renames and moves). */
+  /** What an option set or unset changes beyond its store: pane labels, or pane sizes (a border status line takes a row). */
+  optionChanged(name: string): void {
+    if (name === 'automatic-rename' || name === 'pane-base-index') this.relabel();
+    if (name === 'pane-border-status') for (const session of this.server.sessions) for (const window of session.windows.values()) this.syncSizes(window);
+  }
+
   relabel(): void {
     for (const pane of this.server.allPanes()) pane.host?.setLabel(this.labelOf(pane));
   }
@@ -295,7 +304,8 @@ export class TmuxRuntime {
     if (at === -1) return;
     window.panes.splice(at, 1);
     if (window.lastPane === pane) window.lastPane = undefined;
-    if (window.active === pane) window.active = window.lastPane ?? window.panes[Math.min(at, window.panes.length - 1)];
+    const wasActive = window.active === pane;
+    if (wasActive) window.active = window.lastPane ?? window.panes[Math.min(at, window.panes.length - 1)];
     if (window.panes.length === 0) {
       this.removeWindowFromModel(window);
       return;
@@ -303,6 +313,8 @@ export class TmuxRuntime {
     const root = closePane(window.layout, pane.id);
     if (root) window.layout = root;
     this.syncSizes(window);
+    if (wasActive && window.active) this.fireHook('window-pane-changed', window.active);
+    this.fireHook('window-layout-changed', window.active);
   }
 
   private removeWindowFromModel(window: TmuxWindow): void {
@@ -360,15 +372,18 @@ export class TmuxRuntime {
     this.closedEmitter.dispose();
   }
 
-  /** Runs a hook's commands (the window's or pane's own, then the global ones). */
+  /**
+   * Runs a hook's commands. Hooks are options, so the nearest scope that sets one is the one that
+   * runs: a window hook from the pane, its window or the global window hooks; any other from the
+   * pane's session or the global ones.
+   */
   fireHook(name: string, pane: TmuxPane | undefined): void {
-    const lists: (string[] | undefined)[] = [];
-    if (pane) {
-      lists.push(pane.hooks.get(name), pane.window.hooks.get(name), this.server.windowHooks.get(name));
-      lists.push(pane.window.session.hooks.get(name));
-    }
-    lists.push(this.server.sessionHooks.get(name));
-    const commands = lists.flatMap((l) => l ?? []);
+    const scopes = !pane
+      ? [this.server.sessionHooks]
+      : WINDOW_HOOKS.includes(name)
+        ? [pane.hooks, pane.window.hooks, this.server.windowHooks]
+        : [pane.window.session.hooks, this.server.sessionHooks];
+    const commands = scopes.map((scope) => scope.get(name)).find((list) => list !== undefined) ?? [];
     if (commands.length > 0) this.runHookCommands?.(commands, pane);
   }
 

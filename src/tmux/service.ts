@@ -5,18 +5,19 @@
  * until one fails, and answers with what tmux would have printed and its exit code.
  */
 import { existsSync } from 'node:fs';
+import { holdSocketFile } from '../platform/index.js';
 import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { CommandContext, CommandError, type ClientInfo } from './commands/context.js';
 import { COMMAND_IMPLEMENTATIONS } from './commands/index.js';
 import { TMUX_VERSION } from './format-scope.js';
-import { CommandParseError, parseArgv, tokenizeCommandString, type ParsedCommand } from './grammar.js';
+import { CommandParseError, flagValue, hasFlag, parseArgv, tokenizeCommandString, type ParsedCommand } from './grammar.js';
 import { parseGlobalFlags, tmuxSocketPath, type GlobalFlags } from './client-args.js';
 import type { PaneHost } from './host.js';
-import type { TmuxPane } from './model.js';
+import { SESSION_HOOKS, sessionEnvironment, type TmuxPane } from './model.js';
 import { TmuxRuntime } from './runtime.js';
-import { EMPTY_TARGET, TargetResolver, type TargetState } from './target.js';
+import { EMPTY_TARGET, TargetResolver, type TargetState, type TargetType } from './target.js';
 
 /** One tmux invocation as the launcher sends it. */
 export interface TmuxRequest {
@@ -59,6 +60,11 @@ export interface TmuxServiceOptions {
   /** For the default socket directory, /tmp/tmux-UID. */
   uid: number;
   logger?: Logger;
+  /**
+   * Hold a socket file at each -S path while its server runs, left behind when it ends, as tmux
+   * does (the daemon's service); tests of the model alone leave the paths alone.
+   */
+  socketFiles?: boolean;
 }
 
 /** Most commands one hook run may queue, so a hook that fires itself cannot loop forever. */
@@ -146,6 +152,7 @@ export class TmuxService implements Disposable {
       // tmux makes its own socket directory for -L names; a -S path's directory must exist (tmux prints this and exits 0).
       if (flags.socketPath !== undefined && !existsSync(path.dirname(key))) return { stdout: '', stderr: `error creating ${shown} (No such file or directory)\n`, exit_code: 0 };
       runtime = this.startServer(key, shown, request.env);
+      if (flags.socketPath !== undefined && this.options.socketFiles === true) await this.holdSocketFile(runtime, key);
     }
     const client: ClientInfo = { env: request.env, cwd: request.cwd, tty: request.tty, stdin: request.stdin, ...(caller ? { paneScopes: caller.paneScopes } : {}) };
     const ctx = this.context(runtime, client, currentTarget(runtime, request.env), 0);
@@ -168,6 +175,9 @@ export class TmuxService implements Disposable {
   /** Runs one command and its after- hooks; false when it failed (its message is in stderr). */
   private async execute(ctx: CommandContext, runtime: TmuxRuntime, command: ParsedCommand, depth: number): Promise<boolean> {
     const implementation = COMMAND_IMPLEMENTATIONS[command.spec.name];
+    const before = ctx.current;
+    // Resolved before the command runs: rename-window renames what its -t named.
+    const hook = depth < MAX_HOOK_DEPTH && firesAfterHook(command) ? hookTarget(ctx, command) : undefined;
     try {
       if (!implementation) throw new CommandError(`${command.spec.name}: not supported by the Switchboard tmux front end`);
       await implementation(ctx, runtime, command);
@@ -180,11 +190,23 @@ export class TmuxService implements Disposable {
       ctx.stderr.push(`${command.spec.name}: ${err instanceof Error ? err.message : String(err)}\n`);
       return false;
     }
-    if (depth < MAX_HOOK_DEPTH && !runtime.isClosed) {
-      const hooks = runtime.server.sessionHooks.get(`after-${command.spec.name}`) ?? [];
-      const session = ctx.current.session;
-      const own = session?.hooks.get(`after-${command.spec.name}`) ?? [];
-      for (const text of [...own, ...hooks]) await this.runCommandString(ctx, runtime, text, depth + 1);
+    // Looked up after the command: a set-hook of after-set-hook runs itself, as in tmux.
+    if (hook && !runtime.isClosed && hasHook(runtime, `after-${command.spec.name}`)) {
+      const name = `after-${command.spec.name}`;
+      // What made something runs its hook on it; any other command on its target, or on the current
+      // one when the target is gone (kill-pane).
+      const target = ctx.current !== before ? ctx.current : hook.pane && !runtime.server.findPane(hook.pane.id) ? ctx.current : hook;
+      // tmux runs a session's own hook instead of the global one, not as well.
+      const texts = target.session?.hooks.get(name) ?? runtime.server.sessionHooks.get(name) ?? [];
+      if (texts.length > 0) {
+        const current = ctx.current;
+        ctx.setCurrent(target);
+        try {
+          for (const text of texts) await this.runCommandString(ctx, runtime, text, depth + 1);
+        } finally {
+          ctx.setCurrent(current);
+        }
+      }
     }
     return true;
   }
@@ -193,7 +215,8 @@ export class TmuxService implements Disposable {
   private async runCommandString(ctx: CommandContext, runtime: TmuxRuntime, text: string, depth: number): Promise<boolean> {
     let commands: ParsedCommand[];
     try {
-      commands = tokenizeCommandString(text, ctx.client.env).flatMap((words) => parseArgv(words, commandAliases(runtime)));
+      // tmux's parser takes `$NAME` from the server's global environment, never the client's.
+      commands = tokenizeCommandString(text, sessionEnvironment(runtime.server, undefined)).flatMap((words) => parseArgv(words, commandAliases(runtime)));
     } catch (err) {
       ctx.stderr.push(`${err instanceof Error ? err.message : String(err)}\n`);
       return false;
@@ -207,6 +230,20 @@ export class TmuxService implements Disposable {
     const ctx = new CommandContext(runtime.server, this.host, client, current);
     ctx.runCommands = (text) => (depth >= MAX_HOOK_DEPTH ? Promise.resolve(false) : this.runCommandString(ctx, runtime, text, depth + 1));
     return ctx;
+  }
+
+  /**
+   * A socket file at the server's -S path for as long as it runs, so `test -S path` finds one; a
+   * tmux client that connects to it is closed on at once (tmux prints "server exited unexpectedly").
+   */
+  private async holdSocketFile(runtime: TmuxRuntime, socketPath: string): Promise<void> {
+    const held = await holdSocketFile(socketPath).catch((err: unknown) => {
+      this.logger.warn('no socket file at the tmux server path', { socket: socketPath, error: String(err) });
+      return undefined;
+    });
+    if (!held) return;
+    if (runtime.isClosed) held.dispose();
+    else runtime.onClosed(() => held.dispose());
   }
 
   private startServer(key: string, shown: string, env: Record<string, string>): TmuxRuntime {
@@ -285,6 +322,32 @@ class NamespaceLock {
     const next = this.waiting.shift();
     if (next) next();
     else this.held = false;
+  }
+}
+
+/**
+ * Whether tmux 3.3a runs `after-<command>` hooks for this command: those it lists as hooks (the
+ * commands it flags for them), select-pane too except when it only sets a title (-T), which tmux
+ * returns from before its hook. respawn-pane, kill-session and the like have none.
+ */
+function firesAfterHook(command: ParsedCommand): boolean {
+  if (command.spec.name === 'select-pane') return !hasFlag(command, 'T');
+  return SESSION_HOOKS.includes(`after-${command.spec.name}`);
+}
+
+/** Whether any session, or the server, has hook `name` set. */
+function hasHook(runtime: TmuxRuntime, name: string): boolean {
+  return (runtime.server.sessionHooks.get(name)?.length ?? 0) > 0 || runtime.server.sessions.some((s) => s.hooks.has(name));
+}
+
+/** The target an after- hook runs on: the command's -t of its kind, or the current one when that names nothing now (a killed pane). */
+function hookTarget(ctx: CommandContext, command: ParsedCommand): TargetState {
+  const kind = /\[-t target-(pane|window|session)\]/.exec(command.spec.usage)?.[1] as TargetType | undefined;
+  if (kind === undefined || flagValue(command, 't') === undefined) return ctx.current;
+  try {
+    return ctx.resolver.resolve(flagValue(command, 't'), kind);
+  } catch {
+    return ctx.current;
   }
 }
 

@@ -4,7 +4,7 @@ import { SwitchboardError } from '../../core/errors.js';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
 import type { Authenticate, Grant, Services } from '../../api/index.js';
-import { isFilesystemSocket, restrictSocket } from '../../platform/index.js';
+import { isFilesystemSocket, restrictSocket, socketInUse } from '../../platform/index.js';
 import { RpcConnection, DEFAULT_CONNECTION_LIMITS, type ConnectionDeps, type ConnectionLimits } from './connection.js';
 import { Dispatcher, errorResponse, type AnyHandler } from './dispatch.js';
 import { tokenInEveryRequest, type RequestAuthentication } from './authenticate.js';
@@ -80,18 +80,6 @@ function lstatOrUndefined(file: string): ReturnType<typeof lstatSync> | undefine
   } catch {
     return undefined;
   }
-}
-
-/** True when something accepts connections on `socketPath`. */
-function socketInUse(socketPath: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const probe = net.connect(socketPath);
-    probe.once('connect', () => {
-      probe.destroy();
-      resolve(true);
-    });
-    probe.once('error', () => resolve(false));
-  });
 }
 
 /**

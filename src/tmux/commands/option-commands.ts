@@ -6,10 +6,11 @@
 import { COMMANDS, lookupCommand, usageLine } from '../command-table.js';
 import { flagValue, hasFlag, parseArgv, printCommand, tokenizeCommandString, type ParsedCommand, CommandParseError, escapeArgument } from '../grammar.js';
 import { canonicalKey, isKeyName } from '../keys.js';
-import { SESSION_HOOKS, WINDOW_HOOKS, type KeyBinding } from '../model.js';
+import { SESSION_HOOKS, WINDOW_HOOKS, sessionEnvironment, type KeyBinding } from '../model.js';
 import { OPTION_TABLE, optionEntry, type OptionEntry } from '../option-table.js';
 import { checkValue, OptionError, optionLines, parseOptionName, type OptionStore, type OptionValue } from '../options.js';
 import type { TargetState } from '../target.js';
+import type { TmuxRuntime } from '../runtime.js';
 import { CommandError, type CommandContext } from './context.js';
 import type { Command } from './session-commands.js';
 
@@ -78,7 +79,7 @@ function isGlobalStore(ctx: CommandContext, store: OptionStore): boolean {
 }
 
 /** Sets, appends or unsets one option (set-option and set-window-option). */
-function setOption(ctx: CommandContext, runtimeRelabel: () => void, command: ParsedCommand, window: boolean): void {
+function setOption(ctx: CommandContext, runtime: TmuxRuntime, command: ParsedCommand, window: boolean): void {
   const quiet = hasFlag(command, 'q');
   const target = window ? ctx.targetOrNothing(command, 'window') : ctx.targetOrNothing(command, 'pane');
   const rawName = hasFlag(command, 'F') ? ctx.expand(command.args[0] as string, target) : (command.args[0] as string);
@@ -148,7 +149,7 @@ function setOption(ctx: CommandContext, runtimeRelabel: () => void, command: Par
       store.set(name, filled);
     }
   }
-  if (name === 'automatic-rename' || name === 'pane-base-index') runtimeRelabel();
+  runtime.optionChanged(name);
 }
 
 /** Prints one option (or all of a scope) as show-options does. */
@@ -221,8 +222,8 @@ function showAll(ctx: CommandContext, command: ParsedCommand, scoped: ScopedStor
   }
 }
 
-const setOptionCommand: Command = (ctx, runtime, command) => setOption(ctx, () => runtime.relabel(), command, false);
-const setWindowOption: Command = (ctx, runtime, command) => setOption(ctx, () => runtime.relabel(), command, true);
+const setOptionCommand: Command = (ctx, runtime, command) => setOption(ctx, runtime, command, false);
+const setWindowOption: Command = (ctx, runtime, command) => setOption(ctx, runtime, command, true);
 const showOptionsCommand: Command = (ctx, _runtime, command) => showOptions(ctx, command, false);
 const showWindowOptions: Command = (ctx, _runtime, command) => showOptions(ctx, command, true);
 
@@ -290,7 +291,11 @@ function hookList(ctx: CommandContext, command: ParsedCommand, hook: string | un
   return target.session.hooks;
 }
 
-/** A command string checked and printed as tmux stores it. */
+/**
+ * A command string checked and printed as tmux stores it: parsed once, when it is set, with
+ * `$NAME` outside single quotes taken from the server's global environment (as tmux's parser does,
+ * never the client's), and printed back with `$` escaped, so running it later expands nothing.
+ */
 function canonicalCommands(text: string, env: Record<string, string>): string {
   try {
     const words = tokenizeCommandString(text, env);
@@ -318,7 +323,7 @@ const setHook: Command = (ctx, runtime, command) => {
   }
   const text = command.args[1];
   if (text === undefined) throw new CommandError('empty value');
-  const stored = canonicalCommands(text, ctx.client.env);
+  const stored = canonicalCommands(text, sessionEnvironment(ctx.server, undefined));
   hooks.set(hook, hasFlag(command, 'a') ? [...(hooks.get(hook) ?? []), stored] : [stored]);
 };
 
@@ -344,7 +349,7 @@ const bindKey: Command = (ctx, _runtime, command) => {
   let printed = '';
   if (rest.length > 0) {
     try {
-      const parsed = rest.length === 1 ? tokenizeCommandString(rest[0] as string, ctx.client.env).map((w) => parseArgv(w)[0] as ParsedCommand) : parseArgv(rest);
+      const parsed = rest.length === 1 ? tokenizeCommandString(rest[0] as string, sessionEnvironment(ctx.server, undefined)).map((w) => parseArgv(w)[0] as ParsedCommand) : parseArgv(rest);
       printed = parsed.map(printCommand).join(' \\; ');
     } catch (err) {
       if (err instanceof CommandParseError) throw new CommandError(err.message);

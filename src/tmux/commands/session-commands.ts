@@ -4,7 +4,7 @@
  * select-*, resize-pane, and the client commands that need a terminal client.
  */
 import { flagValue, hasFlag, type ParsedCommand } from '../grammar.js';
-import { resizePane, resizePaneTo, resizeChildCells, fixOffsets } from '../layout.js';
+import { dumpLayout, resizePane, resizePaneTo, resizeChildCells, fixOffsets } from '../layout.js';
 import type { TmuxPane, TmuxSession, TmuxWindow } from '../model.js';
 import type { SpawnRequest, TmuxRuntime } from '../runtime.js';
 import { CommandError, type CommandContext } from './context.js';
@@ -369,6 +369,7 @@ const resizePaneCommand: Command = (ctx, runtime, command) => {
     window.zoomed = !window.zoomed && window.panes.length > 1;
     return;
   }
+  const layoutBefore = dumpLayout(window.layout);
   const x = flagValue(command, 'x');
   const y = flagValue(command, 'y');
   const amount = (text: string | undefined, total: number, what: string): number => {
@@ -391,7 +392,8 @@ const resizePaneCommand: Command = (ctx, runtime, command) => {
   if (hasFlag(command, 'U')) resizePane(window.layout, pane.id, 'topbottom', -adjust, true);
   if (hasFlag(command, 'D')) resizePane(window.layout, pane.id, 'topbottom', adjust, true);
   runtime.syncSizes(window);
-  runtime.fireHook('window-layout-changed', pane);
+  // tmux tells a window's hooks only of a layout that changed, and on the window's active pane.
+  if (dumpLayout(window.layout) !== layoutBefore) runtime.fireHook('window-layout-changed', window.active);
 };
 
 const resizeWindow: Command = (ctx, runtime, command) => {
