@@ -7,7 +7,7 @@
 export { handlers, operationsPort } from './operations.js';
 export { invoke, type AnyHandler, type OperationCaller, type OperationsPort, type PortMethod } from './invoke.js';
 export { Caller } from './caller.js';
-export { createServices, type Services, type DaemonControl } from './services.js';
+export { createServices, TMUX_DIALOGS, type Services, type DaemonControl, type TmuxDialogs } from './services.js';
 export { narrowGrant, requireScope, OWNER_GRANT, type Grant } from './authorize.js';
 export { TokenRegistry, type Authenticate } from './tokens.js';
 export { CallerOrigins } from './caller-origin.js';

@@ -7,7 +7,7 @@ import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import type { PaneRegistry } from '../pane/index.js';
-import type { AgentCatalog, AgentPanes, McpServerCommand } from '../agents/index.js';
+import { DEFAULT_FIRST_RUN_POLICY, type AgentCatalog, type AgentPanes, type McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
 import { StructuredRuns, type RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
@@ -31,6 +31,10 @@ export interface DaemonControl {
   requestShutdown(): void;
 }
 
+/** What the tmux front end does with an agent CLI's first-run dialogs: answer them by policy, or leave them. */
+export const TMUX_DIALOGS = ['answer', 'off'] as const;
+export type TmuxDialogs = (typeof TMUX_DIALOGS)[number];
+
 /**
  * The tmux front end's namespaces over the daemon's panes, made on first use (most daemons never
  * see a tmux command), ended with the services.
@@ -41,11 +45,14 @@ export class TmuxFrontEnd implements Disposable {
   constructor(
     private readonly panes: PaneRegistry,
     private readonly agents: AgentCatalog,
+    private readonly dialogs: TmuxDialogs = 'answer',
   ) {}
 
   /** The tmux service, made now if it was not yet. */
   get(): TmuxService {
-    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0, socketFiles: true });
+    // An agent CLI a tmux pane runs has its first-run dialogs answered as `switchboard new --agent` answers them.
+    const firstRun = this.dialogs === 'answer' ? DEFAULT_FIRST_RUN_POLICY : undefined;
+    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents, firstRun }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0, socketFiles: true });
     return this.service;
   }
 
@@ -116,8 +123,10 @@ export class AgentBridge {
 }
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
-export function createServices(parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets' | 'teamRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns }): Services & Disposable {
-  const tmux = new TmuxFrontEnd(parts.panes, parts.agents);
+export function createServices(
+  parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets' | 'teamRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns; tmuxDialogs?: TmuxDialogs },
+): Services & Disposable {
+  const tmux = new TmuxFrontEnd(parts.panes, parts.agents, parts.tmuxDialogs);
   // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
   const agentPanes = parts.agentPanes ?? parts.logs.agentPanes;
   const asks = new AskService({ panes: parts.panes, agentPanes });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
-import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, type AgentSandboxMode, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
 import { closeInheritedDescriptors, ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -22,6 +22,7 @@ const DAEMON_OPTIONS = {
   'agent-home': { type: 'string' },
   'model-url': { type: 'string' },
   'agent-sandbox': { type: 'string' },
+  'tmux-dialogs': { type: 'string' },
 } as const;
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -46,6 +47,8 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
   const agentSandbox = (values['agent-sandbox'] as string | undefined) ?? ctx.env.SWITCHBOARD_AGENT_SANDBOX ?? 'off';
   if (!(AGENT_SANDBOX_MODES as readonly string[]).includes(agentSandbox)) throw new UsageError(`--agent-sandbox must be one of ${AGENT_SANDBOX_MODES.join(', ')}`);
+  const tmuxDialogs = (values['tmux-dialogs'] as string | undefined) ?? ctx.env.SWITCHBOARD_TMUX_DIALOGS ?? 'answer';
+  if (!(TMUX_DIALOGS as readonly string[]).includes(tmuxDialogs)) throw new UsageError(`--tmux-dialogs must be one of ${TMUX_DIALOGS.join(', ')}`);
   const daemon = await Daemon.start({
     bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
     home: homeOf(ctx),
@@ -54,6 +57,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
     socket: values['no-socket'] ? false : undefined,
     dashboard: values['no-dashboard'] ? false : { port: intOption(values['dashboard-port'], 'dashboard-port', DEFAULT_DASHBOARD_PORT) },
     agentSandbox: agentSandbox as AgentSandboxMode,
+    tmuxDialogs: tmuxDialogs as TmuxDialogs,
     logger,
   });
   // A daemon must outlive a bug in one request or pane: report it and keep serving the others.

@@ -8,7 +8,9 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
-import { CallerOrigins, createServices, TokenRegistry, type DaemonControl, type Grant, type Services } from '../api/index.js';
+import { CallerOrigins, createServices, TokenRegistry, TMUX_DIALOGS, type DaemonControl, type Grant, type Services, type TmuxDialogs } from '../api/index.js';
+
+export { TMUX_DIALOGS, type TmuxDialogs };
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
@@ -82,6 +84,12 @@ export interface DaemonOptions {
    * (default). See platform/process-jail.ts.
    */
   agentSandbox?: AgentSandboxMode;
+  /**
+   * The first-run dialogs of an agent CLI the tmux front end recognizes in a pane (folder trust,
+   * model nudge, an offer to try something): answered by the policy `switchboard new --agent`
+   * uses ('answer', the default), or left to the person ('off'), as on real tmux.
+   */
+  tmuxDialogs?: TmuxDialogs;
 }
 
 export const AGENT_SANDBOX_MODES = ['off', 'auto', 'bwrap'] as const;
@@ -167,7 +175,7 @@ export class Daemon implements DaemonControl {
     this.agentPanes = new AgentPanes(this.panes, this.agents);
     this.logs = new LogService(this.panes, this.agents, { agentPanes: this.agentPanes, spillDir: this.spillDir, memory: this.memoryBudget, disk: this.diskBudget, logger: this.logger });
     this.structuredRuns = new StructuredRuns(this.logs.logs, this.agents);
-    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, agentPanes: this.agentPanes, logs: this.logs, structuredRuns: this.structuredRuns, daemon: this }));
+    this.services = this.disposables.add(createServices({ panes: this.panes, agents: this.agents, agentPanes: this.agentPanes, logs: this.logs, structuredRuns: this.structuredRuns, daemon: this, tmuxDialogs: options.tmuxDialogs ?? 'answer' }));
     const transport = { services: this.services, authenticate: this.tokens.authenticate, logger: this.logger, limits: options.limits, handlers: options.handlers, checkResults: options.checkResults };
     // A program in an agent pane that finds the owner's token is still held to its pane's grant.
     const origins = new CallerOrigins(this.panes, this.tokens);

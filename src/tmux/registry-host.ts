@@ -9,7 +9,7 @@ import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
-import { agentTempEnv, profileVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile } from '../agents/index.js';
+import { attachDialogResponder, agentTempEnv, profileVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile, type Dialog, type FirstRunPolicy } from '../agents/index.js';
 import type { Pane, PaneAgent, PaneRegistry } from '../pane/index.js';
 import { fallbackShell, foregroundProcess, isExecutable, loginShellArgv, resolveExecutable, shellArgv } from '../platform/index.js';
 import type { HostExit, HostPane, PaneHost, PipeProcess, SpawnSpec } from './host.js';
@@ -117,7 +117,17 @@ export interface RegistryHostOptions {
   logger?: Logger;
   /** Agent profiles, to recognize an agent CLI in a pane's command. */
   agents?: AgentCatalog;
+  /** How to answer a recognized agent CLI's first-run dialogs; none are answered without one. */
+  firstRun?: FirstRunPolicy;
 }
+
+/**
+ * The dialogs a tmux pane's agent CLI is left to ask its person: using an API key found in the
+ * environment is a billing choice the CLI remembers, and whether to keep retrying a failing model
+ * is the task's. The others only acknowledge (trust the folder the user started it in, keep the
+ * configured model, no to an offer), and CCB, which answers none, waits on them for ever.
+ */
+const LEFT_TO_THE_PERSON: ReadonlySet<Dialog['decides']> = new Set(['use_env_api_key', 'keep_retrying']);
 
 /** Panes in a PaneRegistry, for the tmux front end. */
 export class RegistryPaneHost implements PaneHost {
@@ -156,6 +166,9 @@ export class RegistryPaneHost implements PaneHost {
       });
     const pane = temp ? temp.guard(create) : create();
     if (temp) releaseTempWithPane(this.registry, pane, temp);
+    // Its first-run dialogs (folder trust, model nudge) answered whenever they open, by the same
+    // policy as an agent Switchboard starts: CCB on real tmux waits on them for ever.
+    if (agent && this.options.firstRun) attachDialogResponder(pane, agent.profile.screensFor(agent.pane.version), this.options.firstRun, LEFT_TO_THE_PERSON);
     return new RegistryHostPane(pane, this.registry);
   }
 

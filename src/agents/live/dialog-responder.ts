@@ -93,6 +93,8 @@ export class DialogResponder implements Disposable {
     private readonly pane: Pane,
     private screens: Screens,
     readonly policy: FirstRunPolicy,
+    /** Dialogs of these kinds are left to a person, as dialogs nothing knows are. */
+    private readonly leave: ReadonlySet<Dialog['decides']> = new Set(),
   ) {
     this.subscriptions.add(pane.onRender(() => this.evaluate()));
     this.subscriptions.add(pane.onExit(() => this.dispose()));
@@ -157,7 +159,7 @@ export class DialogResponder implements Disposable {
     if (this.disposed || !this.pane.alive || this.episode.kind === 'answering') return;
     const lines = this.pane.screenLines();
     const detection = detectScreen(this.screens, { lines });
-    const dialog = detection.kind === 'dialog' ? detection.dialog : undefined;
+    const dialog = detection.kind === 'dialog' && detection.dialog && !this.leave.has(detection.dialog.decides) ? detection.dialog : undefined;
     const before = this.episode.kind;
     const { episode, action } = stepDialogEpisode(this.episode, { now: performance.now(), dialog, screen: lines.join('\n') });
     this.episode = episode;
@@ -194,11 +196,14 @@ export function dialogResponderOf(pane: Pane): DialogResponder | undefined {
   return responders.get(pane);
 }
 
-/** Attaches a responder to `pane` (replacing none: one per pane), for as long as the pane lives. */
-export function attachDialogResponder(pane: Pane, screens: Screens, policy: FirstRunPolicy): DialogResponder {
+/**
+ * Attaches a responder to `pane` (replacing none: one per pane), for as long as the pane lives;
+ * dialogs of the kinds in `leave` are left to a person.
+ */
+export function attachDialogResponder(pane: Pane, screens: Screens, policy: FirstRunPolicy, leave?: ReadonlySet<Dialog['decides']>): DialogResponder {
   const existing = responders.get(pane);
   if (existing) return existing;
-  const responder = new DialogResponder(pane, screens, policy);
+  const responder = new DialogResponder(pane, screens, policy, leave);
   responders.set(pane, responder);
   return responder;
 }
