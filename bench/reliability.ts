@@ -5,7 +5,7 @@
  * approval, whatever the CLI ignored). Half the tasks are a plain reply, half run a shell command
  * that the auto-approve policy allows. No peer drives these CLIs to completion: the figures stand alone.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { busyLoop } from './busy.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,11 +26,6 @@ export interface ReliabilityFigure {
   unit: string;
   value: number;
   better: 'lower' | 'higher';
-}
-
-/** A busy loop on one core, in a process of its own (ended by its pid). */
-function busyLoop(): ChildProcess {
-  return spawn(process.execPath, ['-e', 'for (;;) {}'], { stdio: 'ignore' });
 }
 
 export async function measureReliability(runs = Number(process.env.SWITCHBOARD_BENCH_RUNS ?? 20)): Promise<ReliabilityFigure[]> {

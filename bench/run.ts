@@ -24,6 +24,7 @@ import { measureAsks } from './ask.js';
 import { measureBridge } from './bridge.js';
 import { measureFirstTokens, printFirstTokenTable } from './first-token.js';
 import { measureTeam } from './team.js';
+import { busyLoops } from './busy.js';
 
 interface Figure {
   name: string;
@@ -49,7 +50,9 @@ const BASH_ARGS = ['--norc', '--noprofile'];
 const BASH = [BASH_PROGRAM, ...BASH_ARGS];
 const TMUX_BASH = "env PS1='PROMPT$ ' HISTFILE=/dev/null bash --norc --noprofile";
 
-function record(name: string, unit: string, ours: number, peer: number | null, better: 'lower' | 'higher', peerName: string | null = PEER): void {
+function record(figure: string, unit: string, ours: number, peer: number | null, better: 'lower' | 'higher', peerName: string | null = PEER): void {
+  // Figures taken beside busy loops are figures of their own (latest.json keeps both).
+  const name = BUSY > 0 ? `${figure} [${BUSY} busy loops]` : figure;
   const round = (v: number): number => Number(v.toFixed(v < 1 ? 4 : 2));
   results.push({ name, unit, ours: round(ours), peer: peer === null ? null : round(peer), peer_name: peer === null ? null : peerName, better });
   const ratio = peer === null || peer <= 0 || ours <= 0 ? '' : better === 'lower' ? `${(peer / ours).toFixed(1)}x` : `${(ours / peer).toFixed(2)}x`;
@@ -479,8 +482,12 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
   },
 };
 
+/** Busy loops running beside every section (SWITCHBOARD_BENCH_BUSY), for a machine whose cores are shared. */
+const BUSY = Number(process.env.SWITCHBOARD_BENCH_BUSY ?? 0);
+
 async function main(): Promise<void> {
   const chosen = process.argv.slice(2);
+  if (!Number.isInteger(BUSY) || BUSY < 0) throw new Error(`SWITCHBOARD_BENCH_BUSY must be a whole number, not ${process.env.SWITCHBOARD_BENCH_BUSY}`);
   const unknown = chosen.filter((s) => !(s in SECTIONS));
   if (unknown.length > 0) throw new Error(`unknown bench section ${unknown.join(', ')}; known: ${Object.keys(SECTIONS).join(', ')}`);
   const sections = chosen.length > 0 ? chosen : Object.keys(SECTIONS);
@@ -488,7 +495,13 @@ async function main(): Promise<void> {
   const name = `sbbench-${process.pid}`;
   console.log(`Switchboard vs ${version}; node ${process.version}; ${cpus().length} cores; ${(totalmem() / 2 ** 30).toFixed(0)} GiB`);
   console.log(`${'figure'.padEnd(58)} ${'ours'.padStart(10)} ${'tmux'.padStart(10)} unit   ratio`);
-  for (const section of sections) await SECTIONS[section]?.(name);
+  if (BUSY > 0) console.log(`(with ${BUSY} busy loops beside every figure, ours and tmux's alike)`);
+  const stopBusy = busyLoops(BUSY);
+  try {
+    for (const section of sections) await SECTIONS[section]?.(name);
+  } finally {
+    stopBusy();
+  }
   const outDir = path.join(here, 'results');
   mkdirSync(outDir, { recursive: true });
   const latest = path.join(outDir, 'latest.json');
