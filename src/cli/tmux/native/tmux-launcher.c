@@ -13,18 +13,19 @@
  * is read from the file or the pane's variable and sent on the socket, never put on a command line.
  *
  * Build: cc -O2 -DSB_NODE='"…/node"' -DSB_SCRIPT='"…/tmux-main.js"' -DSB_CLI='"…/main.js"' [-DSB_HOME='"…"'] -o tmux tmux-launcher.c
+ *
+ * On Linux x86_64 `compat install` first builds it without the C library (-DSB_NOLIBC, see
+ * sys-nolibc.h): -O2 -static -nostdlib -fno-stack-protector -fno-pie -no-pie. glibc's start-up,
+ * static or dynamic, asks the CPU about itself with dozens of `cpuid` instructions, and each one
+ * is a trip to the hypervisor in a virtual machine (5.6 µs each on the bench machine, 0.3 to 0.4 ms
+ * a run in all): more than the daemon takes to answer. Without the C library the program starts in
+ * about 0.15 ms. Where that build fails, the ordinary one is used.
  */
-#include <errno.h>
-#include <fcntl.h>
-#include <pwd.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/types.h>
-#include <sys/un.h>
-#include <unistd.h>
+#ifdef SB_NOLIBC
+#include "sys-nolibc.h"
+#else
+#include "sys-libc.h"
+#endif
 
 #ifndef SB_NODE
 #define SB_NODE "node"
@@ -53,7 +54,7 @@ static void buf_put(struct buf *b, const char *s, size_t n)
 			cap *= 2;
 		char *next = realloc(b->data, cap);
 		if (next == NULL) {
-			perror("tmux: out of memory");
+			say_error("out of memory");
 			exit(1);
 		}
 		b->data = next;
@@ -67,6 +68,30 @@ static void buf_put(struct buf *b, const char *s, size_t n)
 static void buf_str(struct buf *b, const char *s)
 {
 	buf_put(b, s, strlen(s));
+}
+
+static const char hex_digits[] = "0123456789abcdef";
+
+/* The value of a hex digit, or -1. */
+static int hex_value(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The number in the (up to) four hex digits at p, as strtoul reads them. */
+static unsigned long hex4(const char *p)
+{
+	unsigned long v = 0;
+	int i, d;
+	for (i = 0; i < 4 && (d = hex_value(p[i])) >= 0; i++)
+		v = v * 16 + (unsigned long)d;
+	return v;
 }
 
 /* Length of a valid UTF-8 sequence at s (of at most n bytes), or 0. */
@@ -106,7 +131,12 @@ static void json_string(struct buf *b, const char *str)
 			buf_put(b, esc, 2);
 			i++;
 		} else if (c < 0x20 || c == 0x7f) {
-			snprintf(esc, sizeof esc, "\\u%04x", c);
+			esc[0] = '\\';
+			esc[1] = 'u';
+			esc[2] = '0';
+			esc[3] = '0';
+			esc[4] = hex_digits[c >> 4];
+			esc[5] = hex_digits[c & 15];
 			buf_put(b, esc, 6);
 			i++;
 		} else if (c < 0x80) {
@@ -187,17 +217,13 @@ static const char *parse_string(const char *p, struct buf *out)
 		case 'r': one = '\r'; break;
 		case 't': one = '\t'; break;
 		case 'u': {
-			char hex[5] = {0};
 			unsigned long cp;
 			if (strlen(p) < 4)
 				return NULL;
-			memcpy(hex, p, 4);
+			cp = hex4(p);
 			p += 4;
-			cp = strtoul(hex, NULL, 16);
 			if (cp >= 0xd800 && cp < 0xdc00 && p[0] == '\\' && p[1] == 'u') {
-				char low[5] = {0};
-				memcpy(low, p + 2, 4);
-				unsigned long lo = strtoul(low, NULL, 16);
+				unsigned long lo = hex4(p + 2);
 				if (lo >= 0xdc00 && lo < 0xe000) {
 					cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
 					p += 6;
@@ -327,8 +353,13 @@ static const char *result_key(const char *key, const char *value, void *ctx)
 	if (strcmp(key, "attach") == 0 && *value == '"')
 		return parse_string(value, &r->attach);
 	if (strcmp(key, "exit_code") == 0) {
-		char *end;
-		r->exit_code = (int)strtol(value, &end, 10);
+		int negative = *value == '-';
+		const char *end = value + negative;
+		long code = 0;
+		for (; *end >= '0' && *end <= '9'; end++)
+			if (code < 100000000)
+				code = code * 10 + (*end - '0');
+		r->exit_code = (int)(negative ? -code : code);
 		return end;
 	}
 	if (strcmp(key, "need_stdin") == 0)
@@ -352,6 +383,8 @@ static const char *reply_key(const char *key, const char *value, void *ctx)
 
 static char **saved_argv;
 static int saved_argc;
+/* The Switchboard home; the Node launcher, if it takes over, and `switchboard attach` get the same. */
+static const char *launcher_home;
 
 /* Hands the whole invocation to the Node launcher, which handles every case. */
 static void fallback(void)
@@ -364,8 +397,8 @@ static void fallback(void)
 	args[1] = (char *)SB_SCRIPT;
 	for (i = 1; i < saved_argc; i++)
 		args[i + 1] = saved_argv[i];
-	execv(SB_NODE, args);
-	fprintf(stderr, "tmux: cannot run %s: %s\n", SB_NODE, strerror(errno));
+	exec_with_home(SB_NODE, args, launcher_home);
+	say_error("cannot run " SB_NODE);
 	exit(1);
 }
 
@@ -525,21 +558,6 @@ static int connect_socket(const char *path)
 	return fd;
 }
 
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -1;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
 /* One call: the request out, one reply line back. */
 static int call(const struct runtime *rt, const struct buf *request, struct reply *r)
 {
@@ -554,7 +572,7 @@ static int call(const struct runtime *rt, const struct buf *request, struct repl
 	}
 	for (;;) {
 		ssize_t n = read(fd, chunk, sizeof chunk);
-		if (n < 0 && errno == EINTR)
+		if (n < 0 && interrupted())
 			continue;
 		if (n <= 0)
 			break;
@@ -573,7 +591,7 @@ static int call(const struct runtime *rt, const struct buf *request, struct repl
 
 static void build_request(struct buf *b, const struct runtime *rt, int argc, char **argv, const struct buf *stdin_data)
 {
-	char *cwd = getcwd(NULL, 0);
+	char *cwd = current_dir();
 	const char *const *name;
 	int i;
 	buf_str(b, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tmux_command\",\"params\":{\"token\":");
@@ -617,10 +635,10 @@ static const char *switchboard_home(void)
 #else
 	static struct buf home;
 	/* The real home from the user database: tools rewrite $HOME for the programs they start. */
-	struct passwd *pw = getpwuid(getuid());
-	if (pw == NULL || pw->pw_dir == NULL)
+	const char *dir = user_home();
+	if (dir == NULL)
 		return NULL;
-	buf_str(&home, pw->pw_dir);
+	buf_str(&home, dir);
 	buf_str(&home, "/.switchboard");
 	return home.data;
 #endif
@@ -637,8 +655,7 @@ int main(int argc, char **argv)
 	saved_argv = argv;
 	home = switchboard_home();
 	/* The Node launcher, if it takes over, must use the same home (one built in here, say). */
-	if (home != NULL)
-		setenv("SWITCHBOARD_HOME", home, 1);
+	launcher_home = home;
 	if (may_start_server(argc, argv))
 		fallback();
 	switch (pane_runtime(&rt)) {
@@ -666,19 +683,27 @@ int main(int argc, char **argv)
 		if (call(&rt, &request, &r) != 0)
 			fallback();
 	}
-	if (exposed_file != NULL)
-		fprintf(stderr, "switchboard: warning: the runtime file %s can be read by other users (mode %03o), so they can take the daemon's owner token from it; make it private: chmod 600 %s\n", exposed_file, exposed_mode, exposed_file);
+	if (exposed_file != NULL) {
+		struct buf warning = {0};
+		char mode[3] = {(char)('0' + ((exposed_mode >> 6) & 7)), (char)('0' + ((exposed_mode >> 3) & 7)), (char)('0' + (exposed_mode & 7))};
+		buf_str(&warning, "switchboard: warning: the runtime file ");
+		buf_str(&warning, exposed_file);
+		buf_str(&warning, " can be read by other users (mode ");
+		buf_put(&warning, mode, 3);
+		buf_str(&warning, "), so they can take the daemon's owner token from it; make it private: chmod 600 ");
+		buf_str(&warning, exposed_file);
+		buf_str(&warning, "\n");
+		write_all(2, warning.data, warning.len);
+	}
 	if (r.out.len > 0)
-		fwrite(r.out.data, 1, r.out.len, stdout);
+		write_all(1, r.out.data, r.out.len);
 	if (r.err.len > 0)
-		fwrite(r.err.data, 1, r.err.len, stderr);
-	fflush(stdout);
-	fflush(stderr);
+		write_all(2, r.err.data, r.err.len);
 	/* attach-session: this terminal becomes the pane, through `switchboard attach`. */
 	if (r.attach.data != NULL && r.exit_code == 0) {
 		char *args[] = {(char *)SB_NODE, (char *)SB_CLI, (char *)"--home", (char *)home, (char *)"attach", r.attach.data, NULL};
-		execv(SB_NODE, args);
-		fprintf(stderr, "tmux: cannot run %s: %s\n", SB_NODE, strerror(errno));
+		exec_with_home(SB_NODE, args, home);
+		say_error("cannot run " SB_NODE);
 		return 1;
 	}
 	return r.exit_code;
