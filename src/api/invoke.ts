@@ -9,7 +9,7 @@
  * only following a stream (a subscription, SSE) is each surface's own.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { describeIssues, paramSchemas, type MethodName, type ParamsInput, type Result } from '../protocol/methods.js';
+import { describeIssues, fastParamChecks, paramSchemas, type MethodName, type ParamsInput, type Result } from '../protocol/methods.js';
 import { authorize, OWNER_GRANT, type Grant } from './authorize.js';
 import type { CallerLike, OperationContext } from './context.js';
 
@@ -40,6 +40,8 @@ export interface OperationsPort<M extends PortMethod = PortMethod> {
  */
 export function checkedParams(method: string, params: unknown): unknown {
   if (!Object.hasOwn(paramSchemas, method)) return params;
+  const fast = Object.hasOwn(fastParamChecks, method) ? fastParamChecks[method as MethodName]?.(params) : undefined;
+  if (fast !== undefined) return fast;
   const parsed = paramSchemas[method as MethodName].safeParse(params);
   if (!parsed.success) throw new SwitchboardError('INVALID_PARAMS', `invalid params for ${method}: ${describeIssues(parsed.error)}`);
   return parsed.data;

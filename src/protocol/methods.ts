@@ -14,7 +14,7 @@ import { inputModesSchema, paneInfoSchema, paneNotifications, paneParams, paneRe
 import { runParams, runResults } from './methods/runs.js';
 import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
-import { tmuxParams, tmuxResults } from './methods/tmux.js';
+import { checkTmuxCommandParams, tmuxParams, tmuxResults } from './methods/tmux.js';
 import { presetInfoSchema, teamBoardSchema, teamParams, teamResults } from './methods/teams.js';
 
 export { describeIssues } from './methods/common.js';
@@ -38,6 +38,15 @@ export const METHOD_GROUPS = {
 export const paramSchemas = { ...paneParams, ...agentParams, ...approvalParams, ...logParams, ...runParams, ...askParams, ...bridgeParams, ...executeParams, ...tmuxParams, ...teamParams, ...daemonParams } as const;
 
 export type MethodName = keyof typeof paramSchemas;
+
+/**
+ * Checks without zod for the methods called once per process start (the `tmux` launchers): each
+ * accepts only what its schema accepts, and returns undefined to leave the rest, and every error's
+ * wording, to the schema.
+ */
+export const fastParamChecks: { readonly [M in MethodName]?: (params: unknown) => Params<M> | undefined } = {
+  tmux_command: checkTmuxCommandParams,
+};
 export const METHOD_NAMES = Object.keys(paramSchemas) as MethodName[];
 
 /** Every method's result. */
