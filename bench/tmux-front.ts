@@ -13,6 +13,8 @@ import { DaemonProcess } from './daemon-process.js';
 import { percentile, sample, sleep } from './stats.js';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
+/** A listing of every pane, as a tool finds its panes. */
+const LIST_FORMAT = '#{pane_id}\t#{session_name}:#{window_index}.#{pane_index}\t#{pane_pid}\t#{pane_dead}\t#{pane_title}';
 /** CCB's poll: the pane's state and identity in one display-message. */
 const POLL_FORMAT = '#{pane_id}\t#{pane_dead}\t#{pane_title}\t#{pane_pid}\t#{pane_in_mode}\t#{pane_width}\t#{pane_height}\t#{window_zoomed_flag}\t#{session_name}\t#{window_id}\t#{window_name}\t#{@ccb_agent}';
 
@@ -20,7 +22,24 @@ export interface TmuxFrontFigure {
   name: string;
   unit: 'ms';
   ours: number;
-  peer: number;
+  /** tmux's figure; null for a figure of ours alone (a bare Node start). */
+  peer: number | null;
+}
+
+/**
+ * Runs each of `fns` in turn, `n` times after `warmup` rounds; sorted durations in ms per function.
+ * Taken in turn, so a busy spell of the machine falls on every side alike.
+ */
+async function sampleInTurn(n: number, warmup: number, fns: (() => Promise<unknown>)[]): Promise<number[][]> {
+  const out = fns.map((): number[] => []);
+  for (let i = -warmup; i < n; i++) {
+    for (const [k, fn] of fns.entries()) {
+      const t0 = performance.now();
+      await fn();
+      if (i >= 0) out[k]?.push(performance.now() - t0);
+    }
+  }
+  return out.map((d) => d.sort((a, b) => a - b));
 }
 
 function run(file: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
@@ -61,12 +80,7 @@ export async function measureTmuxFrontEnd(samples = 300, warmup = 30): Promise<T
     }
     const figures: TmuxFrontFigure[] = [];
     const measure = async (label: string, args: string[]): Promise<void> => {
-      const peer = await sample(samples, warmup, async () => {
-        await real(args);
-      });
-      const c = await sample(samples, warmup, async () => {
-        await native(args);
-      });
+      const [peer = [], c = []] = await sampleInTurn(samples, warmup, [() => real(args), () => native(args)]);
       const n = await sample(Math.max(30, Math.floor(samples / 5)), Math.min(warmup, 10), async () => {
         await node(args);
       });
@@ -78,6 +92,14 @@ export async function measureTmuxFrontEnd(samples = 300, warmup = 30): Promise<T
     await measure('display-message -p', ['display-message', '-p', '-t', '%0', POLL_FORMAT]);
     await measure('capture-pane -p', ['capture-pane', '-p', '-t', '%0']);
     await measure('capture-pane -p -S -120', ['capture-pane', '-p', '-t', '%0', '-S', '-120']);
+    await measure('list-panes -F', ['list-panes', '-a', '-F', LIST_FORMAT]);
+    // Last, as it types into the shell's line (a letter each time; both shells echo it, as CCB's text is).
+    await measure('send-keys', ['send-keys', '-t', '%0', '-l', 'x']);
+    // The Node launcher's floor: Node starting and doing nothing.
+    const bare = await sample(Math.max(30, Math.floor(samples / 5)), Math.min(warmup, 10), async () => {
+      await run(process.execPath, ['-e', '0'], env);
+    });
+    for (const q of [50, 99]) figures.push({ name: `tmux front end node -e 0 p${q} (a bare Node start)`, unit: 'ms', ours: percentile(bare, q), peer: null });
     return figures;
   } finally {
     await real(['kill-server']).catch(() => undefined);
