@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { paneEndpoint, readTrustedRuntimeFile, usableEnv } from '../../client/endpoint.js';
 import { isSwitchboardError } from '../../core/errors.js';
 import { parseGlobalFlags, tmuxSocketPath } from '../../tmux/client-args.js';
-import { CommandParseError, parseArgv } from '../../tmux/grammar.js';
+import type { CommandParseError } from '../../tmux/grammar.js';
 import { tmuxClientEnv } from './client-env.js';
 
 /** Where the launcher reads and writes. */
@@ -57,6 +57,56 @@ interface Reply {
   exit_code: number;
   attach?: string;
   need_stdin?: boolean;
+}
+
+/**
+ * The commands the launcher must know of before it calls, by name and alias (the command table's;
+ * a test holds them to it): those that start a server (they send the whole environment) and
+ * load-buffer (it may read stdin).
+ */
+export const LAUNCHER_COMMANDS: readonly (readonly [name: string, alias: string])[] = [
+  ['attach-session', 'attach'],
+  ['new-session', 'new'],
+  ['start-server', 'start'],
+  ['load-buffer', 'loadb'],
+];
+
+/**
+ * False when no word of the line can name one of LAUNCHER_COMMANDS (its alias, or a prefix of its
+ * name, as tmux finds commands): then the command table, two more modules to load on every poll,
+ * is not needed before the call. It errs towards true, which only costs the loading.
+ */
+export function mayNeedCommandTable(words: readonly string[]): boolean {
+  if (words.length === 0) return true;
+  return words.some((w) => {
+    const word = w.endsWith(';') ? w.slice(0, -1) : w;
+    return word !== '' && LAUNCHER_COMMANDS.some(([name, alias]) => name.startsWith(word) || alias === word);
+  });
+}
+
+/** What the launcher needs to know of a line's commands before it calls. */
+interface LineCommands {
+  /** The line may start a tmux server (so it sends the whole environment). */
+  starts: boolean;
+  /** A load-buffer reads stdin: it goes with the first call, saving a round trip. */
+  stdinNeeded: boolean;
+  /** Why the line does not parse (it starts nothing; the daemon answers tmux's error for it). */
+  parseError?: CommandParseError;
+}
+
+/** Reads the line's commands with the command table, as tmux decides whether it starts a server. */
+async function lineCommands(rest: readonly string[], noStart: boolean): Promise<LineCommands> {
+  const { CommandParseError, parseArgv } = await import('../../tmux/grammar.js');
+  try {
+    const commands = parseArgv([...rest]);
+    return {
+      starts: !noStart && (rest.length === 0 || commands.some((c) => c.spec.startsServer)),
+      stdinNeeded: commands.some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-'),
+    };
+  } catch (err) {
+    if (!(err instanceof CommandParseError)) throw err;
+    return { starts: !noStart && rest.length === 0, stdinNeeded: false, parseError: err };
+  }
 }
 
 /** How long a started daemon gets to answer. */
@@ -199,21 +249,11 @@ export async function tmuxCall(argv: string[], io: Omit<LauncherIo, 'stdout' | '
     return { stdout: '', stderr: `switchboard: ${err.message}\n`, exitCode: 1, home };
   }
   let { runtime } = found;
-  // Whether the line may start a tmux server, as tmux decides; a line that does not parse starts
-  // nothing (the daemon answers tmux's error for it).
-  let starts: boolean;
-  let parseError: CommandParseError | undefined;
-  let stdinNeeded = false;
-  try {
-    const commands = parseArgv(flags.rest);
-    starts = !flags.noStart && (flags.rest.length === 0 || commands.some((c) => c.spec.startsServer));
-    // A load-buffer reading stdin gets it in the first call, saving a round trip.
-    stdinNeeded = commands.some((c) => c.spec.name === 'load-buffer' && c.args[0] === '-');
-  } catch (err) {
-    if (!(err instanceof CommandParseError)) throw err;
-    parseError = err;
-    starts = !flags.noStart && flags.rest.length === 0;
-  }
+  // Whether the line may start a tmux server, as tmux decides. A line none of whose words can name
+  // such a command (or load-buffer) starts nothing, whether or not it parses: read exactly only
+  // when no daemon answers.
+  let known: LineCommands | undefined = runtime && !mayNeedCommandTable(flags.rest) ? undefined : await lineCommands(flags.rest, flags.noStart);
+  const { starts, stdinNeeded } = known ?? { starts: false, stdinNeeded: false };
   const params: Record<string, unknown> = { argv, env: tmuxClientEnv(io.env, starts), cwd: io.cwd, tty: io.stdinIsTTY };
   if (stdinNeeded) params.stdin = await readAll(io.stdin());
   const refused = (err: unknown): TmuxCallResult | undefined => (err instanceof ReplyError ? { stdout: '', stderr: `${warning}switchboard: ${err.message}\n`, exitCode: 1, home } : undefined);
@@ -232,8 +272,9 @@ export async function tmuxCall(argv: string[], io: Omit<LauncherIo, 'stdout' | '
       return { stdout: '', stderr: `${warning}switchboard: the daemon of this pane does not answer at ${where}; a pane's programs never start another\n`, exitCode: 1, home };
     }
     // No daemon: start one only for a command that would start a tmux server, as tmux does.
-    if (parseError) return { stdout: '', stderr: `${warning}${parseError.message}\n`, exitCode: 1, home };
-    if (!starts) {
+    known ??= await lineCommands(flags.rest, flags.noStart);
+    if (known.parseError) return { stdout: '', stderr: `${warning}${known.parseError.message}\n`, exitCode: 1, home };
+    if (!known.starts) {
       const shown = tmuxSocketPath(flags, io.env, process.getuid?.() ?? 0);
       const left = existsSync(path.resolve(io.cwd, shown));
       return { stdout: '', stderr: `${warning}${left ? `no server running on ${shown}\n` : `error connecting to ${shown} (No such file or directory)\n`}`, exitCode: 1, home };
