@@ -100,6 +100,12 @@ export async function measureTmuxFrontEnd(samples = 300, warmup = 30): Promise<T
       await run(process.execPath, ['-e', '0'], env);
     });
     for (const q of [50, 99]) figures.push({ name: `tmux front end node -e 0 p${q} (a bare Node start)`, unit: 'ms', ours: percentile(bare, q), peer: null });
+    // What this harness itself costs a run (execFile from this process: spawn, pipes, exit): `true`,
+    // a program that does nothing. Both sides above carry it, so it bounds every ratio.
+    const nothing = await sample(samples, warmup, async () => {
+      await run('true', [], env);
+    });
+    for (const q of [50, 99]) figures.push({ name: `tmux front end true p${q} (a process that does nothing)`, unit: 'ms', ours: percentile(nothing, q), peer: null });
     return figures;
   } finally {
     await real(['kill-server']).catch(() => undefined);
