@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { Terminal, coreOf } from './xterm-internals.js';
+import { coreOf, newTerminal } from './xterm-internals.js';
 import { rowText, type InternalBufferLine } from './row-text.js';
 
 describe('rowText', () => {
@@ -12,7 +12,7 @@ describe('rowText', () => {
     );
     fc.assert(
       fc.property(fc.array(piece, { maxLength: 30 }), fc.integer({ min: 5, max: 60 }), (pieces, cols) => {
-        const term = new Terminal({ cols, rows: 4, scrollback: 50, allowProposedApi: true, logLevel: 'off' });
+        const term = newTerminal({ cols, rows: 4, scrollback: 50, allowProposedApi: true, logLevel: 'off' });
         const core = coreOf(term);
         core.writeSync(pieces.join(''));
         const lines = (core.buffers.normal as unknown as { lines: { get(i: number): InternalBufferLine | undefined; length: number } }).lines;

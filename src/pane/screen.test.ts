@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { Screen, trimRowEnd } from './screen.js';
-import { Terminal, coreOf } from './xterm-internals.js';
+import { coreOf, newTerminal } from './xterm-internals.js';
 
 const numbered = (from: number, to: number): string => {
   let s = '';
@@ -154,7 +154,7 @@ describe('Screen', () => {
     fc.assert(
       fc.property(fc.array(piece, { minLength: 1, maxLength: 60 }), (pieces) => {
         const screen = new Screen({ cols: 30, rows: 6, scrollbackRows: 100_000 });
-        const reference = new Terminal({ cols: 30, rows: 6, scrollback: 100_000, allowProposedApi: true, logLevel: 'off' });
+        const reference = newTerminal({ cols: 30, rows: 6, scrollback: 100_000, allowProposedApi: true, logLevel: 'off' });
         const refCore = coreOf(reference);
         let counter = 0;
         for (const p of pieces) {
@@ -194,7 +194,7 @@ describe('Screen', () => {
     fc.assert(
       fc.property(fc.array(step, { minLength: 1, maxLength: 40 }), (steps: Step[]) => {
         const screen = new Screen({ cols: 40, rows: 6, scrollbackRows: 100_000 });
-        const reference = new Terminal({ cols: 40, rows: 6, scrollback: 100_000, allowProposedApi: true, logLevel: 'off' });
+        const reference = newTerminal({ cols: 40, rows: 6, scrollback: 100_000, allowProposedApi: true, logLevel: 'off' });
         const refCore = coreOf(reference);
         let counter = 0;
         for (const s of steps) {

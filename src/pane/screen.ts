@@ -3,7 +3,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { RowStore, type StoredRow } from './row-store.js';
 import { serializeRowAnsi } from './ansi-row.js';
-import { coreOf, Terminal, type BufferInternals, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
+import { coreOf, newTerminal, type BufferInternals, type CoreInternals, type HeadlessTerminal } from './xterm-internals.js';
 import { rowText } from './row-text.js';
 import { terminalEmulatorOptions } from '../platform/index.js';
 import type { KeyModes } from './keys.js';
@@ -105,7 +105,7 @@ export class Screen implements Disposable {
   readonly onTitleChange: Event<string> = this.titleEmitter.event;
 
   constructor(options: ScreenOptions) {
-    this.term = new Terminal({
+    this.term = newTerminal({
       cols: options.cols,
       rows: options.rows,
       scrollback: XTERM_HEADROOM_ROWS,

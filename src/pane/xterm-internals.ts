@@ -13,11 +13,24 @@
  *   off; the screen on every render while someone waits on it) without the public API's per-call
  *   wrapper objects; see row-text.ts.
  */
-import xtermHeadless from '@xterm/headless';
+import { createRequire } from 'node:module';
+import type * as XtermHeadless from '@xterm/headless';
 import type { InternalBufferLine } from './row-text.js';
 
-export const { Terminal } = xtermHeadless;
-export type HeadlessTerminal = InstanceType<typeof Terminal>;
+type TerminalClass = typeof XtermHeadless.Terminal;
+export type HeadlessTerminal = InstanceType<TerminalClass>;
+export type TerminalOptions = ConstructorParameters<TerminalClass>[0];
+
+let terminalClass: TerminalClass | undefined;
+
+/**
+ * A new headless terminal. xterm is loaded at the first one (a CommonJS bundle, so synchronously):
+ * a daemon without panes does not hold its code (about 6 MiB of resident memory).
+ */
+export function newTerminal(options: TerminalOptions): HeadlessTerminal {
+  terminalClass ??= (createRequire(import.meta.url)('@xterm/headless') as typeof XtermHeadless).Terminal;
+  return new terminalClass(options);
+}
 
 interface ListenerHandle {
   dispose(): void;
