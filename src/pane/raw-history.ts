@@ -5,6 +5,8 @@
  */
 
 const BLOCK_BYTES = 16 * 1024;
+/** A pane's first block: a shell's prompt and a few commands fit, and an idle pane holds no more. */
+const FIRST_BLOCK_BYTES = 1024;
 
 export interface RawRead {
   data: Buffer;
@@ -21,6 +23,8 @@ export class RawHistory {
   /** Stream offset of the first byte of blocks[0]. */
   private startOffset = 0;
   private total = 0;
+  /** Bytes held in blocks (every block but the tail is full). */
+  private held = 0;
 
   constructor(readonly maxBytes: number) {}
 
@@ -35,8 +39,7 @@ export class RawHistory {
   }
 
   get heldBytes(): number {
-    if (this.blocks.length === 0) return 0;
-    return (this.blocks.length - 1) * BLOCK_BYTES + this.tailUsed;
+    return this.held;
   }
 
   append(chunk: Uint8Array): void {
@@ -48,20 +51,22 @@ export class RawHistory {
     let offset = 0;
     while (offset < chunk.length) {
       let tail = this.blocks.at(-1);
-      if (!tail || this.tailUsed === BLOCK_BYTES) {
-        tail = Buffer.allocUnsafeSlow(BLOCK_BYTES);
+      if (!tail || this.tailUsed === tail.length) {
+        tail = Buffer.allocUnsafeSlow(tail ? BLOCK_BYTES : FIRST_BLOCK_BYTES);
         this.blocks.push(tail);
         this.tailUsed = 0;
       }
-      const n = Math.min(BLOCK_BYTES - this.tailUsed, chunk.length - offset);
+      const n = Math.min(tail.length - this.tailUsed, chunk.length - offset);
       tail.set(chunk.subarray(offset, offset + n), this.tailUsed);
       this.tailUsed += n;
+      this.held += n;
       offset += n;
     }
     // Evict whole blocks while the rest still covers maxBytes.
-    while (this.blocks.length > 1 && this.heldBytes - BLOCK_BYTES >= this.maxBytes) {
+    for (let first = this.blocks[0]; first && this.blocks.length > 1 && this.held - first.length >= this.maxBytes; first = this.blocks[0]) {
       this.blocks.shift();
-      this.startOffset += BLOCK_BYTES;
+      this.held -= first.length;
+      this.startOffset += first.length;
     }
   }
 
@@ -75,7 +80,7 @@ export class RawHistory {
     let blockOffset = this.startOffset;
     for (let i = 0; i < this.blocks.length; i++) {
       const block = this.blocks[i] as Buffer;
-      const used = i === this.blocks.length - 1 ? this.tailUsed : BLOCK_BYTES;
+      const used = i === this.blocks.length - 1 ? this.tailUsed : block.length;
       const blockEnd = blockOffset + used;
       if (blockEnd > start) {
         const lo = Math.max(0, start - blockOffset);
