@@ -6,6 +6,7 @@
 import { homedir, hostname } from 'node:os';
 import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
+import { SwitchboardError } from '../core/errors.js';
 import type { PaneRegistry } from '../pane/index.js';
 import { DEFAULT_FIRST_RUN_POLICY, type AgentCatalog, type AgentPanes, type McpServerCommand } from '../agents/index.js';
 import type { LogService } from '../logs/index.js';
@@ -13,8 +14,7 @@ import { StructuredRuns, type RunService } from '../runs/index.js';
 import { AskService } from '../asks/index.js';
 import { presetStoreOf, TeamRuns, type PresetStore } from '../orchestration/index.js';
 import type { InfoResult } from '../protocol/methods.js';
-import { RegistryPaneHost } from '../tmux/registry-host.js';
-import { TmuxService } from '../tmux/service.js';
+import type { TmuxService } from '../tmux/service.js';
 
 /** What operations may ask of the daemon that hosts them. */
 export interface DaemonControl {
@@ -37,10 +37,13 @@ export type TmuxDialogs = (typeof TMUX_DIALOGS)[number];
 
 /**
  * The tmux front end's namespaces over the daemon's panes, made on first use (most daemons never
- * see a tmux command), ended with the services.
+ * see a tmux command), ended with the services. Its modules (the command table, formats, layouts:
+ * about 250 KiB of code) are loaded then too.
  */
 export class TmuxFrontEnd implements Disposable {
   private service: TmuxService | undefined;
+  private loading: Promise<TmuxService> | undefined;
+  private disposed = false;
 
   constructor(
     private readonly panes: PaneRegistry,
@@ -49,11 +52,17 @@ export class TmuxFrontEnd implements Disposable {
   ) {}
 
   /** The tmux service, made now if it was not yet. */
-  get(): TmuxService {
-    // An agent CLI a tmux pane runs has its first-run dialogs answered as `switchboard new --agent` answers them.
-    const firstRun = this.dialogs === 'answer' ? DEFAULT_FIRST_RUN_POLICY : undefined;
-    this.service ??= new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents, firstRun }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0, socketFiles: true });
-    return this.service;
+  get(): Promise<TmuxService> {
+    if (this.service) return Promise.resolve(this.service);
+    this.loading ??= (async () => {
+      const [{ TmuxService }, { RegistryPaneHost }] = await Promise.all([import('../tmux/service.js'), import('../tmux/registry-host.js')]);
+      if (this.disposed) throw new SwitchboardError('SHUTTING_DOWN', 'the daemon is shutting down');
+      // An agent CLI a tmux pane runs has its first-run dialogs answered as `switchboard new --agent` answers them.
+      const firstRun = this.dialogs === 'answer' ? DEFAULT_FIRST_RUN_POLICY : undefined;
+      this.service = new TmuxService(new RegistryPaneHost(this.panes, { agents: this.agents, firstRun }), { pid: process.pid, hostName: hostname(), uid: process.getuid?.() ?? 0, socketFiles: true });
+      return this.service;
+    })();
+    return this.loading;
   }
 
   /** Where the tmux front end placed a pane, if it made it (never makes the service). */
@@ -62,6 +71,7 @@ export class TmuxFrontEnd implements Disposable {
   }
 
   dispose(): void {
+    this.disposed = true;
     this.service?.dispose();
     this.service = undefined;
   }

@@ -6,14 +6,14 @@
  */
 import { SwitchboardError } from '../core/errors.js';
 import { SCOPE_MEANINGS } from '../protocol/scopes.js';
-import { scopesForCommand } from '../tmux/command-authority.js';
 import type { TmuxCaller } from '../tmux/service.js';
 import { scopesForNewPane, type Grant } from './authorize.js';
 import type { Handler } from './handler.js';
 
 /** The judge of a scoped caller's tmux commands; undefined for the owner, who runs anything. */
-function tmuxCallerOf(grant: Grant | undefined): TmuxCaller | undefined {
+async function tmuxCallerOf(grant: Grant | undefined): Promise<TmuxCaller | undefined> {
   if (grant === undefined || grant.owner) return undefined;
+  const { scopesForCommand } = await import('../tmux/command-authority.js');
   const who = grant.paneId === undefined ? 'this token' : `the token of pane ${grant.paneId}`;
   return {
     paneScopes: scopesForNewPane(grant, false) ?? [...grant.scopes],
@@ -33,6 +33,7 @@ function tmuxCallerOf(grant: Grant | undefined): TmuxCaller | undefined {
 
 export const tmuxHandlers: { tmux_command: Handler<'tmux_command'> } = {
   async tmux_command(ctx, p) {
-    return ctx.tmux.get().run({ argv: p.argv, env: p.env ?? {}, cwd: p.cwd ?? process.cwd(), tty: p.tty ?? false, stdin: p.stdin }, tmuxCallerOf(ctx.grant));
+    const [service, caller] = await Promise.all([ctx.tmux.get(), tmuxCallerOf(ctx.grant)]);
+    return service.run({ argv: p.argv, env: p.env ?? {}, cwd: p.cwd ?? process.cwd(), tty: p.tty ?? false, stdin: p.stdin }, caller);
   },
 };

@@ -119,7 +119,7 @@ describe.runIf(process.platform === 'linux')('the runtime file, in every reader'
 describe.runIf(process.platform === 'linux')('the environment a tmux command sends', () => {
   it('carries no API key on a command that starts no server, and the whole environment on one that does', async () => {
     const seen: TmuxRequest[] = [];
-    const service = t.daemon.services.tmux.get();
+    const service = await t.daemon.services.tmux.get();
     const original = service.run.bind(service);
     const spy = vi.spyOn(service, 'run').mockImplementation((...args: Parameters<TmuxService['run']>) => {
       seen.push(args[0]);
