@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { connect, type SwitchboardClient } from '../src/index.js';
-import { DAEMON_NODE_FLAGS, readRuntimeFile } from '../src/daemon/index.js';
+import { DAEMON_NODE_FLAGS, daemonEnv, readRuntimeFile } from '../src/daemon/index.js';
 
 const CLI = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'cli', 'main.js');
 
@@ -28,7 +28,7 @@ export class DaemonProcess {
     const home = mkdtempSync(path.join(tmpdir(), 'sb-bench-'));
     prepareHome?.(home);
     const inherited = Object.entries(process.env).filter(([k]) => !k.startsWith('SWITCHBOARD_') && !k.startsWith('ENSO_RPC_'));
-    const env = { ...Object.fromEntries(inherited), ...extraEnv };
+    const env = daemonEnv({ ...Object.fromEntries(inherited), ...extraEnv });
     // Launched as `switchboard up` launches it.
     const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--log-level', 'warn', ...extraArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
-import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
 import { closeInheritedDescriptors, ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -35,6 +35,9 @@ function homeOf(ctx: CliContext): string {
 export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<number> {
   // First of all: what this process inherited from whoever started it must reach no pane.
   const inherited = closeInheritedDescriptors();
+  // And the variables `switchboard up` added for this process only (daemon-flags.ts).
+  dropDaemonEnv(process.env);
+  if (ctx.env !== process.env) dropDaemonEnv(ctx.env);
   const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = (values['log-level'] as string | undefined) ?? 'info';
@@ -119,7 +122,7 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
   const child = spawn(process.execPath, [...nodeFlags, script, '--home', home, 'daemon', ...argv], {
     detached: true,
     stdio: ['ignore', log, log],
-    env: ctx.env,
+    env: daemonEnv(ctx.env),
     windowsHide: true,
   });
   closeSync(log);

@@ -29,7 +29,7 @@ import { killBridgeNow, startBridge, stopBridge, type BridgeOptions, type Starte
 import { builtCliDir, preparePaneCommands } from './pane-programs.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
 
-export { DAEMON_NODE_FLAGS } from './daemon-flags.js';
+export { DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv } from './daemon-flags.js';
 
 /** Seed 000's default port; the next free one is used when it is taken. */
 export const DEFAULT_PORT = 8765;

@@ -183,12 +183,12 @@ function cliScript(): string {
 
 /** Starts a daemon for `home` in the background, as `switchboard up` does, and waits until it answers. */
 async function startDaemon(home: string, env: NodeJS.ProcessEnv): Promise<Runtime | undefined> {
-  const { DAEMON_NODE_FLAGS } = await import('../../daemon/daemon-flags.js');
+  const { DAEMON_NODE_FLAGS, daemonEnv } = await import('../../daemon/daemon-flags.js');
   const { ensurePrivateDir } = await import('../../platform/files.js');
   ensurePrivateDir(home);
   const log = openSync(path.join(home, 'daemon.log'), 'a', 0o600);
   const flags = [...DAEMON_NODE_FLAGS.filter((f) => !process.execArgv.includes(f)), ...process.execArgv];
-  const child = spawn(process.execPath, [...flags, cliScript(), '--home', home, 'daemon'], { detached: true, stdio: ['ignore', log, log], env, windowsHide: true });
+  const child = spawn(process.execPath, [...flags, cliScript(), '--home', home, 'daemon'], { detached: true, stdio: ['ignore', log, log], env: daemonEnv(env), windowsHide: true });
   closeSync(log);
   child.unref();
   const deadline = Date.now() + DAEMON_START_TIMEOUT_MS;
