@@ -19,7 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../core/yaml.js';
 import { z } from 'zod';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { switchboardHome } from '../platform/index.js';

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../core/yaml.js';
 import { SwitchboardError } from '../../core/errors.js';
 import { aider } from './builtin/aider.js';
 import { claude } from './builtin/claude.js';

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../core/yaml.js';
 import { z } from 'zod';
 import { SwitchboardError } from '../../core/errors.js';
 import { compileSafeRegex } from '../../core/safe-regex.js';

@@ -4,7 +4,7 @@
  * with a built-in's name takes its place; a preset is edited by saving it again; export gives the
  * plain JSON to share, import takes JSON or YAML, one preset or a list.
  */
-import { parse as parseYaml } from 'yaml';
+import { parseYaml } from '../../core/yaml.js';
 import { SwitchboardError } from '../../core/errors.js';
 import type { SealedFolder } from '../sealed-store.js';
 import { BUILTIN_PRESETS } from './builtin.js';
@@ -127,7 +127,7 @@ function parseText(text: string): unknown {
     return JSON.parse(text) as unknown;
   } catch {
     try {
-      return parseYaml(text) as unknown;
+      return parseYaml(text);
     } catch (err) {
       throw new SwitchboardError('INVALID_PARAMS', `the import is neither JSON nor YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
     }
