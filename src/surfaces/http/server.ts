@@ -11,7 +11,9 @@
  */
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import { createRequire } from 'node:module';
+import type * as Ws from 'ws';
+import type { WebSocket, WebSocketServer } from 'ws';
 import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
@@ -92,7 +94,8 @@ export class DashboardServer {
     { headersTimeout: HTTP_IDLE_MS, requestTimeout: HTTP_REQUEST_MS, keepAliveTimeout: HTTP_IDLE_MS, connectionsCheckingInterval: 1_000 },
     (req, res) => this.request(req, res),
   );
-  private readonly wss: WebSocketServer;
+  /** Made at the first upgrade (see `sockets`). */
+  private wss: WebSocketServer | undefined;
   private readonly access: DashboardAccess;
   private readonly dispatcher: Dispatcher;
   /** The agent bridge's HTTP API under /api/v2 (seed 004). */
@@ -119,8 +122,6 @@ export class DashboardServer {
     this.strangerLog = new LogLimiter(this.logger);
     this.limits = { ...DEFAULT_CONNECTION_LIMITS, ...options.limits };
     this.answers = new AnswerGuard({ ...DEFAULT_ANSWER_LIMITS, ...options.answers }, this.strangerLog);
-    // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
-    this.wss = new WebSocketServer({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
     this.access = new DashboardAccess(options.authenticate);
     this.dispatcher = new Dispatcher({ logger: this.logger, handlers: options.handlers, checkResults: options.checkResults });
     this.webRoot = options.webRoot ?? defaultWebRoot();
@@ -286,20 +287,33 @@ export class DashboardServer {
 
   /** Open WebSockets (JSON-RPC and pane terminals) of every browser. */
   get clientCount(): number {
-    return this.wss.clients.size;
+    return this.wss?.clients.size ?? 0;
   }
 
   /** Ends every browser's sockets (they reconnect): after the daemon rotates what they may see, and in tests of reconnection. */
   disconnectClients(): void {
-    for (const client of this.wss.clients) client.terminate();
+    for (const client of this.wss?.clients ?? []) client.terminate();
+  }
+
+  /**
+   * The WebSocket server, made at the first upgrade: ws (with the https, tls and zlib modules it
+   * requires) is loaded then, not in a daemon no browser has opened. A CommonJS package, so
+   * synchronously.
+   */
+  private sockets(): WebSocketServer {
+    if (this.wss) return this.wss;
+    const { WebSocketServer: Server } = createRequire(import.meta.url)('ws') as typeof Ws;
+    // The first subprotocol offered ('switchboard') is chosen; the key rides in the second.
+    this.wss = new Server({ noServer: true, maxPayload: Math.max(this.limits.maxRequestBytes, MAX_INPUT_FRAME), handleProtocols: (offered) => (offered.has('switchboard') ? 'switchboard' : false) });
+    return this.wss;
   }
 
   async close(): Promise<void> {
     this.strangerLog.flush();
     this.answers.close();
     for (const timer of this.unauthenticated.values()) clearTimeout(timer);
-    for (const client of this.wss.clients) client.terminate();
-    this.wss.close();
+    for (const client of this.wss?.clients ?? []) client.terminate();
+    this.wss?.close();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -440,16 +454,16 @@ export class DashboardServer {
       if (this.capOf(req.socket) !== undefined) return reject(403, 'the dashboard is not for programs in an agent pane');
       if (!this.access.allowed(req, true)) return reject(401, 'not logged in');
       this.authenticated(req.socket);
-      if (this.wss.clients.size >= MAX_SOCKETS) return reject(503, 'too many dashboard connections');
+      if (this.clientCount >= MAX_SOCKETS) return reject(503, 'too many dashboard connections');
       const url = new URL(req.url ?? '/', 'http://localhost');
       if (url.pathname === '/ws') {
-        this.wss.handleUpgrade(req, socket, head, (ws) => this.rpcSocket(ws));
+        this.sockets().handleUpgrade(req, socket, head, (ws) => this.rpcSocket(ws));
         return;
       }
       const paneMatch = /^\/ws\/pane\/([^/]+)$/.exec(url.pathname);
       const terminal = paneMatch?.[1] !== undefined ? findPaneTerminal(this.options.services, decodeURIComponent(paneMatch[1])) : undefined;
       if (!terminal) return reject(404, 'no such pane');
-      this.wss.handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, terminal, this.logger));
+      this.sockets().handleUpgrade(req, socket, head, (ws) => new PaneSocket(ws, terminal, this.logger));
     } catch (err) {
       this.strangerLog.log('debug', 'bad upgrade', { error: (err as Error).message });
       reject(400, 'bad request');
