@@ -52,7 +52,9 @@ const NOTE = "Written by `switchboard compat install`: runs Switchboard's front 
  * start-up costs more than the daemon's answer in a virtual machine (its `cpuid`s), and this
  * program needs nothing of glibc. Anywhere else, or when it fails to build, the ordinary build.
  */
-const NOLIBC_FLAGS = ['-DSB_NOLIBC', '-static', '-nostdlib', '-fno-stack-protector', '-fno-pie', '-no-pie'];
+// -fno-tree-loop-distribute-patterns: GCC would otherwise turn the byte loops of our own memset and
+// memcpy into calls to memset and memcpy, that is, into themselves (a review found memset so).
+const NOLIBC_FLAGS = ['-DSB_NOLIBC', '-static', '-nostdlib', '-fno-stack-protector', '-fno-pie', '-no-pie', '-fno-tree-loop-distribute-patterns'];
 
 function compileLauncher(compiler: string, source: string, output: string, defines: Record<string, string>, flags: readonly string[] = []): Promise<string | undefined> {
   const args = ['-O2', ...flags, '-o', output, source, ...Object.entries(defines).map(([k, v]) => `-D${k}=${cString(v)}`)];
