@@ -2,12 +2,15 @@
  * Filesystem sockets: whether one has a listener, and a socket file held at a path that is only
  * there to be found (`test -S`), closing every connection at once.
  */
-import { linkSync, lstatSync, renameSync, rmSync } from 'node:fs';
+import { chmodSync, linkSync, lstatSync, renameSync, rmSync } from 'node:fs';
 import net from 'node:net';
 
 const isWindows = process.platform === 'win32';
 
-/** True when something accepts connections on the socket at `socketPath`. */
+/**
+ * True when something listens on the socket at `socketPath`: only a refused connection (or no file)
+ * says nobody does; a listener too busy to accept (EAGAIN) is still there.
+ */
 export function socketInUse(socketPath: string): Promise<boolean> {
   return new Promise((resolve) => {
     const probe = net.connect(socketPath);
@@ -15,7 +18,7 @@ export function socketInUse(socketPath: string): Promise<boolean> {
       probe.destroy();
       resolve(true);
     });
-    probe.once('error', () => resolve(false));
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(err.code !== 'ECONNREFUSED' && err.code !== 'ENOENT'));
   });
 }
 
@@ -41,18 +44,14 @@ export async function holdSocketFile(socketPath: string): Promise<{ dispose(): v
   }
   const server = net.createServer((connection) => connection.destroy());
   server.on('error', () => undefined);
-  // bind() runs inside listen(), synchronously for a path: the file is made 0600 from the start.
-  const previous = process.umask(0o177);
-  try {
-    server.listen(socketPath);
-  } finally {
-    process.umask(previous);
-  }
+  server.listen(socketPath);
   const listening = await new Promise<boolean>((resolve) => {
     server.once('listening', () => resolve(true));
     server.once('error', () => resolve(false));
   });
   if (!listening) return undefined;
+  // Not the process-wide umask (other work runs meanwhile): the file says nothing, it only closes.
+  chmodSync(socketPath, 0o600);
   server.unref();
   return {
     dispose: () => {
