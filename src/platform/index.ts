@@ -2,7 +2,7 @@
  * Everything that differs between operating systems lives behind this module: shells, process
  * trees, socket paths and file permissions. No other module checks process.platform.
  */
-export { absolutePathEntries, defaultShell, execCommand, fallbackShell, isExecutable, loginShellArgv, resolveExecutable, shellArgv, shellCommandLine, type CommandLine } from './shell.js';
+export { absolutePathEntries, defaultShell, execCommand, fallbackShell, isExecutable, loginShellArgv, resolveExecutable, scriptShell, shellArgv, shellCommandLine, type CommandLine } from './shell.js';
 export {
   collectProcessTree,
   findProcessesByEnv,

@@ -113,6 +113,11 @@ export function loginShellArgv(shell: string): string[] {
   return [shell, '-l'];
 }
 
+/** A shell for a short script of our own in POSIX syntax: /bin/sh, or PowerShell on Windows. */
+export function scriptShell(env: NodeJS.ProcessEnv = process.env): string {
+  return isWindows ? defaultShell(env).file : '/bin/sh';
+}
+
 /**
  * The shell to use when the given one ($SHELL) is missing or unusable, as tmux chooses it: the
  * user's login shell from the user database, else /bin/sh; PowerShell on Windows.

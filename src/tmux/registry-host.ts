@@ -11,7 +11,7 @@ import type { Logger } from '../core/logger.js';
 import { silentLogger } from '../core/logger.js';
 import { attachDialogResponder, agentTempEnv, profileVersion, createPrivateTemp, releaseTempWithPane, defaultBinaryDirs, findAgentBinary, type AgentCatalog, type AgentProfile, type Dialog, type FirstRunPolicy } from '../agents/index.js';
 import type { Pane, PaneAgent, PaneRegistry } from '../pane/index.js';
-import { fallbackShell, foregroundProcess, isExecutable, loginShellArgv, resolveExecutable, shellArgv } from '../platform/index.js';
+import { fallbackShell, foregroundProcess, isExecutable, loginShellArgv, resolveExecutable, scriptShell, shellArgv } from '../platform/index.js';
 import type { HostExit, HostPane, PaneHost, PipeProcess, SpawnSpec } from './host.js';
 
 /** How long a pane's program gets after HUP before it is killed (tmux sends HUP and moves on). */
@@ -145,7 +145,8 @@ export class RegistryPaneHost implements PaneHost {
     const cwd = this.usableDirectory(spec.cwd, spec.env);
     let argv = [...spec.argv];
     // A program that does not exist fails inside the pane, as under tmux, rather than refusing the command.
-    if (argv[0] !== undefined && !resolveExecutable(argv[0], spec.env, cwd)) argv = [...shellArgv(fallbackShell(spec.env), 'exec "$0" "$@"'), ...argv];
+    // (Through /bin/sh: the user's login shell may be fish, or nologin for a service account.)
+    if (argv[0] !== undefined && !resolveExecutable(argv[0], spec.env, cwd)) argv = [...shellArgv(scriptShell(spec.env), 'exec "$0" "$@"'), ...argv];
     // An agent CLI gets a private temporary folder, as every agent Switchboard starts does, so what
     // it leaves there goes with it; a TMPDIR the command exports itself still wins.
     const temp = agent ? createPrivateTemp(this.options.agents?.tempRoot) : undefined;
