@@ -388,6 +388,8 @@ describe.skipIf(version === undefined)(`the tmux front end answers as ${version 
       // select-pane -T only sets the title: tmux 3.3a runs no after-select-pane for it.
       await pair.same(['select-pane', '-t', '%1', '-T', 'agent', ';', 'set-option', '-p', '-t', '%1', '@ccb_role', 'w']);
       await pair.same(['select-pane', '-t', '%0']);
+      // The pane already active: tmux runs no after-select-pane.
+      await pair.same(['select-pane', '-t', '%0']);
       await pair.same(['select-pane', '-t', '%2', '-P', 'bg=red']);
       await pair.same(['resize-pane', '-t', '%1', '-y', '10']);
       await pair.same(geometry);

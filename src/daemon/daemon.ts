@@ -9,8 +9,6 @@ import { MemoryBudget } from '../core/memory-budget.js';
 import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { CallerOrigins, createServices, TokenRegistry, TMUX_DIALOGS, type DaemonControl, type Grant, type Services, type TmuxDialogs } from '../api/index.js';
-
-export { TMUX_DIALOGS, type TmuxDialogs };
 import { PaneRegistry, type PaneDefaults } from '../pane/index.js';
 import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, type McpServerCommand } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
@@ -28,6 +26,8 @@ import { readRuntimeFile, removeRuntimeFile, runtimeFilePath, writeRuntimeFile, 
 import { killBridgeNow, startBridge, stopBridge, type BridgeOptions, type StartedBridge } from './bridge.js';
 import { builtCliDir, preparePaneCommands } from './pane-programs.js';
 import { DAEMON_MARKER_VARIABLE, daemonMarkerValue, recoverFromDeadDaemon, type RecoveryReport } from './recovery.js';
+
+export { TMUX_DIALOGS, type TmuxDialogs };
 
 export { DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv } from './daemon-flags.js';
 

@@ -129,13 +129,13 @@ export class TmuxRuntime {
     else window.panes.splice(split.before ? at : at + 1, 0, pane);
     this.syncSizes(window);
     if (select) this.selectPane(window, pane);
-    this.fireHook('window-layout-changed', window.active);
     try {
       await this.spawn(pane, spawn);
     } catch (err) {
       this.removePaneFromModel(pane);
       throw err;
     }
+    this.fireHook('window-layout-changed', window.active);
     return pane;
   }
 
@@ -240,13 +240,14 @@ export class TmuxRuntime {
     session.activityAt = new Date();
   }
 
-  /** Makes `pane` its window's active pane. */
-  selectPane(window: TmuxWindow, pane: TmuxPane): void {
-    if (window.active === pane) return;
+  /** Makes `pane` its window's active pane; whether that changed anything. */
+  selectPane(window: TmuxWindow, pane: TmuxPane): boolean {
+    if (window.active === pane) return false;
     const before = window.active;
     window.lastPane = before;
     window.active = pane;
     if (before) this.fireHook('window-pane-changed', pane);
+    return true;
   }
 
   /** What Switchboard's listings call a pane: `session:window.index`, then its title. */
@@ -256,13 +257,13 @@ export class TmuxRuntime {
     return `${window.session.name}:${window.name}.${pane.index}${title}`;
   }
 
-  /** Refreshes every pane's label (after renames and moves). */
   /** What an option set or unset changes beyond its store: pane labels, or pane sizes (a border status line takes a row). */
   optionChanged(name: string): void {
     if (name === 'automatic-rename' || name === 'pane-base-index') this.relabel();
     if (name === 'pane-border-status') for (const session of this.server.sessions) for (const window of session.windows.values()) this.syncSizes(window);
   }
 
+  /** Refreshes every pane's label (after renames and moves). */
   relabel(): void {
     for (const pane of this.server.allPanes()) pane.host?.setLabel(this.labelOf(pane));
   }
@@ -313,8 +314,9 @@ export class TmuxRuntime {
     const root = closePane(window.layout, pane.id);
     if (root) window.layout = root;
     this.syncSizes(window);
-    if (wasActive && window.active) this.fireHook('window-pane-changed', window.active);
+    // In tmux's order: the layout, then the active pane.
     this.fireHook('window-layout-changed', window.active);
+    if (wasActive && window.active) this.fireHook('window-pane-changed', window.active);
   }
 
   private removeWindowFromModel(window: TmuxWindow): void {

@@ -178,6 +178,7 @@ export class TmuxService implements Disposable {
     const before = ctx.current;
     // Resolved before the command runs: rename-window renames what its -t named.
     const hook = depth < MAX_HOOK_DEPTH && firesAfterHook(command) ? hookTarget(ctx, command) : undefined;
+    ctx.expectAfterHook();
     try {
       if (!implementation) throw new CommandError(`${command.spec.name}: not supported by the Switchboard tmux front end`);
       await implementation(ctx, runtime, command);
@@ -191,11 +192,12 @@ export class TmuxService implements Disposable {
       return false;
     }
     // Looked up after the command: a set-hook of after-set-hook runs itself, as in tmux.
-    if (hook && !runtime.isClosed && hasHook(runtime, `after-${command.spec.name}`)) {
+    if (hook && ctx.afterHook && !runtime.isClosed && hasHook(runtime, `after-${command.spec.name}`)) {
       const name = `after-${command.spec.name}`;
-      // What made something runs its hook on it; any other command on its target, or on the current
-      // one when the target is gone (kill-pane).
-      const target = ctx.current !== before ? ctx.current : hook.pane && !runtime.server.findPane(hook.pane.id) ? ctx.current : hook;
+      // What made something runs its hook on it; any other command on its target, or, when that is
+      // gone (kill-pane), on the current one, or the best session when that is gone too.
+      const alive = (state: TargetState): boolean => (!state.pane || runtime.server.findPane(state.pane.id) !== undefined) && (!state.session || runtime.server.sessions.includes(state.session));
+      const target = ctx.current !== before ? ctx.current : alive(hook) ? hook : alive(ctx.current) ? ctx.current : currentTarget(runtime, ctx.client.env);
       // tmux runs a session's own hook instead of the global one, not as well.
       const texts = target.session?.hooks.get(name) ?? runtime.server.sessionHooks.get(name) ?? [];
       if (texts.length > 0) {

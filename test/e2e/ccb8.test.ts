@@ -215,8 +215,16 @@ describe("CCB 8's start, asks to Codex and Claude Code, and kill through the tmu
         // answer: the daemon gave it by policy, where CCB on real tmux waits; the test answered
         // only the API key question.
         if (agent === 'claude') {
-          const state = JSON.parse(readFileSync(path.join(homes.claude ?? '', '.claude.json'), 'utf8')) as { projects?: Record<string, { hasTrustDialogAccepted?: boolean }> };
-          expect(state.projects?.[dir]?.hasTrustDialogAccepted).toBe(true);
+          // Claude Code may write its state a moment after its prompt shows.
+          const trusted = (): boolean | undefined => {
+            try {
+              return (JSON.parse(readFileSync(path.join(homes.claude ?? '', '.claude.json'), 'utf8')) as { projects?: Record<string, { hasTrustDialogAccepted?: boolean }> }).projects?.[dir]?.hasTrustDialogAccepted;
+            } catch {
+              return undefined;
+            }
+          };
+          await until(() => trusted() === true, 'Claude Code to record the folder trusted').catch(() => undefined);
+          expect(trusted()).toBe(true);
         }
         expect(answeredByTest.filter((id) => id !== 'use_api_key')).toEqual([]);
         // CCB 8 reads the cursor and the last 120 lines before it delivers (Codex: its `›` prompt).

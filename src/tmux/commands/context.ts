@@ -37,6 +37,13 @@ export class CommandContext {
   attachPane: string | undefined;
   /** The server was killed by one of the commands. */
   killed = false;
+  /** Whether the command that just ran wants its after- hooks run (select-pane that changed nothing does not). */
+  afterHook = true;
+
+  /** Before each command: its after- hooks run unless it says otherwise. */
+  expectAfterHook(): void {
+    this.afterHook = true;
+  }
   /** Runs more commands in this context (source-file, if-shell); set by the service. */
   runCommands: (text: string) => Promise<boolean> = () => Promise.resolve(true);
   /** Waits for `promise` without holding up other command lines of the server (wait-for, run-shell). */

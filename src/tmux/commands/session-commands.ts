@@ -328,10 +328,13 @@ const selectPane: Command = (ctx, runtime, command) => {
     runtime.fireHook('pane-title-changed', pane);
     return;
   }
+  // tmux 3.3a runs after-select-pane only when the active pane changes: not for these, nor for
+  // the pane already active (nor, above, for a title).
+  ctx.afterHook = false;
   if (hasFlag(command, 'd') || hasFlag(command, 'e') || hasFlag(command, 'm') || hasFlag(command, 'M')) return;
   const direction = ['U', 'D', 'L', 'R'].find((d) => hasFlag(command, d));
   if (direction) pane = neighbour(pane, direction) ?? pane;
-  runtime.selectPane(window, pane);
+  ctx.afterHook = runtime.selectPane(window, pane);
   if (window.session.current !== window) runtime.selectWindow(window.session, window);
 };
 
