@@ -26,21 +26,8 @@ static char *current_dir(void)
 	return getcwd(NULL, 0);
 }
 
-/* Writes all of data to fd; -1 on an error. */
-static int write_all(int fd, const char *data, size_t len)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, data, len);
-		if (n < 0) {
-			if (interrupted())
-				continue;
-			return -1;
-		}
-		data += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
+/* Writes all of data to fd (tmux-launcher.c, for both builds); -1 on an error. */
+static int write_all(int fd, const char *data, size_t len);
 
 /* Says why `what` failed (the last call's error) on stderr. */
 static void say_error(const char *what)

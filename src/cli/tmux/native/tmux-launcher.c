@@ -27,6 +27,22 @@
 #include "sys-libc.h"
 #endif
 
+/* Writes all of data to fd; -1 on an error. */
+static int write_all(int fd, const char *data, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, data, len);
+		if (n < 0) {
+			if (interrupted())
+				continue;
+			return -1;
+		}
+		data += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
 #ifndef SB_NODE
 #define SB_NODE "node"
 #endif
