@@ -5,14 +5,14 @@
  * until one fails, and answers with what tmux would have printed and its exit code.
  */
 import { existsSync } from 'node:fs';
-import { holdSocketFile } from '../platform/index.js';
 import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
+import { holdSocketFile } from '../platform/index.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { CommandContext, CommandError, type ClientInfo } from './commands/context.js';
 import { COMMAND_IMPLEMENTATIONS } from './commands/index.js';
 import { TMUX_VERSION } from './format-scope.js';
-import { CommandParseError, flagValue, hasFlag, parseArgv, tokenizeCommandString, type ParsedCommand } from './grammar.js';
+import { CommandParseError, flagValue, parseArgv, tokenizeCommandString, type ParsedCommand } from './grammar.js';
 import { parseGlobalFlags, tmuxSocketPath, type GlobalFlags } from './client-args.js';
 import type { PaneHost } from './host.js';
 import { SESSION_HOOKS, sessionEnvironment, type TmuxPane } from './model.js';
@@ -176,8 +176,12 @@ export class TmuxService implements Disposable {
   private async execute(ctx: CommandContext, runtime: TmuxRuntime, command: ParsedCommand, depth: number): Promise<boolean> {
     const implementation = COMMAND_IMPLEMENTATIONS[command.spec.name];
     const before = ctx.current;
-    // Resolved before the command runs: rename-window renames what its -t named.
-    const hook = depth < MAX_HOOK_DEPTH && firesAfterHook(command) ? hookTarget(ctx, command) : undefined;
+    const name = `after-${command.spec.name}`;
+    // Resolved before the command runs (rename-window renames what its -t named), and only when
+    // such a hook is set (or being set: a set-hook of after-set-hook runs itself, as in tmux), so
+    // the commands a tool polls with pay nothing for hooks nobody set.
+    const wanted = depth < MAX_HOOK_DEPTH && SESSION_HOOKS.includes(name) && (command.spec.name === 'set-hook' || hasHook(runtime, name));
+    const hook = wanted ? hookTarget(ctx, command) : undefined;
     ctx.expectAfterHook();
     try {
       if (!implementation) throw new CommandError(`${command.spec.name}: not supported by the Switchboard tmux front end`);
@@ -191,9 +195,7 @@ export class TmuxService implements Disposable {
       ctx.stderr.push(`${command.spec.name}: ${err instanceof Error ? err.message : String(err)}\n`);
       return false;
     }
-    // Looked up after the command: a set-hook of after-set-hook runs itself, as in tmux.
-    if (hook && ctx.afterHook && !runtime.isClosed && hasHook(runtime, `after-${command.spec.name}`)) {
-      const name = `after-${command.spec.name}`;
+    if (hook && ctx.afterHook && !runtime.isClosed && hasHook(runtime, name)) {
       // What made something runs its hook on it; any other command on its target, or, when that is
       // gone (kill-pane), on the current one, or the best session when that is gone too.
       const alive = (state: TargetState): boolean => (!state.pane || runtime.server.findPane(state.pane.id) !== undefined) && (!state.session || runtime.server.sessions.includes(state.session));
@@ -328,16 +330,10 @@ class NamespaceLock {
 }
 
 /**
- * Whether tmux 3.3a runs `after-<command>` hooks for this command: those it lists as hooks (the
- * commands it flags for them), select-pane too except when it only sets a title (-T), which tmux
- * returns from before its hook. respawn-pane, kill-session and the like have none.
+ * Whether any session, or the server, has hook `name` set. tmux 3.3a runs `after-<command>` hooks
+ * only for the commands it lists as hooks (SESSION_HOOKS): respawn-pane, kill-session and the like
+ * have none; a command that changed nothing it hooks (select-pane) says so in ctx.afterHook.
  */
-function firesAfterHook(command: ParsedCommand): boolean {
-  if (command.spec.name === 'select-pane') return !hasFlag(command, 'T');
-  return SESSION_HOOKS.includes(`after-${command.spec.name}`);
-}
-
-/** Whether any session, or the server, has hook `name` set. */
 function hasHook(runtime: TmuxRuntime, name: string): boolean {
   return (runtime.server.sessionHooks.get(name)?.length ?? 0) > 0 || runtime.server.sessions.some((s) => s.hooks.has(name));
 }

@@ -321,6 +321,9 @@ const selectPane: Command = (ctx, runtime, command) => {
     if (!window.lastPane) throw new CommandError('no last pane');
     pane = window.lastPane;
   }
+  // tmux 3.3a runs after-select-pane only when the active pane changes: not for a title, nor for
+  // -d/-e/-m/-M, nor for the pane already active.
+  ctx.afterHook = false;
   const title = flagValue(command, 'T');
   if (title !== undefined) {
     pane.title = title;
@@ -328,9 +331,6 @@ const selectPane: Command = (ctx, runtime, command) => {
     runtime.fireHook('pane-title-changed', pane);
     return;
   }
-  // tmux 3.3a runs after-select-pane only when the active pane changes: not for these, nor for
-  // the pane already active (nor, above, for a title).
-  ctx.afterHook = false;
   if (hasFlag(command, 'd') || hasFlag(command, 'e') || hasFlag(command, 'm') || hasFlag(command, 'M')) return;
   const direction = ['U', 'D', 'L', 'R'].find((d) => hasFlag(command, d));
   if (direction) pane = neighbour(pane, direction) ?? pane;
