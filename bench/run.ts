@@ -3,7 +3,7 @@
  * tmux is driven the way CCB drives it (a `tmux` process per command, polling capture-pane).
  * Writes bench/results/latest.json: [{name, unit, ours, peer, peer_name, better}].
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import path from 'node:path';
@@ -12,7 +12,8 @@ import { once } from 'node:events';
 import { spawn as spawnPty } from 'node-pty';
 import type { SwitchboardClient } from '../src/index.js';
 import { DaemonProcess } from './daemon-process.js';
-import { percentile, rssMiB, sample, sleep } from './stats.js';
+import { DAEMON_NODE_FLAGS, daemonEnv } from '../src/daemon/index.js';
+import { percentile, privateMiB, rssMiB, sample, sleep } from './stats.js';
 import { TmuxServer, tmuxVersion } from './tmux.js';
 import { measureAgentStarts, median } from './agent-start.js';
 import { measureAgentStates } from './agent-states.js';
@@ -257,6 +258,17 @@ async function settledRss(pid: number): Promise<number> {
   return rssMiB(pid);
 }
 
+/** What Node.js alone holds, started with the daemon's flags and environment, doing nothing. */
+async function bareNodeRss(): Promise<{ rss: number; private: number }> {
+  const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, '-e', 'setInterval(() => {}, 1000)'], { env: daemonEnv({ ...process.env }), stdio: 'ignore' });
+  try {
+    const rss = await settledRss(child.pid ?? -1);
+    return { rss, private: await privateMiB(child.pid ?? -1) };
+  } finally {
+    child.kill('SIGKILL');
+  }
+}
+
 async function memory(tmuxName: string): Promise<void> {
   console.log('\n# Memory (resident set of the daemon / the tmux server)');
   const fill = "seq -f 'row %g: the quick brown fox jumps over the lazy dog, again' 1 10000";
@@ -264,6 +276,7 @@ async function memory(tmuxName: string): Promise<void> {
   const daemon = await DaemonProcess.start();
   const client = await daemon.connect();
   const base = await settledRss(daemon.pid);
+  const basePrivate = await privateMiB(daemon.pid);
   for (let i = 0; i < 10; i++) await newShell(client);
   const ours10 = await settledRss(daemon.pid);
   for (let i = 0; i < 40; i++) await newShell(client);
@@ -286,6 +299,7 @@ async function memory(tmuxName: string): Promise<void> {
   const tmux = new TmuxServer(`${tmuxName}-mem`);
   tmux.start();
   const tBase = await settledRss(tmux.serverPid());
+  const tBasePrivate = await privateMiB(tmux.serverPid());
   for (let i = 0; i < 10; i++) await tmux.newPane(TMUX_BASH);
   const t10 = await settledRss(tmux.serverPid());
   for (let i = 0; i < 40; i++) await tmux.newPane(TMUX_BASH);
@@ -304,6 +318,10 @@ async function memory(tmuxName: string): Promise<void> {
   tmux2.killSync();
 
   record('memory: daemon with no panes', 'MiB', base, tBase, 'lower');
+  record('memory: daemon with no panes, private part (RssAnon)', 'MiB', basePrivate, tBasePrivate, 'lower');
+  const floor = await bareNodeRss();
+  record('memory: a bare Node.js process, as the daemon is started (the floor)', 'MiB', floor.rss, null, 'lower');
+  record('memory: a bare Node.js process, private part (RssAnon)', 'MiB', floor.private, null, 'lower');
   record('memory: daemon with 10 idle shell panes', 'MiB', ours10, t10, 'lower');
   record('memory: daemon with 50 idle shell panes', 'MiB', ours50, t50, 'lower');
   record('memory: daemon with 10 panes x 10,000 lines of scrollback', 'MiB', ours10k, t10k, 'lower');

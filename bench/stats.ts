@@ -26,4 +26,16 @@ export async function rssMiB(pid: number): Promise<number> {
   return Number(match[1]) / 1024;
 }
 
+/**
+ * The private part of a process's resident set (`RssAnon`): its heap and stacks, without the pages
+ * of its program and libraries mapped from disk, which every process of the same program shares.
+ */
+export async function privateMiB(pid: number): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  const match = /RssAnon:\s+(\d+) kB/.exec(status);
+  if (!match) throw new Error(`no RssAnon for ${pid}`);
+  return Number(match[1]) / 1024;
+}
+
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

@@ -178,12 +178,28 @@ describe('switchboard daemon in the foreground', () => {
     dir.cleanup();
   });
 
+  it('refuses an output budget outside 1 MiB to 64 GiB with a usage error, before starting', async () => {
+    const dir = tempDir('sb-outmem-');
+    try {
+      for (const bad of ['0', '65537', 'lots']) {
+        const result = await runCli(dir.dir, ['daemon', '--port', '0', '--output-memory', bad]);
+        expect(result.code).toBe(64);
+        expect(result.stderr).toMatch(/--output-memory (is in MiB, from 1 to 65536|needs a whole number)/);
+        expect(existsSync(path.join(dir.dir, 'daemon.json'))).toBe(false);
+      }
+    } finally {
+      dir.cleanup();
+    }
+  });
+
   it('logs to the home when started with up, and down stops it and its panes', async () => {
     const dir = tempDir('sb-updown-');
-    expect((await runCli(dir.dir, ['up', '--port', '0'])).code).toBe(0);
+    // Options reach the daemon `up` starts: here the output budget, in MiB.
+    expect((await runCli(dir.dir, ['up', '--port', '0', '--output-memory', '20'])).code).toBe(0);
     const info = JSON.parse(readFileSync(path.join(dir.dir, 'daemon.json'), 'utf8')) as { pid: number };
     const created = await runCli(dir.dir, ['new', '--', 'sleep', '300']);
     const client = await connect({ home: dir.dir, env: cleanEnv() });
+    expect((await client.info()).output_budget.total_bytes).toBe(20 * 1024 * 1024);
     const pid = (await client.isAlive(created.stdout.trim())).pid ?? 0;
     client.close();
     expect((await runCli(dir.dir, ['down'])).stdout).toBe(`stopped (pid ${info.pid})\n`);

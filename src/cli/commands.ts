@@ -100,7 +100,7 @@ const DOCTOR_HELP = [
 
 /** A command: how it runs, its usage line(s), and what `--help` adds below them. */
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
-  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
+  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [...]                      start the daemon in the background' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },

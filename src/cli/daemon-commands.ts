@@ -23,7 +23,11 @@ const DAEMON_OPTIONS = {
   'model-url': { type: 'string' },
   'agent-sandbox': { type: 'string' },
   'tmux-dialogs': { type: 'string' },
+  'output-memory': { type: 'string' },
 } as const;
+
+/** `--output-memory`'s bounds, in MiB: below 1 every pane gets only the floor share; 64 GiB is a typo's size. */
+const OUTPUT_MEMORY_MIB = { min: 1, max: 65_536 } as const;
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
@@ -52,6 +56,10 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   if (!(AGENT_SANDBOX_MODES as readonly string[]).includes(agentSandbox)) throw new UsageError(`--agent-sandbox must be one of ${AGENT_SANDBOX_MODES.join(', ')}`);
   const tmuxDialogs = (values['tmux-dialogs'] as string | undefined) ?? ctx.env.SWITCHBOARD_TMUX_DIALOGS ?? 'answer';
   if (!(TMUX_DIALOGS as readonly string[]).includes(tmuxDialogs)) throw new UsageError(`--tmux-dialogs must be one of ${TMUX_DIALOGS.join(', ')}`);
+  const outputMemoryMiB = intOption(values['output-memory'], 'output-memory');
+  if (outputMemoryMiB !== undefined && (outputMemoryMiB < OUTPUT_MEMORY_MIB.min || outputMemoryMiB > OUTPUT_MEMORY_MIB.max)) {
+    throw new UsageError(`--output-memory is in MiB, from ${OUTPUT_MEMORY_MIB.min} to ${OUTPUT_MEMORY_MIB.max}`);
+  }
   const daemon = await Daemon.start({
     bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
     home: homeOf(ctx),
@@ -61,6 +69,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
     dashboard: values['no-dashboard'] ? false : { port: intOption(values['dashboard-port'], 'dashboard-port', DEFAULT_DASHBOARD_PORT) },
     agentSandbox: agentSandbox as AgentSandboxMode,
     tmuxDialogs: tmuxDialogs as TmuxDialogs,
+    ...(outputMemoryMiB !== undefined ? { outputMemoryBytes: outputMemoryMiB * 1024 * 1024 } : {}),
     logger,
   });
   // A daemon must outlive a bug in one request or pane: report it and keep serving the others.

@@ -39,9 +39,12 @@ export const DEFAULT_DASHBOARD_PORT = 8766;
 /**
  * The daemon's memory for what panes and sessions hold of their output (logs, and output not yet
  * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
- * the number of panes, not how much they print. Logs spill what their share cannot hold to disk.
+ * the number of panes, not how much they print. Logs spill what their share cannot hold to disk
+ * and a pane past its share stops reading its program, so a smaller budget loses no output.
+ * 12 MiB keeps the daemon with 10 panes flooding near the seed's "< 100 MB with all panes" (it was
+ * 32 MiB: 131 MiB at the peak); `--output-memory` gives it more where memory is plentiful.
  */
-const OUTPUT_MEMORY_BUDGET = { totalBytes: 32 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
+const OUTPUT_MEMORY_BUDGET = { totalBytes: 12 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
 /** The disk spilled logs may take together, shared the same way (4 MiB to 1 GiB each). */
 const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
 
@@ -74,7 +77,7 @@ export interface DaemonOptions {
   agentsFile?: string;
   /** The most disk `log_export` files may take together (default 1 GiB). */
   exportsMaxBytes?: number;
-  /** The memory budget for what panes and sessions hold of their output (default OUTPUT_MEMORY_BUDGET's 32 MiB). */
+  /** The memory budget for what panes and sessions hold of their output (default OUTPUT_MEMORY_BUDGET's 12 MiB). */
   outputMemoryBytes?: number;
   /** The agent bridge (run service, run ledger, governance): its options, or false to leave it off. On by default. */
   bridge?: BridgeOptions | false;
