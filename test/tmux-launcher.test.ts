@@ -65,6 +65,10 @@ describe('the tmux launchers', () => {
     const native = path.join(bin, 'tmux');
     const node = path.join(nodeBin, 'tmux');
     expect(readFileSync(native).subarray(0, 4).toString('latin1')).toBe('\x7fELF');
+    // Both run the build's CommonJS bundles (no ESM loader to set up at each start).
+    expect(readFileSync(node, 'utf8')).toContain('tmux-main.cjs');
+    expect(readFileSync(native).includes('tmux-main.cjs')).toBe(true);
+    expect(readFileSync(path.join(nodeBin, 'herdr'), 'utf8')).toContain('herdr-main.cjs');
     expect((await launch(native, ['-S', sock, 'new-session', '-d', '-x', '100', '-y', '20', '-s', 'y', '-n', 'main', 'sleep 600'])).code).toBe(0);
     for (const args of [
       ['display-message', '-p', '-t', 'y', '#{pane_id} #{session_name} #{pane_width}x#{pane_height} #{window_layout}'],

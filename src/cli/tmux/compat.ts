@@ -32,9 +32,16 @@ export interface CompatInstallResult {
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ext = path.extname(fileURLToPath(import.meta.url));
 
-/** The scripts the launchers run, next to this module (in dist, or in src under tsx). */
+/**
+ * The scripts the launchers run, next to this module (in dist, or in src under tsx): an entry's
+ * CommonJS bundle when the build made one (it starts without Node's ESM loader), else the module.
+ */
 function scripts(): { tmux: string; herdr: string; cli: string } {
-  return { tmux: path.join(here, `tmux-main${ext}`), herdr: path.join(here, `herdr-main${ext}`), cli: path.join(here, '..', `main${ext}`) };
+  const entry = (name: string): string => {
+    const bundle = path.join(here, `${name}.cjs`);
+    return existsSync(bundle) ? bundle : path.join(here, `${name}${ext}`);
+  };
+  return { tmux: entry('tmux-main'), herdr: entry('herdr-main'), cli: path.join(here, '..', `main${ext}`) };
 }
 
 /** The C source: shipped beside the sources (the package includes src/cli/tmux/native). */

@@ -4,11 +4,14 @@
 import { isatty } from 'node:tty';
 import { runTmuxLauncher } from './launcher.js';
 
-process.exitCode = await runTmuxLauncher(process.argv.slice(2), {
+// No top-level await: the build bundles this entry into CommonJS (scripts/bundle-launchers.mjs).
+void runTmuxLauncher(process.argv.slice(2), {
   env: process.env,
   cwd: process.cwd(),
   stdout: process.stdout,
   stderr: process.stderr,
   stdin: () => process.stdin,
   stdinIsTTY: isatty(0),
+}).then((code) => {
+  process.exitCode = code;
 });
