@@ -1,4 +1,4 @@
-import { connect, type SwitchboardClient } from '../client/index.js';
+import type { SwitchboardClient } from '../client/index.js';
 
 /** What every command gets: where to print, the environment, and how to reach the daemon. */
 export interface CliContext {
@@ -23,7 +23,8 @@ export function createContext(options: { home?: string; env?: NodeJS.ProcessEnv 
     },
     env,
     home: options.home,
-    connect: () => connect({ home: options.home, env, warn: (message) => process.stderr.write(`switchboard: warning: ${message}\n`) }),
+    // Loaded on first use: the daemon (`switchboard daemon`) is this CLI too, and never a client.
+    connect: async () => (await import('../client/index.js')).connect({ home: options.home, env, warn: (message) => process.stderr.write(`switchboard: warning: ${message}\n`) }),
   };
 }
 
