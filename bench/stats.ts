@@ -17,25 +17,26 @@ export async function sample(n: number, warmup: number, fn: (i: number) => Promi
   return out.sort((a, b) => a - b);
 }
 
-/** Resident set size of a process in MiB (Linux). */
-export async function rssMiB(pid: number): Promise<number> {
+/** A memory field of /proc/PID/status (given in kB), in MiB (Linux). */
+async function statusMiB(pid: number, field: 'VmRSS' | 'RssAnon'): Promise<number> {
   const { readFile } = await import('node:fs/promises');
   const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const match = /VmRSS:\s+(\d+) kB/.exec(status);
-  if (!match) throw new Error(`no VmRSS for ${pid}`);
+  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(status);
+  if (!match) throw new Error(`no ${field} for ${pid}`);
   return Number(match[1]) / 1024;
+}
+
+/** Resident set size of a process in MiB (Linux). */
+export function rssMiB(pid: number): Promise<number> {
+  return statusMiB(pid, 'VmRSS');
 }
 
 /**
  * The private part of a process's resident set (`RssAnon`): its heap and stacks, without the pages
  * of its program and libraries mapped from disk, which every process of the same program shares.
  */
-export async function privateMiB(pid: number): Promise<number> {
-  const { readFile } = await import('node:fs/promises');
-  const status = await readFile(`/proc/${pid}/status`, 'utf8');
-  const match = /RssAnon:\s+(\d+) kB/.exec(status);
-  if (!match) throw new Error(`no RssAnon for ${pid}`);
-  return Number(match[1]) / 1024;
+export function privateMiB(pid: number): Promise<number> {
+  return statusMiB(pid, 'RssAnon');
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
