@@ -32,14 +32,20 @@ export class DaemonProcess {
     // Launched as `switchboard up` launches it.
     const child = spawn(process.execPath, [...DAEMON_NODE_FLAGS, CLI, '--home', home, 'daemon', '--port', '0', '--dashboard-port', '0', '--log-level', 'warn', ...extraArgs], { env, stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
-    await new Promise<void>((resolve, reject) => {
-      child.stdout.on('data', (d: Buffer) => {
-        out += d.toString();
-        // The dashboard's line is the last the daemon prints at start.
-        if (out.includes('dashboard: open ')) resolve();
+    try {
+      await new Promise<void>((resolve, reject) => {
+        child.stdout.on('data', (d: Buffer) => {
+          out += d.toString();
+          // The dashboard's line is the last the daemon prints at start.
+          if (out.includes('dashboard: open ')) resolve();
+        });
+        child.once('exit', (code) => reject(new Error(`daemon exited early (${code})`)));
       });
-      child.once('exit', (code) => reject(new Error(`daemon exited early (${code})`)));
-    });
+    } catch (err) {
+      // A daemon that never started leaves no home behind.
+      rmSync(home, { recursive: true, force: true });
+      throw err;
+    }
     return new DaemonProcess(child, home, /dashboard: open (\S+)/.exec(out)?.[1], /HTTP API: (http:\/\/\S+?)\/api\/v2\//.exec(out)?.[1]);
   }
 
