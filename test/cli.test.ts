@@ -178,11 +178,12 @@ describe('switchboard daemon in the foreground', () => {
     dir.cleanup();
   });
 
-  it('refuses an output budget outside 1 MiB to 64 GiB with a usage error, before starting', async () => {
+  it('refuses an output budget outside 1 MiB to 64 GiB with a usage error, before starting, on daemon and on up', async () => {
     const dir = tempDir('sb-outmem-');
     try {
-      for (const bad of ['0', '65537', 'lots']) {
-        const result = await runCli(dir.dir, ['daemon', '--port', '0', '--output-memory', bad]);
+      for (const [command, bad] of [['daemon', '0'], ['daemon', '65537'], ['daemon', 'lots'], ['up', '0']] as const) {
+        // `up` checks its daemon's options itself, before starting one in the background.
+        const result = await runCli(dir.dir, [command, '--port', '0', '--output-memory', bad]);
         expect(result.code).toBe(64);
         expect(result.stderr).toMatch(/--output-memory (is in MiB, from 1 to 65536|needs a whole number)/);
         expect(existsSync(path.join(dir.dir, 'daemon.json'))).toBe(false);

@@ -35,6 +35,29 @@ function homeOf(ctx: CliContext): string {
   return ctx.home ?? switchboardHome(ctx.env);
 }
 
+/**
+ * The daemon's options, checked: `daemon` runs with them, and `up` checks them before it starts a
+ * daemon in the background, so a bad value is a usage error there too, not a daemon that died.
+ */
+function daemonSettings(argv: string[], env: NodeJS.ProcessEnv) {
+  const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const level = (values['log-level'] as string | undefined) ?? 'info';
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const agentHome = values['agent-home'] as string | undefined;
+  const modelUrl = values['model-url'] as string | undefined;
+  if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
+  const agentSandbox = (values['agent-sandbox'] as string | undefined) ?? env.SWITCHBOARD_AGENT_SANDBOX ?? 'off';
+  if (!(AGENT_SANDBOX_MODES as readonly string[]).includes(agentSandbox)) throw new UsageError(`--agent-sandbox must be one of ${AGENT_SANDBOX_MODES.join(', ')}`);
+  const tmuxDialogs = (values['tmux-dialogs'] as string | undefined) ?? env.SWITCHBOARD_TMUX_DIALOGS ?? 'answer';
+  if (!(TMUX_DIALOGS as readonly string[]).includes(tmuxDialogs)) throw new UsageError(`--tmux-dialogs must be one of ${TMUX_DIALOGS.join(', ')}`);
+  const outputMemoryMiB = intOption(values['output-memory'], 'output-memory');
+  if (outputMemoryMiB !== undefined && (outputMemoryMiB < OUTPUT_MEMORY_MIB.min || outputMemoryMiB > OUTPUT_MEMORY_MIB.max)) {
+    throw new UsageError(`--output-memory is in MiB, from ${OUTPUT_MEMORY_MIB.min} to ${OUTPUT_MEMORY_MIB.max}`);
+  }
+  return { values, level: level as LogLevel, agentHome, modelUrl, agentSandbox: agentSandbox as AgentSandboxMode, tmuxDialogs: tmuxDialogs as TmuxDialogs, outputMemoryMiB };
+}
+
 /** `switchboard daemon`: runs the daemon in the foreground until SIGINT/SIGTERM or `shutdown`. */
 export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<number> {
   // First of all: what this process inherited from whoever started it must reach no pane.
@@ -42,24 +65,10 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   // And the variables `switchboard up` added for this process only (daemon-flags.ts).
   dropDaemonEnv(process.env);
   if (ctx.env !== process.env) dropDaemonEnv(ctx.env);
-  const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
-  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
-  const level = (values['log-level'] as string | undefined) ?? 'info';
-  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
-  const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
+  const { level, agentHome, modelUrl, agentSandbox, tmuxDialogs, outputMemoryMiB, values } = daemonSettings(argv, ctx.env);
+  const logger = createStreamLogger(ctx.stderr, { level });
   if ('problem' in inherited) logger.warn('the descriptors this daemon inherited stay open for its programs', { problem: inherited.problem });
   else if (inherited.marked > 0) logger.info('marked inherited descriptors close-on-exec', { descriptors: inherited.marked });
-  const agentHome = values['agent-home'] as string | undefined;
-  const modelUrl = values['model-url'] as string | undefined;
-  if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
-  const agentSandbox = (values['agent-sandbox'] as string | undefined) ?? ctx.env.SWITCHBOARD_AGENT_SANDBOX ?? 'off';
-  if (!(AGENT_SANDBOX_MODES as readonly string[]).includes(agentSandbox)) throw new UsageError(`--agent-sandbox must be one of ${AGENT_SANDBOX_MODES.join(', ')}`);
-  const tmuxDialogs = (values['tmux-dialogs'] as string | undefined) ?? ctx.env.SWITCHBOARD_TMUX_DIALOGS ?? 'answer';
-  if (!(TMUX_DIALOGS as readonly string[]).includes(tmuxDialogs)) throw new UsageError(`--tmux-dialogs must be one of ${TMUX_DIALOGS.join(', ')}`);
-  const outputMemoryMiB = intOption(values['output-memory'], 'output-memory');
-  if (outputMemoryMiB !== undefined && (outputMemoryMiB < OUTPUT_MEMORY_MIB.min || outputMemoryMiB > OUTPUT_MEMORY_MIB.max)) {
-    throw new UsageError(`--output-memory is in MiB, from ${OUTPUT_MEMORY_MIB.min} to ${OUTPUT_MEMORY_MIB.max}`);
-  }
   const daemon = await Daemon.start({
     bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
     home: homeOf(ctx),
@@ -67,8 +76,8 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
     socket: values['no-socket'] ? false : undefined,
     dashboard: values['no-dashboard'] ? false : { port: intOption(values['dashboard-port'], 'dashboard-port', DEFAULT_DASHBOARD_PORT) },
-    agentSandbox: agentSandbox as AgentSandboxMode,
-    tmuxDialogs: tmuxDialogs as TmuxDialogs,
+    agentSandbox,
+    tmuxDialogs,
     ...(outputMemoryMiB !== undefined ? { outputMemoryBytes: outputMemoryMiB * 1024 * 1024 } : {}),
     logger,
   });
@@ -105,7 +114,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
 
 /** `switchboard up`: starts the daemon in the background and waits until it answers. */
 export async function upCommand(ctx: CliContext, argv: string[]): Promise<number> {
-  parseCommandArgs(argv, DAEMON_OPTIONS);
+  daemonSettings(argv, ctx.env);
   const home = homeOf(ctx);
   const running = readRuntimeFile(home);
   if (running && isProcessRunning(running.pid)) {

@@ -39,8 +39,9 @@ export const DEFAULT_DASHBOARD_PORT = 8766;
 /**
  * The daemon's memory for what panes and sessions hold of their output (logs, and output not yet
  * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
- * the number of panes, not how much they print. Logs spill what their share cannot hold to disk
- * and a pane past its share stops reading its program, so a smaller budget loses no output.
+ * the number of panes, not how much they print. Agent and run logs spill what their share cannot
+ * hold to disk and a pane past its share stops reading its program, so a smaller budget loses no
+ * agent output (a shell pane's log keeps less; its scrollback is apart from this budget).
  * 12 MiB keeps the daemon with 10 panes flooding near the seed's "< 100 MB with all panes" (it was
  * 32 MiB: 131 MiB at the peak); `--output-memory` gives it more where memory is plentiful.
  */
