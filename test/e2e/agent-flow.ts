@@ -136,6 +136,13 @@ export async function runAgentFlow(t: TestDaemonContext, options: FlowOptions): 
     await client.sendPrompt(id, 'say hello please');
     await untilDetected(client, id, detect, 'busy', 'thinking');
     await record('thinking');
+    // While the gate holds the reply, the agent's connection to the model is surely open: the guard
+    // looks now. Its 50 ms samples alone missed every connection once on a loaded CI machine.
+    await until(() => model.heldAt(THINKING_GATE) > 0, 'the first model request, held at the gate');
+    await until(() => {
+      guard?.sample();
+      return guard?.seen.some((address) => address.endsWith(`:${model.port}`)) === true;
+    }, 'the loopback guard to see the connection to the scripted model');
     model.openGate(THINKING_GATE);
     await untilDetected(client, id, detect, 'idle', 'reply', (_, lines) => lines.some((l) => l.includes('Hello from the scripted model.')));
     await record('reply-idle');
