@@ -86,4 +86,15 @@ describe("a worker's git worktree", () => {
     expect(branches()).toEqual(['main', 'switchboard/team-2/committed', 'switchboard/team-2/new-file']);
     expect(git(repo, 'worktree', 'list', '--porcelain')).not.toContain(untouched.path);
   });
+
+  it('opens and removes many worktrees of one repository at once, all of them whole (git alone races on its worktree list)', async () => {
+    const repo = repository('crowded');
+    const names = Array.from({ length: 8 }, (_, i) => `executor-${i + 1}`);
+    const trees = await Promise.all(names.map((name) => addWorktree(repo, path.join(scratch, 'home', 'worktrees', 'team-3', name), `switchboard/team-3/${name}`)));
+    // Each one is a checkout git knows, on its own branch (a worktree git half made has no commondir).
+    for (const [i, tree] of trees.entries()) expect(git(tree.path, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe(`switchboard/team-3/${names[i] ?? ''}`);
+    const removed = await Promise.all(trees.map((tree) => removeUnchangedWorktree(tree)));
+    expect(removed).toEqual(trees.map(() => ({ removed: true, branchRemoved: true })));
+    expect(git(repo, 'branch', '--list').trim()).toBe('* main');
+  });
 });

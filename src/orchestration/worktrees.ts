@@ -82,12 +82,35 @@ export async function repositoryOf(folder: string): Promise<string | undefined> 
   }
 }
 
+/**
+ * The changes to a repository's worktrees and branches going on now, one chain per repository.
+ * git does not make two `worktree add`s in one repository safe: run side by side (a run opening
+ * three workers), one in ten failed here with "failed to read .git/worktrees/<name>/commondir",
+ * and a worker was left without its folder. So this module makes them one at a time.
+ */
+const repositoryQueues = new Map<string, Promise<unknown>>();
+
+/** Runs `change` once every change queued before it for `repository` has ended (however it ended). */
+function oneAtATime<T>(repository: string, change: () => Promise<T>): Promise<T> {
+  const before = repositoryQueues.get(repository) ?? Promise.resolve();
+  const mine = before.then(change, change);
+  const tail = mine.catch(() => undefined);
+  repositoryQueues.set(repository, tail);
+  // The last in line clears its entry, so the map holds only repositories with changes pending.
+  void tail.then(() => {
+    if (repositoryQueues.get(repository) === tail) repositoryQueues.delete(repository);
+  });
+  return mine;
+}
+
 /** Adds worktree `dir` of `repository` on a new branch `branch` from its HEAD. */
-export async function addWorktree(repository: string, dir: string, branch: string): Promise<Worktree> {
-  const base = (await git(repository, ['rev-parse', 'HEAD'])).trim();
-  mkdirSync(path.dirname(dir), { recursive: true });
-  await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
-  return { path: dir, repository, branch, base };
+export function addWorktree(repository: string, dir: string, branch: string): Promise<Worktree> {
+  return oneAtATime(repository, async () => {
+    const base = (await git(repository, ['rev-parse', 'HEAD'])).trim();
+    mkdirSync(path.dirname(dir), { recursive: true });
+    await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
+    return { path: dir, repository, branch, base };
+  });
 }
 
 /**
@@ -101,14 +124,16 @@ export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ rem
   if (head !== worktree.base) return kept;
   const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
   if (status.trim() !== '') return kept;
-  // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
-  await git(worktree.repository, ['worktree', 'remove', worktree.path]);
-  // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
-  const branchRemoved = await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).then(
-    () => true,
-    () => false,
-  );
-  return { removed: true, branchRemoved };
+  return oneAtATime(worktree.repository, async () => {
+    // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
+    await git(worktree.repository, ['worktree', 'remove', worktree.path]);
+    // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
+    const branchRemoved = await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).then(
+      () => true,
+      () => false,
+    );
+    return { removed: true, branchRemoved };
+  });
 }
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
