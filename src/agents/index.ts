@@ -16,7 +16,7 @@ export { classifyScreen, INTERRUPTED_RULE, RETRYING_RULE, type Classification, t
 export { AgentStateTracker, AGENT_STATES, IDLE_SETTLE_MS, type AgentState, type StateChange, type StateTrackerOptions } from './screen/state-tracker.js';
 export { parseApproval, optionFor, meaningOfLabel, type ApprovalPrompt, type ApprovalOption, type ToolKind, type AnswerMeaning } from './screen/approval-prompt.js';
 export { answerFor, promptIdentity, screenApprovalRequest, subjectOfPrompt, withoutRow } from './live/screen-approval.js';
-export { countReplies, errorText } from './screen/screen-text.js';
+export { countReplies, errorText, repliesBelowPrompt } from './screen/screen-text.js';
 export { AgentPane, type AnswerOptions, type PendingApproval, type ScreenAnswer } from './live/agent-pane.js';
 export { AgentPanes } from './live/agent-panes.js';
 export { TOOL_KINDS, type ApprovalRequestSpec } from './profiles/schema.js';

@@ -1,10 +1,14 @@
 /**
  * Reading an agent's screen for what a turn needs beyond its state: the reply marks drawn since a
- * prompt went in, and the whole of an error message around the row where it was seen.
+ * prompt went in (and below its echo), and the whole of an error message around the row where it
+ * was seen.
  */
 import { lowestMatchOf } from './detect.js';
 import { isRule, withoutSidePanel } from './structure.js';
 import type { Screens } from '../profiles/schema.js';
+
+/** Box sides and bars a CLI draws around a message. */
+const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
 
 /** Rows that mark a reply (its first row, or the row after it), by the profile's patterns. */
 export function countReplies(screens: Screens, lines: readonly string[]): number {
@@ -15,8 +19,37 @@ export function countReplies(screens: Screens, lines: readonly string[]): number
   return n;
 }
 
-/** Box sides and bars a CLI draws around a message. */
-const FRAME = /^[\s┃│▌▐|]+|[\s┃│▌▐|]+$/g;
+/** How much of a prompt's end is looked for on screen: enough to be its own, little enough to stay in view. */
+const PROMPT_END_CHARS = 24;
+
+/**
+ * Reply marks below the last row where `prompt`'s end shows, or undefined when it shows nowhere.
+ * A full-screen CLI scrolls its own conversation, so the mark of the turn before may leave the
+ * view as this turn's is drawn and a count of marks stays the same (OpenCode after a 20 KB prompt:
+ * one mark before, one after); a mark under the prompt's echo is a reply to it. The end is matched
+ * with whitespace and the frame a CLI draws around a message taken out, as the CLI may wrap it.
+ */
+export function repliesBelowPrompt(screens: Screens, lines: readonly string[], prompt: string): number | undefined {
+  const end = squeezeRow(prompt.trim().split('\n').pop() ?? '').slice(-PROMPT_END_CHARS);
+  if (end.length === 0) return undefined;
+  // The rows squeezed into one string, with where each row ends in it.
+  let joined = '';
+  const rowEnds: number[] = [];
+  for (const line of lines) {
+    joined += squeezeRow(line);
+    rowEnds.push(joined.length);
+  }
+  const at = joined.lastIndexOf(end);
+  if (at < 0) return undefined;
+  const lastRow = rowEnds.findIndex((e) => e >= at + end.length);
+  return countReplies(screens, lines.slice(lastRow + 1));
+}
+
+/** A row without the frame around a message and without whitespace. */
+function squeezeRow(row: string): string {
+  return row.replace(FRAME, '').replace(/\s+/g, '');
+}
+
 /** A progress bar before a footer's message (OpenCode retrying: "⬝⬝■■ <message> [retrying …]"). */
 const PROGRESS = /^[■⬝▰▱]{4,}\s*/;
 /** A key hint drawn far right of a message ("esc interrupt"). */

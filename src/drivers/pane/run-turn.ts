@@ -5,9 +5,9 @@
  */
 import { SwitchboardError } from '../../core/errors.js';
 import { DisposableStore } from '../../core/disposable.js';
-import { answerFor, classifyScreen, INTERRUPTED_RULE, countReplies, lowestMatchOf, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../../agents/index.js';
+import { answerFor, classifyScreen, INTERRUPTED_RULE, countReplies, lowestMatchOf, repliesBelowPrompt, promptIdentity, withoutRow, type AgentPane, type ApprovalPrompt, type PendingApproval, type ScreenAnswer, type StateChange } from '../../agents/index.js';
 import { decideApproval, type ApprovalChain, type ApprovalRequest } from '../../approvals/index.js';
-import { initialTurn, stepTurn, type ApprovalRecord, type StateView, type TurnConfig, type TurnEffect, type TurnEvent, type TurnOutcome, type TurnState } from './turn.js';
+import { initialTurn, stepTurn, type ApprovalRecord, type ReplyMarks, type StateView, type TurnConfig, type TurnEffect, type TurnEvent, type TurnOutcome, type TurnState } from './turn.js';
 
 /** How often the turn is looked at for completion and stalls, besides on every state change. */
 const CHECK_INTERVAL_MS = 100;
@@ -87,8 +87,9 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
       return now === known.state ? view(known) : { state: now ?? 'starting' };
     };
     const dialogKnown = (): boolean => tracker.lastDetection.dialog !== undefined || agent.responder?.clear === false;
+    const replyMarks = (lines: readonly string[]): ReplyMarks => ({ total: countReplies(screens, lines), belowPrompt: repliesBelowPrompt(screens, lines, text) });
     /** Reply marks in everything drawn since the prompt went in (the screen then, and all after it). */
-    const repliesSince = (): number => countReplies(screens, pane.readText(Math.max(0, pane.readText(0).totalLines - linesAtSubmit) + pane.rows).lines);
+    const repliesSince = (): ReplyMarks => replyMarks(pane.readText(Math.max(0, pane.readText(0).totalLines - linesAtSubmit) + pane.rows).lines);
 
     const perform = (effect: TurnEffect): void => {
       switch (effect.kind) {
@@ -220,7 +221,7 @@ export function runTurn(agent: AgentPane, text: string, config: TurnConfig, hook
     signal?.addEventListener('abort', onAbort);
     subscriptions.add({ dispose: () => signal?.removeEventListener('abort', onAbort) });
     linesAtSubmit = pane.readText(0).totalLines;
-    dispatch({ kind: 'start', now: performance.now(), wallNow: Date.now(), current: waitingOn(), dialogKnown: dialogKnown(), replies: countReplies(screens, pane.screenLines()), task: text });
+    dispatch({ kind: 'start', now: performance.now(), wallNow: Date.now(), current: waitingOn(), dialogKnown: dialogKnown(), replies: replyMarks(pane.screenLines()), task: text });
   });
 }
 

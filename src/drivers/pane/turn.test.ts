@@ -18,7 +18,7 @@ function run(events: TurnEvent[], from: TurnState = initialTurn(config)): { stat
 }
 
 const idle: StateView = { state: 'idle', evidenceLine: '>' };
-const start = (over: Partial<Extract<TurnEvent, { kind: 'start' }>> = {}): TurnEvent => ({ kind: 'start', now: T0, wallNow: WALL0, current: idle, dialogKnown: false, replies: 0, task: 'write a file please', ...over });
+const start = (over: Partial<Extract<TurnEvent, { kind: 'start' }>> = {}): TurnEvent => ({ kind: 'start', now: T0, wallNow: WALL0, current: idle, dialogKnown: false, replies: { total: 0, belowPrompt: undefined }, task: 'write a file please', ...over });
 const sent = (confirmedBy = 'input cleared', current: StateView = idle, now = T0 + 500): TurnEvent => ({ kind: 'prompt_sent', now, confirmedBy, current });
 const state = (s: StateView['state'], extra: Partial<StateView> = {}): TurnEvent => ({ kind: 'state', change: { state: s, ...extra } });
 const tick = (now: number, over: Partial<Extract<TurnEvent, { kind: 'tick' }>> = {}): TurnEvent => ({ kind: 'tick', now, screen: 'screen', current: idle, dialogKnown: false, stuckDialog: undefined, outputAgoMs: 60_000, ...over });
@@ -58,7 +58,7 @@ describe('a turn: completion', () => {
 
   it('needs the turn to have been seen to start: an idle screen alone is not done', () => {
     // No work and no reply drawn since the prompt: quiet long enough, still not done.
-    const { state: s, effects } = run([tick(T0 + 600 + NO_WORK_QUIET_MS, { screen: 'same' }), tick(T0 + 600 + 2 * NO_WORK_QUIET_MS + 10, { screen: 'same' }), { kind: 'end_observed', now: T0 + 6_000, replies: 0, report: undefined }], watching);
+    const { state: s, effects } = run([tick(T0 + 600 + NO_WORK_QUIET_MS, { screen: 'same' }), tick(T0 + 600 + 2 * NO_WORK_QUIET_MS + 10, { screen: 'same' }), { kind: 'end_observed', now: T0 + 6_000, replies: { total: 0, belowPrompt: undefined }, report: undefined }], watching);
     expect(s.kind).toBe('watching');
     expect(kinds(effects)).toEqual(['observe_end']);
   });
@@ -78,8 +78,23 @@ describe('a turn: completion', () => {
     expect(quiet.effects).toEqual([]);
     const later = run([tick(T0 + 600 + 2 * NO_WORK_QUIET_MS + 2, { screen: 'reply' })], quiet.state);
     expect(later.effects).toEqual([{ kind: 'observe_end', replies: true }]);
-    const end = run([{ kind: 'end_observed', now: T0 + 6_000, replies: 1, report: undefined }], later.state);
+    const end = run([{ kind: 'end_observed', now: T0 + 6_000, replies: { total: 1, belowPrompt: 1 }, report: undefined }], later.state);
     expect(outcome(end.state)?.completedBy).toEqual(['idle prompt', `quiet ${NO_WORK_QUIET_MS} ms`, 'reply drawn']);
+  });
+
+  it('takes a mark under the prompt for a reply when the last turn\'s mark scrolled away (the count stayed the same)', () => {
+    const quiet = (from: Partial<Extract<TurnEvent, { kind: 'start' }>>) => {
+      const begun = run([start(from), sent(), tick(T0 + 600 + NO_WORK_QUIET_MS + 1, { screen: 'reply' }), tick(T0 + 600 + 2 * NO_WORK_QUIET_MS + 2, { screen: 'reply' })]);
+      expect(begun.effects.at(-1)).toEqual({ kind: 'observe_end', replies: true });
+      return begun.state;
+    };
+    const scrolled = quiet({ replies: { total: 1, belowPrompt: undefined } });
+    expect(outcome(run([{ kind: 'end_observed', now: T0 + 6_000, replies: { total: 1, belowPrompt: 1 }, report: undefined }], scrolled).state)?.completedBy?.at(-1)).toBe('reply drawn');
+    // The echo with no mark under it yet: no reply.
+    expect(run([{ kind: 'end_observed', now: T0 + 6_000, replies: { total: 1, belowPrompt: 0 }, report: undefined }], scrolled).state.kind).toBe('watching');
+    // The same prompt answered before, still on screen: a mark under its echo says nothing new.
+    const repeated = quiet({ replies: { total: 1, belowPrompt: 1 } });
+    expect(run([{ kind: 'end_observed', now: T0 + 6_000, replies: { total: 1, belowPrompt: 1 }, report: undefined }], repeated).state.kind).toBe('watching');
   });
 
   it('waits while the status file says the CLI works, not forever', () => {

@@ -85,7 +85,7 @@ interface Watch {
   /** When the prompt went in (ms since the epoch): a status file older than this says nothing about the turn. */
   submittedAt: number;
   /** Reply marks in view when the prompt went in. */
-  repliesAtSubmit: number;
+  repliesAtSubmit: ReplyMarks;
   /** A busy or approval state was seen since the prompt went in (or the prompt was confirmed by work). */
   workSeen: boolean;
   lastScreen: string;
@@ -115,9 +115,18 @@ export interface StateView {
   exit?: { exitCode: number | null; signal: string | null };
 }
 
+/**
+ * Reply marks on screen (the profile's reply patterns): how many in all, and how many below the
+ * last row showing the prompt's end (undefined: it shows nowhere).
+ */
+export interface ReplyMarks {
+  total: number;
+  belowPrompt: number | undefined;
+}
+
 export type TurnEvent =
   /** Begin: what the agent waits on now, and where its output stands. */
-  | { kind: 'start'; now: number; wallNow: number; current: StateView; dialogKnown: boolean; replies: number; task: string }
+  | { kind: 'start'; now: number; wallNow: number; current: StateView; dialogKnown: boolean; replies: ReplyMarks; task: string }
   /** The task went in (how the CLI showed it took it), and the state now. */
   | { kind: 'prompt_sent'; now: number; confirmedBy: string; current: StateView }
   /** An answer to a question went in. */
@@ -137,7 +146,7 @@ export type TurnEvent =
   | { kind: 'question_read'; question: string | null }
   | { kind: 'caller_answered'; answer: string | null }
   /** The signals a completion needs beyond the screen: reply marks drawn (when no work was seen) and the status file. */
-  | { kind: 'end_observed'; now: number; replies: number | undefined; report: Pick<SelfReport, 'state' | 'value' | 'writtenAt'> | undefined }
+  | { kind: 'end_observed'; now: number; replies: ReplyMarks | undefined; report: Pick<SelfReport, 'state' | 'value' | 'writtenAt'> | undefined }
   /** Something the shell did failed (the prompt not delivered, a callback threw), as an outcome. */
   | { kind: 'failed'; outcome: TurnOutcome }
   | { kind: 'cancel' };
@@ -338,7 +347,7 @@ function tick(state: Watching, event: Extract<TurnEvent, { kind: 'tick' }>): Ste
 function endObserved(state: Watching, event: Extract<TurnEvent, { kind: 'end_observed' }>): Step {
   // A turn ends only once it was seen to start: work on screen, or a reply drawn since the prompt
   // went in (the input box redrawing is neither).
-  const replied = !state.workSeen && (event.replies ?? 0) > state.repliesAtSubmit;
+  const replied = !state.workSeen && event.replies !== undefined && replyDrawn(state.repliesAtSubmit, event.replies);
   if (!(state.workSeen || replied)) return same({ ...state, screenDoneSince: undefined });
   const needQuiet = state.workSeen ? COMPLETION_QUIET_MS : NO_WORK_QUIET_MS;
   const completedBy = ['idle prompt', `quiet ${needQuiet} ms`, state.workSeen ? 'work seen' : 'reply drawn'];
@@ -351,4 +360,15 @@ function endObserved(state: Watching, event: Extract<TurnEvent, { kind: 'end_obs
     completedBy.push(`status file still said ${heard.value} after ${STATUS_FILE_PATIENCE_MS / 1000} s of a finished screen`);
   } else if (heard) completedBy.push(`status file: ${heard.value}`);
   return done({ status: 'completed', errorMessage: null, question: null, completedBy });
+}
+
+/**
+ * Whether a reply was drawn between two looks: more marks than before, or a mark under the
+ * prompt's echo where there was none. A full-screen CLI scrolls its conversation itself, so the
+ * last turn's mark can leave the view as this one's comes and the count stays the same; the mark
+ * under the echo alone says nothing when the same prompt, answered, was on screen already.
+ */
+function replyDrawn(before: ReplyMarks, now: ReplyMarks): boolean {
+  if (now.total > before.total) return true;
+  return (now.belowPrompt ?? 0) > 0 && (before.belowPrompt ?? 0) === 0;
 }
