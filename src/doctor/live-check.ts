@@ -136,6 +136,10 @@ export async function runLiveCheck(profile: AgentProfile, options: LiveCheckOpti
     idleTimeoutMs: options.stepTimeoutMs + STOP_MARGIN_MS,
   });
   const long = longPrompt(options.longPromptBytes);
+  /** The model's log keeps the start of each prompt; the request's body holds all of it. */
+  const longHead = long.slice(0, 40);
+  /** What each step gives the CLI, as the model's log shows it. */
+  const stepPrompt: Partial<Record<DoctorStep, string>> = { prompt: SHORT_PROMPT, long_prompt: longHead, approval: APPROVAL_PROMPT };
   const steps: StepReport[] = [];
   const approvals: CheckedApproval[] = [];
   const notes: string[] = [];
@@ -156,8 +160,12 @@ export async function runLiveCheck(profile: AgentProfile, options: LiveCheckOpti
       return fail(`the screen was not recognized for ${UNREAD_SCREEN_MS / 1000} s (no pattern of the profile matches): ${quote(last)}`, stopped.spell.lines);
     }
     if (stopped?.why === 'timeout') {
-      // A state that never changed says the turn never started (a prompt that did not arrive).
-      const how = stopped.changed ? `last state: ${stopped.state}` : `the state stayed ${stopped.state}: no turn started`;
+      // A state that never changed says no turn was seen: the prompt did not arrive, or (the
+      // model's log tells) the whole turn passed between two looks at the screen.
+      const asked = stepPrompt[step];
+      const answered = asked !== undefined && model.modelRequests().some((r) => r.plan?.role === 'main' && r.plan.prompt.includes(asked));
+      const unseen = answered ? 'no turn was seen, though the model received the prompt' : 'no turn started';
+      const how = stopped.changed ? `last state: ${stopped.state}` : `the state stayed ${stopped.state}: ${unseen}`;
       return fail(`no result within ${Math.round(options.stepTimeoutMs / 1000)} s (${how})`, stopped.screen);
     }
     if (result) {
@@ -222,11 +230,9 @@ export async function runLiveCheck(profile: AgentProfile, options: LiveCheckOpti
     prompt: async (signal) => taskDone(await agent.execute(SHORT_PROMPT, { workdir: work, signal }), SHORT_PROMPT, SHORT_REPLY),
     long_prompt: async (signal) => {
       const result = await agent.execute(long, { workdir: work, signal });
-      // The log keeps the start of each prompt; the request's body holds all of it.
-      const head = long.slice(0, 40);
       const prompts = model
         .modelRequests()
-        .filter((r) => r.plan?.role === 'main' && r.plan.prompt.includes(head) && r.api !== undefined)
+        .filter((r) => r.plan?.role === 'main' && r.plan.prompt.includes(longHead) && r.api !== undefined)
         .map((r) => readConversation(r.api as NonNullable<typeof r.api>, r.body).prompt);
       // Whitespace aside: a CLI that takes a long prompt from a file gets its lines folded (Gemini).
       const whole = prompts.some((p) => squeeze(p).includes(squeeze(long)));
@@ -234,7 +240,7 @@ export async function runLiveCheck(profile: AgentProfile, options: LiveCheckOpti
         const longest = Math.max(...prompts.map((p) => p.length));
         return fail(`the model received ${longest} characters of the ${long.length} sent`, watch?.tail());
       }
-      const done = taskDone(result, head, LONG_REPLY);
+      const done = taskDone(result, longHead, LONG_REPLY);
       return done.ok ? pass(`${long.length} characters received whole; ${done.detail}`) : done;
     },
     approval: async (signal) => {
