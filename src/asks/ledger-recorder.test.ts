@@ -11,6 +11,7 @@ import { AskEngine } from './engine.js';
 import { interruptAsk, LedgerAskRecorder } from './ledger-recorder.js';
 import { newAskLife } from './lifecycle.js';
 import { MAX_KEPT_ASKS, MemoryAskRecorder } from './memory-recorder.js';
+import { until } from '../../test/support/processes.js';
 import type { AskDirectory, AskRecord, AskTarget } from './types.js';
 
 const dirs: string[] = [];
@@ -35,11 +36,11 @@ function openLedger(dir: string): RunLedger {
 }
 
 /** A daemon's start: the ledger opened, the asks a dead one left settled. */
-function start(dir: string, now?: number, logger?: Logger): { ledger: RunLedger; recorder: LedgerAskRecorder; interrupted: string[] } {
+async function start(dir: string, now?: number, logger?: Logger): Promise<{ ledger: RunLedger; recorder: LedgerAskRecorder; interrupted: string[] }> {
   const ledger = openLedger(dir);
   const rows = ledger.asks;
   if (!rows) throw new Error('the SQLite ledger keeps asks');
-  return { ledger, ...LedgerAskRecorder.open({ rows, ...(now !== undefined ? { now } : {}), ...(logger ? { logger } : {}) }) };
+  return { ledger, ...(await LedgerAskRecorder.open({ rows, ...(now !== undefined ? { now } : {}), ...(logger ? { logger } : {}) })) };
 }
 
 /** A logger that keeps what it was told. */
@@ -109,38 +110,38 @@ function rawRows(dir: string): Record<string, unknown>[] {
 describe('the ledger ask recorder', () => {
   it('keeps every field of a record, across a close and a reopen of the file', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const full = everyField();
     const bare = ask({ from: { name: 'cli' }, status: 'cancelled', endedAt: 2_000 });
     first.recorder.record(full);
     first.recorder.record(bare);
     await first.ledger.close();
 
-    const again = start(dir);
+    const again = await start(dir);
     expect(again.interrupted).toEqual([]);
-    expect(again.recorder.get(full.id)).toStrictEqual(full);
-    expect(again.recorder.get(bare.id)).toStrictEqual(bare);
-    expect(again.recorder.list()).toStrictEqual([bare, full]);
-    expect(again.recorder.get('ffffffffff')).toBeUndefined();
+    expect(await again.recorder.get(full.id)).toStrictEqual(full);
+    expect(await again.recorder.get(bare.id)).toStrictEqual(bare);
+    expect((await again.recorder.list())).toStrictEqual([bare, full]);
+    expect(await again.recorder.get('ffffffffff')).toBeUndefined();
   });
 
-  it('rewrites one row per ask on every change, its columns following the record', () => {
+  it('rewrites one row per ask on every change, its columns following the record', async () => {
     const dir = home();
-    const { recorder } = start(dir);
+    const { recorder } = await start(dir);
     const a = ask({ from: { paneId: 'p-asker', name: 'claude' }, delivery: 'pending' });
     recorder.record(a);
     recorder.record({ ...a, status: 'typing', startedAt: 2_000 });
     recorder.record({ ...a, status: 'waiting', startedAt: 2_000, typedAt: 2_100 });
     const done: AskRecord = { ...a, status: 'done', startedAt: 2_000, typedAt: 2_100, endedAt: 3_000, reply: 'yes', replySource: 'screen', delivery: 'delivering' };
     recorder.record(done);
-    expect(recorder.get(a.id)).toStrictEqual(done);
+    expect(await recorder.get(a.id)).toStrictEqual(done);
     const rows = rawRows(dir);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toEqual({ id: a.id, status: 'done', created_at: a.createdAt, ended_at: 3_000, target_pane: 'p-target', asker_pane: 'p-asker', asker_name: 'claude', delivery: 'delivering', record: JSON.stringify(done) });
   });
 
-  it('lists the newest asks by creation, oldest first, whatever order they changed in', () => {
-    const { recorder } = start(home());
+  it('lists the newest asks by creation, oldest first, whatever order they changed in', async () => {
+    const { recorder } = await start(home());
     const asks = Array.from({ length: MAX_KEPT_ASKS + 5 }, () => ask());
     for (const a of asks) recorder.record(a);
     // Two asks made in the same millisecond keep the order they were made in.
@@ -148,7 +149,7 @@ describe('the ledger ask recorder', () => {
     recorder.record(twin);
     // A change to an old ask does not move it.
     recorder.record({ ...asks[10]!, status: 'cancelled', endedAt: 9_999 });
-    const listed = recorder.list();
+    const listed = (await recorder.list());
     expect(listed).toHaveLength(MAX_KEPT_ASKS);
     expect(listed.map((a) => a.id)).toEqual([...asks.slice(6), twin].map((a) => a.id));
     expect(listed.find((a) => a.id === asks[10]!.id)?.status).toBe('cancelled');
@@ -156,7 +157,7 @@ describe('the ledger ask recorder', () => {
 
   it('records the asks a dead daemon left in flight as failed (interrupted), and their deliveries as failed, once', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const queued = ask();
     const typing = ask({ status: 'typing', startedAt: 1_500 });
     const waiting = ask({ status: 'waiting', startedAt: 1_500, typedAt: 1_600, delivery: 'pending', from: { paneId: 'p-asker' } });
@@ -169,28 +170,28 @@ describe('the ledger ask recorder', () => {
 
     const restartedAt = 50_000;
     const logger = keeper();
-    const second = start(dir, restartedAt, logger);
+    const second = await start(dir, restartedAt, logger);
     expect(second.interrupted).toEqual([queued.id, typing.id, waiting.id, answeredUndelivered.id]);
     const interrupted = { code: 'SHUTTING_DOWN', message: expect.stringMatching(/^interrupted: .*stopped before it ended \(a restart found it in flight\)$/) as unknown };
-    expect(second.recorder.get(queued.id)).toStrictEqual({ ...queued, status: 'failed', endedAt: restartedAt, error: interrupted });
-    expect(second.recorder.get(typing.id)).toStrictEqual({ ...typing, status: 'failed', endedAt: restartedAt, error: interrupted });
+    expect(await second.recorder.get(queued.id)).toStrictEqual({ ...queued, status: 'failed', endedAt: restartedAt, error: interrupted });
+    expect(await second.recorder.get(typing.id)).toStrictEqual({ ...typing, status: 'failed', endedAt: restartedAt, error: interrupted });
     const undelivered = { code: 'SHUTTING_DOWN', message: expect.stringMatching(/^interrupted: .*before the outcome was typed into the asker's pane/) as unknown };
-    expect(second.recorder.get(waiting.id)).toStrictEqual({ ...waiting, status: 'failed', endedAt: restartedAt, error: interrupted, delivery: 'failed', deliveryError: undelivered });
+    expect(await second.recorder.get(waiting.id)).toStrictEqual({ ...waiting, status: 'failed', endedAt: restartedAt, error: interrupted, delivery: 'failed', deliveryError: undelivered });
     // Answered before the death: the answer stands, only its delivery failed.
-    expect(second.recorder.get(answeredUndelivered.id)).toStrictEqual({ ...answeredUndelivered, delivery: 'failed', deliveryError: undelivered });
-    expect(second.recorder.get(done.id)).toStrictEqual(done);
-    expect(second.recorder.get(cancelled.id)).toStrictEqual(cancelled);
+    expect(await second.recorder.get(answeredUndelivered.id)).toStrictEqual({ ...answeredUndelivered, delivery: 'failed', deliveryError: undelivered });
+    expect(await second.recorder.get(done.id)).toStrictEqual(done);
+    expect(await second.recorder.get(cancelled.id)).toStrictEqual(cancelled);
     expect(rawRows(dir).filter((r) => r.id === queued.id)).toMatchObject([{ status: 'failed', ended_at: restartedAt }]);
     await second.ledger.close();
 
-    const third = start(dir, restartedAt + 1);
+    const third = await start(dir, restartedAt + 1);
     expect(third.interrupted).toEqual([]);
-    expect(third.recorder.get(queued.id)?.endedAt).toBe(restartedAt);
+    expect((await third.recorder.get(queued.id))?.endedAt).toBe(restartedAt);
   });
 
   it('leaves out a row it cannot read (with a warning), refuses to pass it off as an ask, and settles the rest', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const good = ask();
     const broken = ask();
     const mismatched = ask({ status: 'waiting' });
@@ -203,21 +204,25 @@ describe('the ledger ask recorder', () => {
     db.close();
 
     const logger = keeper();
-    const second = start(dir, 60_000, logger);
+    const second = await start(dir, 60_000, logger);
     expect(second.interrupted).toEqual([good.id]);
-    expect(second.recorder.list().map((a) => a.id)).toEqual([good.id]);
-    expect(() => second.recorder.get(broken.id)).toThrow(expect.objectContaining({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/ask 0.* cannot be read: its JSON does not parse/) as unknown }) as Error);
-    expect(() => second.recorder.get(mismatched.id)).toThrow(expect.objectContaining({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/its status \(waiting\) is not an ask's, or not its row's \(queued\)/) as unknown }) as Error);
+    expect((await second.recorder.list()).map((a) => a.id)).toEqual([good.id]);
+    await expect(second.recorder.get(broken.id)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/ask 0.* cannot be read: its JSON does not parse/) as unknown });
+    await expect(second.recorder.get(mismatched.id)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/its status \(waiting\) is not an ask's, or not its row's \(queued\)/) as unknown });
     const warned = logger.lines.filter((l) => l.level === 'warn').map((l) => l.fields?.ask);
     expect(warned).toEqual(expect.arrayContaining([broken.id, mismatched.id]));
   });
 
   it('never throws when the ledger cannot write; it says so once until a write succeeds', async () => {
     const logger = keeper();
-    const { ledger, recorder } = start(home(), undefined, logger);
+    const { ledger, recorder } = await start(home(), undefined, logger);
     await ledger.close();
     expect(() => recorder.record(ask())).not.toThrow();
     expect(() => recorder.record(ask())).not.toThrow();
+    // The writes fail after the calls return: the first failure is said once it is known.
+    await until(() => logger.lines.some((l) => l.level === 'error'), 'the failed write reported');
+    // Both writes have failed by the turn after (their rejections were queued together).
+    await new Promise((resolve) => setImmediate(resolve));
     expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(1);
   });
 });
@@ -268,9 +273,9 @@ const directory: AskDirectory = {
 describe('the ask engine over the ledger', () => {
   it('records each change there, and a new engine after a restart finds the asks, the one left in flight interrupted', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const engine = new AskEngine({ directory, recorder: first.recorder });
-    const cancelled = engine.cancel(engine.ask({ target: 'p-busy', question: 'never mind' }).id);
+    const cancelled = await engine.cancel(engine.ask({ target: 'p-busy', question: 'never mind' }).id);
     const pending = engine.ask({ target: 'p-busy', question: 'What is the largest planet?', from: { name: 'cli' } });
     expect(rawRows(dir).map((r) => [r.id, r.status])).toEqual([
       [cancelled.id, 'cancelled'],
@@ -280,28 +285,28 @@ describe('the ask engine over the ledger', () => {
     await first.ledger.close();
     engine.dispose();
 
-    const second = start(dir);
+    const second = await start(dir);
     expect(second.interrupted).toEqual([pending.id]);
     const after = new AskEngine({ directory, recorder: second.recorder });
     engines.push(after);
-    expect(after.get(pending.id)).toMatchObject({ status: 'failed', question: 'What is the largest planet?', from: { name: 'cli' }, error: { code: 'SHUTTING_DOWN' } });
+    expect(await after.get(pending.id)).toMatchObject({ status: 'failed', question: 'What is the largest planet?', from: { name: 'cli' }, error: { code: 'SHUTTING_DOWN' } });
     expect(await after.wait(pending.id)).toMatchObject({ status: 'failed' });
-    expect(after.cancel(cancelled.id)).toStrictEqual(cancelled);
-    expect(after.list().map((a) => [a.id, a.status])).toEqual([
+    expect(await after.cancel(cancelled.id)).toStrictEqual(cancelled);
+    expect((await after.list()).map((a) => [a.id, a.status])).toEqual([
       [cancelled.id, 'cancelled'],
       [pending.id, 'failed'],
     ]);
   });
 
-  it('moves what a memory recorder kept into the ledger when told to keep asks there', () => {
+  it('moves what a memory recorder kept into the ledger when told to keep asks there', async () => {
     const dir = home();
     const engine = new AskEngine({ directory, recorder: new MemoryAskRecorder() });
     engines.push(engine);
     const early = engine.ask({ target: 'p-busy', question: 'asked before the ledger opened' });
-    const { recorder } = start(dir);
-    engine.keepAsksIn(recorder);
+    const { recorder } = await start(dir);
+    await engine.keepAsksIn(recorder);
     const later = engine.ask({ target: 'p-busy', question: 'asked after' });
     expect(rawRows(dir).map((r) => r.id)).toEqual([early.id, later.id]);
-    expect(engine.list().map((a) => a.id)).toEqual([early.id, later.id]);
+    expect((await engine.list()).map((a) => a.id)).toEqual([early.id, later.id]);
   });
 });

@@ -45,28 +45,31 @@ export class LedgerAskRecorder implements AskRecorder {
   ) {}
 
   /** The recorder over `rows`, once the asks a dead daemon left unsettled are recorded as interrupted (their ids). */
-  static open(options: LedgerAskRecorderOptions): { recorder: LedgerAskRecorder; interrupted: string[] } {
+  static async open(options: LedgerAskRecorderOptions): Promise<{ recorder: LedgerAskRecorder; interrupted: string[] }> {
     const recorder = new LedgerAskRecorder(options.rows, options.logger ?? silentLogger);
-    return { recorder, interrupted: recorder.settleInterrupted(options.now ?? Date.now()) };
+    return { recorder, interrupted: await recorder.settleInterrupted(options.now ?? Date.now()) };
   }
 
   /**
-   * Writes the ask's row. A write that fails is logged, never thrown: the engine records in the
-   * middle of moving an ask on, and the ask goes on (its live state is the engine's).
+   * Writes the ask's row, without waiting for it (the rows keep writes in order, and a read after
+   * it sees it). A write that fails is logged, never thrown: the engine records in the middle of
+   * moving an ask on, and the ask goes on (its live state is the engine's).
    */
   record(ask: Readonly<AskRecord>): void {
-    try {
-      this.rows.put(toRow(ask));
-      this.failing = false;
-    } catch (err) {
-      if (!this.failing) this.logger.error('the run ledger could not record an ask (further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
-      this.failing = true;
-    }
+    this.rows.put(toRow(ask)).then(
+      () => {
+        this.failing = false;
+      },
+      (err: unknown) => {
+        if (!this.failing) this.logger.error('the run ledger could not record an ask (further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
+        this.failing = true;
+      },
+    );
   }
 
   /** The ask as last recorded; INTERNAL_ERROR when its row cannot be read. */
-  get(id: string): AskRecord | undefined {
-    const row = this.rows.get(id);
+  async get(id: string): Promise<AskRecord | undefined> {
+    const row = await this.rows.get(id);
     if (!row) return undefined;
     const ask = fromRow(row);
     if (typeof ask === 'string') throw new SwitchboardError('INTERNAL_ERROR', `the run ledger's record of ask ${id} cannot be read: ${ask}`, { ask_id: id });
@@ -74,13 +77,13 @@ export class LedgerAskRecorder implements AskRecorder {
   }
 
   /** The newest MAX_KEPT_ASKS asks, oldest first (as the memory recorder keeps); rows that cannot be read are left out, with a warning. */
-  list(): AskRecord[] {
-    return this.rows.newest(MAX_KEPT_ASKS).flatMap((row) => this.readOrSkip(row));
+  async list(): Promise<AskRecord[]> {
+    return (await this.rows.newest(MAX_KEPT_ASKS)).flatMap((row) => this.readOrSkip(row));
   }
 
-  private settleInterrupted(at: number): string[] {
-    const settled = this.rows.unsettled(IN_FLIGHT_STATUSES, UNSETTLED_DELIVERIES).flatMap((row) => this.readOrSkip(row).map((ask) => interruptAsk(ask, at)));
-    this.rows.putAll(settled.map(toRow));
+  private async settleInterrupted(at: number): Promise<string[]> {
+    const settled = (await this.rows.unsettled(IN_FLIGHT_STATUSES, UNSETTLED_DELIVERIES)).flatMap((row) => this.readOrSkip(row).map((ask) => interruptAsk(ask, at)));
+    await this.rows.putAll(settled.map(toRow));
     return settled.map((a) => a.id);
   }
 

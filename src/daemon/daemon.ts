@@ -341,13 +341,13 @@ export class Daemon implements DaemonControl {
    * Asks go into the run ledger, so they outlive this daemon; those a daemon that died left in flight
    * are recorded as failed (interrupted) first. Without the ledger (the bridge off) they stay in memory.
    */
-  private keepAsksInLedger(ledger: RunLedger): void {
+  private async keepAsksInLedger(ledger: RunLedger): Promise<void> {
     const rows = ledger.asks;
     if (!rows) return;
     try {
-      const { recorder, interrupted } = LedgerAskRecorder.open({ rows, logger: this.logger });
+      const { recorder, interrupted } = await LedgerAskRecorder.open({ rows, logger: this.logger });
       if (interrupted.length > 0) this.logger.warn('asks left in flight by a daemon that died are recorded as failed (interrupted)', { asks: interrupted });
-      this.services.asks.engine.keepAsksIn(recorder);
+      await this.services.asks.engine.keepAsksIn(recorder);
     } catch (err) {
       this.logger.error('asks are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
     }
@@ -357,12 +357,12 @@ export class Daemon implements DaemonControl {
    * Team runs go into the run ledger, sealed (their boards and records outlive this daemon); those
    * a daemon that died left going are recorded as failed first. Without the ledger they stay in memory.
    */
-  private keepTeamRunsInLedger(ledger: RunLedger): void {
+  private async keepTeamRunsInLedger(ledger: RunLedger): Promise<void> {
     const rows = ledger.teams;
     if (!rows) return;
     try {
       const record = teamRecordOf(this.home, rows, this.logger);
-      const interrupted = record.settleInterrupted();
+      const interrupted = await record.settleInterrupted();
       if (interrupted.length > 0) this.logger.warn('team runs left going by a daemon that stopped are recorded as failed', { runs: interrupted });
       this.services.teamRuns.keepRecordIn(record);
     } catch (err) {
@@ -384,8 +384,8 @@ export class Daemon implements DaemonControl {
       if ('bridge' in started) {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);
-        this.keepAsksInLedger(started.bridge.ledger);
-        this.keepTeamRunsInLedger(started.bridge.ledger);
+        await this.keepAsksInLedger(started.bridge.ledger);
+        await this.keepTeamRunsInLedger(started.bridge.ledger);
       } else {
         this.services.bridge.detach(started.problem);
       }

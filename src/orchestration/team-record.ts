@@ -7,7 +7,9 @@
  * are not kept (§9.1: no terminal output on disk). A run outlives the daemon here: its board and
  * report are read back after a restart, and a run the daemon left going is recorded as failed.
  *
- * Recording never stands in a run's way: a write that fails is logged, and the run goes on.
+ * Recording never stands in a run's way: a write that fails is logged, and the run goes on. Writes
+ * are not waited for (the ledger's rows keep them in order, and a read after a write sees it), so a
+ * ledger over the network (PostgreSQL) holds up no run.
  */
 import type { Disposable } from '../core/disposable.js';
 import { DisposableStore } from '../core/disposable.js';
@@ -42,7 +44,9 @@ export type RecordedRun = { id: string; state: TeamState; board: TeamBoard } | {
 
 interface Followed {
   run: TeamRun;
-  nextSeq: number;
+  /** Undefined until the ledger said how far the run's record has got (entries wait unnumbered meanwhile). */
+  nextSeq: number | undefined;
+  unnumbered: { ts: number; entry: TeamRecordEntry }[];
   pending: TeamEventRow[];
   timer: NodeJS.Timeout | undefined;
   subscriptions: DisposableStore;
@@ -73,11 +77,19 @@ export class TeamRecord implements Disposable {
         this.beforeFirstSeal();
         this.prepared = true;
       }
-      const followed: Followed = { run, nextSeq: this.rows.lastSeq(run.id) + 1, pending: [], timer: undefined, subscriptions: new DisposableStore(), failed: false };
+      const followed: Followed = { run, nextSeq: undefined, unnumbered: [], pending: [], timer: undefined, subscriptions: new DisposableStore(), failed: false };
       this.followed.set(run.id, followed);
       followed.subscriptions.add(run.onRecord((entry) => this.take(followed, entry)));
       followed.subscriptions.add(run.onChange(() => this.schedule(followed)));
       this.write(followed);
+      this.rows.lastSeq(run.id).then(
+        (last) => {
+          followed.nextSeq = last + 1;
+          for (const { ts, entry } of followed.unnumbered.splice(0)) this.number(followed, ts, entry);
+          if (this.followed.get(run.id) === followed) this.write(followed);
+        },
+        (err: unknown) => this.logger.warn('a team run goes unrecorded: the ledger cannot say how far its record got', { run_id: run.id, error: err instanceof Error ? err.message : String(err) }),
+      );
     } catch (err) {
       this.logger.warn('a team run goes unrecorded: the ledger cannot take it', { run_id: run.id, error: err instanceof Error ? err.message : String(err) });
     }
@@ -92,27 +104,27 @@ export class TeamRecord implements Disposable {
   }
 
   /** Run `id` as recorded (undefined when the ledger has no such run). */
-  read(id: string): RecordedRun | undefined {
+  async read(id: string): Promise<RecordedRun | undefined> {
     this.flush(id);
-    const row = this.rows.get(id);
+    const row = await this.rows.get(id);
     return row ? this.decode(row) : undefined;
   }
 
   /** Whether run `id` is recorded (being followed, or in the ledger), without unsealing it. */
-  has(id: string): boolean {
-    return this.followed.has(id) || this.rows.get(id) !== undefined;
+  async has(id: string): Promise<boolean> {
+    return this.followed.has(id) || (await this.rows.get(id)) !== undefined;
   }
 
   /** The newest `limit` runs recorded, newest first. */
-  list(limit: number): RecordedRun[] {
+  async list(limit: number): Promise<RecordedRun[]> {
     for (const id of this.followed.keys()) this.flush(id);
-    return this.rows.newest(limit).map((row) => this.decode(row));
+    return (await this.rows.newest(limit)).map((row) => this.decode(row));
   }
 
   /** Run `id`'s record after entry `afterSeq`, in order, at most `limit`; KEY_MISMATCH when it cannot be unsealed. */
-  entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
+  async entries(id: string, afterSeq: number, limit: number): Promise<RecordedEntry[]> {
     this.flush(id);
-    return this.rows.events(id, afterSeq, Math.min(limit, MAX_ENTRIES_PAGE)).map((row) => ({
+    return (await this.rows.events(id, afterSeq, Math.min(limit, MAX_ENTRIES_PAGE))).map((row) => ({
       seq: row.seq,
       ts: row.ts,
       entry: this.sealer.unseal(entryPurpose(id, row.seq), row.record, `entry ${row.seq} of team run ${id}`) as TeamRecordEntry,
@@ -123,9 +135,10 @@ export class TeamRecord implements Disposable {
    * Runs a daemon that stopped left going are over: each is recorded as failed, with why. Called
    * once as the daemon starts, before any run of its own. Returns their ids.
    */
-  settleInterrupted(now = Date.now()): string[] {
+  async settleInterrupted(now = Date.now()): Promise<string[]> {
     const why = 'the daemon stopped while the run was going';
-    return this.rows.inStates(GOING).map((row) => {
+    const settled: string[] = [];
+    for (const row of await this.rows.inStates(GOING)) {
       const from = row.state as TeamState;
       let record = row.record;
       try {
@@ -136,10 +149,11 @@ export class TeamRecord implements Disposable {
         this.logger.warn('a team run left going is recorded as failed, its board unread', { run_id: row.id, error: err instanceof Error ? err.message : String(err) });
       }
       const entry: TeamRecordEntry = { kind: 'state', from, to: 'failed', why };
-      const events = this.sealedEntry(row.id, this.rows.lastSeq(row.id) + 1, now, entry);
-      this.rows.put({ ...row, state: 'failed', ended_at: now, record }, events ? [events] : []);
-      return row.id;
-    });
+      const events = this.sealedEntry(row.id, (await this.rows.lastSeq(row.id)) + 1, now, entry);
+      await this.rows.put({ ...row, state: 'failed', ended_at: now, record }, events ? [events] : []);
+      settled.push(row.id);
+    }
+    return settled;
   }
 
   /** Writes what waits, now (the daemon is closing). */
@@ -162,7 +176,14 @@ export class TeamRecord implements Disposable {
   }
 
   private take(followed: Followed, entry: TeamRecordEntry): void {
-    const row = this.sealedEntry(followed.run.id, followed.nextSeq, Date.now(), entry);
+    if (followed.nextSeq === undefined) followed.unnumbered.push({ ts: Date.now(), entry });
+    else this.number(followed, Date.now(), entry);
+  }
+
+  /** Seals the entry under the run's next number and queues it for the next write. */
+  private number(followed: Followed, ts: number, entry: TeamRecordEntry): void {
+    if (followed.nextSeq === undefined) return;
+    const row = this.sealedEntry(followed.run.id, followed.nextSeq, ts, entry);
     if (!row) return;
     followed.nextSeq++;
     followed.pending.push(row);
@@ -199,17 +220,22 @@ export class TeamRecord implements Disposable {
     followed.timer = undefined;
     const run = followed.run;
     const events = followed.pending.splice(0);
-    try {
-      const board = run.board();
-      const kept: TeamBoard = { ...board, workers: board.workers.map((w) => ({ ...w, lastLines: [] })) };
-      this.rows.put({ id: run.id, state: board.state, created_at: Date.parse(board.startedAt), ended_at: board.endedAt !== undefined ? Date.parse(board.endedAt) : null, record: this.sealer.seal(boardPurpose(run.id), kept) }, events);
-      followed.failed = false;
-    } catch (err) {
+    const failed = (err: unknown): void => {
       // Kept for the next write, in order (the numbers have no gap), up to a cap past which the run goes unrecorded.
       if (followed.pending.length + events.length <= MAX_PENDING_ENTRIES) followed.pending.unshift(...events);
       // Logged once until a write works again; the run goes on unrecorded meanwhile.
       if (!followed.failed) this.logger.warn('a team run could not be recorded in the ledger', { run_id: run.id, error: err instanceof Error ? err.message : String(err), code: err instanceof SwitchboardError ? err.code : undefined });
       followed.failed = true;
+    };
+    try {
+      const board = run.board();
+      const kept: TeamBoard = { ...board, workers: board.workers.map((w) => ({ ...w, lastLines: [] })) };
+      const row: TeamRunRow = { id: run.id, state: board.state, created_at: Date.parse(board.startedAt), ended_at: board.endedAt !== undefined ? Date.parse(board.endedAt) : null, record: this.sealer.seal(boardPurpose(run.id), kept) };
+      this.rows.put(row, events).then(() => {
+        followed.failed = false;
+      }, failed);
+    } catch (err) {
+      failed(err);
     }
   }
 
