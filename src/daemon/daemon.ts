@@ -283,7 +283,7 @@ export class Daemon implements DaemonControl {
       output_budget: { total_bytes: this.memoryBudget.totalBytes, members: this.memoryBudget.memberCount, share_bytes: this.memoryBudget.share, spill_total_bytes: this.diskBudget.totalBytes },
       ...(this.recovered ? { recovered: this.recovered } : {}),
       bridge: this.bridge
-        ? { on: true, policy: this.bridge.policy, ledger: this.bridge.ledgerFile, interrupted_runs: this.bridge.recovered.interrupted, orphans_ended: this.bridge.recovered.processes, idle_conversations: this.bridge.service.idleConversations() }
+        ? { on: true, policy: this.bridge.policy, ledger: this.bridge.ledgerShown, interrupted_runs: this.bridge.recovered.interrupted, orphans_ended: this.bridge.recovered.processes, idle_conversations: this.bridge.service.idleConversations() }
         : { on: false, problem: this.services.bridge.offReason },
     };
   }

@@ -1,0 +1,100 @@
+/**
+ * `switchboard ledger migrate` and `--ledger` from the built CLI, against a real PostgreSQL
+ * server: a home's SQLite ledger copied with its counts printed, twice with nothing doubled; a
+ * refusal while a daemon runs on the home; a ledger value that is not one, and a wrong password,
+ * each refused with its stable code and never with the password in what is printed.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import { cleanEnv, runCli } from '../support/cli.js';
+import { startTestDaemon } from '../support/daemon.js';
+import { recordRun, spec } from '../support/ledger-contract.js';
+import { startPostgres, type PostgresServer } from '../support/postgres-server.js';
+import { tempDir } from '../support/shell.js';
+
+let server: PostgresServer;
+const scratch = tempDir('sb-ledger-cli-');
+beforeAll(async () => {
+  server = await startPostgres();
+});
+afterAll(async () => {
+  await server.stop();
+  scratch.cleanup();
+});
+
+/** A home whose SQLite ledger has `runs` ended runs of 3 tokens each (8 events a run) and an ask. */
+async function populatedHome(name: string, runs: number): Promise<string> {
+  const home = path.join(scratch.dir, name);
+  mkdirSync(home, { mode: 0o700 });
+  const ledger = RunLedger.openSqlite({ home });
+  for (let i = 0; i < runs; i++) recordRun(ledger, spec(), 3);
+  await ledger.flush();
+  await ledger.asks?.put({ id: 'a1', status: 'done', created_at: 1, ended_at: 2, target_pane: 'p1', asker_pane: null, asker_name: null, delivery: 'none', record: '{"id":"a1"}' });
+  await ledger.close();
+  return home;
+}
+
+async function count(url: string, table: string): Promise<number> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    return (await client.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`)).rows[0]?.n ?? -1;
+  } finally {
+    await client.end();
+  }
+}
+
+describe('switchboard ledger migrate', () => {
+  it('copies a home’s ledger into PostgreSQL, says what it copied, and copies nothing twice when run again', { timeout: 60_000 }, async () => {
+    const home = await populatedHome('home-copied', 5);
+    const url = await server.createDatabase();
+    const first = await runCli(home, ['ledger', 'migrate', '--to', url]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(first.stdout).toContain('5 runs, 40 events (1 transactions), 1 asks, 0 team runs');
+    expect(first.stdout).not.toContain(server.password);
+    expect(first.stdout).toContain(`postgres://switchboard:***@127.0.0.1:${server.port}/`);
+    const again = await runCli(home, ['ledger', 'migrate', '--json'], { env: { ...cleanEnv(), SWITCHBOARD_LEDGER: url } });
+    expect(again.code, again.stderr).toBe(0);
+    expect(JSON.parse(again.stdout)).toMatchObject({ status: 'ok', runs: 5, events: 40, asks: 1 });
+    expect(await count(url, 'runs')).toBe(5);
+    expect(await count(url, 'events')).toBe(40);
+    expect(await count(url, 'asks')).toBe(1);
+  });
+
+  it('refuses while a daemon runs on the home, with CONFLICT, and copies nothing', { timeout: 60_000 }, async () => {
+    const home = await populatedHome('home-busy', 1);
+    const daemon = await startTestDaemon({ home, bridge: false });
+    try {
+      const url = await server.createDatabase();
+      const refused = await runCli(home, ['ledger', 'migrate', '--to', url, '--json']);
+      expect(refused.code).toBe(1);
+      expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'error', error: { code: 'CONFLICT' } });
+      expect(refused.stderr).toMatch(/a daemon is running on .* stop it with `switchboard down` first/);
+      // Refused before it connected: the database has no ledger tables.
+      await expect(count(url, 'runs')).rejects.toThrow(/does not exist/);
+    } finally {
+      await daemon.stop();
+    }
+  });
+
+  it('refuses a ledger value that is not sqlite or a postgres:// URL, and a wrong password, without printing the password', { timeout: 60_000 }, async () => {
+    const home = await populatedHome('home-refusing', 1);
+    const notPostgres = await runCli(home, ['ledger', 'migrate', '--to', 'mysql://someone:hunter2-secret@127.0.0.1/db', '--json']);
+    expect(notPostgres.code).toBe(1);
+    expect(JSON.parse(notPostgres.stdout)).toMatchObject({ status: 'error', error: { code: 'INVALID_PARAMS' } });
+    expect(notPostgres.stdout + notPostgres.stderr).not.toContain('hunter2-secret');
+    const daemon = await runCli(home, ['daemon', '--ledger', 'postgres://someone:hunter2-secret@127.0.0.1:1', '--no-tcp', '--no-socket', '--no-dashboard']);
+    expect(daemon.code).toBe(1);
+    expect(daemon.stderr).toMatch(/names no database/);
+    expect(daemon.stderr).not.toContain('hunter2-secret');
+    const wrong = new URL(server.url('postgres'));
+    wrong.password = 'hunter2-secret';
+    const refused = await runCli(home, ['ledger', 'migrate', '--to', wrong.href, '--json']);
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'error', error: { code: 'CONNECTION_FAILED' } });
+    expect(refused.stdout + refused.stderr).not.toContain('hunter2-secret');
+  });
+});
