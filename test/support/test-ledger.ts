@@ -17,7 +17,7 @@ export const LEDGER_KINDS = ['sqlite', 'postgres'] as const;
 export type LedgerKind = (typeof LEDGER_KINDS)[number];
 
 /** The kind $SWITCHBOARD_TEST_LEDGER names (sqlite when unset); anything else fails the file at once. */
-export function ledgerKindFromEnv(): LedgerKind {
+function ledgerKindFromEnv(): LedgerKind {
   const value = process.env.SWITCHBOARD_TEST_LEDGER ?? 'sqlite';
   if (!(LEDGER_KINDS as readonly string[]).includes(value)) throw new Error(`SWITCHBOARD_TEST_LEDGER must be one of ${LEDGER_KINDS.join(', ')}, not ${value}`);
   return value as LedgerKind;
