@@ -2,15 +2,17 @@
  * `switchboard ledger migrate` and `--ledger` from the built CLI, against a real PostgreSQL
  * server: a home's SQLite ledger copied with its counts printed, twice with nothing doubled; a
  * refusal while a daemon runs on the home; a ledger value that is not one, and a wrong password,
- * each refused with its stable code and never with the password in what is printed.
+ * each refused with its stable code and never with the password in what is printed; and a daemon
+ * given the URL in $SWITCHBOARD_LEDGER that keeps its runs there and hands it to no pane.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import { cleanEnv, runCli } from '../support/cli.js';
-import { startTestDaemon } from '../support/daemon.js';
+import { startDaemonProcess, startTestDaemon } from '../support/daemon.js';
+import { connect } from '../../src/client/index.js';
 import { recordRun, spec } from '../support/ledger-contract.js';
 import { startPostgres, type PostgresServer } from '../support/postgres-server.js';
 import { tempDir } from '../support/shell.js';
@@ -96,5 +98,58 @@ describe('switchboard ledger migrate', () => {
     expect(refused.code).toBe(1);
     expect(JSON.parse(refused.stdout)).toMatchObject({ status: 'error', error: { code: 'CONNECTION_FAILED' } });
     expect(refused.stdout + refused.stderr).not.toContain('hunter2-secret');
+  });
+});
+
+describe('switchboard daemon with its ledger in PostgreSQL', () => {
+  it('records its runs there, names it without the password, and gives no pane the URL', { timeout: 60_000 }, async () => {
+    const home = path.join(scratch.dir, 'home-daemon');
+    mkdirSync(home, { mode: 0o700 });
+    const url = await server.createDatabase();
+    const daemon = await startDaemonProcess(home, { ...cleanEnv(), SWITCHBOARD_LEDGER: url });
+    const client = await connect({ home });
+    try {
+      const info = await client.info();
+      expect(info.bridge).toMatchObject({ on: true, ledger: expect.stringMatching(/^postgres:\/\/switchboard:\*\*\*@127\.0\.0\.1:\d+\/ledger_\d+$/) as unknown });
+      // A pane's program sees the daemon's environment: the ledger's URL is not in it.
+      const pane = await client.createPane({ argv: ['sh', '-c', 'echo "ledger=[${SWITCHBOARD_LEDGER:-none}]"; sleep 30'], cwd: scratch.dir });
+      await client.waitFor(pane.pane_id, { pattern: 'ledger=\\[', timeoutMs: 20_000 });
+      const text = (await client.getText(pane.pane_id)).text;
+      expect(text).toContain('ledger=[none]');
+      expect(text).not.toContain(server.password);
+      await client.kill(pane.pane_id);
+      // A run refused at admission is recorded all the same (failed, policy): in PostgreSQL.
+      const backend = (await client.runBackends()).backends[0]?.name ?? 'claude';
+      await expect(client.runSubmit({ backend, prompt: 'hello', cwd: '/' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+      const listed = (await client.runList()).runs;
+      expect(listed).toHaveLength(1);
+      expect(listed[0]).toMatchObject({ status: 'failed' });
+      expect(await count(url, 'runs')).toBe(1);
+      expect(await count(url, 'events')).toBeGreaterThan(0);
+    } finally {
+      client.close();
+      await daemon.stop();
+    }
+    // Its schema was made there by the daemon.
+    expect(await count(url, 'meta')).toBe(1);
+  });
+
+  it('is what `up --ledger` starts, the URL kept off the daemon\u2019s command line', { timeout: 60_000 }, async () => {
+    const home = path.join(scratch.dir, 'home-up');
+    mkdirSync(home, { mode: 0o700 });
+    const url = await server.createDatabase();
+    const up = await runCli(home, ['up', '--ledger', url, '--port', '0', '--no-dashboard']);
+    expect(up.code, up.stderr).toBe(0);
+    const client = await connect({ home });
+    try {
+      const info = await client.info();
+      expect((info.bridge as { ledger?: string }).ledger).toContain(`127.0.0.1:${server.port}`);
+      expect(readFileSync(`/proc/${info.pid}/cmdline`, 'utf8')).not.toContain(server.password);
+    } finally {
+      client.close();
+      const down = await runCli(home, ['down']);
+      expect(down.code, down.stderr).toBe(0);
+    }
+    expect(await count(url, 'meta')).toBe(1);
   });
 });
