@@ -14,7 +14,7 @@ import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, typ
 import { LogService } from '../logs/index.js';
 import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
-import { keyFileOf, prepareSealingKey, teamRecordOf } from '../orchestration/index.js';
+import { keyFileOf, prepareSealingKey, teamRecordOf, type TeamRecord } from '../orchestration/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -145,6 +145,8 @@ export class Daemon implements DaemonControl {
   /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
   private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
+  /** The team runs' recorder in the ledger, once open: its writes are waited for before it closes. */
+  private teamRecord: TeamRecord | undefined;
   /** What the daemon ends at shutdown besides its panes and servers (the services' tmux front end). */
   private readonly disposables = new DisposableStore();
   private readonly closedEmitter = new Emitter<void>();
@@ -304,6 +306,9 @@ export class Daemon implements DaemonControl {
       // and the team runs' boards as they stand.
       this.services.asks.dispose();
       this.services.teamRuns.dispose();
+      // Those writes are not waited for as they are made (a ledger over the network holds up no
+      // run): they are here, before the ledger closes.
+      await this.teamRecord?.settled();
       if (bridge) await stopBridge(bridge, this.logger);
       await this.structuredRuns.close();
       await this.logs.close();
@@ -365,6 +370,7 @@ export class Daemon implements DaemonControl {
       const interrupted = await record.settleInterrupted();
       if (interrupted.length > 0) this.logger.warn('team runs left going by a daemon that stopped are recorded as failed', { runs: interrupted });
       this.services.teamRuns.keepRecordIn(record);
+      this.teamRecord = record;
     } catch (err) {
       this.logger.error('team runs are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
     }
