@@ -6,12 +6,11 @@ import Database from 'better-sqlite3';
 import { Emitter } from '../core/emitter.js';
 import type { Logger } from '../core/logger.js';
 import type { AgentState } from '../agents/index.js';
-import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
+import { LEDGER_FILE, RunLedger, type AskRows } from '../ledger/index.js';
 import { AskEngine } from './engine.js';
 import { interruptAsk, LedgerAskRecorder } from './ledger-recorder.js';
 import { newAskLife } from './lifecycle.js';
 import { MAX_KEPT_ASKS, MemoryAskRecorder } from './memory-recorder.js';
-import { until } from '../../test/support/processes.js';
 import type { AskDirectory, AskRecord, AskTarget } from './types.js';
 
 const dirs: string[] = [];
@@ -213,17 +212,61 @@ describe('the ledger ask recorder', () => {
     expect(warned).toEqual(expect.arrayContaining([broken.id, mismatched.id]));
   });
 
-  it('never throws when the ledger cannot write; it says so once until a write succeeds', async () => {
+  it('never throws when the ledger cannot write; it says so once until a write succeeds, and names what it lost', async () => {
     const logger = keeper();
     const { ledger, recorder } = await start(home(), undefined, logger);
     await ledger.close();
-    expect(() => recorder.record(ask())).not.toThrow();
-    expect(() => recorder.record(ask())).not.toThrow();
-    // The writes fail after the calls return: the first failure is said once it is known.
-    await until(() => logger.lines.some((l) => l.level === 'error'), 'the failed write reported');
-    // Both writes have failed by the turn after (their rejections were queued together).
-    await new Promise((resolve) => setImmediate(resolve));
-    expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(1);
+    const [a, b] = [ask(), ask()];
+    expect(() => recorder.record(a)).not.toThrow();
+    expect(() => recorder.record(b)).not.toThrow();
+    // Every write ended (and the failed ones were tried once more): what failed is said once, then what is lost.
+    await recorder.settled();
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(2);
+    expect(errors[1]?.fields).toEqual({ asks: [a.id, b.id] });
+  });
+
+  it('writes again, with the next change, the last change of an ask the ledger refused; an older refused change never overwrites a newer one', async () => {
+    const dir = home();
+    const { ledger } = await start(dir);
+    const rows = ledger.asks;
+    if (!rows) throw new Error('the SQLite ledger keeps asks');
+    // The ledger refuses writes while `down`, a turn later (as one over the network does).
+    let down = true;
+    const flaky: AskRows = {
+      put: async (row) => {
+        await Promise.resolve();
+        if (down) throw new Error('the ledger went away');
+        return rows.put(row);
+      },
+      putAll: (r) => rows.putAll(r),
+      get: (id) => rows.get(id),
+      newest: (n) => rows.newest(n),
+      unsettled: (s, d) => rows.unsettled(s, d),
+    };
+    const logger = keeper();
+    const { recorder } = await LedgerAskRecorder.open({ rows: flaky, logger });
+    const a = ask();
+    recorder.record(a);
+    const aWaiting: AskRecord = { ...a, status: 'waiting', startedAt: 2_000, typedAt: 2_100 };
+    recorder.record(aWaiting);
+    const b = ask();
+    recorder.record(b);
+    await recorder.settled();
+    // Refused, but not forgotten: the recorder answers with the last change.
+    expect(await recorder.get(a.id)).toStrictEqual(aWaiting);
+    expect(rawRows(dir)).toEqual([]);
+    down = false;
+    const c = ask();
+    recorder.record(c);
+    await recorder.settled();
+    expect(rawRows(dir).map((r) => [r.id, r.status])).toEqual([
+      [a.id, 'waiting'],
+      [b.id, 'queued'],
+      [c.id, 'queued'],
+    ]);
+    expect(await recorder.get(a.id)).toStrictEqual(aWaiting);
+    expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(2);
   });
 });
 

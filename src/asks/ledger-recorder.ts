@@ -38,6 +38,12 @@ export interface LedgerAskRecorderOptions {
 export class LedgerAskRecorder implements AskRecorder {
   /** A write failed and none has succeeded since: said once, not on every change. */
   private failing = false;
+  /** Each ask's latest write under way (its number among all writes): only the latest one's failure matters. */
+  private readonly latest = new Map<string, number>();
+  private written = 0;
+  /** Asks whose latest change the ledger refused, as they stand: written again with the next change of any ask, and at `settled`. */
+  private readonly unwritten = new Map<string, AskRecord>();
+  private readonly underWay = new Set<Promise<void>>();
 
   private constructor(
     private readonly rows: AskRows,
@@ -53,22 +59,60 @@ export class LedgerAskRecorder implements AskRecorder {
   /**
    * Writes the ask's row, without waiting for it (the rows keep writes in order, and a read after
    * it sees it). A write that fails is logged, never thrown: the engine records in the middle of
-   * moving an ask on, and the ask goes on (its live state is the engine's).
+   * moving an ask on, and the ask goes on (its live state is the engine's). Its row is kept and
+   * written again with the next change of any ask (a later change of the same ask replaces it),
+   * so nothing is lost to a ledger that was away for a while.
    */
   record(ask: Readonly<AskRecord>): void {
-    this.rows.put(toRow(ask)).then(
+    const again = [...this.unwritten.values()].filter((a) => a.id !== ask.id);
+    this.unwritten.clear();
+    for (const a of again) this.put(a);
+    this.put({ ...ask });
+  }
+
+  /**
+   * Resolves once every write under way has ended, after one more try of those that failed; the
+   * asks the ledger still refused are logged by id (the daemon, before it closes the ledger).
+   */
+  async settled(): Promise<void> {
+    await this.idle();
+    if (this.unwritten.size === 0) return;
+    const again = [...this.unwritten.values()];
+    this.unwritten.clear();
+    for (const a of again) this.put(a);
+    await this.idle();
+    if (this.unwritten.size > 0) this.logger.error('the run ledger has not taken the last change of these asks (lost if it closes now)', { asks: [...this.unwritten.keys()] });
+  }
+
+  private put(ask: AskRecord): void {
+    const n = ++this.written;
+    this.latest.set(ask.id, n);
+    const write = this.rows.put(toRow(ask)).then(
       () => {
         this.failing = false;
+        if (this.latest.get(ask.id) === n) this.latest.delete(ask.id);
       },
       (err: unknown) => {
-        if (!this.failing) this.logger.error('the run ledger could not record an ask (further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
+        if (!this.failing) this.logger.error('the run ledger could not record an ask (written again with the next change; further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
         this.failing = true;
+        // Only the ask's latest change is kept: an older one that failed is replaced by it anyway.
+        if (this.latest.get(ask.id) !== n) return;
+        this.latest.delete(ask.id);
+        this.unwritten.set(ask.id, ask);
       },
     );
+    this.underWay.add(write);
+    void write.finally(() => this.underWay.delete(write));
+  }
+
+  private async idle(): Promise<void> {
+    while (this.underWay.size > 0) await Promise.allSettled([...this.underWay]);
   }
 
   /** The ask as last recorded; INTERNAL_ERROR when its row cannot be read. */
   async get(id: string): Promise<AskRecord | undefined> {
+    const refused = this.unwritten.get(id);
+    if (refused) return { ...refused };
     const row = await this.rows.get(id);
     if (!row) return undefined;
     const ask = fromRow(row);

@@ -145,7 +145,8 @@ export class Daemon implements DaemonControl {
   /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
   private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
-  /** The team runs' recorder in the ledger, once open: its writes are waited for before it closes. */
+  /** The asks' and team runs' recorders in the ledger, once open: their writes are waited for before it closes. */
+  private askRecorder: LedgerAskRecorder | undefined;
   private teamRecord: TeamRecord | undefined;
   /** What the daemon ends at shutdown besides its panes and servers (the services' tmux front end). */
   private readonly disposables = new DisposableStore();
@@ -306,8 +307,9 @@ export class Daemon implements DaemonControl {
       // and the team runs' boards as they stand.
       this.services.asks.dispose();
       this.services.teamRuns.dispose();
-      // Those writes are not waited for as they are made (a ledger over the network holds up no
-      // run): they are here, before the ledger closes.
+      // Those writes are not waited for as they are made (a ledger over the network holds up no ask
+      // or run): they are here, before the ledger closes.
+      await this.askRecorder?.settled();
       await this.teamRecord?.settled();
       if (bridge) await stopBridge(bridge, this.logger);
       await this.structuredRuns.close();
@@ -353,6 +355,7 @@ export class Daemon implements DaemonControl {
       const { recorder, interrupted } = await LedgerAskRecorder.open({ rows, logger: this.logger });
       if (interrupted.length > 0) this.logger.warn('asks left in flight by a daemon that died are recorded as failed (interrupted)', { asks: interrupted });
       await this.services.asks.engine.keepAsksIn(recorder);
+      this.askRecorder = recorder;
     } catch (err) {
       this.logger.error('asks are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
     }
