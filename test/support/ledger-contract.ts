@@ -7,7 +7,7 @@
  */
 import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AskRow } from '../../src/ledger/ask-rows.js';
 import type { LedgerStore } from '../../src/ledger/ledger-store.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
@@ -124,6 +124,53 @@ export function describeLedgerStore(name: string, newPlace: NewPlace): void {
       expect(record?.bytes).toBeGreaterThan(once.record?.bytes ?? 0);
       expect(once.record).toMatchObject({ events: 3, last_seq: 3 });
       expect(await db.check()).toBe('ok');
+    });
+
+    it('keeps a batch the store refused and writes it first next time: nothing lost, nothing twice, every run in order', async () => {
+      const db = await store();
+      // The store refuses a write, or takes it and the answer is lost (as a connection that drops at COMMIT does).
+      let trouble: 'refuse' | 'lose-answer' | undefined;
+      const flaky: LedgerStore = Object.assign(Object.create(db) as LedgerStore, {
+        write: async (batch: Parameters<LedgerStore['write']>[0]) => {
+          const now = trouble;
+          trouble = undefined;
+          if (now === 'refuse') throw new Error('the ledger went away');
+          await db.write(batch);
+          if (now === 'lose-answer') throw new Error('the connection dropped at COMMIT');
+        },
+        // The store itself is closed after the test.
+        close: () => Promise.resolve(),
+      });
+      const ledger = new RunLedger({ store: flaky });
+      ledgers.push(ledger);
+      const s = spec();
+      ledger.createRun(s);
+      ledger.append(s.id, token(1, 'a'));
+      trouble = 'refuse';
+      await expect(ledger.flush()).rejects.toThrow(/went away/);
+      // Queued behind a failed write, and then its answer lost: the store has it all the same.
+      ledger.append(s.id, stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }));
+      trouble = 'lose-answer';
+      await expect(ledger.flush()).rejects.toThrow(/dropped at COMMIT/);
+      ledger.append(s.id, token(3, 'b'));
+      ledger.append(s.id, doneEvent(4, 'completed', 'finished', ''));
+      await ledger.flush();
+      const events = await db.events(s.id, 0, 100);
+      expect(events.map((e) => [e.seq, e.type])).toEqual([
+        [1, 'token'],
+        [2, 'state'],
+        [3, 'token'],
+        [4, 'done'],
+      ]);
+      expect(await db.run(s.id)).toMatchObject({ status: 'running', started_at: 2, last_seq: 4, events: 4 });
+      expect(await db.check()).toBe('ok');
+      // Refused with nothing after it: tried again all the same, without a flush asking.
+      const t = spec();
+      ledger.createRun(t);
+      ledger.append(t.id, token(5, 'c'));
+      trouble = 'refuse';
+      await expect(ledger.flush()).rejects.toThrow(/went away/);
+      await vi.waitUntil(async () => (await db.run(t.id))?.events === 1, { timeout: 30_000, interval: 50 });
     });
 
     it("reads a decision an older ledger recorded as the governance's in the one vocabulary: by the policy", async () => {
