@@ -15,7 +15,7 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { RunEvent } from './run-events.js';
 import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
-import { DEFAULT_LIST_LIMIT, doomedRuns, eventBody, eventPage, listedPage, listedParts, MAX_LIST_LIMIT, statusDeltas, toEvent, toRecord, type EndedRun, type EventRow, type ListedRow, type StatusRow } from './store-records.js';
+import { DEFAULT_LIST_LIMIT, doomedRuns, EVENT_OVERHEAD_BYTES, eventBody, eventPage, listedPage, listedParts, MAX_LIST_LIMIT, statusDeltas, toEvent, toRecord, type EndedRun, type EventRow, type ListedRow, type StatusRow } from './store-records.js';
 import { migratePostgres, type MigrationReport } from './postgres-schema.js';
 import { inTransaction, OrderedCalls, PostgresAskRows, PostgresTeamRows } from './postgres-rows.js';
 
@@ -39,6 +39,13 @@ function parseBigint(value: string): number {
 }
 
 const STATUS_COLUMNS = 's.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes';
+/** A run's events after a number ($1 the run, $2 the number), before their order and limit. */
+const SELECT_EVENTS = 'SELECT run_id, seq, ts, type, body FROM events WHERE run_id = $1 AND seq > $2';
+
+/** A row count for LIMIT: a whole number, at least 0 (bound as a parameter, never spliced into the SQL). */
+function rowCount(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
+}
 
 export interface PostgresStoreOptions {
   /** The connection URL (postgres://user:password@host:port/database). */
@@ -102,8 +109,20 @@ export class PostgresLedgerStore implements LedgerStore {
 
   events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {
     return this.calls.track(async () => {
-      const found = await this.pool.query<EventRow>('SELECT run_id, seq, ts, type, body FROM events WHERE run_id = $1 AND seq > $2 ORDER BY seq LIMIT $3', [runId, afterSeq, limit]);
-      return maxBytes === undefined ? found.rows.map(toEvent) : eventPage(found.rows, maxBytes);
+      if (maxBytes === undefined || !Number.isFinite(maxBytes)) return (await this.pool.query<EventRow>(`${SELECT_EVENTS} ORDER BY seq LIMIT $3`, [runId, afterSeq, rowCount(limit)])).rows.map(toEvent);
+      // The budget is kept in the query, so rows past it never leave the server: a page of big
+      // events (tool output) does not bring `limit` of them into memory to keep a few. The server
+      // counts characters, never more than JavaScript's UTF-16 length that eventPage counts, so it
+      // sends the page eventPage would cut, or a little more, and eventPage makes the exact cut.
+      const found = await this.pool.query<EventRow>(
+        `SELECT run_id, seq, ts, type, body FROM (
+           SELECT run_id, seq, ts, type, body, row_number() OVER (ORDER BY seq) AS n,
+                  sum(char_length(body) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
+           FROM (${SELECT_EVENTS} ORDER BY seq LIMIT $3) AS page
+         ) AS sized WHERE n = 1 OR upto <= $4 ORDER BY seq`,
+        [runId, afterSeq, rowCount(limit), Math.floor(maxBytes)],
+      );
+      return eventPage(found.rows, maxBytes);
     });
   }
 
@@ -129,7 +148,7 @@ export class PostgresLedgerStore implements LedgerStore {
     const maxBytes = query.maxBytes ?? Number.POSITIVE_INFINITY;
     // The preview columns were written with the run: a list never reads a whole prompt.
     const sql = `SELECT r.listed_spec AS spec, r.prompt_head, r.prompt_bytes, ${STATUS_COLUMNS}
-      FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
+      FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${param(rowCount(limit) + 1)}`;
     return this.calls.track(async () => listedPage((await this.pool.query<ListedRow>(sql, params)).rows, limit, maxBytes));
   }
 
@@ -245,7 +264,8 @@ async function writeBatch(client: pg.PoolClient, batch: LedgerBatch): Promise<vo
     [batch.events.map((e) => e.run_id), batch.events.map((e) => e.seq), batch.events.map((e) => e.ts), batch.events.map((e) => e.type), batch.events.map((e) => bodies.get(e))],
   );
   const isNew = new Set(inserted.rows.map((r) => `${r.seq} ${r.run_id}`));
-  const recorded = batch.events.filter((e) => isNew.has(`${e.seq} ${e.run_id}`));
+  // Each new key once: an event twice in one batch is inserted once, and must count once.
+  const recorded = batch.events.filter((e) => isNew.delete(`${e.seq} ${e.run_id}`));
   for (const [runId, d] of statusDeltas(recorded, bodies)) {
     await client.query(
       `UPDATE run_status SET status = coalesce($2, status),

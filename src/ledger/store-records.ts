@@ -15,7 +15,7 @@ export const MAX_LIST_LIMIT = 1_000;
 /** What a listed run's JSON has besides its spec, preview and message (its status, times, counts), about. */
 const LISTED_RUN_OVERHEAD_BYTES = 300;
 /** What an event's JSON has besides its body (its run, number, time and type), about. */
-const EVENT_OVERHEAD_BYTES = 100;
+export const EVENT_OVERHEAD_BYTES = 100;
 
 /** A run's status row joined with its spec. */
 export interface StatusRow {

@@ -173,6 +173,40 @@ export function describeLedgerStore(name: string, newPlace: NewPlace): void {
       await vi.waitUntil(async () => (await db.run(t.id))?.events === 1, { timeout: 30_000, interval: 50 });
     });
 
+    it('gives a page of events cut at about a number of bytes, the same on every store, at least one event', async () => {
+      const db = await store();
+      const s = spec();
+      // Bodies of every kind of character: one byte, three (€), and outside the BMP (two UTF-16 units each).
+      const texts = Array.from({ length: 40 }, (_, i) => ['a', '€', '😀'][i % 3]!.repeat(50 + ((i * 37) % 400)));
+      const events: RunEvent[] = texts.map((text, i) => ({ ...token(i, text), run_id: s.id, seq: i + 1 }));
+      await db.write({ runs: [s], events });
+      const all = await db.events(s.id, 0, 1_000);
+      // The rule every store keeps: each event counts its stored body's length and 100 more; a page stops before the one that would pass the budget.
+      const size = (e: RunEvent): number => JSON.stringify({ data: e.data, compat: e.compat }).length + 100;
+      const expected = (after: number, limit: number, maxBytes: number): number[] => {
+        const page: number[] = [];
+        let bytes = 0;
+        for (const e of all.filter((x) => x.seq > after).slice(0, limit)) {
+          if (page.length > 0 && bytes + size(e) > maxBytes) break;
+          bytes += size(e);
+          page.push(e.seq);
+        }
+        return page;
+      };
+      for (const [after, limit, maxBytes] of [
+        [0, 1_000, 1],
+        [0, 1_000, 2_000],
+        [5, 1_000, 5_000],
+        [0, 7, 1_000_000],
+        [39, 1_000, 10],
+        [40, 1_000, 10],
+      ] as const) {
+        const page = await db.events(s.id, after, limit, maxBytes);
+        expect(page.map((e) => e.seq), `after ${after}, limit ${limit}, ${maxBytes} bytes`).toEqual(expected(after, limit, maxBytes));
+        expect(page).toEqual(all.filter((e) => page.some((p) => p.seq === e.seq)));
+      }
+    });
+
     it("reads a decision an older ledger recorded as the governance's in the one vocabulary: by the policy", async () => {
       const place = await newPlace();
       const first = await open(place);
