@@ -1,5 +1,5 @@
 /** The PostgreSQL test harness itself: a real server that answers, and nothing of it left after stop. */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { isProcessRunning } from '../../src/platform/index.js';
@@ -22,10 +22,13 @@ describe('the PostgreSQL test harness', () => {
         await client.end();
       }
       expect(existsSync(`${server.dir}/.s.PGSQL.${server.port}`)).toBe(true);
+      // The pid the harness signals is the postmaster's own (as root, `unshare` execs it rather than forking).
+      expect(readFileSync(`${server.dir}/data/postmaster.pid`, 'utf8').split('\n')[0]).toBe(String(server.pid));
     } finally {
       await server.stop();
     }
     expect(existsSync(server.dir)).toBe(false);
+    expect(isProcessRunning(server.pid)).toBe(false);
     // The backend that served the connection went with the server.
     if (pid !== undefined) expect(isProcessRunning(pid)).toBe(false);
   });

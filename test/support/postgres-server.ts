@@ -2,8 +2,9 @@
  * A real PostgreSQL server for a test file (Debian's PostgreSQL, the newest version installed, by
  * scripts/install-debian-packages.ts): `initdb` into a fresh temporary folder, `postgres` on a free
  * loopback port with its socket in that folder, ready once a real connection works; `stop` ends it
- * by its pid (SIGINT, PostgreSQL's fast shutdown) and waits for it to exit, then removes the folder,
- * so nothing is left: no process, socket or file.
+ * by its pid (SIGINT, PostgreSQL's fast shutdown; SIGKILL if it hangs) and waits for it to exit,
+ * then removes the folder, so nothing is left: no process, socket or file. A start that fails
+ * stops what it started the same way.
  *
  * PostgreSQL refuses to run as root. Tests here may run as root, so as root both programs run in a
  * user namespace of their own (`unshare --user --map-user`), where this process's uid is the
@@ -27,9 +28,13 @@ const POSTGRES_LIB = '/usr/lib/postgresql';
 const SUPERUSER = 'switchboard';
 /** Times a start is tried again when the free port found was taken before the server bound it. */
 const PORT_ATTEMPTS = 5;
+/** How long a fast shutdown may take before the server is killed: a bound for a hung server, not a wait. */
+const STOP_MS = 30_000;
 
 export interface PostgresServer {
   readonly port: number;
+  /** The postmaster's pid: what `stop` signals. */
+  readonly pid: number;
   /** The folder holding the data, the socket, the password file and the server's log. */
   readonly dir: string;
   /** The superuser's password (scram-sha-256 over TCP): a test can check it never shows. */
@@ -81,6 +86,7 @@ async function freePort(): Promise<number> {
 export async function startPostgres(): Promise<PostgresServer> {
   const bin = postgresBin();
   const dir = mkdtempSync(path.join(tmpdir(), 'sb-pg-'));
+  let started: { child: ChildProcess; exited: Promise<number | null> } | undefined;
   try {
     const password = randomBytes(12).toString('hex');
     writeFileSync(path.join(dir, 'pwfile'), `${password}\n`, { mode: 0o600 });
@@ -96,6 +102,7 @@ export async function startPostgres(): Promise<PostgresServer> {
       void exited.then((code) => {
         gone = code;
       });
+      started = { child, exited };
       const url = (name: string): string => `postgres://${SUPERUSER}:${password}@127.0.0.1:${port}/${name}`;
       await until(async () => gone !== undefined || (await accepts(url('postgres'))), 'PostgreSQL to accept connections', 60_000);
       if (gone !== undefined) {
@@ -107,8 +114,30 @@ export async function startPostgres(): Promise<PostgresServer> {
       return server(dir, port, password, url, child, exited);
     }
   } catch (err) {
+    // A server that started but never answered is stopped by its pid before its folder goes.
+    if (started) await stopServer(started.child, started.exited);
     rmSync(dir, { recursive: true, force: true });
     throw err;
+  }
+}
+
+/**
+ * Stops the server `child` is (its postmaster: `unshare` execs it, keeping the pid): SIGINT, the
+ * fast shutdown that ends its backends and waits for them; SIGKILL only if it has not exited
+ * STOP_MS later (its backends then see the postmaster gone and exit on their own).
+ */
+async function stopServer(child: ChildProcess, exited: Promise<number | null>): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null || child.pid === undefined) return;
+  process.kill(child.pid, 'SIGINT');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => {
+    timer = setTimeout(() => resolve('late'), STOP_MS);
+  });
+  const outcome = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (outcome === 'late') {
+    process.kill(child.pid, 'SIGKILL');
+    await exited;
   }
 }
 
@@ -142,6 +171,7 @@ function server(dir: string, port: number, password: string, url: (name: string)
   let stopping: Promise<void> | undefined;
   return {
     port,
+    pid: child.pid ?? -1,
     dir,
     password,
     url,
@@ -158,10 +188,7 @@ function server(dir: string, port: number, password: string, url: (name: string)
     },
     stop() {
       stopping ??= (async () => {
-        if (child.exitCode === null && child.signalCode === null && child.pid !== undefined) {
-          process.kill(child.pid, 'SIGINT');
-          await exited;
-        }
+        await stopServer(child, exited);
         rmSync(dir, { recursive: true, force: true });
       })();
       return stopping;
