@@ -13,6 +13,9 @@ import { RunLedger } from '../../src/ledger/run-ledger.js';
 import { cleanEnv, runCli } from '../support/cli.js';
 import { startDaemonProcess, startTestDaemon } from '../support/daemon.js';
 import { connect } from '../../src/client/index.js';
+import { readRuntimeFile } from '../../src/daemon/index.js';
+import { isProcessRunning } from '../../src/platform/index.js';
+import { until } from '../support/processes.js';
 import { recordRun, spec } from '../support/ledger-contract.js';
 import { startPostgres, type PostgresServer } from '../support/postgres-server.js';
 import { tempDir } from '../support/shell.js';
@@ -139,15 +142,23 @@ describe('switchboard daemon with its ledger in PostgreSQL', () => {
     mkdirSync(home, { mode: 0o700 });
     const url = await server.createDatabase();
     const up = await runCli(home, ['up', '--ledger', url, '--port', '0', '--no-dashboard']);
-    expect(up.code, up.stderr).toBe(0);
-    const client = await connect({ home });
+    const pid = readRuntimeFile(home)?.pid;
     try {
-      const info = await client.info();
-      expect((info.bridge as { ledger?: string }).ledger).toContain(`127.0.0.1:${server.port}`);
-      expect(readFileSync(`/proc/${info.pid}/cmdline`, 'utf8')).not.toContain(server.password);
+      expect(up.code, up.stderr).toBe(0);
+      const client = await connect({ home });
+      try {
+        const info = await client.info();
+        expect(info.pid).toBe(pid);
+        expect((info.bridge as { ledger?: string }).ledger).toContain(`127.0.0.1:${server.port}`);
+        expect(readFileSync(`/proc/${info.pid}/cmdline`, 'utf8')).not.toContain(server.password);
+      } finally {
+        client.close();
+      }
     } finally {
-      client.close();
       const down = await runCli(home, ['down']);
+      // Whatever `down` said, the daemon `up` started is gone before the test ends (by its pid if it must be).
+      if (pid !== undefined && isProcessRunning(pid) && down.code !== 0) process.kill(pid, 'SIGKILL');
+      if (pid !== undefined) await until(() => !isProcessRunning(pid), `daemon ${pid} to exit`);
       expect(down.code, down.stderr).toBe(0);
     }
     expect(await count(url, 'meta')).toBe(1);
