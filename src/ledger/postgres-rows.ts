@@ -5,6 +5,7 @@
  * read sees every write called before it and two changes of one ask land in the order made.
  */
 import type pg from 'pg';
+import { SwitchboardError } from '../core/errors.js';
 import type { AskRow, AskRows } from './ask-rows.js';
 import { ASK_COLUMNS } from './ask-rows.js';
 import type { TeamEventRow, TeamRows, TeamRunRow } from './team-rows.js';
@@ -14,9 +15,11 @@ import { TEAM_EVENT_COLUMNS, TEAM_RUN_COLUMNS } from './team-rows.js';
 export class OrderedCalls {
   private readonly underWay = new Set<Promise<unknown>>();
   private tail: Promise<unknown> = Promise.resolve();
+  private closed = false;
 
-  /** Runs `work` now, counted until it ends. */
+  /** Runs `work` now, counted until it ends; SHUTTING_DOWN once the store is closing. */
   track<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new SwitchboardError('SHUTTING_DOWN', 'the run ledger is closed'));
     const call = work();
     this.underWay.add(call);
     const forget = (): void => {
@@ -28,13 +31,20 @@ export class OrderedCalls {
 
   /** Runs `work` once every call queued before it has ended (whatever their outcome), counted until it ends. */
   inOrder<T>(work: () => Promise<T>): Promise<T> {
+    if (this.closed) return Promise.reject(new SwitchboardError('SHUTTING_DOWN', 'the run ledger is closed'));
     const call = this.tail.then(work, work);
     this.tail = call.catch(() => undefined);
     return this.track(() => call);
   }
 
+  /** Refuses every call from now on (those under way go on), then resolves once none is under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.drain();
+  }
+
   /** Resolves once no call is under way (calls made while waiting included). */
-  async drain(): Promise<void> {
+  private async drain(): Promise<void> {
     while (this.underWay.size > 0) await Promise.allSettled([...this.underWay]);
   }
 }

@@ -108,30 +108,11 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 
   events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {
-    return this.calls.track(async () => {
-      if (maxBytes === undefined || !Number.isFinite(maxBytes)) return (await this.pool.query<EventRow>(`${SELECT_EVENTS} ORDER BY seq LIMIT $3`, [runId, afterSeq, rowCount(limit)])).rows.map(toEvent);
-      // The budget is kept in the query, so rows past it never leave the server: a page of big
-      // events (tool output) does not bring `limit` of them into memory to keep a few. The server
-      // counts characters, never more than JavaScript's UTF-16 length that eventPage counts, so it
-      // sends the page eventPage would cut, or a little more, and eventPage makes the exact cut.
-      const found = await this.pool.query<EventRow>(
-        `SELECT run_id, seq, ts, type, body FROM (
-           SELECT run_id, seq, ts, type, body, row_number() OVER (ORDER BY seq) AS n,
-                  sum(char_length(body) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
-           FROM (${SELECT_EVENTS} ORDER BY seq LIMIT $3) AS page
-         ) AS sized WHERE n = 1 OR upto <= $4 ORDER BY seq`,
-        [runId, afterSeq, rowCount(limit), Math.floor(maxBytes)],
-      );
-      return eventPage(found.rows, maxBytes);
-    });
+    return this.calls.track(() => this.readEvents(runId, afterSeq, limit, maxBytes));
   }
 
   run(runId: string): Promise<RunRecord | undefined> {
-    return this.calls.track(async () => {
-      const found = await this.pool.query<StatusRow>(`SELECT r.spec, ${STATUS_COLUMNS} FROM runs r JOIN run_status s ON s.run_id = r.id WHERE r.id = $1`, [runId]);
-      const row = found.rows[0];
-      return row ? toRecord(row) : undefined;
-    });
+    return this.calls.track(() => this.readRun(runId));
   }
 
   runs(query: RunQuery): Promise<RunPage> {
@@ -197,11 +178,11 @@ export class PostgresLedgerStore implements LedgerStore {
         if (!out.write(`${JSON.stringify(value)}\n`)) await once(out, 'drain');
       };
       for (const id of ids) {
-        const record = await this.run(id);
+        const record = await this.readRun(id);
         if (!record) continue;
         await write({ kind: 'run', ...record });
         for (let after = 0; ; ) {
-          const page = await this.events(id, after, EXPORT_PAGE);
+          const page = await this.readEvents(id, after, EXPORT_PAGE);
           for (const ev of page) await write({ kind: 'event', ...ev });
           if (page.length < EXPORT_PAGE) break;
           after = page[page.length - 1]?.seq ?? after;
@@ -209,6 +190,31 @@ export class PostgresLedgerStore implements LedgerStore {
       }
       return lines;
     });
+  }
+
+  /** A run's events (see `events`), read as part of a call already counted. */
+  private async readEvents(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {
+    if (maxBytes === undefined || !Number.isFinite(maxBytes)) return (await this.pool.query<EventRow>(`${SELECT_EVENTS} ORDER BY seq LIMIT $3`, [runId, afterSeq, rowCount(limit)])).rows.map(toEvent);
+    // The budget is kept in the query, so rows past it never leave the server: a page of big
+    // events (tool output) does not bring `limit` of them into memory to keep a few. The server
+    // counts characters, never more than JavaScript's UTF-16 length that eventPage counts, so it
+    // sends the page eventPage would cut, or a little more, and eventPage makes the exact cut.
+    const found = await this.pool.query<EventRow>(
+      `SELECT run_id, seq, ts, type, body FROM (
+         SELECT run_id, seq, ts, type, body, row_number() OVER (ORDER BY seq) AS n,
+                sum(char_length(body) + ${EVENT_OVERHEAD_BYTES}) OVER (ORDER BY seq ROWS UNBOUNDED PRECEDING) AS upto
+         FROM (${SELECT_EVENTS} ORDER BY seq LIMIT $3) AS page
+       ) AS sized WHERE n = 1 OR upto <= $4 ORDER BY seq`,
+      [runId, afterSeq, rowCount(limit), Math.floor(maxBytes)],
+    );
+    return eventPage(found.rows, maxBytes);
+  }
+
+  /** A run's record (see `run`), read as part of a call already counted. */
+  private async readRun(runId: string): Promise<RunRecord | undefined> {
+    const found = await this.pool.query<StatusRow>(`SELECT r.spec, ${STATUS_COLUMNS} FROM runs r JOIN run_status s ON s.run_id = r.id WHERE r.id = $1`, [runId]);
+    const row = found.rows[0];
+    return row ? toRecord(row) : undefined;
   }
 
   /**
@@ -235,10 +241,12 @@ export class PostgresLedgerStore implements LedgerStore {
     });
   }
 
-  /** Waits for every call under way (a batch, the rows' queue), then ends the pool. */
+  /** Waits for every call under way (a batch, the rows' queue), then ends the pool; later calls are refused (SHUTTING_DOWN). */
   close(): Promise<void> {
     this.closing ??= (async () => {
-      await this.calls.drain();
+      // A call made from now on is refused (SHUTTING_DOWN, as a closed RunLedger says) rather than
+      // reaching a pool that has ended; the calls under way, made before, are waited for.
+      await this.calls.close();
       await this.pool.end();
     })();
     return this.closing;

@@ -19,6 +19,7 @@ import { SqliteLedgerStore } from '../../src/ledger/sqlite-store.js';
 import type { LedgerStore } from '../../src/ledger/ledger-store.js';
 import { describeLedgerStore, recordRun, spec, token } from '../support/ledger-contract.js';
 import { startPostgres, type PostgresServer } from '../support/postgres-server.js';
+import { until } from '../support/processes.js';
 
 let server: PostgresServer;
 beforeAll(async () => {
@@ -166,6 +167,29 @@ describe('the run ledger in PostgreSQL', () => {
     // Between them every team record entry was copied, none twice (the one behind found some there, or lost the race and failed the put whole).
     expect(await everything(targets[0], runIds)).toEqual(await everything(sources[0]!, runIds));
     expect(await targets[1].check()).toBe('ok');
+  });
+
+  it('holds no connection once closed, after calls under way, and none after an open it refused', async () => {
+    const url = await server.createDatabase();
+    const admin = await sql(url);
+    const ours = async (): Promise<number> => (await admin.query<{ n: number }>("SELECT count(*)::int AS n FROM pg_stat_activity WHERE application_name = 'switchboard-ledger'")).rows[0]?.n ?? -1;
+    const opened = await openAt(url);
+    const ledger = new RunLedger({ store: opened });
+    const s = spec();
+    recordRun(ledger, s, 20);
+    // Calls still under way when close is called: it waits for them, then ends the pool.
+    const reading = ledger.events(s.id, 0, 1_000);
+    const asking = opened.asks.newest(10);
+    await ledger.close();
+    expect((await reading).length).toBe(25);
+    expect(await asking).toEqual([]);
+    await expect(opened.run(s.id)).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
+    await expect(opened.asks.get('a1')).rejects.toMatchObject({ code: 'SHUTTING_DOWN' });
+    // A backend ends a moment after its client has gone: waited for, not timed.
+    await until(async () => (await ours()) === 0, 'the store’s connections to end');
+    await admin.query("UPDATE meta SET value = '99' WHERE key = 'schema_version'");
+    await expect(openAt(url)).rejects.toMatchObject({ code: 'INTERNAL_ERROR' });
+    await until(async () => (await ours()) === 0, 'the refused store’s connection to end');
   });
 
   it('says where it failed without the password, with a stable code', async () => {
