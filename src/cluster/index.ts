@@ -1,2 +1,19 @@
 export { parseNatsOptions, isLoopbackHost, type NatsFlags, type NatsOptions, type NatsAuth, type NatsTls } from './nats-options.js';
 export { connectCluster, type ClusterConnection, type ClusterConnectOptions } from './connection.js';
+export {
+  ensureTopology,
+  nodePermissions,
+  nodeInboxPrefix,
+  checkName,
+  workSubject,
+  eventSubject,
+  nodeControlSubject,
+  controllerSubject,
+  WORK_STREAM,
+  EVENTS_STREAM,
+  NODES_BUCKET,
+  CLAIMS_BUCKET,
+  type PoolSpec,
+  type TopologyOptions,
+  type NatsUserPermissions,
+} from './topology.js';
