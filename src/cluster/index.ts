@@ -17,3 +17,7 @@ export {
   type TopologyOptions,
   type NatsUserPermissions,
 } from './topology.js';
+export { NodeRecordSchema, type NodeRecord, type NodeDescription } from './node-record.js';
+export type { LeaseState } from './lease-state.js';
+export { NodeLease, type LeaseChange, type NodeLeaseOptions } from './node-lease.js';
+export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirements, type NodeDirectoryOptions } from './node-directory.js';

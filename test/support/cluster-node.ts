@@ -1,0 +1,42 @@
+/**
+ * A node of the cluster as a process of its own, for the tests that kill, freeze or race nodes
+ * (test/cluster/): it connects to NATS and holds a lease. It says what
+ * happens on stdout, one JSON line each, and takes commands on stdin, one a line. It exits when
+ * stdin closes, so it never outlives the test that started it (unless frozen: the test kills it).
+ *
+ * Usage: node --import tsx test/support/cluster-node.ts '{"url": "nats://…", "name": "node-a"}'
+ * Out: {"ready":true,"instance":"…"}, {"lease":"held","epoch":1}, …
+ * In: `leave` (leaves the cluster and exits).
+ */
+import { createInterface } from 'node:readline';
+import { connectCluster, parseNatsOptions, NodeLease } from '../../src/cluster/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+
+interface NodeArgs {
+  url: string;
+  name: string;
+  slots?: number;
+}
+
+const args = JSON.parse(process.argv[2] ?? '{}') as NodeArgs;
+const say = (line: Record<string, unknown>): void => {
+  process.stdout.write(`${JSON.stringify(line)}\n`);
+};
+
+const connection = await connectCluster(parseNatsOptions({ url: args.url }), { name: `test-node-${args.name}`, logger: silentLogger });
+const slots = args.slots ?? 1;
+const lease = await NodeLease.register({ nc: connection.nc, node: { name: args.name, labels: [], clis: [{ name: 'fake', version: '1' }], repos: [], slots: { total: slots, free: slots } }, logger: silentLogger });
+lease.onStateChange(({ to }) => say({ lease: to.kind, epoch: 'epoch' in to ? to.epoch : undefined }));
+
+say({ ready: true, instance: lease.record.instance, epoch: lease.record.epoch });
+
+const quit = async (): Promise<void> => {
+  await lease.leave();
+  await connection.close();
+  process.exit(0);
+};
+const commands = createInterface({ input: process.stdin });
+commands.on('line', (line) => {
+  if (line.trim() === 'leave') void quit();
+});
+commands.on('close', () => void quit());
