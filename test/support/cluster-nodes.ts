@@ -44,10 +44,12 @@ function killQuietly(pid: number, signal: NodeJS.Signals): void {
 export interface NodeProcessOptions {
   url: string;
   name: string;
+  pool?: string;
   slots?: number;
+  pullExpiresMs?: number;
 }
 
-/** Starts a node process and resolves once it holds its lease. */
+/** Starts a node process and resolves once it holds its lease (and pulls, with a pool). */
 export async function startNodeProcess(options: NodeProcessOptions): Promise<NodeProcess> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'test', 'support', 'cluster-node.ts'), JSON.stringify(options)], { cwd: root, stdio: ['pipe', 'pipe', 'pipe'] });
   const pid = child.pid;
