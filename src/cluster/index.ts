@@ -24,3 +24,5 @@ export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirement
 export { RunClaims, type RunClaim, type ClaimOutcome } from './run-claims.js';
 export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
+export { EventPublisher, eventMessageId, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
+export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
