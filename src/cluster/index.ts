@@ -26,3 +26,15 @@ export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js'
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
 export { EventPublisher, eventMessageId, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
 export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
+export {
+  ControlClient,
+  nodeControlClient,
+  controllerControlClient,
+  serveNodeControl,
+  serveControllerControl,
+  NODE_CONTROL_OPS,
+  CONTROLLER_CONTROL_OPS,
+  type ControlOp,
+  type ControlOps,
+  type ControlHandlers,
+} from './control.js';
