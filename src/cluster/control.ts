@@ -167,13 +167,9 @@ function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Dispo
         logger.warn('the control subscription failed', { subject: options.subject, error: errorMessage(err) });
         return;
       }
-      void answer(message).then((reply) => {
-        try {
-          message.respond(JSON.stringify(reply));
-        } catch (respondErr) {
-          logger.debug('a control reply was not sent', { error: errorMessage(respondErr) });
-        }
-      });
+      answer(message)
+        .then((reply) => message.respond(JSON.stringify(reply)))
+        .catch((answerErr: unknown) => logger.debug('a control reply was not sent', { error: errorMessage(answerErr) }));
     },
   });
   return { dispose: () => subscription.unsubscribe() };

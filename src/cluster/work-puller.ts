@@ -119,7 +119,8 @@ export class WorkPuller {
       try {
         message = await this.consumer.next({ expires });
       } catch (err) {
-        if (isConnectionClosed(err)) break;
+        // A closed connection ends the loop: nothing can be pulled on it any more.
+        if (isConnectionClosed(err) || this.options.nc.isClosed()) break;
         this.logger.warn('pulling work failed; trying again', { error: errorMessage(err) });
         await this.waitForWake(PULL_RETRY_MS);
         continue;
