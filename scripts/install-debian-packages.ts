@@ -49,9 +49,15 @@ function postgresql(): string | undefined {
   }
 }
 
+/**
+ * The nats-server the cluster harness runs (test/support/nats-server.ts): Debian puts it in /usr/sbin,
+ * which a user's PATH often lacks, so it is looked for there, not on PATH.
+ */
+const NATS_SERVER = process.env.SWITCHBOARD_NATS_SERVER ?? '/usr/sbin/nats-server';
+
 function natsServer(): string | undefined {
   try {
-    return execFileSync('nats-server', ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+    return execFileSync(NATS_SERVER, ['--version'], { stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
   } catch {
     return undefined;
   }
