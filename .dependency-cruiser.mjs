@@ -16,6 +16,8 @@ export const ROOMS = {
   contract: [],
   protocol: ['core', 'contract'],
   'model-server': ['core'],
+  // NATS JetStream between controller and nodes (issue 26): the secret files' trust rule is platform's.
+  cluster: ['core', 'platform'],
   pane: ['core', 'platform'],
   output: ['core', 'contract'],
   approvals: ['core', 'platform', 'contract'],

@@ -30,7 +30,7 @@ function askerOf(ctx: OperationContext, p: { from_pane_id?: string | undefined; 
 /** Waits for an ask while the caller is there: a caller gone (its connection closed) stops waiting, the ask goes on. */
 async function waitWhileThere(ctx: OperationContext, askId: string, timeoutMs?: number): Promise<ReturnType<typeof askInfo>> {
   const engine = ctx.asks.engine;
-  if (ctx.signal.aborted) return askInfo(engine.get(askId));
+  if (ctx.signal.aborted) return askInfo(await engine.get(askId));
   let onAbort: (() => void) | undefined;
   const gone = new Promise<void>((resolve) => {
     onAbort = resolve;
@@ -41,7 +41,7 @@ async function waitWhileThere(ctx: OperationContext, askId: string, timeoutMs?: 
   } finally {
     if (onAbort) ctx.signal.removeEventListener('abort', onAbort);
   }
-  return askInfo(engine.get(askId));
+  return askInfo(await engine.get(askId));
 }
 
 export const askHandlers: { [M in AskMethods]: Handler<M> } = {
@@ -65,17 +65,17 @@ export const askHandlers: { [M in AskMethods]: Handler<M> } = {
     return waitWhileThere(ctx, p.ask_id, p.timeout_ms);
   },
 
-  ask_get(ctx, p) {
-    return askInfo(ctx.asks.engine.get(p.ask_id));
+  async ask_get(ctx, p) {
+    return askInfo(await ctx.asks.engine.get(p.ask_id));
   },
 
-  ask_cancel(ctx, p) {
+  async ask_cancel(ctx, p) {
     // Only the caller that made the ask, or the owner (FORBIDDEN otherwise).
-    return askInfo(ctx.asks.engine.cancel(p.ask_id, callerOf(ctx.grant)));
+    return askInfo(await ctx.asks.engine.cancel(p.ask_id, callerOf(ctx.grant)));
   },
 
-  ask_list(ctx, p) {
-    const all = ctx.asks.engine.list();
+  async ask_list(ctx, p) {
+    const all = await ctx.asks.engine.list();
     return { asks: all.slice(-(p.limit ?? 100)).map(askInfo) };
   },
 

@@ -91,9 +91,9 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
     return boardInfo(ctx.teamRuns.start({ preset, goal: p.goal, folder, host, startedBy: callerOf(ctx.grant) }).board());
   },
 
-  team_run_list(ctx) {
+  async team_run_list(ctx) {
     return {
-      runs: ctx.teamRuns.list().map((r) => ({
+      runs: (await ctx.teamRuns.list()).map((r) => ({
         run_id: r.id,
         goal: r.goal,
         preset: r.preset,
@@ -108,64 +108,64 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 
   async team_run_get(ctx, p) {
     if (p.after_version !== undefined) await ctx.teamRuns.changedAfter(p.run_id, p.after_version, p.wait_ms ?? DEFAULT_BOARD_WAIT_MS, ctx.signal);
-    return boardInfo(ctx.teamRuns.board(p.run_id));
+    return boardInfo(await ctx.teamRuns.board(p.run_id));
   },
 
-  team_run_pause(ctx, p) {
-    const run = steered(ctx, p.run_id);
+  async team_run_pause(ctx, p) {
+    const run = await steered(ctx, p.run_id);
     run.pause(callerName(ctx));
     return { run_id: run.id, state: run.state };
   },
 
-  team_run_resume(ctx, p) {
-    const run = steered(ctx, p.run_id);
+  async team_run_resume(ctx, p) {
+    const run = await steered(ctx, p.run_id);
     run.resume(callerName(ctx));
     return { run_id: run.id, state: run.state };
   },
 
   async team_run_end(ctx, p) {
-    const run = steered(ctx, p.run_id);
+    const run = await steered(ctx, p.run_id);
     // Closing the agents removes panes: what `remove` needs, on top of steering the run.
     if (p.close_agents) requireScope(ctx.grant ?? OWNER_GRANT, 'remove');
     await run.end(callerName(ctx), p.close_agents);
     return { run_id: run.id, state: run.state };
   },
 
-  team_run_answer(ctx, p) {
-    steered(ctx, p.run_id).answerConfirmation(p.confirmation_id, p.decision, callerName(ctx));
+  async team_run_answer(ctx, p) {
+    (await steered(ctx, p.run_id)).answerConfirmation(p.confirmation_id, p.decision, callerName(ctx));
     return { answered: true };
   },
 
-  team_run_mark(ctx, p) {
-    const run = steered(ctx, p.run_id);
+  async team_run_mark(ctx, p) {
+    const run = await steered(ctx, p.run_id);
     run.markWorker(p.worker_id, p.mark ?? undefined, callerName(ctx));
     const worker = run.workers().find((w) => w.id === p.worker_id);
     return { worker_id: p.worker_id, state: worker?.state ?? 'error' };
   },
 
   async team_run_send(ctx, p) {
-    return await steered(ctx, p.run_id).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, callerName(ctx), ctx.signal);
+    return await (await steered(ctx, p.run_id)).sendFromPerson(p.worker_id, p.text, p.confirmed ?? false, callerName(ctx), ctx.signal);
   },
 
   async team_run_report(ctx, p) {
     return { run_id: p.run_id, markdown: await ctx.teamRuns.report(p.run_id) };
   },
 
-  team_run_resend(ctx, p) {
-    steered(ctx, p.run_id).resend(p.call_id, callerName(ctx));
+  async team_run_resend(ctx, p) {
+    (await steered(ctx, p.run_id)).resend(p.call_id, callerName(ctx));
     return { call_id: p.call_id, delivered: 'pending' as const };
   },
 
   async team_run_restart(ctx, p) {
-    const worker = await steered(ctx, p.run_id).restartWorker(p.worker_id, callerName(ctx));
+    const worker = await (await steered(ctx, p.run_id)).restartWorker(p.worker_id, callerName(ctx));
     return { worker_id: worker.id, state: worker.state };
   },
 
-  team_run_events(ctx, p) {
+  async team_run_events(ctx, p) {
     // The record holds what people sent and every call's arguments: its starter's and the owner's to read.
-    requireMaker(ctx.grant, ctx.teamRuns.starterOf(p.run_id) ?? OWNER_CALLER, `team run ${p.run_id}`);
+    requireMaker(ctx.grant, (await ctx.teamRuns.starterOf(p.run_id)) ?? OWNER_CALLER, `team run ${p.run_id}`);
     const limit = p.limit ?? DEFAULT_EVENTS_PAGE;
-    const entries = ctx.teamRuns.entries(p.run_id, p.after_seq ?? 0, limit);
+    const entries = await ctx.teamRuns.entries(p.run_id, p.after_seq ?? 0, limit);
     const last = entries.at(-1);
     return { run_id: p.run_id, entries: entries.map((e) => ({ seq: e.seq, ts: e.ts, ...e.entry })), next_after: entries.length === limit && last ? last.seq : null };
   },
@@ -187,8 +187,8 @@ export const teamHandlers: { [M in TeamMethods]: Handler<M> } = {
 };
 
 /** Run `runId`, for a caller who may steer it: its starter, or the owner (FORBIDDEN otherwise). */
-function steered(ctx: OperationContext, runId: string): TeamRun {
-  const run = ctx.teamRuns.get(runId);
+async function steered(ctx: OperationContext, runId: string): Promise<TeamRun> {
+  const run = await ctx.teamRuns.get(runId);
   requireMaker(ctx.grant, run.startedBy, `team run ${runId}`);
   return run;
 }

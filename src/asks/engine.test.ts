@@ -101,7 +101,7 @@ describe('the ask engine', () => {
     const first = engine.ask({ target: 'codex', question: 'first question', from: { paneId: 'p0' } });
     const second = engine.ask({ target: 'codex', question: 'second question', from: { paneId: 'p0' } });
     expect(second.queuedBehind).toBe(1);
-    expect(engine.get(second.id).status).toBe('queued');
+    expect((await engine.get(second.id)).status).toBe('queued');
     const [a, b] = await Promise.all([engine.wait(first.id), engine.wait(second.id)]);
     expect(a).toMatchObject({ status: 'done', reply: 'answer to first question', replySource: 'transcript', endSignal: 'fake/end' });
     expect(b).toMatchObject({ status: 'done', reply: 'answer to second question' });
@@ -174,11 +174,11 @@ describe('the ask engine', () => {
     const engine = engineOver(codex);
     const first = engine.ask({ target: 'codex', question: 'one' });
     const second = engine.ask({ target: 'codex', question: 'two' });
-    expect(engine.cancel(second.id).status).toBe('cancelled');
+    expect((await engine.cancel(second.id)).status).toBe('cancelled');
     expect((await engine.wait(first.id)).status).toBe('done');
     await new Promise((r) => setTimeout(r, 30));
     expect(codex.prompts).toHaveLength(1);
-    expect(engine.list().map((a) => a.status).sort()).toEqual(['cancelled', 'done']);
+    expect((await engine.list()).map((a) => a.status).sort()).toEqual(['cancelled', 'done']);
   });
 
   it('cancelled while typed: the next ask waits until the cancelled question is taken back', async () => {
@@ -202,16 +202,16 @@ describe('the ask engine', () => {
     };
     const first = engine.ask({ target: 'codex', question: 'first question' });
     await until(() => events.length === 1, 'the first question being typed');
-    expect(engine.get(first.id).status).toBe('typing');
+    expect((await engine.get(first.id)).status).toBe('typing');
     const second = engine.ask({ target: 'codex', question: 'second question' });
-    expect(engine.cancel(first.id).status).toBe('cancelled');
+    expect((await engine.cancel(first.id)).status).toBe('cancelled');
     await new Promise((r) => setTimeout(r, 30));
     // Nothing typed over the question being taken back.
     expect(events).toEqual(['typing first question']);
     withdrawn?.();
     expect(await engine.wait(second.id)).toMatchObject({ status: 'done', reply: 'answer to second question' });
     expect(events).toEqual(['typing first question', 'first taken back', 'typing second question']);
-    expect(engine.get(first.id).status).toBe('cancelled');
+    expect((await engine.get(first.id)).status).toBe('cancelled');
   });
 
   it('reads the screen when the target writes no transcript', async () => {
@@ -253,18 +253,21 @@ describe('the ask engine', () => {
     await new Promise((r) => setTimeout(r, 30));
     expect(claude.prompts).toHaveLength(0);
     // Not typed yet: pending, not delivering, while the asker is busy.
-    expect(engine.get(ask.id).delivery).toBe('pending');
+    expect((await engine.get(ask.id)).delivery).toBe('pending');
     const typing = claude.prompt.bind(claude);
     let whileTyping: string | undefined;
     claude.prompt = (text) => {
-      whileTyping = engine.get(ask.id).delivery;
+      // A live ask's record is read when get is called: the value is the one at this moment.
+      void engine.get(ask.id).then((now) => {
+        whileTyping = now.delivery;
+      });
       return typing(text);
     };
     claude.setState('idle');
     await until(() => claude.prompts.length > 0, 'the reply typed into the asker', 10_000);
     expect(claude.prompts).toEqual([`[switchboard reply from codex (pane p1, ask ${ask.id})]\nanswer to async one`]);
     expect(whileTyping).toBe('delivering');
-    expect(engine.get(ask.id)).toMatchObject({ delivery: 'delivered', deliveredAt: expect.any(Number) as unknown });
+    expect(await engine.get(ask.id)).toMatchObject({ delivery: 'delivered', deliveredAt: expect.any(Number) as unknown });
     // Idle again later: nothing typed twice.
     claude.setState('thinking');
     claude.setState('idle');

@@ -123,17 +123,17 @@ export class AskEngine implements Disposable {
     return { ...job.record };
   }
 
-  /** The ask's record now. */
-  get(id: string): AskRecord {
+  /** The ask's record now: the live one, else the recorder's (ASK_NOT_FOUND when neither has it). */
+  async get(id: string): Promise<AskRecord> {
     const job = this.jobs.get(id);
     if (job) return { ...job.record };
-    const kept = this.recorder.get(id);
+    const kept = await this.recorder.get(id);
     if (kept) return kept;
     throw new SwitchboardError('ASK_NOT_FOUND', `no ask ${id}`, { ask_id: id });
   }
 
   /** Every ask the recorder keeps, oldest first. */
-  list(): AskRecord[] {
+  list(): Promise<AskRecord[]> {
     return this.recorder.list();
   }
 
@@ -143,7 +143,7 @@ export class AskEngine implements Disposable {
    */
   wait(id: string, timeoutMs?: number): Promise<AskRecord> {
     const job = this.jobs.get(id);
-    if (!job || isFinal(job.record.status)) return Promise.resolve(this.get(id));
+    if (!job || isFinal(job.record.status)) return this.get(id);
     return new Promise((resolve) => {
       const timer = timeoutMs !== undefined ? setLongTimeout(() => resolve(this.get(id)), timeoutMs) : undefined;
       job.waiters.push(() => {
@@ -157,9 +157,9 @@ export class AskEngine implements Disposable {
    * Cancels an ask that is not final yet (a question already typed stays typed; its reply is no
    * longer awaited). Only its maker (`caller`, as at ask) or the owner may: anyone else FORBIDDEN.
    */
-  cancel(id: string, caller: string = ASK_OWNER): AskRecord {
+  async cancel(id: string, caller: string = ASK_OWNER): Promise<AskRecord> {
     const job = this.jobs.get(id);
-    const maker = (job?.record ?? this.get(id)).createdBy ?? ASK_OWNER;
+    const maker = (job?.record ?? (await this.get(id))).createdBy ?? ASK_OWNER;
     if (caller !== ASK_OWNER && caller !== maker) {
       const whose = maker === ASK_OWNER ? 'the owner' : `pane ${maker}`;
       throw new SwitchboardError('FORBIDDEN', `forbidden: ask ${id} was made by ${whose}; only the caller that made an ask, or the owner, may cancel it (the token of pane ${caller} did not)`, { ask_id: id, created_by: maker });
@@ -173,9 +173,12 @@ export class AskEngine implements Disposable {
    * Keeps asks in `recorder` from now on (the daemon's run ledger, which opens after the services
    * are built); what the recorder before kept is copied into it.
    */
-  keepAsksIn(recorder: AskRecorder): void {
-    for (const ask of this.recorder.list()) recorder.record(ask);
+  async keepAsksIn(recorder: AskRecorder): Promise<void> {
+    const before = this.recorder;
+    // Switched first, so no change made while the old list is read goes to the old recorder; an
+    // ask still live is copied as it stands now, never older than what was recorded since.
     this.recorder = recorder;
+    for (const ask of await before.list()) recorder.record(this.jobs.get(ask.id)?.record ?? ask);
   }
 
   /** Marks a pane askable or not (asks already queued for it go on). */

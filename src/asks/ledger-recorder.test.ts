@@ -6,7 +6,7 @@ import Database from 'better-sqlite3';
 import { Emitter } from '../core/emitter.js';
 import type { Logger } from '../core/logger.js';
 import type { AgentState } from '../agents/index.js';
-import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
+import { LEDGER_FILE, RunLedger, type AskRows } from '../ledger/index.js';
 import { AskEngine } from './engine.js';
 import { interruptAsk, LedgerAskRecorder } from './ledger-recorder.js';
 import { newAskLife } from './lifecycle.js';
@@ -35,11 +35,11 @@ function openLedger(dir: string): RunLedger {
 }
 
 /** A daemon's start: the ledger opened, the asks a dead one left settled. */
-function start(dir: string, now?: number, logger?: Logger): { ledger: RunLedger; recorder: LedgerAskRecorder; interrupted: string[] } {
+async function start(dir: string, now?: number, logger?: Logger): Promise<{ ledger: RunLedger; recorder: LedgerAskRecorder; interrupted: string[] }> {
   const ledger = openLedger(dir);
   const rows = ledger.asks;
   if (!rows) throw new Error('the SQLite ledger keeps asks');
-  return { ledger, ...LedgerAskRecorder.open({ rows, ...(now !== undefined ? { now } : {}), ...(logger ? { logger } : {}) }) };
+  return { ledger, ...(await LedgerAskRecorder.open({ rows, ...(now !== undefined ? { now } : {}), ...(logger ? { logger } : {}) })) };
 }
 
 /** A logger that keeps what it was told. */
@@ -109,38 +109,38 @@ function rawRows(dir: string): Record<string, unknown>[] {
 describe('the ledger ask recorder', () => {
   it('keeps every field of a record, across a close and a reopen of the file', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const full = everyField();
     const bare = ask({ from: { name: 'cli' }, status: 'cancelled', endedAt: 2_000 });
     first.recorder.record(full);
     first.recorder.record(bare);
     await first.ledger.close();
 
-    const again = start(dir);
+    const again = await start(dir);
     expect(again.interrupted).toEqual([]);
-    expect(again.recorder.get(full.id)).toStrictEqual(full);
-    expect(again.recorder.get(bare.id)).toStrictEqual(bare);
-    expect(again.recorder.list()).toStrictEqual([bare, full]);
-    expect(again.recorder.get('ffffffffff')).toBeUndefined();
+    expect(await again.recorder.get(full.id)).toStrictEqual(full);
+    expect(await again.recorder.get(bare.id)).toStrictEqual(bare);
+    expect((await again.recorder.list())).toStrictEqual([bare, full]);
+    expect(await again.recorder.get('ffffffffff')).toBeUndefined();
   });
 
-  it('rewrites one row per ask on every change, its columns following the record', () => {
+  it('rewrites one row per ask on every change, its columns following the record', async () => {
     const dir = home();
-    const { recorder } = start(dir);
+    const { recorder } = await start(dir);
     const a = ask({ from: { paneId: 'p-asker', name: 'claude' }, delivery: 'pending' });
     recorder.record(a);
     recorder.record({ ...a, status: 'typing', startedAt: 2_000 });
     recorder.record({ ...a, status: 'waiting', startedAt: 2_000, typedAt: 2_100 });
     const done: AskRecord = { ...a, status: 'done', startedAt: 2_000, typedAt: 2_100, endedAt: 3_000, reply: 'yes', replySource: 'screen', delivery: 'delivering' };
     recorder.record(done);
-    expect(recorder.get(a.id)).toStrictEqual(done);
+    expect(await recorder.get(a.id)).toStrictEqual(done);
     const rows = rawRows(dir);
     expect(rows).toHaveLength(1);
     expect(rows[0]).toEqual({ id: a.id, status: 'done', created_at: a.createdAt, ended_at: 3_000, target_pane: 'p-target', asker_pane: 'p-asker', asker_name: 'claude', delivery: 'delivering', record: JSON.stringify(done) });
   });
 
-  it('lists the newest asks by creation, oldest first, whatever order they changed in', () => {
-    const { recorder } = start(home());
+  it('lists the newest asks by creation, oldest first, whatever order they changed in', async () => {
+    const { recorder } = await start(home());
     const asks = Array.from({ length: MAX_KEPT_ASKS + 5 }, () => ask());
     for (const a of asks) recorder.record(a);
     // Two asks made in the same millisecond keep the order they were made in.
@@ -148,7 +148,7 @@ describe('the ledger ask recorder', () => {
     recorder.record(twin);
     // A change to an old ask does not move it.
     recorder.record({ ...asks[10]!, status: 'cancelled', endedAt: 9_999 });
-    const listed = recorder.list();
+    const listed = (await recorder.list());
     expect(listed).toHaveLength(MAX_KEPT_ASKS);
     expect(listed.map((a) => a.id)).toEqual([...asks.slice(6), twin].map((a) => a.id));
     expect(listed.find((a) => a.id === asks[10]!.id)?.status).toBe('cancelled');
@@ -156,7 +156,7 @@ describe('the ledger ask recorder', () => {
 
   it('records the asks a dead daemon left in flight as failed (interrupted), and their deliveries as failed, once', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const queued = ask();
     const typing = ask({ status: 'typing', startedAt: 1_500 });
     const waiting = ask({ status: 'waiting', startedAt: 1_500, typedAt: 1_600, delivery: 'pending', from: { paneId: 'p-asker' } });
@@ -169,28 +169,28 @@ describe('the ledger ask recorder', () => {
 
     const restartedAt = 50_000;
     const logger = keeper();
-    const second = start(dir, restartedAt, logger);
+    const second = await start(dir, restartedAt, logger);
     expect(second.interrupted).toEqual([queued.id, typing.id, waiting.id, answeredUndelivered.id]);
     const interrupted = { code: 'SHUTTING_DOWN', message: expect.stringMatching(/^interrupted: .*stopped before it ended \(a restart found it in flight\)$/) as unknown };
-    expect(second.recorder.get(queued.id)).toStrictEqual({ ...queued, status: 'failed', endedAt: restartedAt, error: interrupted });
-    expect(second.recorder.get(typing.id)).toStrictEqual({ ...typing, status: 'failed', endedAt: restartedAt, error: interrupted });
+    expect(await second.recorder.get(queued.id)).toStrictEqual({ ...queued, status: 'failed', endedAt: restartedAt, error: interrupted });
+    expect(await second.recorder.get(typing.id)).toStrictEqual({ ...typing, status: 'failed', endedAt: restartedAt, error: interrupted });
     const undelivered = { code: 'SHUTTING_DOWN', message: expect.stringMatching(/^interrupted: .*before the outcome was typed into the asker's pane/) as unknown };
-    expect(second.recorder.get(waiting.id)).toStrictEqual({ ...waiting, status: 'failed', endedAt: restartedAt, error: interrupted, delivery: 'failed', deliveryError: undelivered });
+    expect(await second.recorder.get(waiting.id)).toStrictEqual({ ...waiting, status: 'failed', endedAt: restartedAt, error: interrupted, delivery: 'failed', deliveryError: undelivered });
     // Answered before the death: the answer stands, only its delivery failed.
-    expect(second.recorder.get(answeredUndelivered.id)).toStrictEqual({ ...answeredUndelivered, delivery: 'failed', deliveryError: undelivered });
-    expect(second.recorder.get(done.id)).toStrictEqual(done);
-    expect(second.recorder.get(cancelled.id)).toStrictEqual(cancelled);
+    expect(await second.recorder.get(answeredUndelivered.id)).toStrictEqual({ ...answeredUndelivered, delivery: 'failed', deliveryError: undelivered });
+    expect(await second.recorder.get(done.id)).toStrictEqual(done);
+    expect(await second.recorder.get(cancelled.id)).toStrictEqual(cancelled);
     expect(rawRows(dir).filter((r) => r.id === queued.id)).toMatchObject([{ status: 'failed', ended_at: restartedAt }]);
     await second.ledger.close();
 
-    const third = start(dir, restartedAt + 1);
+    const third = await start(dir, restartedAt + 1);
     expect(third.interrupted).toEqual([]);
-    expect(third.recorder.get(queued.id)?.endedAt).toBe(restartedAt);
+    expect((await third.recorder.get(queued.id))?.endedAt).toBe(restartedAt);
   });
 
   it('leaves out a row it cannot read (with a warning), refuses to pass it off as an ask, and settles the rest', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const good = ask();
     const broken = ask();
     const mismatched = ask({ status: 'waiting' });
@@ -203,22 +203,70 @@ describe('the ledger ask recorder', () => {
     db.close();
 
     const logger = keeper();
-    const second = start(dir, 60_000, logger);
+    const second = await start(dir, 60_000, logger);
     expect(second.interrupted).toEqual([good.id]);
-    expect(second.recorder.list().map((a) => a.id)).toEqual([good.id]);
-    expect(() => second.recorder.get(broken.id)).toThrow(expect.objectContaining({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/ask 0.* cannot be read: its JSON does not parse/) as unknown }) as Error);
-    expect(() => second.recorder.get(mismatched.id)).toThrow(expect.objectContaining({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/its status \(waiting\) is not an ask's, or not its row's \(queued\)/) as unknown }) as Error);
+    expect((await second.recorder.list()).map((a) => a.id)).toEqual([good.id]);
+    await expect(second.recorder.get(broken.id)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/ask 0.* cannot be read: its JSON does not parse/) as unknown });
+    await expect(second.recorder.get(mismatched.id)).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: expect.stringMatching(/its status \(waiting\) is not an ask's, or not its row's \(queued\)/) as unknown });
     const warned = logger.lines.filter((l) => l.level === 'warn').map((l) => l.fields?.ask);
     expect(warned).toEqual(expect.arrayContaining([broken.id, mismatched.id]));
   });
 
-  it('never throws when the ledger cannot write; it says so once until a write succeeds', async () => {
+  it('never throws when the ledger cannot write; it says so once until a write succeeds, and names what it lost', async () => {
     const logger = keeper();
-    const { ledger, recorder } = start(home(), undefined, logger);
+    const { ledger, recorder } = await start(home(), undefined, logger);
     await ledger.close();
-    expect(() => recorder.record(ask())).not.toThrow();
-    expect(() => recorder.record(ask())).not.toThrow();
-    expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(1);
+    const [a, b] = [ask(), ask()];
+    expect(() => recorder.record(a)).not.toThrow();
+    expect(() => recorder.record(b)).not.toThrow();
+    // Every write ended (and the failed ones were tried once more): what failed is said once, then what is lost.
+    await recorder.settled();
+    const errors = logger.lines.filter((l) => l.level === 'error');
+    expect(errors).toHaveLength(2);
+    expect(errors[1]?.fields).toEqual({ asks: [a.id, b.id] });
+  });
+
+  it('writes again, with the next change, the last change of an ask the ledger refused; an older refused change never overwrites a newer one', async () => {
+    const dir = home();
+    const { ledger } = await start(dir);
+    const rows = ledger.asks;
+    if (!rows) throw new Error('the SQLite ledger keeps asks');
+    // The ledger refuses writes while `down`, a turn later (as one over the network does).
+    let down = true;
+    const flaky: AskRows = {
+      put: async (row) => {
+        await Promise.resolve();
+        if (down) throw new Error('the ledger went away');
+        return rows.put(row);
+      },
+      putAll: (r) => rows.putAll(r),
+      get: (id) => rows.get(id),
+      newest: (n) => rows.newest(n),
+      unsettled: (s, d) => rows.unsettled(s, d),
+    };
+    const logger = keeper();
+    const { recorder } = await LedgerAskRecorder.open({ rows: flaky, logger });
+    const a = ask();
+    recorder.record(a);
+    const aWaiting: AskRecord = { ...a, status: 'waiting', startedAt: 2_000, typedAt: 2_100 };
+    recorder.record(aWaiting);
+    const b = ask();
+    recorder.record(b);
+    await recorder.settled();
+    // Refused, but not forgotten: the recorder answers with the last change.
+    expect(await recorder.get(a.id)).toStrictEqual(aWaiting);
+    expect(rawRows(dir)).toEqual([]);
+    down = false;
+    const c = ask();
+    recorder.record(c);
+    await recorder.settled();
+    expect(rawRows(dir).map((r) => [r.id, r.status])).toEqual([
+      [a.id, 'waiting'],
+      [b.id, 'queued'],
+      [c.id, 'queued'],
+    ]);
+    expect(await recorder.get(a.id)).toStrictEqual(aWaiting);
+    expect(logger.lines.filter((l) => l.level === 'error')).toHaveLength(2);
   });
 });
 
@@ -268,9 +316,9 @@ const directory: AskDirectory = {
 describe('the ask engine over the ledger', () => {
   it('records each change there, and a new engine after a restart finds the asks, the one left in flight interrupted', async () => {
     const dir = home();
-    const first = start(dir);
+    const first = await start(dir);
     const engine = new AskEngine({ directory, recorder: first.recorder });
-    const cancelled = engine.cancel(engine.ask({ target: 'p-busy', question: 'never mind' }).id);
+    const cancelled = await engine.cancel(engine.ask({ target: 'p-busy', question: 'never mind' }).id);
     const pending = engine.ask({ target: 'p-busy', question: 'What is the largest planet?', from: { name: 'cli' } });
     expect(rawRows(dir).map((r) => [r.id, r.status])).toEqual([
       [cancelled.id, 'cancelled'],
@@ -280,28 +328,28 @@ describe('the ask engine over the ledger', () => {
     await first.ledger.close();
     engine.dispose();
 
-    const second = start(dir);
+    const second = await start(dir);
     expect(second.interrupted).toEqual([pending.id]);
     const after = new AskEngine({ directory, recorder: second.recorder });
     engines.push(after);
-    expect(after.get(pending.id)).toMatchObject({ status: 'failed', question: 'What is the largest planet?', from: { name: 'cli' }, error: { code: 'SHUTTING_DOWN' } });
+    expect(await after.get(pending.id)).toMatchObject({ status: 'failed', question: 'What is the largest planet?', from: { name: 'cli' }, error: { code: 'SHUTTING_DOWN' } });
     expect(await after.wait(pending.id)).toMatchObject({ status: 'failed' });
-    expect(after.cancel(cancelled.id)).toStrictEqual(cancelled);
-    expect(after.list().map((a) => [a.id, a.status])).toEqual([
+    expect(await after.cancel(cancelled.id)).toStrictEqual(cancelled);
+    expect((await after.list()).map((a) => [a.id, a.status])).toEqual([
       [cancelled.id, 'cancelled'],
       [pending.id, 'failed'],
     ]);
   });
 
-  it('moves what a memory recorder kept into the ledger when told to keep asks there', () => {
+  it('moves what a memory recorder kept into the ledger when told to keep asks there', async () => {
     const dir = home();
     const engine = new AskEngine({ directory, recorder: new MemoryAskRecorder() });
     engines.push(engine);
     const early = engine.ask({ target: 'p-busy', question: 'asked before the ledger opened' });
-    const { recorder } = start(dir);
-    engine.keepAsksIn(recorder);
+    const { recorder } = await start(dir);
+    await engine.keepAsksIn(recorder);
     const later = engine.ask({ target: 'p-busy', question: 'asked after' });
     expect(rawRows(dir).map((r) => r.id)).toEqual([early.id, later.id]);
-    expect(engine.list().map((a) => a.id)).toEqual([early.id, later.id]);
+    expect((await engine.list()).map((a) => a.id)).toEqual([early.id, later.id]);
   });
 });

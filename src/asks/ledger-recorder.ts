@@ -38,6 +38,12 @@ export interface LedgerAskRecorderOptions {
 export class LedgerAskRecorder implements AskRecorder {
   /** A write failed and none has succeeded since: said once, not on every change. */
   private failing = false;
+  /** Each ask's latest write under way (its number among all writes): only the latest one's failure matters. */
+  private readonly latest = new Map<string, number>();
+  private written = 0;
+  /** Asks whose latest change the ledger refused, as they stand: written again with the next change of any ask, and at `settled`. */
+  private readonly unwritten = new Map<string, AskRecord>();
+  private readonly underWay = new Set<Promise<void>>();
 
   private constructor(
     private readonly rows: AskRows,
@@ -45,28 +51,69 @@ export class LedgerAskRecorder implements AskRecorder {
   ) {}
 
   /** The recorder over `rows`, once the asks a dead daemon left unsettled are recorded as interrupted (their ids). */
-  static open(options: LedgerAskRecorderOptions): { recorder: LedgerAskRecorder; interrupted: string[] } {
+  static async open(options: LedgerAskRecorderOptions): Promise<{ recorder: LedgerAskRecorder; interrupted: string[] }> {
     const recorder = new LedgerAskRecorder(options.rows, options.logger ?? silentLogger);
-    return { recorder, interrupted: recorder.settleInterrupted(options.now ?? Date.now()) };
+    return { recorder, interrupted: await recorder.settleInterrupted(options.now ?? Date.now()) };
   }
 
   /**
-   * Writes the ask's row. A write that fails is logged, never thrown: the engine records in the
-   * middle of moving an ask on, and the ask goes on (its live state is the engine's).
+   * Writes the ask's row, without waiting for it (the rows keep writes in order, and a read after
+   * it sees it). A write that fails is logged, never thrown: the engine records in the middle of
+   * moving an ask on, and the ask goes on (its live state is the engine's). Its row is kept and
+   * written again with the next change of any ask (a later change of the same ask replaces it),
+   * so nothing is lost to a ledger that was away for a while.
    */
   record(ask: Readonly<AskRecord>): void {
-    try {
-      this.rows.put(toRow(ask));
-      this.failing = false;
-    } catch (err) {
-      if (!this.failing) this.logger.error('the run ledger could not record an ask (further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
-      this.failing = true;
-    }
+    const again = [...this.unwritten.values()].filter((a) => a.id !== ask.id);
+    this.unwritten.clear();
+    for (const a of again) this.put(a);
+    this.put({ ...ask });
+  }
+
+  /**
+   * Resolves once every write under way has ended, after one more try of those that failed; the
+   * asks the ledger still refused are logged by id (the daemon, before it closes the ledger).
+   */
+  async settled(): Promise<void> {
+    await this.idle();
+    if (this.unwritten.size === 0) return;
+    const again = [...this.unwritten.values()];
+    this.unwritten.clear();
+    for (const a of again) this.put(a);
+    await this.idle();
+    if (this.unwritten.size > 0) this.logger.error('the run ledger has not taken the last change of these asks (lost if it closes now)', { asks: [...this.unwritten.keys()] });
+  }
+
+  private put(ask: AskRecord): void {
+    const n = ++this.written;
+    this.latest.set(ask.id, n);
+    const write = this.rows.put(toRow(ask)).then(
+      () => {
+        this.failing = false;
+        if (this.latest.get(ask.id) === n) this.latest.delete(ask.id);
+      },
+      (err: unknown) => {
+        if (!this.failing) this.logger.error('the run ledger could not record an ask (written again with the next change; further failures are not logged until a write succeeds)', { ask: ask.id, error: errorMessage(err) });
+        this.failing = true;
+        // Only the ask's latest change is kept: an older one that failed is replaced by it anyway.
+        if (this.latest.get(ask.id) !== n) return;
+        this.latest.delete(ask.id);
+        this.unwritten.set(ask.id, ask);
+      },
+    );
+    this.underWay.add(write);
+    void write.finally(() => this.underWay.delete(write));
+  }
+
+  private async idle(): Promise<void> {
+    while (this.underWay.size > 0) await Promise.allSettled([...this.underWay]);
   }
 
   /** The ask as last recorded; INTERNAL_ERROR when its row cannot be read. */
-  get(id: string): AskRecord | undefined {
-    const row = this.rows.get(id);
+  async get(id: string): Promise<AskRecord | undefined> {
+    const refused = this.unwritten.get(id);
+    if (refused) return { ...refused };
+    const row = await this.rows.get(id);
     if (!row) return undefined;
     const ask = fromRow(row);
     if (typeof ask === 'string') throw new SwitchboardError('INTERNAL_ERROR', `the run ledger's record of ask ${id} cannot be read: ${ask}`, { ask_id: id });
@@ -74,13 +121,13 @@ export class LedgerAskRecorder implements AskRecorder {
   }
 
   /** The newest MAX_KEPT_ASKS asks, oldest first (as the memory recorder keeps); rows that cannot be read are left out, with a warning. */
-  list(): AskRecord[] {
-    return this.rows.newest(MAX_KEPT_ASKS).flatMap((row) => this.readOrSkip(row));
+  async list(): Promise<AskRecord[]> {
+    return (await this.rows.newest(MAX_KEPT_ASKS)).flatMap((row) => this.readOrSkip(row));
   }
 
-  private settleInterrupted(at: number): string[] {
-    const settled = this.rows.unsettled(IN_FLIGHT_STATUSES, UNSETTLED_DELIVERIES).flatMap((row) => this.readOrSkip(row).map((ask) => interruptAsk(ask, at)));
-    this.rows.putAll(settled.map(toRow));
+  private async settleInterrupted(at: number): Promise<string[]> {
+    const settled = (await this.rows.unsettled(IN_FLIGHT_STATUSES, UNSETTLED_DELIVERIES)).flatMap((row) => this.readOrSkip(row).map((ask) => interruptAsk(ask, at)));
+    await this.rows.putAll(settled.map(toRow));
     return settled.map((a) => a.id);
   }
 

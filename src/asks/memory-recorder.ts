@@ -18,12 +18,12 @@ export class MemoryAskRecorder implements AskRecorder {
     }
   }
 
-  get(id: string): AskRecord | undefined {
+  get(id: string): Promise<AskRecord | undefined> {
     const found = this.asks.get(id);
-    return found ? { ...found } : undefined;
+    return Promise.resolve(found ? { ...found } : undefined);
   }
 
-  list(): AskRecord[] {
-    return [...this.asks.values()].map((a) => ({ ...a }));
+  list(): Promise<AskRecord[]> {
+    return Promise.resolve([...this.asks.values()].map((a) => ({ ...a })));
   }
 }

@@ -91,7 +91,9 @@ export interface AskRecord extends AskLife {
  * must not throw.
  */
 export interface AskRecorder {
+  /** Records the ask as it stands now; never throws and never waits (a recorder keeps its writes in order). */
   record(ask: Readonly<AskRecord>): void;
-  get(id: string): AskRecord | undefined;
-  list(): AskRecord[];
+  /** The ask as last recorded (every record made before the call included). */
+  get(id: string): Promise<AskRecord | undefined>;
+  list(): Promise<AskRecord[]>;
 }

@@ -100,7 +100,7 @@ const DOCTOR_HELP = [
 
 /** A command: how it runs, its usage line(s), and what `--help` adds below them. */
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
-  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
+  daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--ledger sqlite|postgres://…] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [...]                      start the daemon in the background' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },
@@ -142,5 +142,6 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
   herdr: { run: async (ctx, argv) => (await import('./tmux/tmux-cli.js')).herdrCliCommand(ctx, argv), usage: 'herdr pane|workspace|status …                 the herdr-compatible front end (CCB on Windows)' },
   compat: { run: async (ctx, argv) => (await import('./tmux/tmux-cli.js')).compatCommand(ctx, argv), usage: 'compat install [--dir DIR] [--no-compile]       put tmux (and herdr) launchers in a folder for PATH' },
   team: { run: async (ctx, argv) => (await import('./team-commands.js')).teamCommand(ctx, argv), usage: TEAM_USAGE, help: TEAM_HELP },
+  ledger: { run: async (ctx, argv) => (await import('./ledger-commands.js')).ledgerCommand(ctx, argv), usage: 'ledger migrate --to postgres://… [--home DIR] [--json]   copy the home\u2019s SQLite ledger (runs, events, asks, team runs) into PostgreSQL; safe to run again' },
   'model-server': { run: async (ctx, argv) => (await import('./model-server-command.js')).modelServerCommand(ctx, argv), usage: 'model-server [--scenario FILE] [--port N] [--log FILE]   a scripted model for offline runs' },
 };

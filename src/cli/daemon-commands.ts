@@ -4,7 +4,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
-import { AGENT_SANDBOX_MODES, Daemon, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { AGENT_SANDBOX_MODES, Daemon, parseLedgerLocation, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
 import { closeInheritedDescriptors, ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -24,10 +24,18 @@ const DAEMON_OPTIONS = {
   'agent-sandbox': { type: 'string' },
   'tmux-dialogs': { type: 'string' },
   'output-memory': { type: 'string' },
+  ledger: { type: 'string' },
 } as const;
 
 /** `--output-memory`'s bounds, in MiB: below 1 every pane gets only the floor share; 64 GiB is a typo's size. */
 const OUTPUT_MEMORY_MIB = { min: 1, max: 65_536 } as const;
+
+/**
+ * Where the ledger URL travels from `up` to the daemon it starts, and how a user may give it
+ * without putting its password on a command line (where `ps` shows it). The daemon takes it out of
+ * its environment at once: no pane's program ever sees it.
+ */
+const LEDGER_VARIABLE = 'SWITCHBOARD_LEDGER';
 
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
@@ -39,7 +47,7 @@ function homeOf(ctx: CliContext): string {
  * The daemon's options, checked: `daemon` runs with them, and `up` checks them before it starts a
  * daemon in the background, so a bad value is a usage error there too, not a daemon that died.
  */
-function daemonSettings(argv: string[], env: NodeJS.ProcessEnv) {
+function daemonSettings(argv: string[], env: NodeJS.ProcessEnv, ledgerFromEnv = env[LEDGER_VARIABLE]) {
   const { values, positionals } = parseCommandArgs(argv, DAEMON_OPTIONS);
   if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
   const level = (values['log-level'] as string | undefined) ?? 'info';
@@ -55,7 +63,10 @@ function daemonSettings(argv: string[], env: NodeJS.ProcessEnv) {
   if (outputMemoryMiB !== undefined && (outputMemoryMiB < OUTPUT_MEMORY_MIB.min || outputMemoryMiB > OUTPUT_MEMORY_MIB.max)) {
     throw new UsageError(`--output-memory is in MiB, from ${OUTPUT_MEMORY_MIB.min} to ${OUTPUT_MEMORY_MIB.max}`);
   }
-  return { values, level: level as LogLevel, agentHome, modelUrl, agentSandbox: agentSandbox as AgentSandboxMode, tmuxDialogs: tmuxDialogs as TmuxDialogs, outputMemoryMiB };
+  const ledgerValue = (values.ledger as string | undefined) ?? ledgerFromEnv;
+  // INVALID_PARAMS for a value that is not a ledger's, the URL shown without its password.
+  const ledger = parseLedgerLocation(ledgerValue);
+  return { values, level: level as LogLevel, agentHome, modelUrl, agentSandbox: agentSandbox as AgentSandboxMode, tmuxDialogs: tmuxDialogs as TmuxDialogs, outputMemoryMiB, ledgerValue, ledger };
 }
 
 /** `switchboard daemon`: runs the daemon in the foreground until SIGINT/SIGTERM or `shutdown`. */
@@ -65,12 +76,16 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   // And the variables `switchboard up` added for this process only (daemon-flags.ts).
   dropDaemonEnv(process.env);
   if (ctx.env !== process.env) dropDaemonEnv(ctx.env);
-  const { level, agentHome, modelUrl, agentSandbox, tmuxDialogs, outputMemoryMiB, values } = daemonSettings(argv, ctx.env);
+  // And the ledger's URL (its password with it), which is this process's alone.
+  const ledgerFromEnv = ctx.env[LEDGER_VARIABLE] ?? process.env[LEDGER_VARIABLE];
+  delete process.env.SWITCHBOARD_LEDGER;
+  if (ctx.env !== process.env) delete ctx.env.SWITCHBOARD_LEDGER;
+  const { level, agentHome, modelUrl, agentSandbox, tmuxDialogs, outputMemoryMiB, ledger, values } = daemonSettings(argv, ctx.env, ledgerFromEnv);
   const logger = createStreamLogger(ctx.stderr, { level });
   if ('problem' in inherited) logger.warn('the descriptors this daemon inherited stay open for its programs', { problem: inherited.problem });
   else if (inherited.marked > 0) logger.info('marked inherited descriptors close-on-exec', { descriptors: inherited.marked });
   const daemon = await Daemon.start({
-    bridge: values['no-bridge'] ? false : agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {},
+    bridge: values['no-bridge'] ? false : { ledger, ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) },
     home: homeOf(ctx),
     host: (values.host as string | undefined) ?? DEFAULT_HOST,
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
@@ -103,7 +118,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   if (daemon.recovered) out(ctx, describeRecovery(daemon.recovered));
   if (daemon.bridge) {
     const interrupted = daemon.bridge.recovered.interrupted.length;
-    out(ctx, `agent bridge: runs and asks in ${daemon.bridge.ledgerFile}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
+    out(ctx, `agent bridge: runs and asks in ${daemon.bridge.ledgerShown}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
     if (daemon.dashboard) out(ctx, `HTTP API: http://${daemon.dashboard.host}:${daemon.dashboard.port}/api/v2/ (Authorization: Bearer <token from daemon.json>)`);
   }
   if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);
@@ -114,7 +129,9 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
 
 /** `switchboard up`: starts the daemon in the background and waits until it answers. */
 export async function upCommand(ctx: CliContext, argv: string[]): Promise<number> {
-  daemonSettings(argv, ctx.env);
+  // The ledger's URL is handed over in the environment, not on the daemon's command line.
+  const { ledgerValue } = daemonSettings(argv, ctx.env);
+  const daemonArgs = withoutOption(argv, 'ledger');
   const home = homeOf(ctx);
   const running = readRuntimeFile(home);
   if (running && isProcessRunning(running.pid)) {
@@ -137,10 +154,10 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
   const script = process.argv[1];
   if (!script) throw new SwitchboardError('INTERNAL_ERROR', 'cannot tell which script to start the daemon with');
   const nodeFlags = [...DAEMON_NODE_FLAGS.filter((f) => !process.execArgv.includes(f)), ...process.execArgv];
-  const child = spawn(process.execPath, [...nodeFlags, script, '--home', home, 'daemon', ...argv], {
+  const child = spawn(process.execPath, [...nodeFlags, script, '--home', home, 'daemon', ...daemonArgs], {
     detached: true,
     stdio: ['ignore', log, log],
-    env: daemonEnv(ctx.env),
+    env: { ...daemonEnv(ctx.env), ...(ledgerValue !== undefined ? { [LEDGER_VARIABLE]: ledgerValue } : {}) },
     windowsHide: true,
   });
   closeSync(log);
@@ -174,6 +191,17 @@ export async function upCommand(ctx: CliContext, argv: string[]): Promise<number
     await sleep(50);
   }
   throw new SwitchboardError('TIMEOUT', `the daemon did not answer within 15 s; see ${logPath}`);
+}
+
+/** `argv` without `--name VALUE` / `--name=VALUE`. */
+function withoutOption(argv: readonly string[], name: string): string[] {
+  const kept: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const word = argv[i] ?? '';
+    if (word === `--${name}`) i++;
+    else if (!word.startsWith(`--${name}=`)) kept.push(word);
+  }
+  return kept;
 }
 
 /** What a start found of a daemon that died, in a sentence. */

@@ -6,7 +6,8 @@
  * INVALID_PARAMS is a request that is wrong whatever the state (a bad value, a name that does not
  * exist); CONFLICT is a request that is fine but clashes with the state of what it names (an agent
  * already running a task, an approval no longer on screen, one being answered already); a request
- * that needs an agent and names a pane without one is NOT_AN_AGENT.
+ * that needs an agent and names a pane without one is NOT_AN_AGENT. NODE_UNREACHABLE is a request
+ * over the cluster that nobody listens for: the node (or the controller) it names is not connected.
  */
 
 export const ERROR_CODES = [
@@ -32,6 +33,7 @@ export const ERROR_CODES = [
   'RUN_NOT_FOUND',
   'ASK_NOT_FOUND',
   'KEY_MISMATCH',
+  'NODE_UNREACHABLE',
 ] as const;
 
 export type ErrorCode = (typeof ERROR_CODES)[number];

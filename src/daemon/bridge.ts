@@ -1,5 +1,6 @@
 /**
  * The daemon's agent bridge (seed 004): the run ledger in the Switchboard home (`ledger.db`, 0600),
+ * or in PostgreSQL when `--ledger postgres://…` says so,
  * the governance policy (`policy.yaml` there, defaults without one), the backends (every agent
  * profile: its structured mode on stdio, its screen in a PTY as the fallback) and the run service
  * over them, which at start records runs a dead daemon left in flight as `failed (interrupted)` and
@@ -13,7 +14,7 @@ import type { Logger } from '../core/logger.js';
 import type { AgentCatalog, AgentPanes } from '../agents/index.js';
 import type { PaneRegistry } from '../pane/index.js';
 import { killMarkedNow } from '../platform/index.js';
-import { LEDGER_FILE, RunLedger } from '../ledger/index.js';
+import { openRunLedger, type LedgerLocation, type RunLedger } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver, type RecoveryReport } from '../runs/index.js';
 import { bridgeMarkerValue, markerScope } from '../runs/process-marker.js';
@@ -28,6 +29,8 @@ export interface BridgeOptions {
   backends?: BackendDriver[];
   /** The policy file (default: policy.yaml in the home). */
   policyFile?: string;
+  /** Where the run ledger is kept (default: SQLite in the home). */
+  ledger?: LedgerLocation;
   /** The daemon's panes, where a PTY run's agent runs (listed, on the dashboard, its approvals answered by a person). */
   panes?: { registry: PaneRegistry; agentPanes: AgentPanes };
 }
@@ -38,7 +41,8 @@ export interface StartedBridge {
   recovered: RecoveryReport;
   /** Where the policy came from (its file, or `default`). */
   policy: string;
-  ledgerFile: string;
+  /** Where the ledger is, as it may be shown: SQLite's file, or PostgreSQL's URL without its password. */
+  ledgerShown: string;
   /** The marker every CLI of this daemon's runs carries, for the last-resort kill. */
   marker: { name: string; value: string };
 }
@@ -49,7 +53,8 @@ export async function startBridge(home: string, agents: AgentCatalog, options: B
   try {
     const file = options.policyFile ?? path.join(home, POLICY_FILE);
     const policy = existsSync(file) || options.policyFile !== undefined ? loadGovernancePolicy({ file }) : parseGovernancePolicy({}, { origin: 'default' });
-    ledger = RunLedger.openSqlite({ home, rawOutput: policy.rawOutput, logger });
+    const opened = await openRunLedger(options.ledger ?? { kind: 'sqlite' }, { home, rawOutput: policy.rawOutput, logger });
+    ledger = opened.ledger;
     const { agentHome, modelUrl } = options;
     const sandbox = agentHome !== undefined && modelUrl !== undefined ? (backend: string) => ({ home: path.join(agentHome, backend), modelUrl }) : undefined;
     const backends = options.backends ?? defaultBackends({ catalog: agents, logger, ...(sandbox ? { sandbox } : {}), ...(options.binaryDirs ? { binaryDirs: options.binaryDirs } : {}), ...options.panes });
@@ -58,7 +63,7 @@ export async function startBridge(home: string, agents: AgentCatalog, options: B
     const defaultCwd = policy.forBackend('').roots[0];
     const { service, recovered } = await RunService.start({ ledger, policy, backends, scope: home, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) });
     if (recovered.interrupted.length > 0 || recovered.processes > 0) logger.warn('agent bridge: runs left in flight by a daemon that died are recorded as failed (interrupted)', { runs: recovered.interrupted, processes: recovered.processes });
-    return { bridge: { service, ledger, recovered, policy: policy.origin, ledgerFile: path.join(home, LEDGER_FILE), marker: { name: BRIDGE_MARKER_VARIABLE, value: bridgeMarkerValue(markerScope(home)) } } };
+    return { bridge: { service, ledger, recovered, policy: policy.origin, ledgerShown: opened.shown, marker: { name: BRIDGE_MARKER_VARIABLE, value: bridgeMarkerValue(markerScope(home)) } } };
   } catch (err) {
     await ledger?.close().catch(() => undefined);
     const problem = errorMessage(err);

@@ -14,7 +14,7 @@ import { AgentCatalog, AgentPanes, COMMANDS_DIR_VARIABLE, sweepPrivateTemps, typ
 import { LogService } from '../logs/index.js';
 import { StructuredRuns } from '../runs/index.js';
 import { LedgerAskRecorder } from '../asks/index.js';
-import { keyFileOf, prepareSealingKey, teamRecordOf } from '../orchestration/index.js';
+import { keyFileOf, prepareSealingKey, teamRecordOf, type TeamRecord } from '../orchestration/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import { endpointVariables, tokenVariables } from '../protocol/discovery.js';
@@ -145,6 +145,9 @@ export class Daemon implements DaemonControl {
   /** The private folder under the temp dir that holds the socket when the home is too deep for one; removed at shutdown. */
   private socketDir: string | undefined;
   private closing: Promise<void> | undefined;
+  /** The asks' and team runs' recorders in the ledger, once open: their writes are waited for before it closes. */
+  private askRecorder: LedgerAskRecorder | undefined;
+  private teamRecord: TeamRecord | undefined;
   /** What the daemon ends at shutdown besides its panes and servers (the services' tmux front end). */
   private readonly disposables = new DisposableStore();
   private readonly closedEmitter = new Emitter<void>();
@@ -283,7 +286,7 @@ export class Daemon implements DaemonControl {
       output_budget: { total_bytes: this.memoryBudget.totalBytes, members: this.memoryBudget.memberCount, share_bytes: this.memoryBudget.share, spill_total_bytes: this.diskBudget.totalBytes },
       ...(this.recovered ? { recovered: this.recovered } : {}),
       bridge: this.bridge
-        ? { on: true, policy: this.bridge.policy, ledger: this.bridge.ledgerFile, interrupted_runs: this.bridge.recovered.interrupted, orphans_ended: this.bridge.recovered.processes, idle_conversations: this.bridge.service.idleConversations() }
+        ? { on: true, policy: this.bridge.policy, ledger: this.bridge.ledgerShown, interrupted_runs: this.bridge.recovered.interrupted, orphans_ended: this.bridge.recovered.processes, idle_conversations: this.bridge.service.idleConversations() }
         : { on: false, problem: this.services.bridge.offReason },
     };
   }
@@ -304,6 +307,10 @@ export class Daemon implements DaemonControl {
       // and the team runs' boards as they stand.
       this.services.asks.dispose();
       this.services.teamRuns.dispose();
+      // Those writes are not waited for as they are made (a ledger over the network holds up no ask
+      // or run): they are here, before the ledger closes.
+      await this.askRecorder?.settled();
+      await this.teamRecord?.settled();
       if (bridge) await stopBridge(bridge, this.logger);
       await this.structuredRuns.close();
       await this.logs.close();
@@ -341,13 +348,14 @@ export class Daemon implements DaemonControl {
    * Asks go into the run ledger, so they outlive this daemon; those a daemon that died left in flight
    * are recorded as failed (interrupted) first. Without the ledger (the bridge off) they stay in memory.
    */
-  private keepAsksInLedger(ledger: RunLedger): void {
+  private async keepAsksInLedger(ledger: RunLedger): Promise<void> {
     const rows = ledger.asks;
     if (!rows) return;
     try {
-      const { recorder, interrupted } = LedgerAskRecorder.open({ rows, logger: this.logger });
+      const { recorder, interrupted } = await LedgerAskRecorder.open({ rows, logger: this.logger });
       if (interrupted.length > 0) this.logger.warn('asks left in flight by a daemon that died are recorded as failed (interrupted)', { asks: interrupted });
-      this.services.asks.engine.keepAsksIn(recorder);
+      await this.services.asks.engine.keepAsksIn(recorder);
+      this.askRecorder = recorder;
     } catch (err) {
       this.logger.error('asks are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
     }
@@ -357,14 +365,15 @@ export class Daemon implements DaemonControl {
    * Team runs go into the run ledger, sealed (their boards and records outlive this daemon); those
    * a daemon that died left going are recorded as failed first. Without the ledger they stay in memory.
    */
-  private keepTeamRunsInLedger(ledger: RunLedger): void {
+  private async keepTeamRunsInLedger(ledger: RunLedger): Promise<void> {
     const rows = ledger.teams;
     if (!rows) return;
     try {
       const record = teamRecordOf(this.home, rows, this.logger);
-      const interrupted = record.settleInterrupted();
+      const interrupted = await record.settleInterrupted();
       if (interrupted.length > 0) this.logger.warn('team runs left going by a daemon that stopped are recorded as failed', { runs: interrupted });
       this.services.teamRuns.keepRecordIn(record);
+      this.teamRecord = record;
     } catch (err) {
       this.logger.error('team runs are kept in memory only: the run ledger could not take them', { error: errorMessage(err) });
     }
@@ -384,8 +393,8 @@ export class Daemon implements DaemonControl {
       if ('bridge' in started) {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);
-        this.keepAsksInLedger(started.bridge.ledger);
-        this.keepTeamRunsInLedger(started.bridge.ledger);
+        await this.keepAsksInLedger(started.bridge.ledger);
+        await this.keepTeamRunsInLedger(started.bridge.ledger);
       } else {
         this.services.bridge.detach(started.problem);
       }

@@ -2,3 +2,5 @@
 export { AGENT_SANDBOX_MODES, TMUX_DIALOGS, type TmuxDialogs, Daemon, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, type AgentSandboxMode, type DaemonOptions } from './daemon.js';
 export { readRuntimeFile, runtimeFilePath, type RuntimeInfo } from './runtime-file.js';
 export { DAEMON_MARKER_VARIABLE, homeId } from './recovery.js';
+export { migrateHomeLedger } from './ledger-migration.js';
+export { parseLedgerLocation } from '../ledger/index.js';

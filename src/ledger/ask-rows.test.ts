@@ -25,7 +25,8 @@ function inspect(at: string): { version: string | undefined; tables: string[] } 
   }
 }
 
-describe("the ledger's asks table", () => {
+// What the asks' rows do is tested on every store (test/support/ledger-contract.ts); here, SQLite's file and its schema versions.
+describe("the ledger's asks table in SQLite", () => {
   it('is in a new ledger file, at schema 3 (which added team runs)', () => {
     const at = file();
     open(at);
@@ -46,8 +47,8 @@ describe("the ledger's asks table", () => {
     const store = open(at);
     expect(inspect(at)).toEqual({ version: '3', tables: ['asks', 'events', 'meta', 'run_status', 'runs', 'team_events', 'team_runs'] });
     expect((await store.run('run-1'))?.spec).toEqual(spec);
-    store.asks.put(row('a1'));
-    expect(store.asks.get('a1')).toEqual(row('a1'));
+    await store.asks.put(row('a1'));
+    expect(await store.asks.get('a1')).toEqual(row('a1'));
     await store.close();
     // Opening it again changes nothing.
     open(at);
@@ -62,31 +63,5 @@ describe("the ledger's asks table", () => {
     db.close();
     expect(() => new SqliteLedgerStore(at)).toThrow(/written by a newer Switchboard \(schema 4; this one reads 3\)/);
     expect(inspect(at).version).toBe('4');
-  });
-
-  it('upserts one row per ask and finds the unsettled ones', () => {
-    const store = open(file());
-    store.asks.put(row('a1'));
-    store.asks.put(row('a1', { status: 'waiting', record: '{"id":"a1","v":2}' }));
-    store.asks.putAll([row('a2', { status: 'done', ended_at: 2_000, delivery: 'pending', created_at: 1_001 }), row('a3', { status: 'cancelled', ended_at: 2_000, created_at: 1_002 })]);
-    expect(store.asks.get('a1')).toMatchObject({ status: 'waiting', record: '{"id":"a1","v":2}' });
-    expect(store.asks.newest(2).map((r) => r.id)).toEqual(['a2', 'a3']);
-    expect(store.asks.unsettled(['queued', 'typing', 'waiting'], ['pending', 'delivering']).map((r) => r.id)).toEqual(['a1', 'a2']);
-  });
-
-  it('writes a batch all or none', () => {
-    const store = open(file());
-    // NOT NULL refuses the second row: the first is not written either.
-    const bad = { ...row('b2'), record: null } as unknown as AskRow;
-    expect(() => store.asks.putAll([row('b1'), bad])).toThrow();
-    expect(store.asks.get('b1')).toBeUndefined();
-  });
-
-  it('loses asks to retention by age once they have ended, never before', async () => {
-    const store = open(file());
-    store.asks.putAll([row('old', { status: 'done', ended_at: 1_000 }), row('recent', { status: 'done', ended_at: 9_000 }), row('in-flight', { created_at: 1 })]);
-    expect(await store.prune({ maxBytes: 0 }, 10_000)).toMatchObject({ asks: 0 });
-    expect(await store.prune({ maxAgeMs: 5_000 }, 10_000)).toMatchObject({ runs: 0, asks: 1 });
-    expect(store.asks.newest(10).map((r) => r.id)).toEqual(['in-flight', 'recent']);
   });
 });

@@ -3,12 +3,15 @@
  * (an ask is a small record that changes a handful of times, unlike a run's append-only events).
  * The ledger knows nothing of what an ask is: the asks layer (src/asks/ledger-recorder.ts) hands it
  * rows, the columns it finds asks by, and the whole record as JSON, as the `runs` table keeps a
- * run's spec. Synchronous, because the ask engine records every change as it happens: each write
- * is one prepared statement in its own transaction, with no fsync in WAL mode at synchronous=NORMAL
- * (about 0.2 ms measured on a busy 2-core machine, for an ask that changes some eight times in its
- * life), so no batching as the run ledger does for events by the thousand.
+ * run's spec. Asynchronous, so that a store over the network (PostgreSQL) can keep them too; calls
+ * take effect in the order they are made and a read sees every write made before it, so the ask
+ * engine records each change as it happens without waiting for it. In SQLite each write is one
+ * prepared statement in its own transaction, done before the call returns, with no fsync in WAL mode
+ * at synchronous=NORMAL (about 0.2 ms measured on a busy 2-core machine, for an ask that changes
+ * some eight times in its life), so no batching as the run ledger does for events by the thousand.
  */
 import type Database from 'better-sqlite3';
+import { settled } from './settled.js';
 
 /** One ask as the ledger keeps it. */
 export interface AskRow {
@@ -24,21 +27,24 @@ export interface AskRow {
   record: string;
 }
 
-/** What a store that keeps asks offers (SQLite's: `SqliteAskRows`). */
+/**
+ * What a store that keeps asks offers (SQLite's: `SqliteAskRows`; PostgreSQL's: `PostgresAskRows`).
+ * Calls take effect in the order they are made: a read sees every write called before it.
+ */
 export interface AskRows {
   /** Writes the ask's row, new or changed. */
-  put(row: AskRow): void;
+  put(row: AskRow): Promise<void>;
   /** Writes several rows atomically: all of them or none. */
-  putAll(rows: readonly AskRow[]): void;
-  get(id: string): AskRow | undefined;
+  putAll(rows: readonly AskRow[]): Promise<void>;
+  get(id: string): Promise<AskRow | undefined>;
   /** The newest `limit` asks by creation, oldest first. */
-  newest(limit: number): AskRow[];
+  newest(limit: number): Promise<AskRow[]>;
   /** Asks with one of `statuses`, or one of `deliveries` (what a daemon that died left unsettled), oldest first. */
-  unsettled(statuses: readonly string[], deliveries: readonly string[]): AskRow[];
+  unsettled(statuses: readonly string[], deliveries: readonly string[]): Promise<AskRow[]>;
 }
 
 /** The columns, in the order every statement names them. */
-const COLUMNS = 'id, status, created_at, ended_at, target_pane, asker_pane, asker_name, delivery, record';
+export const ASK_COLUMNS = 'id, status, created_at, ended_at, target_pane, asker_pane, asker_name, delivery, record';
 
 export class SqliteAskRows implements AskRows {
   private readonly upsert: Database.Statement<[AskRow]>;
@@ -50,37 +56,37 @@ export class SqliteAskRows implements AskRows {
   constructor(private readonly db: Database.Database) {
     // Who asked, whom and when never change; the status, the end and the record do.
     this.upsert = db.prepare(
-      `INSERT INTO asks (${COLUMNS}) VALUES (@id, @status, @created_at, @ended_at, @target_pane, @asker_pane, @asker_name, @delivery, @record)
+      `INSERT INTO asks (${ASK_COLUMNS}) VALUES (@id, @status, @created_at, @ended_at, @target_pane, @asker_pane, @asker_name, @delivery, @record)
        ON CONFLICT (id) DO UPDATE SET status = excluded.status, ended_at = excluded.ended_at, delivery = excluded.delivery, record = excluded.record`,
     );
-    this.selectOne = db.prepare(`SELECT ${COLUMNS} FROM asks WHERE id = ?`);
+    this.selectOne = db.prepare(`SELECT ${ASK_COLUMNS} FROM asks WHERE id = ?`);
     // rowid breaks ties between asks made in the same millisecond: it is the order they were first written.
-    this.selectNewest = db.prepare(`SELECT ${COLUMNS} FROM asks ORDER BY created_at DESC, rowid DESC LIMIT ?`);
+    this.selectNewest = db.prepare(`SELECT ${ASK_COLUMNS} FROM asks ORDER BY created_at DESC, rowid DESC LIMIT ?`);
     this.upsertAll = db.transaction((rows: readonly AskRow[]) => {
       for (const row of rows) this.upsert.run(row);
     });
   }
 
-  put(row: AskRow): void {
-    this.upsert.run(row);
+  put(row: AskRow): Promise<void> {
+    return settled(() => void this.upsert.run(row));
   }
 
-  putAll(rows: readonly AskRow[]): void {
-    this.upsertAll(rows);
+  putAll(rows: readonly AskRow[]): Promise<void> {
+    return settled(() => this.upsertAll(rows));
   }
 
-  get(id: string): AskRow | undefined {
-    return this.selectOne.get(id);
+  get(id: string): Promise<AskRow | undefined> {
+    return settled(() => this.selectOne.get(id));
   }
 
-  newest(limit: number): AskRow[] {
-    return this.selectNewest.all(limit).reverse();
+  newest(limit: number): Promise<AskRow[]> {
+    return settled(() => this.selectNewest.all(limit).reverse());
   }
 
-  unsettled(statuses: readonly string[], deliveries: readonly string[]): AskRow[] {
+  unsettled(statuses: readonly string[], deliveries: readonly string[]): Promise<AskRow[]> {
     const marks = (n: number): string => Array.from({ length: n }, () => '?').join(', ');
     // Read once per start: not worth a prepared statement of its own.
-    const sql = `SELECT ${COLUMNS} FROM asks WHERE status IN (${marks(statuses.length)}) OR delivery IN (${marks(deliveries.length)}) ORDER BY created_at, rowid`;
-    return this.db.prepare<string[], AskRow>(sql).all(...statuses, ...deliveries);
+    const sql = `SELECT ${ASK_COLUMNS} FROM asks WHERE status IN (${marks(statuses.length)}) OR delivery IN (${marks(deliveries.length)}) ORDER BY created_at, rowid`;
+    return settled(() => this.db.prepare<string[], AskRow>(sql).all(...statuses, ...deliveries));
   }
 }

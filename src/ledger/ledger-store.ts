@@ -1,6 +1,6 @@
 /**
- * The run ledger's storage, behind one small interface: SQLite on one machine today
- * (`sqlite-store.ts`), PostgreSQL for teams later. Asynchronous, so a store over the network fits;
+ * The run ledger's storage, behind one small interface: SQLite on one machine (`sqlite-store.ts`),
+ * PostgreSQL for a ledger beyond it (`postgres-store.ts`). Asynchronous, so a store over the network fits;
  * the ledger in front of it (`run-ledger.ts`) numbers events and batches writes, so a store only
  * ever sees whole batches in order.
  */
@@ -84,13 +84,13 @@ export interface PruneResult {
 
 export interface LedgerStore {
   /**
-   * The asks between agents, when the store keeps them (SQLite does, in the same file). Synchronous,
-   * unlike the rest: the ask engine records each change as it happens.
+   * The asks between agents, when the store keeps them (both stores do, beside the runs). Its calls
+   * take effect in the order they are made, so the ask engine records each change without waiting.
    */
   readonly asks?: AskRows;
-  /** Team runs and their records, when the store keeps them (SQLite does); synchronous as the asks are. */
+  /** Team runs and their records, when the store keeps them (both stores do); in call order, as the asks are. */
   readonly teams?: TeamRows;
-  /** Writes a batch atomically: all of it or none. */
+  /** Writes a batch atomically: all of it or none; a batch written again records nothing twice. */
   write(batch: LedgerBatch): Promise<void>;
   /** A run's events with seq > `afterSeq`, in order, at most `limit` (and, given `maxBytes`, about that many bytes of JSON, at least one). */
   events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]>;

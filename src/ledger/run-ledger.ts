@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { ensurePrivateDir, switchboardHome } from '../platform/index.js';
 import type { RunSpec } from './run-model.js';
 import type { NewRunEvent, RunEvent } from './run-events.js';
-import type { LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
+import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
 import type { TeamRows } from './team-rows.js';
 import type { AskRows } from './ask-rows.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
@@ -29,6 +29,10 @@ export const LEDGER_FILE = 'ledger.db';
 const FLUSH_AT_EVENTS = 8_192;
 /** Events read from the store at a time when a reader catches up. */
 const REPLAY_PAGE = 1_000;
+/** While the store refuses writes, how long before the queued events are tried again. */
+const RETRY_MS = 1_000;
+/** Events kept for a store that refuses writes; past this the oldest are dropped (and logged). */
+const MAX_UNWRITTEN_EVENTS = 200_000;
 
 export interface RunLedgerOptions {
   store: LedgerStore;
@@ -60,9 +64,14 @@ export class RunLedger {
   private readonly live = new Map<string, RunTail>();
   private pendingRuns: RunSpec[] = [];
   private pendingEvents: RunEvent[] = [];
-  private scheduled: NodeJS.Immediate | undefined;
+  /** Cancels the write scheduled for the end of this turn (or, while failing, for RETRY_MS from now). */
+  private scheduled: (() => void) | undefined;
   private writing: Promise<void> = Promise.resolve();
+  /** The last write failed (its batch waits for the next): said once, and tried again every RETRY_MS rather than every turn. */
+  private failing = false;
   private closed = false;
+  /** Closing: a write that fails now is not tried again. */
+  private closing = false;
 
   constructor(options: RunLedgerOptions) {
     this.store = options.store;
@@ -125,7 +134,7 @@ export class RunLedger {
       this.logger.warn('a run event reader failed', { run_id: runId, error: errorMessage(err) });
     }
     if (event.type === 'done') run.emitter.dispose();
-    if (this.pendingEvents.length >= FLUSH_AT_EVENTS) void this.flush();
+    if (this.pendingEvents.length >= FLUSH_AT_EVENTS && !this.failing) void this.flush().catch(() => undefined);
     else this.schedule();
     return recorded;
   }
@@ -135,28 +144,20 @@ export class RunLedger {
     return this.live.has(runId);
   }
 
-  /** Writes everything queued; resolves once it is in the store. */
+  /**
+   * Writes everything queued; resolves once it is in the store. A write that fails rejects this
+   * flush and keeps its batch, ahead of what came since, for the next one: the store records a
+   * batch written again once (a run by its id, an event by its run and number), so nothing is lost
+   * to a store that was away for a while, and no run's events reach it out of order.
+   */
   flush(): Promise<void> {
-    if (this.scheduled) {
-      clearImmediate(this.scheduled);
-      this.scheduled = undefined;
-    }
+    this.unschedule();
     if (this.pendingRuns.length === 0 && this.pendingEvents.length === 0) return this.writing;
-    const batch = { runs: this.pendingRuns, events: this.pendingEvents };
-    this.pendingRuns = [];
-    this.pendingEvents = [];
-    // Writes go out one after another, in order, whatever the store's own timing.
-    this.writing = this.writing.then(async () => {
-      try {
-        await this.store.write(batch);
-      } catch (err) {
-        this.logger.error('the run ledger could not write', { events: batch.events.length, runs: batch.runs.length, error: errorMessage(err) });
-        throw err;
-      }
-    });
-    const result = this.writing;
-    // A failed write fails the flush that asked for it, not every later one.
-    this.writing = this.writing.catch(() => undefined);
+    // Writes go out one after another, in order, whatever the store's own timing; each takes what
+    // is queued when its turn comes, so one queued behind a failed write takes that write's batch too.
+    const result = this.writing.then(() => this.writeQueued());
+    // A failed write fails the flushes that asked for it, not every later one.
+    this.writing = result.catch(() => undefined);
     return result;
   }
 
@@ -251,18 +252,65 @@ export class RunLedger {
   /** Writes what is queued and closes the store. */
   async close(): Promise<void> {
     if (this.closed) return;
-    await this.flush().catch(() => undefined);
+    this.closing = true;
+    await this.flush().catch(() => {
+      this.logger.error('the run ledger closes with events it could not write: they are lost', { events: this.pendingEvents.length, runs: this.pendingRuns.length });
+    });
     this.closed = true;
     for (const run of this.live.values()) run.emitter.dispose();
     this.live.clear();
     await this.store.close();
   }
 
+  private async writeQueued(): Promise<void> {
+    if (this.pendingRuns.length === 0 && this.pendingEvents.length === 0) return;
+    const batch: LedgerBatch = { runs: this.pendingRuns, events: this.pendingEvents };
+    this.pendingRuns = [];
+    this.pendingEvents = [];
+    try {
+      await this.store.write(batch);
+    } catch (err) {
+      this.pendingRuns = [...batch.runs, ...this.pendingRuns];
+      this.pendingEvents = [...batch.events, ...this.pendingEvents];
+      const dropped = this.dropPastBound();
+      if (!this.failing) this.logger.error('the run ledger could not write (kept and written again; said once until a write works)', { events: batch.events.length, runs: batch.runs.length, error: errorMessage(err) });
+      if (dropped > 0) this.logger.error('the run ledger dropped events it could not write: more were waiting than it keeps', { dropped, kept: this.pendingEvents.length });
+      this.failing = true;
+      // Tried again later even if nothing more is appended (unless this was the last try, at close).
+      if (!this.closing) this.schedule();
+      throw err;
+    }
+    if (this.failing) this.logger.info('the run ledger writes again', { events: batch.events.length });
+    this.failing = false;
+  }
+
+  /** Past MAX_UNWRITTEN_EVENTS waiting, the oldest go (how many is returned and logged): memory stays bounded while a store is away. */
+  private dropPastBound(): number {
+    const over = this.pendingEvents.length - MAX_UNWRITTEN_EVENTS;
+    if (over <= 0) return 0;
+    this.pendingEvents = this.pendingEvents.slice(over);
+    return over;
+  }
+
   private schedule(): void {
-    this.scheduled ??= setImmediate(() => {
+    if (this.scheduled) return;
+    const write = (): void => {
       this.scheduled = undefined;
       this.flush().catch(() => undefined);
-    });
+    };
+    // While the store refuses writes, the next try waits a while instead of coming every turn.
+    if (this.failing) {
+      const timer = setTimeout(write, RETRY_MS);
+      this.scheduled = () => clearTimeout(timer);
+    } else {
+      const immediate = setImmediate(write);
+      this.scheduled = () => clearImmediate(immediate);
+    }
+  }
+
+  private unschedule(): void {
+    this.scheduled?.();
+    this.scheduled = undefined;
   }
 
   private assertOpen(): void {

@@ -13,23 +13,15 @@ import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import Database from 'better-sqlite3';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
-import { incompleteUtf8Tail } from '../core/utf8.js';
 import { isWindows } from '../platform/index.js';
-import type { EndReason, RunSpec, RunStatus } from './run-model.js';
-import { isEnded } from './run-model.js';
-import type { RunEvent, RunEventType } from './run-events.js';
+import type { RunEvent } from './run-events.js';
 import { PROMPT_PREVIEW_BYTES, type LedgerBatch, type LedgerStore, type PruneResult, type RetentionRule, type RunPage, type RunQuery, type RunRecord } from './ledger-store.js';
+import { DEFAULT_LIST_LIMIT, doomedRuns, eventBody, eventPage, listedPage, MAX_LIST_LIMIT, statusDeltas, toEvent, toRecord, type EndedRun, type EventRow, type ListedRow, type StatusRow } from './store-records.js';
 import { SqliteAskRows } from './ask-rows.js';
 import { SqliteTeamRows, TEAM_TABLES } from './team-rows.js';
 
 /** The ledger's schema version, in `meta`: a newer file is refused rather than misread. */
 const SCHEMA_VERSION = 3;
-const DEFAULT_LIST_LIMIT = 100;
-const MAX_LIST_LIMIT = 1_000;
-/** What a listed run's JSON has besides its spec, preview and message (its status, times, counts), about. */
-const LISTED_RUN_OVERHEAD_BYTES = 300;
-/** What an event's JSON has besides its body (its run, number, time and type), about. */
-const EVENT_OVERHEAD_BYTES = 100;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -57,32 +49,6 @@ CREATE INDEX asks_by_status ON asks (status);
   3: TEAM_TABLES,
 };
 
-interface StatusRow {
-  spec: string;
-  status: string;
-  reason: string | null;
-  message: string;
-  started_at: number | null;
-  ended_at: number | null;
-  last_seq: number;
-  events: number;
-  bytes: number;
-}
-
-/** A run as a list reads it: the spec without its prompt, the prompt's first bytes and its size. */
-interface ListedRow extends StatusRow {
-  prompt_head: Buffer | null;
-  prompt_bytes: number | null;
-}
-
-interface EventRow {
-  run_id: string;
-  seq: number;
-  ts: number;
-  type: string;
-  body: string;
-}
-
 interface StatusParams {
   run_id: string;
   status: string | null;
@@ -90,18 +56,6 @@ interface StatusParams {
   message: string;
   started_at: number | null;
   ended_at: number | null;
-  last_seq: number;
-  events: number;
-  bytes: number;
-}
-
-/** Where a run's status stands after a batch: accumulated in memory, written once per run per batch. */
-interface StatusDelta {
-  status?: RunStatus;
-  reason?: EndReason | null;
-  message?: string;
-  started_at?: number;
-  ended_at?: number;
   last_seq: number;
   events: number;
   bytes: number;
@@ -151,9 +105,10 @@ export class SqliteLedgerStore implements LedgerStore {
       throw new SwitchboardError('INTERNAL_ERROR', `the run ledger ${file} was written by a newer Switchboard (schema ${version?.value ?? '?'}; this one reads ${SCHEMA_VERSION})`, { file });
     }
     if (!version || found < SCHEMA_VERSION) this.migrate(found);
-    this.insertRun = this.db.prepare('INSERT INTO runs (id, created_at, backend, parent, spec) VALUES (?, ?, ?, ?, ?)');
-    this.insertStatus = this.db.prepare("INSERT INTO run_status (run_id, status) VALUES (?, 'queued')");
-    this.insertEvent = this.db.prepare('INSERT INTO events (run_id, seq, ts, type, body) VALUES (?, ?, ?, ?, ?)');
+    // A batch written again (a writer that retried, a ledger moved twice) records nothing twice.
+    this.insertRun = this.db.prepare('INSERT INTO runs (id, created_at, backend, parent, spec) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING');
+    this.insertStatus = this.db.prepare("INSERT INTO run_status (run_id, status) VALUES (?, 'queued') ON CONFLICT (run_id) DO NOTHING");
+    this.insertEvent = this.db.prepare('INSERT INTO events (run_id, seq, ts, type, body) VALUES (?, ?, ?, ?, ?) ON CONFLICT (run_id, seq) DO NOTHING');
     this.updateStatus = this.db.prepare(
       `UPDATE run_status SET status = coalesce(@status, status),
          reason = CASE WHEN @status IS NULL THEN reason ELSE @reason END, message = CASE WHEN @status IS NULL THEN message ELSE @message END,
@@ -178,16 +133,8 @@ export class SqliteLedgerStore implements LedgerStore {
 
   events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {
     if (maxBytes === undefined) return Promise.resolve(this.selectEvents.all(runId, afterSeq, limit).map(toEvent));
-    const page: RunEvent[] = [];
-    let bytes = 0;
     // Row by row, so that a page stops at the budget without the rows past it being read.
-    for (const row of this.selectEvents.iterate(runId, afterSeq, limit)) {
-      const size = row.body.length + EVENT_OVERHEAD_BYTES;
-      if (page.length > 0 && bytes + size > maxBytes) break;
-      bytes += size;
-      page.push(toEvent(row));
-    }
-    return Promise.resolve(page);
+    return Promise.resolve(eventPage(this.selectEvents.iterate(runId, afterSeq, limit), maxBytes));
   }
 
   run(runId: string): Promise<RunRecord | undefined> {
@@ -217,22 +164,7 @@ export class SqliteLedgerStore implements LedgerStore {
     const sql = `SELECT json_remove(r.spec, '$.prompt') AS spec, substr(CAST(json_extract(r.spec, '$.prompt') AS BLOB), 1, ${PROMPT_PREVIEW_BYTES}) AS prompt_head,
         octet_length(json_extract(r.spec, '$.prompt')) AS prompt_bytes, s.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes
       FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
-    const taken: RunRecord[] = [];
-    let bytes = 0;
-    let next: RunRecord | undefined;
-    for (const row of this.db.prepare<(string | number)[], ListedRow>(sql).iterate(...params)) {
-      const record = toListedRecord(row);
-      const size = row.spec.length + (row.prompt_head?.length ?? 0) + row.message.length + LISTED_RUN_OVERHEAD_BYTES;
-      // Past the budget, runs of the same millisecond as the whole page so far still come (see pageOf).
-      const overBudget = taken.length > 0 && bytes + size > maxBytes && record.spec.created_at !== taken[0]?.spec.created_at;
-      if (taken.length >= limit || overBudget) {
-        next = record;
-        break;
-      }
-      bytes += size;
-      taken.push(record);
-    }
-    return Promise.resolve(pageOf(taken, next));
+    return Promise.resolve(listedPage(this.db.prepare<(string | number)[], ListedRow>(sql).iterate(...params), limit, maxBytes));
   }
 
   unfinished(): Promise<RunRecord[]> {
@@ -241,19 +173,9 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   prune(rule: RetentionRule, now: number): Promise<PruneResult> {
-    const ended = this.db.prepare<[], { run_id: string; ended_at: number; events: number; bytes: number }>("SELECT run_id, ended_at, events, bytes FROM run_status WHERE status IN ('completed', 'failed', 'cancelled') ORDER BY ended_at, run_id").all();
-    const doomed = new Set<string>();
-    if (rule.maxAgeMs !== undefined) for (const r of ended) if (r.ended_at < now - rule.maxAgeMs) doomed.add(r.run_id);
-    if (rule.maxBytes !== undefined) {
-      let total = this.db.prepare<[], { total: number | null }>('SELECT sum(bytes) AS total FROM run_status').get()?.total ?? 0;
-      for (const r of ended) if (doomed.has(r.run_id)) total -= r.bytes;
-      for (const r of ended) {
-        if (total <= rule.maxBytes) break;
-        if (doomed.has(r.run_id)) continue;
-        doomed.add(r.run_id);
-        total -= r.bytes;
-      }
-    }
+    const ended = this.db.prepare<[], EndedRun>("SELECT run_id, ended_at, events, bytes FROM run_status WHERE status IN ('completed', 'failed', 'cancelled') ORDER BY ended_at, run_id").all();
+    const total = this.db.prepare<[], { total: number | null }>('SELECT sum(bytes) AS total FROM run_status').get()?.total ?? 0;
+    const doomed = doomedRuns(ended, total, rule, now);
     const result: PruneResult = { runs: 0, events: 0, bytes: 0, asks: 0, teamRuns: 0 };
     const byId = new Map(ended.map((r) => [r.run_id, r]));
     const del = this.db.transaction((ids: string[]) => {
@@ -337,28 +259,18 @@ export class SqliteLedgerStore implements LedgerStore {
 
   private writeNow(batch: LedgerBatch): void {
     for (const spec of batch.runs) {
-      this.insertRun.run(spec.id, spec.created_at, spec.backend, spec.parent, JSON.stringify(spec));
-      this.insertStatus.run(spec.id);
+      if (this.insertRun.run(spec.id, spec.created_at, spec.backend, spec.parent, JSON.stringify(spec)).changes > 0) this.insertStatus.run(spec.id);
     }
-    const deltas = new Map<string, StatusDelta>();
+    const recorded: RunEvent[] = [];
+    const bodies = new Map<RunEvent, string>();
     for (const ev of batch.events) {
-      const body = JSON.stringify({ data: ev.data, compat: ev.compat });
-      this.insertEvent.run(ev.run_id, ev.seq, ev.ts, ev.type, body);
-      let d = deltas.get(ev.run_id);
-      if (!d) deltas.set(ev.run_id, (d = { last_seq: 0, events: 0, bytes: 0 }));
-      d.last_seq = Math.max(d.last_seq, ev.seq);
-      d.events++;
-      d.bytes += body.length;
-      if (ev.type === 'state') {
-        const to = ev.data.to as RunStatus;
-        d.status = to;
-        d.reason = (ev.data.reason as EndReason | null | undefined) ?? null;
-        d.message = typeof ev.data.message === 'string' ? ev.data.message : '';
-        if (to === 'running') d.started_at = ev.ts;
-        if (isEnded(to)) d.ended_at = ev.ts;
-      }
+      const body = eventBody(ev);
+      // Only an event not in the ledger yet moves its run's status and counts.
+      if (this.insertEvent.run(ev.run_id, ev.seq, ev.ts, ev.type, body).changes === 0) continue;
+      recorded.push(ev);
+      bodies.set(ev, body);
     }
-    for (const [runId, d] of deltas) {
+    for (const [runId, d] of statusDeltas(recorded, bodies)) {
       this.updateStatus.run({ run_id: runId, status: d.status ?? null, reason: d.reason ?? null, message: d.message ?? '', started_at: d.started_at ?? null, ended_at: d.ended_at ?? null, last_seq: d.last_seq, events: d.events, bytes: d.bytes });
     }
   }
@@ -370,50 +282,3 @@ function createPrivateFile(file: string): void {
   if (!isWindows) chmodSync(file, 0o600);
 }
 
-function toEvent(row: EventRow): RunEvent {
-  const body = JSON.parse(row.body) as Pick<RunEvent, 'data' | 'compat'>;
-  // Ledgers written before the deciders had one vocabulary say `governance` for the policy's own.
-  const data = row.type === 'decision' && body.data.by === 'governance' ? { ...body.data, by: 'policy' } : body.data;
-  return { run_id: row.run_id, seq: row.seq, ts: row.ts, type: row.type as RunEventType, data, compat: body.compat };
-}
-
-/**
- * The page and its cursor. `before` is a creation time, so a page cut between runs made in the same
- * millisecond would skip the rest of them: the page gives those back to the next one. A page that is
- * all one millisecond is not cut by bytes (the loop above); cut by its count (a thousand runs made in
- * one millisecond) the rest of that millisecond is skipped.
- */
-function pageOf(taken: RunRecord[], next: RunRecord | undefined): RunPage {
-  if (!next) return { runs: taken, next_before: null };
-  const at = next.spec.created_at;
-  const kept = taken.filter((r) => r.spec.created_at !== at);
-  if (kept.length === 0) return { runs: taken, next_before: at };
-  return { runs: kept, next_before: at + 1 };
-}
-
-/** A listed run: its spec with the prompt's preview, cut back to the last whole character. */
-function toListedRecord(row: ListedRow): RunRecord {
-  const head = row.prompt_head ?? Buffer.alloc(0);
-  const prompt = head.subarray(0, head.length - incompleteUtf8Tail(head)).toString('utf8');
-  const bytes = row.prompt_bytes ?? 0;
-  return { ...toRecord(row, prompt), prompt_bytes: bytes, prompt_truncated: Buffer.byteLength(prompt) < bytes };
-}
-
-function toRecord(row: StatusRow, promptPreview?: string): RunRecord {
-  const spec = JSON.parse(row.spec) as RunSpec;
-  if (promptPreview !== undefined) spec.prompt = promptPreview;
-  const promptBytes = Buffer.byteLength(spec.prompt);
-  return {
-    spec,
-    prompt_bytes: promptBytes,
-    prompt_truncated: false,
-    status: row.status as RunStatus,
-    reason: row.reason as EndReason | null,
-    message: row.message,
-    started_at: row.started_at,
-    ended_at: row.ended_at,
-    last_seq: row.last_seq,
-    events: row.events,
-    bytes: row.bytes,
-  };
-}

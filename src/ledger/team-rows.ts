@@ -4,10 +4,11 @@
  * numbered (every tool call, decision, held text, delivery and change of state). The ledger knows
  * nothing of what a team run is: orchestration/team-record.ts hands it rows whose `record` is
  * sealed (seed 003 §9: a run's metadata is kept encrypted), and only the columns it is found by
- * in the clear. Synchronous for the same reason as the asks' rows: a run changes a few times a
- * second at most, and the recorder coalesces its board writes.
+ * in the clear. Asynchronous and in order, as the asks' rows are (`ask-rows.ts`): a run changes a
+ * few times a second at most, and the recorder coalesces its board writes.
  */
 import type Database from 'better-sqlite3';
+import { settled } from './settled.js';
 
 /** A team run as the ledger keeps it. */
 export interface TeamRunRow {
@@ -31,23 +32,27 @@ export interface TeamEventRow {
   record: string;
 }
 
-/** What a store that keeps team runs offers (SQLite's: `SqliteTeamRows`). */
+/**
+ * What a store that keeps team runs offers (SQLite's: `SqliteTeamRows`; PostgreSQL's:
+ * `PostgresTeamRows`). Calls take effect in the order they are made: a read sees every write
+ * called before it.
+ */
 export interface TeamRows {
-  /** Writes a run's row, new or changed, and its new record entries, in one transaction. */
-  put(row: TeamRunRow, events: readonly TeamEventRow[]): void;
-  get(id: string): TeamRunRow | undefined;
+  /** Writes a run's row, new or changed, and its new record entries, in one transaction (an entry's number taken twice fails it all). */
+  put(row: TeamRunRow, events: readonly TeamEventRow[]): Promise<void>;
+  get(id: string): Promise<TeamRunRow | undefined>;
   /** The newest `limit` runs by creation, newest first. */
-  newest(limit: number): TeamRunRow[];
+  newest(limit: number): Promise<TeamRunRow[]>;
   /** The run's record entries after `afterSeq`, in order, at most `limit`. */
-  events(runId: string, afterSeq: number, limit: number): TeamEventRow[];
+  events(runId: string, afterSeq: number, limit: number): Promise<TeamEventRow[]>;
   /** The highest entry number recorded for the run (0: none). */
-  lastSeq(runId: string): number;
+  lastSeq(runId: string): Promise<number>;
   /** Runs whose state is one of `states` (what a daemon that died left going), oldest first. */
-  inStates(states: readonly string[]): TeamRunRow[];
+  inStates(states: readonly string[]): Promise<TeamRunRow[]>;
 }
 
-const RUN_COLUMNS = 'id, state, created_at, ended_at, record';
-const EVENT_COLUMNS = 'run_id, seq, ts, kind, record';
+export const TEAM_RUN_COLUMNS = 'id, state, created_at, ended_at, record';
+export const TEAM_EVENT_COLUMNS = 'run_id, seq, ts, kind, record';
 
 /** What schema 3 adds to the ledger file (sqlite-store.ts runs it). */
 export const TEAM_TABLES = `
@@ -70,13 +75,13 @@ export class SqliteTeamRows implements TeamRows {
   constructor(private readonly db: Database.Database) {
     // When a run was made never changes; its state, end and board do.
     this.upsert = db.prepare(
-      `INSERT INTO team_runs (${RUN_COLUMNS}) VALUES (@id, @state, @created_at, @ended_at, @record)
+      `INSERT INTO team_runs (${TEAM_RUN_COLUMNS}) VALUES (@id, @state, @created_at, @ended_at, @record)
        ON CONFLICT (id) DO UPDATE SET state = excluded.state, ended_at = excluded.ended_at, record = excluded.record`,
     );
-    this.insertEvent = db.prepare(`INSERT INTO team_events (${EVENT_COLUMNS}) VALUES (@run_id, @seq, @ts, @kind, @record)`);
-    this.selectOne = db.prepare(`SELECT ${RUN_COLUMNS} FROM team_runs WHERE id = ?`);
-    this.selectNewest = db.prepare(`SELECT ${RUN_COLUMNS} FROM team_runs ORDER BY created_at DESC, rowid DESC LIMIT ?`);
-    this.selectEvents = db.prepare(`SELECT ${EVENT_COLUMNS} FROM team_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`);
+    this.insertEvent = db.prepare(`INSERT INTO team_events (${TEAM_EVENT_COLUMNS}) VALUES (@run_id, @seq, @ts, @kind, @record)`);
+    this.selectOne = db.prepare(`SELECT ${TEAM_RUN_COLUMNS} FROM team_runs WHERE id = ?`);
+    this.selectNewest = db.prepare(`SELECT ${TEAM_RUN_COLUMNS} FROM team_runs ORDER BY created_at DESC, rowid DESC LIMIT ?`);
+    this.selectEvents = db.prepare(`SELECT ${TEAM_EVENT_COLUMNS} FROM team_events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?`);
     this.selectLastSeq = db.prepare('SELECT max(seq) AS last FROM team_events WHERE run_id = ?');
     this.write = db.transaction((row: TeamRunRow, events: readonly TeamEventRow[]) => {
       this.upsert.run(row);
@@ -84,30 +89,30 @@ export class SqliteTeamRows implements TeamRows {
     });
   }
 
-  put(row: TeamRunRow, events: readonly TeamEventRow[]): void {
-    this.write(row, events);
+  put(row: TeamRunRow, events: readonly TeamEventRow[]): Promise<void> {
+    return settled(() => this.write(row, events));
   }
 
-  get(id: string): TeamRunRow | undefined {
-    return this.selectOne.get(id);
+  get(id: string): Promise<TeamRunRow | undefined> {
+    return settled(() => this.selectOne.get(id));
   }
 
-  newest(limit: number): TeamRunRow[] {
-    return this.selectNewest.all(limit);
+  newest(limit: number): Promise<TeamRunRow[]> {
+    return settled(() => this.selectNewest.all(limit));
   }
 
-  events(runId: string, afterSeq: number, limit: number): TeamEventRow[] {
-    return this.selectEvents.all(runId, afterSeq, limit);
+  events(runId: string, afterSeq: number, limit: number): Promise<TeamEventRow[]> {
+    return settled(() => this.selectEvents.all(runId, afterSeq, limit));
   }
 
-  lastSeq(runId: string): number {
-    return this.selectLastSeq.get(runId)?.last ?? 0;
+  lastSeq(runId: string): Promise<number> {
+    return settled(() => this.selectLastSeq.get(runId)?.last ?? 0);
   }
 
-  inStates(states: readonly string[]): TeamRunRow[] {
-    if (states.length === 0) return [];
+  inStates(states: readonly string[]): Promise<TeamRunRow[]> {
+    if (states.length === 0) return Promise.resolve([]);
     // Read once per start: not worth a prepared statement of its own.
-    const sql = `SELECT ${RUN_COLUMNS} FROM team_runs WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, rowid`;
-    return this.db.prepare<string[], TeamRunRow>(sql).all(...states);
+    const sql = `SELECT ${TEAM_RUN_COLUMNS} FROM team_runs WHERE state IN (${states.map(() => '?').join(', ')}) ORDER BY created_at, rowid`;
+    return settled(() => this.db.prepare<string[], TeamRunRow>(sql).all(...states));
   }
 }

@@ -77,19 +77,19 @@ export class TeamRuns implements Disposable {
    * The run `id`, to steer; RUN_NOT_FOUND when there is none, CONFLICT when it is only in the
    * ledger (it ended, and this daemon let go of it or never had it).
    */
-  get(id: string): TeamRun {
+  async get(id: string): Promise<TeamRun> {
     const run = this.runs.get(id);
     if (run) return run;
-    const recorded = this.record?.read(id);
+    const recorded = await this.record?.read(id);
     if (recorded) throw new SwitchboardError('CONFLICT', `team run ${id} has ended (${recorded.state}): the ledger keeps its board and report, to read`, { run_id: id, state: recorded.state });
     throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
   }
 
   /** Run `id`'s board: the live one, or the last one the ledger has. */
-  board(id: string): TeamBoard {
+  async board(id: string): Promise<TeamBoard> {
     const run = this.runs.get(id);
     if (run) return run.board();
-    const recorded = this.record?.read(id);
+    const recorded = await this.record?.read(id);
     if (!recorded) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
     if ('sealed' in recorded) throw new SwitchboardError('KEY_MISMATCH', recorded.sealed, { run_id: id });
     return recorded.board;
@@ -98,18 +98,18 @@ export class TeamRuns implements Disposable {
   /** Run `id`'s report as markdown, from its live board (its worktrees' changes read again first) or its last recorded one. */
   async report(id: string): Promise<string> {
     await this.runs.get(id)?.refreshChanges();
-    return reportOf(this.board(id));
+    return reportOf(await this.board(id));
   }
 
   /** Who started run `id`, as far as this daemon or the ledger knows (undefined: not known). */
-  starterOf(id: string): string | undefined {
-    return this.runs.get(id)?.startedBy ?? this.board(id).startedBy;
+  async starterOf(id: string): Promise<string | undefined> {
+    return this.runs.get(id)?.startedBy ?? (await this.board(id)).startedBy;
   }
 
   /** Run `id`'s record (every call, decision, held text and change), from the ledger; empty without one. */
-  entries(id: string, afterSeq: number, limit: number): RecordedEntry[] {
-    if (!this.runs.has(id) && this.record?.has(id) !== true) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
-    return this.record?.entries(id, afterSeq, limit) ?? [];
+  async entries(id: string, afterSeq: number, limit: number): Promise<RecordedEntry[]> {
+    if (!this.runs.has(id) && (await this.record?.has(id)) !== true) throw new SwitchboardError('RUN_NOT_FOUND', `no team run ${id}`, { run_id: id });
+    return (await this.record?.entries(id, afterSeq, limit)) ?? [];
   }
 
   /**
@@ -144,10 +144,10 @@ export class TeamRuns implements Disposable {
   }
 
   /** The runs this daemon has, then the ledger's newest, the newest first (at most MAX_LISTED). */
-  list(): TeamRunSummary[] {
+  async list(): Promise<TeamRunSummary[]> {
     const live = [...this.runs.values()].reverse().map((run) => summaryOf(run.board()));
     const seen = new Set(live.map((r) => r.id));
-    const recorded = (this.record?.list(MAX_LISTED) ?? []).filter((r) => !seen.has(r.id));
+    const recorded = ((await this.record?.list(MAX_LISTED)) ?? []).filter((r) => !seen.has(r.id));
     const fromLedger = recorded.map((r): TeamRunSummary => ('board' in r ? summaryOf(r.board) : { id: r.id, goal: '', preset: '', state: r.state, startedAt: '', endedAt: null, workers: 0, sealed: r.sealed }));
     return [...live, ...fromLedger].sort((a, b) => b.startedAt.localeCompare(a.startedAt)).slice(0, MAX_LISTED);
   }

@@ -34,6 +34,8 @@ export const RPC_CODE_BY_ERROR: Readonly<Record<ErrorCode, number>> = {
   ASK_NOT_FOUND: -32016,
   /** Data sealed at rest does not open with the key here (another key sealed it, or it was changed since). */
   KEY_MISMATCH: -32017,
+  /** A cluster request found nobody listening: the node (or controller) it names is not connected to NATS. */
+  NODE_UNREACHABLE: -32018,
 };
 
 const ERROR_BY_RPC_CODE = new Map<number, ErrorCode>(Object.entries(RPC_CODE_BY_ERROR).map(([code, num]) => [num, code as ErrorCode]));

@@ -3,7 +3,8 @@
  * methods over JSON-RPC with the client library (submit, follow with no gap, replay equal to the
  * live stream, list, cancel), the scopes they need, the HTTP API on the dashboard's port with the
  * daemon's token and the dashboard's Host and Origin checks, and a daemon without the bridge
- * answering CONFLICT rather than failing.
+ * answering CONFLICT rather than failing. All of it twice: with the run ledger in SQLite and in
+ * PostgreSQL (a real server, test/support/postgres-server.ts).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -16,33 +17,7 @@ import { apiClient } from '../support/sse.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { tempDir } from '../support/shell.js';
 import { runCli } from '../support/cli.js';
-
-type Started = Awaited<ReturnType<typeof startTestDaemon>>;
-let started: Started | undefined;
-let client: SwitchboardClient | undefined;
-const scratch = tempDir('sb-daemon-bridge-');
-const work = path.join(scratch.dir, 'work');
-const home = path.join(scratch.dir, 'home');
-
-const need = <T>(v: T | undefined): T => {
-  if (v === undefined) throw new Error('not started');
-  return v;
-};
-
-beforeAll(async () => {
-  mkdirSync(work, { recursive: true });
-  // The policy file sits in the home before the daemon starts: the sandbox is the scratch folder.
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\nlimits:\n  concurrency: 2\n`);
-  started = await startTestDaemon({ home, dashboard: { port: 0 }, bridge: { backends: [new FakeBackend()] } });
-  client = await connect({ home });
-});
-
-afterAll(async () => {
-  client?.close();
-  await started?.stop();
-  scratch.cleanup();
-});
+import { LEDGER_KINDS, useTestLedger } from '../support/test-ledger.js';
 
 function rawGet(port: number, urlPath: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
@@ -65,7 +40,37 @@ async function followRpc(c: SwitchboardClient, runId: string, after = 0): Promis
   return events;
 }
 
-describe('the agent bridge in the daemon', () => {
+// The same suite with the ledger in SQLite (the home's file) and in PostgreSQL (a real server): one bridge, either store.
+describe.each(LEDGER_KINDS)('the agent bridge in the daemon, its ledger on %s', (kind) => {
+  const testLedger = useTestLedger(kind);
+  type Started = Awaited<ReturnType<typeof startTestDaemon>>;
+  let started: Started | undefined;
+  let client: SwitchboardClient | undefined;
+  const scratch = tempDir('sb-daemon-bridge-');
+  const work = path.join(scratch.dir, 'work');
+  const home = path.join(scratch.dir, 'home');
+
+  const need = <T>(v: T | undefined): T => {
+    if (v === undefined) throw new Error('not started');
+    return v;
+  };
+
+  beforeAll(async () => {
+    mkdirSync(work, { recursive: true });
+    // The policy file sits in the home before the daemon starts: the sandbox is the scratch folder.
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\nlimits:\n  concurrency: 2\n`);
+    const ledger = await testLedger.daemonLedger();
+    started = await startTestDaemon({ home, dashboard: { port: 0 }, bridge: { backends: [new FakeBackend()], ...(ledger ? { ledger } : {}) } });
+    client = await connect({ home });
+  });
+
+  afterAll(async () => {
+    client?.close();
+    await started?.stop();
+    scratch.cleanup();
+  });
+
   it('runs over JSON-RPC: submit, follow live, replay equal to the live stream, list, get', { timeout: 30_000 }, async () => {
     const c = need(client);
     const { run } = await c.runSubmit({ backend: 'fake', prompt: 'tool please', cwd: work });
@@ -153,6 +158,13 @@ describe('the agent bridge in the daemon', () => {
     } finally {
       reader.close();
     }
+  });
+
+  it('says where its ledger is, without a password', async () => {
+    const info = await need(client).info();
+    const where = (info.bridge as { ledger?: string }).ledger ?? '';
+    if (kind === 'sqlite') expect(where).toBe(path.join(home, 'ledger.db'));
+    else expect(where).toMatch(/^postgres:\/\/switchboard:\*\*\*@127\.0\.0\.1:\d+\/ledger_\d+$/);
   });
 });
 

@@ -6,6 +6,8 @@
  * left; a CLI killed with SIGKILL mid-run ends `failed (crashed)`; a file write outside the sandbox
  * is denied and recorded. Then, on one CLI: ten runs under a limit of 2, the output and time
  * limits, a folder outside the sandbox, and the official `openai` client on the chat proxy.
+ * The ledger is SQLite's by default; SWITCHBOARD_TEST_LEDGER=postgres runs it all with the ledger
+ * in PostgreSQL (a real server this file starts: test/support/test-ledger.ts).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -14,7 +16,6 @@ import path from 'node:path';
 import OpenAI from 'openai';
 import { EventSource, type FetchLike } from 'eventsource';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
-import { SqliteLedgerStore } from '../../src/ledger/sqlite-store.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../../src/governance/policy-file.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { defaultBackends } from '../../src/runs/backends/default-backends.js';
@@ -24,6 +25,7 @@ import { apiClient, type ApiClient, type SseFrame } from '../support/sse.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { RULES, useScriptedModel } from './scripted-model.js';
 import { until } from '../support/processes.js';
+import { useTestLedger } from '../support/test-ledger.js';
 
 const CLIS = ['claude', 'codex', 'gemini', 'opencode'] as const;
 const TOKEN = 'bridge-e2e-token';
@@ -32,6 +34,8 @@ const OUTSIDE = mkdtempSync(path.join(tmpdir(), 'sb-bridge-outside-'));
 const STREAMED = 'One two three four five six seven eight nine ten.';
 /** The README's example: a deny rule for `rm`, on top of the built-in auto-approve rules. */
 const README_DENY = { approvals: { rules: [{ tool: 'shell' as const, command: '^rm ', decision: 'deny' as const }] } };
+
+const testLedger = useTestLedger();
 
 const scripted = useScriptedModel({
   name: 'bridge',
@@ -88,7 +92,7 @@ async function startBridge(only: readonly string[], policy: GovernancePolicyInpu
       return { home: homes.get(name) ?? '', modelUrl: scripted.model.url };
     },
   });
-  const ledger = new RunLedger({ store: new SqliteLedgerStore(path.join(root, 'ledger.db')) });
+  const ledger = new RunLedger({ store: await testLedger.store(root) });
   const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends, defaultCwd: work, scope: root });
   const server = await startHttpApiServer({ runs: service, token: TOKEN });
   const bridge = { service, server, api: apiClient(server.url, TOKEN), ledger, work };

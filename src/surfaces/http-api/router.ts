@@ -44,6 +44,8 @@ const STATUS_BY_CODE: Partial<Record<ErrorCode, number>> = {
   KEY_MISMATCH: 409,
   LIMIT_EXCEEDED: 429,
   SHUTTING_DOWN: 503,
+  // A node of the cluster that is not connected: the service behind this one is unavailable for now.
+  NODE_UNREACHABLE: 503,
   TIMEOUT: 504,
   AGENT_ERROR: 502,
   SPAWN_FAILED: 502,

@@ -46,8 +46,8 @@ describe.runIf(process.platform !== 'win32')('an ask cancelled while its questio
     try {
       first = rig.engine.ask({ target: 'codex', question: LONG_QUESTION });
       // Typing under way: the question went in, and part of it still waits for Codex to read it.
-      await until(() => rig.engine.get(first.id).status === 'typing' && codex.pane.pendingInputBytes > 0, 'the question being typed');
-      expect(rig.engine.cancel(first.id).status).toBe('cancelled');
+      await until(async () => (await rig.engine.get(first.id)).status === 'typing' && codex.pane.pendingInputBytes > 0, 'the question being typed');
+      expect((await rig.engine.cancel(first.id)).status).toBe('cancelled');
       // Stopped at once: nothing more of the question waits to be written.
       expect(codex.pane.pendingInputBytes).toBe(0);
     } finally {
@@ -65,7 +65,7 @@ describe.runIf(process.platform !== 'win32')('an ask cancelled while its questio
     await until(boxEmpty, 'the input box empty again', 20_000).catch((err: unknown) => {
       throw new Error(`${String(err)}\n${codex.pane.screenLines().filter((l) => l.trim()).join('\n')}`);
     });
-    expect(rig.engine.get(first.id).status).toBe('cancelled');
+    expect((await rig.engine.get(first.id)).status).toBe('cancelled');
 
     // The next ask goes in alone, and is answered as its own prompt.
     const second = rig.engine.ask({ target: 'codex', question: 'What is the largest planet?' });

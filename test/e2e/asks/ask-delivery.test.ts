@@ -37,10 +37,10 @@ function codexPrompts(home: string): string[] {
   );
 }
 
-async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 90_000): Promise<T> {
+async function until<T>(probe: () => T | undefined | Promise<T | undefined>, what: string, timeoutMs = 90_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
-    const value = probe();
+    const value = await probe();
     if (value !== undefined) return value;
     await sleep(50);
   }
@@ -64,10 +64,10 @@ describe('an async ask', { timeout: 300_000 }, () => {
     expect(answered).toMatchObject({ status: 'done', reply: 'Paris is the capital of France.' });
     // Codex was still busy when Claude finished: nothing typed into it yet.
     expect(codexIdleAt).toBe(Infinity);
-    expect(rig.engine.get(ask.id).delivery).toBe('pending');
+    expect((await rig.engine.get(ask.id)).delivery).toBe('pending');
     sm.model.openGate('codex-busy');
-    const delivered = await until(() => {
-      const now = rig.engine.get(ask.id);
+    const delivered = await until(async () => {
+      const now = await rig.engine.get(ask.id);
       return now.delivery === 'delivered' || now.delivery === 'failed' ? now : undefined;
     }, 'the reply delivered');
     watch.dispose();

@@ -52,7 +52,7 @@ describe('asking Codex', { timeout: 240_000 }, () => {
       if (change.state === 'idle' && idleAt === Infinity) idleAt = change.at;
     });
     const waiting = rig.engine.ask({ target: codex.pane.id, question: 'What is the smallest planet?' });
-    expect(rig.engine.get(waiting.id).status).toBe('queued');
+    expect((await rig.engine.get(waiting.id)).status).toBe('queued');
     const answered = await rig.engine.wait(waiting.id);
     watch.dispose();
     expect(answered).toMatchObject({ status: 'done', reply: 'Mercury is the smallest planet.' });
@@ -65,7 +65,7 @@ describe('asking Codex', { timeout: 240_000 }, () => {
     // Typing the question usually takes well under the timeout, and then Codex is still in the held
     // turn: the next ask must wait for it. On a loaded machine the timeout can come first, before
     // the question reached Codex; the next ask then goes ahead, and the outcome is the same.
-    if (sm.model.modelRequests().some((r) => r.plan?.prompt.includes('think for long') === true)) expect(rig.engine.get(next.id).status).toBe('queued');
+    if (sm.model.modelRequests().some((r) => r.plan?.prompt.includes('think for long') === true)) expect((await rig.engine.get(next.id)).status).toBe('queued');
     sm.model.openGate('long-thought');
     expect(await rig.engine.wait(next.id)).toMatchObject({ status: 'done', reply: 'Jupiter is the largest planet.' });
     expect(codex.pane.alive).toBe(true);

@@ -1,0 +1,206 @@
+/**
+ * Requests and replies between the controller and a node, over NATS request/reply: to one node on
+ * `sb.node.<name>.ctl`, to the controller on `sb.ctl.<op>` (so a node's permissions can name the
+ * operations it may ask for). Each operation is a pair of zod schemas, checked on both ends, as the
+ * JSON-RPC method table is; a failure travels as a stable code (core/errors.ts) and is thrown
+ * again as a SwitchboardError with that code. A request nobody listens for is NODE_UNREACHABLE,
+ * at once (NATS answers "no responders"); one nobody answers in time is TIMEOUT.
+ *
+ * The operations here are the ones the cluster needs itself; runs add theirs to these tables.
+ */
+import type { Msg, NatsConnection } from '@nats-io/transport-node';
+import { z } from 'zod';
+import type { Disposable } from '../core/disposable.js';
+import { ERROR_CODES, errorMessage, isSwitchboardError, SwitchboardError, type ErrorCode } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { describeIssues } from '../core/zod-issues.js';
+import { isConnectionClosed, isNoResponders, isPermissionViolation, isTimeout } from './nats-errors.js';
+import { checkName, controllerSubject, nodeControlSubject } from './topology.js';
+
+/** How long a caller waits for a reply unless it says otherwise. */
+const DEFAULT_TIMEOUT_MS = 5_000;
+/** The controllers answering `sb.ctl.>` share the requests (one answers each). */
+const CONTROLLER_QUEUE = 'sb-controller';
+const WIRE_VERSION = 1;
+
+/** One operation: what it takes and what it answers. */
+export interface ControlOp {
+  readonly params: z.ZodType;
+  readonly result: z.ZodType;
+}
+
+export type ControlOps = Readonly<Record<string, ControlOp>>;
+
+/** What a node answers. */
+export const NODE_CONTROL_OPS = {
+  /** Is the node there, and which registration of it. */
+  ping: { params: z.strictObject({}), result: z.object({ node: z.string(), epoch: z.number().int() }) },
+} as const satisfies ControlOps;
+
+/** What the controller answers. */
+export const CONTROLLER_CONTROL_OPS = {
+  /** Is a controller there. */
+  ping: { params: z.strictObject({ node: z.string() }), result: z.object({ at: z.number() }) },
+} as const satisfies ControlOps;
+
+/** The handler of every operation of `Ops`: checked parameters in, a result to check out. */
+export type ControlHandlers<Ops extends ControlOps> = {
+  readonly [K in keyof Ops]: (params: z.output<Ops[K]['params']>) => Promise<z.input<Ops[K]['result']>>;
+};
+
+const RequestSchema = z.object({ v: z.literal(WIRE_VERSION), op: z.string(), params: z.unknown() });
+const ReplySchema = z.discriminatedUnion('ok', [
+  z.object({ ok: z.literal(true), result: z.unknown() }),
+  z.object({ ok: z.literal(false), error: z.object({ code: z.string(), message: z.string(), details: z.record(z.string(), z.unknown()).optional() }) }),
+]);
+type Reply = z.infer<typeof ReplySchema>;
+
+function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return undefined;
+  }
+}
+
+const knownCode = (code: string): ErrorCode => ((ERROR_CODES as readonly string[]).includes(code) ? (code as ErrorCode) : 'INTERNAL_ERROR');
+
+/** Asks one side for operations of `Ops`. */
+export class ControlClient<Ops extends ControlOps> {
+  constructor(
+    private readonly nc: NatsConnection,
+    private readonly ops: Ops,
+    /** Who is asked, for messages: `node b`, `the controller`. */
+    private readonly target: string,
+    private readonly subjectOf: (op: string) => string,
+    private readonly timeoutMs = DEFAULT_TIMEOUT_MS,
+  ) {}
+
+  /** Calls `op`; its result, checked, or a SwitchboardError with the stable code of what went wrong. */
+  async call<K extends keyof Ops & string>(op: K, params: z.input<Ops[K]['params']>): Promise<z.output<Ops[K]['result']>> {
+    const spec = this.ops[op];
+    if (spec === undefined) throw new SwitchboardError('METHOD_NOT_FOUND', `no control operation '${op}'`);
+    const checked = spec.params.safeParse(params);
+    if (!checked.success) throw new SwitchboardError('INVALID_PARAMS', `${op}: ${describeIssues(checked.error)}`);
+    const subject = this.subjectOf(op);
+    let reply: Msg;
+    try {
+      reply = await this.nc.request(subject, JSON.stringify({ v: WIRE_VERSION, op, params: checked.data }), { timeout: this.timeoutMs });
+    } catch (err) {
+      throw this.requestFailure(op, subject, err);
+    }
+    const parsed = ReplySchema.safeParse(parseJson(reply.data));
+    if (!parsed.success) throw new SwitchboardError('INTERNAL_ERROR', `${this.target} answered ${op} with something that is not a reply`);
+    if (!parsed.data.ok) {
+      const { code, message, details } = parsed.data.error;
+      throw new SwitchboardError(knownCode(code), message, details);
+    }
+    const result = spec.result.safeParse(parsed.data.result);
+    if (!result.success) throw new SwitchboardError('INTERNAL_ERROR', `${this.target} answered ${op} with a result that does not fit: ${describeIssues(result.error, 'field')}`);
+    return result.data as z.output<Ops[K]['result']>;
+  }
+
+  private requestFailure(op: string, subject: string, err: unknown): SwitchboardError {
+    const details = { op, subject };
+    const options = { cause: err };
+    if (isNoResponders(err)) return new SwitchboardError('NODE_UNREACHABLE', `${this.target} is not connected (nobody listens on ${subject})`, details, options);
+    if (isTimeout(err)) return new SwitchboardError('TIMEOUT', `${this.target} did not answer ${op} within ${this.timeoutMs} ms`, details, options);
+    if (isPermissionViolation(err)) return new SwitchboardError('FORBIDDEN', `this NATS user may not ask ${this.target} (${errorMessage(err)})`, details, options);
+    if (isConnectionClosed(err)) return new SwitchboardError('CONNECTION_FAILED', `the NATS connection is closed`, details, options);
+    return new SwitchboardError('CONNECTION_FAILED', `asking ${this.target} failed: ${errorMessage(err)}`, details, options);
+  }
+}
+
+/** A client for the operations of node `node`. */
+export function nodeControlClient(nc: NatsConnection, node: string, timeoutMs?: number): ControlClient<typeof NODE_CONTROL_OPS> {
+  const subject = nodeControlSubject(node);
+  return new ControlClient(nc, NODE_CONTROL_OPS, `node ${node}`, () => subject, timeoutMs);
+}
+
+/** A client for the controller's operations (a node's side). */
+export function controllerControlClient(nc: NatsConnection, timeoutMs?: number): ControlClient<typeof CONTROLLER_CONTROL_OPS> {
+  return new ControlClient(nc, CONTROLLER_CONTROL_OPS, 'the controller', controllerSubject, timeoutMs);
+}
+
+interface ServeOptions<Ops extends ControlOps> {
+  nc: NatsConnection;
+  subject: string;
+  ops: Ops;
+  handlers: ControlHandlers<Ops>;
+  logger: Logger;
+  queue?: string;
+  /** The operation a request is for; by default the one it names. */
+  opOf?: (message: Msg, named: string) => string | undefined;
+}
+
+/** Answers requests on `subject` with `handlers`; dispose to stop. */
+function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Disposable {
+  const { nc, ops, handlers, logger } = options;
+  const answer = async (message: Msg): Promise<Reply> => {
+    const request = RequestSchema.safeParse(parseJson(message.data));
+    if (!request.success) return failure('INVALID_REQUEST', 'not a control request');
+    const op = options.opOf ? options.opOf(message, request.data.op) : request.data.op;
+    const spec = op === undefined ? undefined : ops[op];
+    const handler = op === undefined ? undefined : (handlers as Readonly<Record<string, (params: unknown) => Promise<unknown>>>)[op];
+    if (op === undefined || spec === undefined || handler === undefined) return failure('METHOD_NOT_FOUND', `no control operation '${request.data.op}'`);
+    const params = spec.params.safeParse(request.data.params);
+    if (!params.success) return failure('INVALID_PARAMS', `${op}: ${describeIssues(params.error)}`);
+    let result: unknown;
+    try {
+      result = await handler(params.data);
+    } catch (err) {
+      if (isSwitchboardError(err)) return failure(err.code, err.message, err.details);
+      logger.error('a control handler failed', { op, error: errorMessage(err) });
+      return failure('INTERNAL_ERROR', `${op} failed: ${errorMessage(err)}`);
+    }
+    const checked = spec.result.safeParse(result);
+    if (!checked.success) {
+      logger.error('a control handler gave a result that does not fit', { op, problems: describeIssues(checked.error, 'field') });
+      return failure('INTERNAL_ERROR', `${op} gave a result that does not fit`);
+    }
+    return { ok: true, result: checked.data };
+  };
+  const subscription = nc.subscribe(options.subject, {
+    ...(options.queue !== undefined && { queue: options.queue }),
+    callback: (err, message) => {
+      if (err) {
+        logger.warn('the control subscription failed', { subject: options.subject, error: errorMessage(err) });
+        return;
+      }
+      answer(message)
+        .then((reply) => message.respond(JSON.stringify(reply)))
+        .catch((answerErr: unknown) => logger.debug('a control reply was not sent', { error: errorMessage(answerErr) }));
+    },
+  });
+  return { dispose: () => subscription.unsubscribe() };
+}
+
+function failure(code: ErrorCode, message: string, details?: Readonly<Record<string, unknown>>): Reply {
+  return { ok: false, error: { code, message, ...(details !== undefined && { details: { ...details } }) } };
+}
+
+/** Answers node `node`'s operations. */
+export function serveNodeControl(nc: NatsConnection, node: string, handlers: ControlHandlers<typeof NODE_CONTROL_OPS>, logger: Logger): Disposable {
+  return serveControl({ nc, subject: nodeControlSubject(node), ops: NODE_CONTROL_OPS, handlers, logger: logger.child({ node }) });
+}
+
+/** Answers the controller's operations, on `sb.ctl.<op>`: the subject names the operation. */
+export function serveControllerControl(nc: NatsConnection, handlers: ControlHandlers<typeof CONTROLLER_CONTROL_OPS>, logger: Logger): Disposable {
+  return serveControl({
+    nc,
+    subject: 'sb.ctl.>',
+    ops: CONTROLLER_CONTROL_OPS,
+    handlers,
+    logger: logger.child({ component: 'controller-control' }),
+    queue: CONTROLLER_QUEUE,
+    opOf: (message, named) => {
+      const op = message.subject.slice('sb.ctl.'.length);
+      try {
+        checkName('control topic', op);
+      } catch {
+        return undefined;
+      }
+      return op === named ? op : undefined;
+    },
+  });
+}

@@ -1,0 +1,109 @@
+/**
+ * A run's events on the wire, the node side: each one on the run's own subject `sb.events.<run>`
+ * in SB_EVENTS, with the message id `<run>:<seq>`. JetStream stores a message id once within the
+ * stream's duplicate window, so a publish that got no answer (a reconnect, a server restart) is
+ * sent again with the same id, safely: stored once, or found stored already. The controller reads
+ * them back in order into the ledger (event-intake.ts).
+ */
+import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import { z } from 'zod';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { isNoAnswer } from './nats-errors.js';
+import { checkName, EVENTS_DUPLICATE_WINDOW_MS, eventSubject } from './topology.js';
+
+/** The header naming the node that published an event, for the controller to check against the run's claim. */
+export const NODE_HEADER = 'Sb-Node';
+/** How long a publish is tried again: well inside the duplicate window, so a retry is never stored twice. */
+const DEFAULT_RETRY_FOR_MS = EVENTS_DUPLICATE_WINDOW_MS / 2;
+const RETRY_FIRST_MS = 100;
+const RETRY_MAX_MS = 2_000;
+
+/**
+ * An event as the cluster carries it: the run's event in the ledger's wire form (ledger/run-events.ts,
+ * `schema_version` saying which), of which the cluster reads only the run, the sequence and the version.
+ */
+const RunEventMessageSchema = z.looseObject({
+  schema_version: z.string().min(1),
+  run_id: z.string().min(1),
+  /** The event's place in its run: 1, 2, 3, … with no gap. */
+  seq: z.number().int().positive(),
+});
+
+export type RunEventMessage = z.infer<typeof RunEventMessageSchema>;
+
+/** The message id of an event: what JetStream deduplicates on. */
+export function eventMessageId(runId: string, seq: number): string {
+  return `${runId}:${seq}`;
+}
+
+export interface EventPublisherOptions {
+  nc: NatsConnection;
+  /** The publishing node's name, sent with every event. */
+  node: string;
+  logger: Logger;
+  /** How long to keep trying one event through an outage before giving up with TIMEOUT. */
+  retryForMs?: number;
+}
+
+/** Where an event was stored, and whether it was there already (a retry of one stored before). */
+export interface PublishedEvent {
+  readonly streamSeq: number;
+  readonly duplicate: boolean;
+}
+
+export class EventPublisher {
+  private readonly js: JetStreamClient;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: EventPublisherOptions) {
+    checkName('node', options.node);
+    this.js = jetstream(options.nc);
+    this.logger = options.logger.child({ node: options.node });
+  }
+
+  /**
+   * Publishes one event and resolves once JetStream stored it. Publish a run's events one after
+   * another (await each): the controller's order per run is the sequence, and a later event stored
+   * before an earlier one only costs it a wait. TIMEOUT after `retryForMs` of no answers.
+   */
+  async publish(event: RunEventMessage): Promise<PublishedEvent> {
+    const checked = RunEventMessageSchema.parse(event);
+    const subject = eventSubject(checked.run_id);
+    const data = JSON.stringify(checked);
+    const msgID = eventMessageId(checked.run_id, checked.seq);
+    const h = headers();
+    h.set(NODE_HEADER, this.options.node);
+    const deadline = Date.now() + (this.options.retryForMs ?? DEFAULT_RETRY_FOR_MS);
+    for (let waitMs = RETRY_FIRST_MS; ; waitMs = Math.min(RETRY_MAX_MS, waitMs * 2)) {
+      try {
+        const ack = await this.js.publish(subject, data, { msgID, headers: h });
+        return { streamSeq: ack.seq, duplicate: ack.duplicate };
+      } catch (err) {
+        if (!isNoAnswer(err)) throw err;
+        if (Date.now() + waitMs > deadline) throw new SwitchboardError('TIMEOUT', `event ${msgID} could not be published: ${errorMessage(err)}`, { run_id: checked.run_id, seq: checked.seq }, { cause: err });
+        this.logger.debug('event publish got no answer; sending it again', { msg_id: msgID, error: errorMessage(err) });
+        await new Promise((resolve) => setTimeout(resolve, waitMs));
+      }
+    }
+  }
+}
+
+/** Parses an event's JSON, or undefined when it is not an event. */
+export function parseRunEvent(data: Uint8Array): RunEventMessage | undefined {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return undefined;
+  }
+  const event = RunEventMessageSchema.safeParse(parsed);
+  if (!event.success) return undefined;
+  try {
+    checkName('run id', event.data.run_id);
+  } catch {
+    return undefined;
+  }
+  return event.data;
+}

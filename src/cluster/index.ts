@@ -1,0 +1,40 @@
+export { parseNatsOptions, isLoopbackHost, type NatsFlags, type NatsOptions, type NatsAuth, type NatsTls } from './nats-options.js';
+export { connectCluster, type ClusterConnection, type ClusterConnectOptions } from './connection.js';
+export {
+  ensureTopology,
+  nodePermissions,
+  nodeInboxPrefix,
+  checkName,
+  workSubject,
+  eventSubject,
+  nodeControlSubject,
+  controllerSubject,
+  WORK_STREAM,
+  EVENTS_STREAM,
+  NODES_BUCKET,
+  CLAIMS_BUCKET,
+  type PoolSpec,
+  type TopologyOptions,
+  type NatsUserPermissions,
+} from './topology.js';
+export { NodeRecordSchema, type NodeRecord, type NodeDescription } from './node-record.js';
+export type { LeaseState } from './lease-state.js';
+export { NodeLease, type LeaseChange, type NodeLeaseOptions } from './node-lease.js';
+export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirements, type NodeDirectoryOptions } from './node-directory.js';
+export { RunClaims, type RunClaim, type ClaimOutcome } from './run-claims.js';
+export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
+export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
+export { EventPublisher, eventMessageId, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
+export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
+export {
+  ControlClient,
+  nodeControlClient,
+  controllerControlClient,
+  serveNodeControl,
+  serveControllerControl,
+  NODE_CONTROL_OPS,
+  CONTROLLER_CONTROL_OPS,
+  type ControlOp,
+  type ControlOps,
+  type ControlHandlers,
+} from './control.js';

@@ -1,0 +1,80 @@
+/**
+ * Who may start a run: whoever creates its key `run.<id>` in sb_claims first, by compare-and-set
+ * (kv.create fails with "wrong last sequence" when the key exists). A node must win the claim
+ * before it starts anything; the controller takes it to abandon a run. This, not the work queue,
+ * is what makes a start happen at most once: JetStream's max_deliver 1 keeps a work item from
+ * going to two nodes, but a node frozen with the item in hand (SIGSTOP, a cut network) can wake
+ * up long after the controller gave up on it (/work/nats-notes.md §4), and then finds the claim taken.
+ */
+import { Kvm, type KV } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { z } from 'zod';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import { isWrongLastSequence } from './nats-errors.js';
+import { CLAIMS_BUCKET, claimKey } from './topology.js';
+
+/** Tries at a claim whose answer was lost (a timeout) before giving up. */
+const CLAIM_ATTEMPTS = 4;
+const CLAIM_RETRY_MS = 250;
+
+/** Who holds a run: a node (its name and process), or the controller that abandoned it. */
+const RunClaimSchema = z.object({
+  holder: z.string().min(1),
+  role: z.enum(['node', 'controller']),
+  /** The holder's process, so a holder whose first answer was lost knows the claim for its own. */
+  instance: z.string().min(1),
+  /** When it was claimed, ms since the epoch (the holder's clock). */
+  at: z.number(),
+});
+
+export type RunClaim = z.infer<typeof RunClaimSchema>;
+
+export type ClaimOutcome = { readonly won: true } | { readonly won: false; readonly holder: RunClaim | undefined };
+
+export class RunClaims {
+  private constructor(private readonly kv: KV) {}
+
+  /** Binds the claims bucket (laid out by the controller; a node's user may not look it up). */
+  static async open(nc: NatsConnection): Promise<RunClaims> {
+    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }));
+  }
+
+  /**
+   * Claims run `runId` for `claim.holder`. Won when the key was free, or holds this very claim
+   * (an earlier try whose answer was lost); lost, with the holder, when someone else has it.
+   * CONNECTION_FAILED when the server could not be asked: the run must not start then.
+   */
+  async claim(runId: string, claim: RunClaim): Promise<ClaimOutcome> {
+    const key = claimKey(runId);
+    let lastError: unknown;
+    for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
+      try {
+        await this.kv.create(key, JSON.stringify(claim));
+        return { won: true };
+      } catch (err) {
+        lastError = err;
+        if (isWrongLastSequence(err)) {
+          const holder = await this.holderOf(runId);
+          const mine = holder !== undefined && holder.instance === claim.instance && holder.holder === claim.holder;
+          return mine ? { won: true } : { won: false, holder };
+        }
+      }
+      await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS * attempt));
+    }
+    throw new SwitchboardError('CONNECTION_FAILED', `cannot claim run ${runId}: ${errorMessage(lastError)}`, { run_id: runId }, { cause: lastError });
+  }
+
+  /** The claim on run `runId`, or undefined when nobody claimed it (or what is there is not a claim). */
+  async holderOf(runId: string): Promise<RunClaim | undefined> {
+    const entry = await this.kv.get(claimKey(runId));
+    if (entry?.operation !== 'PUT') return undefined;
+    let parsed: unknown;
+    try {
+      parsed = entry.json();
+    } catch {
+      return undefined;
+    }
+    const claim = RunClaimSchema.safeParse(parsed);
+    return claim.success ? claim.data : undefined;
+  }
+}

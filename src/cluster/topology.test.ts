@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { checkName, claimKey, controllerSubject, eventSubject, nodeControlSubject, nodeKey, nodePermissions, poolConsumer, workSubject } from './topology.js';
+
+describe('cluster names', () => {
+  it('puts every name under sb', () => {
+    expect(workSubject('gpu')).toBe('sb.work.gpu');
+    expect(poolConsumer('gpu')).toBe('pool_gpu');
+    expect(eventSubject('run-1')).toBe('sb.events.run-1');
+    expect(nodeControlSubject('node-a')).toBe('sb.node.node-a.ctl');
+    expect(controllerSubject('ping')).toBe('sb.ctl.ping');
+    expect(nodeKey('node-a')).toBe('node.node-a');
+    expect(claimKey('run-1')).toBe('run.run-1');
+  });
+
+  it('refuses names that would reach into other subjects', () => {
+    for (const bad of ['a.b', '*', '>', 'a b', '', 'x'.repeat(65), 'é']) {
+      expect(() => checkName('node', bad)).toThrow(expect.objectContaining({ code: 'INVALID_PARAMS', message: expect.stringContaining('is not usable on the cluster') }));
+    }
+    expect(() => workSubject('a.>')).toThrow(/pool 'a\.>'/);
+    expect(checkName('run id', 'r'.repeat(128))).toHaveLength(128);
+  });
+
+  it("gives a node its own lease, subjects and inbox, and its pools' work only", () => {
+    const perms = nodePermissions('node-a', ['main', 'gpu']);
+    expect(perms.publish.allow).toContain('$KV.sb_nodes.node.node-a');
+    expect(perms.publish.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.SB_WORK.pool_gpu');
+    expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|CONSUMER\.CREATE|\$JS\.API\.>/);
+    expect(perms.subscribe.allow).toEqual(['_INBOX_node-a.>', 'sb.node.node-a.>']);
+    expect(perms.allow_responses).toBe(true);
+  });
+});

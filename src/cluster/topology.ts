@@ -1,0 +1,264 @@
+/**
+ * Every name the cluster uses on NATS, in one place: streams, subjects, consumers, buckets, keys,
+ * and what a node's user may touch. Everything starts with `sb` so Switchboard can share a NATS
+ * system with other programs. The controller lays the topology out (`ensureTopology`, idempotent);
+ * nodes only bind to it, so a node's user needs no JetStream admin rights (`nodePermissions`).
+ *
+ * Checked on Debian's nats-server 2.9.10 (/work/nats-notes.md): a consumer has one filter subject
+ * (several need 2.10), so a pool is one subject; filters of a work-queue stream must not overlap;
+ * per-key TTLs and delete markers do not exist, so a lease's life is the bucket's max age.
+ */
+import { AckPolicy, DeliverPolicy, JetStreamApiError, RetentionPolicy, StorageType, type ConsumerConfig, type ConsumerUpdateConfig, type JetStreamManager, type StreamConfig, type StreamUpdateConfig } from '@nats-io/jetstream';
+import { Kvm } from '@nats-io/kv';
+import type { NatsConnection } from '@nats-io/transport-node';
+import { SwitchboardError } from '../core/errors.js';
+
+/** The work queue: one message per run to start, on `sb.work.<pool>`, gone once acknowledged. */
+export const WORK_STREAM = 'SB_WORK';
+/** Every run's events, on `sb.events.<run>`, kept for the ledger to read (and read again). */
+export const EVENTS_STREAM = 'SB_EVENTS';
+/** The controller's durable consumer of SB_EVENTS. */
+export const LEDGER_CONSUMER = 'ledger';
+/** Node leases: key `node.<name>`, gone when not renewed within the bucket's TTL. */
+export const NODES_BUCKET = 'sb_nodes';
+/** Run claims: key `run.<id>`, created once by whoever starts (or abandons) the run. */
+export const CLAIMS_BUCKET = 'sb_claims';
+
+const SECOND_MS = 1_000;
+const MINUTE_MS = 60 * SECOND_MS;
+const DAY_MS = 24 * 60 * MINUTE_MS;
+
+/** A node's lease lasts this long without a renewal, unless the controller says otherwise. */
+const DEFAULT_NODE_TTL_MS = 15 * SECOND_MS;
+/** How long a node may hold a work item without a heartbeat before the server counts it undelivered. */
+const DEFAULT_WORK_ACK_WAIT_MS = 30 * SECOND_MS;
+/** How long the ledger may hold an event without acknowledging it before it comes again. */
+const DEFAULT_EVENTS_ACK_WAIT_MS = 30 * SECOND_MS;
+/** Runs of one pool in flight at once, across the cluster, unless the pool says otherwise. */
+const DEFAULT_POOL_RUNS_IN_FLIGHT = 1_000;
+/**
+ * A run waiting in the queue is dropped after this long. A claim must outlive any work item (a
+ * frozen node that wakes late must still find the claim), so claims live CLAIM_TTL_MS, longer.
+ */
+const WORK_ITEM_MAX_AGE_MS = DAY_MS;
+const CLAIM_TTL_MS = 7 * DAY_MS;
+/**
+ * A node refuses an item older than this (by the stream's timestamp): a node frozen for days
+ * could otherwise find an abandoned run's claim expired, and start it. The margin of a day covers
+ * clocks that disagree.
+ */
+export const STALE_WORK_ITEM_MS = CLAIM_TTL_MS - WORK_ITEM_MAX_AGE_MS;
+/** Events stay readable for a gap refetch and a late ledger for this long. */
+const EVENTS_MAX_AGE_MS = 7 * DAY_MS;
+/** A node may publish an event again with the same id within this window and it is stored once. */
+export const EVENTS_DUPLICATE_WINDOW_MS = 2 * MINUTE_MS;
+/** Events the ledger has in hand but not yet acknowledged, at most (it acknowledges in order). */
+const LEDGER_MAX_ACK_PENDING = 256;
+
+/** One token of a subject: no dots, wildcards or spaces, so a name cannot reach into another's subjects. */
+const TOKEN = /^[A-Za-z0-9_-]+$/;
+const NAME_MAX = 64;
+const RUN_ID_MAX = 128;
+
+/** What a name is, for the error that refuses it. */
+type NameKind = 'node' | 'pool' | 'run id' | 'control topic';
+
+/** Throws INVALID_PARAMS unless `value` is a subject-safe token (letters, digits, `_`, `-`). */
+export function checkName(kind: NameKind, value: string): string {
+  const max = kind === 'run id' ? RUN_ID_MAX : NAME_MAX;
+  if (!TOKEN.test(value) || value.length > max) {
+    throw new SwitchboardError('INVALID_PARAMS', `${kind} '${value}' is not usable on the cluster: use 1 to ${max} letters, digits, '_' or '-'`, { [kind.replace(' ', '_')]: value });
+  }
+  return value;
+}
+
+/** `sb.work.<pool>`: where a pool's work items are published. */
+export function workSubject(pool: string): string {
+  return `sb.work.${checkName('pool', pool)}`;
+}
+
+/** The durable pull consumer that every node of a pool pulls from. */
+export function poolConsumer(pool: string): string {
+  return `pool_${checkName('pool', pool)}`;
+}
+
+/** `sb.events.<run>`: one subject per run, so a gap is refetched by subject. */
+export function eventSubject(runId: string): string {
+  return `sb.events.${checkName('run id', runId)}`;
+}
+
+/** `sb.node.<name>.ctl`: requests to one node. */
+export function nodeControlSubject(node: string): string {
+  return `sb.node.${checkName('node', node)}.ctl`;
+}
+
+/** `sb.ctl.<topic>`: requests from nodes to the controller. */
+export function controllerSubject(topic: string): string {
+  return `sb.ctl.${checkName('control topic', topic)}`;
+}
+
+/** A node's lease key in sb_nodes. */
+export function nodeKey(node: string): string {
+  return `node.${checkName('node', node)}`;
+}
+
+/** A run's claim key in sb_claims. */
+export function claimKey(runId: string): string {
+  return `run.${checkName('run id', runId)}`;
+}
+
+/** The reply inbox prefix of a node's connection: its user may read only its own replies. */
+export function nodeInboxPrefix(node: string): string {
+  return `_INBOX_${checkName('node', node)}`;
+}
+
+/** A permission block of nats-server's `authorization { users = [...] }`. */
+export interface NatsUserPermissions {
+  publish: { allow: string[] };
+  subscribe: { allow: string[] };
+  allow_responses: boolean;
+}
+
+/**
+ * What node `node` of `pools` needs and nothing more (the list was found denied-first on 2.9.10):
+ * pull, heartbeat and acknowledge its pools' work, claim runs, keep its own lease, publish events,
+ * ask the controller, answer its own control subject, read replies on its own inbox. It cannot
+ * touch another node's lease or subjects, read another pool's work, or change the topology. It can
+ * publish any run's events and write any claim key (NATS cannot limit it to create-only): the
+ * controller checks what a node sends against the node that holds the run's claim.
+ */
+export function nodePermissions(node: string, pools: readonly string[]): NatsUserPermissions {
+  const kvApi = (bucket: string, key: string): string[] => [`$KV.${bucket}.${key}`, `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.${key}`];
+  return {
+    publish: {
+      allow: [
+        ...pools.flatMap((pool) => [`$JS.API.CONSUMER.INFO.${WORK_STREAM}.${poolConsumer(pool)}`, `$JS.API.CONSUMER.MSG.NEXT.${WORK_STREAM}.${poolConsumer(pool)}`, `$JS.ACK.${WORK_STREAM}.${poolConsumer(pool)}.>`]),
+        ...kvApi(NODES_BUCKET, nodeKey(node)),
+        // The lease reads the TTL the controller chose from the bucket's status.
+        `$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`,
+        ...kvApi(CLAIMS_BUCKET, 'run.*'),
+        'sb.events.>',
+        'sb.ctl.>',
+      ],
+    },
+    subscribe: { allow: [`${nodeInboxPrefix(node)}.>`, `sb.node.${checkName('node', node)}.>`] },
+    allow_responses: true,
+  };
+}
+
+/** A pool of nodes that pull the same work queue. */
+export interface PoolSpec {
+  name: string;
+  /** Runs of this pool in flight at once across the cluster (the consumer's max_ack_pending). */
+  maxRunsInFlight?: number;
+}
+
+export interface TopologyOptions {
+  pools: readonly PoolSpec[];
+  /** A node's lease TTL (the sb_nodes bucket's max age); nodes renew at a third of it. */
+  nodeTtlMs?: number;
+  workAckWaitMs?: number;
+  eventsAckWaitMs?: number;
+}
+
+/** Milliseconds as JetStream's nanoseconds. */
+const nanos = (ms: number): number => ms * 1_000_000;
+
+/**
+ * Creates or updates every stream, consumer and bucket (the controller's job; nodes only bind).
+ * Safe to call at every start and again with more pools: what matches is left alone, what differs
+ * is updated, pools not named any more are left in place (their consumers may hold work).
+ */
+export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, options: TopologyOptions): Promise<void> {
+  const nodeTtlMs = options.nodeTtlMs ?? DEFAULT_NODE_TTL_MS;
+  if (!Number.isInteger(nodeTtlMs) || nodeTtlMs < SECOND_MS) throw new SwitchboardError('INVALID_PARAMS', `the node TTL must be a whole number of milliseconds, at least ${SECOND_MS} (got ${nodeTtlMs})`);
+  await ensureStream(
+    jsm,
+    { name: WORK_STREAM, retention: RetentionPolicy.Workqueue, storage: StorageType.File },
+    // A controller that retries a dispatch with the same run id stores it once.
+    { subjects: ['sb.work.>'], max_age: nanos(WORK_ITEM_MAX_AGE_MS), duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS) },
+  );
+  for (const pool of options.pools) {
+    await ensureConsumer(
+      jsm,
+      WORK_STREAM,
+      { durable_name: poolConsumer(pool.name), filter_subject: workSubject(pool.name), ack_policy: AckPolicy.Explicit },
+      {
+        // At most once: a run that reached a node is never handed to another behind the user's back.
+        max_deliver: 1,
+        ack_wait: nanos(options.workAckWaitMs ?? DEFAULT_WORK_ACK_WAIT_MS),
+        max_ack_pending: pool.maxRunsInFlight ?? DEFAULT_POOL_RUNS_IN_FLIGHT,
+      },
+    );
+  }
+  await ensureStream(
+    jsm,
+    { name: EVENTS_STREAM, retention: RetentionPolicy.Limits, storage: StorageType.File },
+    { subjects: ['sb.events.>'], max_age: nanos(EVENTS_MAX_AGE_MS), duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS), allow_direct: true },
+  );
+  await ensureConsumer(
+    jsm,
+    EVENTS_STREAM,
+    { durable_name: LEDGER_CONSUMER, filter_subject: 'sb.events.>', ack_policy: AckPolicy.Explicit, deliver_policy: DeliverPolicy.All },
+    { ack_wait: nanos(options.eventsAckWaitMs ?? DEFAULT_EVENTS_ACK_WAIT_MS), max_ack_pending: LEDGER_MAX_ACK_PENDING },
+  );
+  await ensureBucket(nc, jsm, NODES_BUCKET, nodeTtlMs);
+  await ensureBucket(nc, jsm, CLAIMS_BUCKET, CLAIM_TTL_MS);
+}
+
+/** JetStream's "not found" for a stream (10059) or a consumer (10014). */
+function isNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && (err.code === 10059 || err.code === 10014);
+}
+
+/** True when a value of `wanted` differs in `actual` (arrays compared by content). */
+function differs(wanted: object, actual: object): boolean {
+  const have = actual as Record<string, unknown>;
+  return Object.entries(wanted).some(([key, value]) => JSON.stringify(value) !== JSON.stringify(have[key]));
+}
+
+/** A thing laid out before with settings that cannot be changed in place: the operator decides. */
+function cannotChange(what: string, wanted: object, actual: object): SwitchboardError {
+  const have = actual as Record<string, unknown>;
+  const keys = Object.entries(wanted).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(have[key])).map(([key]) => key);
+  return new SwitchboardError('CONFLICT', `${what} exists with other ${keys.join(', ')}, which cannot be changed in place: delete it to have it made again`, { what, keys });
+}
+
+/** A stream with `fixed` settings (made once) and `editable` ones (brought up to date). */
+async function ensureStream(jsm: JetStreamManager, fixed: { name: string; retention: RetentionPolicy; storage: StorageType }, editable: Partial<StreamUpdateConfig>): Promise<void> {
+  let current: StreamConfig;
+  try {
+    current = (await jsm.streams.info(fixed.name)).config;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await jsm.streams.add({ ...fixed, ...editable });
+    return;
+  }
+  if (differs(fixed, current)) throw cannotChange(`stream ${fixed.name}`, fixed, current);
+  if (differs(editable, current)) await jsm.streams.update(fixed.name, { ...current, ...editable });
+}
+
+/** A durable consumer with `fixed` settings (made once) and `editable` ones (brought up to date). */
+async function ensureConsumer(jsm: JetStreamManager, stream: string, fixed: Partial<ConsumerConfig> & { durable_name: string }, editable: Partial<ConsumerUpdateConfig>): Promise<void> {
+  let current: ConsumerConfig;
+  try {
+    current = (await jsm.consumers.info(stream, fixed.durable_name)).config;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+    await jsm.consumers.add(stream, { ...fixed, ...editable });
+    return;
+  }
+  if (differs(fixed, current)) throw cannotChange(`consumer ${fixed.durable_name} of ${stream}`, fixed, current);
+  if (differs(editable, current)) await jsm.consumers.update(stream, fixed.durable_name, editable);
+}
+
+/** A key-value bucket with one value per key that lives `ttlMs` unless written again. */
+async function ensureBucket(nc: NatsConnection, jsm: JetStreamManager, bucket: string, ttlMs: number): Promise<void> {
+  // Kvm.create makes the bucket with the right stream settings when it is missing and only binds
+  // when it exists, so a changed TTL is set on the stream itself.
+  await new Kvm(nc).create(bucket, { ttl: ttlMs, history: 1 });
+  const stream = `KV_${bucket}`;
+  const { config } = await jsm.streams.info(stream);
+  // The duplicate window may not be longer than the max age.
+  if (config.max_age !== nanos(ttlMs)) await jsm.streams.update(stream, { ...config, max_age: nanos(ttlMs), duplicate_window: Math.min(config.duplicate_window, nanos(ttlMs)) });
+}

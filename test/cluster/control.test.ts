@@ -1,0 +1,88 @@
+/**
+ * Control requests on a real nats-server: the controller asks a node and a node asks the
+ * controller, with checked parameters and results; a failure comes back with its stable code; a
+ * node nobody serves is NODE_UNREACHABLE at once, and one that does not answer is TIMEOUT.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { controllerControlClient, nodeControlClient, serveControllerControl, serveNodeControl, type ControlHandlers, type NODE_CONTROL_OPS } from '../../src/cluster/index.js';
+import { SwitchboardError } from '../../src/core/errors.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
+
+let cluster: TestCluster;
+
+beforeAll(async () => {
+  cluster = await startTestCluster();
+});
+
+afterAll(async () => {
+  await cluster.close();
+});
+
+async function serveNode(name: string, handlers: ControlHandlers<typeof NODE_CONTROL_OPS>): Promise<{ dispose(): void }> {
+  const node = await cluster.connect(`node-${name}`);
+  const serving = serveNodeControl(node.nc, name, handlers, silentLogger);
+  await node.nc.flush();
+  return serving;
+}
+
+describe('control requests', () => {
+  it('reach a node and come back checked', async () => {
+    const serving = await serveNode('ctl-a', { ping: () => Promise.resolve({ node: 'ctl-a', epoch: 3 }) });
+    try {
+      expect(await nodeControlClient(cluster.controller.nc, 'ctl-a').call('ping', {})).toEqual({ node: 'ctl-a', epoch: 3 });
+    } finally {
+      serving.dispose();
+    }
+  });
+
+  it('to a node nobody serves fail at once with NODE_UNREACHABLE', async () => {
+    const started = Date.now();
+    await expect(nodeControlClient(cluster.controller.nc, 'nobody', 20_000).call('ping', {})).rejects.toMatchObject({ code: 'NODE_UNREACHABLE', message: 'node nobody is not connected (nobody listens on sb.node.nobody.ctl)' });
+    // "No responders" is the server's answer, not the end of the 20 s wait.
+    expect(Date.now() - started).toBeLessThan(20_000);
+  });
+
+  it('carry a handler’s stable code back, and refuse bad parameters on both ends', async () => {
+    const serving = await serveNode('ctl-b', { ping: () => Promise.reject(new SwitchboardError('CONFLICT', 'busy right now', { why: 'test' })) });
+    try {
+      const client = nodeControlClient(cluster.controller.nc, 'ctl-b');
+      await expect(client.call('ping', {})).rejects.toMatchObject({ code: 'CONFLICT', message: 'busy right now', details: { why: 'test' } });
+      await expect(client.call('ping', { extra: 1 } as unknown as Record<string, never>)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+      // A request that skips the client's checks is refused by the node.
+      const reply = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'ping', params: { extra: 1 } }));
+      expect(reply.json()).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
+      const unknown = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'reboot', params: {} }));
+      expect(unknown.json()).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
+    } finally {
+      serving.dispose();
+    }
+  });
+
+  it('that get no answer in time fail with TIMEOUT', async () => {
+    let answer: () => void = () => undefined;
+    const serving = await serveNode('ctl-c', { ping: () => new Promise((resolve) => (answer = () => resolve({ node: 'ctl-c', epoch: 1 }))) });
+    try {
+      await expect(nodeControlClient(cluster.controller.nc, 'ctl-c', 300).call('ping', {})).rejects.toMatchObject({ code: 'TIMEOUT' });
+    } finally {
+      answer();
+      serving.dispose();
+    }
+  });
+
+  it('from a node reach the controller on sb.ctl.<op>', async () => {
+    const seen: string[] = [];
+    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })) }, silentLogger);
+    await cluster.controller.nc.flush();
+    try {
+      const node = await cluster.connect('node-ctl-d');
+      expect(await controllerControlClient(node.nc).call('ping', { node: 'ctl-d' })).toEqual({ at: 42 });
+      expect(seen).toEqual(['ctl-d']);
+      // The subject names the operation; a body naming another is refused.
+      const mismatch = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'other', params: {} }));
+      expect(mismatch.json()).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
+    } finally {
+      serving.dispose();
+    }
+  });
+});

@@ -1,0 +1,130 @@
+/**
+ * Dispatch on a real nats-server: work items on a pool's queue, pulled by nodes with free slots,
+ * each run started at most once. Two nodes race for many runs and for two deliveries of one run;
+ * a node frozen (SIGSTOP) with a run in hand wakes after the controller abandoned it and does not
+ * start it, or, when nobody abandoned it, starts it (nobody else did).
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream } from '@nats-io/jetstream';
+import { WORK_STREAM, WorkDispatcher, WorkPuller, workSubject, type WorkEvent, type WorkItem } from '../../src/cluster/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
+import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js';
+import { until } from '../support/processes.js';
+
+let cluster: TestCluster;
+let dispatcher: WorkDispatcher;
+const pullers: WorkPuller[] = [];
+const processes: NodeProcess[] = [];
+/** Runs going on in-process nodes, ended by a test. */
+const going = new Map<string, () => void>();
+
+beforeAll(async () => {
+  // The frozen nodes pull pools of their own, so a waiting pull on one is surely theirs.
+  cluster = await startTestCluster({ topology: { pools: [{ name: 'main' }, { name: 'cold-a' }, { name: 'cold-b' }] } });
+  dispatcher = await WorkDispatcher.open(cluster.controller.nc, silentLogger);
+});
+
+afterEach(async () => {
+  for (const finish of going.values()) finish();
+  going.clear();
+  for (const puller of pullers.splice(0)) {
+    await puller.stop();
+    await puller.idle();
+  }
+  for (const node of processes.splice(0)) await node.kill();
+});
+
+afterAll(async () => {
+  await cluster.close();
+});
+
+async function node(name: string, slots: number, run: (item: WorkItem) => Promise<void>): Promise<{ puller: WorkPuller; events: EventLog<WorkEvent> }> {
+  const connection = await cluster.connect(`node-${name}`);
+  const puller = await WorkPuller.start({ nc: connection.nc, pool: 'main', node: name, instance: `${name}-instance`, slots, run, logger: silentLogger, pullExpiresMs: 1_000 });
+  pullers.push(puller);
+  return { puller, events: new EventLog(puller.onWork) };
+}
+
+/** A run that lasts until the test ends it. */
+const heldRun = (item: WorkItem): Promise<void> => new Promise((resolve) => going.set(item.run_id, resolve));
+
+const consumerInfo = (pool: string) => cluster.jsm.consumers.info(WORK_STREAM, `pool_${pool}`);
+
+describe('dispatch', () => {
+  it('starts each of many runs exactly once across two racing nodes, never beyond their slots', async () => {
+    const a = await node('node-a', 2, () => Promise.resolve());
+    const b = await node('node-b', 2, () => Promise.resolve());
+    const lowest = { free: 2 };
+    for (const { puller } of [a, b]) puller.onSlotsChanged((s) => (lowest.free = Math.min(lowest.free, s.free)));
+    const runs = Array.from({ length: 20 }, (_, i) => `race-${i}`);
+    for (const run of runs) await dispatcher.dispatch({ run_id: run, pool: 'main', payload: { prompt: run } });
+    const finished = (): WorkEvent[] => [...a.events.items, ...b.events.items].filter((e) => e.kind === 'finished');
+    await until(() => finished().length === runs.length, 'every run to finish');
+    const started = [...a.events.items, ...b.events.items].flatMap((e) => (e.kind === 'started' ? [e.item.run_id] : []));
+    expect(started.sort()).toEqual([...runs].sort());
+    expect(lowest.free).toBeGreaterThanOrEqual(0);
+    for (const run of runs) {
+      const holder = await dispatcher.claimOf(run);
+      const ranOn = a.events.items.some((e) => e.kind === 'started' && e.item.run_id === run) ? 'node-a' : 'node-b';
+      expect(holder).toMatchObject({ holder: ranOn, role: 'node' });
+    }
+    // Each item was acknowledged when its run ended, so the queue is empty.
+    expect((await cluster.jsm.streams.info(WORK_STREAM)).state.messages).toBe(0);
+    const first = [...a.events.items, ...b.events.items].find((e) => e.kind === 'started');
+    expect(first).toMatchObject({ item: { pool: 'main', payload: { prompt: expect.stringMatching(/^race-/) } } });
+  });
+
+  it('stores a dispatch retried with the same run id once', async () => {
+    const first = await dispatcher.dispatch({ run_id: 'retried', pool: 'main', payload: null });
+    const again = await dispatcher.dispatch({ run_id: 'retried', pool: 'main', payload: null });
+    expect(first.duplicate).toBe(false);
+    expect(again).toEqual({ streamSeq: first.streamSeq, duplicate: true });
+    // Taken off the queue for the next tests.
+    expect((await dispatcher.abandon('retried', first.streamSeq)).won).toBe(true);
+  });
+
+  it('lets only one of two nodes start a run delivered twice; the other finds it claimed', async () => {
+    const a = await node('node-c', 1, heldRun);
+    const b = await node('node-d', 1, heldRun);
+    // Two items for one run, as a controller that dispatched it again after the duplicate window would.
+    const js = jetstream(cluster.controller.nc);
+    for (let i = 0; i < 2; i++) await js.publish(workSubject('main'), JSON.stringify({ run_id: 'twice', pool: 'main', payload: i, dispatched_at: Date.now() }));
+    const events = (): WorkEvent[] => [...a.events.items, ...b.events.items];
+    await until(() => events().some((e) => e.kind === 'started') && events().some((e) => e.kind === 'claim-lost'), 'one start and one lost claim');
+    expect(events().filter((e) => e.kind === 'started')).toHaveLength(1);
+    const starter = a.events.items.some((e) => e.kind === 'started') ? 'node-c' : 'node-d';
+    const lost = events().find((e) => e.kind === 'claim-lost');
+    expect(lost).toMatchObject({ holder: { holder: starter, role: 'node', instance: `${starter}-instance` } });
+  });
+
+  it('keeps a frozen node that wakes after the controller abandoned its run from starting it', async () => {
+    const frozen = await startNodeProcess({ url: cluster.server.url, name: 'frozen', pool: 'cold-a', pullExpiresMs: 30_000 });
+    processes.push(frozen);
+    // Its pull is waiting on the server: the run goes to it.
+    await until(async () => (await consumerInfo('cold-a')).num_waiting >= 1, 'the frozen node to wait for work');
+    frozen.signal('SIGSTOP');
+    const { streamSeq } = await dispatcher.dispatch({ run_id: 'late', pool: 'cold-a', payload: null });
+    await until(async () => (await consumerInfo('cold-a')).num_ack_pending === 1, 'the run to be delivered to the frozen node');
+    expect(await dispatcher.abandon('late', streamSeq)).toEqual({ won: true });
+    frozen.signal('SIGCONT');
+    await frozen.waitFor((line) => line.work === 'claim-lost' && line.run === 'late', 'the run found claimed');
+    expect(frozen.lines.some((line) => line.work === 'started')).toBe(false);
+    expect(await dispatcher.claimOf('late')).toMatchObject({ holder: 'controller', role: 'controller' });
+  });
+
+  it('lets a frozen node that wakes start its run when nobody abandoned it; abandoning it then fails, naming the node', async () => {
+    const frozen = await startNodeProcess({ url: cluster.server.url, name: 'sleeper', pool: 'cold-b', pullExpiresMs: 30_000 });
+    processes.push(frozen);
+    await until(async () => (await consumerInfo('cold-b')).num_waiting >= 1, 'the node to wait for work');
+    frozen.signal('SIGSTOP');
+    await dispatcher.dispatch({ run_id: 'woken', pool: 'cold-b', payload: null });
+    await until(async () => (await consumerInfo('cold-b')).num_ack_pending === 1, 'the run to be delivered to the frozen node');
+    frozen.signal('SIGCONT');
+    await frozen.waitFor((line) => line.work === 'started' && line.run === 'woken', 'the run started');
+    const outcome = await dispatcher.abandon('woken');
+    expect(outcome).toMatchObject({ won: false, holder: { holder: 'sleeper', role: 'node' } });
+    frozen.send('finish woken');
+    await frozen.waitFor((line) => line.work === 'finished' && line.run === 'woken', 'the run finished');
+  });
+});

@@ -1,0 +1,139 @@
+/**
+ * Node leases and the controller's directory on a real nats-server, with a 2 s lease TTL: a lease
+ * is created, renewed and deleted on leave, a second live node of the name is refused, a lease
+ * that is gone lapses and is registered again under a new epoch; the directory sees nodes join,
+ * change, leave, and get lost when their process is killed or frozen past the TTL. Every wait is
+ * on an event or a line a process printed; nothing sleeps.
+ */
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { Kvm } from '@nats-io/kv';
+import { NodeDirectory, NodeLease, NODES_BUCKET, type DirectoryEvent, type LeaseChange, type NodeDescription } from '../../src/cluster/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
+import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js';
+
+const TTL_MS = 2_000;
+
+let cluster: TestCluster;
+let directory: NodeDirectory;
+let changes: EventLog<DirectoryEvent>;
+const leases: NodeLease[] = [];
+const processes: NodeProcess[] = [];
+
+beforeAll(async () => {
+  cluster = await startTestCluster({ topology: { nodeTtlMs: TTL_MS } });
+  directory = await NodeDirectory.open({ nc: cluster.controller.nc, logger: silentLogger });
+  changes = new EventLog(directory.onChange);
+});
+
+afterEach(async () => {
+  for (const lease of leases.splice(0)) await lease.leave();
+  for (const node of processes.splice(0)) await node.kill();
+});
+
+afterAll(async () => {
+  changes.dispose();
+  await directory.close();
+  await cluster.close();
+});
+
+const describeNode = (name: string, extra: Partial<NodeDescription> = {}): NodeDescription => ({ name, labels: ['linux'], clis: [{ name: 'claude', version: '2.1.0' }], repos: ['switchboard'], slots: { total: 2, free: 2 }, ...extra });
+
+async function register(name: string, extra: Partial<NodeDescription> = {}): Promise<NodeLease> {
+  const connection = await cluster.connect(`node-${name}`);
+  const lease = await NodeLease.register({ nc: connection.nc, node: describeNode(name, extra), logger: silentLogger });
+  leases.push(lease);
+  return lease;
+}
+
+const isEvent = (kind: DirectoryEvent['kind'], name: string, epoch?: number) => (e: DirectoryEvent) => e.kind === kind && e.node.record.name === name && (epoch === undefined || e.node.record.epoch === epoch);
+
+describe('a node lease', () => {
+  it('is created, renewed every third of the TTL, and refused to a second live node of the name', async () => {
+    const lease = await register('alpha');
+    expect(lease.ttlMs).toBe(TTL_MS);
+    expect(lease.state).toMatchObject({ kind: 'held', epoch: 1 });
+    const log = new EventLog<LeaseChange>(lease.onStateChange);
+    // Two renewals, each a new revision of the same epoch.
+    const renewals = (): number => log.items.filter(({ from, to }) => from.kind === 'held' && to.kind === 'held' && to.revision > from.revision).length;
+    await log.waitFor(() => renewals() >= 2, 'two renewals');
+    expect(log.items.every(({ to }) => to.kind === 'held' && to.epoch === 1)).toBe(true);
+    log.dispose();
+
+    const other = await cluster.connect('node-alpha-2');
+    await expect(NodeLease.register({ nc: other.nc, node: describeNode('alpha'), logger: silentLogger })).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining("already registered as 'alpha'") });
+
+    const joined = await changes.waitFor(isEvent('joined', 'alpha'), 'alpha joining');
+    expect(joined.node.record).toMatchObject({ name: 'alpha', labels: ['linux'], clis: [{ name: 'claude', version: '2.1.0' }], slots: { total: 2, free: 2 }, epoch: 1, instance: lease.record.instance });
+  });
+
+  it('tells a slot change at once, and the directory chooses the least loaded node that fits', async () => {
+    const beta = await register('beta', { slots: { total: 4, free: 4 } });
+    const gamma = await register('gamma', { slots: { total: 2, free: 2 }, labels: ['linux', 'gpu'] });
+    await changes.waitFor(isEvent('joined', 'gamma'), 'gamma joining');
+    await changes.waitFor(isEvent('joined', 'beta'), 'beta joining');
+    beta.setSlots({ total: 4, free: 1 });
+    await changes.waitFor((e) => e.kind === 'updated' && e.node.record.name === 'beta' && e.node.record.slots.free === 1, 'beta with one free slot');
+    expect(directory.choose({ backend: 'claude' }).map((r) => r.name).filter((n) => n !== 'alpha')).toEqual(['gamma', 'beta']);
+    expect(directory.choose({ backend: 'claude', labels: ['gpu'] }).map((r) => r.name)).toEqual(['gamma']);
+    expect(directory.choose({ backend: 'codex' })).toEqual([]);
+    gamma.setSlots({ total: 2, free: 0 });
+    await changes.waitFor((e) => e.kind === 'updated' && e.node.record.name === 'gamma' && e.node.record.slots.free === 0, 'gamma full');
+    expect(directory.choose({ backend: 'claude', labels: ['gpu'] })).toEqual([]);
+  });
+
+  it('is deleted when the node leaves, which the directory tells as left', async () => {
+    const lease = await register('delta');
+    await changes.waitFor(isEvent('joined', 'delta'), 'delta joining');
+    leases.splice(leases.indexOf(lease), 1);
+    await lease.leave();
+    expect(lease.state).toEqual({ kind: 'left', evidence: 'the node left the cluster' });
+    await changes.waitFor(isEvent('left', 'delta'), 'delta leaving');
+    expect(directory.get('delta')).toBeUndefined();
+    const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
+    expect((await kv.get('node.delta'))?.operation).toBe('DEL');
+  });
+
+  it('lapses when its key is gone, says so, and registers again under the next epoch', async () => {
+    const lease = await register('epsilon');
+    const log = new EventLog<LeaseChange>(lease.onStateChange);
+    await changes.waitFor(isEvent('joined', 'epsilon', 1), 'epsilon joining');
+    const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
+    await kv.delete('node.epsilon');
+    await log.waitFor(({ to }) => to.kind === 'held' && to.epoch === 2, 'a new registration');
+    const kinds = log.items.map(({ to }) => `${to.kind}:${'epoch' in to ? to.epoch : ''}`).filter((k, i, all) => k !== all[i - 1]);
+    expect(kinds).toEqual(['lapsed:1', 'registering:2', 'held:2']);
+    const lapsed = log.items.find(({ to }) => to.kind === 'lapsed')!.to;
+    expect(lapsed).toMatchObject({ evidence: expect.stringContaining('wrong last sequence') });
+    await changes.waitFor(isEvent('joined', 'epsilon', 2), 'epsilon joining again');
+    log.dispose();
+  });
+});
+
+describe('the node directory', () => {
+  it('tells a node process killed with SIGKILL as lost, once the server has dropped its lease', async () => {
+    const node = await startNodeProcess({ url: cluster.server.url, name: 'zeta' });
+    processes.push(node);
+    await changes.waitFor(isEvent('joined', 'zeta'), 'zeta joining');
+    node.signal('SIGKILL');
+    await node.exited;
+    const lost = await changes.waitFor(isEvent('lost', 'zeta'), 'zeta lost');
+    expect(lost).toMatchObject({ evidence: expect.stringContaining('the lease is gone from the server') });
+    expect(directory.get('zeta')).toBeUndefined();
+  });
+
+  it('tells a node frozen past the TTL as lost; thawed, the node finds its lease lapsed and joins under a new epoch', async () => {
+    const node = await startNodeProcess({ url: cluster.server.url, name: 'eta' });
+    processes.push(node);
+    await changes.waitFor(isEvent('joined', 'eta', 1), 'eta joining');
+    node.signal('SIGSTOP');
+    await changes.waitFor(isEvent('lost', 'eta'), 'eta lost');
+    node.signal('SIGCONT');
+    await node.waitFor((line) => line.lease === 'lapsed' && line.epoch === 1, 'its lease lapsed');
+    await node.waitFor((line) => line.lease === 'held' && line.epoch === 2, 'its lease held again');
+    await changes.waitFor(isEvent('joined', 'eta', 2), 'eta joining under epoch 2');
+    node.send('leave');
+    await changes.waitFor(isEvent('left', 'eta'), 'eta leaving');
+    await node.exited;
+  });
+});

@@ -1,0 +1,141 @@
+/**
+ * Security on a real nats-server with NKey users and TLS from a test CA: a node's user with only
+ * nodePermissions() does its whole job (lease, work, claims, events, control both ways) and
+ * nothing of another node's; an unknown key and no key are refused; TLS is verified against the
+ * CA given, and mutual TLS wants the client's certificate.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { Kvm } from '@nats-io/kv';
+import { createUser } from '@nats-io/nkeys';
+import {
+  connectCluster,
+  controllerControlClient,
+  EventIntake,
+  EventPublisher,
+  nodeControlClient,
+  nodeInboxPrefix,
+  NodeLease,
+  nodePermissions,
+  NODES_BUCKET,
+  parseNatsOptions,
+  serveControllerControl,
+  serveNodeControl,
+  WorkDispatcher,
+  WorkPuller,
+  type DeliveredEvent,
+  type WorkEvent,
+} from '../../src/cluster/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
+import { startNatsServer } from '../support/nats-server.js';
+import { Emitter } from '../../src/core/emitter.js';
+
+let cluster: TestCluster;
+/** The flags of node-a's user: its seed and the CA, as `switchboard node` would take them. */
+let nodeFlags: { nkeyFile: string; caFile: string };
+
+beforeAll(async () => {
+  cluster = await startTestCluster({
+    server: { tls: 'server', users: [{ name: 'controller' }, { name: 'node-a', permissions: nodePermissions('node-a', ['main']) }] },
+    controllerFlags: (server) => ({ nkeyFile: server.user('controller').seedFile, caFile: server.tls!.caFile }),
+  });
+  nodeFlags = { nkeyFile: cluster.server.user('node-a').seedFile, caFile: cluster.server.tls!.caFile };
+});
+
+afterAll(async () => {
+  await cluster.close();
+});
+
+describe('a node user with only its permissions', () => {
+  it('keeps its lease, takes and claims work, publishes events and answers and asks control requests', async () => {
+    const node = await cluster.connect('node-a', nodeFlags, nodeInboxPrefix('node-a'));
+    expect(node.nc.info?.tls_required).toBe(true);
+    const lease = await NodeLease.register({ nc: node.nc, node: { name: 'node-a', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger });
+
+    const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }) }, silentLogger);
+    await node.nc.flush();
+    expect(await nodeControlClient(cluster.controller.nc, 'node-a').call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
+    const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }) }, silentLogger);
+    await cluster.controller.nc.flush();
+    expect(await controllerControlClient(node.nc).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
+
+    const written = new Emitter<DeliveredEvent>();
+    const writes = new EventLog(written.event);
+    const intake = await EventIntake.start({ nc: cluster.controller.nc, sink: { lastSeq: () => Promise.resolve(0), write: (d) => Promise.resolve(written.fire(d)) }, logger: silentLogger });
+    const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });
+    const puller = await WorkPuller.start({
+      nc: node.nc,
+      pool: 'main',
+      node: 'node-a',
+      instance: lease.record.instance,
+      slots: 1,
+      logger: silentLogger,
+      pullExpiresMs: 1_000,
+      run: async (item) => {
+        await publisher.publish({ schema_version: 'v2', run_id: item.run_id, seq: 1, type: 'done' });
+      },
+    });
+    const work = new EventLog<WorkEvent>(puller.onWork);
+    try {
+      const dispatcher = await WorkDispatcher.open(cluster.controller.nc, silentLogger);
+      await dispatcher.dispatch({ run_id: 'secure-1', pool: 'main', payload: null });
+      expect(await work.waitFor((e) => e.kind === 'finished', 'the run to finish')).toEqual({ kind: 'finished', item: expect.objectContaining({ run_id: 'secure-1' }) });
+      expect(await dispatcher.claimOf('secure-1')).toMatchObject({ holder: 'node-a' });
+      expect(await writes.waitFor((d) => d.event.run_id === 'secure-1', 'its event')).toMatchObject({ node: 'node-a', event: { seq: 1 } });
+      // Its own lease is its to delete.
+      await lease.leave();
+      expect(lease.state.kind).toBe('left');
+    } finally {
+      work.dispose();
+      writes.dispose();
+      await puller.stop();
+      await intake.close();
+      serving.dispose();
+      controllerServing.dispose();
+    }
+  });
+
+  it("may not write another node's lease or register under its name", async () => {
+    const node = await cluster.connect('node-a-2', nodeFlags, nodeInboxPrefix('node-a'));
+    const kv = await new Kvm(node.nc).open(NODES_BUCKET, { allow_direct: true });
+    await expect(kv.put('node.node-b', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_nodes\.node\.node-b"/);
+    await expect(NodeLease.register({ nc: node.nc, node: { name: 'node-b', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED', message: expect.stringContaining('Permissions Violation') });
+  });
+});
+
+describe('credentials', () => {
+  it('refuses a key the server does not know, and no key at all, as FORBIDDEN', async () => {
+    const stranger = path.join(cluster.server.dir, 'stranger.nk');
+    writeFileSync(stranger, new TextDecoder().decode(createUser().getSeed()), { mode: 0o600 });
+    await expect(connectCluster(parseNatsOptions({ url: cluster.server.url, nkeyFile: stranger, caFile: nodeFlags.caFile }), { name: 'stranger', logger: silentLogger })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(connectCluster(parseNatsOptions({ url: cluster.server.url, caFile: nodeFlags.caFile }), { name: 'anonymous', logger: silentLogger })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+  });
+});
+
+describe('TLS', () => {
+  it('is required for a server that is not on this machine, before anything connects', () => {
+    expect(() => parseNatsOptions({ url: 'nats://192.0.2.10:4222', nkeyFile: nodeFlags.nkeyFile })).toThrow(expect.objectContaining({ code: 'INVALID_PARAMS', message: expect.stringContaining('needs TLS') }));
+  });
+
+  it('verifies the server against the CA given, and refuses one it cannot verify', async () => {
+    // tls:// with no CA: the system's CAs, which do not know the test CA.
+    await expect(connectCluster(parseNatsOptions({ url: cluster.server.url.replace('nats://', 'tls://'), nkeyFile: nodeFlags.nkeyFile }), { name: 'no-ca', logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED', message: expect.stringMatching(/certificate/) });
+    // No TLS asked for, against a server that requires it.
+    await expect(connectCluster(parseNatsOptions({ url: cluster.server.url, nkeyFile: nodeFlags.nkeyFile }), { name: 'plain', logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED' });
+  });
+
+  it('with client certificates: a client with the CA’s certificate connects, one without is refused', async () => {
+    const server = await startNatsServer({ tls: 'mutual' });
+    try {
+      const tls = server.tls!;
+      const connection = await connectCluster(parseNatsOptions({ url: server.url, caFile: tls.caFile, certFile: tls.clientCertFile, keyFile: tls.clientKeyFile }), { name: 'mtls', logger: silentLogger });
+      expect(connection.nc.info?.tls_verify).toBe(true);
+      await connection.close();
+      await expect(connectCluster(parseNatsOptions({ url: server.url, caFile: tls.caFile }), { name: 'no-cert', logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED' });
+    } finally {
+      await server.stop();
+    }
+  });
+});
