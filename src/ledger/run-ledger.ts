@@ -124,19 +124,47 @@ export class RunLedger {
     this.assertOpen();
     if (event.type === 'output' && !this.rawOutput) return undefined;
     const run = this.live.get(runId);
-    if (!run) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} is not live in this ledger (unknown, or already done)`, { run_id: runId });
+    if (!run) throw notLive(runId);
     const recorded: RunEvent = { run_id: runId, seq: run.nextSeq++, ts: event.ts, type: event.type, data: event.data, compat: event.compat };
+    this.take(run, recorded);
+    return recorded;
+  }
+
+  /**
+   * Records an event numbered elsewhere (a cluster node runs the run and numbers its events; the
+   * controller's ledger takes them as they come), with its own number, once: an event at or below
+   * the last one taken is one this ledger has (a delivery again) and is ignored (false). One past
+   * a gap is taken, the numbers skipped left out (they were never stored: the intake fetched the gap
+   * and found nothing). Live readers get it as an appended one, and the store writes it ON CONFLICT
+   * DO NOTHING on (run_id, seq), so its `state` events move the run's status and its `done` ends the
+   * run here as on the node. The run must be live here (createRun, or resumeRun after a restart):
+   * INVALID_PARAMS otherwise. Raw output is kept as the node sent it (the node's policy recorded it).
+   */
+  ingest(event: RunEvent): boolean {
+    this.assertOpen();
+    const run = this.live.get(event.run_id);
+    if (!run) throw notLive(event.run_id);
+    if (!Number.isInteger(event.seq) || event.seq < 1) throw new SwitchboardError('INVALID_PARAMS', `event ${String(event.seq)} of run ${event.run_id} has no sequence number`, { run_id: event.run_id });
+    if (event.seq < run.nextSeq) return false;
+    if (event.seq > run.nextSeq) this.logger.warn('a run event came after a gap: the numbers between were never stored', { run_id: event.run_id, from: run.nextSeq, to: event.seq - 1 });
+    run.nextSeq = event.seq + 1;
+    this.take(run, { run_id: event.run_id, seq: event.seq, ts: event.ts, type: event.type, data: event.data, compat: event.compat });
+    return true;
+  }
+
+  /** A numbered event into the queue for the store and to the run's live readers; a `done` ends the run. */
+  private take(run: RunTail, recorded: RunEvent): void {
+    const runId = recorded.run_id;
     this.pendingEvents.push(recorded);
-    if (event.type === 'done') this.live.delete(runId);
+    if (recorded.type === 'done') this.live.delete(runId);
     try {
       run.emitter.fire(recorded);
     } catch (err) {
       this.logger.warn('a run event reader failed', { run_id: runId, error: errorMessage(err) });
     }
-    if (event.type === 'done') run.emitter.dispose();
+    if (recorded.type === 'done') run.emitter.dispose();
     if (this.pendingEvents.length >= FLUSH_AT_EVENTS && !this.failing) void this.flush().catch(() => undefined);
     else this.schedule();
-    return recorded;
   }
 
   /** True while the run can still get events in this ledger. */
@@ -316,4 +344,8 @@ export class RunLedger {
   private assertOpen(): void {
     if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the run ledger is closed');
   }
+}
+
+function notLive(runId: string): SwitchboardError {
+  return new SwitchboardError('INVALID_PARAMS', `run ${runId} is not live in this ledger (unknown, or already done)`, { run_id: runId });
 }

@@ -383,6 +383,55 @@ export function describeLedgerStore(name: string, newPlace: NewPlace): void {
       expect(() => ledger.append(s.id, token(1, 'late'))).toThrow(/not live/);
     });
 
+    it('ingests events numbered elsewhere once, in step with their states, live readers fed as by append', async () => {
+      const place = await newPlace();
+      const node = await open();
+      const s = spec();
+      recordRun(node, s, 3);
+      const numbered = await node.events(s.id, 0, 100);
+      const controller = await open(place);
+      controller.createRun(s);
+      const got: RunEvent[] = [];
+      const ended = new Promise<void>((resolve) => controller.subscribe(s.id, 0, (e) => got.push(e), { onEnd: resolve }));
+      const half = Math.floor(numbered.length / 2);
+      for (const e of numbered.slice(0, half)) expect(controller.ingest(e)).toBe(true);
+      // Delivered again (an intake after a restart): nothing taken twice.
+      for (const e of numbered.slice(0, half)) expect(controller.ingest(e)).toBe(false);
+      await controller.flush();
+      expect(await controller.run(s.id)).toMatchObject({ status: 'streaming', started_at: 2_000, last_seq: half, events: half });
+      for (const e of numbered.slice(half)) expect(controller.ingest(e)).toBe(true);
+      await ended;
+      expect(got).toEqual(numbered);
+      expect(await controller.events(s.id, 0, 100)).toEqual(numbered);
+      expect(await controller.run(s.id)).toMatchObject({ status: 'completed', reason: 'finished', ended_at: 2_000, last_seq: numbered.length, events: numbered.length });
+      // The run ended here with its done, as on the node.
+      expect(controller.isLive(s.id)).toBe(false);
+      expect(() => controller.ingest(numbered.at(-1) as RunEvent)).toThrow(/not live/);
+      expect(await controller.check()).toBe('ok');
+    });
+
+    it('ingests across a restart of the controller from the last event it recorded, and past a hole', async () => {
+      const place = await newPlace();
+      const s = spec();
+      const at = (seq: number, e: NewRunEvent): RunEvent => ({ ...e, run_id: s.id, seq });
+      const first = await open(place);
+      first.createRun(s);
+      first.ingest(at(1, inputEvent(10, 'prompt', s.prompt)));
+      first.ingest(at(2, stateEvent({ from: 'queued', to: 'running', at: 11, reason: null, message: '' })));
+      await first.close();
+      const second = await open(place);
+      const [record] = await second.unfinished();
+      expect(record).toMatchObject({ status: 'running', last_seq: 2 });
+      second.resumeRun(s.id, record?.last_seq ?? 0);
+      expect(second.ingest(at(2, stateEvent({ from: 'queued', to: 'running', at: 11, reason: null, message: '' })))).toBe(false);
+      // 3 and 4 never reached the stream: 5 is taken after the hole.
+      expect(second.ingest(at(5, stateEvent({ from: 'running', to: 'cancelled', at: 12, reason: 'cancelled_by_user', message: 'cancelled' })))).toBe(true);
+      expect(second.ingest(at(6, doneEvent(12, 'cancelled', 'cancelled_by_user', 'cancelled')))).toBe(true);
+      expect((await second.events(s.id, 0, 100)).map((e) => e.seq)).toEqual([1, 2, 5, 6]);
+      expect(await second.run(s.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', ended_at: 12, last_seq: 6, events: 4 });
+      expect(await second.unfinished()).toEqual([]);
+    });
+
     it('checks clean', async () => {
       const ledger = await open();
       recordRun(ledger, spec(), 10);
