@@ -35,12 +35,16 @@ export type ControlOps = Readonly<Record<string, ControlOp>>;
 export const NODE_CONTROL_OPS = {
   /** Is the node there, and which registration of it. */
   ping: { params: z.strictObject({}), result: z.object({ node: z.string(), epoch: z.number().int() }) },
+  /** End a run the node runs (or is starting): `found` false when it has no such run going. */
+  cancel: { params: z.strictObject({ run_id: z.string().min(1).max(128) }), result: z.object({ found: z.boolean() }) },
 } as const satisfies ControlOps;
 
 /** What the controller answers. */
 export const CONTROLLER_CONTROL_OPS = {
   /** Is a controller there. */
   ping: { params: z.strictObject({ node: z.string() }), result: z.object({ at: z.number() }) },
+  /** A node joins: its own pool's consumer is laid out (a node's user cannot), and named. */
+  join: { params: z.strictObject({ node: z.string().min(1).max(64) }), result: z.object({ pool: z.string() }) },
 } as const satisfies ControlOps;
 
 /** The handler of every operation of `Ops`: checked parameters in, a result to check out. */

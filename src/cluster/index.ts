@@ -2,6 +2,8 @@ export { parseNatsOptions, isLoopbackHost, type NatsFlags, type NatsOptions, typ
 export { connectCluster, type ClusterConnection, type ClusterConnectOptions } from './connection.js';
 export {
   ensureTopology,
+  ensurePool,
+  poolConsumer,
   nodePermissions,
   nodeInboxPrefix,
   checkName,
@@ -24,7 +26,7 @@ export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirement
 export { RunClaims, type RunClaim, type ClaimOutcome } from './run-claims.js';
 export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
-export { EventPublisher, eventMessageId, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
+export { EventPublisher, eventMessageId, parseRunEvent, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
 export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
 export {
   ControlClient,

@@ -178,19 +178,7 @@ export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, 
     // A controller that retries a dispatch with the same run id stores it once.
     { subjects: ['sb.work.>'], max_age: nanos(WORK_ITEM_MAX_AGE_MS), duplicate_window: nanos(EVENTS_DUPLICATE_WINDOW_MS) },
   );
-  for (const pool of options.pools) {
-    await ensureConsumer(
-      jsm,
-      WORK_STREAM,
-      { durable_name: poolConsumer(pool.name), filter_subject: workSubject(pool.name), ack_policy: AckPolicy.Explicit },
-      {
-        // At most once: a run that reached a node is never handed to another behind the user's back.
-        max_deliver: 1,
-        ack_wait: nanos(options.workAckWaitMs ?? DEFAULT_WORK_ACK_WAIT_MS),
-        max_ack_pending: pool.maxRunsInFlight ?? DEFAULT_POOL_RUNS_IN_FLIGHT,
-      },
-    );
-  }
+  for (const pool of options.pools) await ensurePool(jsm, pool, options.workAckWaitMs);
   await ensureStream(
     jsm,
     { name: EVENTS_STREAM, retention: RetentionPolicy.Limits, storage: StorageType.File },
@@ -204,6 +192,24 @@ export async function ensureTopology(nc: NatsConnection, jsm: JetStreamManager, 
   );
   await ensureBucket(nc, jsm, NODES_BUCKET, nodeTtlMs);
   await ensureBucket(nc, jsm, CLAIMS_BUCKET, CLAIM_TTL_MS);
+}
+
+/**
+ * Creates or updates one pool's consumer of SB_WORK (the stream must be there: ensureTopology):
+ * what a controller does when a node that pulls a pool of its own joins.
+ */
+export async function ensurePool(jsm: JetStreamManager, pool: PoolSpec, workAckWaitMs?: number): Promise<void> {
+  await ensureConsumer(
+    jsm,
+    WORK_STREAM,
+    { durable_name: poolConsumer(pool.name), filter_subject: workSubject(pool.name), ack_policy: AckPolicy.Explicit },
+    {
+      // At most once: a run that reached a node is never handed to another behind the user's back.
+      max_deliver: 1,
+      ack_wait: nanos(workAckWaitMs ?? DEFAULT_WORK_ACK_WAIT_MS),
+      max_ack_pending: pool.maxRunsInFlight ?? DEFAULT_POOL_RUNS_IN_FLIGHT,
+    },
+  );
 }
 
 /** JetStream's "not found" for a stream (10059) or a consumer (10014). */

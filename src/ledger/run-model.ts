@@ -67,6 +67,11 @@ export interface RunSpec {
    * `limits.idle_conversations`); false: the CLI ends with the run. Absent in runs recorded before it was kept.
    */
   keep_alive?: boolean;
+  /**
+   * The cluster node a controller sent it to (issue 26): the node runs it and its events are the
+   * node's; absent: it runs in the service that recorded it.
+   */
+  node?: string;
   /** Milliseconds since the epoch. */
   created_at: number;
 }

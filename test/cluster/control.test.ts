@@ -19,9 +19,10 @@ afterAll(async () => {
   await cluster.close();
 });
 
-async function serveNode(name: string, handlers: ControlHandlers<typeof NODE_CONTROL_OPS>): Promise<{ dispose(): void }> {
+/** A node answering `ping` as told, and any other operation as having nothing of it. */
+async function serveNode(name: string, handlers: Pick<ControlHandlers<typeof NODE_CONTROL_OPS>, 'ping'>): Promise<{ dispose(): void }> {
   const node = await cluster.connect(`node-${name}`);
-  const serving = serveNodeControl(node.nc, name, handlers, silentLogger);
+  const serving = serveNodeControl(node.nc, name, { cancel: () => Promise.resolve({ found: false }), ...handlers }, silentLogger);
   await node.nc.flush();
   return serving;
 }
@@ -72,7 +73,7 @@ describe('control requests', () => {
 
   it('from a node reach the controller on sb.ctl.<op>', async () => {
     const seen: string[] = [];
-    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })) }, silentLogger);
+    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }) }, silentLogger);
     await cluster.controller.nc.flush();
     try {
       const node = await cluster.connect('node-ctl-d');

@@ -1,0 +1,29 @@
+/**
+ * Runs that run on another machine, as the run service sees them: a controller's cluster
+ * (cluster-runs/ implements it over NATS). The run service records such a run's spec and hands it
+ * on; the node runs it under its own policy and numbers its events, which come back into this
+ * service's ledger (RunLedger.ingest), so every surface lists, follows and replays it as any run.
+ */
+import type { RunMode, RunSpec } from '../ledger/run-model.js';
+
+/** What became of a cancel of a run on a node. */
+export type RemoteCancel =
+  /** The node was told: its events say how the run ended. */
+  | 'sent'
+  /** No node had started it, and none will (the controller holds its claim): the service records the end. */
+  | 'abandoned';
+
+export interface RemoteRuns {
+  /** True when a live node has `backend`: a run of it goes to the cluster. */
+  offers(backend: string): boolean;
+  /** The node to take a run of `backend` with every one of `labels` now (the least loaded), or undefined when none can. */
+  choose(backend: string, labels: readonly string[]): string | undefined;
+  /** Sends a recorded run to its node (`spec.node`), with the mode the caller asked for (`auto`: the node's choice). */
+  dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void>;
+  /** Makes sure no node starts the run: true when none had (the run is the service's to end), false when a node has it. */
+  abandon(spec: RunSpec): Promise<boolean>;
+  /** Stops a run sent to a node. */
+  cancel(spec: RunSpec): Promise<RemoteCancel>;
+  /** The nodes' backends, for a message naming what there is. */
+  backendNames(): string[];
+}
