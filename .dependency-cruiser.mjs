@@ -35,12 +35,14 @@ export const ROOMS = {
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
   orchestration: ['core', 'platform', 'approvals', 'agents', 'ledger'],
+  // Runs across machines (issue 26): the run service on a node, and the controller's side, over the cluster room.
+  'cluster-runs': ['core', 'ledger', 'runs', 'cluster'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
   api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'orchestration', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.
   surfaces: ['core', 'platform', 'contract', 'protocol', 'api'],
   client: ['core', 'platform', 'protocol'],
-  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'orchestration', 'api', 'surfaces'],
+  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'orchestration', 'api', 'surfaces', 'cluster', 'cluster-runs'],
   cli: ['core', 'platform', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'model-server', 'doctor', 'tmux', 'client', 'daemon', 'surfaces'],
 };
 

@@ -4,3 +4,5 @@ export { readRuntimeFile, runtimeFilePath, type RuntimeInfo } from './runtime-fi
 export { DAEMON_MARKER_VARIABLE, homeId } from './recovery.js';
 export { migrateHomeLedger } from './ledger-migration.js';
 export { parseLedgerLocation } from '../ledger/index.js';
+export { startClusterNode } from './cluster-node.js';
+export { parseNatsOptions } from '../cluster/index.js';

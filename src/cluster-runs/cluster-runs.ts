@@ -1,0 +1,176 @@
+/**
+ * The controller's side of runs on the cluster (issue 26), what the run service knows as its
+ * RemoteRuns: which nodes can take a run (the directory of leases: backend, labels, least loaded),
+ * a recorded run sent to its node's own queue, a run given up by taking its claim, a cancel sent
+ * to the node that holds the run by request and reply, and the nodes' events into the ledger
+ * (EventIntake → RunLedger.ingest), each checked against the node the run was sent to.
+ *
+ * Each node pulls a queue of its own (the pool named after it, laid out when it joins): the
+ * controller chose the node, so the run goes there and nowhere else.
+ */
+import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import type { NatsConnection } from '@nats-io/transport-node';
+import type { Disposable } from '../core/disposable.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type DeliveredEvent, type EventSink } from '../cluster/index.js';
+import type { RunLedger } from '../ledger/index.js';
+import type { RunMode, RunSpec } from '../ledger/run-model.js';
+import type { RemoteCancel, RemoteRuns } from '../runs/index.js';
+import { eventFromMessage, runWork } from './run-wire.js';
+
+/** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
+const REMEMBERED_RUNS = 10_000;
+
+export interface ClusterRunsOptions {
+  nc: NatsConnection;
+  logger: Logger;
+  /** A node's lease TTL (ensureTopology's default when absent). */
+  nodeTtlMs?: number;
+  /** How long a node may hold a work item without a heartbeat (ensureTopology's default when absent). */
+  workAckWaitMs?: number;
+}
+
+export class ClusterRuns implements RemoteRuns {
+  private intake: EventIntake | undefined;
+  /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
+  private readonly dispatched = new Map<string, number>();
+
+  private constructor(
+    private readonly options: ClusterRunsOptions,
+    readonly directory: NodeDirectory,
+    private readonly dispatcher: WorkDispatcher,
+    private readonly serving: Disposable,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Lays out the cluster's topology (the controller's job, idempotent), watches the nodes and answers their joins. */
+  static async open(options: ClusterRunsOptions): Promise<ClusterRuns> {
+    const logger = options.logger.child({ component: 'cluster-runs' });
+    const jsm: JetStreamManager = await jetstreamManager(options.nc);
+    await ensureTopology(options.nc, jsm, {
+      pools: [],
+      ...(options.nodeTtlMs !== undefined && { nodeTtlMs: options.nodeTtlMs }),
+      ...(options.workAckWaitMs !== undefined && { workAckWaitMs: options.workAckWaitMs }),
+    });
+    const directory = await NodeDirectory.open({ nc: options.nc, logger });
+    const dispatcher = await WorkDispatcher.open(options.nc, logger);
+    const serving = serveControllerControl(
+      options.nc,
+      {
+        ping: () => Promise.resolve({ at: Date.now() }),
+        join: async ({ node }) => {
+          await ensurePool(jsm, { name: node }, options.workAckWaitMs);
+          logger.info('node joined', { node });
+          return { pool: node };
+        },
+      },
+      logger,
+    );
+    return new ClusterRuns(options, directory, dispatcher, serving, logger);
+  }
+
+  /**
+   * Starts taking the nodes' events into `ledger`. Call once the run service has taken up the runs
+   * in flight (RunService.start), so that each event finds its run live in the ledger.
+   */
+  async takeEvents(ledger: RunLedger): Promise<void> {
+    if (this.intake) throw new SwitchboardError('INVALID_REQUEST', 'the cluster already takes events into a ledger');
+    this.intake = await EventIntake.start({ nc: this.options.nc, sink: new LedgerSink(ledger, this.logger), logger: this.logger });
+    this.intake.onHole((hole) => this.logger.warn('events of a run were never stored by its node', { run_id: hole.runId, from: hole.from, to: hole.to }));
+  }
+
+  offers(backend: string): boolean {
+    return this.directory.list().some((n) => n.record.clis.some((c) => c.name === backend));
+  }
+
+  choose(backend: string, labels: readonly string[]): string | undefined {
+    return this.directory.choose({ backend, labels })[0]?.name;
+  }
+
+  backendNames(): string[] {
+    return [...new Set(this.directory.list().flatMap((n) => n.record.clis.map((c) => c.name)))];
+  }
+
+  async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
+    const node = nodeOf(spec);
+    const sent = await this.dispatcher.dispatch({ run_id: spec.id, pool: node, payload: runWork(spec, mode) });
+    this.dispatched.set(spec.id, sent.streamSeq);
+    if (this.dispatched.size > REMEMBERED_RUNS) this.dispatched.delete(this.dispatched.keys().next().value ?? '');
+    this.logger.info('run sent to a node', { run_id: spec.id, node, backend: spec.backend });
+  }
+
+  async abandon(spec: RunSpec): Promise<boolean> {
+    const outcome = await this.dispatcher.abandon(spec.id, this.dispatched.get(spec.id));
+    if (outcome.won) return true;
+    return outcome.holder?.role === 'controller';
+  }
+
+  async cancel(spec: RunSpec): Promise<RemoteCancel> {
+    const holder = await this.dispatcher.claimOf(spec.id);
+    if (holder === undefined || holder.role === 'controller') {
+      if (await this.abandon(spec)) return 'abandoned';
+    }
+    // A node holds it (or won it just now): that node ends it.
+    const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
+    await nodeControlClient(this.options.nc, node).call('cancel', { run_id: spec.id });
+    return 'sent';
+  }
+
+  /** Stops taking events (what the ledger has not taken comes again to the next controller) and watching nodes. */
+  async close(): Promise<void> {
+    this.serving.dispose();
+    await this.intake?.close();
+    await this.directory.close();
+  }
+}
+
+function nodeOf(spec: RunSpec): string {
+  if (spec.node === undefined) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} names no node`, { run_id: spec.id });
+  return spec.node;
+}
+
+/**
+ * The ledger as the intake's sink: an event is ingested only for a run this ledger sent to the
+ * node that published it; anything else is dropped (and said), never stored.
+ */
+class LedgerSink implements EventSink {
+  /** Each run's node, as the ledger recorded it (null: not a run of the cluster). */
+  private readonly nodes = new Map<string, string | null>();
+
+  constructor(
+    private readonly ledger: RunLedger,
+    private readonly logger: Logger,
+  ) {}
+
+  async lastSeq(runId: string): Promise<number> {
+    return (await this.ledger.run(runId))?.last_seq ?? 0;
+  }
+
+  async write(delivered: DeliveredEvent): Promise<void> {
+    const event = eventFromMessage(delivered.event);
+    if (event === undefined) {
+      this.logger.warn('dropped an event this controller cannot read', { run_id: delivered.event.run_id, seq: delivered.event.seq, schema_version: delivered.event.schema_version });
+      return;
+    }
+    const node = await this.nodeOf(event.run_id);
+    if (node === null || node !== delivered.node) {
+      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, sent_to: node });
+      return;
+    }
+    try {
+      this.ledger.ingest(event);
+    } catch (err) {
+      this.logger.warn('dropped an event of a run that is not live in the ledger', { run_id: event.run_id, seq: event.seq, error: errorMessage(err) });
+    }
+  }
+
+  private async nodeOf(runId: string): Promise<string | null> {
+    const known = this.nodes.get(runId);
+    if (known !== undefined) return known;
+    const node = (await this.ledger.run(runId))?.spec.node ?? null;
+    this.nodes.set(runId, node);
+    if (this.nodes.size > REMEMBERED_RUNS) this.nodes.delete(this.nodes.keys().next().value ?? '');
+    return node;
+  }
+}

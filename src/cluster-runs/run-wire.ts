@@ -1,0 +1,54 @@
+/**
+ * What crosses the network for a run between a controller and a node: the work item's payload
+ * (what a node needs to start a controller's run under its own policy) and a run's event in the
+ * ledger's v2 wire form, checked on the way in as every wire of Switchboard is.
+ */
+import { z } from 'zod';
+import { RUN_EVENT_TYPES, renderEvent, type RunEvent } from '../ledger/run-events.js';
+import { RUN_MODES, type RunMode, type RunSpec } from '../ledger/run-model.js';
+import type { RunEventMessage } from '../cluster/index.js';
+
+const limit = z.number().int().positive().optional();
+
+/** A work item's payload: the run as the controller recorded it, for the node's run service. */
+export const RunWorkSchema = z.object({
+  backend: z.string().min(1).max(64),
+  prompt: z.string().min(1),
+  cwd: z.string().min(1),
+  /** What the caller asked for: `auto` leaves the choice to the node's drivers. */
+  mode: z.enum(['auto', ...RUN_MODES]),
+  schema_version: z.enum(['v1', 'v2']),
+  /** The controller's bounds; the node's policy may lower them, never raise them. */
+  limits: z.strictObject({ wall_clock_ms: limit, no_output_ms: limit, max_output_bytes: limit, max_events: limit }),
+  created_by: z.string().min(1),
+});
+
+export type RunWork = z.infer<typeof RunWorkSchema>;
+
+/** The payload of a recorded run's work item. */
+export function runWork(spec: RunSpec, mode: 'auto' | RunMode): RunWork {
+  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner' };
+}
+
+const WireEventSchema = z.object({
+  schema_version: z.literal('v2'),
+  type: z.enum(RUN_EVENT_TYPES),
+  run_id: z.string().min(1),
+  seq: z.number().int().positive(),
+  ts: z.number(),
+  data: z.record(z.string(), z.unknown()),
+  compat: z.object({ text: z.string(), status: z.string(), is_error: z.boolean() }),
+});
+
+/** A recorded event as the node publishes it. */
+export function eventMessage(event: RunEvent): RunEventMessage {
+  return { ...renderEvent(event, 'v2') };
+}
+
+/** The event in a message from a node, or undefined when it is not one this side reads. */
+export function eventFromMessage(message: RunEventMessage): RunEvent | undefined {
+  const parsed = WireEventSchema.safeParse(message);
+  if (!parsed.success) return undefined;
+  const { type, run_id, seq, ts, data, compat } = parsed.data;
+  return { type, run_id, seq, ts, data, compat };
+}
