@@ -4,11 +4,12 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SwitchboardError, isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
-import { AGENT_SANDBOX_MODES, Daemon, parseLedgerLocation, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
+import { AGENT_SANDBOX_MODES, Daemon, parseLedgerLocation, parseNatsOptions, DAEMON_NODE_FLAGS, daemonEnv, dropDaemonEnv, TMUX_DIALOGS, type AgentSandboxMode, type TmuxDialogs, DEFAULT_DASHBOARD_PORT, DEFAULT_HOST, DEFAULT_PORT, readRuntimeFile } from '../daemon/index.js';
 import { closeInheritedDescriptors, ensurePrivateDir, isProcessRunning, switchboardHome } from '../platform/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
 import type { InfoResult } from '../protocol/methods.js';
+import { NATS_FILE_OPTIONS, natsFlags } from './node-command.js';
 
 const DAEMON_OPTIONS = {
   port: { type: 'string' },
@@ -25,6 +26,8 @@ const DAEMON_OPTIONS = {
   'tmux-dialogs': { type: 'string' },
   'output-memory': { type: 'string' },
   ledger: { type: 'string' },
+  cluster: { type: 'string' },
+  ...NATS_FILE_OPTIONS,
 } as const;
 
 /** `--output-memory`'s bounds, in MiB: below 1 every pane gets only the floor share; 64 GiB is a typo's size. */
@@ -66,7 +69,13 @@ function daemonSettings(argv: string[], env: NodeJS.ProcessEnv, ledgerFromEnv = 
   const ledgerValue = (values.ledger as string | undefined) ?? ledgerFromEnv;
   // INVALID_PARAMS for a value that is not a ledger's, the URL shown without its password.
   const ledger = parseLedgerLocation(ledgerValue);
-  return { values, level: level as LogLevel, agentHome, modelUrl, agentSandbox: agentSandbox as AgentSandboxMode, tmuxDialogs: tmuxDialogs as TmuxDialogs, outputMemoryMiB, ledgerValue, ledger };
+  const clusterUrl = values.cluster as string | undefined;
+  const natsFileGiven = Object.keys(NATS_FILE_OPTIONS).some((name) => values[name] !== undefined);
+  if (clusterUrl === undefined && natsFileGiven) throw new UsageError('the --nats-* files go with --cluster nats://…');
+  // INVALID_PARAMS for a URL or files that will not do (a remote server without TLS and credentials).
+  const cluster = clusterUrl === undefined ? undefined : { nats: parseNatsOptions(natsFlags(clusterUrl, values)) };
+  if (cluster && values['no-bridge']) throw new UsageError('--cluster needs the agent bridge: leave out --no-bridge');
+  return { values, cluster, level: level as LogLevel, agentHome, modelUrl, agentSandbox: agentSandbox as AgentSandboxMode, tmuxDialogs: tmuxDialogs as TmuxDialogs, outputMemoryMiB, ledgerValue, ledger };
 }
 
 /** `switchboard daemon`: runs the daemon in the foreground until SIGINT/SIGTERM or `shutdown`. */
@@ -80,12 +89,12 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   const ledgerFromEnv = ctx.env[LEDGER_VARIABLE] ?? process.env[LEDGER_VARIABLE];
   delete process.env.SWITCHBOARD_LEDGER;
   if (ctx.env !== process.env) delete ctx.env.SWITCHBOARD_LEDGER;
-  const { level, agentHome, modelUrl, agentSandbox, tmuxDialogs, outputMemoryMiB, ledger, values } = daemonSettings(argv, ctx.env, ledgerFromEnv);
+  const { level, agentHome, modelUrl, agentSandbox, tmuxDialogs, outputMemoryMiB, ledger, values, cluster } = daemonSettings(argv, ctx.env, ledgerFromEnv);
   const logger = createStreamLogger(ctx.stderr, { level });
   if ('problem' in inherited) logger.warn('the descriptors this daemon inherited stay open for its programs', { problem: inherited.problem });
   else if (inherited.marked > 0) logger.info('marked inherited descriptors close-on-exec', { descriptors: inherited.marked });
   const daemon = await Daemon.start({
-    bridge: values['no-bridge'] ? false : { ledger, ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) },
+    bridge: values['no-bridge'] ? false : { ledger, ...(cluster ? { cluster } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) },
     home: homeOf(ctx),
     host: (values.host as string | undefined) ?? DEFAULT_HOST,
     port: values['no-tcp'] ? false : intOption(values.port, 'port', DEFAULT_PORT),
@@ -119,6 +128,7 @@ export async function daemonCommand(ctx: CliContext, argv: string[]): Promise<nu
   if (daemon.bridge) {
     const interrupted = daemon.bridge.recovered.interrupted.length;
     out(ctx, `agent bridge: runs and asks in ${daemon.bridge.ledgerShown}, policy ${daemon.bridge.policy}${interrupted > 0 ? `; ${interrupted} run(s) left in flight by a daemon that died are now failed (interrupted)` : ''}`);
+    if (daemon.bridge.cluster) out(ctx, `cluster: this daemon is its controller; a run of a backend a node has goes to a node (\`switchboard node --controller …\` on each)`);
     if (daemon.dashboard) out(ctx, `HTTP API: http://${daemon.dashboard.host}:${daemon.dashboard.port}/api/v2/ (Authorization: Bearer <token from daemon.json>)`);
   }
   if (daemon.dashboard) out(ctx, `dashboard: open ${daemon.dashboardLoginUrl()} (a one-time link; \`switchboard dashboard\` prints a new one)`);

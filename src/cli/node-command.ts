@@ -1,0 +1,76 @@
+/**
+ * `switchboard node --controller nats://…`: this machine runs a controller's runs (issue 26), in
+ * the foreground until SIGINT/SIGTERM. Thin over the daemon's `startClusterNode`: the flags checked
+ * here, NATS's by parseNatsOptions (a server not on this machine needs TLS and credentials, named
+ * by file), everything else there.
+ */
+import { hostname } from 'node:os';
+import { createStreamLogger, type LogLevel } from '../core/logger.js';
+import { parseNatsOptions, startClusterNode } from '../daemon/index.js';
+import { switchboardHome } from '../platform/index.js';
+import { intOption, parseCommandArgs, UsageError } from './args.js';
+import { out, type CliContext } from './context.js';
+
+/** The `--nats-*` files, as `daemon --cluster` takes them too. */
+export const NATS_FILE_OPTIONS = {
+  'nats-creds': { type: 'string' },
+  'nats-nkey': { type: 'string' },
+  'nats-ca': { type: 'string' },
+  'nats-cert': { type: 'string' },
+  'nats-key': { type: 'string' },
+} as const;
+
+const NODE_OPTIONS = {
+  controller: { type: 'string' },
+  name: { type: 'string' },
+  labels: { type: 'string' },
+  slots: { type: 'string' },
+  backends: { type: 'string' },
+  'log-level': { type: 'string' },
+  ...NATS_FILE_OPTIONS,
+} as const;
+
+const DEFAULT_SLOTS = 4;
+const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
+
+/** The NATS options of `url` with the `--nats-*` files in `values`. */
+export function natsFlags(url: string, values: Record<string, unknown>): Parameters<typeof parseNatsOptions>[0] {
+  const file = (name: keyof typeof NATS_FILE_OPTIONS): string | undefined => values[name] as string | undefined;
+  return { url, credsFile: file('nats-creds'), nkeyFile: file('nats-nkey'), caFile: file('nats-ca'), certFile: file('nats-cert'), keyFile: file('nats-key') };
+}
+
+/** A comma-separated list, empty entries refused. */
+function list(value: unknown, flag: string): string[] | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string') throw new UsageError(`--${flag} needs a value`);
+  const items = value.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw new UsageError(`--${flag} is a comma-separated list with no empty entry`);
+  return items;
+}
+
+export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(argv, NODE_OPTIONS);
+  if (positionals.length > 0) throw new UsageError(`unexpected argument '${positionals[0]}'`);
+  const url = values.controller as string | undefined;
+  if (url === undefined) throw new UsageError('--controller nats://host:port is required: the NATS server of the cluster');
+  const level = (values['log-level'] as string | undefined) ?? 'info';
+  if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
+  const slots = intOption(values.slots, 'slots', DEFAULT_SLOTS) ?? DEFAULT_SLOTS;
+  if (slots < 1) throw new UsageError('--slots needs at least 1');
+  const name = (values.name as string | undefined) ?? hostname().split('.')[0]?.replace(/[^A-Za-z0-9_-]/g, '-') ?? 'node';
+  const nats = parseNatsOptions(natsFlags(url, values));
+  const only = list(values.backends, 'backends');
+  const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
+  const started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, ...(only ? { only } : {}) });
+  out(ctx, `switchboard node ${name} (pid ${process.pid}) runs the controller's runs, ${slots} at once, epoch ${started.node.lease.record.epoch}; stop with Ctrl-C`);
+  await new Promise<void>((resolve) => {
+    const stop = (signal: NodeJS.Signals): void => {
+      logger.info('signal received', { signal });
+      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, stop);
+      resolve();
+    };
+    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, stop);
+  });
+  await started.close();
+  return 0;
+}
