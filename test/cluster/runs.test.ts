@@ -1,0 +1,181 @@
+/**
+ * Runs across machines on a real nats-server (issue 26): a controller in this process (a run
+ * service whose RemoteRuns is the cluster, its ledger in SQLite or PostgreSQL by
+ * $SWITCHBOARD_TEST_LEDGER) and a node as a process of its own, `switchboard node` with the plain
+ * shell backend (no agent CLI). A run submitted on the controller runs on the node, and its events
+ * come into the controller's ledger in order, each once, to `completed`; a cancel on the controller
+ * reaches the node, and the run ends `cancelled`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ClusterRuns } from '../../src/cluster-runs/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import type { RunEvent } from '../../src/ledger/run-events.js';
+import { RunService } from '../../src/runs/run-service.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
+import { cleanEnv } from '../support/cli.js';
+import { tempDir } from '../support/shell.js';
+import { useTestLedger } from '../support/test-ledger.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** A bound on a wait for something that must happen; never a measure of how fast it did. */
+const WAIT_MS = 60_000;
+
+const testLedger = useTestLedger();
+const scratch = tempDir('sb-cluster-runs-');
+const work = path.join(scratch.dir, 'work');
+let cluster: TestCluster;
+let runs: ClusterRuns;
+let ledger: RunLedger;
+let service: RunService;
+
+beforeAll(async () => {
+  mkdirSync(work, { recursive: true });
+  cluster = await startTestCluster();
+  ledger = new RunLedger({ store: await testLedger.store(scratch.dir) });
+  runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
+  // The controller drives no agent itself: every run goes to a node.
+  service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
+  await runs.takeEvents(ledger);
+}, WAIT_MS);
+
+afterAll(async () => {
+  await service?.dispose();
+  await runs?.close();
+  await ledger?.close();
+  await cluster?.close();
+  scratch.cleanup();
+});
+
+interface NodeProcess {
+  readonly child: ChildProcess;
+  readonly said: string[];
+  readonly exited: Promise<void>;
+}
+
+/** `switchboard node` with the shell backend, its own home and policy; resolves once it pulls its runs. */
+async function startNode(name: string): Promise<NodeProcess> {
+  const home = path.join(scratch.dir, `home-${name}`);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
+  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', cluster.server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
+  const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+  const said: string[] = [];
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      said.push(line);
+      if (line.includes("runs the controller's runs")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`node ${name} exited at start: ${said.join('')}`));
+    });
+  });
+  const node = { child, said, exited };
+  try {
+    await ready;
+  } catch (err) {
+    await stopNode(node);
+    throw err;
+  }
+  return node;
+}
+
+/** Ends the node by its pid: SIGTERM (it leaves the cluster), then SIGKILL if it is still there. */
+async function stopNode(node: NodeProcess): Promise<void> {
+  const pid = node.child.pid;
+  if (pid === undefined || node.child.exitCode !== null || node.child.signalCode !== null) return;
+  process.kill(pid, 'SIGTERM');
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), WAIT_MS)));
+  const how = await Promise.race([node.exited.then(() => 'exited' as const), late]);
+  clearTimeout(timer);
+  if (how === 'late') {
+    process.kill(pid, 'SIGKILL');
+    await node.exited;
+  }
+}
+
+/** Follows run `runId` on the controller from its first event to its done. */
+function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
+  const events: RunEvent[] = [];
+  const ended = new Promise<void>((resolve, reject) => {
+    service
+      .subscribe(
+        runId,
+        0,
+        (event) => {
+          events.push(event);
+          onEvent(event);
+        },
+        { onEnd: resolve, onError: reject },
+      )
+      .catch(reject);
+  });
+  return { events, ended };
+}
+
+/** Waits until the directory sees node `name`, as a submit needs. */
+async function nodeSeen(name: string): Promise<void> {
+  if (runs.directory.get(name)) return;
+  await new Promise<void>((resolve) => {
+    const sub = runs.directory.onChange((change) => {
+      if (change.node.record.name === name && change.kind !== 'left' && change.kind !== 'lost') {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+}
+
+describe('runs on a cluster node', () => {
+  it('runs a run submitted on the controller on the node, its events in the controller’s ledger in order and once, to completed; and ends a cancelled one cancelled', { timeout: 3 * WAIT_MS }, async () => {
+    const node = await startNode('node-one');
+    try {
+      await nodeSeen('node-one');
+      expect(runs.directory.get('node-one')?.record).toMatchObject({ name: 'node-one', clis: [{ name: 'shell' }], slots: { total: 2 } });
+
+      const submitted = await service.submit({ backend: 'shell', prompt: 'echo hello from the node; echo second line', cwd: work });
+      expect(submitted).toMatchObject({ status: 'queued', node: 'node-one', backend: 'shell' });
+      const first = follow(submitted.id);
+      await first.ended;
+      // Numbered by the node 1, 2, 3, … and each taken once.
+      expect(first.events.map((e) => e.seq)).toEqual(first.events.map((_, i) => i + 1));
+      expect(first.events.every((e) => e.run_id === submitted.id)).toBe(true);
+      expect(first.events.map((e) => e.type)).toEqual(expect.arrayContaining(['input', 'decision', 'state', 'token', 'done']));
+      expect(first.events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('')).toContain('hello from the node\nsecond line');
+      expect(first.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(await service.get(submitted.id)).toMatchObject({ status: 'completed', reason: 'finished', node: 'node-one', last_seq: first.events.length });
+      // What the ledger keeps is what was streamed live.
+      expect(await ledger.events(submitted.id, 0, 1_000)).toEqual(first.events);
+
+      const long = await service.submit({ backend: 'shell', prompt: 'sleep 600', cwd: work });
+      let markRunning: () => void = () => undefined;
+      const running = new Promise<void>((resolve) => (markRunning = resolve));
+      const second = follow(long.id, (event) => {
+        if (event.type === 'state' && event.data.to === 'running') markRunning();
+      });
+      await running;
+      await service.cancel(long.id);
+      await second.ended;
+      expect(second.events.map((e) => e.seq)).toEqual(second.events.map((_, i) => i + 1));
+      expect(second.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
+      expect(await service.get(long.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-one' });
+      expect(await ledger.check()).toBe('ok');
+    } finally {
+      await stopNode(node);
+    }
+  });
+});
