@@ -30,19 +30,26 @@ const WAIT_MS = 60_000;
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-runs-');
 const work = path.join(scratch.dir, 'work');
-let cluster: TestCluster;
-let runs: ClusterRuns;
-let ledger: RunLedger;
-let service: RunService;
+let cluster: TestCluster | undefined;
+let runs: ClusterRuns | undefined;
+let ledger: RunLedger | undefined;
+let service: RunService | undefined;
+
+const need = <T>(value: T | undefined): T => {
+  if (value === undefined) throw new Error('the controller has not started');
+  return value;
+};
 
 beforeAll(async () => {
   mkdirSync(work, { recursive: true });
   cluster = await startTestCluster();
-  ledger = new RunLedger({ store: await testLedger.store(scratch.dir) });
-  runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
+  const opened = new RunLedger({ store: await testLedger.store(scratch.dir) });
+  ledger = opened;
+  const remote = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
+  runs = remote;
   // The controller drives no agent itself: every run goes to a node.
-  service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
-  await runs.takeEvents(ledger);
+  service = (await RunService.start({ ledger: opened, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote, scope: `${scratch.dir}#controller` })).service;
+  await remote.takeEvents(opened);
 }, WAIT_MS);
 
 afterAll(async () => {
@@ -64,10 +71,10 @@ async function startNode(name: string): Promise<NodeProcess> {
   const home = path.join(scratch.dir, `home-${name}`);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
-  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', cluster.server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
+  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', need(cluster).server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
   const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
   const said: string[] = [];
-  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
@@ -112,7 +119,7 @@ async function stopNode(node: NodeProcess): Promise<void> {
 function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
   const events: RunEvent[] = [];
   const ended = new Promise<void>((resolve, reject) => {
-    service
+    need(service)
       .subscribe(
         runId,
         0,
@@ -129,9 +136,10 @@ function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefi
 
 /** Waits until the directory sees node `name`, as a submit needs. */
 async function nodeSeen(name: string): Promise<void> {
-  if (runs.directory.get(name)) return;
+  const { directory } = need(runs);
+  if (directory.get(name)) return;
   await new Promise<void>((resolve) => {
-    const sub = runs.directory.onChange((change) => {
+    const sub = directory.onChange((change) => {
       if (change.node.record.name === name && change.kind !== 'left' && change.kind !== 'lost') {
         sub.dispose();
         resolve();
@@ -142,12 +150,15 @@ async function nodeSeen(name: string): Promise<void> {
 
 describe('runs on a cluster node', () => {
   it('runs a run submitted on the controller on the node, its events in the controller’s ledger in order and once, to completed; and ends a cancelled one cancelled', { timeout: 3 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const remote = need(runs);
+    const recorded = need(ledger);
     const node = await startNode('node-one');
     try {
       await nodeSeen('node-one');
-      expect(runs.directory.get('node-one')?.record).toMatchObject({ name: 'node-one', clis: [{ name: 'shell' }], slots: { total: 2 } });
+      expect(remote.directory.get('node-one')?.record).toMatchObject({ name: 'node-one', clis: [{ name: 'shell' }], slots: { total: 2 } });
 
-      const submitted = await service.submit({ backend: 'shell', prompt: 'echo hello from the node; echo second line', cwd: work });
+      const submitted = await controller.submit({ backend: 'shell', prompt: 'echo hello from the node; echo second line', cwd: work });
       expect(submitted).toMatchObject({ status: 'queued', node: 'node-one', backend: 'shell' });
       const first = follow(submitted.id);
       await first.ended;
@@ -157,23 +168,23 @@ describe('runs on a cluster node', () => {
       expect(first.events.map((e) => e.type)).toEqual(expect.arrayContaining(['input', 'decision', 'state', 'token', 'done']));
       expect(first.events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('')).toContain('hello from the node\nsecond line');
       expect(first.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
-      expect(await service.get(submitted.id)).toMatchObject({ status: 'completed', reason: 'finished', node: 'node-one', last_seq: first.events.length });
+      expect(await controller.get(submitted.id)).toMatchObject({ status: 'completed', reason: 'finished', node: 'node-one', last_seq: first.events.length });
       // What the ledger keeps is what was streamed live.
-      expect(await ledger.events(submitted.id, 0, 1_000)).toEqual(first.events);
+      expect(await recorded.events(submitted.id, 0, 1_000)).toEqual(first.events);
 
-      const long = await service.submit({ backend: 'shell', prompt: 'sleep 600', cwd: work });
+      const long = await controller.submit({ backend: 'shell', prompt: 'sleep 600', cwd: work });
       let markRunning: () => void = () => undefined;
       const running = new Promise<void>((resolve) => (markRunning = resolve));
       const second = follow(long.id, (event) => {
         if (event.type === 'state' && event.data.to === 'running') markRunning();
       });
       await running;
-      await service.cancel(long.id);
+      await controller.cancel(long.id);
       await second.ended;
       expect(second.events.map((e) => e.seq)).toEqual(second.events.map((_, i) => i + 1));
       expect(second.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
-      expect(await service.get(long.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-one' });
-      expect(await ledger.check()).toBe('ok');
+      expect(await controller.get(long.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-one' });
+      expect(await recorded.check()).toBe('ok');
     } finally {
       await stopNode(node);
     }
