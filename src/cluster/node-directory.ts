@@ -73,6 +73,7 @@ export class NodeDirectory {
   private closed = false;
 
   private constructor(
+    private readonly nc: NatsConnection,
     private readonly kv: KV,
     /** The bucket's TTL: how long a lease lives without a renewal. */
     readonly ttlMs: number,
@@ -84,7 +85,7 @@ export class NodeDirectory {
   static async open(options: NodeDirectoryOptions): Promise<NodeDirectory> {
     const kv = await new Kvm(options.nc).open(NODES_BUCKET);
     const { ttl } = await kv.status();
-    const directory = new NodeDirectory(kv, ttl, options.logger.child({ component: 'node-directory' }), options.now ?? Date.now);
+    const directory = new NodeDirectory(options.nc, kv, ttl, options.logger.child({ component: 'node-directory' }), options.now ?? Date.now);
     await directory.startWatch();
     return directory;
   }
@@ -139,6 +140,10 @@ export class NodeDirectory {
       this.logger.warn('the node watch failed', { error: errorMessage(err) });
     }
     if (this.closed) return;
+    if (this.nc.isClosed()) {
+      this.logger.warn('the node watch ended: the NATS connection is closed');
+      return;
+    }
     this.logger.warn('the node watch ended; starting it again');
     this.rewatchTimer = setTimeout(() => {
       this.startWatch().catch((err: unknown) => this.logger.error('cannot watch the nodes again', { error: errorMessage(err) }));
@@ -201,7 +206,9 @@ export class NodeDirectory {
     try {
       entry = await this.kv.get(`node.${name}`);
     } catch (err) {
-      if (this.closed) return;
+      // A closed connection never answers: checking again every tenth of the TTL would go on for
+      // as long as the process lives.
+      if (this.closed || this.nc.isClosed()) return;
       this.logger.debug('cannot check a lease now', { node: name, error: errorMessage(err) });
       if (this.nodes.get(name) === tracked) this.arm(name, tracked, recheckMs);
       return;

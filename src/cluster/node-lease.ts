@@ -51,6 +51,8 @@ export class NodeLease {
   private stepAgain = false;
   private leaving = false;
 
+  private readonly nc: NatsConnection;
+
   private constructor(
     private readonly kv: KV,
     readonly ttlMs: number,
@@ -58,6 +60,7 @@ export class NodeLease {
     private readonly logger: Logger,
     private readonly now: () => number,
   ) {
+    this.nc = options.nc;
     this.description = options.node;
     this.key = nodeKey(options.node.name);
     this.startedAt = now();
@@ -155,6 +158,15 @@ export class NodeLease {
   /** Runs a step now, or right after the one in flight. */
   private kick(): void {
     if (this.leaving) return;
+    if (this.nc.isClosed()) {
+      // Nothing can renew the lease any more (a closed connection never reconnects): it ends
+      // here, rather than in a timer that fails every third of the TTL for as long as the process
+      // lives, and keeps it from exiting.
+      this.logger.warn('the NATS connection is closed; the lease is given up');
+      clearTimeout(this.timer);
+      this.apply({ kind: 'leave', evidence: 'the NATS connection closed, so nothing renews the lease' });
+      return;
+    }
     if (this.stepping) {
       this.stepAgain = true;
       return;

@@ -10,6 +10,12 @@ import { silentLogger } from '../../src/core/logger.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 
 let cluster: TestCluster;
+/**
+ * A bound on a reply that must come (a handler in this very process answers at once): never a
+ * measure of how fast. nats.js's own default is 1 s and ControlClient's 5 s, which a loaded CI
+ * machine can exceed.
+ */
+const REPLY_MS = 30_000;
 
 beforeAll(async () => {
   cluster = await startTestCluster();
@@ -31,7 +37,7 @@ describe('control requests', () => {
   it('reach a node and come back checked', async () => {
     const serving = await serveNode('ctl-a', { ping: () => Promise.resolve({ node: 'ctl-a', epoch: 3 }) });
     try {
-      expect(await nodeControlClient(cluster.controller.nc, 'ctl-a').call('ping', {})).toEqual({ node: 'ctl-a', epoch: 3 });
+      expect(await nodeControlClient(cluster.controller.nc, 'ctl-a', REPLY_MS).call('ping', {})).toEqual({ node: 'ctl-a', epoch: 3 });
     } finally {
       serving.dispose();
     }
@@ -47,13 +53,13 @@ describe('control requests', () => {
   it('carry a handler’s stable code back, and refuse bad parameters on both ends', async () => {
     const serving = await serveNode('ctl-b', { ping: () => Promise.reject(new SwitchboardError('CONFLICT', 'busy right now', { why: 'test' })) });
     try {
-      const client = nodeControlClient(cluster.controller.nc, 'ctl-b');
+      const client = nodeControlClient(cluster.controller.nc, 'ctl-b', REPLY_MS);
       await expect(client.call('ping', {})).rejects.toMatchObject({ code: 'CONFLICT', message: 'busy right now', details: { why: 'test' } });
       await expect(client.call('ping', { extra: 1 } as unknown as Record<string, never>)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
       // A request that skips the client's checks is refused by the node.
-      const reply = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'ping', params: { extra: 1 } }));
+      const reply = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'ping', params: { extra: 1 } }), { timeout: REPLY_MS });
       expect(reply.json()).toMatchObject({ ok: false, error: { code: 'INVALID_PARAMS' } });
-      const unknown = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'reboot', params: {} }));
+      const unknown = await cluster.controller.nc.request('sb.node.ctl-b.ctl', JSON.stringify({ v: 1, op: 'reboot', params: {} }), { timeout: REPLY_MS });
       expect(unknown.json()).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
     } finally {
       serving.dispose();
@@ -77,10 +83,10 @@ describe('control requests', () => {
     await cluster.controller.nc.flush();
     try {
       const node = await cluster.connect('node-ctl-d');
-      expect(await controllerControlClient(node.nc).call('ping', { node: 'ctl-d' })).toEqual({ at: 42 });
+      expect(await controllerControlClient(node.nc, REPLY_MS).call('ping', { node: 'ctl-d' })).toEqual({ at: 42 });
       expect(seen).toEqual(['ctl-d']);
       // The subject names the operation; a body naming another is refused.
-      const mismatch = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'other', params: {} }));
+      const mismatch = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'other', params: {} }), { timeout: REPLY_MS });
       expect(mismatch.json()).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
     } finally {
       serving.dispose();

@@ -1,5 +1,5 @@
 /**
- * Node leases and the controller's directory on a real nats-server, with a 2 s lease TTL: a lease
+ * Node leases and the controller's directory on a real nats-server, with a 4 s lease TTL: a lease
  * is created, renewed and deleted on leave, a second live node of the name is refused, a lease
  * that is gone lapses and is registered again under a new epoch; the directory sees nodes join,
  * change, leave, and get lost when their process is killed or frozen past the TTL. Every wait is
@@ -12,7 +12,13 @@ import { silentLogger } from '../../src/core/logger.js';
 import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
 import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js';
 
-const TTL_MS = 2_000;
+/**
+ * Short, so the tests that wait for a lease to be lost stay short; not shorter, since every other
+ * test needs its leases held: a renewal is due every third of it, so a stall of the test process
+ * (or the server) longer than two thirds of it lapses a lease. 2 s left a loaded 2-core CI
+ * machine 1.3 s; 4 s leaves it 2.7 s.
+ */
+const TTL_MS = 4_000;
 
 let cluster: TestCluster;
 let directory: NodeDirectory;
@@ -32,9 +38,13 @@ afterEach(async () => {
 });
 
 afterAll(async () => {
-  changes.dispose();
-  await directory.close();
-  await cluster.close();
+  try {
+    changes.dispose();
+    await directory.close();
+  } finally {
+    // Even when the directory never opened (a beforeAll that failed half-way): the server goes.
+    await cluster.close();
+  }
 });
 
 const describeNode = (name: string, extra: Partial<NodeDescription> = {}): NodeDescription => ({ name, labels: ['linux'], clis: [{ name: 'claude', version: '2.1.0' }], repos: ['switchboard'], slots: { total: 2, free: 2 }, ...extra });
@@ -90,8 +100,10 @@ describe('a node lease', () => {
     expect(lease.state).toEqual({ kind: 'left', evidence: 'the node left the cluster' });
     await changes.waitFor(isEvent('left', 'delta'), 'delta leaving');
     expect(directory.get('delta')).toBeUndefined();
+    // The delete marker, or nothing: the marker ages out of the bucket like any record, one TTL
+    // after the leave, which a loaded machine may take to get here. Never the lease itself.
     const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
-    expect((await kv.get('node.delta'))?.operation).toBe('DEL');
+    expect((await kv.get('node.delta'))?.operation ?? 'aged out').toMatch(/^(DEL|aged out)$/);
   });
 
   it('lapses when its key is gone, says so, and registers again under the next epoch', async () => {
@@ -101,8 +113,11 @@ describe('a node lease', () => {
     const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
     await kv.delete('node.epsilon');
     await log.waitFor(({ to }) => to.kind === 'held' && to.epoch === 2, 'a new registration');
+    // From the lapse on: a renewal due before the delete (every third of the TTL, and a loaded
+    // machine may take that long to get to the delete) is a `held:1` before it, and is fine.
     const kinds = log.items.map(({ to }) => `${to.kind}:${'epoch' in to ? to.epoch : ''}`).filter((k, i, all) => k !== all[i - 1]);
-    expect(kinds).toEqual(['lapsed:1', 'registering:2', 'held:2']);
+    expect(kinds.slice(kinds.indexOf('lapsed:1'))).toEqual(['lapsed:1', 'registering:2', 'held:2']);
+    expect(kinds.slice(0, kinds.indexOf('lapsed:1')).every((k) => k === 'held:1')).toBe(true);
     const lapsed = log.items.find(({ to }) => to.kind === 'lapsed')!.to;
     expect(lapsed).toMatchObject({ evidence: expect.stringContaining('wrong last sequence') });
     await changes.waitFor(isEvent('joined', 'epsilon', 2), 'epsilon joining again');

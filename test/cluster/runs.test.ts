@@ -21,6 +21,7 @@ import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
+import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -76,6 +77,10 @@ async function startNode(name: string): Promise<NodeProcess> {
   const said: string[] = [];
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A test process cut short still ends the node, by its pid.
+  atTestProcessEnd(() => {
+    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
+  });
   const ready = new Promise<void>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
     createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {

@@ -33,6 +33,8 @@ import { startNatsServer } from '../support/nats-server.js';
 import { Emitter } from '../../src/core/emitter.js';
 
 let cluster: TestCluster;
+/** A bound on a control reply that must come: ControlClient's default 5 s is not one on a loaded CI machine. */
+const REPLY_MS = 30_000;
 /** The flags of node-a's user: its seed and the CA, as `switchboard node` would take them. */
 let nodeFlags: { nkeyFile: string; caFile: string };
 
@@ -56,10 +58,10 @@ describe('a node user with only its permissions', () => {
 
     const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }) }, silentLogger);
     await node.nc.flush();
-    expect(await nodeControlClient(cluster.controller.nc, 'node-a').call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
+    expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
     const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }) }, silentLogger);
     await cluster.controller.nc.flush();
-    expect(await controllerControlClient(node.nc).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
+    expect(await controllerControlClient(node.nc, REPLY_MS).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
 
     const written = new Emitter<DeliveredEvent>();
     const writes = new EventLog(written.event);
@@ -94,6 +96,8 @@ describe('a node user with only its permissions', () => {
       await intake.close();
       serving.dispose();
       controllerServing.dispose();
+      // A test that failed before leaving: else its renewals go on against a closed connection.
+      await lease.leave();
     }
   });
 

@@ -1,7 +1,8 @@
 /**
  * Starting test/support/cluster-node.ts as a child process and following what it says: every line
  * kept, a wait for a line that matches (no sleeps), commands on stdin, and an end by PID. Every
- * child still running when the test process exits is killed.
+ * child still running when the test process exits or is sent SIGTERM is killed: a child exits by
+ * itself when its stdin closes, but not a frozen one (SIGSTOP).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
@@ -9,6 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Emitter } from '../../src/core/emitter.js';
 import { untilEvent } from '../../src/core/until-event.js';
+import { atTestProcessEnd } from './test-process-end.js';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** A bound for a wait on something that must happen; never a measure of how fast it did. */
@@ -29,7 +31,7 @@ export interface NodeProcess {
 }
 
 const children = new Set<ChildProcess>();
-process.once('exit', () => {
+atTestProcessEnd(() => {
   for (const child of children) if (child.pid !== undefined) killQuietly(child.pid, 'SIGKILL');
 });
 

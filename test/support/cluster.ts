@@ -48,15 +48,20 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
       controller,
       jsm,
       connect,
-      async close() {
-        for (const connection of connections.splice(0).reverse()) await connection.close();
-        await server.stop();
-      },
+      close: () => closeAll(connections, server),
     };
   } catch (err) {
-    for (const connection of connections) await connection.close();
-    await server.stop();
+    await closeAll(connections, server);
     throw err;
+  }
+}
+
+/** Closes every connection, newest first, then stops the server: stopped even if a close failed. */
+async function closeAll(connections: ClusterConnection[], server: NatsTestServer): Promise<void> {
+  try {
+    for (const connection of connections.splice(0).reverse()) await connection.close();
+  } finally {
+    await server.stop();
   }
 }
 

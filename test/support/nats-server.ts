@@ -5,15 +5,16 @@
  * users with permissions of their own, and TLS from a test CA made with openssl.
  *
  * Nothing is left behind: stop() ends the process (SIGINT, then SIGKILL after STOP_GRACE_MS) and
- * removes the folder, and a test process that exits without calling it still kills every server
- * it started and removes its folder (a handler on 'exit'; a SIGKILL of the test process itself is
- * the one case it cannot cover).
+ * removes the folder, and a test process that exits or is sent SIGTERM (vitest's end of a worker)
+ * without calling it still kills every server it started and removes its folder
+ * (test-process-end.ts; a SIGKILL of the test process itself is the one case it cannot cover).
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createUser } from '@nats-io/nkeys';
+import { atTestProcessEnd } from './test-process-end.js';
 
 /** Where the server is; Debian's package installs it here. */
 const NATS_SERVER = process.env.SWITCHBOARD_NATS_SERVER ?? '/usr/sbin/nats-server';
@@ -21,6 +22,12 @@ const NATS_SERVER = process.env.SWITCHBOARD_NATS_SERVER ?? '/usr/sbin/nats-serve
 const READY_TIMEOUT_MS = 30_000;
 /** How long a SIGINT may take before the server is killed outright. */
 const STOP_GRACE_MS = 10_000;
+/**
+ * How long the server gives a client for the TLS handshake and for its CONNECT (seconds): the
+ * server's own 0.5 s and 2 s are for idle machines, and a client in a loaded test process may take
+ * longer. No test waits for either to run out: a client the server refuses, it refuses at once.
+ */
+const HANDSHAKE_TIMEOUT_S = 10;
 /** How much of the server's log is kept for an error message. */
 const LOG_TAIL_CHARS = 16_384;
 
@@ -76,17 +83,18 @@ export interface NatsTestServer {
   restart(): Promise<void>;
 }
 
-/** Every server process alive in this test process, killed by PID if it exits without stop(). */
+/** Every server process alive in this test process, killed by PID if it ends without stop(). */
 const live = new Map<number, string>();
 let exitHookInstalled = false;
 
 function installExitHook(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
-  process.once('exit', () => {
+  atTestProcessEnd(() => {
     for (const [pid, dir] of live) {
       killQuietly(pid, 'SIGKILL');
-      rmSync(dir, { recursive: true, force: true });
+      // Retries: a server killed a moment ago may still be writing to its store.
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     }
   });
 }
@@ -251,11 +259,11 @@ function serverConfig({ dir, port, users, tls, verifyClients }: ConfigInput): st
   const lines = [`host: "127.0.0.1"`, `port: ${port}`, `server_name: "switchboard-test"`, `jetstream { store_dir: ${q(path.join(dir, 'js'))} }`];
   if (tls) {
     const pki = path.dirname(tls.caFile);
-    lines.push(`tls { cert_file: ${q(path.join(pki, 'server.pem'))}, key_file: ${q(path.join(pki, 'server.key'))}, ca_file: ${q(tls.caFile)}, verify: ${verifyClients}, timeout: 2 }`);
+    lines.push(`tls { cert_file: ${q(path.join(pki, 'server.pem'))}, key_file: ${q(path.join(pki, 'server.key'))}, ca_file: ${q(tls.caFile)}, verify: ${verifyClients}, timeout: ${HANDSHAKE_TIMEOUT_S} }`);
   }
   if (users.length > 0) {
     const entries = users.map((u) => (u.permissions ? `{ nkey: ${q(u.publicKey)}, permissions: ${q(u.permissions)} }` : `{ nkey: ${q(u.publicKey)} }`));
-    lines.push(`authorization { users = [\n  ${entries.join('\n  ')}\n] }`);
+    lines.push(`authorization { timeout: ${HANDSHAKE_TIMEOUT_S}, users = [\n  ${entries.join('\n  ')}\n] }`);
   }
   return `${lines.join('\n')}\n`;
 }
