@@ -49,17 +49,8 @@ CREATE INDEX asks_by_status ON asks (status);
   3: TEAM_TABLES,
 };
 
-interface StatusParams {
-  run_id: string;
-  status: string | null;
-  reason: string | null;
-  message: string;
-  started_at: number | null;
-  ended_at: number | null;
-  last_seq: number;
-  events: number;
-  bytes: number;
-}
+/** A status row as written: by run id, its spec aside, with no status when it does not change. */
+type StatusParams = Omit<StatusRow, 'spec' | 'status'> & { run_id: string; status: string | null };
 
 export interface SqliteStoreOptions {
   /** Don't create the file: fail when it is missing (read-only tools). */
