@@ -16,6 +16,7 @@
  *   claude: { concurrency: 2, limits: { wall_clock_ms: 600000 } }
  * ```
  */
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
@@ -149,6 +150,11 @@ export interface BackendPolicy {
 export interface GovernancePolicy {
   /** Where it was read from, or `default` / `inline`. */
   origin: string;
+  /**
+   * `sha256:<hex>` of the policy as validated, keys in order: the same rules give the same hash
+   * wherever they are read (a controller and its nodes), and every run records it.
+   */
+  hash: string;
   concurrency: number;
   /** What the queue of waiting runs holds at most. */
   queue: QueueCaps;
@@ -215,6 +221,7 @@ export function parseGovernancePolicy(input: unknown, options: { origin?: string
   const retentionInput = data.ledger?.retention;
   return {
     origin,
+    hash: policyHash(data),
     concurrency: globalConcurrency ?? DEFAULT_CONCURRENCY,
     queue: {
       maxPerCaller: data.queue?.max_per_caller ?? DEFAULT_QUEUE_CAPS.maxPerCaller,
@@ -274,4 +281,9 @@ export function loadGovernancePolicy(options: { file?: string; home?: string; en
     if (err instanceof SwitchboardError) throw new SwitchboardError('INVALID_PARAMS', `${file}: ${err.message}`, { file, ...err.details }, { cause: err });
     throw err;
   }
+}
+
+/** The hash of a validated policy: its JSON with every object's keys sorted, so the text's order and comments do not count. */
+function policyHash(data: unknown): string {
+  return `sha256:${createHash('sha256').update(JSON.stringify(data, (_key, value: unknown) => (typeof value === 'object' && value !== null && !Array.isArray(value) ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : value))).digest('hex')}`;
 }

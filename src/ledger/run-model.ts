@@ -58,6 +58,12 @@ export interface RunSpec {
   created_by?: string;
   /** The policy it runs under: the policy file's name and the backend's overrides applied, by name. */
   policy: string;
+  /**
+   * The hash of the policy file's rules it was admitted under (GovernancePolicy.hash); on a
+   * controller's run sent to a node, the controller's (the node records its own). Absent in runs
+   * recorded before it was kept, and in runs whose caller named its own rules.
+   */
+  policy_hash?: string;
   limits: RunLimits;
   schema_version: 'v1' | 'v2';
   /** The earlier run this one follows up (a follow-up prompt in the same agent conversation), or null. */

@@ -36,6 +36,7 @@ export const runViewSchema = z.strictObject({
   real_cwd: z.string().optional().describe("The folder's real path at admission: the run starts there, and only if cwd still leads there."),
   created_by: z.string().optional().describe('Who made the run: owner, or the pane whose token submitted it. Only its maker or the owner may cancel it.'),
   policy: z.string(),
+  policy_hash: z.string().optional().describe("sha256 of the policy file's rules the run was admitted under (a cluster run: the controller's)."),
   node: z.string().optional().describe('The cluster node the run was sent to (a controller\'s run); absent: it runs where it was submitted.'),
   limits: runLimitsSchema,
   schema_version: z.enum(SCHEMA_VERSIONS),
