@@ -106,6 +106,10 @@ export class ClusterRuns implements RemoteRuns {
     return outcome.holder?.role === 'controller';
   }
 
+  async claimed(spec: RunSpec): Promise<boolean> {
+    return (await this.dispatcher.claimOf(spec.id)) !== undefined;
+  }
+
   async cancel(spec: RunSpec): Promise<RemoteCancel> {
     const holder = await this.dispatcher.claimOf(spec.id);
     if (holder === undefined || holder.role === 'controller') {

@@ -22,6 +22,8 @@ export interface RemoteRuns {
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void>;
   /** Makes sure no node starts the run: true when none had (the run is the service's to end), false when a node has it. */
   abandon(spec: RunSpec): Promise<boolean>;
+  /** True when a node (or the controller, giving it up) has claimed the run: it was sent, and must not be sent again. */
+  claimed(spec: RunSpec): Promise<boolean>;
   /** Stops a run sent to a node. */
   cancel(spec: RunSpec): Promise<RemoteCancel>;
   /** The nodes' backends, for a message naming what there is. */

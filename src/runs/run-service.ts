@@ -19,11 +19,12 @@ import { AdmissionQueue } from '../governance/admission.js';
 import { Governor } from '../governance/governor.js';
 import type { CallerGovernance } from '../governance/caller-governance.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
-import { initialState, isEnded, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
+import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
 import { LiveRun } from './live-run.js';
 import type { RemoteRuns } from './remote-runs.js';
+import { RemoteSubmissions } from './remote-submit.js';
 import { IdleConversations, type IdleConversation } from './idle-conversations.js';
 import { findProcessesWithEnv } from '../platform/index.js';
 import { BRIDGE_MARKER_VARIABLE, bridgeMarkerValue, endOrphans, markerScope } from './process-marker.js';
@@ -216,6 +217,8 @@ export class RunService {
   private readonly marker: string;
   private closing = false;
   private retentionTimer: NodeJS.Timeout | undefined;
+  /** The runs this service sends to cluster nodes (a controller's), when it has a cluster. */
+  private readonly remote: RemoteSubmissions | undefined;
 
   constructor(private readonly options: RunServiceOptions) {
     this.ledger = options.ledger;
@@ -231,6 +234,21 @@ export class RunService {
     this.idle = new IdleConversations({ max: options.policy.idle.maxConversations, idleMs: options.policy.idle.idleMs, logger: this.logger });
     this.scope = markerScope(options.scope ?? 'default');
     this.marker = bridgeMarkerValue(this.scope);
+    if (options.remote) {
+      this.remote = new RemoteSubmissions({
+        ledger: this.ledger,
+        policy: options.policy,
+        governor: this.governor,
+        admission: this.admission,
+        remote: options.remote,
+        logger: this.logger,
+        now: this.now,
+        negotiate: (proposed) => this.negotiate(proposed),
+        checkQueueCaps: (caller, prompt) => this.checkQueueCaps(caller, prompt),
+        newRunId,
+        tighter,
+      });
+    }
   }
 
   /** Creates the service and recovers what a service of the same scope left behind. */
@@ -266,7 +284,10 @@ export class RunService {
       if (this.live.has(record.spec.id)) continue;
       this.ledger.resumeRun(record.spec.id, record.last_seq);
       // A run on a node lives on there: its events keep coming into the ledger, numbered by the node.
-      if (record.spec.node !== undefined && this.options.remote) continue;
+      if (record.spec.node !== undefined && this.remote) {
+        this.remote.takeUp(record);
+        continue;
+      }
       const state = { status: record.status, since: record.spec.created_at, started_at: record.started_at ?? record.spec.created_at } as Parameters<typeof step>[0];
       const at = this.now();
       const message = 'the service running it stopped before it ended (a restart found it in flight)';
@@ -294,14 +315,17 @@ export class RunService {
    */
   async submit(request: SubmitRequest, face?: RunFace): Promise<RunView> {
     if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
-    const remote = this.options.remote;
-    if (!face && remote?.offers(request.backend)) return this.submitRemote(remote, request);
+    const remote = this.remote;
+    if (!face && remote?.offers(request.backend)) {
+      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? this.options.defaultCwd, mode: request.mode, schema_version: request.schema_version, parent: request.parent, limits: request.limits, labels: request.labels });
+      return this.view(id);
+    }
     if (request.labels !== undefined && request.labels.length > 0) throw new SwitchboardError('INVALID_PARAMS', `labels choose a cluster node, and no node has ${request.backend}`, { backend: request.backend });
     const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
     // A face names what its run continues itself (FaceConversation), never by a request's parent.
     if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} is not followed up by parent`, { parent: request.parent });
     const continues = face?.conversation?.continues;
-    if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys(), ...(remote?.backendNames() ?? [])].join(', ')}`, { backend: request.backend });
+    if (!modes) throw new SwitchboardError('INVALID_PARAMS', `unknown backend ${JSON.stringify(request.backend)}; there are ${[...this.drivers.keys(), ...(this.options.remote?.backendNames() ?? [])].join(', ')}`, { backend: request.backend });
     const id = request.run_id ?? newRunId();
     if (request.run_id !== undefined && (this.live.has(id) || (await this.ledger.run(id)) !== undefined)) throw new SwitchboardError('CONFLICT', `run ${id} is in this ledger already`, { run_id: id });
     if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
@@ -350,6 +374,7 @@ export class RunService {
       real_cwd: realPathOf(cwd),
       created_by: caller,
       policy: face ? `${face.name} (the caller's own rules)` : `${this.options.policy.origin}${backendPolicy.source.limits.startsWith('backends.') || backendPolicy.source.approvals.startsWith('backends.') || backendPolicy.source.sandbox.startsWith('backends.') ? ` (backends.${request.backend})` : ''}`,
+      ...(face ? {} : { policy_hash: this.options.policy.hash }),
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
       parent: continues?.parent ?? request.parent ?? null,
@@ -413,11 +438,7 @@ export class RunService {
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' }, 'cancel');
-    else if (view.node !== undefined && !isEnded(view.status) && this.options.remote) {
-      // On a node: the node ends it and its events say so; one no node started ends here.
-      const outcome = await this.options.remote.cancel(view);
-      if (outcome === 'abandoned') this.endUnstarted(view, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
-    }
+    else if (view.node !== undefined && !isEnded(view.status) && this.remote) await this.remote.cancel(view);
     return this.view(runId);
   }
 
@@ -504,68 +525,11 @@ export class RunService {
   async dispose(): Promise<void> {
     this.closing = true;
     clearInterval(this.retentionTimer);
+    this.remote?.dispose();
     await Promise.all([...this.live.values()].map((r) => r.end({ type: 'cancel', reason: 'shutdown', message: 'the run service shut down' }, 'cancel')));
     await this.idle.closeAll();
     for (const modes of this.drivers.values()) for (const d of modes.values()) await d.dispose().catch((err: unknown) => this.logger.warn('a driver did not close cleanly', { backend: d.name, error: errorMessage(err) }));
     await this.ledger.flush();
-  }
-
-  /**
-   * A run for a cluster node: checked as far as this side can (the folder is the node's, and so is
-   * the policy that judges it there), recorded `queued` with the node chosen for it, and sent. Its
-   * events come from the node. LIMIT_EXCEEDED when no live node with the backend and the labels
-   * has a free slot; a run that could not be sent is recorded failed, unless a node has it after all.
-   */
-  private async submitRemote(remote: RemoteRuns, request: SubmitRequest): Promise<RunView> {
-    if (request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run on a cluster node cannot follow up another yet: start a new run`, { parent: request.parent });
-    if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
-    const schema = this.negotiate(request.schema_version);
-    const cwd = request.cwd ?? this.options.defaultCwd;
-    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
-    const labels = request.labels ?? [];
-    const node = remote.choose(request.backend, labels);
-    if (node === undefined) {
-      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
-    }
-    const asked = request.mode ?? 'auto';
-    const spec: RunSpec = {
-      id: newRunId(),
-      backend: request.backend,
-      // What the caller asked for; `auto` is the node's choice, and its events say which it made.
-      mode: asked === 'auto' ? 'stdio' : asked,
-      prompt: request.prompt,
-      cwd,
-      created_by: request.caller ?? OWNER_CALLER,
-      policy: `${this.options.policy.origin}, and node ${node}'s own`,
-      limits: tighter(this.governor.backend(request.backend).limits, request.limits),
-      schema_version: schema,
-      parent: null,
-      keep_alive: false,
-      node,
-      created_at: this.now(),
-    };
-    this.ledger.createRun(spec);
-    // In the store before any node can send an event of it.
-    await this.ledger.flush();
-    try {
-      await remote.dispatch(spec, asked);
-    } catch (err) {
-      // Not sent, or not known to be: given up unless a node has it after all (then it goes on).
-      const abandoned = await remote.abandon(spec).catch(() => undefined);
-      if (abandoned === false) return this.view(spec.id);
-      if (abandoned === true) this.endUnstarted(spec, { type: 'fail', reason: 'spawn_failed', message: `the run could not be sent to node ${node}: ${errorMessage(err)}` });
-      throw err;
-    }
-    return this.view(spec.id);
-  }
-
-  /** Records the end of a run no node started (and none will): the only events this service writes for a node's run. */
-  private endUnstarted(spec: RunSpec, input: RunInput): void {
-    if (!this.ledger.isLive(spec.id)) return;
-    const at = this.now();
-    const next = step(initialState(spec.created_at), input, at);
-    this.ledger.append(spec.id, stateEvent(next.transition));
-    this.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }
 
   private onEnded(run: LiveRun): void {
@@ -629,6 +593,10 @@ export class RunService {
     for (const run of this.live.values()) {
       if (run.state.status !== 'queued') continue;
       if ((run.spec.created_by ?? OWNER_CALLER) === caller) mine++;
+      bytes += run.promptBytes;
+    }
+    for (const run of this.remote?.queued() ?? []) {
+      if (run.caller === caller) mine++;
       bytes += run.promptBytes;
     }
     const cap = caller === OWNER_CALLER ? caps.maxPerOwner : caps.maxPerCaller;

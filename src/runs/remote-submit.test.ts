@@ -1,0 +1,184 @@
+/**
+ * A controller's run service governing runs on cluster nodes, over a RemoteRuns kept here (the
+ * cluster's own, over NATS, is tested against a real server in test/cluster/): the concurrency
+ * limits held over local and node runs, a run waiting for a place sent once one frees, the
+ * controller's policy turning a backend off, the queue caps, a cancel of a run still waiting here,
+ * the policy's hash on every run, and a restart taking up what was in flight.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { isSwitchboardError } from '../core/errors.js';
+import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
+import { doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
+import { RunLedger } from '../ledger/run-ledger.js';
+import type { RunMode, RunSpec } from '../ledger/run-model.js';
+import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
+import { FakeBackend } from './backends/fake-backend.js';
+import type { RemoteCancel, RemoteRuns } from './remote-runs.js';
+import { RunService } from './run-service.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** One node with the `remote` backend; what was sent to it and claimed, and cancels it was sent. */
+class OneNode implements RemoteRuns {
+  readonly sent: { id: string; mode: 'auto' | RunMode }[] = [];
+  readonly claims = new Set<string>();
+  readonly cancelsSent: string[] = [];
+
+  offers(backend: string): boolean {
+    return backend === 'remote';
+  }
+
+  choose(backend: string): string | undefined {
+    return this.offers(backend) ? 'node-a' : undefined;
+  }
+
+  dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
+    this.sent.push({ id: spec.id, mode });
+    return Promise.resolve();
+  }
+
+  /** The claim goes to the controller unless the node took it (a node claims what it was sent). */
+  abandon(spec: RunSpec): Promise<boolean> {
+    if (this.claims.has(spec.id)) return Promise.resolve(false);
+    this.claims.add(spec.id);
+    return Promise.resolve(true);
+  }
+
+  claimed(spec: RunSpec): Promise<boolean> {
+    return Promise.resolve(this.claims.has(spec.id));
+  }
+
+  async cancel(spec: RunSpec): Promise<RemoteCancel> {
+    if (await this.abandon(spec)) return 'abandoned';
+    this.cancelsSent.push(spec.id);
+    return 'sent';
+  }
+
+  backendNames(): string[] {
+    return ['remote'];
+  }
+}
+
+async function controller(policy: GovernancePolicyInput, file = ':memory:', node = new OneNode()): Promise<{ service: RunService; ledger: RunLedger; node: OneNode; work: string }> {
+  const root = mkdtempSync(path.join(tmpdir(), 'sb-remote-submit-'));
+  const ledger = new RunLedger({ store: new SqliteLedgerStore(file) });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends: [new FakeBackend({ stepMs: 0 })], remote: node, scope: root });
+  cleanups.push(() => rmSync(root, { recursive: true, force: true }));
+  cleanups.push(() => ledger.close());
+  cleanups.push(() => service.dispose());
+  return { service, ledger, node, work: root };
+}
+
+/** What a node would publish of a run it started and finished: its own numbering from 1. */
+function nodeRan(ledger: RunLedger, runId: string): void {
+  const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'p'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), stateEvent({ from: 'running', to: 'completed', at: 3, reason: 'finished', message: 'done' }), doneEvent(3, 'completed', 'finished', 'done')];
+  events.forEach((e, i) => ledger.ingest({ ...e, run_id: runId, seq: i + 1 }));
+}
+
+async function refusal(p: Promise<unknown>): Promise<{ code: string; message: string; details: Record<string, unknown> }> {
+  try {
+    await p;
+  } catch (err) {
+    if (isSwitchboardError(err)) return { code: err.code, message: err.message, details: { ...err.details } };
+    throw err;
+  }
+  throw new Error('expected a refusal');
+}
+
+/** Waits for a run's end through the ledger (bounded by the test's own timeout). */
+function ended(ledger: RunLedger, runId: string): Promise<void> {
+  return new Promise((resolve, reject) => ledger.subscribe(runId, 0, () => undefined, { onEnd: resolve, onError: reject }));
+}
+
+describe('runs on cluster nodes, governed by the controller', () => {
+  it('holds the concurrency limit over the cluster: a run past it waits here, queued, and is sent once a node run ends', async () => {
+    const { service, ledger, node, work } = await controller({ limits: { concurrency: 1 } });
+    const first = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
+    const second = await service.submit({ backend: 'remote', prompt: 'two', cwd: work });
+    expect(node.sent.map((s) => s.id)).toEqual([first.id]);
+    expect(second).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 0 });
+    // A local run waits for the same place.
+    const local = await service.submit({ backend: 'fake', prompt: 'here', cwd: work });
+    expect(local).toMatchObject({ status: 'queued', queue_position: 1 });
+    node.claims.add(first.id);
+    nodeRan(ledger, first.id);
+    await ended(ledger, first.id);
+    expect(node.sent.map((s) => s.id)).toEqual([first.id, second.id]);
+    expect((await service.get(second.id)).queue_position).toBeNull();
+    expect((await service.get(local.id)).queue_position).toBe(0);
+    node.claims.add(second.id);
+    nodeRan(ledger, second.id);
+    await ended(ledger, local.id);
+    expect(await service.get(local.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('records the hash of its policy on every run, local or sent to a node; the same rules in another order hash the same', async () => {
+    const { service, work } = await controller({ limits: { concurrency: 2, wall_clock_ms: 60_000 } });
+    const remote = await service.submit({ backend: 'remote', prompt: 'there', cwd: work });
+    const local = await service.submit({ backend: 'fake', prompt: 'here', cwd: work });
+    const reordered = parseGovernancePolicy({ limits: { wall_clock_ms: 60_000, concurrency: 2 }, sandbox: { roots: [work] } });
+    expect(remote.policy_hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(local.policy_hash).toBe(remote.policy_hash);
+    expect(reordered.hash).toBe(remote.policy_hash);
+    expect(parseGovernancePolicy({ limits: { concurrency: 3 } }).hash).not.toBe(reordered.hash);
+  });
+
+  it('refuses a backend its policy turns off before any node sees it: recorded failed (policy), FORBIDDEN naming the run and the rule', async () => {
+    const { service, node, work } = await controller({ backends: { remote: { enabled: false } } });
+    const refused = await refusal(service.submit({ backend: 'remote', prompt: 'no', cwd: work }));
+    expect(refused).toMatchObject({ code: 'FORBIDDEN', details: { rule: 'backends.remote.enabled' } });
+    expect(node.sent).toEqual([]);
+    expect(await service.get(refused.details.run_id as string)).toMatchObject({ status: 'failed', reason: 'policy', node: 'node-a' });
+  });
+
+  it("keeps the queue caps over the runs waiting for a node: a caller's third waiting run is refused", async () => {
+    const { service, node, work } = await controller({ limits: { concurrency: 1 }, queue: { max_per_caller: 1 } });
+    await service.submit({ backend: 'remote', prompt: 'runs', cwd: work, caller: 'pane-1' });
+    await service.submit({ backend: 'remote', prompt: 'waits', cwd: work, caller: 'pane-1' });
+    const refused = await refusal(service.submit({ backend: 'remote', prompt: 'one too many', cwd: work, caller: 'pane-1' }));
+    expect(refused).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { queued: 1, limit: 1 } });
+    // Another caller still has room in the line.
+    expect(await service.submit({ backend: 'remote', prompt: 'mine', cwd: work, caller: 'pane-2' })).toMatchObject({ status: 'queued', queue_position: 1 });
+    expect(node.sent).toHaveLength(1);
+  });
+
+  it('cancels a run still waiting here without sending it: cancelled, its place given up', async () => {
+    const { service, node, work } = await controller({ limits: { concurrency: 1 } });
+    const first = await service.submit({ backend: 'remote', prompt: 'runs', cwd: work });
+    const waiting = await service.submit({ backend: 'remote', prompt: 'waits', cwd: work });
+    expect(await service.cancel(waiting.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    expect(node.cancelsSent).toEqual([]);
+    // A run sent and claimed is the node's to end.
+    node.claims.add(first.id);
+    expect(await service.cancel(first.id)).toMatchObject({ status: 'queued' });
+    expect(node.cancelsSent).toEqual([first.id]);
+    expect(node.sent.map((s) => s.id)).toEqual([first.id]);
+  });
+
+  it('takes up node runs after a restart: their places held, and one never claimed is sent again', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-remote-submit-file-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'ledger.db');
+    const before = await controller({ limits: { concurrency: 1 } }, file);
+    const sent = await before.service.submit({ backend: 'remote', prompt: 'sent', cwd: before.work });
+    const held = await before.service.submit({ backend: 'remote', prompt: 'held', cwd: before.work });
+    before.node.claims.add(sent.id);
+    await before.service.dispose();
+    await before.ledger.close();
+
+    const node = new OneNode();
+    node.claims.add(sent.id);
+    const after = await controller({ limits: { concurrency: 1 } }, file, node);
+    // The claimed run holds the one place: the held one waits, then is sent once the first ends.
+    expect(await after.service.get(held.id)).toMatchObject({ status: 'queued', queue_position: 0 });
+    nodeRan(after.ledger, sent.id);
+    await ended(after.ledger, sent.id);
+    await expect.poll(() => node.sent.map((s) => s.id)).toEqual([held.id]);
+  });
+});

@@ -1,0 +1,213 @@
+/**
+ * A controller's runs on cluster nodes (issue 26), as the run service submits and governs them.
+ * The node judges a run by its own policy (its folders, its tool calls); what this side can judge
+ * it judges first: the backend turned on by the controller's policy, the caller's queue caps, and
+ * the concurrency limits, which hold over the whole cluster because every node run takes a place
+ * in the service's one admission queue from submit until its `done` comes in. A run waiting for a
+ * place waits here, `queued`, and is sent to its node once it has one. Every run records the hash
+ * of the controller's policy. The controller writes no event of a node's run (the node numbers
+ * them) except the end of one no node started.
+ */
+import type { Disposable } from '../core/disposable.js';
+import { SwitchboardError, errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { AdmissionQueue } from '../governance/admission.js';
+import type { Governor } from '../governance/governor.js';
+import type { GovernancePolicy } from '../governance/policy-file.js';
+import type { RunRecord } from '../ledger/ledger-store.js';
+import type { RunLedger } from '../ledger/run-ledger.js';
+import { initialState, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec } from '../ledger/run-model.js';
+import { doneEvent, stateEvent } from '../ledger/run-events.js';
+import type { SchemaVersion } from '../output/stream-events.js';
+import type { RemoteRuns } from './remote-runs.js';
+
+/** What a node run needs of the run service that submits it. */
+export interface RemoteSubmitContext {
+  ledger: RunLedger;
+  policy: GovernancePolicy;
+  governor: Governor;
+  /** The service's one admission queue: a node run holds a place in it as a local run does. */
+  admission: AdmissionQueue;
+  remote: RemoteRuns;
+  logger: Logger;
+  now: () => number;
+  negotiate(proposed: string | undefined): SchemaVersion;
+  /** LIMIT_EXCEEDED when one more waiting run of `caller` would pass the policy's queue caps. */
+  checkQueueCaps(caller: string, prompt: string): void;
+  newRunId(): string;
+  tighter(policy: Required<RunLimits>, asked: RunLimits | undefined): RunLimits;
+}
+
+/** What a node run asks for (the run service's SubmitRequest, as far as a node run uses it). */
+export interface RemoteSubmitRequest {
+  caller: string;
+  backend: string;
+  prompt: string;
+  cwd: string | undefined;
+  mode: 'auto' | RunMode | undefined;
+  schema_version: string | undefined;
+  parent: string | undefined;
+  limits: RunLimits | undefined;
+  labels: readonly string[] | undefined;
+}
+
+/** A node run in flight: it holds its place until its `done` is in the ledger. */
+interface InFlight {
+  caller: string;
+  promptBytes: number;
+  following: Disposable | undefined;
+}
+
+export class RemoteSubmissions {
+  private readonly inFlight = new Map<string, InFlight>();
+
+  constructor(private readonly context: RemoteSubmitContext) {}
+
+  /** True when a live node has `backend`: a run of it goes to the cluster. */
+  offers(backend: string): boolean {
+    return this.context.remote.offers(backend);
+  }
+
+  /**
+   * Checks, records and sends (or queues) a run for a node: its id. INVALID_PARAMS for what the
+   * controller can tell is wrong, FORBIDDEN (recorded `failed (policy)`) for a backend its policy
+   * turns off, LIMIT_EXCEEDED when no live node with the backend and the labels has a free slot or
+   * the caller's queue is full; a run that could not be sent is recorded failed, unless a node has it after all.
+   */
+  async submit(request: RemoteSubmitRequest): Promise<string> {
+    const { context } = this;
+    if (request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run on a cluster node cannot follow up another yet: start a new run`, { parent: request.parent });
+    if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
+    const schema = context.negotiate(request.schema_version);
+    const cwd = request.cwd;
+    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
+    const labels = request.labels ?? [];
+    const node = context.remote.choose(request.backend, labels);
+    if (node === undefined) {
+      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
+    }
+    if (!context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
+    const backendPolicy = context.governor.backend(request.backend);
+    const asked = request.mode ?? 'auto';
+    const spec: RunSpec = {
+      id: context.newRunId(),
+      backend: request.backend,
+      // What the caller asked for; `auto` is the node's choice, and its events say which it made.
+      mode: asked === 'auto' ? 'stdio' : asked,
+      prompt: request.prompt,
+      cwd,
+      created_by: request.caller,
+      policy: `${context.policy.origin}, and node ${node}'s own`,
+      policy_hash: context.policy.hash,
+      limits: context.tighter(backendPolicy.limits, request.limits),
+      schema_version: schema,
+      parent: null,
+      keep_alive: false,
+      node,
+      created_at: context.now(),
+    };
+    context.ledger.createRun(spec);
+    if (!backendPolicy.enabled) {
+      // Recorded as a local run the policy refuses is: the refusal has its run and its rule.
+      const rule = `backends.${spec.backend}.enabled`;
+      this.endUnstarted(spec, { type: 'fail', reason: 'policy', message: `runs on ${spec.backend} are turned off by the policy (${context.policy.origin})` });
+      await context.ledger.flush();
+      throw new SwitchboardError('FORBIDDEN', `refused by the policy: runs on ${spec.backend} are turned off by the policy (${context.policy.origin})`, { run_id: spec.id, rule });
+    }
+    // In the store before any node can send an event of it.
+    await context.ledger.flush();
+    this.hold(spec, Buffer.byteLength(spec.prompt));
+    // Sent at once when there is room, and a failure to send is then the caller's to hear; sent
+    // later, once a place frees up, a failure is recorded (the run ends failed) and logged.
+    let now = true;
+    let sent: Promise<void> | undefined;
+    context.admission.request(spec.id, spec.backend, () => {
+      const sending = this.send(spec, asked);
+      if (now) sent = sending;
+      else void sending.catch((err: unknown) => context.logger.warn('a node run that waited for a place could not be sent', { run_id: spec.id, error: errorMessage(err) }));
+    });
+    now = false;
+    if (sent) await sent;
+    return spec.id;
+  }
+
+  /**
+   * Takes up a node run a restart found in flight: it takes its place again (it may be running
+   * on its node), and one the controller held back, never claimed by a node, is sent once it has one.
+   */
+  takeUp(record: RunRecord): void {
+    const { spec } = record;
+    this.hold(spec, record.prompt_bytes, record.last_seq);
+    this.context.admission.request(spec.id, spec.backend, () => {
+      if (record.status !== 'queued' || record.last_seq > 0) return;
+      void this.context.remote
+        .claimed(spec)
+        .then((claimed) => (claimed ? undefined : this.send(spec, spec.mode)))
+        .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked or sent', { run_id: spec.id, error: errorMessage(err) }));
+    });
+  }
+
+  /** True when `runId` is a node run waiting here for a place (not yet sent). */
+  waiting(runId: string): boolean {
+    return this.inFlight.has(runId) && this.context.admission.position(runId) >= 0;
+  }
+
+  /** The node runs waiting here for a place, for the queue caps. */
+  *queued(): Iterable<{ caller: string; promptBytes: number }> {
+    for (const [runId, run] of this.inFlight) if (this.context.admission.position(runId) >= 0) yield run;
+  }
+
+  /** Stops a node run: the node ends it and its events say so; one no node started is ended here. */
+  async cancel(spec: RunSpec): Promise<void> {
+    const outcome = await this.context.remote.cancel(spec);
+    if (outcome === 'abandoned') this.endUnstarted(spec, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
+  }
+
+  /** Stops following the node runs (they go on on their nodes; a restart takes them up again). */
+  dispose(): void {
+    for (const run of this.inFlight.values()) run.following?.dispose();
+    this.inFlight.clear();
+  }
+
+  /** Keeps the run's place until its `done` is in the ledger. */
+  private hold(spec: RunSpec, promptBytes: number, lastSeq = 0): void {
+    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined };
+    this.inFlight.set(spec.id, run);
+    const release = (): void => {
+      this.inFlight.delete(spec.id);
+      this.context.admission.release(spec.id);
+    };
+    run.following = this.context.ledger.subscribe(spec.id, lastSeq, () => undefined, {
+      onEnd: release,
+      onError: (err) => {
+        // Not known to end: its place is given back rather than held for ever.
+        this.context.logger.warn('a node run could not be followed to its end; its place is given back', { run_id: spec.id, error: errorMessage(err) });
+        release();
+      },
+    });
+  }
+
+  /** Sends a run that has its place; one that could not be sent is ended here, unless a node has it after all. */
+  private async send(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
+    const { remote } = this.context;
+    // Cancelled while it waited: nothing to send.
+    if (!this.context.ledger.isLive(spec.id)) return;
+    try {
+      await remote.dispatch(spec, mode);
+    } catch (err) {
+      const abandoned = await remote.abandon(spec).catch(() => undefined);
+      if (abandoned === false) return;
+      if (abandoned === true) this.endUnstarted(spec, { type: 'fail', reason: 'spawn_failed', message: `the run could not be sent to node ${spec.node ?? ''}: ${errorMessage(err)}` });
+      throw err;
+    }
+  }
+
+  /** Records the end of a run no node started (and none will): the only events this side writes for a node's run. */
+  private endUnstarted(spec: RunSpec, input: RunInput): void {
+    if (!this.context.ledger.isLive(spec.id)) return;
+    const at = this.context.now();
+    const next = step(initialState(spec.created_at), input, at);
+    this.context.ledger.append(spec.id, stateEvent(next.transition));
+    this.context.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
+  }
+}
