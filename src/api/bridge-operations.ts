@@ -7,7 +7,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SchemaVersion } from '../contract/index.js';
-import { OWNER_CALLER, renderEvent, type BackendInfo, type IdleConversationsView, type RunEvent, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/index.js';
+import { OWNER_CALLER, renderEvent, type BackendInfo, type ClusterNodesView, type IdleConversationsView, type RunEvent, type RunView, type RunViewPage, type SubmitRequest, type WireRunEvent } from '../runs/index.js';
 import type { EventPage, RunQuery } from '../ledger/ledger-store.js';
 import { requireScope, type Grant } from './authorize.js';
 import type { CallerLike } from './context.js';
@@ -57,6 +57,8 @@ export interface RunsPort {
   idleConversations(): IdleConversationsView;
   /** The backends' names, without asking each for its health. */
   backendNames(): string[];
+  /** The cluster's live nodes, where this is a controller. */
+  nodes(): ClusterNodesView;
   negotiate(proposed: string | undefined): SchemaVersion;
 }
 
@@ -91,6 +93,7 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
     backends: () => runServiceOf(services).backends(),
     idleConversations: () => runServiceOf(services).idleConversations(),
     backendNames: () => runServiceOf(services).backendNames(),
+    nodes: () => runServiceOf(services).nodes(),
     negotiate: (proposed) => runServiceOf(services).negotiate(proposed),
   };
 }
@@ -116,7 +119,7 @@ export function runOperations(runs: RunsPort): OperationsPort<RunOperation> {
   };
 }
 
-type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_events' | 'run_subscribe' | 'run_backends';
+type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_events' | 'run_subscribe' | 'run_backends' | 'run_nodes';
 
 export const bridgeHandlers: { [M in BridgeMethod]: (ctx: BridgeContext, params: Params<M>) => Promise<Result<M>> } = {
   async run_submit(ctx, p) {
@@ -155,5 +158,9 @@ export const bridgeHandlers: { [M in BridgeMethod]: (ctx: BridgeContext, params:
     const service = runServiceOf(ctx);
     const backends = await service.backends();
     return { schema_versions: ['v1', 'v2'], backends: backends.map((b) => ({ ...b, capabilities: b.capabilities.map((c) => ({ ...c })), health: { ...b.health } })), idle: service.idleConversations() };
+  },
+
+  run_nodes(ctx) {
+    return Promise.resolve(runServiceOf(ctx).nodes());
   },
 };

@@ -240,7 +240,8 @@ const RUNS_OPTIONS = {
 /**
  * `runs [--status S] [--backend B] [--limit N] [--json]`: the runs, newest first.
  * `runs [show] ID [--after N] [--follow] [--json]`: one run and its events from the ledger (a replay),
- * or followed live to its end. `runs cancel ID`. `runs backends`: each backend's health.
+ * or followed live to its end. `runs cancel ID`. `runs backends`: each backend's health. `runs nodes`:
+ * the cluster's live nodes (a controller's).
  */
 export async function runsCommand(ctx: CliContext, argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(argv, RUNS_OPTIONS);
@@ -264,6 +265,14 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
         const idle = result.idle;
         out(ctx, `idle conversations kept for follow-ups: ${idle.conversations} of at most ${idle.max} (${idle.processes} processes), each for ${Math.round(idle.idle_ms / 1000)} s after its last run`);
       }
+      return 0;
+    }
+    if (first === 'nodes') {
+      const result = await client.runNodes();
+      if (json) out(ctx, JSON.stringify(result));
+      else if (!result.cluster) out(ctx, 'this daemon has no cluster: its runs run here (`switchboard up --cluster nats://…` makes it a controller)');
+      else if (result.nodes.length === 0) out(ctx, 'no node is live in the cluster');
+      else out(ctx, table(['NODE', 'LABELS', 'BACKENDS', 'SLOTS FREE'], result.nodes.map((n) => [n.name, n.labels.join(',') || '-', n.clis.map((c) => (c.version !== '' ? `${c.name} ${c.version}` : c.name)).join(', ') || '-', `${n.slots.free} of ${n.slots.total}`])));
       return 0;
     }
     if (first === 'cancel') {

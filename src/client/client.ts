@@ -464,6 +464,11 @@ export class SwitchboardClient {
     return this.request('run_backends', {}, { timeoutMs: 60_000 });
   }
 
+  /** The cluster's live nodes, where the daemon is a controller (`up --cluster`). */
+  runNodes(): Promise<Result<'run_nodes'>> {
+    return this.request('run_nodes', {});
+  }
+
   /** Every team preset: the user's own and the built-ins they have not replaced (seed 003). */
   teamPresetList(): Promise<Result<'team_preset_list'>> {
     return this.request('team_preset_list', {});

@@ -16,7 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type DeliveredEvent, type EventSink } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
-import type { RemoteCancel, RemoteRuns } from '../runs/index.js';
+import type { ClusterNodeView, RemoteCancel, RemoteRuns } from '../runs/index.js';
 import { eventFromMessage, runWork } from './run-wire.js';
 
 /** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
@@ -86,6 +86,13 @@ export class ClusterRuns implements RemoteRuns {
 
   choose(backend: string, labels: readonly string[]): string | undefined {
     return this.directory.choose({ backend, labels })[0]?.name;
+  }
+
+  nodes(): ClusterNodeView[] {
+    return this.directory
+      .list()
+      .map(({ record, seenAt }) => ({ name: record.name, labels: [...record.labels], clis: record.clis.map((c) => ({ ...c })), slots: { ...record.slots }, started_at: record.started_at, seen_at: seenAt }))
+      .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 
   backendNames(): string[] {

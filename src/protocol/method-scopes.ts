@@ -31,6 +31,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   run_events: 'read',
   run_subscribe: 'read',
   run_backends: 'read',
+  run_nodes: 'read',
   team_preset_list: 'read',
   team_preset_get: 'read',
   team_preset_validate: 'read',

@@ -12,7 +12,7 @@ import { daemonParams, daemonResults, infoResultSchema } from './methods/daemon.
 import { logMessageSchema, logNotifications, logParams, logResults, sessionInfoSchema } from './methods/logs.js';
 import { inputModesSchema, paneInfoSchema, paneNotifications, paneParams, paneResults, screenResultSchema, waitForResultSchema } from './methods/panes.js';
 import { runParams, runResults } from './methods/runs.js';
-import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
+import { bridgeNotifications, bridgeParams, bridgeResults, backendInfoSchema, clusterNodeSchema, runEventSchema, runViewSchema } from './methods/bridge.js';
 import { executeApprovalInfoSchema, executeParams, executeResultInfoSchema, executeResults } from './methods/execute.js';
 import { checkTmuxCommandParams, tmuxParams, tmuxResults } from './methods/tmux.js';
 import { presetInfoSchema, teamBoardSchema, teamParams, teamResults } from './methods/teams.js';
@@ -92,6 +92,8 @@ export type RunViewInfo = z.output<typeof runViewSchema>;
 export type RunEventInfo = z.output<typeof runEventSchema>;
 /** A backend of the agent bridge with its capabilities and health. */
 export type BackendInfoWire = z.output<typeof backendInfoSchema>;
+/** A live node of a controller's cluster. */
+export type ClusterNodeInfo = z.output<typeof clusterNodeSchema>;
 /** One approval of a task run by agent_execute, and how it was answered. */
 export type ExecuteApprovalInfo = z.output<typeof executeApprovalInfoSchema>;
 /** What agent_execute returns: seed 002's execute() result. */

@@ -6,6 +6,18 @@
  */
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 
+/** A live node of the cluster, as the surfaces show it. */
+export interface ClusterNodeView {
+  name: string;
+  labels: string[];
+  /** The agent CLIs it has, with their versions. */
+  clis: { name: string; version: string }[];
+  slots: { total: number; free: number };
+  /** When its process started, and when its lease was last renewed (ms since the epoch). */
+  started_at: number;
+  seen_at: number;
+}
+
 /** What became of a cancel of a run on a node. */
 export type RemoteCancel =
   /** The node was told: its events say how the run ended. */
@@ -28,4 +40,6 @@ export interface RemoteRuns {
   cancel(spec: RunSpec): Promise<RemoteCancel>;
   /** The nodes' backends, for a message naming what there is. */
   backendNames(): string[];
+  /** The live nodes, by name. */
+  nodes(): ClusterNodeView[];
 }

@@ -16,7 +16,7 @@ import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { FakeBackend } from './backends/fake-backend.js';
-import type { RemoteCancel, RemoteRuns } from './remote-runs.js';
+import type { ClusterNodeView, RemoteCancel, RemoteRuns } from './remote-runs.js';
 import { RunService } from './run-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -62,6 +62,10 @@ class OneNode implements RemoteRuns {
 
   backendNames(): string[] {
     return ['remote'];
+  }
+
+  nodes(): ClusterNodeView[] {
+    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: 2 - this.sent.length }, started_at: 1, seen_at: 2 }];
   }
 }
 
@@ -159,6 +163,12 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(await service.cancel(first.id)).toMatchObject({ status: 'queued' });
     expect(node.cancelsSent).toEqual([first.id]);
     expect(node.sent.map((s) => s.id)).toEqual([first.id]);
+  });
+
+  it('lists the live nodes it sends runs to', async () => {
+    const { service, work } = await controller({});
+    await service.submit({ backend: 'remote', prompt: 'there', cwd: work });
+    expect(service.nodes()).toEqual({ cluster: true, nodes: [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: 1 }, started_at: 1, seen_at: 2 }] });
   });
 
   it('takes up node runs after a restart: their places held, and one never claimed is sent again', async () => {

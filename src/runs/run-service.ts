@@ -23,7 +23,7 @@ import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunStat
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
 import { LiveRun } from './live-run.js';
-import type { RemoteRuns } from './remote-runs.js';
+import type { ClusterNodeView, RemoteRuns } from './remote-runs.js';
 import { RemoteSubmissions } from './remote-submit.js';
 import { IdleConversations, type IdleConversation } from './idle-conversations.js';
 import { findProcessesWithEnv } from '../platform/index.js';
@@ -48,6 +48,12 @@ export interface RunServiceOptions {
    * as interrupted (their nodes may still be running them).
    */
   remote?: RemoteRuns;
+}
+
+/** The nodes runs can go to: none and `cluster: false` on a service with no cluster. */
+export interface ClusterNodesView {
+  cluster: boolean;
+  nodes: ClusterNodeView[];
 }
 
 /** Who made a run when no caller is named (the library, the owner's token). */
@@ -514,6 +520,12 @@ export class RunService {
   /** Resolves once every idle conversation the pool began to close is closed. */
   idleSettled(): Promise<void> {
     return this.idle.settled();
+  }
+
+  /** The cluster's live nodes where this service is a controller (`cluster: false` and none elsewhere). */
+  nodes(): ClusterNodesView {
+    const remote = this.options.remote;
+    return { cluster: remote !== undefined, nodes: remote?.nodes() ?? [] };
   }
 
   /** Backend names, for validating a request before anything runs. */

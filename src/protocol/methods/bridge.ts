@@ -72,6 +72,16 @@ export const idleConversationsSchema = idleCountSchema.extend({
 });
 
 /** A backend (agent profile) with its modes, capabilities and health. */
+/** A live node of the cluster: what its lease says, and when the lease was last renewed. */
+export const clusterNodeSchema = z.strictObject({
+  name: z.string(),
+  labels: z.array(z.string()).describe('What a run can ask of a node (`run_submit` labels).'),
+  clis: z.array(z.strictObject({ name: z.string(), version: z.string() })).describe('The agent CLIs the node has, with their versions: the backends its runs can use.'),
+  slots: z.strictObject({ total: z.number().int(), free: z.number().int() }),
+  started_at: z.number().describe("When the node's process started (ms since the epoch)."),
+  seen_at: z.number().describe('When its lease was last renewed, as the controller saw it (ms since the epoch).'),
+});
+
 export const backendInfoSchema = z.strictObject({
   name: z.string(),
   modes: z.array(z.enum(RUN_MODES)),
@@ -117,6 +127,8 @@ export const bridgeParams = {
     schema_version: optional(schemaVersionProposal),
   }),
   run_backends: z.strictObject({}),
+  /** The cluster's live nodes, where this daemon is a controller (`up --cluster`). */
+  run_nodes: z.strictObject({}),
 } as const;
 
 export const bridgeResults = {
@@ -137,6 +149,10 @@ export const bridgeResults = {
   }),
   run_subscribe: z.object({ subscription: z.string(), run_id: z.string(), schema_version: z.enum(SCHEMA_VERSIONS) }),
   run_backends: z.object({ schema_versions: z.array(z.enum(SCHEMA_VERSIONS)), backends: z.array(backendInfoSchema), idle: idleConversationsSchema }),
+  run_nodes: z.object({
+    cluster: z.boolean().describe('True when this daemon is a cluster controller (`up --cluster`); false: no node, runs run here.'),
+    nodes: z.array(clusterNodeSchema),
+  }),
 } as const;
 
 export const bridgeNotifications = {

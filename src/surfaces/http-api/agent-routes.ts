@@ -98,6 +98,11 @@ export function addAgentRoutes(router: Router, { ops, runs }: RunRoutesPorts, ke
     await sendJson(ctx.res, 200, await ops.call('run_backends', {}, operationCallerOf(ctx)));
   });
 
+  router.add('GET', `${API_PREFIX}/agent/nodes`, 'run_nodes', async (ctx) => {
+    validate(emptyQuerySchema, queryOf(ctx.url), 'nodes query');
+    await sendJson(ctx.res, 200, await ops.call('run_nodes', {}, operationCallerOf(ctx)));
+  });
+
   router.add('GET', `${API_PREFIX}/agent/runs`, 'run_list', async (ctx) => {
     const q = validate(runsQuerySchema, queryOf(ctx.url), 'runs query');
     const page = await ops.call('run_list', { status: q.status, backend: q.backend, limit: q.limit === undefined ? undefined : Math.max(1, Math.min(Number(q.limit), MAX_RUNS_PAGE)), before: q.before === undefined ? undefined : Number(q.before) }, operationCallerOf(ctx));

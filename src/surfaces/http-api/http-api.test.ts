@@ -141,6 +141,8 @@ describe('the agent endpoints', () => {
     expect(backends.status).toBe(200);
     backendsResponseSchema.parse(backends.body);
     expect((backends.body as { backends: { name: string }[] }).backends.map((b) => b.name)).toEqual(['fake', 'fake-pty']);
+    // No cluster behind this daemon: no node, and it says so.
+    expect(await api.call('GET', '/api/v2/agent/nodes')).toMatchObject({ status: 200, body: { cluster: false, nodes: [] } });
     const run = await submit({ prompt: 'hello' });
     await api.stream(run.stream_url);
     const runs = await api.call('GET', '/api/v2/agent/runs?limit=2');
@@ -317,7 +319,7 @@ describe('the OpenAPI document', () => {
     expect(res.status).toBe(200);
     const doc = res.body as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/nodes', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
     expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'keep_alive', 'limits']);
     expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
     // The asks, documented whether or not this server serves them (the daemon's does).

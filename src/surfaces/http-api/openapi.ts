@@ -14,6 +14,7 @@ import {
   askTargetsResponseSchema,
   askWaitRequestSchema,
   backendsResponseSchema,
+  nodesResponseSchema,
   cancelRequestSchema,
   chatRequestSchema,
   errorSchema,
@@ -85,6 +86,7 @@ export function openApiDocument(): Json {
         Run: schema(runViewSchema),
         RunEvent: schema(runEventSchema),
         Backends: schema(backendsResponseSchema),
+        Nodes: schema(nodesResponseSchema),
         AskRequest: schema(askRequestSchema),
         AskWaitRequest: schema(askWaitRequestSchema),
         AskCancelRequest: schema(askCancelRequestSchema),
@@ -123,6 +125,7 @@ export function openApiDocument(): Json {
       },
       [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree); only the caller that made it, or the owner, may (403 FORBIDDEN)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
       [`${API_PREFIX}/agent/backends`]: { get: { operationId: 'agentBackends', summary: 'Backends with their capabilities and health', responses: { '200': json('Backends', 'Every backend.'), ...common } } },
+      [`${API_PREFIX}/agent/nodes`]: { get: { operationId: 'agentNodes', summary: "The cluster's live nodes where the daemon is a controller (JSON-RPC `run_nodes`)", responses: { '200': json('Nodes', 'Every live node; cluster false and none on a daemon with no cluster.'), ...common } } },
       [`${API_PREFIX}/agent/runs`]: {
         get: { operationId: 'agentRuns', summary: 'Runs in the ledger, newest first', parameters: queryParameters(runsQuerySchema), responses: { '200': { description: 'A page of runs: at most `limit` and about 4 MiB of JSON; each prompt is a preview (its first KiB, prompt_truncated, prompt_bytes), GET /agent/runs/{id} has it whole.', content: { 'application/json': { schema: { type: 'object', properties: { runs: { type: 'array', items: { $ref: '#/components/schemas/Run' } }, next_before: { type: ['integer', 'null'], description: 'The `before` of the next page, or null at the end.' } }, required: ['runs', 'next_before'] } } } }, ...common } },
       },

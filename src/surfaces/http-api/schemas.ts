@@ -8,7 +8,7 @@ import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
 import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
 import { teamBoardSchema, teamParams, teamResults } from '../../protocol/methods/teams.js';
-import { backendInfoSchema, idleConversationsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
+import { backendInfoSchema, bridgeResults, idleConversationsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
@@ -126,6 +126,9 @@ export const backendsResponseSchema = z.strictObject({
   backends: z.array(backendInfoSchema),
   idle: idleConversationsSchema,
 });
+
+/** `GET /api/v2/agent/nodes`: JSON-RPC `run_nodes`'s answer. */
+export const nodesResponseSchema = bridgeResults.run_nodes;
 
 export type ChatRequest = z.infer<typeof chatRequestSchema>;
 

@@ -7,13 +7,18 @@
 import { useEffect, useState } from 'react';
 import { errorMessage, RpcError } from '../rpc/rpc-client.js';
 import { usePolledList } from '../rpc/use-polled-list.js';
-import type { RunEvent, RunView } from '../rpc/wire.js';
+import type { ClusterNode, RunEvent, RunView } from '../rpc/wire.js';
 import { useDashboard } from '../ui/dashboard-context.js';
 
 const POLL_MS = 3_000;
 /** Events a drawer keeps on screen (the ledger keeps them all). */
 const MAX_SHOWN_EVENTS = 2_000;
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
+
+function useNodes(): ClusterNode[] {
+  // A daemon with no cluster lists none; one without the bridge answers CONFLICT.
+  return usePolledList(async (rpc) => (await rpc.call('run_nodes', {})).nodes, 'cluster nodes', POLL_MS, ['CONFLICT']);
+}
 
 function useRuns(): RunView[] {
   // A daemon without the bridge answers CONFLICT: an empty list, not an error every poll.
@@ -86,6 +91,11 @@ function RunDrawer({ run, onClose }: { run: RunView; onClose: () => void }) {
       <header className="drawer-header">
         <span className="pane-title">{run.id}</span>
         <span className="pane-agent">{run.backend}</span>
+        {run.node !== undefined && (
+          <span className="session-meta" data-testid="run-drawer-node">
+            on {run.node}
+          </span>
+        )}
         <span className="session-meta" data-testid="run-drawer-status">
           {run.status}
           {run.reason !== null ? ` (${run.reason})` : ''}
@@ -117,12 +127,39 @@ function RunDrawer({ run, onClose }: { run: RunView; onClose: () => void }) {
   );
 }
 
+/** A controller's cluster nodes: each with its labels, backends, free slots and the runs listed here that went to it. */
+function NodeList({ nodes, runs }: { nodes: ClusterNode[]; runs: RunView[] }) {
+  return (
+    <ul className="node-list" data-testid="node-list">
+      {nodes.map((n) => {
+        const going = runs.filter((r) => r.node === n.name && !ENDED.has(r.status)).length;
+        return (
+          <li key={n.name} className="node-item" data-testid="node-item" data-node={n.name} title={n.clis.map((c) => `${c.name} ${c.version}`).join('\n')}>
+            <span className="session-title">{n.name}</span>
+            <span className="session-meta">
+              {n.clis.map((c) => c.name).join(', ') || 'no backend'} · {n.slots.free} of {n.slots.total} slots free · {going} going
+              {n.labels.length > 0 ? ` · ${n.labels.join(', ')}` : ''}
+            </span>
+          </li>
+        );
+      })}
+    </ul>
+  );
+}
+
 export function RunList() {
   const runs = useRuns();
+  const nodes = useNodes();
   const [openId, setOpenId] = useState<string | null>(null);
   const open = runs.find((r) => r.id === openId);
   return (
     <section className="session-list" data-testid="run-list">
+      {nodes.length > 0 && (
+        <>
+          <h2>Cluster nodes</h2>
+          <NodeList nodes={nodes} runs={runs} />
+        </>
+      )}
       <h2>Agent runs</h2>
       {runs.length === 0 && <div className="muted">None yet.</div>}
       <ul>
@@ -133,6 +170,7 @@ export function RunList() {
               <span className="session-meta">
                 {r.backend} · {r.status}
                 {r.reason !== null && r.status !== 'completed' ? ` (${r.reason})` : ''}
+                {r.node !== undefined ? ` · on ${r.node}` : ''}
               </span>
             </button>
           </li>
