@@ -407,12 +407,15 @@ export class RunService {
   /**
    * Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is
    * left as it is. Only its maker (`caller`, as at submit) or the owner may: anyone else FORBIDDEN.
+   * An orphaned run (its cluster node was lost) is ended here, `cancelled`, without asking the node:
+   * that is the person's choice the status waits for.
    */
   async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' }, 'cancel');
+    else if (view.status === 'orphaned') this.endOrphaned(view, { type: 'cancel', reason: 'cancelled_by_user', message: `cancelled by the caller while orphaned (node ${view.node ?? '?'} was lost and was not asked)` });
     else if (view.node !== undefined && !isEnded(view.status) && this.options.remote) {
       // On a node: the node ends it and its events say so; one no node started ends here.
       const outcome = await this.options.remote.cancel(view);
@@ -430,6 +433,10 @@ export class RunService {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
+    // No control reaches a node's run but cancel yet: saying so beats answering as if it worked.
+    if (!run && view.node !== undefined && !isEnded(view.status)) {
+      throw new SwitchboardError('INVALID_REQUEST', `run ${runId} runs on cluster node ${view.node}, and a run on a node cannot be interrupted yet: cancel it instead`, { run_id: runId, node: view.node });
+    }
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' }, 'interrupt');
     return this.view(runId);
   }
@@ -566,6 +573,15 @@ export class RunService {
     const next = step(initialState(spec.created_at), input, at);
     this.ledger.append(spec.id, stateEvent(next.transition));
     this.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
+  }
+
+  /** Records the end the person chose for an orphaned run (its node lost): nothing is sent to the node. */
+  private endOrphaned(view: RunView, input: RunInput): void {
+    if (!this.ledger.isLive(view.id)) return;
+    const at = this.now();
+    const next = step({ status: 'orphaned', since: at, started_at: view.started_at }, input, at);
+    this.ledger.append(view.id, stateEvent(next.transition));
+    this.ledger.append(view.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }
 
   private onEnded(run: LiveRun): void {
