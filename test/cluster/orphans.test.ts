@@ -12,7 +12,7 @@
  * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -23,6 +23,8 @@ import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
 import type { LedgerStore } from '../../src/ledger/ledger-store.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
+import { findProcessesWithEnv } from '../../src/platform/index.js';
+import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { cleanEnv } from '../support/cli.js';
@@ -38,11 +40,39 @@ const SHORT_TTL_MS = 3_000;
 
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-orphans-');
-atTestProcessEnd(() => scratch.cleanup());
+
+/**
+ * Ends, by pid, the agent processes a killed node left (the shell backend starts each run in a
+ * process group of its own, so killing the node's group does not reach it): those marked as a
+ * run's and working in this test's folder.
+ */
+function endLeftRunProcesses(): void {
+  for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if (!cwd.startsWith(scratch.dir)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+atTestProcessEnd(() => {
+  endLeftRunProcesses();
+  scratch.cleanup();
+});
 const work = path.join(scratch.dir, 'work');
 mkdirSync(work, { recursive: true });
 
-afterAll(() => scratch.cleanup());
+afterAll(() => {
+  endLeftRunProcesses();
+  scratch.cleanup();
+});
 
 /** A controller in this process: its cluster side, its ledger and a run service that drives no agent itself. */
 interface Controller {
@@ -265,6 +295,7 @@ describe('runs across machines when a side goes away', () => {
       expect(await controller.ledger.check()).toBe('ok');
     } finally {
       await stopNode(node);
+      endLeftRunProcesses();
       await controller.close();
       await cluster.close();
     }
