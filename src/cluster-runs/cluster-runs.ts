@@ -3,7 +3,8 @@
  * RemoteRuns: which nodes can take a run (the directory of leases: backend, labels, least loaded),
  * a recorded run sent to its node's own queue, a run given up by taking its claim, a cancel sent
  * to the node that holds the run by request and reply, and the nodes' events into the ledger
- * (EventIntake → RunLedger.ingest), each checked against the node the run was sent to.
+ * (EventIntake → RunLedger.ingest), each checked against the node the run was sent to
+ * (ledger-sink.ts), and the runs of nodes that are gone reconciled (node-run-sweep.ts).
  *
  * Each node pulls a queue of its own (the pool named after it, laid out when it joins): the
  * controller chose the node, so the run goes there and nowhere else.
@@ -11,13 +12,15 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
-import { errorMessage, SwitchboardError } from '../core/errors.js';
+import { SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type DeliveredEvent, type EventSink } from '../cluster/index.js';
+import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import type { ClusterNodeView, RemoteCancel, RemoteRuns } from '../runs/index.js';
-import { eventFromMessage, runWork } from './run-wire.js';
+import { LedgerSink } from './ledger-sink.js';
+import { NodeRunSweep } from './node-run-sweep.js';
+import { runWork } from './run-wire.js';
 
 /** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
 const REMEMBERED_RUNS = 10_000;
@@ -29,10 +32,13 @@ export interface ClusterRunsOptions {
   nodeTtlMs?: number;
   /** How long a node may hold a work item without a heartbeat (ensureTopology's default when absent). */
   workAckWaitMs?: number;
+  /** How often queued node runs are looked at for a work item nobody took (node-run-sweep.ts's default when absent). */
+  sweepEveryMs?: number;
 }
 
 export class ClusterRuns implements RemoteRuns {
   private intake: EventIntake | undefined;
+  private sweep: NodeRunSweep | undefined;
   /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
   private readonly dispatched = new Map<string, number>();
 
@@ -72,12 +78,33 @@ export class ClusterRuns implements RemoteRuns {
 
   /**
    * Starts taking the nodes' events into `ledger`. Call once the run service has taken up the runs
-   * in flight (RunService.start), so that each event finds its run live in the ledger.
+   * in flight (RunService.start), so that each event finds its run live in the ledger. Each
+   * unfinished node run is first caught up from its subject (what an earlier controller took but
+   * never stored), then the runs of nodes that are gone are reconciled, and from then on as nodes go.
    */
   async takeEvents(ledger: RunLedger): Promise<void> {
     if (this.intake) throw new SwitchboardError('INVALID_REQUEST', 'the cluster already takes events into a ledger');
-    this.intake = await EventIntake.start({ nc: this.options.nc, sink: new LedgerSink(ledger, this.logger), logger: this.logger });
-    this.intake.onHole((hole) => this.logger.warn('events of a run were never stored by its node', { run_id: hole.runId, from: hole.from, to: hole.to }));
+    const sink = new LedgerSink(ledger, this.logger);
+    const nodeRuns = (await ledger.unfinished()).filter((r) => r.spec.node !== undefined);
+    for (const run of nodeRuns) if (run.status === 'orphaned') sink.markOrphaned(run.spec.id);
+    const intake = await EventIntake.start({ nc: this.options.nc, sink, logger: this.logger });
+    this.intake = intake;
+    intake.onHole((hole) => this.logger.warn('events of a run were never stored by its node', { run_id: hole.runId, from: hole.from, to: hole.to }));
+    for (const run of nodeRuns) await intake.catchUp(run.spec.id);
+    this.sweep = await NodeRunSweep.start({
+      nc: this.options.nc,
+      ledger,
+      intake,
+      directory: this.directory,
+      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq) },
+      logger: this.logger,
+      ...(this.options.sweepEveryMs !== undefined && { sweepEveryMs: this.options.sweepEveryMs }),
+    });
+  }
+
+  /** Who holds run `runId`'s claim (a node that started it, the controller), or undefined. */
+  claimOf(runId: string): Promise<RunClaim | undefined> {
+    return this.dispatcher.claimOf(runId);
   }
 
   offers(backend: string): boolean {
@@ -131,6 +158,7 @@ export class ClusterRuns implements RemoteRuns {
   /** Stops taking events (what the ledger has not taken comes again to the next controller) and watching nodes. */
   async close(): Promise<void> {
     this.serving.dispose();
+    await this.sweep?.close();
     await this.intake?.close();
     await this.directory.close();
   }
@@ -139,49 +167,4 @@ export class ClusterRuns implements RemoteRuns {
 function nodeOf(spec: RunSpec): string {
   if (spec.node === undefined) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} names no node`, { run_id: spec.id });
   return spec.node;
-}
-
-/**
- * The ledger as the intake's sink: an event is ingested only for a run this ledger sent to the
- * node that published it; anything else is dropped (and said), never stored.
- */
-class LedgerSink implements EventSink {
-  /** Each run's node, as the ledger recorded it (null: not a run of the cluster). */
-  private readonly nodes = new Map<string, string | null>();
-
-  constructor(
-    private readonly ledger: RunLedger,
-    private readonly logger: Logger,
-  ) {}
-
-  async lastSeq(runId: string): Promise<number> {
-    return (await this.ledger.run(runId))?.last_seq ?? 0;
-  }
-
-  async write(delivered: DeliveredEvent): Promise<void> {
-    const event = eventFromMessage(delivered.event);
-    if (event === undefined) {
-      this.logger.warn('dropped an event this controller cannot read', { run_id: delivered.event.run_id, seq: delivered.event.seq, schema_version: delivered.event.schema_version });
-      return;
-    }
-    const node = await this.nodeOf(event.run_id);
-    if (node === null || node !== delivered.node) {
-      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, sent_to: node });
-      return;
-    }
-    try {
-      this.ledger.ingest(event);
-    } catch (err) {
-      this.logger.warn('dropped an event of a run that is not live in the ledger', { run_id: event.run_id, seq: event.seq, error: errorMessage(err) });
-    }
-  }
-
-  private async nodeOf(runId: string): Promise<string | null> {
-    const known = this.nodes.get(runId);
-    if (known !== undefined) return known;
-    const node = (await this.ledger.run(runId))?.spec.node ?? null;
-    this.nodes.set(runId, node);
-    if (this.nodes.size > REMEMBERED_RUNS) this.nodes.delete(this.nodes.keys().next().value ?? '');
-    return node;
-  }
 }

@@ -1,9 +1,11 @@
 /**
  * Run events into the ledger, the controller side: the durable `ledger` consumer of SB_EVENTS
  * hands each event to a sink (the ledger, with its unique key on run and sequence), in sequence
- * order per run, and acknowledges it only once the sink took it. So nothing is lost across a
- * controller restart: what was not acknowledged comes again, and what was published while the
- * controller was down waits in the stream.
+ * order per run, and acknowledges it only once the sink has it durably (EventSink.durable: one
+ * store transaction for the events drained together, not one per event). So nothing is lost across
+ * a controller restart: what was not acknowledged comes again, and what was published while the
+ * controller was down waits in the stream. `catchUp` reads a run's subject again from what the sink
+ * holds, for a sink that lost events it had been given (a crash before it stored them).
  *
  * Order is kept even when JetStream breaks it (after a restart, what the old controller had in
  * hand comes back only after the ack wait, behind newer events): an early event is held
@@ -45,6 +47,11 @@ export interface EventSink {
    * the sink stored may come again, so storing one it has must do nothing (a unique key on run and seq).
    */
   write(delivered: DeliveredEvent): Promise<void>;
+  /**
+   * Resolves once everything `write` took is stored durably (rejects when it could not be): only
+   * then are those events acknowledged. Absent: `write` itself stores durably.
+   */
+  durable?(): Promise<void>;
 }
 
 /** Sequences of a run that were never stored, skipped. */
@@ -74,6 +81,9 @@ export class EventIntake {
   private readonly runs = new Map<string, RunOrder<Held>>();
   /** Per run: a gap being waited on, or the sink being tried again. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** Deliveries the sink took but could not yet make durable: acknowledged once it can. */
+  private undurable: JsMsg[] = [];
+  private durableRetry: NodeJS.Timeout | undefined;
   /** Everything that touches the runs, one step at a time (deliveries, refetches, retries). */
   private chain: Promise<void> = Promise.resolve();
   private reading: Promise<void> = Promise.resolve();
@@ -104,6 +114,7 @@ export class EventIntake {
     await this.chain;
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    clearTimeout(this.durableRetry);
     this.holes.dispose();
   }
 
@@ -129,7 +140,8 @@ export class EventIntake {
     }
     const order = await this.orderOf(event.run_id);
     if (order.isDelivered(event.seq)) {
-      this.settle(message, 'ack');
+      // Taken by the sink already, but maybe not yet stored: acknowledged once it is.
+      await this.ackOnceDurable([message]);
       return;
     }
     const held = order.heldAt(event.seq);
@@ -160,21 +172,74 @@ export class EventIntake {
     }
   }
 
-  /** Hands the sink every event it can take now, in order, acknowledging each one it took. */
+  /**
+   * Hands the sink every event it can take now, in order, then acknowledges the ones it took once
+   * they are durable (one store transaction for the lot).
+   */
   private async drain(order: RunOrder<Held>): Promise<void> {
+    const taken: JsMsg[] = [];
+    let sinkFailed = false;
     for (let held = order.heldAt(order.next); held !== undefined; held = order.heldAt(order.next)) {
       try {
         await this.options.sink.write(held.delivered);
       } catch (err) {
         this.logger.warn('the event sink failed; trying again', { run_id: order.runId, seq: order.next, error: errorMessage(err) });
         this.later(order.runId, SINK_RETRY_MS);
-        return;
+        sinkFailed = true;
+        break;
       }
       order.advance(held.delivered.streamSeq);
-      for (const delivery of held.deliveries) this.settle(delivery, 'ack');
+      taken.push(...held.deliveries);
     }
+    await this.ackOnceDurable(taken);
+    if (sinkFailed) return;
     if (order.gap()) this.later(order.runId, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
     else this.cancelLater(order.runId);
+  }
+
+  /**
+   * Acknowledges `deliveries` (and any still waiting) once the sink says what it took is durable;
+   * while it cannot, they wait and it is asked again every SINK_RETRY_MS (unacknowledged, they
+   * would come again after the ack wait anyway).
+   */
+  private async ackOnceDurable(deliveries: readonly JsMsg[]): Promise<void> {
+    const waiting = [...this.undurable, ...deliveries];
+    this.undurable = [];
+    if (waiting.length === 0) return;
+    try {
+      await this.options.sink.durable?.();
+    } catch (err) {
+      this.undurable = waiting;
+      this.logger.warn('the event sink could not store what it took; acknowledging it later', { events: waiting.length, error: errorMessage(err) });
+      if (!this.closed && this.durableRetry === undefined) {
+        this.durableRetry = setTimeout(() => {
+          this.durableRetry = undefined;
+          void this.serially(() => this.ackOnceDurable([]));
+        }, SINK_RETRY_MS);
+      }
+      return;
+    }
+    for (const delivery of waiting) this.settle(delivery, 'ack');
+  }
+
+  /**
+   * Reads run `runId`'s subject again after the last event the sink holds, up to the last one in
+   * the stream, and hands the sink what it lacks: for a sink that may have lost events it was given
+   * (a controller that crashed before storing them), or whose run's last events never came. Cheap
+   * when the sink is up to date (one read of the subject's last message).
+   */
+  catchUp(runId: string): Promise<void> {
+    return this.serially(async () => {
+      if (this.closed) return;
+      const order = await this.orderOf(runId);
+      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+      const event = last === null ? undefined : parseRunEvent(last.data);
+      if (last === null || event === undefined || order.isDelivered(event.seq)) return;
+      this.logger.info('catching up on a run from the event stream', { run_id: runId, from: order.next, to: event.seq });
+      order.hold(event.seq, { delivered: { event, node: last.header.get(NODE_HEADER) || undefined, streamSeq: last.seq }, deliveries: order.heldAt(event.seq)?.deliveries ?? [] });
+      await this.refetch(order, event.seq);
+      await this.drain(order);
+    });
   }
 
   /** Looks at run `runId` again after `ms` (unless something is already due). */

@@ -15,6 +15,7 @@ export {
   EVENTS_STREAM,
   NODES_BUCKET,
   CLAIMS_BUCKET,
+  STALE_WORK_ITEM_MS,
   type PoolSpec,
   type TopologyOptions,
   type NatsUserPermissions,
@@ -26,7 +27,8 @@ export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirement
 export { RunClaims, type RunClaim, type ClaimOutcome } from './run-claims.js';
 export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
-export { EventPublisher, eventMessageId, parseRunEvent, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
+export { isWrongLastSequence } from './nats-errors.js';
+export { EventPublisher, eventMessageId, parseRunEvent, NODE_HEADER, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
 export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
 export {
   ControlClient,

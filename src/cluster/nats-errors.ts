@@ -43,3 +43,11 @@ export function isConnectionClosed(err: unknown): boolean {
 export function isPermissionViolation(err: unknown): boolean {
   return err instanceof errors.PermissionViolationError || (err instanceof Error && err.cause instanceof errors.PermissionViolationError);
 }
+
+/** JetStream's "no message found" (a stream message by sequence that is not there). */
+const NO_MESSAGE_FOUND = 10037;
+
+/** True when a stream message asked for by sequence is not in the stream. */
+export function isNotFound(err: unknown): boolean {
+  return err instanceof JetStreamApiError && err.code === NO_MESSAGE_FOUND;
+}

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { isNotFound } from './nats-errors.js';
 import { RunClaims, type ClaimOutcome, type RunClaim } from './run-claims.js';
 import { checkName, WORK_STREAM, workSubject } from './topology.js';
 
@@ -75,6 +76,19 @@ export class WorkDispatcher {
       }
     }
     return outcome;
+  }
+
+  /**
+   * True while the item at `streamSeq` is still in SB_WORK (waiting, or in a node's hands); false
+   * once it is gone: acknowledged, refused by a node (terminated), removed, or aged out.
+   */
+  async isQueued(streamSeq: number): Promise<boolean> {
+    try {
+      return (await this.jsm.streams.getMessage(WORK_STREAM, { seq: streamSeq })) !== null;
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
   }
 
   /** Who holds run `runId`'s claim: the node that started it, the controller, or nobody yet. */

@@ -1,11 +1,16 @@
 /**
  * Seed 004's run as every surface names it: its statuses (`queued -> running -> streaming ->
- * completed | failed | cancelled`), how it is carried out (stdio or PTY), and the types of event
+ * completed | failed | cancelled`, and `orphaned` on the way for a run whose cluster node was lost), how it is carried out (stdio or PTY), and the types of event
  * the ledger records for it (seed 004's six, plus what the bridge itself records). The state
  * machine over these is src/ledger/run-model.ts.
  */
 
-export const RUN_STATUSES = ['queued', 'running', 'streaming', 'completed', 'failed', 'cancelled'] as const;
+/**
+ * `orphaned` (issue 26) is not an end: a cluster node that held the run lost its lease, so nobody
+ * knows whether the agent still runs; the person chooses what becomes of it (cancel or fail it;
+ * resume later).
+ */
+export const RUN_STATUSES = ['queued', 'running', 'streaming', 'orphaned', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];
 /** How a run ended (a bridge run's end, a headless run's, a conversation turn's): one vocabulary. */
 export const END_STATUSES = ['completed', 'failed', 'cancelled'] as const satisfies readonly RunStatus[];

@@ -135,7 +135,7 @@ export class PostgresLedgerStore implements LedgerStore {
 
   unfinished(): Promise<RunRecord[]> {
     return this.calls.track(async () => {
-      const found = await this.pool.query<StatusRow>(`SELECT r.spec, ${STATUS_COLUMNS} FROM runs r JOIN run_status s ON s.run_id = r.id WHERE s.status IN ('queued', 'running', 'streaming') ORDER BY r.created_at, r.id`);
+      const found = await this.pool.query<StatusRow>(`SELECT r.spec, ${STATUS_COLUMNS} FROM runs r JOIN run_status s ON s.run_id = r.id WHERE s.status IN ('queued', 'running', 'streaming', 'orphaned') ORDER BY r.created_at, r.id`);
       return found.rows.map((row) => toRecord(row));
     });
   }

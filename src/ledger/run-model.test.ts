@@ -5,12 +5,26 @@ import { canStep, initialState, isEnded, NEXT_STATUSES, replayTransitions, step,
 const inputArb: fc.Arbitrary<RunInput> = fc.oneof(
   fc.constant<RunInput>({ type: 'start' }),
   fc.constant<RunInput>({ type: 'first_output' }),
+  fc.constant<RunInput>({ type: 'orphan', message: 'its node was lost' }),
   fc.constant<RunInput>({ type: 'complete' }),
   fc.constantFrom(...FAILED_REASONS).map((reason): RunInput => ({ type: 'fail', reason, message: `failed: ${reason}` })),
   fc.constantFrom(...CANCELLED_REASONS).map((reason): RunInput => ({ type: 'cancel', reason })),
 );
 
 describe('the run state machine', () => {
+  it('orphans a run whose node was lost (not an end), which the person then cancels or fails; nothing else moves it', () => {
+    const running = step(initialState(1), { type: 'start' }, 2).state;
+    const orphaned = step(running, { type: 'orphan', message: 'node lost' }, 3);
+    expect(orphaned.state).toEqual({ status: 'orphaned', since: 3, started_at: 2 });
+    expect(orphaned.transition).toEqual({ from: 'running', to: 'orphaned', at: 3, reason: null, message: 'node lost' });
+    expect(isEnded('orphaned')).toBe(false);
+    expect(step(initialState(1), { type: 'orphan', message: 'claimed, not started' }, 2).state).toEqual({ status: 'orphaned', since: 2, started_at: null });
+    expect(step(orphaned.state, { type: 'cancel', reason: 'cancelled_by_user' }, 4).state).toMatchObject({ status: 'cancelled', started_at: 2 });
+    expect(step(orphaned.state, { type: 'fail', reason: 'crashed', message: 'gone' }, 4).state).toMatchObject({ status: 'failed', reason: 'crashed' });
+    for (const input of [{ type: 'start' }, { type: 'first_output' }, { type: 'complete' }, { type: 'orphan', message: 'again' }] as const) expect(() => step(orphaned.state, input, 4)).toThrow();
+    expect(replayTransitions(1, [step(initialState(1), { type: 'start' }, 2).transition, orphaned.transition])).toEqual(orphaned.state);
+  });
+
   it('goes queued, running, streaming, completed, each step an event with its time', () => {
     let state: RunState = initialState(1);
     const seen: RunTransition[] = [];

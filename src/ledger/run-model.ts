@@ -1,6 +1,9 @@
 /**
  * Seed 004's run: one prompt given to one backend in one working folder under one policy, and its
- * state machine `queued -> running -> streaming -> completed | failed | cancelled`. Pure: no I/O,
+ * state machine `queued -> running -> streaming -> completed | failed | cancelled`, with
+ * `orphaned` beside it for a run on a cluster node (issue 26): the node that held it (queued there,
+ * running or streaming) lost its lease, and whether the agent still runs is unknown. Orphaned is
+ * not an end: the person chooses, cancel or fail it (and, later, resume it: `orphaned -> running`). Pure: no I/O,
  * no clock of its own (every step is given its time), so the ledger, the supervisor and the tests
  * all agree on what a legal life of a run is.
  *
@@ -18,9 +21,11 @@ export const COMPLETED_REASONS = ['finished'] as const;
  * `output_limit`: past its bytes or events; `crashed`: the CLI died mid-run; `interrupted`: the
  * service that ran it stopped (a daemon restart finds it in flight); `policy`: governance refused
  * it; `agent_error`: the agent reported an error (a model error, a refusal); `spawn_failed`: the
- * CLI could not be started; `needs_input`: a screen-driven agent asked a question nobody answers.
+ * CLI could not be started; `needs_input`: a screen-driven agent asked a question nobody answers; `not_started`: a run sent
+ * to a cluster node that no node ever started, given up (its node was lost, or its work item went
+ * unclaimed), so ending it is not a retry.
  */
-export const FAILED_REASONS = ['timeout', 'no_output_timeout', 'output_limit', 'crashed', 'interrupted', 'policy', 'agent_error', 'spawn_failed', 'needs_input'] as const;
+export const FAILED_REASONS = ['timeout', 'no_output_timeout', 'output_limit', 'crashed', 'interrupted', 'policy', 'agent_error', 'spawn_failed', 'needs_input', 'not_started'] as const;
 /** Why a run was cancelled: a caller asked, or the service shut down with the run under way. */
 export const CANCELLED_REASONS = ['cancelled_by_user', 'shutdown'] as const;
 
@@ -87,6 +92,8 @@ export type RunState =
   | { status: 'queued'; since: number }
   | { status: 'running'; since: number; started_at: number }
   | { status: 'streaming'; since: number; started_at: number }
+  /** Its node lost its lease while it held the run; started_at is null when the node had not started it yet. */
+  | { status: 'orphaned'; since: number; started_at: number | null }
   | { status: 'completed'; since: number; started_at: number | null; reason: CompletedReason; message: string }
   | { status: 'failed'; since: number; started_at: number | null; reason: FailedReason; message: string }
   | { status: 'cancelled'; since: number; started_at: number | null; reason: CancelledReason; message: string };
@@ -95,6 +102,8 @@ export type RunState =
 export type RunInput =
   | { type: 'start' }
   | { type: 'first_output' }
+  /** The cluster node that held the run lost its lease (the controller says so). */
+  | { type: 'orphan'; message: string }
   | { type: 'complete'; message?: string }
   | { type: 'fail'; reason: FailedReason; message: string }
   | { type: 'cancel'; reason: CancelledReason; message?: string };
@@ -110,14 +119,26 @@ export interface RunTransition {
 
 /** The legal next statuses of each status; an ended run has none. */
 export const NEXT_STATUSES: { readonly [S in RunStatus]: readonly RunStatus[] } = {
-  queued: ['running', 'failed', 'cancelled'],
-  running: ['streaming', 'completed', 'failed', 'cancelled'],
-  streaming: ['completed', 'failed', 'cancelled'],
+  queued: ['running', 'orphaned', 'failed', 'cancelled'],
+  running: ['streaming', 'orphaned', 'completed', 'failed', 'cancelled'],
+  streaming: ['orphaned', 'completed', 'failed', 'cancelled'],
+  // The person's choice; `running` on a resume comes with resume itself.
+  orphaned: ['failed', 'cancelled'],
   completed: [],
   failed: [],
   cancelled: [],
 };
 
+
+/** The status each input leads to (where it is legal: NEXT_STATUSES). */
+const TARGETS: { readonly [T in RunInput['type']]: RunStatus } = {
+  start: 'running',
+  first_output: 'streaming',
+  orphan: 'orphaned',
+  complete: 'completed',
+  fail: 'failed',
+  cancel: 'cancelled',
+};
 
 /** A new run's first state. */
 export function initialState(at: number): RunState {
@@ -126,7 +147,7 @@ export function initialState(at: number): RunState {
 
 /** The status an input leads to from `status`, or null when that input is illegal there. */
 function target(status: RunStatus, input: RunInput): RunStatus | null {
-  const to: RunStatus = input.type === 'start' ? 'running' : input.type === 'first_output' ? 'streaming' : input.type === 'complete' ? 'completed' : input.type === 'fail' ? 'failed' : 'cancelled';
+  const to = TARGETS[input.type];
   // Completing a run that never started is not a thing: a queued run can only fail or be cancelled.
   return NEXT_STATUSES[status].includes(to) && !(status === 'queued' && to === 'completed') ? to : null;
 }
@@ -154,6 +175,9 @@ export function step(state: RunState, input: RunInput, at: number): { state: Run
     case 'first_output':
       next = { status: 'streaming', since: at, started_at: startedAt ?? at };
       break;
+    case 'orphan':
+      next = { status: 'orphaned', since: at, started_at: startedAt };
+      break;
     case 'complete':
       next = { status: 'completed', since: at, started_at: startedAt, reason: 'finished', message: input.message ?? '' };
       break;
@@ -165,7 +189,7 @@ export function step(state: RunState, input: RunInput, at: number): { state: Run
       break;
   }
   const reason = 'reason' in next ? next.reason : null;
-  const message = 'message' in next ? next.message : '';
+  const message = 'message' in next ? next.message : input.type === 'orphan' ? input.message : '';
   return { state: next, transition: { from: state.status, to, at, reason, message } };
 }
 
@@ -183,6 +207,8 @@ function inputFor(t: RunTransition): RunInput {
       return { type: 'start' };
     case 'streaming':
       return { type: 'first_output' };
+    case 'orphaned':
+      return { type: 'orphan', message: t.message };
     case 'completed':
       return { type: 'complete', message: t.message };
     case 'failed':

@@ -159,7 +159,7 @@ export class SqliteLedgerStore implements LedgerStore {
   }
 
   unfinished(): Promise<RunRecord[]> {
-    const rows = this.db.prepare<[], StatusRow>("SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE s.status IN ('queued', 'running', 'streaming') ORDER BY r.created_at").all();
+    const rows = this.db.prepare<[], StatusRow>("SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE s.status IN ('queued', 'running', 'streaming', 'orphaned') ORDER BY r.created_at").all();
     return Promise.resolve(rows.map((r) => toRecord(r)));
   }
 

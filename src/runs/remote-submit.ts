@@ -16,7 +16,7 @@ import type { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import type { RunRecord } from '../ledger/ledger-store.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
-import { initialState, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec } from '../ledger/run-model.js';
+import { initialState, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import type { RemoteRuns } from './remote-runs.js';
@@ -157,8 +157,16 @@ export class RemoteSubmissions {
     for (const [runId, run] of this.inFlight) if (this.context.admission.position(runId) >= 0) yield run;
   }
 
-  /** Stops a node run: the node ends it and its events say so; one no node started is ended here. */
-  async cancel(spec: RunSpec): Promise<void> {
+  /**
+   * Stops a node run: the node ends it and its events say so; one no node started is ended here,
+   * and so is an orphaned one (its node was lost), without asking the node: that is the person's
+   * choice the status waits for.
+   */
+  async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }): Promise<void> {
+    if (now.status === 'orphaned') {
+      this.endOrphaned(spec, now.started_at, { type: 'cancel', reason: 'cancelled_by_user', message: `cancelled by the caller while orphaned (node ${spec.node ?? '?'} was lost and was not asked)` });
+      return;
+    }
     const outcome = await this.context.remote.cancel(spec);
     if (outcome === 'abandoned') this.endUnstarted(spec, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
   }
@@ -202,11 +210,20 @@ export class RemoteSubmissions {
     }
   }
 
-  /** Records the end of a run no node started (and none will): the only events this side writes for a node's run. */
+  /** Records the end the person chose for an orphaned run. */
+  private endOrphaned(spec: RunSpec, startedAt: number | null, input: RunInput): void {
+    this.recordEnd(spec, { status: 'orphaned', since: this.context.now(), started_at: startedAt }, input);
+  }
+
+  /** Records the end of a run no node started (and none will): with an orphaned run's end, the only events this side writes for a node's run. */
   private endUnstarted(spec: RunSpec, input: RunInput): void {
+    this.recordEnd(spec, initialState(spec.created_at), input);
+  }
+
+  private recordEnd(spec: RunSpec, from: RunState, input: RunInput): void {
     if (!this.context.ledger.isLive(spec.id)) return;
     const at = this.context.now();
-    const next = step(initialState(spec.created_at), input, at);
+    const next = step(from, input, at);
     this.context.ledger.append(spec.id, stateEvent(next.transition));
     this.context.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }

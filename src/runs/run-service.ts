@@ -438,13 +438,15 @@ export class RunService {
   /**
    * Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is
    * left as it is. Only its maker (`caller`, as at submit) or the owner may: anyone else FORBIDDEN.
+   * An orphaned run (its cluster node was lost) is ended here, `cancelled`, without asking the node:
+   * that is the person's choice the status waits for.
    */
   async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller' }, 'cancel');
-    else if (view.node !== undefined && !isEnded(view.status) && this.remote) await this.remote.cancel(view);
+    else if (view.node !== undefined && !isEnded(view.status) && this.remote) await this.remote.cancel(view, view);
     return this.view(runId);
   }
 
@@ -457,6 +459,10 @@ export class RunService {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
+    // No control reaches a node's run but cancel yet: saying so beats answering as if it worked.
+    if (!run && view.node !== undefined && !isEnded(view.status)) {
+      throw new SwitchboardError('INVALID_REQUEST', `run ${runId} runs on cluster node ${view.node}, and a run on a node cannot be interrupted yet: cancel it instead`, { run_id: runId, node: view.node });
+    }
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' }, 'interrupt');
     return this.view(runId);
   }

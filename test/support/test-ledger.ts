@@ -27,6 +27,8 @@ export interface TestLedger {
   readonly kind: LedgerKind;
   /** A new store: SQLite's `ledger.db` in `folder`, or a new PostgreSQL database. */
   store(folder: string): Promise<LedgerStore>;
+  /** A ledger opened again and again (a controller restarted): each call opens the same SQLite file or PostgreSQL database. */
+  reopenable(folder: string): Promise<() => Promise<LedgerStore>>;
   /** Where a daemon keeps its ledger: undefined for SQLite (its home), or a new PostgreSQL database. */
   daemonLedger(): Promise<LedgerLocation | undefined>;
 }
@@ -56,6 +58,12 @@ export function useTestLedger(kind: LedgerKind = ledgerKindFromEnv()): TestLedge
       const location = await database();
       if (location.kind !== 'postgres') throw new Error('not a PostgreSQL location');
       return PostgresLedgerStore.open({ url: location.url, shown: location.shown });
+    },
+    async reopenable(folder) {
+      if (kind === 'sqlite') return () => Promise.resolve(new SqliteLedgerStore(path.join(folder, 'ledger.db')));
+      const location = await database();
+      if (location.kind !== 'postgres') throw new Error('not a PostgreSQL location');
+      return () => PostgresLedgerStore.open({ url: location.url, shown: location.shown });
     },
     async daemonLedger() {
       return kind === 'sqlite' ? undefined : database();

@@ -1,0 +1,80 @@
+/**
+ * The controller's ledger as the event intake's sink (cluster/event-intake.ts): an event is
+ * ingested only for a run this ledger sent to the node that published it, or written by the
+ * controller itself on the run's subject (its `orphaned`); anything else is dropped (and said),
+ * never stored. Once a run is orphaned its node's events are dropped too: the node was given up
+ * on, and a node that comes back must not write into a run the person now decides about.
+ * `durable` is the ledger's flush, so the intake acknowledges an event only once it is stored.
+ */
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import type { DeliveredEvent, EventSink } from '../cluster/index.js';
+import type { RunLedger } from '../ledger/index.js';
+import { eventFromMessage } from './run-wire.js';
+
+/** The `Sb-Node` header of an event the controller wrote on a run's subject (not a node name: names have no '@'). */
+export const CONTROLLER_PUBLISHER = '@controller';
+/** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
+const REMEMBERED_RUNS = 10_000;
+
+export class LedgerSink implements EventSink {
+  /** Each run's node, as the ledger recorded it (null: not a run of the cluster). */
+  private readonly nodes = new Map<string, string | null>();
+  /** Runs orphaned and not ended: their node's events are dropped. */
+  private readonly orphaned = new Set<string>();
+
+  constructor(
+    private readonly ledger: RunLedger,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Takes up a run recorded orphaned before this sink (a controller restart). */
+  markOrphaned(runId: string): void {
+    this.orphaned.add(runId);
+  }
+
+  async lastSeq(runId: string): Promise<number> {
+    return (await this.ledger.run(runId))?.last_seq ?? 0;
+  }
+
+  durable(): Promise<void> {
+    return this.ledger.flush();
+  }
+
+  async write(delivered: DeliveredEvent): Promise<void> {
+    const event = eventFromMessage(delivered.event);
+    if (event === undefined) {
+      this.logger.warn('dropped an event this controller cannot read', { run_id: delivered.event.run_id, seq: delivered.event.seq, schema_version: delivered.event.schema_version });
+      return;
+    }
+    const byController = delivered.node === CONTROLLER_PUBLISHER;
+    const node = await this.nodeOf(event.run_id);
+    if (node === null || (!byController && node !== delivered.node)) {
+      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, sent_to: node });
+      return;
+    }
+    if (!byController && this.orphaned.has(event.run_id)) {
+      this.logger.warn('dropped an event of an orphaned run from its node (the node was lost, and the run is the person\'s to decide)', { run_id: event.run_id, seq: event.seq, node });
+      return;
+    }
+    try {
+      this.ledger.ingest(event);
+    } catch (err) {
+      this.logger.warn('dropped an event of a run that is not live in the ledger', { run_id: event.run_id, seq: event.seq, error: errorMessage(err) });
+      // Ended meanwhile (an orphaned run the person ended here): nothing more to drop for it.
+      this.orphaned.delete(event.run_id);
+      return;
+    }
+    if (event.type === 'state' && event.data.to === 'orphaned') this.orphaned.add(event.run_id);
+    if (event.type === 'done') this.orphaned.delete(event.run_id);
+  }
+
+  private async nodeOf(runId: string): Promise<string | null> {
+    const known = this.nodes.get(runId);
+    if (known !== undefined) return known;
+    const node = (await this.ledger.run(runId))?.spec.node ?? null;
+    this.nodes.set(runId, node);
+    if (this.nodes.size > REMEMBERED_RUNS) this.nodes.delete(this.nodes.keys().next().value ?? '');
+    return node;
+  }
+}

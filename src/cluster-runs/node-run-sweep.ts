@@ -1,0 +1,204 @@
+/**
+ * The controller's reconciling of runs it sent to nodes (issue 26), so none waits forever on a node
+ * that is gone or on a work item nobody took:
+ *
+ * - a node lost or left (NodeDirectory), and once at start for every node not live: each of its
+ *   unfinished runs is looked at by its claim. Nobody's claim, or the controller's: no node started
+ *   it and none can once the controller holds the claim (abandon), so it ends `failed
+ *   (not_started)`: ending it is not a retry. The node's claim: the run becomes `orphaned`, an
+ *   event the controller publishes on the run's own subject, fenced on the subject's last message
+ *   (expect-last-subject-sequence), so it lands after everything the node stored and a node that
+ *   comes back cannot slip an event in between. The person then decides (cancel or fail it).
+ * - now and then: a queued run whose work item is gone from the queue (refused, aged out) with no
+ *   claim, or is older than a node would start, is abandoned and ends `failed (not_started)` too.
+ *
+ * One sweep at a time (a chain), so two never race on one run.
+ */
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { headers, type NatsConnection } from '@nats-io/transport-node';
+import type { Disposable } from '../core/disposable.js';
+import { errorMessage } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { EVENTS_STREAM, eventMessageId, eventSubject, isWrongLastSequence, NODE_HEADER, parseRunEvent, STALE_WORK_ITEM_MS, type EventIntake, type NodeDirectory, type RunClaim } from '../cluster/index.js';
+import type { RunLedger, RunRecord } from '../ledger/index.js';
+import { initialState, step, type EndStatus, type RunSpec, type RunState } from '../ledger/run-model.js';
+import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
+import { CONTROLLER_PUBLISHER } from './ledger-sink.js';
+import { eventMessage } from './run-wire.js';
+
+/** How often queued runs are looked at for a work item nobody took. */
+const DEFAULT_SWEEP_EVERY_MS = 60_000;
+/** Tries at publishing `orphaned` when the node's events keep landing first. */
+const ORPHAN_ATTEMPTS = 5;
+
+/** What the sweep needs of the controller's side (ClusterRuns). */
+export interface SweptRuns {
+  claimOf(runId: string): Promise<RunClaim | undefined>;
+  /** Takes the run's claim: true when no node has it (the run is the controller's to end). */
+  abandon(spec: RunSpec): Promise<boolean>;
+  /** Where the run's work item sits in SB_WORK, when this process dispatched it. */
+  workItemOf(runId: string): number | undefined;
+  /** True while the work item at `streamSeq` is in the queue. */
+  isQueued(streamSeq: number): Promise<boolean>;
+}
+
+export interface NodeRunSweepOptions {
+  nc: NatsConnection;
+  ledger: RunLedger;
+  intake: EventIntake;
+  directory: NodeDirectory;
+  runs: SweptRuns;
+  logger: Logger;
+  sweepEveryMs?: number;
+  now?: () => number;
+}
+
+export class NodeRunSweep {
+  private chain: Promise<void> = Promise.resolve();
+  private readonly watching: Disposable;
+  private readonly timer: NodeJS.Timeout;
+  private closed = false;
+  private readonly now: () => number;
+
+  private constructor(
+    private readonly options: NodeRunSweepOptions,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+  ) {
+    this.now = options.now ?? Date.now;
+    this.watching = options.directory.onChange((change) => {
+      if (change.kind === 'lost' || change.kind === 'left') void this.serially(() => this.sweepNode(change.node.record.name, `node ${change.node.record.name} ${change.kind === 'lost' ? 'was lost' : 'left'}: ${change.evidence}`));
+    });
+    this.timer = setInterval(() => void this.serially(() => this.sweepQueued()), options.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS);
+    this.timer.unref();
+  }
+
+  /** Starts watching, and sweeps the runs of every node not live now (resolves once that sweep is done). */
+  static async start(options: NodeRunSweepOptions): Promise<NodeRunSweep> {
+    const sweep = new NodeRunSweep(options, jetstream(options.nc), await jetstreamManager(options.nc));
+    await sweep.serially(() => sweep.sweepAbsentNodes());
+    return sweep;
+  }
+
+  /** Stops watching and waits for a sweep under way. */
+  async close(): Promise<void> {
+    this.closed = true;
+    this.watching.dispose();
+    clearInterval(this.timer);
+    await this.chain;
+  }
+
+  private serially(step: () => Promise<void>): Promise<void> {
+    this.chain = this.chain.then(() => (this.closed ? undefined : step())).catch((err: unknown) => this.options.logger.error('a sweep of node runs failed', { error: errorMessage(err) }));
+    return this.chain;
+  }
+
+  private async nodeRuns(): Promise<RunRecord[]> {
+    return (await this.options.ledger.unfinished()).filter((r) => r.spec.node !== undefined);
+  }
+
+  private async sweepAbsentNodes(): Promise<void> {
+    for (const record of await this.nodeRuns()) {
+      const node = record.spec.node ?? '';
+      if (this.options.directory.get(node) === undefined) await this.sweepRun(record, `node ${node} is not live (found when the controller started)`);
+    }
+  }
+
+  private async sweepNode(node: string, why: string): Promise<void> {
+    for (const record of await this.nodeRuns()) if (record.spec.node === node) await this.sweepRun(record, why);
+  }
+
+  /** A run whose node is gone: ended when no node started it, orphaned when its node had. */
+  private async sweepRun(record: RunRecord, why: string): Promise<void> {
+    if (record.status === 'orphaned') return;
+    const runId = record.spec.id;
+    try {
+      const claim = await this.options.runs.claimOf(runId);
+      if (claim === undefined || claim.role === 'controller') {
+        if (await this.options.runs.abandon(record.spec)) {
+          this.endNotStarted(record, `${why}; no node had started it`);
+          return;
+        }
+      }
+      const holder = (await this.options.runs.claimOf(runId))?.holder;
+      if (holder !== record.spec.node) {
+        this.options.logger.warn('a run sent to a lost node is held by another; left as it is', { run_id: runId, node: record.spec.node, holder });
+        return;
+      }
+      await this.orphan(runId, why);
+    } catch (err) {
+      this.options.logger.warn('cannot settle a run of a node that is gone now', { run_id: runId, node: record.spec.node, error: errorMessage(err) });
+    }
+  }
+
+  /** Queued runs whose work item nobody took (refused, aged out) or is older than any node would start. */
+  private async sweepQueued(): Promise<void> {
+    for (const record of await this.nodeRuns()) {
+      if (record.status !== 'queued') continue;
+      const runId = record.spec.id;
+      try {
+        const item = this.options.runs.workItemOf(runId);
+        const tooOld = this.now() - record.spec.created_at > STALE_WORK_ITEM_MS;
+        const gone = item !== undefined && !(await this.options.runs.isQueued(item));
+        if (!tooOld && !gone) continue;
+        // A node that took the item holds the claim; only one nobody took is ended.
+        if ((await this.options.runs.claimOf(runId)) !== undefined) continue;
+        if (await this.options.runs.abandon(record.spec)) this.endNotStarted(record, tooOld ? 'its work item waited longer than any node would start it' : 'its work item left the queue without a node taking it');
+      } catch (err) {
+        this.options.logger.warn('cannot look at a queued node run now', { run_id: runId, error: errorMessage(err) });
+      }
+    }
+  }
+
+  /** Records `failed (not_started)` for a run the controller holds the claim of (no node will start it). */
+  private endNotStarted(record: RunRecord, message: string): void {
+    const { ledger } = this.options;
+    const runId = record.spec.id;
+    if (!ledger.isLive(runId) || record.status !== 'queued') return;
+    const at = this.now();
+    const next = step(initialState(record.spec.created_at), { type: 'fail', reason: 'not_started', message }, at);
+    ledger.append(runId, stateEvent(next.transition));
+    ledger.append(runId, doneEvent(at, next.state.status as EndStatus, 'not_started', message));
+    this.options.logger.info('a node run no node started was ended', { run_id: runId, node: record.spec.node, why: message });
+  }
+
+  /**
+   * Publishes `orphaned` on the run's subject after the last event there: first everything in the
+   * stream is taken into the ledger (so the transition starts from the status the node last
+   * reported), then the event goes out fenced on the subject's last message. A node event that
+   * lands first makes the publish fail; the sweep catches up and tries again.
+   */
+  private async orphan(runId: string, why: string): Promise<void> {
+    const { ledger, intake, logger } = this.options;
+    for (let attempt = 1; attempt <= ORPHAN_ATTEMPTS; attempt++) {
+      await intake.catchUp(runId);
+      const record = await ledger.run(runId);
+      if (record === undefined || record.status === 'orphaned' || !ledger.isLive(runId)) return;
+      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+      const lastSeq = last === null ? 0 : (parseRunEvent(last.data)?.seq ?? 0);
+      // The stream has more than the ledger: catch up again.
+      if (lastSeq > record.last_seq) continue;
+      const at = this.now();
+      const state = { status: record.status, since: at, started_at: record.started_at } as RunState;
+      const next = step(state, { type: 'orphan', message: why }, at);
+      const event: RunEvent = { run_id: runId, seq: record.last_seq + 1, ...stateEvent(next.transition) };
+      const h = headers();
+      h.set(NODE_HEADER, CONTROLLER_PUBLISHER);
+      try {
+        await this.js.publish(eventSubject(runId), JSON.stringify(eventMessage(event)), {
+          msgID: eventMessageId(runId, event.seq),
+          headers: h,
+          expect: { lastSubjectSequence: last?.seq ?? 0 },
+        });
+      } catch (err) {
+        if (isWrongLastSequence(err)) continue;
+        throw err;
+      }
+      logger.warn('a run was orphaned: its node is gone, and what became of the agent is unknown', { run_id: runId, node: record.spec.node, seq: event.seq, why });
+      // Taken into the ledger now, not when the intake's delivery comes round.
+      await intake.catchUp(runId);
+      return;
+    }
+    logger.warn('could not orphan a run: its node kept writing', { run_id: runId });
+  }
+}

@@ -1,0 +1,303 @@
+/**
+ * What happens to runs across machines when a side goes away (issue 26), on a real nats-server
+ * with the node as a process of its own (`switchboard node`, the shell backend):
+ *
+ * - the controller restarted mid-run (its cluster side and ledger closed while the node keeps
+ *   publishing, then opened again on the same ledger): the run's every event is in the ledger
+ *   once, in order, and the run completes;
+ * - the node killed by SIGKILL mid-run (its whole process group, the shell's children too): the
+ *   run becomes `orphaned` within the lease's TTL, was started once, and a cancel then ends it
+ *   `cancelled` without asking the node.
+ *
+ * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { ClusterRuns } from '../../src/cluster-runs/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
+import type { LedgerStore } from '../../src/ledger/ledger-store.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import type { RunEvent } from '../../src/ledger/run-events.js';
+import { findProcessesWithEnv } from '../../src/platform/index.js';
+import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
+import { RunService } from '../../src/runs/run-service.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
+import { cleanEnv } from '../support/cli.js';
+import { tempDir } from '../support/shell.js';
+import { atTestProcessEnd } from '../support/test-process-end.js';
+import { useTestLedger } from '../support/test-ledger.js';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+/** A bound on a wait for something that must happen; never a measure of how fast it did. */
+const WAIT_MS = 60_000;
+/** The node lease's TTL in the SIGKILL test: short, so the loss is seen soon; renewed every third of it. */
+const SHORT_TTL_MS = 3_000;
+
+const testLedger = useTestLedger();
+const scratch = tempDir('sb-cluster-orphans-');
+
+/**
+ * Ends, by pid, the agent processes a killed node left (the shell backend starts each run in a
+ * process group of its own, so killing the node's group does not reach it): those marked as a
+ * run's and working in this test's folder.
+ */
+function endLeftRunProcesses(): void {
+  for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if (!cwd.startsWith(scratch.dir)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+atTestProcessEnd(() => {
+  endLeftRunProcesses();
+  scratch.cleanup();
+});
+const work = path.join(scratch.dir, 'work');
+mkdirSync(work, { recursive: true });
+
+afterAll(() => {
+  endLeftRunProcesses();
+  scratch.cleanup();
+});
+
+/** A controller in this process: its cluster side, its ledger and a run service that drives no agent itself. */
+interface Controller {
+  readonly runs: ClusterRuns;
+  readonly ledger: RunLedger;
+  readonly service: RunService;
+  close(): Promise<void>;
+}
+
+async function openController(cluster: TestCluster, store: LedgerStore, nodeTtlMs?: number): Promise<Controller> {
+  const ledger = new RunLedger({ store });
+  const runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(nodeTtlMs !== undefined && { nodeTtlMs }) });
+  const service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
+  await runs.takeEvents(ledger);
+  return {
+    runs,
+    ledger,
+    service,
+    async close() {
+      await service.dispose();
+      await runs.close();
+      await ledger.close();
+    },
+  };
+}
+
+interface NodeProcess {
+  readonly child: ChildProcess;
+  readonly said: string[];
+  readonly exited: Promise<void>;
+}
+
+/** Kills the node's whole process group (it leads its own), so the shell it started dies with it. */
+function killGroup(node: NodeProcess, signal: NodeJS.Signals): void {
+  const pid = node.child.pid;
+  if (pid === undefined || node.child.exitCode !== null || node.child.signalCode !== null) return;
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/** `switchboard node` with the shell backend in a process group of its own; resolves once it pulls its runs. */
+async function startNode(cluster: TestCluster, name: string): Promise<NodeProcess> {
+  const home = path.join(scratch.dir, `home-${name}`);
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
+  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', cluster.server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
+  const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  const said: string[] = [];
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const node = { child, said, exited };
+  atTestProcessEnd(() => killGroup(node, 'SIGKILL'));
+  const ready = new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
+    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
+      said.push(line);
+      if (line.includes("runs the controller's runs")) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    void exited.then(() => {
+      clearTimeout(timer);
+      reject(new Error(`node ${name} exited at start: ${said.join('')}`));
+    });
+  });
+  try {
+    await ready;
+  } catch (err) {
+    await stopNode(node);
+    throw err;
+  }
+  return node;
+}
+
+/** SIGTERM to the node (it leaves the cluster), then SIGKILL to its group if it is still there after WAIT_MS; its group is killed either way. */
+async function stopNode(node: NodeProcess): Promise<void> {
+  const pid = node.child.pid;
+  if (pid !== undefined && node.child.exitCode === null && node.child.signalCode === null) {
+    process.kill(pid, 'SIGTERM');
+    const late = await within(node.exited.then(() => false), WAIT_MS, () => true);
+    if (late) killGroup(node, 'SIGKILL');
+    await node.exited;
+  }
+  // Whatever the node's shell left behind.
+  try {
+    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
+  } catch {
+    // Nothing left.
+  }
+}
+
+/** `promise`, or `onLate()` once `ms` passed. */
+async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onLate()), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Waits until the directory sees node `name`, as a submit needs. */
+async function nodeSeen(runs: ClusterRuns, name: string): Promise<void> {
+  if (runs.directory.get(name)) return;
+  const seen = new Promise<void>((resolve) => {
+    const sub = runs.directory.onChange((change) => {
+      if (change.node.record.name === name && change.kind !== 'left' && change.kind !== 'lost') {
+        sub.dispose();
+        resolve();
+      }
+    });
+  });
+  await within(seen, WAIT_MS, () => {
+    throw new Error(`the controller never saw node ${name}`);
+  });
+}
+
+/** Follows a run on `controller` from `afterSeq` until `until` holds for an event (or its done); rejects after WAIT_MS saying what came. */
+async function followUntil(controller: Controller, runId: string, until: (event: RunEvent) => boolean): Promise<RunEvent[]> {
+  const events: RunEvent[] = [];
+  let dispose: (() => void) | undefined;
+  const reached = new Promise<void>((resolve, reject) => {
+    controller.service
+      .subscribe(
+        runId,
+        0,
+        (event) => {
+          events.push(event);
+          if (until(event)) resolve();
+        },
+        { onEnd: resolve, onError: reject },
+      )
+      .then((sub) => (dispose = () => sub.dispose()), reject);
+  });
+  try {
+    await within(reached, WAIT_MS, () => {
+      throw new Error(`run ${runId} did not get there; its events: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.data.to ?? e.data.text ?? '']))}`);
+    });
+  } finally {
+    dispose?.();
+  }
+  return events;
+}
+
+const tokens = (events: readonly RunEvent[]): string => events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('');
+const startsOf = (events: readonly RunEvent[]): number => events.filter((e) => e.type === 'state' && e.data.to === 'running').length;
+
+describe('runs across machines when a side goes away', () => {
+  it('a controller restarted mid-run (the node publishing while it is down) has every event of the run once, in order, and the run completes', { timeout: 4 * WAIT_MS }, async () => {
+    const cluster = await startTestCluster();
+    const openStore = await testLedger.reopenable(scratch.dir);
+    let controller = await openController(cluster, await openStore());
+    const node = await startNode(cluster, 'node-restart');
+    const go = path.join(work, 'go-on');
+    try {
+      await nodeSeen(controller.runs, 'node-restart');
+      const prompt = `echo before the restart; while [ ! -f ${JSON.stringify(go)} ]; do sleep 0.05; done; for i in 1 2 3 4 5; do echo after the restart $i; done`;
+      const run = await controller.service.submit({ backend: 'shell', prompt, cwd: work });
+      const before = await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes('before the restart'));
+      expect(before.at(-1)?.type).toBe('token');
+
+      await controller.close();
+      // The node goes on while no controller takes its events: they wait in the stream.
+      writeFileSync(go, '');
+      controller = await openController(cluster, await openStore());
+      const events = await followUntil(controller, run.id, (e) => e.type === 'done');
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(tokens(events)).toContain('before the restart\nafter the restart 1\nafter the restart 2\nafter the restart 3\nafter the restart 4\nafter the restart 5');
+      expect(startsOf(events)).toBe(1);
+      expect(await controller.service.get(run.id)).toMatchObject({ status: 'completed', node: 'node-restart', last_seq: events.length });
+      expect(await controller.ledger.events(run.id, 0, 1_000)).toEqual(events);
+      expect(await controller.ledger.check()).toBe('ok');
+    } finally {
+      await stopNode(node);
+      await controller.close();
+      await cluster.close();
+    }
+  });
+
+  it('a node killed by SIGKILL mid-run leaves its run orphaned within the lease TTL, started once; a cancel then ends it cancelled without the node', { timeout: 4 * WAIT_MS }, async () => {
+    const cluster = await startTestCluster();
+    const folder = path.join(scratch.dir, 'killed');
+    mkdirSync(folder, { recursive: true });
+    const controller = await openController(cluster, await testLedger.store(folder), SHORT_TTL_MS);
+    const node = await startNode(cluster, 'node-killed');
+    try {
+      await nodeSeen(controller.runs, 'node-killed');
+      const run = await controller.service.submit({ backend: 'shell', prompt: 'echo started on the node; sleep 600', cwd: work });
+      const running = await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes('started on the node'));
+      expect(startsOf(running)).toBe(1);
+      expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
+
+      const lostAt = Date.now();
+      killGroup(node, 'SIGKILL');
+      await node.exited;
+      const events = await followUntil(controller, run.id, (e) => e.type === 'state' && e.data.to === 'orphaned');
+      const orphaned = events.at(-1);
+      expect(orphaned).toMatchObject({ type: 'state', data: { from: expect.stringMatching(/^(running|streaming)$/), to: 'orphaned' } });
+      // Seen by the lease's lapse: a TTL, the server's expiry and the directory's check after it (room left for a loaded machine).
+      expect(Date.now() - lostAt).toBeLessThan(6 * SHORT_TTL_MS);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(startsOf(events)).toBe(1);
+      const view = await controller.service.get(run.id);
+      expect(view).toMatchObject({ status: 'orphaned', node: 'node-killed', ended_at: null });
+      // Still the node's claim: nothing can start it again.
+      expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
+      await expect(controller.service.interrupt(run.id)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+
+      const cancelled = await controller.service.cancel(run.id);
+      expect(cancelled).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+      const all = await controller.ledger.events(run.id, 0, 1_000);
+      expect(all.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
+      expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
+      expect(await controller.ledger.check()).toBe('ok');
+    } finally {
+      await stopNode(node);
+      endLeftRunProcesses();
+      await controller.close();
+      await cluster.close();
+    }
+  });
+});
