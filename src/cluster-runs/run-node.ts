@@ -7,6 +7,8 @@
  * service would not even record (a folder missing here, a backend it lacks), or one cancelled
  * before it started, is recorded here as ended, never started, and goes out the same way.
  *
+ * While its lease is not held (lapsed, or cut off from NATS), the node pulls no new runs.
+ *
  * A cancel comes two ways, so none is lost: the controller's mark in the claims bucket
  * (`cancel.<run>`, written first), read after the claim is won and before the run is submitted,
  * and again once the service has it; and the request that follows, answered as soon as the cancel
@@ -60,6 +62,7 @@ export class RunNode {
   private readonly stopping = new AbortController();
   private puller: WorkPuller | undefined;
   private serving: Disposable | undefined;
+  private leaseWatch: Disposable | undefined;
 
   private constructor(
     private readonly options: RunNodeOptions,
@@ -94,6 +97,7 @@ export class RunNode {
         ...(options.pullExpiresMs !== undefined && { pullExpiresMs: options.pullExpiresMs }),
       });
       node.puller.onSlotsChanged((slots) => lease.setSlots(slots));
+      node.followLease(node.puller);
       logger.info('node pulls its runs', { pool, slots: options.slots, backends: clis.map((c) => c.name) });
       return node;
     } catch (err) {
@@ -102,9 +106,22 @@ export class RunNode {
     }
   }
 
+  /** No new runs while the lease is not held (lapsed, cut off): the controller may count the node lost then. */
+  private followLease(puller: WorkPuller): void {
+    const apply = (held: boolean): void => {
+      if (held === !puller.paused) return;
+      if (held) puller.resume();
+      else puller.pause();
+      this.logger.info(held ? 'lease held again; pulling runs again' : 'lease not held; pulling no new runs', { lease: this.lease.state.kind });
+    };
+    this.leaseWatch = this.lease.onStateChange(({ to }) => apply(to.kind === 'held'));
+    apply(this.lease.state.kind === 'held');
+  }
+
   /** Stops pulling and answering, and leaves the cluster (the service's dispose ends the runs going). */
   async close(): Promise<void> {
     this.stopping.abort();
+    this.leaseWatch?.dispose();
     await this.puller?.stop();
     this.serving?.dispose();
     await this.lease.leave();
