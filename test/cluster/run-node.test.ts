@@ -33,28 +33,32 @@ atTestProcessEnd(() => scratch.cleanup());
 const work = path.join(scratch.dir, 'work');
 const fake = new FakeBackend();
 
-/** Claimed runs held before the node looks at them: each waits for its release. */
+/**
+ * Holds the next claimed run before the node looks at it, once armed (before the submit, so the
+ * node cannot pass the hook first): `held` resolves with its id, `release` lets it go on.
+ */
 class ClaimGate {
+  private armed: ((runId: string) => void) | undefined;
   private readonly held = new Map<string, () => void>();
-  private readonly arrivals = new Map<string, () => void>();
-  /** Runs the test wants held (others pass at once). */
-  readonly holding = new Set<string>();
 
   readonly hook = (runId: string): Promise<void> => {
-    if (!this.holding.has(runId)) return Promise.resolve();
-    this.arrivals.get(runId)?.();
-    return new Promise((resolve) => this.held.set(runId, resolve));
+    const arrived = this.armed;
+    if (!arrived) return Promise.resolve();
+    this.armed = undefined;
+    return new Promise((resolve) => {
+      this.held.set(runId, resolve);
+      arrived(runId);
+    });
   };
 
-  /** Resolves once run `runId` is held at the hook. */
-  reached(runId: string): Promise<void> {
-    if (this.held.has(runId)) return Promise.resolve();
-    return new Promise((resolve) => this.arrivals.set(runId, resolve));
+  /** Arms the gate: resolves with the id of the next run that reaches the hook, held there. */
+  holdNext(): Promise<string> {
+    return new Promise((resolve) => (this.armed = resolve));
   }
 
   release(runId: string): void {
-    this.holding.delete(runId);
     this.held.get(runId)?.();
+    this.held.delete(runId);
   }
 }
 
@@ -133,11 +137,11 @@ describe('a cluster node', () => {
   it('ends a run cancelled, never started, when the cancel comes after its claim was won but before the node looked at it', { timeout: 2 * WAIT_MS }, async () => {
     const controller = need(service);
     const threadsBefore = fake.threads.size;
+    const held = gate.holdNext();
     const submitted = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
-    gate.holding.add(submitted.id);
     const run = follow(submitted.id);
     // The puller calls the hook only after the claim is won: the node holds the run now, unknown to its service.
-    await bounded(gate.reached(submitted.id), `hold of run ${submitted.id} at its claim`);
+    expect(await bounded(held, `hold of run ${submitted.id} at its claim`)).toBe(submitted.id);
     const answered = await controller.cancel(submitted.id);
     // The node did not know the run: the cancel stands by its mark, not by the node's answer.
     expect(answered.status).toBe('queued');
