@@ -5,6 +5,7 @@
  * by file), everything else there.
  */
 import { hostname } from 'node:os';
+import { isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
 import { parseNatsOptions, startClusterNode } from '../daemon/index.js';
 import { switchboardHome } from '../platform/index.js';
@@ -31,6 +32,7 @@ const NODE_OPTIONS = {
 } as const;
 
 const DEFAULT_SLOTS = 4;
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 const LOG_LEVELS: LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
 
 /** The NATS options of `url` with the `--nats-*` files in `values`. */
@@ -57,20 +59,36 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   if (!LOG_LEVELS.includes(level as LogLevel)) throw new UsageError(`--log-level must be one of ${LOG_LEVELS.join(', ')}`);
   const slots = intOption(values.slots, 'slots', DEFAULT_SLOTS) ?? DEFAULT_SLOTS;
   if (slots < 1) throw new UsageError('--slots needs at least 1');
-  const name = (values.name as string | undefined) ?? hostname().split('.')[0]?.replace(/[^A-Za-z0-9_-]/g, '-') ?? 'node';
+  const name = (values.name as string | undefined) ?? nodeNameOf(hostname());
   const nats = parseNatsOptions(natsFlags(url, values));
   const only = list(values.backends, 'backends');
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
-  const started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, ...(only ? { only } : {}) });
-  out(ctx, `switchboard node ${name} (pid ${process.pid}) runs the controller's runs, ${slots} at once, epoch ${started.node.lease.record.epoch}; stop with Ctrl-C`);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: NodeJS.Signals): void => {
-      logger.info('signal received', { signal });
-      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, stop);
-      resolve();
-    };
-    for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(s, stop);
-  });
-  await started.close();
-  return 0;
+  // Installed before the join, so a node still waiting for a controller leaves cleanly too.
+  const stopped = new AbortController();
+  const stop = (signal: NodeJS.Signals): void => {
+    logger.info('signal received', { signal });
+    stopped.abort();
+  };
+  for (const s of STOP_SIGNALS) process.on(s, stop);
+  try {
+    let started: Awaited<ReturnType<typeof startClusterNode>>;
+    try {
+      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, ...(only ? { only } : {}) });
+    } catch (err) {
+      if (stopped.signal.aborted && isSwitchboardError(err, 'SHUTTING_DOWN')) return 0;
+      throw err;
+    }
+    out(ctx, `switchboard node ${name} (pid ${process.pid}) runs the controller's runs, ${slots} at once, epoch ${started.node.lease.record.epoch}; stop with Ctrl-C`);
+    if (!stopped.signal.aborted) await new Promise<void>((resolve) => stopped.signal.addEventListener('abort', () => resolve(), { once: true }));
+    await started.close();
+    return 0;
+  } finally {
+    for (const s of STOP_SIGNALS) process.off(s, stop);
+  }
+}
+
+/** The node's default name: the host's first label, made subject-safe; `node` when nothing is left of it. */
+export function nodeNameOf(host: string): string {
+  const name = (host.split('.')[0] ?? '').replace(/[^A-Za-z0-9_-]/g, '-');
+  return name === '' ? 'node' : name;
 }

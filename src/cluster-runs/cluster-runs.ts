@@ -145,6 +145,9 @@ export class ClusterRuns implements RemoteRuns {
   }
 
   async cancel(spec: RunSpec): Promise<RemoteCancel> {
+    // The durable mark first: a node that has won the claim but not yet started the run reads it
+    // before it starts it, so the node's answer to the request below (found or not) loses nothing.
+    await this.dispatcher.markCancelled(spec.id);
     const holder = await this.dispatcher.claimOf(spec.id);
     if (holder === undefined || holder.role === 'controller') {
       if (await this.abandon(spec)) return 'abandoned';

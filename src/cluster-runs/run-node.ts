@@ -2,62 +2,87 @@
  * A cluster node that runs a controller's runs (issue 26): it holds a lease saying what it is
  * (name, labels, the backends it has and their versions, free slots), joins (the controller lays
  * out its own work queue), pulls its runs one per free slot, wins each run's claim (the puller's
- * job) and runs it on its own RunService under the controller's id. The run's events go out through
- * the service's ledger, whose store publishes them (publishing-store.ts); a run the service would
- * not even record (a folder missing here, a backend it lacks) is ended by events published here.
- * A cancel comes by request and reply from the controller.
+ * job) and runs it on its own RunService under the controller's id. Every event of a run is
+ * recorded in the node's own ledger, and the outbox (event-outbox.ts) sends it on: a run the
+ * service would not even record (a folder missing here, a backend it lacks), or one cancelled
+ * before it started, is recorded here as ended, never started, and goes out the same way.
+ *
+ * While its lease is not held (lapsed, or cut off from NATS), the node pulls no new runs.
+ *
+ * A cancel comes two ways, so none is lost: the controller's mark in the claims bucket
+ * (`cancel.<run>`, written first), read after the claim is won and before the run is submitted,
+ * and again once the service has it; and the request that follows, answered as soon as the cancel
+ * is taken (the run's end comes through its events).
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { controllerControlClient, NodeLease, serveNodeControl, WorkPuller, type WorkItem } from '../cluster/index.js';
-import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
-import { initialState, step } from '../ledger/run-model.js';
+import { controllerControlClient, NodeLease, RunClaims, serveNodeControl, WorkPuller, type WorkItem } from '../cluster/index.js';
+import type { RunLedger } from '../ledger/index.js';
+import { doneEvent, stateEvent } from '../ledger/run-events.js';
+import { initialState, step, type EndStatus, type RunInput, type RunSpec } from '../ledger/run-model.js';
 import type { RunService } from '../runs/index.js';
-import type { EventOutlet } from './publishing-store.js';
-import { eventMessage, RunWorkSchema } from './run-wire.js';
+import { RunWorkSchema, type RunWork } from './run-wire.js';
 
 /** Between tries to join while no controller answers. */
 const JOIN_RETRY_MS = 1_000;
+/** Between tries to follow a live run whose events could not be read (the slot stays taken meanwhile). */
+const FOLLOW_RETRY_MS = 1_000;
 
 export interface RunNodeOptions {
   nc: NatsConnection;
-  /** The node's run service; its ledger's store publishes (PublishingLedgerStore over `outlet`). */
+  /** The node's run service. */
   service: RunService;
-  /** Where the events of a run the service did not record are published. */
-  outlet: EventOutlet;
+  /** The service's ledger (its store the node's own, behind the outbox): a run never started is ended there. */
+  ledger: RunLedger;
   name: string;
   labels?: readonly string[];
   /** Runs at once on this node. */
   slots: number;
   logger: Logger;
   pullExpiresMs?: number;
+  /** Gives up a start still waiting for a controller to answer the join (SHUTTING_DOWN). */
+  signal?: AbortSignal;
+  /**
+   * Called first when a claimed run's turn comes, before anything of it is looked at: tests hold
+   * a run here, in the window where the claim is won but the run is unknown to the service.
+   */
+  claimed?: (runId: string) => Promise<void>;
+}
+
+/** A run claimed and being submitted: whether a cancel request came for it meanwhile. */
+interface Starting {
+  cancelled: boolean;
 }
 
 export class RunNode {
-  /** Runs claimed and being submitted, with whether a cancel came meanwhile. */
-  private readonly starting = new Map<string, { cancelled: boolean }>();
-  private closed = false;
+  private readonly starting = new Map<string, Starting>();
+  private readonly stopping = new AbortController();
   private puller: WorkPuller | undefined;
   private serving: Disposable | undefined;
+  private leaseWatch: Disposable | undefined;
 
   private constructor(
     private readonly options: RunNodeOptions,
     readonly lease: NodeLease,
+    private readonly claims: RunClaims,
     private readonly logger: Logger,
   ) {}
 
   /**
    * Registers the node, answers the controller's requests, joins and starts pulling: resolves once
-   * it pulls (it waits for a controller to answer the join). CONFLICT when a live node has the name.
+   * it pulls (it waits for a controller to answer the join). CONFLICT when a live node has the
+   * name; SHUTTING_DOWN when `signal` aborts the wait.
    */
   static async start(options: RunNodeOptions): Promise<RunNode> {
     const logger = options.logger.child({ node: options.name });
     const backends = await options.service.backends();
     const clis = backends.filter((b) => b.health.ok).map((b) => ({ name: b.name, version: b.health.version ?? '' }));
+    const claims = await RunClaims.open(options.nc);
     const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: [], slots: { total: options.slots, free: options.slots } }, logger });
-    const node = new RunNode(options, lease, logger);
+    const node = new RunNode(options, lease, claims, logger);
     try {
       node.serving = serveNodeControl(options.nc, options.name, { ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }), cancel: ({ run_id }) => node.cancel(run_id) }, logger);
       const pool = await node.join();
@@ -72,6 +97,7 @@ export class RunNode {
         ...(options.pullExpiresMs !== undefined && { pullExpiresMs: options.pullExpiresMs }),
       });
       node.puller.onSlotsChanged((slots) => lease.setSlots(slots));
+      node.followLease(node.puller);
       logger.info('node pulls its runs', { pool, slots: options.slots, backends: clis.map((c) => c.name) });
       return node;
     } catch (err) {
@@ -80,29 +106,44 @@ export class RunNode {
     }
   }
 
-  /** Stops pulling, lets the runs going end (the service's dispose cancels them), and leaves the cluster. */
+  /** No new runs while the lease is not held (lapsed, cut off): the controller may count the node lost then. */
+  private followLease(puller: WorkPuller): void {
+    const apply = (held: boolean): void => {
+      if (held === !puller.paused) return;
+      if (held) puller.resume();
+      else puller.pause();
+      this.logger.info(held ? 'lease held again; pulling runs again' : 'lease not held; pulling no new runs', { lease: this.lease.state.kind });
+    };
+    this.leaseWatch = this.lease.onStateChange(({ to }) => apply(to.kind === 'held'));
+    apply(this.lease.state.kind === 'held');
+  }
+
+  /** Stops pulling and answering, and leaves the cluster (the service's dispose ends the runs going). */
   async close(): Promise<void> {
-    this.closed = true;
+    this.stopping.abort();
+    this.leaseWatch?.dispose();
     await this.puller?.stop();
     this.serving?.dispose();
     await this.lease.leave();
   }
 
-  /** Resolves when no run of this node is going. */
+  /** Resolves when no run of this node is going (each one's work item acknowledged). */
   async idle(): Promise<void> {
     await this.puller?.idle();
   }
 
-  /** Asks the controller to lay out this node's queue, again while none answers. */
+  /** Asks the controller to lay out this node's queue, again while none answers, until closed or aborted. */
   private async join(): Promise<string> {
     const client = controllerControlClient(this.options.nc);
+    const signal = this.options.signal ? AbortSignal.any([this.options.signal, this.stopping.signal]) : this.stopping.signal;
     for (;;) {
+      if (signal.aborted) throw new SwitchboardError('SHUTTING_DOWN', `node ${this.options.name} stopped before a controller answered its join`);
       try {
         return (await client.call('join', { node: this.options.name })).pool;
       } catch (err) {
-        if (this.closed || !isSwitchboardError(err) || !['NODE_UNREACHABLE', 'TIMEOUT'].includes(err.code)) throw err;
+        if (!isSwitchboardError(err) || !['NODE_UNREACHABLE', 'TIMEOUT'].includes(err.code)) throw err;
         this.logger.info('no controller answers yet; trying to join again', { error: err.message });
-        await new Promise((resolve) => setTimeout(resolve, JOIN_RETRY_MS));
+        await delay(JOIN_RETRY_MS, undefined, { signal }).catch(() => undefined);
       }
     }
   }
@@ -110,56 +151,143 @@ export class RunNode {
   /** One run's life on this node: resolves once it has ended (the work item is acknowledged then). */
   private async run(item: WorkItem): Promise<void> {
     const runId = item.run_id;
-    const work = RunWorkSchema.safeParse(item.payload);
-    if (!work.success) {
-      await this.endUnrecorded(runId, 'the work item does not say what to run');
-      return;
-    }
-    const asked = { cancelled: false };
-    this.starting.set(runId, asked);
-    const { service } = this.options;
+    await this.options.claimed?.(runId);
+    const parsed = RunWorkSchema.safeParse(item.payload);
+    const work = parsed.success ? parsed.data : undefined;
+    const starting: Starting = { cancelled: false };
+    this.starting.set(runId, starting);
     try {
-      const w = work.data;
-      await service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: false, caller: w.created_by });
-    } catch (err) {
-      // Refused by the policy: recorded (failed) and published by the ledger. Anything else was not recorded.
-      if (!(isSwitchboardError(err, 'FORBIDDEN') && err.details?.run_id === runId)) await this.endUnrecorded(runId, `node ${this.options.name} could not start the run: ${errorMessage(err)}`);
-      return;
+      if (!work) {
+        await this.endUnstarted(runId, undefined, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not read what to run` });
+        return;
+      }
+      let marked: boolean;
+      try {
+        marked = await this.claims.cancelMarked(runId);
+      } catch (err) {
+        // Not known not to be cancelled: it must not start.
+        await this.endUnstarted(runId, work, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not check whether the run was cancelled: ${errorMessage(err)}` });
+        return;
+      }
+      if (marked || starting.cancelled) {
+        await this.endUnstarted(runId, work, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before the node started it' });
+        return;
+      }
+      const submitted = await this.submit(runId, work);
+      if (!submitted) return;
     } finally {
       this.starting.delete(runId);
     }
-    if (asked.cancelled) await service.cancel(runId);
-    await new Promise<void>((resolve, reject) => {
-      void service.subscribe(runId, 0, () => undefined, { onEnd: resolve, onError: reject }).catch(reject);
-    });
+    if (cancelRequested(starting) || (await this.markedAfterSubmit(runId))) this.cancelLive(runId);
+    await this.followToEnd(runId);
   }
 
-  /** Ends run `runId`, or one being started (it is cancelled once it is): found false when neither. */
+  /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
+  private async submit(runId: string, w: RunWork): Promise<boolean> {
+    try {
+      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: false, caller: w.created_by });
+      return true;
+    } catch (err) {
+      // Refused by the policy (recorded failed), or anything after the run was recorded: the ledger has it and says how it goes.
+      if (await this.recorded(runId)) {
+        if (!isSwitchboardError(err, 'FORBIDDEN')) this.logger.warn('the run was recorded but its submit failed', { run_id: runId, error: errorMessage(err) });
+        return true;
+      }
+      await this.endUnstarted(runId, w, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not start the run: ${errorMessage(err)}` });
+      return false;
+    }
+  }
+
+  private async recorded(runId: string): Promise<boolean> {
+    try {
+      return (await this.options.ledger.run(runId)) !== undefined;
+    } catch {
+      // The ledger cannot say: whatever it took stays there, and nothing is recorded twice.
+      return this.options.ledger.isLive(runId);
+    }
+  }
+
+  /** The mark read again once the service has the run; unreadable, the cancel request still comes (the mark is written before it is sent). */
+  private async markedAfterSubmit(runId: string): Promise<boolean> {
+    try {
+      return await this.claims.cancelMarked(runId);
+    } catch (err) {
+      this.logger.warn('could not read whether a started run was cancelled', { run_id: runId, error: errorMessage(err) });
+      return false;
+    }
+  }
+
+  /** Ends a run the service has; a cancel that fails is said, and the run keeps its slot until it ends. */
+  private cancelLive(runId: string): void {
+    this.options.service.cancel(runId).catch((err: unknown) => this.logger.warn('a cancel of a run failed', { run_id: runId, error: errorMessage(err) }));
+  }
+
+  /** Resolves once the run has ended, following it from its last recorded event (not from its start). */
+  private async followToEnd(runId: string): Promise<void> {
+    const { ledger } = this.options;
+    for (;;) {
+      const ended = await new Promise<boolean>((resolve) => {
+        const follow = async (): Promise<void> => {
+          const from = (await ledger.run(runId))?.last_seq ?? 0;
+          ledger.subscribe(runId, from, () => undefined, { onEnd: () => resolve(true), onError: () => resolve(false) });
+        };
+        follow().catch(() => resolve(false));
+      });
+      if (ended || !ledger.isLive(runId)) return;
+      this.logger.warn('could not follow a live run; trying again', { run_id: runId });
+      await delay(FOLLOW_RETRY_MS);
+    }
+  }
+
+  /** Takes a cancel request: answered once taken; the run's end comes through its events. Found false when this node has no such run. */
   private async cancel(runId: string): Promise<{ found: boolean }> {
     const starting = this.starting.get(runId);
     if (starting) {
       starting.cancelled = true;
       return { found: true };
     }
-    try {
-      await this.options.service.cancel(runId);
+    if (this.options.ledger.isLive(runId)) {
+      this.cancelLive(runId);
       return { found: true };
-    } catch (err) {
-      if (isSwitchboardError(err, 'RUN_NOT_FOUND')) return { found: false };
-      throw err;
     }
+    // Ended already, or not this node's (yet: the controller's mark stands for it then).
+    return { found: await this.recorded(runId) };
   }
 
-  /** A run the service did not record: its end published here, as its first events (queued, then failed). */
-  private async endUnrecorded(runId: string, message: string): Promise<void> {
-    this.logger.warn('run not started', { run_id: runId, reason: message });
+  /** Records the end of a run that never started, through the node's ledger, so the outbox sends it as any other. */
+  private async endUnstarted(runId: string, work: RunWork | undefined, input: RunInput): Promise<void> {
+    const { ledger } = this.options;
     const at = Date.now();
-    const next = step(initialState(at), { type: 'fail', reason: 'spawn_failed', message }, at);
-    const events: RunEvent[] = [stateEvent(next.transition), doneEvent(at, 'failed', 'spawn_failed', message)].map((e, i) => ({ ...e, run_id: runId, seq: i + 1 }));
-    try {
-      for (const event of events) await this.options.outlet.publish(eventMessage(event));
-    } catch (err) {
-      throw new SwitchboardError('CONNECTION_FAILED', `the end of run ${runId} could not be published: ${errorMessage(err)}`, { run_id: runId }, { cause: err });
-    }
+    this.logger.warn('run not started', { run_id: runId, input: input.type, reason: 'message' in input ? input.message : undefined });
+    if (await this.recorded(runId)) return;
+    ledger.createRun(unstartedSpec(runId, work, this.options.name, at));
+    const next = step(initialState(at), input, at);
+    ledger.append(runId, stateEvent(next.transition));
+    ledger.append(runId, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
+    // In the node's store before the work item is acknowledged.
+    await ledger.flush().catch((err: unknown) => this.logger.error('the end of a run never started is not stored yet', { run_id: runId, error: errorMessage(err) }));
   }
+}
+
+/** Read through a function: the flag is set by a request handled while `run` awaits, which narrowing does not see. */
+function cancelRequested(starting: Starting): boolean {
+  return starting.cancelled;
+}
+
+/** The record of a run the node never started: what the controller sent, as far as it could be read. */
+function unstartedSpec(runId: string, work: RunWork | undefined, node: string, at: number): RunSpec {
+  return {
+    id: runId,
+    backend: work?.backend ?? 'unknown',
+    mode: work === undefined || work.mode === 'auto' ? 'stdio' : work.mode,
+    prompt: work?.prompt ?? '',
+    cwd: work?.cwd ?? '',
+    created_by: work?.created_by ?? 'owner',
+    policy: `node ${node}'s own (not started)`,
+    limits: { ...work?.limits },
+    schema_version: work?.schema_version ?? 'v2',
+    parent: null,
+    keep_alive: false,
+    created_at: at,
+  };
 }

@@ -5,13 +5,13 @@
  * sent again with the same id, safely: stored once, or found stored already. The controller reads
  * them back in order into the ledger (event-intake.ts).
  */
-import { jetstream, type JetStreamClient } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { isNoAnswer } from './nats-errors.js';
-import { checkName, EVENTS_DUPLICATE_WINDOW_MS, eventSubject } from './topology.js';
+import { checkName, EVENTS_DUPLICATE_WINDOW_MS, EVENTS_STREAM, eventSubject } from './topology.js';
 
 /** The header naming the node that published an event, for the controller to check against the run's claim. */
 export const NODE_HEADER = 'Sb-Node';
@@ -56,6 +56,7 @@ export interface PublishedEvent {
 export class EventPublisher {
   private readonly js: JetStreamClient;
   private readonly logger: Logger;
+  private jsm: JetStreamManager | undefined;
 
   constructor(private readonly options: EventPublisherOptions) {
     checkName('node', options.node);
@@ -87,6 +88,21 @@ export class EventPublisher {
         await new Promise((resolve) => setTimeout(resolve, waitMs));
       }
     }
+  }
+
+  /**
+   * The sequence number of run `runId`'s last event in the stream (0: none there), read with a
+   * direct get by subject, which a node's user may do for events only: where a node's outbox
+   * resumes after a restart or an outage, so what the stream has is not sent again.
+   */
+  async lastPublished(runId: string): Promise<number> {
+    // No account check: a node's user may not ask for the account's JetStream info.
+    this.jsm ??= await jetstreamManager(this.options.nc, { checkAPI: false });
+    const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+    if (stored === null) return 0;
+    const event = parseRunEvent(stored.data);
+    if (event?.run_id !== runId) throw new SwitchboardError('INVALID_PARAMS', `the last message on ${eventSubject(runId)} is not an event of run ${runId}`, { run_id: runId });
+    return event.seq;
   }
 }
 

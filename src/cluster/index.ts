@@ -13,6 +13,8 @@ export {
   controllerSubject,
   WORK_STREAM,
   EVENTS_STREAM,
+  EVENTS_MAX_AGE_MS,
+  cancelKey,
   NODES_BUCKET,
   CLAIMS_BUCKET,
   STALE_WORK_ITEM_MS,

@@ -11,7 +11,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { isWrongLastSequence } from './nats-errors.js';
-import { CLAIMS_BUCKET, claimKey } from './topology.js';
+import { cancelKey, CLAIMS_BUCKET, claimKey } from './topology.js';
 
 /** Tries at a claim whose answer was lost (a timeout) before giving up. */
 const CLAIM_ATTEMPTS = 4;
@@ -62,6 +62,20 @@ export class RunClaims {
       await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS * attempt));
     }
     throw new SwitchboardError('CONNECTION_FAILED', `cannot claim run ${runId}: ${errorMessage(lastError)}`, { run_id: runId }, { cause: lastError });
+  }
+
+  /**
+   * Marks run `runId` cancelled (the controller's, before it asks the node): a node checks the
+   * mark after winning the claim and again once the run is registered, so no cancel falls between.
+   */
+  async markCancelled(runId: string): Promise<void> {
+    await this.kv.put(cancelKey(runId), JSON.stringify({ at: Date.now() }));
+  }
+
+  /** True when the controller marked run `runId` cancelled. */
+  async cancelMarked(runId: string): Promise<boolean> {
+    const entry = await this.kv.get(cancelKey(runId));
+    return entry?.operation === 'PUT';
   }
 
   /** The claim on run `runId`, or undefined when nobody claimed it (or what is there is not a claim). */

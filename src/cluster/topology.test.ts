@@ -25,6 +25,10 @@ describe('cluster names', () => {
     expect(perms.publish.allow).toContain('$KV.sb_nodes.node.node-a');
     expect(perms.publish.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.SB_WORK.pool_gpu');
     expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|CONSUMER\.CREATE|\$JS\.API\.>/);
+    // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
+    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
+    expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');
+    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.*');
     expect(perms.subscribe.allow).toEqual(['_INBOX_node-a.>', 'sb.node.node-a.>']);
     expect(perms.allow_responses).toBe(true);
   });

@@ -21,7 +21,10 @@ export const EVENTS_STREAM = 'SB_EVENTS';
 export const LEDGER_CONSUMER = 'ledger';
 /** Node leases: key `node.<name>`, gone when not renewed within the bucket's TTL. */
 export const NODES_BUCKET = 'sb_nodes';
-/** Run claims: key `run.<id>`, created once by whoever starts (or abandons) the run. */
+/**
+ * Run claims: key `run.<id>`, created once by whoever starts (or abandons) the run; and key
+ * `cancel.<id>`, the controller's durable mark that the run was cancelled (nodes read it only).
+ */
 export const CLAIMS_BUCKET = 'sb_claims';
 
 const SECOND_MS = 1_000;
@@ -49,7 +52,7 @@ const CLAIM_TTL_MS = 7 * DAY_MS;
  */
 export const STALE_WORK_ITEM_MS = CLAIM_TTL_MS - WORK_ITEM_MAX_AGE_MS;
 /** Events stay readable for a gap refetch and a late ledger for this long. */
-const EVENTS_MAX_AGE_MS = 7 * DAY_MS;
+export const EVENTS_MAX_AGE_MS = 7 * DAY_MS;
 /** A node may publish an event again with the same id within this window and it is stored once. */
 export const EVENTS_DUPLICATE_WINDOW_MS = 2 * MINUTE_MS;
 /** Events the ledger has in hand but not yet acknowledged, at most (it acknowledges in order). */
@@ -107,6 +110,14 @@ export function claimKey(runId: string): string {
   return `run.${checkName('run id', runId)}`;
 }
 
+/**
+ * A run's cancel mark in sb_claims: written by the controller before it asks the node to cancel,
+ * so a cancel that comes while the node has won the claim but not yet started the run still stands.
+ */
+export function cancelKey(runId: string): string {
+  return `cancel.${checkName('run id', runId)}`;
+}
+
 /** The reply inbox prefix of a node's connection: its user may read only its own replies. */
 export function nodeInboxPrefix(node: string): string {
   return `_INBOX_${checkName('node', node)}`;
@@ -121,8 +132,8 @@ export interface NatsUserPermissions {
 
 /**
  * What node `node` of `pools` needs and nothing more (the list was found denied-first on 2.9.10):
- * pull, heartbeat and acknowledge its pools' work, claim runs, keep its own lease, publish events,
- * ask the controller, answer its own control subject, read replies on its own inbox. It cannot
+ * pull, heartbeat and acknowledge its pools' work, claim runs, read cancel marks, keep its own
+ * lease, publish events and read a run's last one back, ask the controller, answer its own control subject, read replies on its own inbox. It cannot
  * touch another node's lease or subjects, read another pool's work, or change the topology. It can
  * publish any run's events and write any claim key (NATS cannot limit it to create-only): the
  * controller checks what a node sends against the node that holds the run's claim.
@@ -137,6 +148,10 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         // The lease reads the TTL the controller chose from the bucket's status.
         `$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`,
         ...kvApi(CLAIMS_BUCKET, 'run.*'),
+        // Cancel marks are the controller's to write: a node only reads them.
+        `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
+        // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).
+        `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.*`,
         'sb.events.>',
         'sb.ctl.>',
       ],

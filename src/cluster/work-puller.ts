@@ -53,7 +53,8 @@ export interface WorkPullerOptions {
   pullExpiresMs?: number;
 }
 
-type Phase = 'pulling' | 'stopping' | 'stopped';
+/** `paused`: no new pull (the node's lease is not held); a pull already in flight is still taken. */
+type Phase = 'pulling' | 'paused' | 'stopping' | 'stopped';
 
 export class WorkPuller {
   private readonly slotEvents = new Emitter<WorkSlots>();
@@ -95,9 +96,28 @@ export class WorkPuller {
     return { total: this.options.slots, free: this.free };
   }
 
+  /**
+   * Pulls no more until resume() (a node whose lease is not held must not take new runs); what a
+   * pull already in flight brings is still started, as an item once delivered cannot be given back.
+   */
+  pause(): void {
+    if (this.phase === 'pulling') this.phase = 'paused';
+  }
+
+  /** Pulls again after pause(). */
+  resume(): void {
+    if (this.phase !== 'paused') return;
+    this.phase = 'pulling';
+    this.wake?.();
+  }
+
+  get paused(): boolean {
+    return this.phase === 'paused';
+  }
+
   /** Stops pulling: resolves once the pull in flight ended and what it brought was started. */
   async stop(): Promise<void> {
-    if (this.phase === 'pulling') this.phase = 'stopping';
+    if (this.phase === 'pulling' || this.phase === 'paused') this.phase = 'stopping';
     this.wake?.();
     await this.loop;
     this.phase = 'stopped';
@@ -110,8 +130,8 @@ export class WorkPuller {
 
   private async pull(): Promise<void> {
     const expires = this.options.pullExpiresMs ?? DEFAULT_PULL_EXPIRES_MS;
-    while (this.phase === 'pulling') {
-      if (this.free === 0) {
+    while (this.phase === 'pulling' || this.phase === 'paused') {
+      if (this.phase === 'paused' || this.free === 0) {
         await this.waitForWake();
         continue;
       }

@@ -91,6 +91,11 @@ export class WorkDispatcher {
     }
   }
 
+  /** Marks run `runId` cancelled for whichever node holds or wins its claim (run-claims.ts). */
+  markCancelled(runId: string): Promise<void> {
+    return this.claims.markCancelled(runId);
+  }
+
   /** Who holds run `runId`'s claim: the node that started it, the controller, or nobody yet. */
   claimOf(runId: string): Promise<RunClaim | undefined> {
     return this.claims.holderOf(runId);

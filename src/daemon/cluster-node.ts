@@ -1,22 +1,26 @@
 /**
  * `switchboard node`'s composition (issue 26): a run service of its own (this machine's policy,
- * its drivers, enforced here) whose ledger keeps its runs in `node-ledger.db` in the home and
- * publishes every event for the controller, and a RunNode over it that registers, joins and pulls
- * the controller's runs. No API and no panes of its own yet: the controller is where people look.
+ * its drivers, enforced here) whose ledger keeps its runs in `node-ledger.db` in the home, the
+ * node's ledger of record, with an outbox that sends every event on to the controller (and, at
+ * start, what the stream lacks of the runs kept here), and a RunNode over it that registers,
+ * joins and pulls the controller's runs. No API and no panes of its own yet: the controller is
+ * where people look.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
-import { connectCluster, EventPublisher, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
-import { PublishingLedgerStore, RunNode } from '../cluster-runs/index.js';
+import { connectCluster, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
+import { EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
 import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
 
 /** The node's own copy of its runs, in its home (apart from `ledger.db`, which a daemon there owns). */
 const NODE_LEDGER_FILE = 'node-ledger.db';
+/** At close, how long the outbox may go on sending what is written (the rest goes at the next start). */
+const OUTBOX_DRAIN_MS = 5_000;
 
 interface ClusterNodeOptions {
   home: string;
@@ -30,12 +34,18 @@ interface ClusterNodeOptions {
   /** The drivers instead of the profiles' (tests). */
   backends?: BackendDriver[];
   logger: Logger;
+  /** Gives up a start still waiting for a controller (SHUTTING_DOWN). */
+  signal?: AbortSignal;
+  /** Tests: RunNodeOptions.claimed. */
+  claimed?: (runId: string) => Promise<void>;
 }
 
 interface StartedClusterNode {
   readonly node: RunNode;
   readonly service: RunService;
-  /** Stops pulling, ends the runs going (`cancelled (shutdown)`, published), leaves the cluster and disconnects. */
+  readonly ledger: RunLedger;
+  readonly outbox: EventOutbox;
+  /** Stops pulling, ends the runs going (`cancelled (shutdown)`), sends what it can of their events, leaves the cluster and disconnects. */
   close(): Promise<void>;
 }
 
@@ -48,27 +58,50 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
+  let outbox: EventOutbox | undefined;
   try {
     const publisher = new EventPublisher({ nc: connection.nc, node: options.name, logger });
-    ledger = new RunLedger({ store: new PublishingLedgerStore(new SqliteLedgerStore(path.join(home, NODE_LEDGER_FILE)), publisher), rawOutput: policy.rawOutput, logger });
+    const local = new SqliteLedgerStore(path.join(home, NODE_LEDGER_FILE));
+    outbox = new EventOutbox({ source: local, outlet: publisher, logger });
+    ledger = new RunLedger({ store: new OutboxLedgerStore(local, outbox), rawOutput: policy.rawOutput, logger });
+    // What an earlier start of this node wrote and the stream may lack (its runs ended by recover() go out after it).
+    await outbox.replay(Date.now() - EVENTS_MAX_AGE_MS);
     const backends = options.backends ?? defaultBackends({ logger, ...(options.only ? { only: options.only } : {}) });
     const defaultCwd = policy.forBackend('').roots[0];
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
-    const node = await RunNode.start({ nc: connection.nc, service, outlet: publisher, name: options.name, labels: options.labels ?? [], slots: options.slots, logger });
+    const node = await RunNode.start({
+      nc: connection.nc,
+      service,
+      ledger,
+      name: options.name,
+      labels: options.labels ?? [],
+      slots: options.slots,
+      logger,
+      ...(options.signal !== undefined && { signal: options.signal }),
+      ...(options.claimed !== undefined && { claimed: options.claimed }),
+    });
     const running = service;
     const opened = ledger;
+    const sending = outbox;
     return {
       node,
       service: running,
+      ledger: opened,
+      outbox: sending,
       async close() {
         await node.close();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
+        // Every work item acknowledged before the connection goes.
+        await node.idle();
+        if (!(await sending.drained(OUTBOX_DRAIN_MS))) logger.warn('the node stops with events not sent yet: they go at its next start', { runs: sending.unsent });
+        sending.close();
         await opened.close().catch((err: unknown) => logger.warn('the node\'s ledger did not close cleanly', { error: errorMessage(err) }));
         await connection.close();
       },
     };
   } catch (err) {
+    outbox?.close();
     await service?.dispose().catch(() => undefined);
     await ledger?.close().catch(() => undefined);
     await connection.close();

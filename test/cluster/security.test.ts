@@ -1,6 +1,7 @@
 /**
  * Security on a real nats-server with NKey users and TLS from a test CA: a node's user with only
- * nodePermissions() does its whole job (lease, work, claims, events, control both ways) and
+ * nodePermissions() does its whole job (lease, work, claims, cancel marks read, events published
+ * and read back, control both ways) and
  * nothing of another node's; an unknown key and no key are refused; TLS is verified against the
  * CA given, and mutual TLS wants the client's certificate.
  */
@@ -10,6 +11,7 @@ import path from 'node:path';
 import { Kvm } from '@nats-io/kv';
 import { createUser } from '@nats-io/nkeys';
 import {
+  CLAIMS_BUCKET,
   connectCluster,
   controllerControlClient,
   EventIntake,
@@ -20,6 +22,7 @@ import {
   nodePermissions,
   NODES_BUCKET,
   parseNatsOptions,
+  RunClaims,
   serveControllerControl,
   serveNodeControl,
   WorkDispatcher,
@@ -106,6 +109,22 @@ describe('a node user with only its permissions', () => {
     const kv = await new Kvm(node.nc).open(NODES_BUCKET, { allow_direct: true });
     await expect(kv.put('node.node-b', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_nodes\.node\.node-b"/);
     await expect(NodeLease.register({ nc: node.nc, node: { name: 'node-b', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED', message: expect.stringContaining('Permissions Violation') });
+  });
+});
+
+describe('a node user and the runs it holds', () => {
+  it("reads the controller's cancel marks and a run's last event back, and may not write a cancel mark", async () => {
+    const node = await cluster.connect('node-a-3', nodeFlags, nodeInboxPrefix('node-a'));
+    await (await RunClaims.open(cluster.controller.nc)).markCancelled('secure-2');
+    const claims = await RunClaims.open(node.nc);
+    expect(await claims.cancelMarked('secure-2')).toBe(true);
+    expect(await claims.cancelMarked('secure-3')).toBe(false);
+    const kv = await new Kvm(node.nc).open(CLAIMS_BUCKET, { allow_direct: true });
+    await expect(kv.put('cancel.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.cancel\.secure-3"/);
+    const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });
+    for (const seq of [1, 2]) await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq, type: 'token' });
+    expect(await publisher.lastPublished('secure-2')).toBe(2);
+    expect(await publisher.lastPublished('secure-none')).toBe(0);
   });
 });
 

@@ -1,27 +1,19 @@
 /**
- * A node's ledger store: every batch is written to a store on the node first (its runs' views,
- * follow-ups and replays there), then each of its events is published on the run's subject for the
- * controller's ledger, one after another in order, each with its message id `<run>:<seq>`. The
- * RunLedger in front writes a batch the store refused again, ahead of what came since; written
- * again, the local store records nothing twice and JetStream stores a message id once within its
- * duplicate window, so a publish that failed half-way is finished, never doubled.
+ * A node's ledger store: its own store (`node-ledger.db` in its home), the ledger of record for
+ * the node's runs, with every batch it wrote told to the outbox (event-outbox.ts), which sends the
+ * events to the stream behind. Nothing here waits on the network: a write is done once the local
+ * store has it, and every read is the local store's.
  */
 import type { Writable } from 'node:stream';
 import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from '../ledger/ledger-store.js';
 import type { RunEvent } from '../ledger/run-events.js';
 import type { AskRows, TeamRows } from '../ledger/index.js';
-import type { PublishedEvent, RunEventMessage } from '../cluster/index.js';
-import { eventMessage } from './run-wire.js';
+import type { EventOutbox } from './event-outbox.js';
 
-/** What publishes an event (the cluster's EventPublisher). */
-export interface EventOutlet {
-  publish(event: RunEventMessage): Promise<PublishedEvent>;
-}
-
-export class PublishingLedgerStore implements LedgerStore {
+export class OutboxLedgerStore implements LedgerStore {
   constructor(
     private readonly local: LedgerStore,
-    private readonly outlet: EventOutlet,
+    private readonly outbox: EventOutbox,
   ) {}
 
   get asks(): AskRows | undefined {
@@ -32,10 +24,10 @@ export class PublishingLedgerStore implements LedgerStore {
     return this.local.teams;
   }
 
-  /** Written here, then published in order; a publish that fails fails the write (and the ledger writes the batch again). */
+  /** Written here; the outbox is told and sends it later. */
   async write(batch: LedgerBatch): Promise<void> {
     await this.local.write(batch);
-    for (const event of batch.events) await this.outlet.publish(eventMessage(event));
+    this.outbox.written(batch);
   }
 
   events(runId: string, afterSeq: number, limit: number, maxBytes?: number): Promise<RunEvent[]> {

@@ -1,0 +1,200 @@
+/**
+ * The node's side of runs on the cluster (issue 26), on a real nats-server: a controller (a run
+ * service whose RemoteRuns is the cluster, its ledger in SQLite or PostgreSQL by
+ * $SWITCHBOARD_TEST_LEDGER) and a node in this process (startClusterNode over the fake backend),
+ * with a hook that holds a claimed run before the node looks at it. A cancel that comes while the
+ * node has won the claim but not started the run ends it cancelled, never started; the node's
+ * ledger answers while NATS is frozen, and everything it wrote reaches the controller once and in
+ * order afterwards; a run the node cannot start ends failed through the node's own ledger.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseNatsOptions } from '../../src/cluster/index.js';
+import { ClusterRuns } from '../../src/cluster-runs/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { startClusterNode } from '../../src/daemon/cluster-node.js';
+import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
+import { RunLedger } from '../../src/ledger/run-ledger.js';
+import type { RunEvent } from '../../src/ledger/run-events.js';
+import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
+import { RunService } from '../../src/runs/run-service.js';
+import { startTestCluster, type TestCluster } from '../support/cluster.js';
+import { tempDir } from '../support/shell.js';
+import { atTestProcessEnd } from '../support/test-process-end.js';
+import { useTestLedger } from '../support/test-ledger.js';
+
+/** A bound on a wait for something that must happen; never a measure of how fast it did. */
+const WAIT_MS = 60_000;
+
+const testLedger = useTestLedger();
+const scratch = tempDir('sb-run-node-');
+atTestProcessEnd(() => scratch.cleanup());
+const work = path.join(scratch.dir, 'work');
+const fake = new FakeBackend();
+
+/**
+ * Holds the next claimed run before the node looks at it, once armed (before the submit, so the
+ * node cannot pass the hook first): `held` resolves with its id, `release` lets it go on.
+ */
+class ClaimGate {
+  private armed: ((runId: string) => void) | undefined;
+  private readonly held = new Map<string, () => void>();
+
+  readonly hook = (runId: string): Promise<void> => {
+    const arrived = this.armed;
+    if (!arrived) return Promise.resolve();
+    this.armed = undefined;
+    return new Promise((resolve) => {
+      this.held.set(runId, resolve);
+      arrived(runId);
+    });
+  };
+
+  /** Arms the gate: resolves with the id of the next run that reaches the hook, held there. */
+  holdNext(): Promise<string> {
+    return new Promise((resolve) => (this.armed = resolve));
+  }
+
+  release(runId: string): void {
+    this.held.get(runId)?.();
+    this.held.delete(runId);
+  }
+}
+
+const gate = new ClaimGate();
+let cluster: TestCluster | undefined;
+let runs: ClusterRuns | undefined;
+let ledger: RunLedger | undefined;
+let service: RunService | undefined;
+let node: Awaited<ReturnType<typeof startClusterNode>> | undefined;
+
+const need = <T>(value: T | undefined): T => {
+  if (value === undefined) throw new Error('the cluster has not started');
+  return value;
+};
+
+beforeAll(async () => {
+  mkdirSync(work, { recursive: true });
+  cluster = await startTestCluster();
+  const opened = new RunLedger({ store: await testLedger.store(scratch.dir) });
+  ledger = opened;
+  const remote = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
+  runs = remote;
+  service = (await RunService.start({ ledger: opened, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote, scope: `${scratch.dir}#controller` })).service;
+  await remote.takeEvents(opened);
+  const home = path.join(scratch.dir, 'node-home');
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
+  const seen = remote.directory.get('node-x') ? Promise.resolve() : new Promise<void>((resolve) => remote.directory.onChange((c) => c.node.record.name === 'node-x' && c.kind !== 'left' && c.kind !== 'lost' && resolve()));
+  node = await startClusterNode({ home, nats: parseNatsOptions({ url: cluster.server.url }), name: 'node-x', slots: 2, backends: [fake], logger: silentLogger, claimed: gate.hook });
+  await bounded(seen, 'the controller to see node-x');
+}, WAIT_MS);
+
+afterAll(async () => {
+  await node?.close();
+  await service?.dispose();
+  await runs?.close();
+  await ledger?.close();
+  await cluster?.close();
+  scratch.cleanup();
+}, WAIT_MS);
+
+/** `promise`, or an error naming `what` once WAIT_MS passed first. */
+async function bounded<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no ${what} within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([promise, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Follows run `runId` on the controller from its first event to its done. */
+function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
+  const events: RunEvent[] = [];
+  const ended = new Promise<void>((resolve, reject) => {
+    need(service)
+      .subscribe(
+        runId,
+        0,
+        (event) => {
+          events.push(event);
+          onEvent(event);
+        },
+        { onEnd: resolve, onError: reject },
+      )
+      .catch(reject);
+  });
+  return { events, ended };
+}
+
+/** The events as (seq, type) pairs, to compare the controller's copy with the node's. */
+const shape = (events: readonly RunEvent[]): string[] => events.map((e) => `${e.seq}:${e.type}`);
+
+describe('a cluster node', () => {
+  it('ends a run cancelled, never started, when the cancel comes after its claim was won but before the node looked at it', { timeout: 2 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const threadsBefore = fake.threads.size;
+    const held = gate.holdNext();
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    const run = follow(submitted.id);
+    // The puller calls the hook only after the claim is won: the node holds the run now, unknown to its service.
+    expect(await bounded(held, `hold of run ${submitted.id} at its claim`)).toBe(submitted.id);
+    const answered = await controller.cancel(submitted.id);
+    // The node did not know the run: the cancel stands by its mark, not by the node's answer.
+    expect(answered.status).toBe('queued');
+    gate.release(submitted.id);
+    await bounded(run.ended, `end of run ${submitted.id}`);
+    expect(run.events.map((e) => e.seq)).toEqual([1, 2]);
+    expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-x' });
+    // Never started on the backend, and recorded in the node's own ledger as the controller has it.
+    expect(fake.threads.size).toBe(threadsBefore);
+    expect(await need(node).service.get(submitted.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+  });
+
+  it('keeps its ledger answering while NATS is frozen, and the controller gets every event once and in order afterwards', { timeout: 3 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const { server } = need(cluster);
+    const nodeService = need(node).service;
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'silent', cwd: work });
+    let markRunning: () => void = () => undefined;
+    const running = new Promise<void>((resolve) => (markRunning = resolve));
+    const run = follow(submitted.id, (event) => {
+      if (event.type === 'state' && event.data.to === 'running') markRunning();
+    });
+    await bounded(Promise.race([running, run.ended.then(() => Promise.reject(new Error(`run ended before running: ${JSON.stringify(run.events)}`)))]), `run ${submitted.id} running on the controller`);
+    const pid = server.pid;
+    process.kill(pid, 'SIGSTOP');
+    try {
+      // Cancelled and read on the node with the stream unreachable: nothing here waits on it.
+      const cancelled = await bounded(nodeService.cancel(submitted.id), 'cancel on the node while NATS is frozen', 20_000);
+      expect(cancelled.status).toBe('cancelled');
+      expect(await bounded(nodeService.get(submitted.id), 'read on the node while NATS is frozen', 20_000)).toMatchObject({ status: 'cancelled' });
+      expect(need(node).outbox.unsent).toBeGreaterThan(0);
+    } finally {
+      process.kill(pid, 'SIGCONT');
+    }
+    await bounded(run.ended, `end of run ${submitted.id} on the controller`);
+    const onNode = await nodeService.events(submitted.id, 0, 1_000);
+    // Each event once, in order, and what the node recorded.
+    expect(run.events.map((e) => e.seq)).toEqual(run.events.map((_, i) => i + 1));
+    expect(shape(run.events)).toEqual(shape(onNode.events));
+    expect(await need(ledger).events(submitted.id, 0, 1_000)).toEqual(run.events);
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', node: 'node-x' });
+  });
+
+  it('ends a run it cannot start (its folder missing here) failed, recorded in its own ledger and sent from there', { timeout: 2 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: path.join(scratch.dir, 'not-on-this-node') });
+    const run = follow(submitted.id);
+    await bounded(run.ended, `end of run ${submitted.id}`);
+    expect(run.events.map((e) => `${e.seq}:${e.type}`)).toEqual(['1:state', '2:done']);
+    expect(run.events.at(-1)).toMatchObject({ data: { outcome: 'failed', reason: 'spawn_failed' } });
+    expect(String(run.events.at(-1)?.data.message)).toContain('cwd is not a folder');
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'spawn_failed', node: 'node-x' });
+    expect(await need(node).service.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'spawn_failed' });
+  });
+});
