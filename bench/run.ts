@@ -26,6 +26,7 @@ import { measureBridge } from './bridge.js';
 import { measureFirstTokens, printFirstTokenTable } from './first-token.js';
 import { measureTeam } from './team.js';
 import { busyLoops } from './busy.js';
+import { measureCluster } from './cluster.js';
 
 interface Figure {
   name: string;
@@ -493,6 +494,10 @@ const SECTIONS: Record<string, (name: string) => Promise<void>> = {
     const agentClis = path.join(here, '..', 'test', 'agent-clis');
     process.env.SWITCHBOARD_OPENCODE_PLUGIN_DIR = path.join(agentClis, 'opencode-plugin');
     for (const f of await measureTeam([path.join(agentClis, 'node_modules', '.bin')])) record(f.name, f.unit, f.value, f.peer, f.better, SERIAL_OPEN);
+  },
+  cluster: async () => {
+    console.log('\n# Runs across machines (issue 26): a controller in this process, nodes as processes of their own, real nats-server; no peer is named, so these figures stand alone');
+    for (const f of await measureCluster()) record(f.name, f.unit, f.value, null, f.better);
   },
   tmux: async () => {
     console.log('\n# tmux front end: a `tmux` process per command, as CCB runs it (real tmux vs the installed launchers and the daemon)');
