@@ -36,7 +36,7 @@ export interface OutboxOutlet {
 }
 
 /** What the outbox reads back: the node's own store. */
-export type OutboxSource = Pick<LedgerStore, 'events' | 'runs'>;
+type OutboxSource = Pick<LedgerStore, 'events' | 'runs'>;
 
 export interface EventOutboxOptions {
   source: OutboxSource;

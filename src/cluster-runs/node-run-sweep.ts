@@ -32,7 +32,7 @@ const DEFAULT_SWEEP_EVERY_MS = 60_000;
 const ORPHAN_ATTEMPTS = 5;
 
 /** What the sweep needs of the controller's side (ClusterRuns). */
-export interface SweptRuns {
+interface SweptRuns {
   claimOf(runId: string): Promise<RunClaim | undefined>;
   /** Takes the run's claim: true when no node has it (the run is the controller's to end). */
   abandon(spec: RunSpec): Promise<boolean>;
