@@ -41,7 +41,8 @@ const RUN_HELP = [
   'options: --cwd D, --mode auto|stdio|pty, --parent RUN (a follow-up in the same conversation),',
   '  --no-keep-alive (end the CLI with the run: no follow-up; by default it stays open for one, see limits.idle_conversations),',
   '  --detach (print the run id and return), --json (events as JSON lines, the run last), --quiet',
-  '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s)',
+  '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s),',
+  '  --labels a,b (on a cluster controller: only a node with every label takes it; `runs nodes` lists them)',
   '',
   'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
 ];
@@ -132,7 +133,7 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
     usage: 'exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--quiet] [--agent-home DIR --model-url URL]   drive an agent through a task',
     help: EXEC_HELP,
   },
-  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
+  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN] [--labels a,b] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
   runs: {
     run: async (ctx, argv) => (await import('./run-commands.js')).runsCommand(ctx, argv),
     usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs backends | runs nodes   one run and its events; cancel; backends and their health; a controller\'s cluster nodes'],

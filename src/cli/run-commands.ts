@@ -83,6 +83,7 @@ const RUN_OPTIONS = {
   quiet: { type: 'boolean' },
   'wall-clock': { type: 'string' },
   'no-output': { type: 'string' },
+  labels: { type: 'string' },
 } as const;
 
 /** `run BACKEND PROMPT|- [options]` */
@@ -98,8 +99,9 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   const silent = intOption(values['no-output'], 'no-output');
   const limits = wall !== undefined || silent !== undefined ? { ...(wall !== undefined ? { wall_clock_ms: wall * 1000 } : {}), ...(silent !== undefined ? { no_output_ms: silent * 1000 } : {}) } : undefined;
   const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
+  const labels = labelsOption(values.labels as string | undefined);
   return withClient(ctx, async (client) => {
-    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits });
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}) });
     if (values.detach) {
       out(ctx, values.json ? JSON.stringify({ run }) : run.id);
       return 0;
@@ -236,6 +238,14 @@ const RUNS_OPTIONS = {
   follow: { type: 'boolean' },
   quiet: { type: 'boolean' },
 } as const;
+
+/** `--labels a,b`: the labels a cluster node must have (a controller's runs); empty names are a usage error. */
+function labelsOption(given: string | undefined): string[] | undefined {
+  if (given === undefined) return undefined;
+  const labels = given.split(',').map((l) => l.trim());
+  if (labels.some((l) => l === '')) throw new UsageError('--labels takes names separated by commas, none empty');
+  return labels;
+}
 
 /**
  * `runs [--status S] [--backend B] [--limit N] [--json]`: the runs, newest first.

@@ -72,6 +72,9 @@ export const idleConversationsSchema = idleCountSchema.extend({
 });
 
 /** A backend (agent profile) with its modes, capabilities and health. */
+/** The labels a cluster node must all have to take a run (`switchboard node --labels`). */
+export const runLabelsSchema = z.array(z.string().min(1).max(64)).max(16);
+
 /** A live node of the cluster: what its lease says, and when the lease was last renewed. */
 export const clusterNodeSchema = z.strictObject({
   name: z.string(),
@@ -103,6 +106,8 @@ export const bridgeParams = {
     /** Keep the agent CLI open after the run for a follow-up (default true); false ends it with the run. */
     keep_alive: optional(z.boolean()),
     limits: optional(runLimitsSchema),
+    /** A controller's run: only a cluster node with every one of these labels takes it. */
+    labels: optional(runLabelsSchema),
   }),
   run_get: z.strictObject({ run_id: runIdSchema }),
   /** Runs from the ledger, newest first. */
