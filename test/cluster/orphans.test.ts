@@ -11,11 +11,8 @@
  *
  * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -27,12 +24,11 @@ import { findProcessesWithEnv } from '../../src/platform/index.js';
 import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
-import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
+import { startSwitchboardNode } from '../support/switchboard-node.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** A bound on a wait for something that must happen; never a measure of how fast it did. */
 const WAIT_MS = 60_000;
 /** The node lease's TTL in the SIGKILL test: short, so the loss is seen soon; renewed every third of it. */
@@ -99,75 +95,6 @@ async function openController(cluster: TestCluster, store: LedgerStore, nodeTtlM
   };
 }
 
-interface NodeProcess {
-  readonly child: ChildProcess;
-  readonly said: string[];
-  readonly exited: Promise<void>;
-}
-
-/** Kills the node's whole process group (it leads its own), so the shell it started dies with it. */
-function killGroup(node: NodeProcess, signal: NodeJS.Signals): void {
-  const pid = node.child.pid;
-  if (pid === undefined || node.child.exitCode !== null || node.child.signalCode !== null) return;
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    // Already gone.
-  }
-}
-
-/** `switchboard node` with the shell backend in a process group of its own; resolves once it pulls its runs. */
-async function startNode(cluster: TestCluster, name: string): Promise<NodeProcess> {
-  const home = path.join(scratch.dir, `home-${name}`);
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
-  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', cluster.server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
-  const said: string[] = [];
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const node = { child, said, exited };
-  atTestProcessEnd(() => killGroup(node, 'SIGKILL'));
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      said.push(line);
-      if (line.includes("runs the controller's runs")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`node ${name} exited at start: ${said.join('')}`));
-    });
-  });
-  try {
-    await ready;
-  } catch (err) {
-    await stopNode(node);
-    throw err;
-  }
-  return node;
-}
-
-/** SIGTERM to the node (it leaves the cluster), then SIGKILL to its group if it is still there after WAIT_MS; its group is killed either way. */
-async function stopNode(node: NodeProcess): Promise<void> {
-  const pid = node.child.pid;
-  if (pid !== undefined && node.child.exitCode === null && node.child.signalCode === null) {
-    process.kill(pid, 'SIGTERM');
-    const late = await within(node.exited.then(() => false), WAIT_MS, () => true);
-    if (late) killGroup(node, 'SIGKILL');
-    await node.exited;
-  }
-  // Whatever the node's shell left behind.
-  try {
-    if (pid !== undefined) process.kill(-pid, 'SIGKILL');
-  } catch {
-    // Nothing left.
-  }
-}
-
 /** `promise`, or `onLate()` once `ms` passed. */
 async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
@@ -230,7 +157,7 @@ describe('runs across machines when a side goes away', () => {
     const cluster = await startTestCluster();
     const openStore = await testLedger.reopenable(scratch.dir);
     let controller = await openController(cluster, await openStore());
-    const node = await startNode(cluster, 'node-restart');
+    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-restart' });
     const go = path.join(work, 'go-on');
     try {
       await nodeSeen(controller.runs, 'node-restart');
@@ -252,7 +179,7 @@ describe('runs across machines when a side goes away', () => {
       expect(await controller.ledger.events(run.id, 0, 1_000)).toEqual(events);
       expect(await controller.ledger.check()).toBe('ok');
     } finally {
-      await stopNode(node);
+      await node.stop();
       await controller.close();
       await cluster.close();
     }
@@ -263,7 +190,7 @@ describe('runs across machines when a side goes away', () => {
     const folder = path.join(scratch.dir, 'killed');
     mkdirSync(folder, { recursive: true });
     const controller = await openController(cluster, await testLedger.store(folder), SHORT_TTL_MS);
-    const node = await startNode(cluster, 'node-killed');
+    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-killed' });
     try {
       await nodeSeen(controller.runs, 'node-killed');
       const run = await controller.service.submit({ backend: 'shell', prompt: 'echo started on the node; sleep 600', cwd: work });
@@ -272,7 +199,7 @@ describe('runs across machines when a side goes away', () => {
       expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
 
       const lostAt = Date.now();
-      killGroup(node, 'SIGKILL');
+      node.killGroup('SIGKILL');
       await node.exited;
       const events = await followUntil(controller, run.id, (e) => e.type === 'state' && e.data.to === 'orphaned');
       const orphaned = events.at(-1);
@@ -294,7 +221,7 @@ describe('runs across machines when a side goes away', () => {
       expect(all.map((e) => e.seq)).toEqual(all.map((_, i) => i + 1));
       expect(await controller.ledger.check()).toBe('ok');
     } finally {
-      await stopNode(node);
+      await node.stop();
       endLeftRunProcesses();
       await controller.close();
       await cluster.close();

@@ -6,11 +6,8 @@
  * come into the controller's ledger in order, each once, to `completed`; a cancel on the controller
  * reaches the node, and the run ends `cancelled`.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -19,12 +16,10 @@ import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
-import { cleanEnv } from '../support/cli.js';
 import { tempDir } from '../support/shell.js';
-import { atTestProcessEnd } from '../support/test-process-end.js';
+import { startSwitchboardNode } from '../support/switchboard-node.js';
 import { useTestLedger } from '../support/test-ledger.js';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 /** A bound on a wait for something that must happen; never a measure of how fast it did. */
 const WAIT_MS = 60_000;
 
@@ -60,65 +55,6 @@ afterAll(async () => {
   await cluster?.close();
   scratch.cleanup();
 });
-
-interface NodeProcess {
-  readonly child: ChildProcess;
-  readonly said: string[];
-  readonly exited: Promise<void>;
-}
-
-/** `switchboard node` with the shell backend, its own home and policy; resolves once it pulls its runs. */
-async function startNode(name: string): Promise<NodeProcess> {
-  const home = path.join(scratch.dir, `home-${name}`);
-  mkdirSync(home, { recursive: true, mode: 0o700 });
-  writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
-  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', need(cluster).server.url, '--name', name, '--slots', '2', '--backends', 'shell', '--log-level', 'warn'];
-  const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
-  const said: string[] = [];
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  // A test process cut short still ends the node, by its pid.
-  atTestProcessEnd(() => {
-    if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) process.kill(child.pid, 'SIGKILL');
-  });
-  const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`node ${name} did not start pulling: ${said.join('')}`)), WAIT_MS);
-    createInterface({ input: child.stdout as NodeJS.ReadableStream }).on('line', (line) => {
-      said.push(line);
-      if (line.includes("runs the controller's runs")) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    void exited.then(() => {
-      clearTimeout(timer);
-      reject(new Error(`node ${name} exited at start: ${said.join('')}`));
-    });
-  });
-  const node = { child, said, exited };
-  try {
-    await ready;
-  } catch (err) {
-    await stopNode(node);
-    throw err;
-  }
-  return node;
-}
-
-/** Ends the node by its pid: SIGTERM (it leaves the cluster), then SIGKILL if it is still there. */
-async function stopNode(node: NodeProcess): Promise<void> {
-  const pid = node.child.pid;
-  if (pid === undefined || node.child.exitCode !== null || node.child.signalCode !== null) return;
-  process.kill(pid, 'SIGTERM');
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), WAIT_MS)));
-  const how = await Promise.race([node.exited.then(() => 'exited' as const), late]);
-  clearTimeout(timer);
-  if (how === 'late') {
-    process.kill(pid, 'SIGKILL');
-    await node.exited;
-  }
-}
 
 /** Follows run `runId` on the controller from its first event to its done. */
 function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
@@ -158,7 +94,7 @@ describe('runs on a cluster node', () => {
     const controller = need(service);
     const remote = need(runs);
     const recorded = need(ledger);
-    const node = await startNode('node-one');
+    const node = await startSwitchboardNode({ url: need(cluster).server.url, scratch: scratch.dir, name: 'node-one' });
     try {
       await nodeSeen('node-one');
       expect(remote.directory.get('node-one')?.record).toMatchObject({ name: 'node-one', clis: [{ name: 'shell' }], slots: { total: 2 } });
@@ -191,7 +127,7 @@ describe('runs on a cluster node', () => {
       expect(await controller.get(long.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-one' });
       expect(await recorded.check()).toBe('ok');
     } finally {
-      await stopNode(node);
+      await node.stop();
     }
   });
 });
