@@ -144,6 +144,11 @@ export class ClusterRuns implements RemoteRuns {
     return (await this.dispatcher.claimOf(spec.id)) !== undefined;
   }
 
+  async failForPolicy(spec: RunSpec, violation: { rule: string; reason: string }): Promise<void> {
+    const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
+    await nodeControlClient(this.options.nc, node).call('cancel', { run_id: spec.id, violation });
+  }
+
   async cancel(spec: RunSpec): Promise<RemoteCancel> {
     // The durable mark first: a node that has won the claim but not yet started the run reads it
     // before it starts it, so the node's answer to the request below (found or not) loses nothing.

@@ -84,7 +84,7 @@ export class RunNode {
     const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: [], slots: { total: options.slots, free: options.slots } }, logger });
     const node = new RunNode(options, lease, claims, logger);
     try {
-      node.serving = serveNodeControl(options.nc, options.name, { ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }), cancel: ({ run_id }) => node.cancel(run_id) }, logger);
+      node.serving = serveNodeControl(options.nc, options.name, { ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }), cancel: ({ run_id, violation }) => node.cancel(run_id, violation) }, logger);
       const pool = await node.join();
       node.puller = await WorkPuller.start({
         nc: options.nc,
@@ -239,15 +239,21 @@ export class RunNode {
     }
   }
 
-  /** Takes a cancel request: answered once taken; the run's end comes through its events. Found false when this node has no such run. */
-  private async cancel(runId: string): Promise<{ found: boolean }> {
+  /**
+   * Takes a cancel request: answered once taken; the run's end comes through its events. Found false
+   * when this node has no such run. A `violation` (the controller's policy denies what this node's
+   * allowed) ends a live run `failed (policy)` with the controller's rule and reason.
+   */
+  private async cancel(runId: string, violation?: { rule: string; reason: string }): Promise<{ found: boolean }> {
     const starting = this.starting.get(runId);
     if (starting) {
       starting.cancelled = true;
       return { found: true };
     }
     if (this.options.ledger.isLive(runId)) {
-      this.cancelLive(runId);
+      if (violation) {
+        this.options.service.failForPolicy(runId, `the controller's policy denies what this node's allowed (${violation.rule}): ${violation.reason}`).catch((err: unknown) => this.logger.warn('a run the controller\'s policy denies could not be stopped', { run_id: runId, error: errorMessage(err) }));
+      } else this.cancelLive(runId);
       return { found: true };
     }
     // Ended already, or not this node's (yet: the controller's mark stands for it then).

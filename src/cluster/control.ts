@@ -35,8 +35,15 @@ export type ControlOps = Readonly<Record<string, ControlOp>>;
 export const NODE_CONTROL_OPS = {
   /** Is the node there, and which registration of it. */
   ping: { params: z.strictObject({}), result: z.object({ node: z.string(), epoch: z.number().int() }) },
-  /** End a run the node runs (or is starting): `found` false when it has no such run going. */
-  cancel: { params: z.strictObject({ run_id: z.string().min(1).max(128) }), result: z.object({ found: z.boolean() }) },
+  /**
+   * End a run the node runs (or is starting): `found` false when it has no such run going. With
+   * `violation`, the controller's policy judged one of its decisions again and denies it: the run
+   * ends `failed (policy)` saying so, not `cancelled`.
+   */
+  cancel: {
+    params: z.strictObject({ run_id: z.string().min(1).max(128), violation: z.strictObject({ rule: z.string().min(1).max(256), reason: z.string().max(4096) }).optional() }),
+    result: z.object({ found: z.boolean() }),
+  },
 } as const satisfies ControlOps;
 
 /** What the controller answers. */

@@ -109,11 +109,24 @@ export class Governor implements RunGovernance {
     return { decision: v.decision, rule: v.ruleName, reason: v.reason };
   }
 
+  /**
+   * The approval rules' verdict alone, the sandbox left out: what a cluster controller judges again
+   * of a call its node allowed, in a folder on the node (the sandbox's roots are this machine's).
+   */
+  judgeByRules(backend: string, workdir: string, subject: ApprovalSubject): GovernanceDecision {
+    const v = this.rulesVerdict(this.backend(backend), subject, workdir);
+    return { decision: v.decision, rule: v.ruleName, reason: v.reason };
+  }
+
   private verdict(backend: string, cwd: string, subject: ApprovalSubject, input: Record<string, unknown>): PolicyVerdict & { ruleName: string } {
     const b = this.backend(backend);
     const boxed = this.sandbox(backend).checkToolCall(subject, cwd, input);
     if (boxed.decision === 'deny') return { decision: 'deny', reason: `denied: ${boxed.reason}`, rule: null, basis: 'rule', ruleName: this.sandboxRule(b, boxed.rule), parts: [] };
-    const verdict = evaluatePolicy(b.approvals, subject, { workdir: realPathLoose(cwd), home: this.home });
+    return this.rulesVerdict(b, subject, realPathLoose(cwd));
+  }
+
+  private rulesVerdict(b: BackendPolicy, subject: ApprovalSubject, workdir: string): PolicyVerdict & { ruleName: string } {
+    const verdict = evaluatePolicy(b.approvals, subject, { workdir, home: this.home });
     const prefix = b.source.approvals === 'default' ? 'approvals(default policy)' : b.source.approvals;
     // The rule is named from what decided, as the verdict carries it (never read out of the reason).
     let ruleName: string;

@@ -36,6 +36,8 @@ export interface RemoteRuns {
   abandon(spec: RunSpec): Promise<boolean>;
   /** True when a node (or the controller, giving it up) has claimed the run: it was sent, and must not be sent again. */
   claimed(spec: RunSpec): Promise<boolean>;
+  /** Stops a running node run whose decision the controller's policy denies: it ends `failed (policy)` on its node. */
+  failForPolicy(spec: RunSpec, violation: { rule: string; reason: string }): Promise<void>;
   /** Stops a run sent to a node. */
   cancel(spec: RunSpec): Promise<RemoteCancel>;
   /** The nodes' backends, for a message naming what there is. */

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../core/errors.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
-import { doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
+import { decisionEvent, doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
@@ -29,6 +29,7 @@ class OneNode implements RemoteRuns {
   readonly sent: { id: string; mode: 'auto' | RunMode }[] = [];
   readonly claims = new Set<string>();
   readonly cancelsSent: string[] = [];
+  readonly stoppedForPolicy: { id: string; rule: string }[] = [];
 
   offers(backend: string): boolean {
     return backend === 'remote';
@@ -52,6 +53,11 @@ class OneNode implements RemoteRuns {
 
   claimed(spec: RunSpec): Promise<boolean> {
     return Promise.resolve(this.claims.has(spec.id));
+  }
+
+  failForPolicy(spec: RunSpec, violation: { rule: string; reason: string }): Promise<void> {
+    this.stoppedForPolicy.push({ id: spec.id, rule: violation.rule });
+    return Promise.resolve();
   }
 
   async cancel(spec: RunSpec): Promise<RemoteCancel> {
@@ -163,6 +169,27 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(await service.cancel(first.id)).toMatchObject({ status: 'queued' });
     expect(node.cancelsSent).toEqual([first.id]);
     expect(node.sent.map((s) => s.id)).toEqual([first.id]);
+  });
+
+  it("judges each call a node allowed again by its own rules: one they deny stops the run, naming the controller's rule", async () => {
+    const { service, ledger, node, work } = await controller({ approvals: { rules: [{ decision: 'deny', tool: 'shell', command: '^git push' }], default: 'allow' } });
+    const run = await service.submit({ backend: 'remote', prompt: 'push it', cwd: work });
+    node.claims.add(run.id);
+    const allowed = (seq: number, subject: Record<string, unknown>): void => {
+      ledger.ingest({ ...decisionEvent(seq, { subject, decision: 'allow', rule: 'approvals.default', reason: 'the node allows it', by: 'policy' }), run_id: run.id, seq });
+    };
+    ledger.ingest({ ...stateEvent({ from: 'queued', to: 'running', at: 1, reason: null, message: '' }), run_id: run.id, seq: 1 });
+    // Admission and calls both sides allow: nothing to do.
+    allowed(2, { run: 'admission', backend: 'remote', cwd: work });
+    allowed(3, { tool: 'shell', command: 'git status' });
+    await ledger.flush();
+    expect(node.stoppedForPolicy).toEqual([]);
+    allowed(4, { tool: 'shell', command: 'git push origin main' });
+    await expect.poll(() => node.stoppedForPolicy).toEqual([{ id: run.id, rule: 'approvals.rules[0]' }]);
+    // Once: a second denied call does not stop it again.
+    allowed(5, { tool: 'shell', command: 'git push --force' });
+    await ledger.flush();
+    expect(node.stoppedForPolicy).toHaveLength(1);
   });
 
   it('lists the live nodes it sends runs to', async () => {

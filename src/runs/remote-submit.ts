@@ -5,7 +5,8 @@
  * the concurrency limits, which hold over the whole cluster because every node run takes a place
  * in the service's one admission queue from submit until its `done` comes in. A run waiting for a
  * place waits here, `queued`, and is sent to its node once it has one. Every run records the hash
- * of the controller's policy. The controller writes no event of a node's run (the node numbers
+ * of the controller's policy, and every tool call its node allowed is judged again by the
+ * controller's approval rules: one they deny stops the run, `failed (policy)`. The controller writes no event of a node's run (the node numbers
  * them) except the end of one no node started.
  */
 import type { Disposable } from '../core/disposable.js';
@@ -17,8 +18,9 @@ import type { GovernancePolicy } from '../governance/policy-file.js';
 import type { RunRecord } from '../ledger/ledger-store.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
 import { initialState, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
-import { doneEvent, stateEvent } from '../ledger/run-events.js';
+import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
+import { recheckDecision } from './policy-recheck.js';
 import type { RemoteRuns } from './remote-runs.js';
 
 /** What a node run needs of the run service that submits it. */
@@ -177,7 +179,10 @@ export class RemoteSubmissions {
     this.inFlight.clear();
   }
 
-  /** Keeps the run's place until its `done` is in the ledger. */
+  /**
+   * Keeps the run's place until its `done` is in the ledger, and judges each decision its node
+   * records again by the controller's rules (policy-recheck.ts): the first it denies stops the run.
+   */
   private hold(spec: RunSpec, promptBytes: number, lastSeq = 0): void {
     const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined };
     this.inFlight.set(spec.id, run);
@@ -185,7 +190,16 @@ export class RemoteSubmissions {
       this.inFlight.delete(spec.id);
       this.context.admission.release(spec.id);
     };
-    run.following = this.context.ledger.subscribe(spec.id, lastSeq, () => undefined, {
+    let stopped = false;
+    const recheck = (event: RunEvent): void => {
+      if (stopped) return;
+      const violation = recheckDecision(this.context.governor, spec, event);
+      if (!violation) return;
+      stopped = true;
+      this.context.logger.warn("a node allowed what the controller's policy denies; the run is stopped", { run_id: spec.id, node: spec.node, seq: event.seq, rule: violation.rule, reason: violation.reason });
+      this.context.remote.failForPolicy(spec, violation).catch((err: unknown) => this.context.logger.error("a run the controller's policy denies could not be stopped", { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
+    };
+    run.following = this.context.ledger.subscribe(spec.id, lastSeq, recheck, {
       onEnd: release,
       onError: (err) => {
         // Not known to end: its place is given back rather than held for ever.

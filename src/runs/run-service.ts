@@ -451,6 +451,18 @@ export class RunService {
   }
 
   /**
+   * Ends a live run `failed (policy)` with `message`: what a cluster node does when the controller's
+   * policy, judging the run's decisions again, denies one this service's policy allowed.
+   * RUN_NOT_FOUND when no such run is live here.
+   */
+  async failForPolicy(runId: string, message: string): Promise<RunView> {
+    const run = this.live.get(runId);
+    if (!run) throw new SwitchboardError('RUN_NOT_FOUND', `no live run ${runId}`, { run_id: runId });
+    await run.end({ type: 'fail', reason: 'policy', message }, 'cancel');
+    return this.view(runId);
+  }
+
+  /**
    * Ends a run's turn but not its conversation, where its driver can (agent_session_cancel: the CLI
    * stops what it does and waits for the next prompt); else it is a cancel. The run is recorded
    * `cancelled` either way. Only its maker or the owner may, as for cancel.

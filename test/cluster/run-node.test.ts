@@ -197,4 +197,18 @@ describe('a cluster node', () => {
     expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'spawn_failed', node: 'node-x' });
     expect(await need(node).service.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'spawn_failed' });
   });
+
+  it("ends a live run failed (policy) when the controller's policy denies what the node allowed, naming the controller's rule", { timeout: 2 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'silent', cwd: work });
+    let running: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const run = follow(submitted.id, (e) => e.type === 'state' && e.data.to === 'running' && running());
+    await bounded(started, `run ${submitted.id} running on the node`);
+    await need(runs).failForPolicy(await controller.get(submitted.id), { rule: 'approvals.rules[0]', reason: 'denied: git push is not for agents' });
+    await bounded(run.ended, `end of run ${submitted.id}`);
+    expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
+    expect(String(run.events.at(-1)?.data.message)).toContain("the controller's policy denies what this node's allowed (approvals.rules[0]): denied: git push is not for agents");
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'policy', node: 'node-x' });
+  });
 });
