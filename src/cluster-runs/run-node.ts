@@ -97,6 +97,9 @@ export class RunNode {
         ...(options.pullExpiresMs !== undefined && { pullExpiresMs: options.pullExpiresMs }),
       });
       node.puller.onSlotsChanged((slots) => lease.setSlots(slots));
+      node.puller.onWork((event) => {
+        if (event.kind === 'refused' && event.runId !== undefined) node.tellRefused(event.runId, event.reason);
+      });
       node.followLease(node.puller);
       logger.info('node pulls its runs', { pool, slots: options.slots, backends: clis.map((c) => c.name) });
       return node;
@@ -118,12 +121,37 @@ export class RunNode {
     apply(this.lease.state.kind === 'held');
   }
 
+  /**
+   * Tells the controller this node refused run `runId`'s work item, so that it ends the run no
+   * node has rather than leave it queued (a work item refused stays in the stream, looking queued).
+   * Not answered: the controller's sweep ends it by age in the end.
+   */
+  private tellRefused(runId: string, reason: string): void {
+    controllerControlClient(this.options.nc)
+      .call('refused', { node: this.options.name, run_id: runId, reason })
+      .catch((err: unknown) => this.logger.warn('could not tell the controller of a refused run', { run_id: runId, error: errorMessage(err) }));
+  }
+
   /** Stops pulling and answering, and leaves the cluster (the service's dispose ends the runs going). */
   async close(): Promise<void> {
+    await this.stop();
+    await this.leave();
+  }
+
+  /** Stops pulling and answering; the lease stays (the runs going end, and their events go out, before leave()). */
+  async stop(): Promise<void> {
     this.stopping.abort();
     this.leaseWatch?.dispose();
     await this.puller?.stop();
     this.serving?.dispose();
+  }
+
+  /**
+   * Gives the lease back: the controller sees the node leave, and settles whatever of its runs it
+   * still has unfinished. Last, so that a node stopping on purpose first ends its runs and sends
+   * their ends: left before, its runs would be orphaned under it.
+   */
+  async leave(): Promise<void> {
     await this.lease.leave();
   }
 

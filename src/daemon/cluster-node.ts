@@ -90,11 +90,13 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       ledger: opened,
       outbox: sending,
       async close() {
-        await node.close();
+        await node.stop();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
         // Every work item acknowledged before the connection goes.
         await node.idle();
         if (!(await sending.drained(OUTBOX_DRAIN_MS))) logger.warn('the node stops with events not sent yet: they go at its next start', { runs: sending.unsent });
+        // The runs' ends are out: only now does the controller see the node leave.
+        await node.leave();
         sending.close();
         await opened.close().catch((err: unknown) => logger.warn('the node\'s ledger did not close cleanly', { error: errorMessage(err) }));
         await connection.close();
