@@ -48,6 +48,12 @@ export class LedgerSink implements EventSink {
       return;
     }
     const byController = delivered.node === CONTROLLER_PUBLISHER;
+    // Any node's user may publish on a run's subject and set the header: what the controller
+    // writes there is only ever a run's move to `orphaned`, so nothing else passes for its own.
+    if (byController && !(event.type === 'state' && event.data.to === 'orphaned')) {
+      this.logger.warn("dropped an event said to be the controller's that the controller never writes", { run_id: event.run_id, seq: event.seq, type: event.type });
+      return;
+    }
     const node = await this.nodeOf(event.run_id);
     if (node === null || (!byController && node !== delivered.node)) {
       this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, sent_to: node });
