@@ -61,6 +61,8 @@ export class ClusterRuns implements RemoteRuns {
     });
     const directory = await NodeDirectory.open({ nc: options.nc, logger });
     const dispatcher = await WorkDispatcher.open(options.nc, logger);
+    // The handlers answer only once it exists: a request before that finds nothing to settle.
+    const late: { runs?: ClusterRuns } = {};
     const serving = serveControllerControl(
       options.nc,
       {
@@ -70,10 +72,12 @@ export class ClusterRuns implements RemoteRuns {
           logger.info('node joined', { node });
           return { pool: node };
         },
+        refused: async ({ node, run_id: runId, reason }) => ({ ended: (await late.runs?.sweep?.settleRefused(runId, node, reason)) ?? false }),
       },
       logger,
     );
-    return new ClusterRuns(options, directory, dispatcher, serving, logger);
+    late.runs = new ClusterRuns(options, directory, dispatcher, serving, logger);
+    return late.runs;
   }
 
   /**

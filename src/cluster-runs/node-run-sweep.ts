@@ -28,6 +28,8 @@ import { eventMessage } from './run-wire.js';
 
 /** How often queued runs are looked at for a work item nobody took. */
 const DEFAULT_SWEEP_EVERY_MS = 60_000;
+/** How old the controller's own claim on a queued run must be before the sweep ends the run (whoever took it ends it sooner). */
+const CONTROLLER_CLAIM_SETTLE_MS = 60_000;
 /** Tries at publishing `orphaned` when the node's events keep landing first. */
 const ORPHAN_ATTEMPTS = 5;
 
@@ -131,18 +133,44 @@ export class NodeRunSweep {
     }
   }
 
+  /**
+   * A node could not take run `runId` it was sent (its claim could not be tried, or the item was
+   * too old): no node has it, so it ends `failed (not_started)`; the person submits it again. False
+   * when it is not a queued run of that node, or a node holds its claim after all.
+   */
+  settleRefused(runId: string, node: string, reason: string): Promise<boolean> {
+    let ended = false;
+    return this.serially(async () => {
+      const record = await this.options.ledger.run(runId);
+      if (record === undefined || record.status !== 'queued' || record.spec.node !== node) return;
+      const claim = await this.options.runs.claimOf(runId);
+      if (claim !== undefined && claim.role !== 'controller') return;
+      if (!(await this.options.runs.abandon(record.spec))) return;
+      this.endNotStarted(record, `node ${node} could not take it: ${reason}`);
+      ended = true;
+    }).then(() => ended);
+  }
+
   /** Queued runs whose work item nobody took (refused, aged out) or is older than any node would start. */
   private async sweepQueued(): Promise<void> {
     for (const record of await this.nodeRuns()) {
       if (record.status !== 'queued') continue;
       const runId = record.spec.id;
       try {
+        const claim = await this.options.runs.claimOf(runId);
+        // The controller gave it up (a cancel, a dispatch that failed) and its end never came
+        // (the controller stopped in between): no node can start it, so it ends now. A claim
+        // taken just now is left to the one ending it.
+        if (claim?.role === 'controller') {
+          if (this.now() - claim.at > CONTROLLER_CLAIM_SETTLE_MS) this.endNotStarted(record, 'the controller had given it up, and its end was not recorded (the controller stopped in between)');
+          continue;
+        }
+        // A node that took the item holds the claim; only one nobody took is ended.
+        if (claim !== undefined) continue;
         const item = this.options.runs.workItemOf(runId);
         const tooOld = this.now() - record.spec.created_at > STALE_WORK_ITEM_MS;
         const gone = item !== undefined && !(await this.options.runs.isQueued(item));
         if (!tooOld && !gone) continue;
-        // A node that took the item holds the claim; only one nobody took is ended.
-        if ((await this.options.runs.claimOf(runId)) !== undefined) continue;
         if (await this.options.runs.abandon(record.spec)) this.endNotStarted(record, tooOld ? 'its work item waited longer than any node would start it' : 'its work item left the queue without a node taking it');
       } catch (err) {
         this.options.logger.warn('cannot look at a queued node run now', { run_id: runId, error: errorMessage(err) });

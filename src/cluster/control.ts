@@ -52,6 +52,11 @@ export const CONTROLLER_CONTROL_OPS = {
   ping: { params: z.strictObject({ node: z.string() }), result: z.object({ at: z.number() }) },
   /** A node joins: its own pool's consumer is laid out (a node's user cannot), and named. */
   join: { params: z.strictObject({ node: z.string().min(1).max(64) }), result: z.object({ pool: z.string() }) },
+  /**
+   * A node could not take a run it was sent (its claim could not be tried, the item was too old)
+   * and refused its work item: the controller ends the run unless a node holds it (`ended`).
+   */
+  refused: { params: z.strictObject({ node: z.string().min(1).max(64), run_id: z.string().min(1).max(128), reason: z.string().max(4096) }), result: z.object({ ended: z.boolean() }) },
 } as const satisfies ControlOps;
 
 /** The handler of every operation of `Ops`: checked parameters in, a result to check out. */

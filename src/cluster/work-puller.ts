@@ -37,7 +37,8 @@ export type WorkEvent =
   /** The run's claim was someone else's (another node, or the controller that abandoned it): not started. */
   | { readonly kind: 'claim-lost'; readonly item: WorkItem; readonly holder: RunClaim | undefined }
   /** Not started: the item was not a work item, too old, or its claim could not be asked for. */
-  | { readonly kind: 'refused'; readonly streamSeq: number; readonly reason: string };
+  /** `runId` when the item named one (the controller is told, and ends the run no node has). */
+  | { readonly kind: 'refused'; readonly streamSeq: number; readonly reason: string; readonly runId?: string };
 
 export interface WorkPullerOptions {
   nc: NatsConnection;
@@ -185,7 +186,7 @@ export class WorkPuller {
       try {
         outcome = await this.claims.claim(item.run_id, claim);
       } catch (err) {
-        this.refuse(message, `cannot claim run ${item.run_id}: ${errorMessage(err)}`);
+        this.refuse(message, `cannot claim run ${item.run_id}: ${errorMessage(err)}`, item.run_id);
         return;
       }
       if (!outcome.won) {
@@ -224,16 +225,16 @@ export class WorkPuller {
     }
     const ageMs = Date.now() - message.info.timestampNanos / 1e6;
     if (ageMs > STALE_WORK_ITEM_MS) {
-      this.refuse(message, `run ${item.data.run_id} was queued ${Math.round(ageMs / 3_600_000)} h ago, longer than its claim is kept`);
+      this.refuse(message, `run ${item.data.run_id} was queued ${Math.round(ageMs / 3_600_000)} h ago, longer than its claim is kept`, item.data.run_id);
       return undefined;
     }
     return item.data;
   }
 
-  private refuse(message: JsMsg, reason: string): void {
-    this.logger.warn('work item refused', { stream_seq: message.seq, reason });
+  private refuse(message: JsMsg, reason: string, runId?: string): void {
+    this.logger.warn('work item refused', { stream_seq: message.seq, run_id: runId, reason });
     this.safely('term', () => message.term(reason));
-    this.fire({ kind: 'refused', streamSeq: message.seq, reason });
+    this.fire({ kind: 'refused', streamSeq: message.seq, reason, ...(runId !== undefined && { runId }) });
   }
 
   private async acknowledge(message: JsMsg, item: WorkItem): Promise<void> {

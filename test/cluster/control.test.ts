@@ -79,7 +79,7 @@ describe('control requests', () => {
 
   it('from a node reach the controller on sb.ctl.<op>', async () => {
     const seen: string[] = [];
-    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }) }, silentLogger);
+    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
     await cluster.controller.nc.flush();
     try {
       const node = await cluster.connect('node-ctl-d');

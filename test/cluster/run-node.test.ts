@@ -10,13 +10,14 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { parseNatsOptions } from '../../src/cluster/index.js';
+import { controllerControlClient, parseNatsOptions } from '../../src/cluster/index.js';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode } from '../../src/daemon/cluster-node.js';
 import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
+import type { RunSpec } from '../../src/ledger/run-model.js';
 import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
@@ -210,5 +211,28 @@ describe('a cluster node', () => {
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
     expect(String(run.events.at(-1)?.data.message)).toContain("the controller's policy denies what this node's allowed (approvals.rules[0]): denied: git push is not for agents");
     expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'policy', node: 'node-x' });
+  });
+
+  it('ends a queued run a node says it refused when no node holds its claim, and leaves one a node holds', { timeout: 2 * WAIT_MS }, async () => {
+    const controller = need(service);
+    const client = controllerControlClient(need(cluster).controller.nc, WAIT_MS);
+    // Held at its claim: node-x has it, so a refusal said of it changes nothing.
+    const held = gate.holdNext();
+    const claimed = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    const claimedRun = follow(claimed.id);
+    await bounded(held, `hold of run ${claimed.id} at its claim`);
+    expect(await client.call('refused', { node: 'node-x', run_id: claimed.id, reason: 'made up' })).toEqual({ ended: false });
+    gate.release(claimed.id);
+    await bounded(claimedRun.ended, `end of run ${claimed.id}`);
+    expect(await controller.get(claimed.id)).toMatchObject({ status: 'completed' });
+    // Recorded for node-x but never put in its queue (as when the work item was refused there): no claim, so it ends.
+    const spec: RunSpec = { id: 'run_0123456789abcdef', backend: 'fake', mode: 'stdio', prompt: 'never sent', cwd: work, policy: 'test', limits: {}, schema_version: 'v2', parent: null, keep_alive: false, node: 'node-x', created_at: Date.now() };
+    need(ledger).createRun(spec);
+    await need(ledger).flush();
+    const unsent = follow(spec.id);
+    expect(await client.call('refused', { node: 'node-y', run_id: spec.id, reason: 'not its run' })).toEqual({ ended: false });
+    expect(await client.call('refused', { node: 'node-x', run_id: spec.id, reason: 'its claim could not be tried' })).toEqual({ ended: true });
+    await bounded(unsent.ended, `end of run ${spec.id}`);
+    expect(await controller.get(spec.id)).toMatchObject({ status: 'failed', reason: 'not_started', message: 'node node-x could not take it: its claim could not be tried' });
   });
 });

@@ -62,7 +62,7 @@ describe('a node user with only its permissions', () => {
     const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }) }, silentLogger);
     await node.nc.flush();
     expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
-    const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }) }, silentLogger);
+    const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
     await cluster.controller.nc.flush();
     expect(await controllerControlClient(node.nc, REPLY_MS).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
 
