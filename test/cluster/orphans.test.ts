@@ -25,7 +25,7 @@ import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { tempDir } from '../support/shell.js';
-import { startSwitchboardNode } from '../support/switchboard-node.js';
+import { startSwitchboardNode, within } from '../support/switchboard-node.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 
@@ -93,17 +93,6 @@ async function openController(cluster: TestCluster, store: LedgerStore, nodeTtlM
       await ledger.close();
     },
   };
-}
-
-/** `promise`, or `onLate()` once `ms` passed. */
-async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onLate()), ms)));
-  try {
-    return await Promise.race([promise, late]);
-  } finally {
-    clearTimeout(timer);
-  }
 }
 
 /** Waits until the directory sees node `name`, as a submit needs. */

@@ -11,16 +11,13 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { controllerControlClient, parseNatsOptions } from '../../src/cluster/index.js';
-import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode } from '../../src/daemon/cluster-node.js';
-import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
-import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import type { RunSpec } from '../../src/ledger/run-model.js';
 import { FakeBackend } from '../../src/runs/backends/fake-backend.js';
-import { RunService } from '../../src/runs/run-service.js';
-import { startTestCluster, type TestCluster } from '../support/cluster.js';
+import { startTestController, type TestController } from '../support/cluster-controller.js';
+import { followRun, type FollowedRun } from '../support/run-follow.js';
 import { tempDir } from '../support/shell.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
@@ -64,11 +61,10 @@ class ClaimGate {
 }
 
 const gate = new ClaimGate();
-let cluster: TestCluster | undefined;
-let runs: ClusterRuns | undefined;
-let ledger: RunLedger | undefined;
-let service: RunService | undefined;
 let node: Awaited<ReturnType<typeof startClusterNode>> | undefined;
+
+/** The controller in this process (startTestController). */
+let ctl: TestController | undefined;
 
 const need = <T>(value: T | undefined): T => {
   if (value === undefined) throw new Error('the cluster has not started');
@@ -77,27 +73,20 @@ const need = <T>(value: T | undefined): T => {
 
 beforeAll(async () => {
   mkdirSync(work, { recursive: true });
-  cluster = await startTestCluster();
-  const opened = new RunLedger({ store: await testLedger.store(scratch.dir) });
-  ledger = opened;
-  const remote = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
-  runs = remote;
-  service = (await RunService.start({ ledger: opened, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote, scope: `${scratch.dir}#controller` })).service;
-  await remote.takeEvents(opened);
+  const opened = await startTestController(testLedger, scratch.dir);
+  ctl = opened;
   const home = path.join(scratch.dir, 'node-home');
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
-  const seen = remote.directory.get('node-x') ? Promise.resolve() : new Promise<void>((resolve) => remote.directory.onChange((c) => c.node.record.name === 'node-x' && c.kind !== 'left' && c.kind !== 'lost' && resolve()));
-  node = await startClusterNode({ home, nats: parseNatsOptions({ url: cluster.server.url }), name: 'node-x', slots: 2, backends: [fake], logger: silentLogger, claimed: gate.hook });
+  const { directory } = opened.runs;
+  const seen = directory.get('node-x') ? Promise.resolve() : new Promise<void>((resolve) => directory.onChange((c) => c.node.record.name === 'node-x' && c.kind !== 'left' && c.kind !== 'lost' && resolve()));
+  node = await startClusterNode({ home, nats: parseNatsOptions({ url: opened.cluster.server.url }), name: 'node-x', slots: 2, backends: [fake], logger: silentLogger, claimed: gate.hook });
   await bounded(seen, 'the controller to see node-x');
 }, WAIT_MS);
 
 afterAll(async () => {
   await node?.close();
-  await service?.dispose();
-  await runs?.close();
-  await ledger?.close();
-  await cluster?.close();
+  await ctl?.close();
   scratch.cleanup();
 }, WAIT_MS);
 
@@ -113,30 +102,14 @@ async function bounded<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Prom
 }
 
 /** Follows run `runId` on the controller from its first event to its done. */
-function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
-  const events: RunEvent[] = [];
-  const ended = new Promise<void>((resolve, reject) => {
-    need(service)
-      .subscribe(
-        runId,
-        0,
-        (event) => {
-          events.push(event);
-          onEvent(event);
-        },
-        { onEnd: resolve, onError: reject },
-      )
-      .catch(reject);
-  });
-  return { events, ended };
-}
+const follow = (runId: string, onEvent?: (event: RunEvent) => void): FollowedRun => followRun(need(ctl).service, runId, onEvent);
 
 /** The events as (seq, type) pairs, to compare the controller's copy with the node's. */
 const shape = (events: readonly RunEvent[]): string[] => events.map((e) => `${e.seq}:${e.type}`);
 
 describe('a cluster node', () => {
   it('ends a run cancelled, never started, when the cancel comes after its claim was won but before the node looked at it', { timeout: 2 * WAIT_MS }, async () => {
-    const controller = need(service);
+    const controller = need(ctl).service;
     const threadsBefore = fake.threads.size;
     const held = gate.holdNext();
     const submitted = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
@@ -157,8 +130,8 @@ describe('a cluster node', () => {
   });
 
   it('keeps its ledger answering while NATS is frozen, and the controller gets every event once and in order afterwards', { timeout: 3 * WAIT_MS }, async () => {
-    const controller = need(service);
-    const { server } = need(cluster);
+    const controller = need(ctl).service;
+    const { server } = need(ctl).cluster;
     const nodeService = need(node).service;
     const submitted = await controller.submit({ backend: 'fake', prompt: 'silent', cwd: work });
     let markRunning: () => void = () => undefined;
@@ -183,12 +156,12 @@ describe('a cluster node', () => {
     // Each event once, in order, and what the node recorded.
     expect(run.events.map((e) => e.seq)).toEqual(run.events.map((_, i) => i + 1));
     expect(shape(run.events)).toEqual(shape(onNode.events));
-    expect(await need(ledger).events(submitted.id, 0, 1_000)).toEqual(run.events);
+    expect(await need(ctl).ledger.events(submitted.id, 0, 1_000)).toEqual(run.events);
     expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', node: 'node-x' });
   });
 
   it('ends a run it cannot start (its folder missing here) failed, recorded in its own ledger and sent from there', { timeout: 2 * WAIT_MS }, async () => {
-    const controller = need(service);
+    const controller = need(ctl).service;
     const submitted = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: path.join(scratch.dir, 'not-on-this-node') });
     const run = follow(submitted.id);
     await bounded(run.ended, `end of run ${submitted.id}`);
@@ -200,13 +173,13 @@ describe('a cluster node', () => {
   });
 
   it("ends a live run failed (policy) when the controller's policy denies what the node allowed, naming the controller's rule", { timeout: 2 * WAIT_MS }, async () => {
-    const controller = need(service);
+    const controller = need(ctl).service;
     const submitted = await controller.submit({ backend: 'fake', prompt: 'silent', cwd: work });
     let running: () => void = () => undefined;
     const started = new Promise<void>((resolve) => (running = resolve));
     const run = follow(submitted.id, (e) => e.type === 'state' && e.data.to === 'running' && running());
     await bounded(started, `run ${submitted.id} running on the node`);
-    await need(runs).failForPolicy(await controller.get(submitted.id), { rule: 'approvals.rules[0]', reason: 'denied: git push is not for agents' });
+    await need(ctl).runs.failForPolicy(await controller.get(submitted.id), { rule: 'approvals.rules[0]', reason: 'denied: git push is not for agents' });
     await bounded(run.ended, `end of run ${submitted.id}`);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
     expect(String(run.events.at(-1)?.data.message)).toContain("the controller's policy denies what this node's allowed (approvals.rules[0]): denied: git push is not for agents");
@@ -214,8 +187,8 @@ describe('a cluster node', () => {
   });
 
   it('ends a queued run a node says it refused when no node holds its claim, and leaves one a node holds', { timeout: 2 * WAIT_MS }, async () => {
-    const controller = need(service);
-    const client = controllerControlClient(need(cluster).controller.nc, WAIT_MS);
+    const controller = need(ctl).service;
+    const client = controllerControlClient(need(ctl).cluster.controller.nc, WAIT_MS);
     // Held at its claim: node-x has it, so a refusal said of it changes nothing.
     const held = gate.holdNext();
     const claimed = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
@@ -227,8 +200,8 @@ describe('a cluster node', () => {
     expect(await controller.get(claimed.id)).toMatchObject({ status: 'completed' });
     // Recorded for node-x but never put in its queue (as when the work item was refused there): no claim, so it ends.
     const spec: RunSpec = { id: 'run_0123456789abcdef', backend: 'fake', mode: 'stdio', prompt: 'never sent', cwd: work, policy: 'test', limits: {}, schema_version: 'v2', parent: null, keep_alive: false, node: 'node-x', created_at: Date.now() };
-    need(ledger).createRun(spec);
-    await need(ledger).flush();
+    need(ctl).ledger.createRun(spec);
+    await need(ctl).ledger.flush();
     const unsent = follow(spec.id);
     expect(await client.call('refused', { node: 'node-y', run_id: spec.id, reason: 'not its run' })).toEqual({ ended: false });
     expect(await client.call('refused', { node: 'node-x', run_id: spec.id, reason: 'its claim could not be tried' })).toEqual({ ended: true });

@@ -9,13 +9,9 @@
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ClusterRuns } from '../../src/cluster-runs/index.js';
-import { silentLogger } from '../../src/core/logger.js';
-import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
-import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
-import { RunService } from '../../src/runs/run-service.js';
-import { startTestCluster, type TestCluster } from '../support/cluster.js';
+import { startTestController, type TestController } from '../support/cluster-controller.js';
+import { followRun, type FollowedRun } from '../support/run-follow.js';
 import { tempDir } from '../support/shell.js';
 import { startSwitchboardNode } from '../support/switchboard-node.js';
 import { useTestLedger } from '../support/test-ledger.js';
@@ -26,10 +22,9 @@ const WAIT_MS = 60_000;
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-runs-');
 const work = path.join(scratch.dir, 'work');
-let cluster: TestCluster | undefined;
-let runs: ClusterRuns | undefined;
-let ledger: RunLedger | undefined;
-let service: RunService | undefined;
+
+/** The controller in this process (startTestController). */
+let ctl: TestController | undefined;
 
 const need = <T>(value: T | undefined): T => {
   if (value === undefined) throw new Error('the controller has not started');
@@ -38,46 +33,20 @@ const need = <T>(value: T | undefined): T => {
 
 beforeAll(async () => {
   mkdirSync(work, { recursive: true });
-  cluster = await startTestCluster();
-  const opened = new RunLedger({ store: await testLedger.store(scratch.dir) });
-  ledger = opened;
-  const remote = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
-  runs = remote;
-  // The controller drives no agent itself: every run goes to a node.
-  service = (await RunService.start({ ledger: opened, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote, scope: `${scratch.dir}#controller` })).service;
-  await remote.takeEvents(opened);
+  ctl = await startTestController(testLedger, scratch.dir);
 }, WAIT_MS);
 
 afterAll(async () => {
-  await service?.dispose();
-  await runs?.close();
-  await ledger?.close();
-  await cluster?.close();
+  await ctl?.close();
   scratch.cleanup();
 });
 
 /** Follows run `runId` on the controller from its first event to its done. */
-function follow(runId: string, onEvent: (event: RunEvent) => void = () => undefined): { events: RunEvent[]; ended: Promise<void> } {
-  const events: RunEvent[] = [];
-  const ended = new Promise<void>((resolve, reject) => {
-    need(service)
-      .subscribe(
-        runId,
-        0,
-        (event) => {
-          events.push(event);
-          onEvent(event);
-        },
-        { onEnd: resolve, onError: reject },
-      )
-      .catch(reject);
-  });
-  return { events, ended };
-}
+const follow = (runId: string, onEvent?: (event: RunEvent) => void): FollowedRun => followRun(need(ctl).service, runId, onEvent);
 
 /** Waits until the directory sees node `name`, as a submit needs. */
 async function nodeSeen(name: string): Promise<void> {
-  const { directory } = need(runs);
+  const { directory } = need(ctl).runs;
   if (directory.get(name)) return;
   await new Promise<void>((resolve) => {
     const sub = directory.onChange((change) => {
@@ -91,10 +60,10 @@ async function nodeSeen(name: string): Promise<void> {
 
 describe('runs on a cluster node', () => {
   it('runs a run submitted on the controller on the node, its events in the controller’s ledger in order and once, to completed; and ends a cancelled one cancelled', { timeout: 3 * WAIT_MS }, async () => {
-    const controller = need(service);
-    const remote = need(runs);
-    const recorded = need(ledger);
-    const node = await startSwitchboardNode({ url: need(cluster).server.url, scratch: scratch.dir, name: 'node-one' });
+    const controller = need(ctl).service;
+    const remote = need(ctl).runs;
+    const recorded = need(ctl).ledger;
+    const node = await startSwitchboardNode({ url: need(ctl).cluster.server.url, scratch: scratch.dir, name: 'node-one' });
     try {
       await nodeSeen('node-one');
       expect(remote.directory.get('node-one')?.record).toMatchObject({ name: 'node-one', clis: [{ name: 'shell' }], slots: { total: 2 } });

@@ -117,7 +117,7 @@ function killGroupQuietly(pid: number, signal: NodeJS.Signals): void {
 }
 
 /** `promise`, or `onLate()` once `ms` passed. */
-async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
+export async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onLate()), ms)));
   try {
