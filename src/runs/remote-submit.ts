@@ -161,12 +161,15 @@ export class RemoteSubmissions {
 
   /**
    * Stops a node run: the node ends it and its events say so; one no node started is ended here,
-   * and so is an orphaned one (its node was lost), without asking the node: that is the person's
-   * choice the status waits for.
+   * and so is an orphaned one (its node was lost) at once, without waiting for the node: that is the
+   * person's choice the status waits for (the node is still told, should it come back).
    */
   async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }): Promise<void> {
     if (now.status === 'orphaned') {
-      this.endOrphaned(spec, now.started_at, { type: 'cancel', reason: 'cancelled_by_user', message: `cancelled by the caller while orphaned (node ${spec.node ?? '?'} was lost and was not asked)` });
+      this.endOrphaned(spec, now.started_at, { type: 'cancel', reason: 'cancelled_by_user', message: `cancelled by the caller while orphaned (node ${spec.node ?? '?'} was lost; told to stop it should it come back)` });
+      // A node only cut off may still run the agent: the mark and the request reach it if it comes
+      // back (what it sends then is dropped, the run being over here). Not waited for.
+      this.context.remote.cancel(spec).catch((err: unknown) => this.context.logger.info('the node of an orphaned run was not reached with its cancel', { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
       return;
     }
     const outcome = await this.context.remote.cancel(spec);

@@ -438,7 +438,7 @@ export class RunService {
   /**
    * Cancels a run: a queued one at once, a running one once its processes are gone. An ended run is
    * left as it is. Only its maker (`caller`, as at submit) or the owner may: anyone else FORBIDDEN.
-   * An orphaned run (its cluster node was lost) is ended here, `cancelled`, without asking the node:
+   * An orphaned run (its cluster node was lost) is ended here, `cancelled`, without waiting for the node:
    * that is the person's choice the status waits for.
    */
   async cancel(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
