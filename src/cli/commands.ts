@@ -42,7 +42,10 @@ const RUN_HELP = [
   '  --no-keep-alive (end the CLI with the run: no follow-up; by default it stays open for one, see limits.idle_conversations),',
   '  --detach (print the run id and return), --json (events as JSON lines, the run last), --quiet',
   '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s),',
-  '  --labels a,b (on a cluster controller: only a node with every label takes it; `runs nodes` lists them)',
+  '  --labels a,b (on a cluster controller: only a node with every label takes it; `runs nodes` lists them),',
+  '  --node NAME (on a cluster controller: that node takes it),',
+  '  --resume RUN (start the CLI again on RUN\'s conversation, by its own resume: an ended run, or a cluster',
+  '  run orphaned by its lost node, which then ends cancelled; the folder is RUN\'s unless --cwd is given)',
   '',
   'exit status: 0 completed, 1 failed, 2 failed by a timeout, 130 cancelled, 64 usage',
 ];
@@ -103,7 +106,7 @@ const DOCTOR_HELP = [
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
   daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--ledger sqlite|postgres://…] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--cluster nats://… --nats-* F] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [--cluster nats://… [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F]] [...]   start the daemon in the background (with --cluster: a controller, its runs sent to nodes)' },
-  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--slots N] [--backends shell,claude] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground)' },
+  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--slots N] [--backends shell,claude] [--agent-home DIR --model-url URL] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground)' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },
   status: { run: async (ctx, argv) => (await import('./daemon-commands.js')).statusCommand(ctx, argv), usage: 'status [--json]                          show the daemon' },
@@ -133,7 +136,7 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
     usage: 'exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--quiet] [--agent-home DIR --model-url URL]   drive an agent through a task',
     help: EXEC_HELP,
   },
-  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN] [--labels a,b] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
+  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN | --resume RUN] [--labels a,b] [--node NAME] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
   runs: {
     run: async (ctx, argv) => (await import('./run-commands.js')).runsCommand(ctx, argv),
     usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs backends | runs nodes   one run and its events; cancel; backends and their health; a controller\'s cluster nodes'],

@@ -5,6 +5,7 @@
  * by file), everything else there.
  */
 import { hostname } from 'node:os';
+import path from 'node:path';
 import { isSwitchboardError } from '../core/errors.js';
 import { createStreamLogger, type LogLevel } from '../core/logger.js';
 import { parseNatsOptions, startClusterNode } from '../daemon/index.js';
@@ -27,6 +28,8 @@ const NODE_OPTIONS = {
   labels: { type: 'string' },
   slots: { type: 'string' },
   backends: { type: 'string' },
+  'agent-home': { type: 'string' },
+  'model-url': { type: 'string' },
   'log-level': { type: 'string' },
   ...NATS_FILE_OPTIONS,
 } as const;
@@ -62,6 +65,9 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   const name = (values.name as string | undefined) ?? nodeNameOf(hostname());
   const nats = parseNatsOptions(natsFlags(url, values));
   const only = list(values.backends, 'backends');
+  const agentHome = values['agent-home'] as string | undefined;
+  const modelUrl = values['model-url'] as string | undefined;
+  if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
   // Installed before the join, so a node still waiting for a controller leaves cleanly too.
   const stopped = new AbortController();
@@ -73,7 +79,7 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   try {
     let started: Awaited<ReturnType<typeof startClusterNode>>;
     try {
-      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, ...(only ? { only } : {}) });
+      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
     } catch (err) {
       if (stopped.signal.aborted && isSwitchboardError(err, 'SHUTTING_DOWN')) return 0;
       throw err;

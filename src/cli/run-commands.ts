@@ -84,6 +84,8 @@ const RUN_OPTIONS = {
   'wall-clock': { type: 'string' },
   'no-output': { type: 'string' },
   labels: { type: 'string' },
+  node: { type: 'string' },
+  resume: { type: 'string' },
 } as const;
 
 /** `run BACKEND PROMPT|- [options]` */
@@ -98,10 +100,15 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   const wall = intOption(values['wall-clock'], 'wall-clock');
   const silent = intOption(values['no-output'], 'no-output');
   const limits = wall !== undefined || silent !== undefined ? { ...(wall !== undefined ? { wall_clock_ms: wall * 1000 } : {}), ...(silent !== undefined ? { no_output_ms: silent * 1000 } : {}) } : undefined;
-  const cwd = path.resolve((values.cwd as string | undefined) ?? process.cwd());
+  const resume = values.resume as string | undefined;
+  if (resume !== undefined && values.parent !== undefined) throw new UsageError('--resume and --parent do not go together: --parent follows up an open conversation, --resume starts its CLI again on it');
+  // A resumed run works in its run's folder (on a cluster node, the node's): the caller's only when named.
+  const given = values.cwd as string | undefined;
+  const cwd = given !== undefined ? path.resolve(given) : resume === undefined ? process.cwd() : undefined;
   const labels = labelsOption(values.labels as string | undefined);
+  const node = values.node as string | undefined;
   return withClient(ctx, async (client) => {
-    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}) });
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}), ...(node !== undefined ? { node } : {}), ...(resume !== undefined ? { resume } : {}) });
     if (values.detach) {
       out(ctx, values.json ? JSON.stringify({ run }) : run.id);
       return 0;

@@ -213,7 +213,7 @@ export class RunNode {
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
   private async submit(runId: string, w: RunWork): Promise<boolean> {
     try {
-      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: false, caller: w.created_by });
+      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: false, caller: w.created_by, agent_session: w.agent_session });
       return true;
     } catch (err) {
       // Refused by the policy (recorded failed), or anything after the run was recorded: the ledger has it and says how it goes.
@@ -321,6 +321,7 @@ function unstartedSpec(runId: string, work: RunWork | undefined, node: string, a
     limits: { ...work?.limits },
     schema_version: work?.schema_version ?? 'v2',
     parent: null,
+    ...(work?.agent_session !== undefined ? { agent_session: work.agent_session } : {}),
     keep_alive: false,
     created_at: at,
   };

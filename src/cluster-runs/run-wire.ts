@@ -21,13 +21,15 @@ export const RunWorkSchema = z.object({
   /** The controller's bounds; the node's policy may lower them, never raise them. */
   limits: z.strictObject({ wall_clock_ms: limit, no_output_ms: limit, max_output_bytes: limit, max_events: limit }),
   created_by: z.string().min(1),
+  /** The CLI's own conversation id the run resumes (RunSpec.agent_session), where it resumes one. */
+  agent_session: z.string().min(1).max(512).optional(),
 });
 
 export type RunWork = z.infer<typeof RunWorkSchema>;
 
 /** The payload of a recorded run's work item. */
 export function runWork(spec: RunSpec, mode: 'auto' | RunMode): RunWork {
-  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner' };
+  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner', ...(spec.agent_session !== undefined ? { agent_session: spec.agent_session } : {}) };
 }
 
 const WireEventSchema = z.object({

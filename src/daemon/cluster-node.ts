@@ -33,6 +33,9 @@ interface ClusterNodeOptions {
   only?: readonly string[];
   /** The drivers instead of the profiles' (tests). */
   backends?: BackendDriver[];
+  /** Point every CLI at this model from an isolated HOME per backend under `agentHome` (demos, offline use, tests), as `daemon` does. */
+  agentHome?: string;
+  modelUrl?: string;
   logger: Logger;
   /** Gives up a start still waiting for a controller (SHUTTING_DOWN). */
   signal?: AbortSignal;
@@ -66,7 +69,9 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     ledger = new RunLedger({ store: new OutboxLedgerStore(local, outbox), rawOutput: policy.rawOutput, logger });
     // What an earlier start of this node wrote and the stream may lack (its runs ended by recover() go out after it).
     await outbox.replay(Date.now() - EVENTS_MAX_AGE_MS);
-    const backends = options.backends ?? defaultBackends({ logger, ...(options.only ? { only: options.only } : {}) });
+    const { agentHome, modelUrl } = options;
+    const sandbox = agentHome !== undefined && modelUrl !== undefined ? (backend: string) => ({ home: path.join(agentHome, backend), modelUrl }) : undefined;
+    const backends = options.backends ?? defaultBackends({ logger, ...(options.only ? { only: options.only } : {}), ...(sandbox ? { sandbox } : {}) });
     const defaultCwd = policy.forBackend('').roots[0];
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;

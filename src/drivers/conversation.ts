@@ -30,6 +30,8 @@ export interface ConversationOptions {
   env?: Record<string, string>;
   /** Arguments after the profile's own. */
   args?: string[];
+  /** The CLI's own id of an earlier conversation (its agentSessionId) to continue, with its context. */
+  resume?: string;
   store?: MsgStoreOptions<NormalizedEntry>;
   /** Aborting ends the session and its process tree. */
   signal?: AbortSignal;

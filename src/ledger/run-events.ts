@@ -74,6 +74,22 @@ export function noticeEvent(ts: number, text: string): NewRunEvent {
   return { type: 'notice', ts, data: { text }, compat: { text, status: 'notice', is_error: false } };
 }
 
+/**
+ * The agent CLI's own id of the conversation a run is in, as soon as the CLI says it: what a later
+ * run resumes it by (RunSpec.agent_session), on this machine or another (a cluster node's run whose
+ * node was lost). A notice, so every reader that knows notices shows it.
+ */
+export function agentSessionEvent(ts: number, backend: string, id: string): NewRunEvent {
+  const text = `${backend}'s own conversation: ${id}`;
+  return { type: 'notice', ts, data: { text, agent_session: id }, compat: { text, status: 'notice', is_error: false } };
+}
+
+/** The agent CLI's conversation id a run's event recorded (agentSessionEvent), or undefined. */
+export function agentSessionIn(event: Pick<RunEvent, 'type' | 'data'>): string | undefined {
+  const id = event.type === 'notice' ? event.data.agent_session : undefined;
+  return typeof id === 'string' && id !== '' ? id : undefined;
+}
+
 /** Raw terminal output (recorded only where the user turned it on: seed 003's privacy rule). */
 export function outputEvent(ts: number, text: string): NewRunEvent {
   return { type: 'output', ts, data: { text }, compat: { text, status: 'output', is_error: false } };

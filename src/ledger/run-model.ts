@@ -3,7 +3,7 @@
  * state machine `queued -> running -> streaming -> completed | failed | cancelled`, with
  * `orphaned` beside it for a run on a cluster node (issue 26): the node that held it (queued there,
  * running or streaming) lost its lease, and whether the agent still runs is unknown. Orphaned is
- * not an end: the person chooses, cancel or fail it (and, later, resume it: `orphaned -> running`). Pure: no I/O,
+ * not an end: the person chooses, cancel it or resume it (a new run continues its conversation). Pure: no I/O,
  * no clock of its own (every step is given its time), so the ledger, the supervisor and the tests
  * all agree on what a legal life of a run is.
  *
@@ -71,8 +71,14 @@ export interface RunSpec {
   policy_hash?: string;
   limits: RunLimits;
   schema_version: 'v1' | 'v2';
-  /** The earlier run this one follows up (a follow-up prompt in the same agent conversation), or null. */
+  /** The earlier run this one follows up (a follow-up prompt in the same agent conversation, or a resume of it), or null. */
   parent: string | null;
+  /**
+   * The agent CLI's own conversation id this run resumes, by the CLI's own resume (Claude
+   * `--resume`, Codex `thread/resume`, ACP `session/load`): its parent's, recorded by the parent's
+   * run (agentSessionEvent). Absent: the run opens a new conversation, or follows up an open one.
+   */
+  agent_session?: string;
   /**
    * Its conversation stays open after it for a follow-up (in the idle pool, under
    * `limits.idle_conversations`); false: the CLI ends with the run. Absent in runs recorded before it was kept.
@@ -122,7 +128,7 @@ export const NEXT_STATUSES: { readonly [S in RunStatus]: readonly RunStatus[] } 
   queued: ['running', 'orphaned', 'failed', 'cancelled'],
   running: ['streaming', 'orphaned', 'completed', 'failed', 'cancelled'],
   streaming: ['orphaned', 'completed', 'failed', 'cancelled'],
-  // The person's choice; `running` on a resume comes with resume itself.
+  // The person's choice: cancel it, or resume it (it ends cancelled, and a new run continues its conversation).
   orphaned: ['failed', 'cancelled'],
   completed: [],
   failed: [],

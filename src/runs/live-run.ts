@@ -131,6 +131,7 @@ export class LiveRun {
         cwd: this.folder,
         thread,
         followUp,
+        ...(this.spec.agent_session !== undefined ? { resume: this.spec.agent_session } : {}),
         env,
         ...(keepIdle ? { keepIdle } : {}),
         judge: async (request) => {

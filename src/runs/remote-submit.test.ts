@@ -11,7 +11,7 @@ import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isSwitchboardError } from '../core/errors.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
-import { decisionEvent, doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
+import { agentSessionEvent, decisionEvent, doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
@@ -26,7 +26,7 @@ afterEach(async () => {
 
 /** One node with the `remote` backend; what was sent to it and claimed, and cancels it was sent. */
 class OneNode implements RemoteRuns {
-  readonly sent: { id: string; mode: 'auto' | RunMode }[] = [];
+  readonly sent: { id: string; mode: 'auto' | RunMode; agentSession?: string }[] = [];
   readonly claims = new Set<string>();
   readonly cancelsSent: string[] = [];
   readonly stoppedForPolicy: { id: string; rule: string }[] = [];
@@ -40,7 +40,7 @@ class OneNode implements RemoteRuns {
   }
 
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
-    this.sent.push({ id: spec.id, mode });
+    this.sent.push({ id: spec.id, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}) });
     return Promise.resolve();
   }
 
@@ -217,5 +217,46 @@ describe('runs on cluster nodes, governed by the controller', () => {
     nodeRan(after.ledger, sent.id);
     await ended(after.ledger, sent.id);
     await expect.poll(() => node.sent.map((s) => s.id)).toEqual([held.id]);
+  });
+
+  it('resumes an orphaned node run on the node named: the orphan ends cancelled, saying so, and the new run takes its conversation and folder', async () => {
+    const { service, ledger, node, work } = await controller({});
+    const lost = await service.submit({ backend: 'remote', prompt: 'remember the word', cwd: work });
+    node.claims.add(lost.id);
+    // What the node sent before it was lost, then the controller's own move to orphaned.
+    const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'remember the word'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), agentSessionEvent(3, 'remote', 'conv-7'), stateEvent({ from: 'running', to: 'orphaned', at: 4, reason: null, message: 'node-a was lost' })];
+    events.forEach((e, i) => ledger.ingest({ ...e, run_id: lost.id, seq: i + 1 }));
+    await ledger.flush();
+    expect(await service.get(lost.id)).toMatchObject({ status: 'orphaned' });
+
+    const resumed = await service.submit({ backend: 'remote', prompt: 'which word?', resume: lost.id, node: 'node-a' });
+    expect(resumed).toMatchObject({ parent: lost.id, agent_session: 'conv-7', cwd: work, node: 'node-a', mode: 'stdio' });
+    expect(node.sent.at(-1)).toEqual({ id: resumed.id, mode: 'stdio', agentSession: 'conv-7' });
+    const orphan = await service.get(lost.id);
+    expect(orphan).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    expect(orphan.message).toContain(`resumed as run ${resumed.id} on node node-a`);
+    // Its node is told too, should it come back with the agent still running.
+    await expect.poll(() => node.cancelsSent).toContain(lost.id);
+    // An ended run can be resumed again: the conversation is the CLI's, not the run's.
+    const again = await service.submit({ backend: 'remote', prompt: 'and again', resume: lost.id });
+    expect(again).toMatchObject({ parent: lost.id, agent_session: 'conv-7' });
+  });
+
+  it('refuses a resume it cannot do, and a node it cannot use, with a stable code and the run left as it was', async () => {
+    const { service, ledger, node, work } = await controller({});
+    const plain = await service.submit({ backend: 'remote', prompt: 'no conversation said', cwd: work });
+    node.claims.add(plain.id);
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', resume: plain.id }))).toMatchObject({ code: 'INVALID_REQUEST', details: { status: 'queued' } });
+    nodeRan(ledger, plain.id);
+    await ended(ledger, plain.id);
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', resume: plain.id }))).toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('recorded no conversation of its CLI') as unknown });
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'go on', resume: plain.id }))).toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('same backend') as unknown });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', resume: 'run-nope' }))).toMatchObject({ code: 'RUN_NOT_FOUND' });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', resume: plain.id, parent: plain.id }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'there', cwd: work, node: 'node-z' }))).toMatchObject({ code: 'NODE_UNREACHABLE', details: { node: 'node-z' } });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'there', cwd: work, node: 'node-a', labels: ['gpu'] }))).toMatchObject({ code: 'INVALID_PARAMS', details: { labels: ['gpu'] } });
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'here', cwd: work, node: 'node-a' }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    expect(node.sent.map((s) => s.id)).toEqual([plain.id]);
+    expect(await service.get(plain.id)).toMatchObject({ status: 'completed' });
   });
 });

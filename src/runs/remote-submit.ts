@@ -51,6 +51,10 @@ export interface RemoteSubmitRequest {
   parent: string | undefined;
   limits: RunLimits | undefined;
   labels: readonly string[] | undefined;
+  /** The node to take it, by name (else the least loaded that can). */
+  node: string | undefined;
+  /** The node run whose CLI conversation this run resumes, and that conversation's id (checked by the run service). */
+  resume: { record: RunRecord; agentSession: string } | undefined;
 }
 
 /** A node run in flight: it holds its place until its `done` is in the ledger. */
@@ -84,11 +88,12 @@ export class RemoteSubmissions {
     const cwd = request.cwd;
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
     const labels = request.labels ?? [];
-    const node = context.remote.choose(request.backend, labels);
+    const node = request.node !== undefined ? this.named(request.node, request.backend, labels) : context.remote.choose(request.backend, labels);
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
     if (!context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
+    const { resume } = request;
     const backendPolicy = context.governor.backend(request.backend);
     const asked = request.mode ?? 'auto';
     const spec: RunSpec = {
@@ -103,12 +108,16 @@ export class RemoteSubmissions {
       policy_hash: context.policy.hash,
       limits: context.tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
-      parent: null,
+      parent: resume?.record.spec.id ?? null,
+      ...(resume ? { agent_session: resume.agentSession } : {}),
       keep_alive: false,
       node,
       created_at: context.now(),
     };
     context.ledger.createRun(spec);
+    // The person chose: the orphaned run ends here (its node, should it come back, is told to stop
+    // it), and this run goes on with its conversation.
+    if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
     if (!backendPolicy.enabled) {
       // Recorded as a local run the policy refuses is: the refusal has its run and its rule.
       const rule = `backends.${spec.backend}.enabled`;
@@ -149,6 +158,20 @@ export class RemoteSubmissions {
     });
   }
 
+  /**
+   * The node named by the caller, when it can take a run of `backend` with `labels` now:
+   * NODE_UNREACHABLE when no live node has the name, INVALID_PARAMS when it lacks the backend or a
+   * label, undefined when it has no free slot.
+   */
+  private named(name: string, backend: string, labels: readonly string[]): string | undefined {
+    const node = this.context.remote.nodes().find((n) => n.name === name);
+    if (!node) throw new SwitchboardError('NODE_UNREACHABLE', `no live node ${name} in the cluster`, { node: name });
+    if (!node.clis.some((c) => c.name === backend)) throw new SwitchboardError('INVALID_PARAMS', `node ${name} has no ${backend} (it has ${node.clis.map((c) => c.name).join(', ') || 'no backend'})`, { node: name, backend });
+    const missing = labels.filter((l) => !node.labels.includes(l));
+    if (missing.length > 0) throw new SwitchboardError('INVALID_PARAMS', `node ${name} does not have the labels ${missing.join(', ')}`, { node: name, labels: missing });
+    return node.slots.free > 0 ? name : undefined;
+  }
+
   /** True when `runId` is a node run waiting here for a place (not yet sent). */
   waiting(runId: string): boolean {
     return this.inFlight.has(runId) && this.context.admission.position(runId) >= 0;
@@ -166,14 +189,19 @@ export class RemoteSubmissions {
    */
   async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }): Promise<void> {
     if (now.status === 'orphaned') {
-      this.endOrphaned(spec, now.started_at, { type: 'cancel', reason: 'cancelled_by_user', message: `cancelled by the caller while orphaned (node ${spec.node ?? '?'} was lost; told to stop it should it come back)` });
-      // A node only cut off may still run the agent: the mark and the request reach it if it comes
-      // back (what it sends then is dropped, the run being over here). Not waited for.
-      this.context.remote.cancel(spec).catch((err: unknown) => this.context.logger.info('the node of an orphaned run was not reached with its cancel', { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
+      this.cancelOrphaned(spec, now.started_at, 'cancelled by the caller while orphaned');
       return;
     }
     const outcome = await this.context.remote.cancel(spec);
     if (outcome === 'abandoned') this.endUnstarted(spec, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
+  }
+
+  /** Ends an orphaned run cancelled, as the person chose, and tells its node. */
+  private cancelOrphaned(spec: RunSpec, startedAt: number | null, why: string): void {
+    this.endOrphaned(spec, startedAt, { type: 'cancel', reason: 'cancelled_by_user', message: `${why} (node ${spec.node ?? '?'} was lost; told to stop it should it come back)` });
+    // A node only cut off may still run the agent: the mark and the request reach it if it comes
+    // back (what it sends then is dropped, the run being over here). Not waited for.
+    this.context.remote.cancel(spec).catch((err: unknown) => this.context.logger.info('the node of an orphaned run was not reached with its cancel', { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
   }
 
   /** Stops following the node runs (they go on on their nodes; a restart takes them up again). */

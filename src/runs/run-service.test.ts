@@ -466,4 +466,23 @@ describe('the run service', () => {
     expect(refused).toMatchObject({ code: 'FORBIDDEN', details: { backend: 'blind', rule: 'capabilities.permission_requests' } });
     expect(await service.list({})).toMatchObject({ runs: [] });
   });
+
+  it("resumes an ended run's conversation in a new CLI by the id its CLI said, and refuses one that never said it", async () => {
+    const { service, fake, work } = await setup();
+    const first = await service.submit({ backend: 'fake', prompt: 'start a conversation', cwd: work, keep_alive: false });
+    const said = await follow(service, first.id);
+    expect(said.find((e) => e.type === 'notice')?.data).toEqual({ text: `fake's own conversation: fake-${first.id}`, agent_session: `fake-${first.id}` });
+    // Its conversation is closed (no follow-up can take it), but the CLI's own resume can.
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'hello', parent: first.id }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    const resumed = await service.submit({ backend: 'fake', prompt: 'hello again', resume: first.id });
+    expect(resumed).toMatchObject({ parent: first.id, agent_session: `fake-${first.id}`, cwd: work, mode: 'stdio' });
+    await follow(service, resumed.id);
+    expect(await service.get(resumed.id)).toMatchObject({ status: 'completed' });
+    expect(fake.resumed).toEqual([`fake-${first.id}`]);
+
+    const quiet = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work, keep_alive: false });
+    await follow(service, quiet.id);
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'go on', resume: quiet.id }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'go on', resume: first.id, node: 'n1' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { node: 'n1' } });
+  });
 });

@@ -20,7 +20,7 @@ import { Governor } from '../governance/governor.js';
 import type { CallerGovernance } from '../governance/caller-governance.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
-import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
+import { agentSessionIn, doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
 import { LiveRun } from './live-run.js';
 import type { ClusterNodeView, RemoteRuns } from './remote-runs.js';
@@ -85,6 +85,20 @@ export interface SubmitRequest {
   run_id?: string | undefined;
   /** The labels a cluster node must have to take the run (a controller's runs only). */
   labels?: readonly string[] | undefined;
+  /** The cluster node to take the run (a controller's runs only): it must be live, with the backend, the labels and a free slot. */
+  node?: string | undefined;
+  /**
+   * Resume this earlier run's agent conversation in a new CLI process, by the CLI's own resume (it
+   * recorded the CLI's conversation id): a run that has ended, or a node run orphaned by its lost
+   * node, which this ends (cancelled, resumed). The new run records it as its `parent`; a node run
+   * is resumed on a node (`node`, or any that can take it).
+   */
+  resume?: string | undefined;
+  /**
+   * The CLI's own conversation id to resume (RunSpec.agent_session), given by a controller to its
+   * node with the run; never taken from a surface (they name the run to resume, `resume`).
+   */
+  agent_session?: string | undefined;
 }
 
 /**
@@ -322,11 +336,15 @@ export class RunService {
   async submit(request: SubmitRequest, face?: RunFace): Promise<RunView> {
     if (this.closing) throw new SwitchboardError('SHUTTING_DOWN', 'the run service is shutting down');
     const remote = this.remote;
-    if (!face && remote?.offers(request.backend)) {
-      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? this.options.defaultCwd, mode: request.mode, schema_version: request.schema_version, parent: request.parent, limits: request.limits, labels: request.labels });
+    if (face && request.resume !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} does not resume another run`, { resume: request.resume });
+    if (request.resume !== undefined && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', 'a run follows up an open conversation (parent) or resumes one (resume), not both', { parent: request.parent, resume: request.resume });
+    const resuming = request.resume !== undefined ? await this.resumable(request.resume, request.backend) : undefined;
+    if (!face && remote && (resuming ? resuming.record.spec.node !== undefined : remote.offers(request.backend))) {
+      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: request.parent, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
       return this.view(id);
     }
     if (request.labels !== undefined && request.labels.length > 0) throw new SwitchboardError('INVALID_PARAMS', `labels choose a cluster node, and no node has ${request.backend}`, { backend: request.backend });
+    if (request.node !== undefined) throw new SwitchboardError('INVALID_PARAMS', `node ${request.node} is a cluster node's name, and no node ${resuming ? 'ran the run to resume' : `has ${request.backend}`}`, { node: request.node });
     const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
     // A face names what its run continues itself (FaceConversation), never by a request's parent.
     if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} is not followed up by parent`, { parent: request.parent });
@@ -351,13 +369,19 @@ export class RunService {
       if (!parent) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${request.parent} is no longer open: start a new run`, { parent: request.parent });
       parentNotKept = record.spec.keep_alive === false;
       cwd ??= record.spec.cwd;
+    } else if (resuming) {
+      cwd ??= resuming.record.spec.cwd;
     }
     cwd ??= this.options.defaultCwd;
+    // The CLI's conversation to resume: the run's named here, or the one its controller sent.
+    const agentSession = resuming?.agentSession ?? request.agent_session;
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in');
     if (!isDirectory(cwd)) throw new SwitchboardError('INVALID_PARAMS', `cwd is not a folder: ${cwd}`, { cwd });
-    const mode: RunMode = parent?.mode ?? (request.mode === undefined || request.mode === 'auto' ? (modes.has('stdio') ? 'stdio' : 'pty') : request.mode);
+    // A resumed conversation is the structured driver's, whatever was asked.
+    const mode: RunMode = parent?.mode ?? (agentSession !== undefined ? 'stdio' : request.mode === undefined || request.mode === 'auto' ? (modes.has('stdio') ? 'stdio' : 'pty') : request.mode);
     const driver = modes.get(mode);
     if (!driver) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no ${mode} driver (it has ${[...modes.keys()].join(', ')})`, { backend: request.backend, mode });
+    if (agentSession !== undefined && driver.capabilities().resumes !== true) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} in ${mode} mode cannot resume a conversation of its CLI: start a new run`, { backend: request.backend, mode });
     if (parent && !driver.capabilities().followUps) throw new SwitchboardError('INVALID_PARAMS', `${request.backend} has no conversation to follow up: start a new run`, { backend: request.backend, parent: request.parent });
     const parentThread = parent?.thread;
     if (parentThread !== undefined && [...this.live.values()].some((r) => this.threads.get(r.spec.id)?.thread === parentThread)) throw new SwitchboardError('INVALID_REQUEST', `the conversation of run ${request.parent ?? ''} is busy with another run: follow it up once that has ended`, { parent: request.parent });
@@ -383,7 +407,8 @@ export class RunService {
       ...(face ? {} : { policy_hash: this.options.policy.hash }),
       limits: tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
-      parent: continues?.parent ?? request.parent ?? null,
+      parent: continues?.parent ?? request.parent ?? request.resume ?? null,
+      ...(agentSession !== undefined ? { agent_session: agentSession } : {}),
       // A face's run is continued only where the face keeps the conversation; else its driver is closed with it.
       keep_alive: face ? face.conversation !== undefined : (request.keep_alive ?? true) && driver.capabilities().followUps,
       created_at: this.now(),
@@ -586,6 +611,29 @@ export class RunService {
     if (caller === OWNER_CALLER || caller === maker) return;
     const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
     throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
+  }
+
+  /**
+   * The run `runId` to resume on `backend`, and its CLI's conversation id: RUN_NOT_FOUND when there
+   * is no such run, INVALID_REQUEST while it is still going, INVALID_PARAMS when it ran on another
+   * backend or never recorded a conversation of its CLI (a PTY run, a CLI that never said its id).
+   */
+  private async resumable(runId: string, backend: string): Promise<{ record: RunRecord; agentSession: string }> {
+    const record = await this.ledger.run(runId);
+    if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId} to resume`, { run_id: runId });
+    if (record.spec.backend !== backend) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} ran on ${record.spec.backend}: a resume goes to the same backend`, { resume: runId, backend: record.spec.backend });
+    if (!isEnded(record.status) && record.status !== 'orphaned') throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is still ${record.status}: resume it once it has ended (or its node was lost)`, { resume: runId, status: record.status });
+    if (record.status === 'orphaned' && !this.remote) throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is orphaned on node ${record.spec.node ?? '?'}: resume it from a controller of its cluster`, { resume: runId });
+    let agentSession: string | undefined;
+    for (let after = 0; ; ) {
+      const page = await this.ledger.events(runId, after, 1_000);
+      for (const event of page) agentSession = agentSessionIn(event) ?? agentSession;
+      const last = page.at(-1);
+      if (!last) break;
+      after = last.seq;
+    }
+    if (agentSession === undefined) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} recorded no conversation of its CLI to resume (${record.spec.mode === 'pty' ? 'it ran in a terminal' : 'the CLI never said its id'}): start a new run`, { resume: runId });
+    return { record, agentSession };
   }
 
   /** INVALID_PARAMS for a follow-up of a run whose conversation is closed, saying why it may be. */

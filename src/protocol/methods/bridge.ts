@@ -41,6 +41,7 @@ export const runViewSchema = z.strictObject({
   limits: runLimitsSchema,
   schema_version: z.enum(SCHEMA_VERSIONS),
   parent: z.string().nullable(),
+  agent_session: z.string().optional().describe("The agent CLI's own conversation id this run resumed (its parent's), by the CLI's own resume."),
   keep_alive: z.boolean().optional().describe("Its conversation stays open after it for a follow-up (under the policy's limits.idle_conversations and limits.idle_ms); false: the agent CLI ended with the run."),
   created_at: z.number(),
   status: z.enum(RUN_STATUSES),
@@ -74,6 +75,8 @@ export const idleConversationsSchema = idleCountSchema.extend({
 /** A backend (agent profile) with its modes, capabilities and health. */
 /** The labels a cluster node must all have to take a run (`switchboard node --labels`). */
 export const runLabelsSchema = z.array(z.string().min(1).max(64)).max(16);
+/** A cluster node's name, as `switchboard node --name` makes it (subject-safe). */
+export const nodeNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a node name: letters, digits, _ and -, at most 64');
 
 /** A live node of the cluster: what its lease says, and when the lease was last renewed. */
 export const clusterNodeSchema = z.strictObject({
@@ -108,6 +111,10 @@ export const bridgeParams = {
     limits: optional(runLimitsSchema),
     /** A controller's run: only a cluster node with every one of these labels takes it. */
     labels: optional(runLabelsSchema),
+    /** A controller's run: this node takes it (live, with the backend, the labels and a free slot). */
+    node: optional(nodeNameSchema),
+    /** Resume this ended (or orphaned) run's agent conversation by the CLI's own resume; recorded as the parent. */
+    resume: optional(runIdSchema),
   }),
   run_get: z.strictObject({ run_id: runIdSchema }),
   /** Runs from the ledger, newest first. */

@@ -16,6 +16,8 @@ import type { NewRunEvent } from '../../ledger/run-events.js';
 export interface BackendCapabilities extends AgentCapabilities {
   backend: string;
   mode: RunMode;
+  /** It records the CLI's own conversation id of each run, and a later run can resume it by that id (DriverRunRequest.resume). */
+  resumes?: boolean;
 }
 
 /** A backend's health: the agent's, with how well Switchboard knows its version and whether its model answers. */
@@ -65,6 +67,11 @@ export interface DriverRunRequest {
   thread: string;
   /** True when this run continues the conversation `thread` (which must still be open). */
   followUp: boolean;
+  /**
+   * The agent CLI's own conversation id this run resumes in a new process (RunSpec.agent_session):
+   * a backend that cannot resume one fails the run rather than start without the earlier context.
+   */
+  resume?: string;
   /**
    * Given when the run can be followed up: once the run ended well enough for its conversation to
    * go on, the driver hands the conversation over with how to close it (the run service's idle pool

@@ -20,6 +20,7 @@ import { silentLogger, type Logger } from '../../core/logger.js';
 import { AgentCatalog, type AgentProfile } from '../../agents/index.js';
 import type { Conversation, ConversationDriver, ReplyPiece, TurnResult } from '../../drivers/conversation.js';
 import { SESSION_MARKER } from '../../drivers/conversation-turn.js';
+import { agentSessionEvent } from '../../ledger/run-events.js';
 import { terminateProcessTree } from '../../platform/index.js';
 import { reachable, StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 
@@ -74,7 +75,7 @@ export class ConversationBackend extends StreamingBackend {
 
   capabilities(): BackendCapabilities {
     const c = this.options.driver.capabilities();
-    return { backend: this.name, mode: 'stdio', ...c };
+    return { backend: this.name, mode: 'stdio', ...c, resumes: true };
   }
 
   async health(): Promise<BackendHealth> {
@@ -190,6 +191,8 @@ export class ConversationBackend extends StreamingBackend {
       judge: (p) => slot.current.judge({ subject: p.subject, toolName: p.toolName, input: p.input, ...(p.toolCallId !== undefined ? { toolCallId: p.toolCallId } : {}) }),
       env: { ...this.options.env, ...request.env },
       ...(this.options.args ? { args: this.options.args } : {}),
+      // Only the conversation's first opening resumes: a restart after a crash is the driver's own.
+      ...(request.resume !== undefined && !request.followUp ? { resume: request.resume } : {}),
       // Entries go on at once (the run service batches its own writes): no 16 ms window here.
       store: { batchMs: 0 },
     });
@@ -216,6 +219,17 @@ export class ConversationBackend extends StreamingBackend {
   private feed(conversation: Conversation, request: DriverRunRequest, afterSeq: number): Disposable & { drained(): Promise<void> } {
     let delivered = afterSeq;
     const waiters: { seq: number; resolve: () => void }[] = [];
+    // The CLI says its conversation id in its own time (Claude at its first turn's start), and it
+    // comes with an entry: recorded once per run, as soon as it is known, so that a run whose node
+    // is lost mid-turn can still be resumed.
+    let announced: string | null = null;
+    const announce = (): void => {
+      const id = conversation.agentSessionId;
+      if (id === null || id === announced) return;
+      announced = id;
+      request.emit({ kind: 'event', event: agentSessionEvent(Date.now(), this.name, id) });
+    };
+    announce();
     // Pieces of the reply come at once and entries in batches: a piece waits for the entries
     // recorded before it, so the run sees both in the order the CLI sent them.
     const heldPieces: ReplyPiece[] = [];
@@ -235,6 +249,7 @@ export class ConversationBackend extends StreamingBackend {
           delivered = m.seq;
           request.emit({ kind: 'entry', entry: m.msg });
         }
+        announce();
         releasePieces();
         for (let i = waiters.length - 1; i >= 0; i--) {
           const w = waiters[i];

@@ -9,10 +9,13 @@
  * - `silent`: nothing at all until cancelled. `crash`: dies in the middle of the turn.
  * - `fail`: an error from the model.
  * - `person <ms>`: waits that long on a person (as a pane run at an approval nobody has answered yet), saying so, then replies.
+ * - `conversation`: says its conversation id first (`fake-<thread>`), as a CLI says its own; a run
+ *   that resumes one (DriverRunRequest.resume) always says the id it resumed.
  */
 import { SCHEMA_VERSIONS } from '../../output/stream-events.js';
 import type { NormalizedEntry } from '../../output/entry.js';
 import type { RunMode } from '../../ledger/run-model.js';
+import { agentSessionEvent } from '../../ledger/run-events.js';
 import { StreamingBackend, type BackendCapabilities, type BackendHealth, type DriverOutcome, type DriverRun, type DriverRunRequest } from './backend-driver.js';
 
 export interface FakeBackendOptions {
@@ -38,6 +41,8 @@ export class FakeBackend extends StreamingBackend {
   readonly open = new Set<string>();
   /** The runs asked to stop their turn and keep the conversation, in order. */
   readonly interrupted: string[] = [];
+  /** The conversation ids runs resumed, in order. */
+  readonly resumed: string[] = [];
 
   constructor(private readonly options: FakeBackendOptions = {}) {
     super();
@@ -46,7 +51,7 @@ export class FakeBackend extends StreamingBackend {
   }
 
   capabilities(): BackendCapabilities {
-    return { backend: this.name, mode: this.mode, format: 'fake', streaming: true, followUps: true, permissionRequests: this.options.permissionRequests ?? true, schemaVersions: SCHEMA_VERSIONS };
+    return { backend: this.name, mode: this.mode, format: 'fake', streaming: true, followUps: true, permissionRequests: this.options.permissionRequests ?? true, schemaVersions: SCHEMA_VERSIONS, resumes: true };
   }
 
   health(): Promise<BackendHealth> {
@@ -72,9 +77,11 @@ export class FakeBackend extends StreamingBackend {
     const entry = (type: NormalizedEntry['type'], content: string, metadata?: NormalizedEntry['metadata']): void => {
       request.emit({ kind: 'entry', entry: { id: `${request.runId}-${++n}`, type, timestamp: Date.now(), content, ...(metadata ? { metadata } : {}) } });
     };
+    if (request.resume !== undefined) this.resumed.push(request.resume);
     const script = async (): Promise<DriverOutcome> => {
       const p = request.prompt;
       const step = (): Promise<void> => pause(this.options.stepMs ?? 0);
+      if (request.resume !== undefined || /conversation/.test(p)) request.emit({ kind: 'event', event: agentSessionEvent(Date.now(), this.name, request.resume ?? `fake-${request.thread}`) });
       await step();
       if (cancelled()) return { status: 'cancelled', message: 'cancelled' };
       if (/silent|slow/.test(p)) {

@@ -8,7 +8,7 @@ import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
 import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
 import { teamBoardSchema, teamParams, teamResults } from '../../protocol/methods/teams.js';
-import { backendInfoSchema, bridgeResults, idleConversationsSchema, runLabelsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
+import { backendInfoSchema, bridgeResults, idleConversationsSchema, nodeNameSchema, runLabelsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
@@ -30,6 +30,8 @@ export const runRequestSchema = z
     keep_alive: z.boolean().optional().describe("Keep the agent CLI open after the run for a follow-up naming it as parent (default true; at most limits.idle_conversations over every backend, each for limits.idle_ms); false ends the CLI with the run."),
     limits: limitsSchema.optional().describe("Tighter bounds than the policy's (never looser)."),
     labels: runLabelsSchema.optional().describe('On a cluster controller: only a node with every one of these labels takes the run (GET /api/v2/agent/nodes lists them).'),
+    node: nodeNameSchema.optional().describe('On a cluster controller: this node takes the run; it must be live, with the backend, the labels and a free slot.'),
+    resume: runIdSchema.optional().describe("Resume this ended run's agent conversation (or a cluster run's whose node was lost: it is orphaned, and ends cancelled) by the CLI's own resume, in a new CLI process; recorded as the run's parent."),
   })
   .describe('A run to submit.');
 
