@@ -20,14 +20,14 @@ export interface TestController {
   close(): Promise<void>;
 }
 
-/** Starts a controller whose policy's sandbox is `sandboxRoot`, its ledger's files there too. */
-export async function startTestController(testLedger: TestLedger, sandboxRoot: string): Promise<TestController> {
+/** Starts a controller whose policy's sandbox is `sandboxRoot`, its ledger's files there too; `nodeTtlMs`: the nodes' lease TTL (the topology's default unless given). */
+export async function startTestController(testLedger: TestLedger, sandboxRoot: string, options: { nodeTtlMs?: number } = {}): Promise<TestController> {
   const cluster = await startTestCluster();
   let ledger: RunLedger | undefined;
   let runs: ClusterRuns | undefined;
   try {
     ledger = new RunLedger({ store: await testLedger.store(sandboxRoot) });
-    runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger });
+    runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(options.nodeTtlMs !== undefined && { nodeTtlMs: options.nodeTtlMs }) });
     const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [sandboxRoot] } }), backends: [], remote: runs, scope: `${sandboxRoot}#controller` });
     await runs.takeEvents(ledger);
     const opened = { ledger, runs };

@@ -1,6 +1,7 @@
 /**
  * `switchboard node` as a process of its own for the cluster tests (issue 26): the CLI run through
- * tsx from the sources, with the plain shell backend (no agent CLI), its own home in the test's
+ * tsx from the sources, with the plain shell backend (or the agent CLIs named, against a model
+ * given as `daemon --agent-home --model-url` takes it), its own home in the test's
  * scratch folder and a policy there whose sandbox is that folder. It is started `detached`, so it
  * leads a process group of its own and the group can be killed (the node and whatever its shell
  * started). Resolves once the node says it runs the controller's runs.
@@ -32,6 +33,12 @@ export interface SwitchboardNodeOptions {
   labels?: readonly string[];
   /** Runs at once; 2 unless given. */
   slots?: number;
+  /** The backends it offers; `shell` unless given. */
+  backends?: readonly string[];
+  /** Every CLI from an isolated HOME per backend under `agentHome`, against the model at `modelUrl`. */
+  agent?: { home: string; modelUrl: string };
+  /** Variables on top of the test's clean environment (where the agent CLIs are: SWITCHBOARD_AGENT_PATH). */
+  env?: Record<string, string>;
 }
 
 export interface SwitchboardNode {
@@ -51,9 +58,10 @@ export async function startSwitchboardNode(options: SwitchboardNodeOptions): Pro
   const home = path.join(scratch, `home-${name}`);
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch)}]\n`);
-  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', url, '--name', name, '--slots', String(options.slots ?? 2), '--backends', 'shell', '--log-level', 'warn'];
+  const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', url, '--name', name, '--slots', String(options.slots ?? 2), '--backends', (options.backends ?? ['shell']).join(','), '--log-level', 'warn'];
   if (options.labels !== undefined && options.labels.length > 0) args.push('--labels', options.labels.join(','));
-  const child = spawn(process.execPath, args, { cwd: root, env: cleanEnv(), stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+  if (options.agent) args.push('--agent-home', options.agent.home, '--model-url', options.agent.modelUrl);
+  const child = spawn(process.execPath, args, { cwd: root, env: { ...cleanEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const said: string[] = [];
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => said.push(chunk));
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));

@@ -2,7 +2,8 @@
  * The dashboard's Runs view in Debian's Chromium (playwright-core), against a real daemon whose
  * agent bridge runs the scripted fake backend: runs appear with their states, a finished run opens
  * with its events replayed from the ledger, a live run streams into the drawer, and Cancel ends it
- * (`cancelled`, in the view and in the ledger). Screenshots go to test-artifacts/browser/.
+ * (`cancelled`, in the view and in the ledger); a run whose CLI said its conversation id offers
+ * Resume, which starts a new run on that conversation. Screenshots go to test-artifacts/browser/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -23,7 +24,8 @@ mkdirSync(work);
 const policyFile = path.join(scratch.dir, 'policy.yaml');
 writeFileSync(policyFile, `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
 
-const t = useTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [new FakeBackend()], policyFile } });
+const fake = new FakeBackend();
+const t = useTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [fake], policyFile } });
 let browser: Browser;
 
 beforeAll(async () => {
@@ -80,6 +82,41 @@ describe("the dashboard's Runs view in Chromium", () => {
       // What the drawer showed live is what the ledger holds.
       expect(await attributes(liveDrawer.getByTestId('run-event'), 'data-seq')).toEqual((await runs.events(live.id, 0, 1_000)).events.map((e) => String(e.seq)));
       await page.screenshot({ path: path.join(ARTIFACTS, 'runs-cancelled.png') });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("resumes an ended run's conversation from its drawer, and offers no resume where the CLI said no conversation", { timeout: 90_000 }, async () => {
+    const runs = runServiceOf(t.daemon.services);
+    const talked = await runs.submit({ backend: 'fake', prompt: 'start a conversation', cwd: work, keep_alive: false });
+    const plain = await runs.submit({ backend: 'fake', prompt: 'hello', cwd: work, keep_alive: false });
+    await until(async () => (await runs.get(talked.id)).status === 'completed' && (await runs.get(plain.id)).status === 'completed', 'both runs to complete');
+    const page = await openDashboard();
+    try {
+      await page.locator(`[data-testid="run-item"][data-run-id="${plain.id}"]`).click();
+      const plainDrawer = page.locator(`[data-testid="run-drawer"][data-run-id="${plain.id}"]`);
+      await expect.poll(() => plainDrawer.locator('[data-testid="run-event"][data-type="done"]').count(), { timeout: 20_000 }).toBe(1);
+      expect(await plainDrawer.getByTestId('run-resume').count()).toBe(0);
+      await plainDrawer.getByTestId('run-drawer-close').click();
+
+      await page.locator(`[data-testid="run-item"][data-run-id="${talked.id}"]`).click();
+      const drawer = page.locator(`[data-testid="run-drawer"][data-run-id="${talked.id}"]`);
+      await drawer.getByTestId('run-resume').waitFor({ timeout: 20_000 });
+      // A local run: no node to choose.
+      expect(await drawer.getByTestId('run-resume-node').count()).toBe(0);
+      await drawer.getByTestId('run-resume-prompt').fill('hello again');
+      await drawer.getByTestId('run-resume-submit').click();
+      let resumedId: string | undefined;
+      await until(async () => {
+        resumedId = (await runs.list({ limit: 20 })).runs.find((r) => r.parent === talked.id)?.id;
+        return resumedId !== undefined && (await runs.get(resumedId)).status === 'completed';
+      }, 'the resumed run to complete');
+      expect(await runs.get(resumedId as string)).toMatchObject({ prompt: 'hello again', parent: talked.id, agent_session: `fake-${talked.id}`, cwd: work });
+      expect(fake.resumed).toEqual([`fake-${talked.id}`]);
+      // The drawer moves to the new run.
+      await page.locator(`[data-testid="run-drawer"][data-run-id="${resumedId as string}"]`).waitFor({ timeout: 20_000 });
+      await page.screenshot({ path: path.join(ARTIFACTS, 'runs-resumed.png') });
     } finally {
       await page.close();
     }

@@ -79,10 +79,68 @@ function eventLine(e: RunEvent): { kind: string; text: string } {
   return { kind: e.type, text };
 }
 
-function RunDrawer({ run, onClose }: { run: RunView; onClose: () => void }) {
+/** The agent CLI's conversation id a run recorded (an `agent_session` notice), which a new run can resume. */
+function conversationOf(events: readonly RunEvent[]): string | undefined {
+  for (let i = events.length - 1; i >= 0; i--) {
+    const e = events[i];
+    if (e?.schema_version === 'v2' && e.type === 'notice' && typeof e.data.agent_session === 'string') return e.data.agent_session;
+  }
+  return undefined;
+}
+
+/**
+ * Resumes a run's conversation in a new run (run_submit `resume`): for an orphaned run, whose node
+ * was lost, the person's choice of where it goes on; for an ended one, another prompt after it.
+ */
+function ResumeRun({ run, nodes, onResumed }: { run: RunView; nodes: ClusterNode[]; onResumed: (runId: string) => void }) {
+  const { rpc, toasts } = useDashboard();
+  const [prompt, setPrompt] = useState('Go on where you left off.');
+  const [node, setNode] = useState('');
+  const [busy, setBusy] = useState(false);
+  const able = nodes.filter((n) => n.name !== run.node && n.clis.some((c) => c.name === run.backend));
+  const resume = (): void => {
+    setBusy(true);
+    rpc
+      .call('run_submit', { backend: run.backend, prompt, resume: run.id, ...(node !== '' ? { node } : {}) })
+      .then(({ run: next }) => {
+        toasts.info(`${run.id} resumed as ${next.id}${next.node !== undefined ? ` on ${next.node}` : ''}`);
+        onResumed(next.id);
+      })
+      .catch((error: unknown) => toasts.error(`Could not resume ${run.id}: ${errorMessage(error)}`))
+      .finally(() => setBusy(false));
+  };
+  return (
+    <form
+      className="run-resume"
+      data-testid="run-resume"
+      onSubmit={(e) => {
+        e.preventDefault();
+        resume();
+      }}
+    >
+      <input aria-label="prompt to resume with" data-testid="run-resume-prompt" value={prompt} onChange={(e) => setPrompt(e.target.value)} />
+      {run.node !== undefined && (
+        <select aria-label="node to resume on" data-testid="run-resume-node" value={node} onChange={(e) => setNode(e.target.value)}>
+          <option value="">any node</option>
+          {able.map((n) => (
+            <option key={n.name} value={n.name}>
+              {n.name} ({n.slots.free} free)
+            </option>
+          ))}
+        </select>
+      )}
+      <button type="submit" className="icon-button" data-testid="run-resume-submit" disabled={busy || prompt.trim() === ''}>
+        resume
+      </button>
+    </form>
+  );
+}
+
+function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: ClusterNode[]; onClose: () => void; onResumed: (runId: string) => void }) {
   const { rpc, toasts } = useDashboard();
   const { events, ended } = useRunEvents(run.id);
   const over = ended || ENDED.has(run.status);
+  const conversation = conversationOf(events);
   const cancel = (): void => {
     rpc.call('run_cancel', { run_id: run.id }).catch((error: unknown) => toasts.error(`Could not cancel ${run.id}: ${errorMessage(error)}`));
   };
@@ -113,6 +171,7 @@ function RunDrawer({ run, onClose }: { run: RunView; onClose: () => void }) {
       <div className="run-prompt" title={run.cwd}>
         {run.prompt}
       </div>
+      {conversation !== undefined && (over || run.status === 'orphaned') && <ResumeRun run={run} nodes={nodes} onResumed={onResumed} />}
       <ol className="run-events" data-testid="run-events">
         {events.map((e) => {
           const line = eventLine(e);
@@ -176,7 +235,7 @@ export function RunList() {
           </li>
         ))}
       </ul>
-      {open && <RunDrawer key={open.id} run={open} onClose={() => setOpenId(null)} />}
+      {open && <RunDrawer key={open.id} run={open} nodes={nodes} onClose={() => setOpenId(null)} onResumed={setOpenId} />}
     </section>
   );
 }

@@ -1,0 +1,137 @@
+/**
+ * Issue 26's resume of an orphaned run, with the real agent CLIs on cluster nodes: a controller (in
+ * this process, on a real nats-server) and two `switchboard node` processes whose CLIs talk to the
+ * scripted model. A run on node n1 is mid-turn (the model holds its answer) when n1's whole process
+ * group, and the CLI it ran, are killed by SIGKILL, as a machine that dies. The run becomes
+ * `orphaned`; the person resumes it on n2, which starts the CLI again on the same conversation by
+ * the CLI's own resume (the conversation id n1 recorded, carried in the work item). The model's
+ * request for the new turn carries the earlier prompt, so the conversation goes on; the orphan
+ * ends cancelled, saying which run resumed it.
+ *
+ * The two nodes share the CLIs' home (one machine): a CLI keeps its conversation in its own files,
+ * and Switchboard does not carry them between hosts yet (docs/cluster.md says so).
+ */
+import { mkdirSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/ledger/run-events.js';
+import { agentSessionIn } from '../../src/ledger/run-events.js';
+import { findProcessesWithEnv } from '../../src/platform/index.js';
+import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
+import { startTestController, type TestController } from '../support/cluster-controller.js';
+import { followRun } from '../support/run-follow.js';
+import { startSwitchboardNode, within, type SwitchboardNode } from '../support/switchboard-node.js';
+import { atTestProcessEnd } from '../support/test-process-end.js';
+import { useTestLedger } from '../support/test-ledger.js';
+import { AGENT_BIN_DIRS } from './agent-flow.js';
+import { useScriptedModel } from './scripted-model.js';
+
+/** A bound on a wait for something that must happen; never a measure of how fast it did. */
+const WAIT_MS = 90_000;
+/** The nodes' lease TTL: short, so the lost node is seen soon. */
+const SHORT_TTL_MS = 3_000;
+const HELD = 'held-until-the-node-dies';
+
+const testLedger = useTestLedger();
+const scripted = useScriptedModel({
+  name: 'cluster-resume',
+  title: 'A conversation that outlives its node',
+  // The resumed turn's request holds both prompts: its own rule comes first.
+  rules: [
+    { match: 'which word', steps: [{ text: 'The word was mango.' }] },
+    { match: 'remember the word mango', steps: [{ text: 'Noted: mango.', wait_for: HELD }] },
+  ],
+});
+const scratch = scripted.tempDir('sb-cluster-resume-');
+
+/** Ends, by pid, the agent CLIs a killed node left that work in this test's folder (a dead machine takes them with it). */
+function endLeftRunProcesses(): void {
+  for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
+    let cwd: string;
+    try {
+      cwd = readlinkSync(`/proc/${pid}/cwd`);
+    } catch {
+      continue;
+    }
+    if (!cwd.startsWith(scratch.dir)) continue;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+}
+atTestProcessEnd(endLeftRunProcesses);
+afterAll(endLeftRunProcesses);
+
+/** Waits until `check` holds, looking every 50 ms; `what` says what never came. */
+async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
+  const deadline = Date.now() + WAIT_MS;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+const said = (events: readonly RunEvent[]): string => events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('');
+
+describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn', (backend) => {
+  it('is orphaned, and resumed on another node goes on with the same conversation', { timeout: 4 * WAIT_MS }, async () => {
+    const base = path.join(scratch.dir, backend);
+    const work = path.join(base, 'work');
+    mkdirSync(work, { recursive: true });
+    const agent = { home: path.join(base, 'agents'), modelUrl: scripted.model.url };
+    const env = { SWITCHBOARD_AGENT_PATH: AGENT_BIN_DIRS.join(path.delimiter) };
+    const controller: TestController = await startTestController(testLedger, base, { nodeTtlMs: SHORT_TTL_MS });
+    const nodes: SwitchboardNode[] = [];
+    try {
+      const start = async (name: string): Promise<SwitchboardNode> => {
+        const node = await startSwitchboardNode({ url: controller.cluster.server.url, scratch: base, name, backends: [backend], agent, env });
+        nodes.push(node);
+        await until(() => controller.service.nodes().nodes.some((n) => n.name === name && n.clis.some((c) => c.name === backend)), `node ${name} with ${backend}`);
+        return node;
+      };
+      const n1 = await start(`${backend}-n1`);
+      await start(`${backend}-n2`);
+
+      const first = await controller.service.submit({ backend, prompt: 'remember the word mango', cwd: work, node: `${backend}-n1` });
+      const followed = followRun(controller.service, first.id);
+      // Mid-turn: the CLI said its conversation id, and the model holds its answer.
+      await until(() => followed.events.some((e) => agentSessionIn(e) !== undefined) && scripted.model.heldAt(HELD) > 0, 'the conversation id, and the model holding the first turn');
+      const conversation = followed.events.map((e) => agentSessionIn(e)).find((id) => id !== undefined);
+
+      n1.killGroup('SIGKILL');
+      await n1.exited;
+      endLeftRunProcesses();
+      // Its end comes only once the person chooses (below): not waited for here.
+      followed.ended.catch(() => undefined);
+      await until(async () => (await controller.service.get(first.id)).status === 'orphaned', `run ${first.id} orphaned`);
+
+      scripted.model.clearRequests();
+      const resumed = await controller.service.submit({ backend, prompt: 'which word did I ask you to remember?', resume: first.id, node: `${backend}-n2` });
+      expect(resumed).toMatchObject({ parent: first.id, agent_session: conversation, node: `${backend}-n2`, cwd: work, mode: 'stdio' });
+      const second = followRun(controller.service, resumed.id);
+      await within(second.ended, WAIT_MS, () => {
+        throw new Error(`the resumed run did not end; its events: ${JSON.stringify(second.events.map((e) => [e.type, e.data.to ?? e.data.text ?? '']))}`);
+      });
+      expect(await controller.service.get(resumed.id)).toMatchObject({ status: 'completed' });
+      expect(said(second.events)).toContain('The word was mango.');
+      // The conversation went on: the new turn's request to the model carries the first prompt.
+      const asked = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('which word') === true);
+      expect(asked.length).toBeGreaterThan(0);
+      expect(asked.some((r) => JSON.stringify(r.body).includes('remember the word mango'))).toBe(true);
+
+      const orphan = await controller.service.get(first.id);
+      expect(orphan).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+      expect(orphan.message).toContain(`resumed as run ${resumed.id} on node ${backend}-n2`);
+      // Started once each: n1's run never started again anywhere.
+      const starts = (await controller.ledger.events(first.id, 0, 1_000)).filter((e) => e.type === 'state' && e.data.to === 'running');
+      expect(starts).toHaveLength(1);
+      expect(await controller.ledger.check()).toBe('ok');
+    } finally {
+      for (const node of nodes) await node.stop();
+      endLeftRunProcesses();
+      await controller.close();
+    }
+  });
+});
