@@ -35,7 +35,8 @@ const EXEC_HELP = [
 
 const RUN_HELP = [
   'Submits a run to the daemon\'s agent bridge and follows its events to the end. PROMPT is the',
-  'words after BACKEND, or standard input for -. The folder is --cwd (default: this one); it must be',
+  'words after BACKEND, or standard input for -. The folder is --cwd (default: this one; a follow-up\'s or',
+  'a resume\'s: its run\'s); it must be',
   'inside the sandbox of the governance policy (~/.switchboard/policy.yaml). Ctrl-C cancels the run.',
   '',
   'options: --cwd D, --mode auto|stdio|pty, --parent RUN (a follow-up in the same conversation),',

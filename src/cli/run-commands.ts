@@ -102,9 +102,9 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   const limits = wall !== undefined || silent !== undefined ? { ...(wall !== undefined ? { wall_clock_ms: wall * 1000 } : {}), ...(silent !== undefined ? { no_output_ms: silent * 1000 } : {}) } : undefined;
   const resume = values.resume as string | undefined;
   if (resume !== undefined && values.parent !== undefined) throw new UsageError('--resume and --parent do not go together: --parent follows up an open conversation, --resume starts its CLI again on it');
-  // A resumed run works in its run's folder (on a cluster node, the node's): the caller's only when named.
+  // A follow-up or a resumed run works in its run's folder (on a cluster node, the node's): the caller's only when named.
   const given = values.cwd as string | undefined;
-  const cwd = given !== undefined ? path.resolve(given) : resume === undefined ? process.cwd() : undefined;
+  const cwd = given !== undefined ? path.resolve(given) : resume === undefined && values.parent === undefined ? process.cwd() : undefined;
   const labels = labelsOption(values.labels as string | undefined);
   const node = values.node as string | undefined;
   return withClient(ctx, async (client) => {

@@ -213,7 +213,7 @@ export class RunNode {
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
   private async submit(runId: string, w: RunWork): Promise<boolean> {
     try {
-      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: false, caller: w.created_by, agent_session: w.agent_session });
+      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, agent_session: w.agent_session, parent: w.parent });
       return true;
     } catch (err) {
       // Refused by the policy (recorded failed), or anything after the run was recorded: the ledger has it and says how it goes.

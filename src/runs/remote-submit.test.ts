@@ -26,7 +26,7 @@ afterEach(async () => {
 
 /** One node with the `remote` backend; what was sent to it and claimed, and cancels it was sent. */
 class OneNode implements RemoteRuns {
-  readonly sent: { id: string; mode: 'auto' | RunMode; agentSession?: string }[] = [];
+  readonly sent: { id: string; mode: 'auto' | RunMode; agentSession?: string; parent?: string }[] = [];
   readonly claims = new Set<string>();
   readonly cancelsSent: string[] = [];
   readonly stoppedForPolicy: { id: string; rule: string }[] = [];
@@ -40,7 +40,7 @@ class OneNode implements RemoteRuns {
   }
 
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
-    this.sent.push({ id: spec.id, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}) });
+    this.sent.push({ id: spec.id, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}), ...(spec.parent !== null ? { parent: spec.parent } : {}) });
     return Promise.resolve();
   }
 
@@ -231,7 +231,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
 
     const resumed = await service.submit({ backend: 'remote', prompt: 'which word?', resume: lost.id, node: 'node-a' });
     expect(resumed).toMatchObject({ parent: lost.id, agent_session: 'conv-7', cwd: work, node: 'node-a', mode: 'stdio' });
-    expect(node.sent.at(-1)).toEqual({ id: resumed.id, mode: 'stdio', agentSession: 'conv-7' });
+    expect(node.sent.at(-1)).toEqual({ id: resumed.id, mode: 'stdio', agentSession: 'conv-7', parent: lost.id });
     const orphan = await service.get(lost.id);
     expect(orphan).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
     expect(orphan.message).toContain(`resumed as run ${resumed.id} on node node-a`);
@@ -258,5 +258,30 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(await refusal(service.submit({ backend: 'fake', prompt: 'here', cwd: work, node: 'node-a' }))).toMatchObject({ code: 'INVALID_PARAMS' });
     expect(node.sent.map((s) => s.id)).toEqual([plain.id]);
     expect(await service.get(plain.id)).toMatchObject({ status: 'completed' });
+  });
+
+  it('sends a follow-up of a node run to its node, in its folder, and refuses one its conversation cannot take', async () => {
+    const { service, ledger, node, work } = await controller({});
+    const first = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
+    expect(first).toMatchObject({ keep_alive: true });
+    node.claims.add(first.id);
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'two', parent: first.id }))).toMatchObject({ code: 'INVALID_REQUEST', details: { parent: first.id } });
+    nodeRan(ledger, first.id);
+    await ended(ledger, first.id);
+    const next = await service.submit({ backend: 'remote', prompt: 'two', parent: first.id });
+    expect(next).toMatchObject({ parent: first.id, node: 'node-a', cwd: work, keep_alive: true });
+    expect(node.sent.at(-1)).toEqual({ id: next.id, mode: 'auto', parent: first.id });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', parent: first.id, node: 'node-b' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { node: 'node-b' } });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', parent: first.id, cwd: path.join(work, 'elsewhere') }))).toMatchObject({ code: 'INVALID_PARAMS' });
+    const closed = await service.submit({ backend: 'remote', prompt: 'alone', cwd: work, keep_alive: false });
+    node.claims.add(closed.id);
+    nodeRan(ledger, closed.id);
+    await ended(ledger, closed.id);
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'more', parent: closed.id }))).toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('resume it instead') as unknown });
+    // A local run's follow-up stays here, whatever the nodes offer.
+    const local = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await ended(ledger, local.id);
+    const localNext = await service.submit({ backend: 'fake', prompt: 'hello again', parent: local.id });
+    expect(localNext.node).toBeUndefined();
   });
 });

@@ -17,7 +17,7 @@ import type { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import type { RunRecord } from '../ledger/ledger-store.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
-import { initialState, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
+import { initialState, isEnded, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { recheckDecision } from './policy-recheck.js';
@@ -48,7 +48,10 @@ export interface RemoteSubmitRequest {
   cwd: string | undefined;
   mode: 'auto' | RunMode | undefined;
   schema_version: string | undefined;
-  parent: string | undefined;
+  /** The node run this one follows up in its open conversation, on its node. */
+  parent: RunRecord | undefined;
+  /** Its conversation stays open on its node after it, for a follow-up (default true). */
+  keep_alive: boolean | undefined;
   limits: RunLimits | undefined;
   labels: readonly string[] | undefined;
   /** The node to take it, by name (else the least loaded that can). */
@@ -82,13 +85,15 @@ export class RemoteSubmissions {
    */
   async submit(request: RemoteSubmitRequest): Promise<string> {
     const { context } = this;
-    if (request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run on a cluster node cannot follow up another yet: start a new run`, { parent: request.parent });
     if (request.prompt.trim() === '') throw new SwitchboardError('INVALID_PARAMS', 'the prompt is empty');
+    const parent = request.parent;
+    if (parent) this.checkFollowUp(parent, request);
     const schema = context.negotiate(request.schema_version);
     const cwd = request.cwd;
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
     const labels = request.labels ?? [];
-    const node = request.node !== undefined ? this.named(request.node, request.backend, labels) : context.remote.choose(request.backend, labels);
+    const named = parent?.spec.node ?? request.node;
+    const node = named !== undefined ? this.named(named, request.backend, labels) : context.remote.choose(request.backend, labels);
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
@@ -108,9 +113,10 @@ export class RemoteSubmissions {
       policy_hash: context.policy.hash,
       limits: context.tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
-      parent: resume?.record.spec.id ?? null,
+      parent: resume?.record.spec.id ?? parent?.spec.id ?? null,
       ...(resume ? { agent_session: resume.agentSession } : {}),
-      keep_alive: false,
+      // Its node keeps the conversation for a follow-up, as its own policy's idle limits allow.
+      keep_alive: request.keep_alive ?? true,
       node,
       created_at: context.now(),
     };
@@ -156,6 +162,20 @@ export class RemoteSubmissions {
         .then((claimed) => (claimed ? undefined : this.send(spec, spec.mode)))
         .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked or sent', { run_id: spec.id, error: errorMessage(err) }));
     });
+  }
+
+  /**
+   * A follow-up of node run `parent` goes to its node, in its folder, on its backend, once it has
+   * ended with its conversation kept: INVALID_PARAMS or INVALID_REQUEST saying which is not so (the
+   * node says whether the conversation is still open).
+   */
+  private checkFollowUp(parent: RunRecord, request: RemoteSubmitRequest): void {
+    const { spec } = parent;
+    if (spec.backend !== request.backend) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} ran on ${spec.backend}: a follow-up goes to the same backend`, { parent: spec.id });
+    if (!isEnded(parent.status)) throw new SwitchboardError('INVALID_REQUEST', `run ${spec.id} is still ${parent.status}: follow it up once it has ended${parent.status === 'orphaned' ? ' (orphaned: resume it instead)' : ''}`, { parent: spec.id });
+    if (spec.keep_alive === false) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${spec.id} ended with it (keep_alive false): resume it instead`, { parent: spec.id });
+    if (request.node !== undefined && request.node !== spec.node) throw new SwitchboardError('INVALID_PARAMS', `a follow-up of run ${spec.id} goes to its node ${spec.node ?? '?'}, where its conversation is: resume it to go on elsewhere`, { parent: spec.id, node: request.node });
+    if (request.cwd !== spec.cwd) throw new SwitchboardError('INVALID_PARAMS', `a follow-up runs in its conversation's folder (${spec.cwd})`, { cwd: request.cwd });
   }
 
   /**

@@ -339,8 +339,11 @@ export class RunService {
     if (face && request.resume !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} does not resume another run`, { resume: request.resume });
     if (request.resume !== undefined && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', 'a run follows up an open conversation (parent) or resumes one (resume), not both', { parent: request.parent, resume: request.resume });
     const resuming = request.resume !== undefined ? await this.resumable(request.resume, request.backend) : undefined;
-    if (!face && remote && (resuming ? resuming.record.spec.node !== undefined : remote.offers(request.backend))) {
-      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: request.parent, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
+    // A follow-up goes where its conversation is: to the node that ran its parent, or here.
+    const parentRecord = !face && remote && request.parent !== undefined ? await this.ledger.run(request.parent) : undefined;
+    const toNode = resuming ? resuming.record.spec.node !== undefined : parentRecord ? parentRecord.spec.node !== undefined : remote?.offers(request.backend) === true;
+    if (!face && remote && toNode) {
+      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
       return this.view(id);
     }
     if (request.labels !== undefined && request.labels.length > 0) throw new SwitchboardError('INVALID_PARAMS', `labels choose a cluster node, and no node has ${request.backend}`, { backend: request.backend });

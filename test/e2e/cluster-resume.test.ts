@@ -6,7 +6,8 @@
  * `orphaned`; the person resumes it on n2, which starts the CLI again on the same conversation by
  * the CLI's own resume (the conversation id n1 recorded, carried in the work item). The model's
  * request for the new turn carries the earlier prompt, so the conversation goes on; the orphan
- * ends cancelled, saying which run resumed it.
+ * ends cancelled, saying which run resumed it. A follow-up of the resumed run then goes to n2,
+ * whose conversation is still open, and goes on in it.
  *
  * The two nodes share the CLIs' home (one machine): a CLI keeps its conversation in its own files,
  * and Switchboard does not carry them between hosts yet (docs/cluster.md says so).
@@ -38,6 +39,7 @@ const scripted = useScriptedModel({
   title: 'A conversation that outlives its node',
   // The resumed turn's request holds both prompts: its own rule comes first.
   rules: [
+    { match: 'once more', steps: [{ text: 'Once more: mango.' }] },
     { match: 'which word', steps: [{ text: 'The word was mango.' }] },
     { match: 'remember the word mango', steps: [{ text: 'Noted: mango.', wait_for: HELD }] },
   ],
@@ -120,6 +122,18 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       const asked = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('which word') === true);
       expect(asked.length).toBeGreaterThan(0);
       expect(asked.some((r) => JSON.stringify(r.body).includes('remember the word mango'))).toBe(true);
+
+      // The next prompt: a follow-up, on n2 where the conversation stays open.
+      const next = await controller.service.submit({ backend, prompt: 'say it once more', parent: resumed.id });
+      expect(next).toMatchObject({ parent: resumed.id, node: `${backend}-n2`, cwd: work });
+      const third = followRun(controller.service, next.id);
+      await within(third.ended, WAIT_MS, () => {
+        throw new Error(`the follow-up did not end; its events: ${JSON.stringify(third.events.map((e) => [e.type, e.data.to ?? e.data.text ?? '']))}`);
+      });
+      expect(await controller.service.get(next.id)).toMatchObject({ status: 'completed' });
+      expect(said(third.events)).toContain('Once more: mango.');
+      const askedAgain = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('once more') === true);
+      expect(askedAgain.some((r) => JSON.stringify(r.body).includes('which word did I ask you to remember'))).toBe(true);
 
       const orphan = await controller.service.get(first.id);
       expect(orphan).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
