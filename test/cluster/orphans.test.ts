@@ -11,7 +11,7 @@
  *
  * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
-import { mkdirSync, readlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
@@ -20,12 +20,11 @@ import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
 import type { LedgerStore } from '../../src/ledger/ledger-store.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
-import { findProcessesWithEnv } from '../../src/platform/index.js';
-import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from '../support/cluster.js';
 import { tempDir } from '../support/shell.js';
 import { startSwitchboardNode, within } from '../support/switchboard-node.js';
+import { endRunProcessesIn } from '../support/run-processes.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 
@@ -37,27 +36,7 @@ const SHORT_TTL_MS = 3_000;
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-orphans-');
 
-/**
- * Ends, by pid, the agent processes a killed node left (the shell backend starts each run in a
- * process group of its own, so killing the node's group does not reach it): those marked as a
- * run's and working in this test's folder.
- */
-function endLeftRunProcesses(): void {
-  for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
-    let cwd: string;
-    try {
-      cwd = readlinkSync(`/proc/${pid}/cwd`);
-    } catch {
-      continue;
-    }
-    if (!cwd.startsWith(scratch.dir)) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-}
+const endLeftRunProcesses = (): void => endRunProcessesIn(scratch.dir);
 atTestProcessEnd(() => {
   endLeftRunProcesses();
   scratch.cleanup();

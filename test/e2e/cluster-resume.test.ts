@@ -12,16 +12,16 @@
  * The two nodes share the CLIs' home (one machine): a CLI keeps its conversation in its own files,
  * and Switchboard does not carry them between hosts yet (docs/cluster.md says so).
  */
-import { mkdirSync, readlinkSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import { agentSessionIn } from '../../src/ledger/run-events.js';
-import { findProcessesWithEnv } from '../../src/platform/index.js';
-import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 import { startTestController, type TestController } from '../support/cluster-controller.js';
 import { followRun } from '../support/run-follow.js';
+import { until as untilBounded } from '../support/processes.js';
 import { startSwitchboardNode, within, type SwitchboardNode } from '../support/switchboard-node.js';
+import { endRunProcessesIn } from '../support/run-processes.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
@@ -46,34 +46,14 @@ const scripted = useScriptedModel({
 });
 const scratch = scripted.tempDir('sb-cluster-resume-');
 
-/** Ends, by pid, the agent CLIs a killed node left that work in this test's folder (a dead machine takes them with it). */
-function endLeftRunProcesses(): void {
-  for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
-    let cwd: string;
-    try {
-      cwd = readlinkSync(`/proc/${pid}/cwd`);
-    } catch {
-      continue;
-    }
-    if (!cwd.startsWith(scratch.dir)) continue;
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Gone meanwhile.
-    }
-  }
-}
+/** The agent CLIs a killed node left, ended (a dead machine takes them with it). */
+const endLeftRunProcesses = (): void => endRunProcessesIn(scratch.dir);
 atTestProcessEnd(endLeftRunProcesses);
 afterAll(endLeftRunProcesses);
 
-/** Waits until `check` holds, looking every 50 ms; `what` says what never came. */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  const deadline = Date.now() + WAIT_MS;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+
+/** Waits until `check` holds, within WAIT_MS. */
+const until = (check: () => boolean | Promise<boolean>, what: string): Promise<void> => untilBounded(check, what, WAIT_MS);
 
 const said = (events: readonly RunEvent[]): string => events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('');
 
