@@ -367,7 +367,7 @@ class ClaudeSession implements Conversation {
     for (const answer of this.awaitingAnswer.values()) answer('unanswered');
     this.awaitingAnswer.clear();
     for (const pending of this.deciding.values()) pending.withdrawn = true;
-    // A refused resume is followed by a fresh start (launch): the turn goes on.
+    // A refused resume is for whoever started it: launch starts afresh (the turn goes on), launchResumed fails the open.
     if (this.starting?.proc === proc && this.starting.refused !== undefined) return;
     const turn = this.turn;
     if (!turn) {

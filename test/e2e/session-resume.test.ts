@@ -109,6 +109,15 @@ function saved(tool: Tool, home: string, id: string, prompt: string): boolean {
   return filesUnder(home).some((f) => path.basename(f).includes(id) && f.endsWith('.jsonl') && readFileSync(f, 'utf8').includes(prompt));
 }
 
+/** SIGKILL; a process already gone (a short-lived helper, one that ended with its parent) is no failure. */
+function killGone(pid: number): void {
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
+  }
+}
+
 /** Closed, with none of its processes left, nor any other of the case's sandbox home. */
 async function closeAll(home: string, ...closing: Conversation[]): Promise<void> {
   for (const s of closing) await s.close();
@@ -195,7 +204,7 @@ describe.each(TOOLS)('resume with %s', (tool) => {
     expect(marked.length).toBeGreaterThan(0);
     // The check closeAll makes of the sandbox home finds the case's processes (it is not empty by mistake).
     expect(findProcessesByEnv('HOME', home).length).toBeGreaterThan(0);
-    for (const pid of marked) process.kill(pid, 'SIGKILL');
+    for (const pid of marked) killGone(pid);
     const died = await held;
     expect(died.status, dump(died)).toBe('failed');
     await a.close();
