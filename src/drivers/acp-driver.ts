@@ -21,6 +21,9 @@
  * - A model error is the answer to `session/prompt`: Gemini's code is the HTTP status with the
  *   API's JSON error as message; OpenCode's is -32603 "Internal error: <message>".
  * - `session/cancel` ends the turn with stopReason "cancelled" and the session goes on.
+ * - Both advertise `agentCapabilities.loadSession` (Gemini CLI 0.61, OpenCode 1.18), so a session
+ *   opened with `resume` is a `session/load`; see AcpSession.load for what is done with the
+ *   history the agent replays.
  */
 import { SwitchboardError } from '../core/errors.js';
 import { SCHEMA_VERSIONS } from '../output/stream-events.js';
@@ -30,6 +33,7 @@ import type { AgentCapabilities, AgentHealth } from './capabilities.js';
 import type { Conversation, ConversationOptions, ConversationDriver } from './conversation.js';
 import { AgentProgram } from './agent-program.js';
 import { askEverything } from './acp-ask-all.js';
+import { resumeIdOf } from './conversation-turn.js';
 
 /**
  * As the headless driver's options (the profile must have `acp_args`; a session's own sandbox,
@@ -67,6 +71,7 @@ export class AcpDriver implements ConversationDriver {
   /** Starts the agent, initializes ACP and opens a session in `cwd`; resolves once it takes prompts. */
   async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
+    const resume = resumeIdOf(options);
     const sandbox = options.sandbox ?? this.options.sandbox;
     // The driver's own settings first, the session's on top (its variables win, its arguments go last).
     const launch = this.program.launch({ ...options, sandbox, env: { ...this.options.env, ...options.env }, args: [...(this.options.args ?? []), ...(options.args ?? [])] });
@@ -91,6 +96,7 @@ export class AcpDriver implements ConversationDriver {
         store: options.store ?? this.options.store,
         onMessage: this.options.onMessage,
         signal: options.signal,
+        resume,
       });
     });
     await session.start(this.options.startTimeoutMs ?? DEFAULT_START_TIMEOUT_MS);

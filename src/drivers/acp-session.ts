@@ -8,7 +8,7 @@ import { Readable, Writable } from 'node:stream';
 import { client, methods, ndJsonStream, PROTOCOL_VERSION, RequestError, type AnyMessage, type ClientConnection, type RequestPermissionRequest, type RequestPermissionResponse, type Stream } from '@agentclientprotocol/sdk';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { switchboardVersion } from '../core/version.js';
-import { asRecord, type NormalizedEntry } from '../output/entry.js';
+import { asRecord, asString, type NormalizedEntry } from '../output/entry.js';
 import { MsgStore, type MsgStoreOptions } from '../output/msg-store.js';
 import { AcpUpdateNormalizer, describeAcpError } from '../output/normalize-acp.js';
 import { isWindows, terminateProcessTree } from '../platform/index.js';
@@ -19,7 +19,7 @@ import type { Conversation, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
 import type { PrivateTemp } from '../agents/index.js';
 import { describeExit, stderrSuffix, type ProcessExit } from './agent-process.js';
-import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, resumeRefused, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /** How long an agent has to stop a cancelled turn before its process is ended. */
 const CANCEL_GRACE_MS = 15_000;
@@ -47,7 +47,35 @@ export interface SessionSetup {
   store: MsgStoreOptions<NormalizedEntry> | undefined;
   onMessage: ((direction: 'to_agent' | 'from_agent', message: unknown) => void) | undefined;
   signal: AbortSignal | undefined;
+  /** The agent's id of an earlier session to load (`session/load`) instead of opening a new one. */
+  resume: string | undefined;
 }
+
+/**
+ * Agents whose `session/load` destroys the session it is asked to load, so that Switchboard does
+ * not ask them. Found on Gemini CLI 0.61.0: its load starts recording the session anew in the very
+ * file it then reads (a `$set` of the messages to the startup context alone), finds nothing to
+ * resume ("No previous sessions found for this project."), and the CLI's own `--list-sessions`
+ * and `--resume` lose the session too. A later version is tried.
+ */
+const LOAD_LOSES_HISTORY: readonly { name: string; upTo: readonly [number, number]; why: string }[] = [
+  { name: 'gemini-cli', upTo: [0, 61], why: 'its session/load overwrites the session\'s history before it reads it (found on 0.61.0), which would lose the conversation' },
+];
+
+/** Why this agent's session/load must not be tried, or undefined. */
+function loadLosesHistory(name: string | undefined, version: string | undefined): string | undefined {
+  const [major, minor] = (version ?? '').split('.').map(Number);
+  if (major === undefined || minor === undefined || Number.isNaN(major) || Number.isNaN(minor)) return undefined;
+  const known = LOAD_LOSES_HISTORY.find((k) => k.name === name && (major < k.upTo[0] || (major === k.upTo[0] && minor <= k.upTo[1])));
+  return known ? `${name ?? ''} ${version ?? ''}: ${known.why}` : undefined;
+}
+
+/**
+ * A `session/load` under way: the agent replays the loaded session's history as session/update
+ * notifications before it answers, and those are counted here instead of recorded. `over` once
+ * the answer went past (the only request waiting then), so that what follows it is this session's.
+ */
+type Replay = { updates: number; over: boolean };
 
 type PromptOutcome = { kind: 'answered'; stopReason: string } | { kind: 'error'; error: unknown } | { kind: 'exited' };
 
@@ -64,6 +92,7 @@ export class AcpSession implements Conversation {
   private exit: ProcessExit | undefined;
   private stderr = '';
   private turn: Turn | undefined;
+  private replay: Replay | undefined;
   private closing: Promise<void> | undefined;
   private readonly onAbort = (): void => void this.close();
 
@@ -226,9 +255,10 @@ export class AcpSession implements Conversation {
     const info = init.agentInfo;
     const agentName = [info?.title ?? info?.name ?? this.setup.name, info?.version].filter(Boolean).join(' ');
     this.emit([this.normalizer.note(`session started: ${agentName} over ACP v${String(init.protocolVersion)}`)]);
+    const resume = this.setup.resume;
     try {
-      const created = await agent.request(methods.agent.session.new, { cwd: this.setup.cwd, mcpServers: [] });
-      this.acpSessionId = created.sessionId;
+      if (resume !== undefined) await this.load(resume, init.agentCapabilities?.loadSession === true, loadLosesHistory(info?.name, info?.version));
+      else this.acpSessionId = (await agent.request(methods.agent.session.new, { cwd: this.setup.cwd, mcpServers: [] })).sessionId;
     } catch (error) {
       if (error instanceof RequestError && error.code === AUTH_REQUIRED) {
         const offered = (init.authMethods ?? []).map((m) => m.id).join(', ') || 'none';
@@ -236,6 +266,35 @@ export class AcpSession implements Conversation {
       }
       throw error;
     }
+  }
+
+  /**
+   * Continues the caller's earlier session (`session/load`, with what `session/new` gets). Its
+   * replayed history is the agent's context, not this session's entries: a run fed from a new
+   * session would take the old one's turns for its own (see stream). One note says what was resumed.
+   * An agent that cannot load it fails the open; it never opens a new session in its place.
+   */
+  private async load(sessionId: string, advertised: boolean, losesHistory: string | undefined): Promise<void> {
+    const cannot = (why: string): SwitchboardError => resumeRefused(this.setup.name, `${this.setup.name} cannot resume a conversation: ${why}`, sessionId, why);
+    if (!advertised) throw cannot('it does not advertise agentCapabilities.loadSession in its initialize answer');
+    if (losesHistory !== undefined) throw cannot(losesHistory);
+    const replay: Replay = { updates: 0, over: false };
+    this.replay = replay;
+    try {
+      await this.connection.agent.request(methods.agent.session.load, { sessionId, cwd: this.setup.cwd, mcpServers: [] });
+    } catch (error) {
+      // Logging in is the same problem as for a new session: handshake says it.
+      if (error instanceof RequestError && error.code !== AUTH_REQUIRED) {
+        // The agent's own words are often in the error's data, its message being "Internal error".
+        const said = asString(asRecord(error.data)?.details);
+        throw cannot(`session/load of ${sessionId} was refused: ${describeAcpError({ code: error.code, message: error.message })}${said ? `: ${said}` : ''}`);
+      }
+      throw error;
+    } finally {
+      this.replay = undefined;
+    }
+    this.acpSessionId = sessionId;
+    this.emit([this.normalizer.note(`resumed session ${sessionId} (${this.setup.name} replayed ${String(replay.updates)} updates of its history, not recorded here)`)]);
   }
 
   private startError(cause: unknown, timeoutMs: number): SwitchboardError {
@@ -322,6 +381,14 @@ export class AcpSession implements Conversation {
       transform: (message, controller) => {
         trace('from_agent', message);
         const fields = asRecord(message);
+        const replay = this.replay;
+        if (replay && !replay.over) {
+          if (fields?.method === methods.client.session.update && !('id' in fields)) {
+            replay.updates++;
+            return;
+          }
+          if (fields && 'id' in fields && !('method' in fields)) replay.over = true;
+        }
         if (fields?.method === methods.client.session.update && !('id' in fields)) {
           this.emit(this.normalizer.update(fields.params));
           // After the update's entries, so that a reader puts each piece after what came before it.

@@ -19,6 +19,11 @@
  *   by user]" and a `result` of subtype error_during_execution, and takes the next prompt as usual.
  * - A control subtype the other side does not know is answered with subtype "error" (the CLI does
  *   the same to ours), so neither side waits for an answer that never comes.
+ * - `--resume <id>` (2.1.332) continues a conversation of the same HOME and folder, under the same
+ *   id; an id without a transcript ends the process before the handshake with a `result` whose
+ *   errors say "No conversation found with session ID: <id>". A turn's prompt reaches the
+ *   transcript (~/.claude/projects/<cwd>/<id>.jsonl) moments after the model request goes out,
+ *   and after the CLI said the id: a process killed in between leaves nothing to resume.
  */
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { asRecord, asString, EntryFactory, parseObjectLine, type NormalizedEntry, type Normalizer } from '../output/entry.js';
@@ -33,7 +38,7 @@ import { decidePermission, subjectForTool, type PermissionAnswer, type Permissio
 import { CLAUDE_ASK_ALL_ARGS, refuseArgsThatSilenceQuestions } from './claude-ask-all.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
 import { Emitter } from '../core/emitter.js';
-import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, resumeIdOf, resumeRefused, SESSION_MARKER, Turn } from './conversation-turn.js';
 
 /**
  * The profile's headless arguments (`-p … --output-format stream-json --verbose`) without a prompt
@@ -90,6 +95,7 @@ export class ClaudeConversationDriver implements ConversationDriver {
   async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
     refuseArgsThatSilenceQuestions(options.args ?? []);
+    resumeIdOf(options);
     const session = new ClaudeSession(this.program.launch(options), options);
     await session.start();
     return session;
@@ -135,7 +141,8 @@ class ClaudeSession implements Conversation {
 
   async start(): Promise<void> {
     try {
-      await this.launch();
+      if (this.options.resume === undefined) await this.launch();
+      else await this.launchResumed(this.options.resume);
     } catch (err) {
       await this.close();
       throw err;
@@ -237,6 +244,19 @@ class ClaudeSession implements Conversation {
     this.emit([this.own.make('system_message', `claude could not resume conversation ${resumed} (${refused}); starting a new conversation without its earlier context`)]);
     const again = await this.launchStartingAgain(null);
     if (again !== undefined) throw new SwitchboardError('SPAWN_FAILED', `claude ended before it was ready: ${again}`, { stderr: this.lastProcess?.stderrTail ?? '' });
+  }
+
+  /**
+   * The first process of a session opened to continue an earlier conversation. Unlike a resume
+   * after a death (launch), a refusal is not followed by a new conversation: the caller asked for
+   * that one, so the open fails with the CLI's reason. The id is the conversation's until the
+   * CLI's first turn says its own (the same one: 2.1.332 keeps it).
+   */
+  private async launchResumed(id: string): Promise<void> {
+    const refused = await this.launchStartingAgain(id);
+    if (refused !== undefined) throw resumeRefused('claude', `claude could not resume conversation ${id} (${refused})`, id, refused);
+    this.cliSessionId = id;
+    this.emit([this.own.make('system_message', `resumed conversation ${id}`)]);
   }
 
   private isClosing(): boolean {
@@ -347,7 +367,7 @@ class ClaudeSession implements Conversation {
     for (const answer of this.awaitingAnswer.values()) answer('unanswered');
     this.awaitingAnswer.clear();
     for (const pending of this.deciding.values()) pending.withdrawn = true;
-    // A refused resume is followed by a fresh start (launch): the turn goes on.
+    // A refused resume is for whoever started it: launch starts afresh (the turn goes on), launchResumed fails the open.
     if (this.starting?.proc === proc && this.starting.refused !== undefined) return;
     const turn = this.turn;
     if (!turn) {

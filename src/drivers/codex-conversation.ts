@@ -13,7 +13,9 @@
  * - The reply streams as `item/agentMessage/delta`; `turn/completed` ends every turn (completed,
  *   interrupted or failed); `turn/interrupt` stops one and the thread goes on.
  * - A process that died is started again at the next prompt and resumes the thread by its id
- *   (`thread/resume`), so the conversation survives it.
+ *   (`thread/resume`), so the conversation survives it. A session opened with `resume` does the
+ *   same with the caller's thread at open; Codex refuses an id it has no rollout for with an RPC
+ *   error, and the open fails with it (never a new thread in its place).
  *
  * `args` go to `codex app-server`: `-c key=value` overrides, `--enable`/`--disable` features.
  */
@@ -29,7 +31,7 @@ import { AgentProcess, describeExit, stderrSuffix, type ProcessExit } from './ag
 import { AgentProgram, type SessionDriverOptions, type SessionLaunch } from './agent-program.js';
 import type { AgentCapabilities, AgentHealth } from './capabilities.js';
 import type { Conversation, ConversationOptions, ConversationDriver, ReplyPiece, TurnResult } from './conversation.js';
-import { cancelledBeforeStart, newSessionId, recordEntries, SESSION_MARKER, Turn } from './conversation-turn.js';
+import { cancelledBeforeStart, newSessionId, recordEntries, resumeIdOf, resumeRefused, SESSION_MARKER, Turn } from './conversation-turn.js';
 import { LineRpc, METHOD_NOT_FOUND, RpcError, type IncomingRequest } from './line-rpc.js';
 import { decidePermission, subjectForTool, type PermissionRequest } from './permission.js';
 
@@ -67,6 +69,7 @@ export class CodexConversationDriver implements ConversationDriver {
   /** Starts `codex app-server` and opens a thread in `cwd`; resolves once it takes prompts. */
   async open(options: ConversationOptions): Promise<Conversation> {
     if (options.signal?.aborted) throw new SwitchboardError('INVALID_REQUEST', 'the session was aborted before it opened');
+    resumeIdOf(options);
     const session = new CodexSession(this.program.launch(options), options);
     try {
       await session.connect();
@@ -102,7 +105,10 @@ class CodexSession implements Conversation {
   private readonly pieceEmitter = new Emitter<ReplyPiece>();
   readonly pieces = this.pieceEmitter.event;
   private readonly normalizer = new CodexAppServerNormalizer();
-  private threadId: string | null = null;
+  /** Set before the first start when the caller resumes a thread, so that the start resumes it. */
+  private threadId: string | null;
+  /** The thread the caller asked to resume, until it has been: a refusal of it fails the open. */
+  private resumeAsked: string | undefined;
   private connection: Connection | undefined;
   private connecting: Promise<Connection> | undefined;
   private turn: OpenTurn | undefined;
@@ -114,6 +120,8 @@ class CodexSession implements Conversation {
     private readonly options: ConversationOptions,
   ) {
     this.entries = new MsgStore<NormalizedEntry>(options.store);
+    this.threadId = options.resume ?? null;
+    this.resumeAsked = options.resume;
     options.signal?.addEventListener('abort', this.onAbort, { once: true });
   }
 
@@ -260,7 +268,7 @@ class CodexSession implements Conversation {
     rpc.notify('initialized');
     const settings = CODEX_THREAD_SETTINGS;
     const resuming = this.threadId;
-    const result = asRecord(resuming ? await rpc.request('thread/resume', { threadId: resuming, cwd: this.options.cwd, ...settings, excludeTurns: true }) : await rpc.request('thread/start', { cwd: this.options.cwd, ...settings }));
+    const result = asRecord(resuming ? await this.resumeThread(rpc, resuming) : await rpc.request('thread/start', { cwd: this.options.cwd, ...settings }));
     const policy = result?.approvalPolicy;
     if (policy !== ASK_BEFORE_EVERY_ACT) {
       throw new SwitchboardError('AGENT_ERROR', `codex opened its thread with approvalPolicy ${JSON.stringify(policy)} instead of "${ASK_BEFORE_EVERY_ACT}": it would not ask before it acts, so Switchboard's policy could not decide; refusing to run it (this Codex version is not supported in structured mode)`, { agent: 'codex', approvalPolicy: policy });
@@ -268,7 +276,18 @@ class CodexSession implements Conversation {
     const threadId = asString(asRecord(result?.thread)?.id);
     if (!threadId) throw new SwitchboardError('AGENT_ERROR', 'codex opened a thread without an id', { agent: 'codex' });
     this.threadId = threadId;
+    this.resumeAsked = undefined;
     this.emit([this.normalizer.note(resuming ? `thread resumed: ${threadId}` : `session started: ${threadId}`)]);
+  }
+
+  /** `thread/resume`; Codex's refusal of the caller's own thread is the open's failure, in its words. */
+  private async resumeThread(rpc: LineRpc, threadId: string): Promise<unknown> {
+    try {
+      return await rpc.request('thread/resume', { threadId, cwd: this.options.cwd, ...CODEX_THREAD_SETTINGS, excludeTurns: true });
+    } catch (err) {
+      if (!(err instanceof RpcError) || threadId !== this.resumeAsked) throw err;
+      throw resumeRefused('codex', `codex could not resume thread ${threadId} (${err.message})`, threadId, err.message);
+    }
   }
 
   private notified(method: string, params: unknown): void {

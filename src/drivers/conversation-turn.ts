@@ -1,14 +1,15 @@
 /**
  * What the session drivers share about a turn: its entries and permission answers as they come, a
  * cancel flag, and one ending, however many things (the result line, the process exiting, a
- * cancel) race to end it.
+ * cancel) race to end it; and the checks every driver makes of a conversation to resume.
  */
 import { randomBytes } from 'node:crypto';
+import { SwitchboardError } from '../core/errors.js';
 import type { NormalizedEntry } from '../output/entry.js';
 import type { MsgStore } from '../output/msg-store.js';
 import type { EndStatus } from './capabilities.js';
 import type { PermissionAnswer } from './permission.js';
-import type { TurnResult } from './conversation.js';
+import type { ConversationOptions, TurnResult } from './conversation.js';
 
 /** The variable every process of a session carries, so that closing it finds them all. */
 export const SESSION_MARKER = 'SWITCHBOARD_SESSION_ID';
@@ -16,6 +17,26 @@ export const SESSION_MARKER = 'SWITCHBOARD_SESSION_ID';
 /** A new session id (also the MsgStore's and the marker's value). */
 export function newSessionId(): string {
   return `s${randomBytes(4).toString('hex')}`;
+}
+
+/**
+ * What a CLI's conversation ids look like (Claude's and Codex's UUIDs, Gemini's too, OpenCode's
+ * `ses_…`). Checked because the id goes on a command line (`claude --resume <id>`): one starting
+ * with a dash would be read as an option.
+ */
+const RESUMABLE_ID = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,199}$/;
+
+/** The `resume` option, checked (INVALID_PARAMS for an id no CLI would have given), or undefined. */
+export function resumeIdOf(options: ConversationOptions): string | undefined {
+  const id = options.resume;
+  if (id === undefined) return undefined;
+  if (!RESUMABLE_ID.test(id)) throw new SwitchboardError('INVALID_PARAMS', `not a conversation id to resume: ${JSON.stringify(id.slice(0, 100))}`, { resume: id.slice(0, 100) });
+  return id;
+}
+
+/** The error of a resume the CLI refused: the caller asked for that conversation, not a new one. */
+export function resumeRefused(agent: string, message: string, resume: string, reason: string): SwitchboardError {
+  return new SwitchboardError('AGENT_ERROR', message, { agent, resume, reason });
 }
 
 export class Turn {

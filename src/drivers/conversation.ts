@@ -33,6 +33,16 @@ export interface ConversationOptions {
   /** The CLI's own id of an earlier conversation (its agentSessionId) to continue, with its context. */
   resume?: string;
   store?: MsgStoreOptions<NormalizedEntry>;
+  /**
+   * The CLI's own id of an earlier conversation (an `agentSessionId` of another, possibly dead,
+   * process with the same HOME or sandbox home), to be continued with its earlier context instead
+   * of starting a new one: `claude --resume`, Codex `thread/resume`, ACP `session/load`. Its
+   * earlier turns are the CLI's context, not entries of this conversation (which opens with one
+   * system note saying what it resumed). A resume the CLI refuses (an id it does not know, an ACP
+   * agent without `loadSession`) never starts a new conversation in its place: `open()` rejects
+   * with AGENT_ERROR and the CLI's reason, details `{ agent, resume, reason }`.
+   */
+  resume?: string;
   /** Aborting ends the session and its process tree. */
   signal?: AbortSignal;
 }
