@@ -30,8 +30,6 @@ export interface ConversationOptions {
   env?: Record<string, string>;
   /** Arguments after the profile's own. */
   args?: string[];
-  /** The CLI's own id of an earlier conversation (its agentSessionId) to continue, with its context. */
-  resume?: string;
   store?: MsgStoreOptions<NormalizedEntry>;
   /**
    * The CLI's own id of an earlier conversation (an `agentSessionId` of another, possibly dead,
