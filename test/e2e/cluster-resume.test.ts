@@ -26,6 +26,7 @@ import { atTestProcessEnd } from '../support/test-process-end.js';
 import { useTestLedger } from '../support/test-ledger.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { useScriptedModel } from './scripted-model.js';
+import { conversationSaved } from './conversation-files.js';
 
 /** A bound on a wait for something that must happen; never a measure of how fast it did. */
 const WAIT_MS = 90_000;
@@ -80,7 +81,9 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       const followed = followRun(controller.service, first.id);
       // Mid-turn: the CLI said its conversation id, and the model holds its answer.
       await until(() => followed.events.some((e) => agentSessionIn(e) !== undefined) && scripted.model.heldAt(HELD) > 0, 'the conversation id, and the model holding the first turn');
-      const conversation = followed.events.map((e) => agentSessionIn(e)).find((id) => id !== undefined);
+      const conversation = followed.events.map((e) => agentSessionIn(e)).find((id) => id !== undefined) as string;
+      // Killed before the CLI saved the prompt, there would be no conversation to resume.
+      await until(() => conversationSaved(backend, path.join(agent.home, backend), conversation, 'remember the word mango'), 'the CLI to save the prompt in its conversation file');
 
       n1.killGroup('SIGKILL');
       await n1.exited;
@@ -96,7 +99,8 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       await within(second.ended, WAIT_MS, () => {
         throw new Error(`the resumed run did not end; its events: ${JSON.stringify(second.events.map((e) => [e.type, e.data.to ?? e.data.text ?? '']))}`);
       });
-      expect(await controller.service.get(resumed.id)).toMatchObject({ status: 'completed' });
+      const resumedView = await controller.service.get(resumed.id);
+      expect(resumedView.status, resumedView.message).toBe('completed');
       expect(said(second.events)).toContain('The word was mango.');
       // The conversation went on: the new turn's request to the model carries the first prompt.
       const asked = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('which word') === true);
@@ -110,7 +114,8 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       await within(third.ended, WAIT_MS, () => {
         throw new Error(`the follow-up did not end; its events: ${JSON.stringify(third.events.map((e) => [e.type, e.data.to ?? e.data.text ?? '']))}`);
       });
-      expect(await controller.service.get(next.id)).toMatchObject({ status: 'completed' });
+      const nextView = await controller.service.get(next.id);
+      expect(nextView.status, nextView.message).toBe('completed');
       expect(said(third.events)).toContain('Once more: mango.');
       const askedAgain = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('once more') === true);
       expect(askedAgain.some((r) => JSON.stringify(r.body).includes('which word did I ask you to remember'))).toBe(true);

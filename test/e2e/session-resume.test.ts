@@ -12,7 +12,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isSwitchboardError } from '../../src/core/errors.js';
 import { AcpDriver } from '../../src/drivers/acp-driver.js';
@@ -23,6 +23,7 @@ import type { NormalizedEntry } from '../../src/output/entry.js';
 import { findProcessesByEnv } from '../../src/platform/index.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { useScriptedModel } from './scripted-model.js';
+import { conversationSaved, filesUnder } from './conversation-files.js';
 import { until } from '../support/processes.js';
 
 const MARKER = 'SWITCHBOARD_SESSION_ID';
@@ -87,27 +88,6 @@ const log = (session: Conversation): NormalizedEntry[] => session.entries.histor
 const texts = (entries: NormalizedEntry[], type: NormalizedEntry['type']): string[] => entries.filter((e) => e.type === type).map((e) => e.content.trim());
 const dump = (value: unknown): string => JSON.stringify(value, null, 1);
 
-const filesUnder = (dir: string): string[] => {
-  try {
-    return readdirSync(dir).flatMap((name) => {
-      const file = path.join(dir, name);
-      return statSync(file).isDirectory() ? filesUnder(file) : [file];
-    });
-  } catch {
-    return [];
-  }
-};
-
-/**
- * The CLI has saved `prompt` in the conversation's file under the sandbox home (Claude's transcript,
- * Codex's rollout, both named by the id). Both write it moments after the model request goes out
- * (Claude Code 2.1.332: up to tens of ms after it said its id), and a process killed before that
- * leaves no conversation to resume (the resume is refused: not what this case is about).
- */
-function saved(tool: Tool, home: string, id: string, prompt: string): boolean {
-  if (tool !== 'claude' && tool !== 'codex') return true;
-  return filesUnder(home).some((f) => path.basename(f).includes(id) && f.endsWith('.jsonl') && readFileSync(f, 'utf8').includes(prompt));
-}
 
 /** SIGKILL; a process already gone (a short-lived helper, one that ended with its parent) is no failure. */
 function killGone(pid: number): void {
@@ -198,7 +178,7 @@ describe.each(TOOLS)('resume with %s', (tool) => {
     // The CLI is in the turn (its model request waits at the gate) and has said its id.
     await until(() => scripted.model.heldAt(gateOf(tool)) > 0 && a.agentSessionId !== null, `${tool} to ask the model and say its session id`, 120_000);
     const id = a.agentSessionId ?? '';
-    await until(() => saved(tool, home, id, holdPrompt(tool)), `${tool} to save the prompt in its conversation's file`);
+    await until(() => conversationSaved(tool, home, id, holdPrompt(tool)), `${tool} to save the prompt in its conversation's file`);
     // Its whole process tree at once, as a crash of the host would leave it: nothing saves on the way out.
     const marked = findProcessesByEnv(MARKER, a.id);
     expect(marked.length).toBeGreaterThan(0);
