@@ -17,7 +17,7 @@ import type { Logger } from '../core/logger.js';
 import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
-import type { ClusterNodeView, RemoteCancel, RemoteRuns } from '../runs/index.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns } from '../runs/index.js';
 import { LedgerSink } from './ledger-sink.js';
 import { NodeRunSweep } from './node-run-sweep.js';
 import { runWork } from './run-wire.js';
@@ -115,8 +115,8 @@ export class ClusterRuns implements RemoteRuns {
     return this.directory.list().some((n) => n.record.clis.some((c) => c.name === backend));
   }
 
-  choose(backend: string, labels: readonly string[]): string | undefined {
-    return this.directory.choose({ backend, labels })[0]?.name;
+  choose(backend: string, labels: readonly string[], options: ChooseOptions = {}): string | undefined {
+    return this.directory.choose({ backend, labels, ...options })[0]?.name;
   }
 
   nodes(): ClusterNodeView[] {

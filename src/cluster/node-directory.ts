@@ -47,6 +47,14 @@ export interface NodeRequirements {
   backend: string;
   /** Labels the node must all have. */
   labels?: readonly string[];
+  /**
+   * Runs the caller has sent to a node and counts as taking its slots: a node's lease says a slot is
+   * taken only once the node pulls the run, so two runs chosen in that gap would both go to its last
+   * slot. A node's free slots are the fewer of its lease's and its total less these.
+   */
+  occupied?: (node: string) => number;
+  /** Only this node, by name (the caller named it). */
+  node?: string;
 }
 
 export interface NodeDirectoryOptions {
@@ -106,11 +114,13 @@ export class NodeDirectory {
    */
   choose(needs: NodeRequirements): NodeRecord[] {
     const labels = needs.labels ?? [];
-    const busyShare = (r: NodeRecord): number => (r.slots.total - r.slots.free) / r.slots.total;
+    // The lease's free slots, less what the caller sent the node that the lease may not show yet.
+    const free = (r: NodeRecord): number => Math.max(0, Math.min(r.slots.free, r.slots.total - (needs.occupied?.(r.name) ?? 0)));
+    const busyShare = (r: NodeRecord): number => (r.slots.total - free(r)) / r.slots.total;
     return this.list()
       .map((n) => n.record)
-      .filter((r) => r.slots.free > 0 && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)))
-      .sort((a, b) => busyShare(a) - busyShare(b) || b.slots.free - a.slots.free || a.name.localeCompare(b.name));
+      .filter((r) => (needs.node === undefined || r.name === needs.node) && free(r) > 0 && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)))
+      .sort((a, b) => busyShare(a) - busyShare(b) || free(b) - free(a) || a.name.localeCompare(b.name));
   }
 
   /** Stops watching; no event fires after it resolves. */

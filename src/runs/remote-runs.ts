@@ -18,6 +18,14 @@ export interface ClusterNodeView {
   seen_at: number;
 }
 
+/** How a node is chosen beyond backend and labels. */
+export interface ChooseOptions {
+  /** The runs the caller sent each node that take its slots: a lease shows one only once the node pulls it. */
+  occupied?: (node: string) => number;
+  /** Only this node (the caller named it). */
+  node?: string;
+}
+
 /** What became of a cancel of a run on a node. */
 export type RemoteCancel =
   /** The node was told: its events say how the run ended. */
@@ -29,7 +37,7 @@ export interface RemoteRuns {
   /** True when a live node has `backend`: a run of it goes to the cluster. */
   offers(backend: string): boolean;
   /** The node to take a run of `backend` with every one of `labels` now (the least loaded), or undefined when none can. */
-  choose(backend: string, labels: readonly string[]): string | undefined;
+  choose(backend: string, labels: readonly string[], options?: ChooseOptions): string | undefined;
   /** Sends a recorded run to its node (`spec.node`), with the mode the caller asked for (`auto`: the node's choice). */
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void>;
   /** Makes sure no node starts the run: true when none had (the run is the service's to end), false when a node has it. */

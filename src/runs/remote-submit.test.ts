@@ -16,7 +16,7 @@ import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { FakeBackend } from './backends/fake-backend.js';
-import type { ClusterNodeView, RemoteCancel, RemoteRuns } from './remote-runs.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns } from './remote-runs.js';
 import { RunService } from './run-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -35,8 +35,16 @@ class OneNode implements RemoteRuns {
     return backend === 'remote';
   }
 
-  choose(backend: string): string | undefined {
-    return this.offers(backend) ? 'node-a' : undefined;
+  /** A lease that never shows a slot taken, as one not yet renewed after the node pulled a run. */
+  staleLease = false;
+  /** The runs sent that no longer take a slot on the node (ended there, or their node was lost). */
+  readonly finished = new Set<string>();
+
+  choose(backend: string, labels: readonly string[], options: ChooseOptions = {}): string | undefined {
+    const node = this.nodes()[0];
+    if (!node || !this.offers(backend) || (options.node !== undefined && options.node !== node.name) || !labels.every((l) => node.labels.includes(l))) return undefined;
+    const free = Math.min(node.slots.free, node.slots.total - (options.occupied?.(node.name) ?? 0));
+    return free > 0 ? node.name : undefined;
   }
 
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
@@ -71,7 +79,7 @@ class OneNode implements RemoteRuns {
   }
 
   nodes(): ClusterNodeView[] {
-    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: 2 - this.sent.length }, started_at: 1, seen_at: 2 }];
+    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: this.staleLease ? 2 : Math.max(0, 2 - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
   }
 }
 
@@ -85,8 +93,9 @@ async function controller(policy: GovernancePolicyInput, file = ':memory:', node
   return { service, ledger, node, work: root };
 }
 
-/** What a node would publish of a run it started and finished: its own numbering from 1. */
-function nodeRan(ledger: RunLedger, runId: string): void {
+/** What a node would publish of a run it started and finished: its own numbering from 1 (and its slot free again, on `node`). */
+function nodeRan(ledger: RunLedger, runId: string, node?: OneNode): void {
+  node?.finished.add(runId);
   const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'p'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), stateEvent({ from: 'running', to: 'completed', at: 3, reason: 'finished', message: 'done' }), doneEvent(3, 'completed', 'finished', 'done')];
   events.forEach((e, i) => ledger.ingest({ ...e, run_id: runId, seq: i + 1 }));
 }
@@ -227,6 +236,8 @@ describe('runs on cluster nodes, governed by the controller', () => {
     const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'remember the word'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), agentSessionEvent(3, 'remote', 'conv-7'), stateEvent({ from: 'running', to: 'orphaned', at: 4, reason: null, message: 'node-a was lost' })];
     events.forEach((e, i) => ledger.ingest({ ...e, run_id: lost.id, seq: i + 1 }));
     await ledger.flush();
+    // Its node was lost: what it held is no node's slot now.
+    node.finished.add(lost.id);
     expect(await service.get(lost.id)).toMatchObject({ status: 'orphaned' });
 
     const resumed = await service.submit({ backend: 'remote', prompt: 'which word?', resume: lost.id, node: 'node-a' });
@@ -238,6 +249,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     // Its node is told too, should it come back with the agent still running.
     await expect.poll(() => node.cancelsSent).toContain(lost.id);
     // An ended run can be resumed again: the conversation is the CLI's, not the run's.
+    node.finished.add(resumed.id);
     const again = await service.submit({ backend: 'remote', prompt: 'and again', resume: lost.id });
     expect(again).toMatchObject({ parent: lost.id, agent_session: 'conv-7' });
   });
@@ -266,7 +278,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(first).toMatchObject({ keep_alive: true });
     node.claims.add(first.id);
     expect(await refusal(service.submit({ backend: 'remote', prompt: 'two', parent: first.id }))).toMatchObject({ code: 'INVALID_REQUEST', details: { parent: first.id } });
-    nodeRan(ledger, first.id);
+    nodeRan(ledger, first.id, node);
     await ended(ledger, first.id);
     const next = await service.submit({ backend: 'remote', prompt: 'two', parent: first.id });
     expect(next).toMatchObject({ parent: first.id, node: 'node-a', cwd: work, keep_alive: true });
@@ -275,7 +287,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', parent: first.id, cwd: path.join(work, 'elsewhere') }))).toMatchObject({ code: 'INVALID_PARAMS' });
     const closed = await service.submit({ backend: 'remote', prompt: 'alone', cwd: work, keep_alive: false });
     node.claims.add(closed.id);
-    nodeRan(ledger, closed.id);
+    nodeRan(ledger, closed.id, node);
     await ended(ledger, closed.id);
     expect(await refusal(service.submit({ backend: 'remote', prompt: 'more', parent: closed.id }))).toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('resume it instead') as unknown });
     // A local run's follow-up stays here, whatever the nodes offer.
@@ -283,5 +295,22 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await ended(ledger, local.id);
     const localNext = await service.submit({ backend: 'fake', prompt: 'hello again', parent: local.id });
     expect(localNext.node).toBeUndefined();
+  });
+
+  it("counts the runs it sent a node against its slots until they end, whatever the node's lease says yet", async () => {
+    const node = new OneNode();
+    node.staleLease = true;
+    const { service, ledger, work } = await controller({}, ':memory:', node);
+    const one = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
+    const two = await service.submit({ backend: 'remote', prompt: 'two', cwd: work });
+    expect(node.nodes()[0]?.slots.free).toBe(2);
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work, node: 'node-a' }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    // Once one ends, its slot is the next run's.
+    node.claims.add(one.id);
+    nodeRan(ledger, one.id);
+    await ended(ledger, one.id);
+    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
+    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id]);
   });
 });

@@ -65,6 +65,10 @@ interface InFlight {
   caller: string;
   promptBytes: number;
   following: Disposable | undefined;
+  /** Its node. */
+  node: string | undefined;
+  /** Sent to its node (not waiting here for a place): it takes one of the node's slots until it ends. */
+  sent: boolean;
 }
 
 export class RemoteSubmissions {
@@ -93,7 +97,7 @@ export class RemoteSubmissions {
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
     const labels = request.labels ?? [];
     const named = parent?.spec.node ?? request.node;
-    const node = named !== undefined ? this.named(named, request.backend, labels) : context.remote.choose(request.backend, labels);
+    const node = named !== undefined ? this.named(named, request.backend, labels) : context.remote.choose(request.backend, labels, { occupied: this.occupied });
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
@@ -154,7 +158,8 @@ export class RemoteSubmissions {
    */
   takeUp(record: RunRecord): void {
     const { spec } = record;
-    this.hold(spec, record.prompt_bytes, record.last_seq);
+    // One a node numbered events of, or one not queued, is on its node (or was: its end is coming).
+    this.hold(spec, record.prompt_bytes, record.last_seq, record.status !== 'queued' || record.last_seq > 0);
     this.context.admission.request(spec.id, spec.backend, () => {
       if (record.status !== 'queued' || record.last_seq > 0) return;
       void this.context.remote
@@ -189,8 +194,15 @@ export class RemoteSubmissions {
     if (!node.clis.some((c) => c.name === backend)) throw new SwitchboardError('INVALID_PARAMS', `node ${name} has no ${backend} (it has ${node.clis.map((c) => c.name).join(', ') || 'no backend'})`, { node: name, backend });
     const missing = labels.filter((l) => !node.labels.includes(l));
     if (missing.length > 0) throw new SwitchboardError('INVALID_PARAMS', `node ${name} does not have the labels ${missing.join(', ')}`, { node: name, labels: missing });
-    return node.slots.free > 0 ? name : undefined;
+    return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name });
   }
+
+  /** The runs sent to `node` and not ended yet: they take its slots, whether or not its lease shows them yet. */
+  private readonly occupied = (node: string): number => {
+    let n = 0;
+    for (const run of this.inFlight.values()) if (run.sent && run.node === node) n++;
+    return n;
+  };
 
   /** True when `runId` is a node run waiting here for a place (not yet sent). */
   waiting(runId: string): boolean {
@@ -234,8 +246,8 @@ export class RemoteSubmissions {
    * Keeps the run's place until its `done` is in the ledger, and judges each decision its node
    * records again by the controller's rules (policy-recheck.ts): the first it denies stops the run.
    */
-  private hold(spec: RunSpec, promptBytes: number, lastSeq = 0): void {
-    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined };
+  private hold(spec: RunSpec, promptBytes: number, lastSeq = 0, sent = false): void {
+    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent };
     this.inFlight.set(spec.id, run);
     const release = (): void => {
       this.inFlight.delete(spec.id);
@@ -265,6 +277,8 @@ export class RemoteSubmissions {
     const { remote } = this.context;
     // Cancelled while it waited: nothing to send.
     if (!this.context.ledger.isLive(spec.id)) return;
+    const flight = this.inFlight.get(spec.id);
+    if (flight) flight.sent = true;
     try {
       await remote.dispatch(spec, mode);
     } catch (err) {

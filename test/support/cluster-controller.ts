@@ -5,7 +5,7 @@
  */
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
-import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
+import { parseGovernancePolicy, type GovernancePolicyInput } from '../../src/governance/policy-file.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import { RunService } from '../../src/runs/run-service.js';
 import { startTestCluster, type TestCluster } from './cluster.js';
@@ -20,15 +20,18 @@ export interface TestController {
   close(): Promise<void>;
 }
 
-/** Starts a controller whose policy's sandbox is `sandboxRoot`, its ledger's files there too; `nodeTtlMs`: the nodes' lease TTL (the topology's default unless given). */
-export async function startTestController(testLedger: TestLedger, sandboxRoot: string, options: { nodeTtlMs?: number } = {}): Promise<TestController> {
+/**
+ * Starts a controller whose policy's sandbox is `sandboxRoot` (and whose other rules are `policy`'s),
+ * its ledger's files there too; `nodeTtlMs`: the nodes' lease TTL (the topology's default unless given).
+ */
+export async function startTestController(testLedger: TestLedger, sandboxRoot: string, options: { nodeTtlMs?: number; policy?: GovernancePolicyInput } = {}): Promise<TestController> {
   const cluster = await startTestCluster();
   let ledger: RunLedger | undefined;
   let runs: ClusterRuns | undefined;
   try {
     ledger = new RunLedger({ store: await testLedger.store(sandboxRoot) });
     runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(options.nodeTtlMs !== undefined && { nodeTtlMs: options.nodeTtlMs }) });
-    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [sandboxRoot] } }), backends: [], remote: runs, scope: `${sandboxRoot}#controller` });
+    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ ...options.policy, sandbox: { roots: [sandboxRoot] } }), backends: [], remote: runs, scope: `${sandboxRoot}#controller` });
     await runs.takeEvents(ledger);
     const opened = { ledger, runs };
     return {
