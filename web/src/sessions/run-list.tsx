@@ -97,7 +97,8 @@ function ResumeRun({ run, nodes, onResumed }: { run: RunView; nodes: ClusterNode
   const [prompt, setPrompt] = useState('Go on where you left off.');
   const [node, setNode] = useState('');
   const [busy, setBusy] = useState(false);
-  const able = nodes.filter((n) => n.name !== run.node && n.clis.some((c) => c.name === run.backend));
+  // An orphaned run's node is gone; an ended run's own node still has its CLI's conversation files.
+  const able = nodes.filter((n) => n.clis.some((c) => c.name === run.backend));
   const resume = (): void => {
     setBusy(true);
     rpc
@@ -124,7 +125,7 @@ function ResumeRun({ run, nodes, onResumed }: { run: RunView; nodes: ClusterNode
           <option value="">any node</option>
           {able.map((n) => (
             <option key={n.name} value={n.name}>
-              {n.name} ({n.slots.free} free)
+              {n.name} ({n.slots.free} free{n.name === run.node ? ', where it ran' : ''})
             </option>
           ))}
         </select>
