@@ -125,9 +125,6 @@ export class RemoteSubmissions {
       created_at: context.now(),
     };
     context.ledger.createRun(spec);
-    // The person chose: the orphaned run ends here (its node, should it come back, is told to stop
-    // it), and this run goes on with its conversation.
-    if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
     if (!backendPolicy.enabled) {
       // Recorded as a local run the policy refuses is: the refusal has its run and its rule.
       const rule = `backends.${spec.backend}.enabled`;
@@ -135,6 +132,9 @@ export class RemoteSubmissions {
       await context.ledger.flush();
       throw new SwitchboardError('FORBIDDEN', `refused by the policy: runs on ${spec.backend} are turned off by the policy (${context.policy.origin})`, { run_id: spec.id, rule });
     }
+    // The person chose: the orphaned run ends here (its node, should it come back, is told to stop
+    // it), and this run goes on with its conversation.
+    if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
     // In the store before any node can send an event of it.
     await context.ledger.flush();
     this.hold(spec, Buffer.byteLength(spec.prompt));
