@@ -8,7 +8,7 @@
  *   (not_started)`: ending it is not a retry. The node's claim: the run becomes `orphaned`, an
  *   event the controller publishes on the run's own subject, fenced on the subject's last message
  *   (expect-last-subject-sequence), so it lands after everything the node stored and a node that
- *   comes back cannot slip an event in between. The person then decides (cancel or fail it).
+ *   comes back cannot slip an event in between. The person then decides (cancel it, or resume it in a new run).
  * - now and then: a queued run whose work item is gone from the queue (refused, aged out) with no
  *   claim, or is older than a node would start, is abandoned and ends `failed (not_started)` too.
  *

@@ -213,7 +213,10 @@ export class RunNode {
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
   private async submit(runId: string, w: RunWork): Promise<boolean> {
     try {
-      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, agent_session: w.agent_session, parent: w.parent });
+      // A resume of a run this node ran is the service's own resume: it closes the conversation's CLI kept open here first.
+      const own = w.agent_session !== undefined && w.resumes !== undefined && (await this.recorded(w.resumes));
+      const resume = own ? { resume: w.resumes } : { agent_session: w.agent_session };
+      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, parent: w.parent, ...resume });
       return true;
     } catch (err) {
       // Refused by the policy (recorded failed), or anything after the run was recorded: the ledger has it and says how it goes.

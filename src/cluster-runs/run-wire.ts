@@ -23,6 +23,8 @@ export const RunWorkSchema = z.object({
   created_by: z.string().min(1),
   /** The CLI's own conversation id the run resumes (RunSpec.agent_session), where it resumes one. */
   agent_session: z.string().min(1).max(512).optional(),
+  /** With `agent_session`: the run whose conversation it resumes (on its own node, the node's copy says where the CLI is). */
+  resumes: z.string().min(1).max(128).optional(),
   /** The run it follows up in its conversation, kept open on this node (a run this node ran). */
   parent: z.string().min(1).max(128).optional(),
   /** Keep its conversation open on the node for a follow-up (absent: not). */
@@ -33,7 +35,7 @@ export type RunWork = z.infer<typeof RunWorkSchema>;
 
 /** The payload of a recorded run's work item. */
 export function runWork(spec: RunSpec, mode: 'auto' | RunMode): RunWork {
-  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner', ...(spec.agent_session !== undefined ? { agent_session: spec.agent_session } : {}), ...(spec.parent !== null && spec.agent_session === undefined ? { parent: spec.parent } : {}), ...(spec.keep_alive !== undefined ? { keep_alive: spec.keep_alive } : {}) };
+  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner', ...(spec.agent_session !== undefined ? { agent_session: spec.agent_session, ...(spec.parent !== null ? { resumes: spec.parent } : {}) } : {}), ...(spec.parent !== null && spec.agent_session === undefined ? { parent: spec.parent } : {}), ...(spec.keep_alive !== undefined ? { keep_alive: spec.keep_alive } : {}) };
 }
 
 const WireEventSchema = z.object({

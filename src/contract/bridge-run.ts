@@ -7,8 +7,8 @@
 
 /**
  * `orphaned` (issue 26) is not an end: a cluster node that held the run lost its lease, so nobody
- * knows whether the agent still runs; the person chooses what becomes of it (cancel or fail it;
- * resume later).
+ * knows whether the agent still runs; the person chooses what becomes of it: cancel it, or resume
+ * its conversation in a new run (which ends it cancelled).
  */
 export const RUN_STATUSES = ['queued', 'running', 'streaming', 'orphaned', 'completed', 'failed', 'cancelled'] as const;
 export type RunStatus = (typeof RUN_STATUSES)[number];

@@ -22,7 +22,8 @@ export interface IdleConversation {
 }
 
 /** Why the pool closed a conversation. */
-export type IdleCloseReason = 'idle_timeout' | 'cap' | 'shutdown';
+/** Why a kept conversation closed: idle too long, past the cap, shut down, or its CLI started again on it by a resume (one process per conversation). */
+export type IdleCloseReason = 'idle_timeout' | 'cap' | 'shutdown' | 'resumed';
 
 export interface IdleConversationsOptions {
   /** Conversations kept at most; 0 keeps none. */
@@ -88,6 +89,12 @@ export class IdleConversations {
   /** Resolves once every close begun so far is over. */
   async settled(): Promise<void> {
     while (this.closing.size > 0) await Promise.all([...this.closing]);
+  }
+
+  /** Closes the conversation `thread` if it is kept, resolving once it is closed. */
+  async closeNow(thread: string, why: IdleCloseReason): Promise<void> {
+    this.close(thread, why);
+    await this.settled();
   }
 
   /** Closes every conversation kept (the service shuts down). */

@@ -248,11 +248,55 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(orphan.message).toContain(`resumed as run ${resumed.id} on node node-a`);
     // Its node is told too, should it come back with the agent still running.
     await expect.poll(() => node.cancelsSent).toContain(lost.id);
-    // An ended run can be resumed again: the conversation is the CLI's, not the run's.
-    node.finished.add(resumed.id);
+    // One CLI process per conversation: while the resumed run goes, the conversation is its own.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'and again', resume: lost.id }))).toMatchObject({ code: 'INVALID_REQUEST', details: { run_id: resumed.id } });
+    // Once it has ended, the ended orphan can be resumed again: the conversation is the CLI's, not the run's.
+    node.claims.add(resumed.id);
+    nodeRan(ledger, resumed.id, node);
+    await ended(ledger, resumed.id);
     const again = await service.submit({ backend: 'remote', prompt: 'and again', resume: lost.id });
     expect(again).toMatchObject({ parent: lost.id, agent_session: 'conv-7' });
   });
+
+  it('resumes an orphan once: its slot is free, a second resume at the same time is refused, and another caller may not', async () => {
+    const { service, ledger, node, work } = await controller({});
+    const orphan = async (): Promise<string> => {
+      const run = await service.submit({ backend: 'remote', prompt: 'remember', cwd: work });
+      node.claims.add(run.id);
+      const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'remember'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), agentSessionEvent(3, 'remote', `conv-${run.id}`), stateEvent({ from: 'running', to: 'orphaned', at: 4, reason: null, message: 'lost' })];
+      events.forEach((e, i) => ledger.ingest({ ...e, run_id: run.id, seq: i + 1 }));
+      await ledger.flush();
+      return run.id;
+    };
+    const a = await orphan();
+    const b = await orphan();
+    // Two orphans on a 2-slot node: the node (come back under its name, its lease all free) takes new runs.
+    node.finished.add(a);
+    node.finished.add(b);
+    expect(await service.submit({ backend: 'remote', prompt: 'fresh', cwd: work })).toMatchObject({ node: 'node-a' });
+    const both = await Promise.allSettled([service.submit({ backend: 'remote', prompt: 'go on', resume: a }), service.submit({ backend: 'remote', prompt: 'go on too', resume: a })]);
+    expect(both.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+    expect(node.sent.filter((r) => r.agentSession === `conv-${a}`)).toHaveLength(1);
+
+    // Another caller than its maker (a pane's token) may not take the owner's conversation over.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'mine now', resume: b, caller: 'pane-7' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await service.get(b)).toMatchObject({ status: 'orphaned' });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', parent: 'run-nope' }))).toMatchObject({ code: 'RUN_NOT_FOUND' });
+  });
+
+  it('leaves an orphan orphaned when the run resuming it is refused by the policy', async () => {
+    const { service, ledger, work } = await controller({ backends: { remote: { enabled: false } } });
+    // Recorded before the policy turned the backend off.
+    const spec: RunSpec = { id: 'run_0123456789abcdef', backend: 'remote', mode: 'stdio', prompt: 'remember', cwd: work, policy: 'test', limits: {}, schema_version: 'v2', parent: null, keep_alive: true, node: 'node-a', created_at: 1 };
+    ledger.createRun(spec);
+    const events: NewRunEvent[] = [stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), agentSessionEvent(3, 'remote', 'conv-x'), stateEvent({ from: 'running', to: 'orphaned', at: 4, reason: null, message: 'lost' })];
+    events.forEach((e, i) => ledger.ingest({ ...e, run_id: spec.id, seq: i + 1 }));
+    await ledger.flush();
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'go on', resume: spec.id }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(await service.get(spec.id)).toMatchObject({ status: 'orphaned' });
+  });
+
+
 
   it('refuses a resume it cannot do, and a node it cannot use, with a stable code and the run left as it was', async () => {
     const { service, ledger, node, work } = await controller({});

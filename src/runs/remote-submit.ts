@@ -67,12 +67,16 @@ interface InFlight {
   following: Disposable | undefined;
   /** Its node. */
   node: string | undefined;
-  /** Sent to its node (not waiting here for a place): it takes one of the node's slots until it ends. */
+  /** Sent to its node (not waiting here for a place): it takes one of the node's slots until it ends or is orphaned. */
   sent: boolean;
+  /** The CLI's conversation it resumes (RunSpec.agent_session). */
+  agentSession: string | undefined;
 }
 
 export class RemoteSubmissions {
   private readonly inFlight = new Map<string, InFlight>();
+  /** Runs between their node's choice and their hold: their slot and conversation are taken already. */
+  private readonly reserved = new Map<string, { node: string; agentSession: string | undefined }>();
 
   constructor(private readonly context: RemoteSubmitContext) {}
 
@@ -96,13 +100,19 @@ export class RemoteSubmissions {
     const cwd = request.cwd;
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
     const labels = request.labels ?? [];
+    const { resume } = request;
+    if (resume) this.checkResumable(resume);
     const named = parent?.spec.node ?? request.node;
-    const node = named !== undefined ? this.named(named, request.backend, labels) : context.remote.choose(request.backend, labels, { occupied: this.occupied });
+    // A resume goes where the CLI's conversation files are, its run's own node, when that can take it.
+    const own = resume?.record.spec.node;
+    const node =
+      named !== undefined
+        ? this.named(named, request.backend, labels)
+        : ((own !== undefined && this.context.remote.nodes().some((n) => n.name === own) ? context.remote.choose(request.backend, labels, { occupied: this.occupied, node: own }) : undefined) ?? context.remote.choose(request.backend, labels, { occupied: this.occupied }));
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
     if (!context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
-    const { resume } = request;
     const backendPolicy = context.governor.backend(request.backend);
     const asked = request.mode ?? 'auto';
     const spec: RunSpec = {
@@ -119,25 +129,31 @@ export class RemoteSubmissions {
       schema_version: schema,
       parent: resume?.record.spec.id ?? parent?.spec.id ?? null,
       ...(resume ? { agent_session: resume.agentSession } : {}),
-      // Its node keeps the conversation for a follow-up, as its own policy's idle limits allow.
-      keep_alive: request.keep_alive ?? true,
+      // Its node keeps the conversation for a follow-up, as its own policy's idle limits allow (a terminal run keeps none).
+      keep_alive: (request.keep_alive ?? true) && asked !== 'pty',
       node,
       created_at: context.now(),
     };
-    context.ledger.createRun(spec);
-    if (!backendPolicy.enabled) {
-      // Recorded as a local run the policy refuses is: the refusal has its run and its rule.
-      const rule = `backends.${spec.backend}.enabled`;
-      this.endUnstarted(spec, { type: 'fail', reason: 'policy', message: `runs on ${spec.backend} are turned off by the policy (${context.policy.origin})` });
+    // Taken at once, before any wait: a submit beside this one sees the slot and the conversation taken.
+    this.reserved.set(spec.id, { node, agentSession: spec.agent_session });
+    try {
+      context.ledger.createRun(spec);
+      if (!backendPolicy.enabled) {
+        // Recorded as a local run the policy refuses is: the refusal has its run and its rule.
+        const rule = `backends.${spec.backend}.enabled`;
+        this.endUnstarted(spec, { type: 'fail', reason: 'policy', message: `runs on ${spec.backend} are turned off by the policy (${context.policy.origin})` });
+        await context.ledger.flush();
+        throw new SwitchboardError('FORBIDDEN', `refused by the policy: runs on ${spec.backend} are turned off by the policy (${context.policy.origin})`, { run_id: spec.id, rule });
+      }
+      // The person chose: the orphaned run ends here (its node, should it come back, is told to stop
+      // it), and this run goes on with its conversation.
+      if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
+      // In the store before any node can send an event of it.
       await context.ledger.flush();
-      throw new SwitchboardError('FORBIDDEN', `refused by the policy: runs on ${spec.backend} are turned off by the policy (${context.policy.origin})`, { run_id: spec.id, rule });
+      this.hold(spec, Buffer.byteLength(spec.prompt));
+    } finally {
+      this.reserved.delete(spec.id);
     }
-    // The person chose: the orphaned run ends here (its node, should it come back, is told to stop
-    // it), and this run goes on with its conversation.
-    if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
-    // In the store before any node can send an event of it.
-    await context.ledger.flush();
-    this.hold(spec, Buffer.byteLength(spec.prompt));
     // Sent at once when there is room, and a failure to send is then the caller's to hear; sent
     // later, once a place frees up, a failure is recorded (the run ends failed) and logged.
     let now = true;
@@ -158,15 +174,41 @@ export class RemoteSubmissions {
    */
   takeUp(record: RunRecord): void {
     const { spec } = record;
-    // One a node numbered events of, or one not queued, is on its node (or was: its end is coming).
-    this.hold(spec, record.prompt_bytes, record.last_seq, record.status !== 'queued' || record.last_seq > 0);
+    // One a node numbered events of, or one not queued, is on its node (or was: its end is coming); an orphan is on none.
+    const onNode = record.status !== 'orphaned' && (record.status !== 'queued' || record.last_seq > 0);
+    this.hold(spec, record.prompt_bytes, record.last_seq, onNode);
     this.context.admission.request(spec.id, spec.backend, () => {
       if (record.status !== 'queued' || record.last_seq > 0) return;
       void this.context.remote
         .claimed(spec)
-        .then((claimed) => (claimed ? undefined : this.send(spec, spec.mode)))
+        .then((claimed) => {
+          if (!claimed) return this.send(spec, spec.mode);
+          // Its node took it before the restart.
+          const flight = this.inFlight.get(spec.id);
+          if (flight) flight.sent = true;
+          return undefined;
+        })
         .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked or sent', { run_id: spec.id, error: errorMessage(err) }));
     });
+  }
+
+  /**
+   * INVALID_REQUEST when the resume cannot go now: the orphan it would end was ended meanwhile (by a
+   * cancel, or another resume), or a run sent to a node has its conversation already (two CLI
+   * processes on one conversation would fork it).
+   */
+  private checkResumable(resume: { record: RunRecord; agentSession: string }): void {
+    const { spec, status } = resume.record;
+    if (status === 'orphaned' && !this.context.ledger.isLive(spec.id)) throw new SwitchboardError('INVALID_REQUEST', `run ${spec.id} ended meanwhile (cancelled, or resumed by another call): resume it again to go on`, { resume: spec.id });
+    const busy = this.resuming(resume.agentSession);
+    if (busy !== undefined) throw new SwitchboardError('INVALID_REQUEST', `the conversation ${resume.agentSession} is busy with run ${busy}: resume it once that has ended`, { agent_session: resume.agentSession, run_id: busy });
+  }
+
+  /** The node run, being submitted or not ended yet, that resumes the CLI's conversation `agentSession`, if any. */
+  resuming(agentSession: string): string | undefined {
+    for (const [runId, r] of this.reserved) if (r.agentSession === agentSession) return runId;
+    for (const [runId, r] of this.inFlight) if (r.agentSession === agentSession) return runId;
+    return undefined;
   }
 
   /**
@@ -179,6 +221,7 @@ export class RemoteSubmissions {
     if (spec.backend !== request.backend) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} ran on ${spec.backend}: a follow-up goes to the same backend`, { parent: spec.id });
     if (!isEnded(parent.status)) throw new SwitchboardError('INVALID_REQUEST', `run ${spec.id} is still ${parent.status}: follow it up once it has ended${parent.status === 'orphaned' ? ' (orphaned: resume it instead)' : ''}`, { parent: spec.id });
     if (spec.keep_alive === false) throw new SwitchboardError('INVALID_PARAMS', `the conversation of run ${spec.id} ended with it (keep_alive false): resume it instead`, { parent: spec.id });
+    if (spec.node !== undefined && !this.context.remote.nodes().some((n) => n.name === spec.node)) throw new SwitchboardError('INVALID_REQUEST', `run ${spec.id}'s node ${spec.node} is gone, and its open conversation with it: resume the run instead`, { parent: spec.id, node: spec.node });
     if (request.node !== undefined && request.node !== spec.node) throw new SwitchboardError('INVALID_PARAMS', `a follow-up of run ${spec.id} goes to its node ${spec.node ?? '?'}, where its conversation is: resume it to go on elsewhere`, { parent: spec.id, node: request.node });
     if (request.cwd !== spec.cwd) throw new SwitchboardError('INVALID_PARAMS', `a follow-up runs in its conversation's folder (${spec.cwd})`, { cwd: request.cwd });
   }
@@ -197,9 +240,13 @@ export class RemoteSubmissions {
     return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name });
   }
 
-  /** The runs sent to `node` and not ended yet: they take its slots, whether or not its lease shows them yet. */
+  /**
+   * The runs being submitted to `node`, and those sent it and not ended yet (an orphan is on no
+   * node): they take its slots, whether or not its lease shows them yet.
+   */
   private readonly occupied = (node: string): number => {
     let n = 0;
+    for (const run of this.reserved.values()) if (run.node === node) n++;
     for (const run of this.inFlight.values()) if (run.sent && run.node === node) n++;
     return n;
   };
@@ -247,7 +294,7 @@ export class RemoteSubmissions {
    * records again by the controller's rules (policy-recheck.ts): the first it denies stops the run.
    */
   private hold(spec: RunSpec, promptBytes: number, lastSeq = 0, sent = false): void {
-    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent };
+    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent, agentSession: spec.agent_session };
     this.inFlight.set(spec.id, run);
     const release = (): void => {
       this.inFlight.delete(spec.id);
@@ -255,6 +302,8 @@ export class RemoteSubmissions {
     };
     let stopped = false;
     const recheck = (event: RunEvent): void => {
+      // Its node was lost: nothing of it takes a slot there any more.
+      if (event.type === 'state' && event.data.to === 'orphaned') run.sent = false;
       if (stopped) return;
       const violation = recheckDecision(this.context.governor, spec, event);
       if (!violation) return;

@@ -485,4 +485,17 @@ describe('the run service', () => {
     expect(await refusal(service.submit({ backend: 'fake', prompt: 'go on', resume: quiet.id }))).toMatchObject({ code: 'INVALID_PARAMS' });
     expect(await refusal(service.submit({ backend: 'fake', prompt: 'go on', resume: first.id, node: 'n1' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { node: 'n1' } });
   });
+
+  it('closes the CLI a conversation kept open before it resumes it, so one process has it; and only the maker or the owner may resume', async () => {
+    const { service, fake, work } = await setup();
+    const first = await service.submit({ backend: 'fake', prompt: 'start a conversation', cwd: work, caller: 'pane-1' });
+    await follow(service, first.id);
+    await until(() => fake.open.has(first.id), 'the conversation to be kept open');
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'mine now', resume: first.id, caller: 'pane-2' }))).toMatchObject({ code: 'FORBIDDEN' });
+    expect(fake.open.has(first.id)).toBe(true);
+    const resumed = await service.submit({ backend: 'fake', prompt: 'hello again', resume: first.id, caller: 'pane-1' });
+    expect(fake.open.has(first.id)).toBe(false);
+    await follow(service, resumed.id);
+    expect(await service.get(resumed.id)).toMatchObject({ status: 'completed', parent: first.id });
+  });
 });

@@ -338,12 +338,14 @@ export class RunService {
     const remote = this.remote;
     if (face && request.resume !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} does not resume another run`, { resume: request.resume });
     if (request.resume !== undefined && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', 'a run follows up an open conversation (parent) or resumes one (resume), not both', { parent: request.parent, resume: request.resume });
-    const resuming = request.resume !== undefined ? await this.resumable(request.resume, request.backend) : undefined;
+    const caller = request.caller ?? OWNER_CALLER;
+    const resuming = request.resume !== undefined ? await this.resumable(request.resume, request.backend, caller) : undefined;
     // A follow-up goes where its conversation is: to the node that ran its parent, or here.
     const parentRecord = !face && remote && request.parent !== undefined ? await this.ledger.run(request.parent) : undefined;
+    if (!face && remote && request.parent !== undefined && !parentRecord) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
     const toNode = resuming ? resuming.record.spec.node !== undefined : parentRecord ? parentRecord.spec.node !== undefined : remote?.offers(request.backend) === true;
     if (!face && remote && toNode) {
-      const id = await remote.submit({ caller: request.caller ?? OWNER_CALLER, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
+      const id = await remote.submit({ caller, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
       return this.view(id);
     }
     if (request.labels !== undefined && request.labels.length > 0) throw new SwitchboardError('INVALID_PARAMS', `labels choose a cluster node, and no node has ${request.backend}`, { backend: request.backend });
@@ -375,6 +377,10 @@ export class RunService {
     } else if (resuming) {
       cwd ??= resuming.record.spec.cwd;
     }
+    // One CLI process per conversation: a resume of a run whose conversation is still open here
+    // closes that first (its next prompt would have been a follow-up; the caller chose a new process).
+    const resumedThread = request.resume !== undefined ? this.threads.get(request.resume)?.thread : undefined;
+    if (resumedThread !== undefined && this.idle.has(resumedThread)) await this.idle.closeNow(resumedThread, 'resumed');
     cwd ??= this.options.defaultCwd;
     // The CLI's conversation to resume: the run's named here, or the one its controller sent.
     const agentSession = resuming?.agentSession ?? request.agent_session;
@@ -394,7 +400,7 @@ export class RunService {
     // driver that cannot ask could only be judged afterwards, which is no policy at all.
     if (!face && !driver.capabilities().permissionRequests) throw new SwitchboardError('FORBIDDEN', `${request.backend} in ${mode} mode cannot ask before it acts, so governance cannot enforce its policy; refused (use a mode that asks)`, { backend: request.backend, mode, rule: 'capabilities.permission_requests' });
 
-    const caller = request.caller ?? OWNER_CALLER;
+    if (agentSession !== undefined) this.checkConversationFree(agentSession);
     if (!this.admission.hasRoom(request.backend)) this.checkQueueCaps(caller, request.prompt);
     const backendPolicy = this.governor.backend(request.backend);
     const spec: RunSpec = {
@@ -621,9 +627,11 @@ export class RunService {
    * is no such run, INVALID_REQUEST while it is still going, INVALID_PARAMS when it ran on another
    * backend or never recorded a conversation of its CLI (a PTY run, a CLI that never said its id).
    */
-  private async resumable(runId: string, backend: string): Promise<{ record: RunRecord; agentSession: string }> {
+  private async resumable(runId: string, backend: string, caller: string): Promise<{ record: RunRecord; agentSession: string }> {
     const record = await this.ledger.run(runId);
     if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId} to resume`, { run_id: runId });
+    // A resume hands the conversation, all its context, to the new run's maker (and ends an orphan): as a cancel, only the run's maker or the owner.
+    this.checkMaker(runId, this.toView(record), caller);
     if (record.spec.backend !== backend) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} ran on ${record.spec.backend}: a resume goes to the same backend`, { resume: runId, backend: record.spec.backend });
     if (!isEnded(record.status) && record.status !== 'orphaned') throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is still ${record.status}: resume it once it has ended (or its node was lost)`, { resume: runId, status: record.status });
     if (record.status === 'orphaned' && !this.remote) throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is orphaned on node ${record.spec.node ?? '?'}: resume it from a controller of its cluster`, { resume: runId });
@@ -637,6 +645,15 @@ export class RunService {
     }
     if (agentSession === undefined) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} recorded no conversation of its CLI to resume (${record.spec.mode === 'pty' ? 'it ran in a terminal' : 'the CLI never said its id'}): start a new run`, { resume: runId });
     return { record, agentSession };
+  }
+
+  /**
+   * INVALID_REQUEST when a run going here or on a node (sent, not ended) has the CLI's conversation
+   * `agentSession` already: two CLI processes on one conversation would fork or corrupt it.
+   */
+  private checkConversationFree(agentSession: string): void {
+    const busy = [...this.live.values()].find((r) => r.spec.agent_session === agentSession)?.spec.id ?? this.remote?.resuming(agentSession);
+    if (busy !== undefined) throw new SwitchboardError('INVALID_REQUEST', `the conversation ${agentSession} is busy with run ${busy}: resume it once that has ended`, { agent_session: agentSession, run_id: busy });
   }
 
   /** INVALID_PARAMS for a follow-up of a run whose conversation is closed, saying why it may be. */

@@ -4,12 +4,20 @@
  * as a dead machine would. Found by the run service's marker in their environment and by their
  * working folder inside the test's own scratch folder, so nothing of another test is touched.
  */
-import { readlinkSync } from 'node:fs';
+import { readlinkSync, realpathSync } from 'node:fs';
+import path from 'node:path';
 import { findProcessesWithEnv } from '../../src/platform/index.js';
 import { BRIDGE_MARKER_VARIABLE } from '../../src/runs/process-marker.js';
 
 /** Ends, by pid (SIGKILL), every run process working somewhere under `folder`. */
 export function endRunProcessesIn(folder: string): void {
+  let root: string;
+  try {
+    // /proc shows the real path: the folder's own, with a separator, so a sibling folder never matches.
+    root = realpathSync(folder) + path.sep;
+  } catch {
+    return;
+  }
   for (const { pid } of findProcessesWithEnv(BRIDGE_MARKER_VARIABLE)) {
     let cwd: string;
     try {
@@ -17,7 +25,7 @@ export function endRunProcessesIn(folder: string): void {
     } catch {
       continue;
     }
-    if (!cwd.startsWith(folder)) continue;
+    if (!(cwd + path.sep).startsWith(root)) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -25,10 +25,17 @@ function useRuns(): RunView[] {
   return usePolledList(async (rpc) => (await rpc.call('run_list', { limit: 50 })).runs, 'runs', POLL_MS, ['CONFLICT']);
 }
 
+/** The events shown of a run, whether it has ended, and its CLI's conversation id (from any of its events). */
+interface RunEvents {
+  events: RunEvent[];
+  ended: boolean;
+  conversation: string | undefined;
+}
+
 /** A run's events: recorded then live, from `run_subscribe`, resumed after the last one on every reconnect. */
-function useRunEvents(runId: string): { events: RunEvent[]; ended: boolean } {
+function useRunEvents(runId: string): RunEvents {
   const { rpc, toasts } = useDashboard();
-  const [state, setState] = useState<{ events: RunEvent[]; ended: boolean }>({ events: [], ended: false });
+  const [state, setState] = useState<RunEvents>({ events: [], ended: false, conversation: undefined });
   useEffect(() => {
     let last = 0;
     let subscription: string | undefined;
@@ -36,14 +43,15 @@ function useRunEvents(runId: string): { events: RunEvent[]; ended: boolean } {
     const offEvent = rpc.onNotification('run_event', (n) => {
       if (n.subscription !== subscription || n.event.seq <= last) return;
       last = n.event.seq;
-      setState((s) => ({ events: [...s.events, n.event].slice(-MAX_SHOWN_EVENTS), ended: s.ended }));
+      // Kept apart from the events shown: the CLI says its id early, and a long run's first events scroll out.
+      setState((s) => ({ events: [...s.events, n.event].slice(-MAX_SHOWN_EVENTS), ended: s.ended, conversation: conversationOf(n.event) ?? s.conversation }));
     });
     const offEnd = rpc.onNotification('run_stream_end', (n) => {
       if (n.subscription !== subscription) return;
       subscription = undefined;
       if (n.reason === 'ended') {
         done = true;
-        setState((s) => ({ events: s.events, ended: true }));
+        setState((s) => ({ ...s, ended: true }));
       }
     });
     const follow = (): void => {
@@ -79,13 +87,9 @@ function eventLine(e: RunEvent): { kind: string; text: string } {
   return { kind: e.type, text };
 }
 
-/** The agent CLI's conversation id a run recorded (an `agent_session` notice), which a new run can resume. */
-function conversationOf(events: readonly RunEvent[]): string | undefined {
-  for (let i = events.length - 1; i >= 0; i--) {
-    const e = events[i];
-    if (e?.schema_version === 'v2' && e.type === 'notice' && typeof e.data.agent_session === 'string') return e.data.agent_session;
-  }
-  return undefined;
+/** The agent CLI's conversation id an event records (an `agent_session` notice), which a new run can resume. */
+function conversationOf(e: RunEvent): string | undefined {
+  return e.schema_version === 'v2' && e.type === 'notice' && typeof e.data.agent_session === 'string' ? e.data.agent_session : undefined;
 }
 
 /**
@@ -139,9 +143,8 @@ function ResumeRun({ run, nodes, onResumed }: { run: RunView; nodes: ClusterNode
 
 function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: ClusterNode[]; onClose: () => void; onResumed: (runId: string) => void }) {
   const { rpc, toasts } = useDashboard();
-  const { events, ended } = useRunEvents(run.id);
+  const { events, ended, conversation } = useRunEvents(run.id);
   const over = ended || ENDED.has(run.status);
-  const conversation = conversationOf(events);
   const cancel = (): void => {
     rpc.call('run_cancel', { run_id: run.id }).catch((error: unknown) => toasts.error(`Could not cancel ${run.id}: ${errorMessage(error)}`));
   };
