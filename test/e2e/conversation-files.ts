@@ -20,8 +20,12 @@ export function filesUnder(dir: string): string[] {
   }
 }
 
-/** True once `tool` has saved `prompt` in conversation `id`'s file under `home` (always, for a CLI that keeps no such file). */
+/**
+ * True once `tool` has saved `prompt` in conversation `id`'s file under `home`: Claude's and Codex's
+ * JSONL named by the id; for the others (Gemini CLI's chat JSON, OpenCode's own store), any file
+ * under the home but a log that holds the prompt.
+ */
 export function conversationSaved(tool: string, home: string, id: string, prompt: string): boolean {
-  if (tool !== 'claude' && tool !== 'codex') return true;
-  return filesUnder(home).some((f) => path.basename(f).includes(id) && f.endsWith('.jsonl') && readFileSync(f, 'utf8').includes(prompt));
+  const named = tool === 'claude' || tool === 'codex';
+  return filesUnder(home).some((f) => (named ? path.basename(f).includes(id) && f.endsWith('.jsonl') : !/log/i.test(path.basename(f))) && readFileSync(f).includes(prompt));
 }
