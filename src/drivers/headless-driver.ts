@@ -156,10 +156,13 @@ export class HeadlessDriver {
     child.stderr.setEncoding('utf8').on('data', (chunk: string) => {
       stderr = (stderr + chunk).slice(-STDERR_TAIL_BYTES);
     });
+    // A cancel's end of the whole tree: the run is done only once it is over, not when the root
+    // exits (Codex's native binary outlives its Node launcher by a moment).
+    let terminating: Promise<unknown> = Promise.resolve();
     const cancel = (): void => {
       if (cancelled || child.exitCode !== null || child.pid === undefined) return;
       cancelled = true;
-      void terminateProcessTree(child.pid, { graceMs: CANCEL_GRACE_MS, marker: { name: 'SWITCHBOARD_RUN_ID', value: runId } });
+      terminating = terminateProcessTree(child.pid, { graceMs: CANCEL_GRACE_MS, marker: { name: 'SWITCHBOARD_RUN_ID', value: runId } }).catch(() => undefined);
     };
     options.signal?.addEventListener('abort', cancel);
     if (child.pid !== undefined) this.running.set(runId, { pid: child.pid, cancel });
@@ -175,7 +178,8 @@ export class HeadlessDriver {
         const status: EndStatus = cancelled ? 'cancelled' : spawnError || exitCode !== 0 || failedEntry ? 'failed' : 'completed';
         store.finish();
         temp.release();
-        resolve({ runId, status, exitCode, signal, entries, unparsed: normalizer.unparsed, stderrTail: spawnError ? spawnError.message : stderr, durationMs: Math.round(performance.now() - started) });
+        const result: RunResult = { runId, status, exitCode, signal, entries, unparsed: normalizer.unparsed, stderrTail: spawnError ? spawnError.message : stderr, durationMs: Math.round(performance.now() - started) };
+        void terminating.then(() => resolve(result));
       };
       child.once('error', (err) => finish(null, null, err));
       // 'close': stdout is drained too, so no line is lost.
