@@ -17,7 +17,7 @@ import type { Logger } from '../core/logger.js';
 import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
-import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns } from '../runs/index.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from '../runs/index.js';
 import { LedgerSink } from './ledger-sink.js';
 import { NodeRunSweep } from './node-run-sweep.js';
 import { runWork } from './run-wire.js';
@@ -153,9 +153,10 @@ export class ClusterRuns implements RemoteRuns {
     await nodeControlClient(this.options.nc, node).call('cancel', { run_id: spec.id, violation });
   }
 
-  async cancel(spec: RunSpec): Promise<RemoteCancel> {
+  async cancel(spec: RunSpec, how: StopHow = 'cancel'): Promise<RemoteCancel> {
     // The durable mark first: a node that has won the claim but not yet started the run reads it
     // before it starts it, so the node's answer to the request below (found or not) loses nothing.
+    // An interrupt writes it too: a run not started has no turn to end, and is cancelled.
     await this.dispatcher.markCancelled(spec.id);
     const holder = await this.dispatcher.claimOf(spec.id);
     if (holder === undefined || holder.role === 'controller') {
@@ -163,7 +164,7 @@ export class ClusterRuns implements RemoteRuns {
     }
     // A node holds it (or won it just now): that node ends it.
     const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
-    await nodeControlClient(this.options.nc, node).call('cancel', { run_id: spec.id });
+    await nodeControlClient(this.options.nc, node).call(how, { run_id: spec.id });
     return 'sent';
   }
 

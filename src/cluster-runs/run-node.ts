@@ -12,7 +12,8 @@
  * A cancel comes two ways, so none is lost: the controller's mark in the claims bucket
  * (`cancel.<run>`, written first), read after the claim is won and before the run is submitted,
  * and again once the service has it; and the request that follows, answered as soon as the cancel
- * is taken (the run's end comes through its events).
+ * is taken (the run's end comes through its events). An interrupt comes the same two ways: it ends
+ * a started run's turn and keeps the conversation for a follow-up; a run not started yet it cancels.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -52,6 +53,9 @@ export interface RunNodeOptions {
   claimed?: (runId: string) => Promise<void>;
 }
 
+/** What the controller asks of a run it stops (NODE_CONTROL_OPS cancel and interrupt). */
+type StopRequest = { how: 'cancel' } | { how: 'interrupt' } | { how: 'policy'; violation: { rule: string; reason: string } };
+
 /** A run claimed and being submitted: whether a cancel request came for it meanwhile. */
 interface Starting {
   cancelled: boolean;
@@ -84,7 +88,16 @@ export class RunNode {
     const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: [], slots: { total: options.slots, free: options.slots } }, logger });
     const node = new RunNode(options, lease, claims, logger);
     try {
-      node.serving = serveNodeControl(options.nc, options.name, { ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }), cancel: ({ run_id, violation }) => node.cancel(run_id, violation) }, logger);
+      node.serving = serveNodeControl(
+        options.nc,
+        options.name,
+        {
+          ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }),
+          cancel: ({ run_id, violation }) => node.stopRun(run_id, violation ? { how: 'policy', violation } : { how: 'cancel' }),
+          interrupt: ({ run_id }) => node.stopRun(run_id, { how: 'interrupt' }),
+        },
+        logger,
+      );
       const pool = await node.join();
       node.puller = await WorkPuller.start({
         nc: options.nc,
@@ -206,7 +219,7 @@ export class RunNode {
     } finally {
       this.starting.delete(runId);
     }
-    if (cancelRequested(starting) || (await this.markedAfterSubmit(runId))) this.cancelLive(runId);
+    if (cancelRequested(starting) || (await this.markedAfterSubmit(runId))) this.stopLive(runId, { how: 'cancel' });
     await this.followToEnd(runId);
   }
 
@@ -248,9 +261,20 @@ export class RunNode {
     }
   }
 
-  /** Ends a run the service has; a cancel that fails is said, and the run keeps its slot until it ends. */
-  private cancelLive(runId: string): void {
-    this.options.service.cancel(runId).catch((err: unknown) => this.logger.warn('a cancel of a run failed', { run_id: runId, error: errorMessage(err) }));
+  /**
+   * Stops a run the service has, as asked: cancelled, its turn interrupted (the conversation kept),
+   * or failed because the controller's policy denies what this node's allowed. A stop that fails is
+   * said, and the run keeps its slot until it ends.
+   */
+  private stopLive(runId: string, request: StopRequest): void {
+    const { service } = this.options;
+    const stopping =
+      request.how === 'policy'
+        ? service.failForPolicy(runId, `the controller's policy denies what this node's allowed (${request.violation.rule}): ${request.violation.reason}`)
+        : request.how === 'interrupt'
+          ? service.interrupt(runId)
+          : service.cancel(runId);
+    stopping.catch((err: unknown) => this.logger.warn(`a ${request.how} of a run failed`, { run_id: runId, error: errorMessage(err) }));
   }
 
   /** Resolves once the run has ended, following it from its last recorded event (not from its start). */
@@ -271,20 +295,18 @@ export class RunNode {
   }
 
   /**
-   * Takes a cancel request: answered once taken; the run's end comes through its events. Found false
-   * when this node has no such run. A `violation` (the controller's policy denies what this node's
-   * allowed) ends a live run `failed (policy)` with the controller's rule and reason.
+   * Takes a request to stop a run: answered once taken; the run's end comes through its events.
+   * Found false when this node has no such run. A run not started yet is cancelled, whatever the
+   * request (there is no turn to interrupt, and the controller's mark says cancel).
    */
-  private async cancel(runId: string, violation?: { rule: string; reason: string }): Promise<{ found: boolean }> {
+  private async stopRun(runId: string, request: StopRequest): Promise<{ found: boolean }> {
     const starting = this.starting.get(runId);
     if (starting) {
       starting.cancelled = true;
       return { found: true };
     }
     if (this.options.ledger.isLive(runId)) {
-      if (violation) {
-        this.options.service.failForPolicy(runId, `the controller's policy denies what this node's allowed (${violation.rule}): ${violation.reason}`).catch((err: unknown) => this.logger.warn('a run the controller\'s policy denies could not be stopped', { run_id: runId, error: errorMessage(err) }));
-      } else this.cancelLive(runId);
+      this.stopLive(runId, request);
       return { found: true };
     }
     // Ended already, or not this node's (yet: the controller's mark stands for it then).

@@ -44,6 +44,12 @@ export const NODE_CONTROL_OPS = {
     params: z.strictObject({ run_id: z.string().min(1).max(128), violation: z.strictObject({ rule: z.string().min(1).max(256), reason: z.string().max(4096) }).optional() }),
     result: z.object({ found: z.boolean() }),
   },
+  /**
+   * End a run's turn but not its conversation (the CLI's own cancel of its turn, where its driver
+   * has one; else a cancel): the run ends `cancelled`, and a follow-up goes on in the conversation.
+   * `found` as for cancel.
+   */
+  interrupt: { params: z.strictObject({ run_id: z.string().min(1).max(128) }), result: z.object({ found: z.boolean() }) },
 } as const satisfies ControlOps;
 
 /** What the controller answers. */

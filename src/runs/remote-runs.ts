@@ -26,6 +26,9 @@ export interface ChooseOptions {
   node?: string;
 }
 
+/** How a run is stopped: its whole conversation ended, or only its turn (the CLI's own cancel of a turn). */
+export type StopHow = 'cancel' | 'interrupt';
+
 /** What became of a cancel of a run on a node. */
 export type RemoteCancel =
   /** The node was told: its events say how the run ended. */
@@ -46,8 +49,11 @@ export interface RemoteRuns {
   claimed(spec: RunSpec): Promise<boolean>;
   /** Stops a running node run whose decision the controller's policy denies: it ends `failed (policy)` on its node. */
   failForPolicy(spec: RunSpec, violation: { rule: string; reason: string }): Promise<void>;
-  /** Stops a run sent to a node. */
-  cancel(spec: RunSpec): Promise<RemoteCancel>;
+  /**
+   * Stops a run sent to a node: cancelled, or (`interrupt`) its turn ended and its conversation
+   * kept open on its node for a follow-up. A run no node started yet is cancelled either way.
+   */
+  cancel(spec: RunSpec, how?: StopHow): Promise<RemoteCancel>;
   /** The nodes' backends, for a message naming what there is. */
   backendNames(): string[];
   /** The live nodes, by name. */

@@ -21,7 +21,7 @@ import { initialState, isEnded, step, type EndStatus, type RunInput, type RunLim
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { recheckDecision } from './policy-recheck.js';
-import type { RemoteRuns } from './remote-runs.js';
+import type { RemoteRuns, StopHow } from './remote-runs.js';
 
 /** What a node run needs of the run service that submits it. */
 export interface RemoteSubmitContext {
@@ -262,16 +262,17 @@ export class RemoteSubmissions {
   }
 
   /**
-   * Stops a node run: the node ends it and its events say so; one no node started is ended here,
-   * and so is an orphaned one (its node was lost) at once, without waiting for the node: that is the
-   * person's choice the status waits for (the node is still told, should it come back).
+   * Stops a node run (`interrupt`: its turn, keeping the conversation on its node): the node ends
+   * it and its events say so; one no node started is ended here, and so is an orphaned one (its node
+   * was lost, and its turn with it) at once, without waiting for the node: that is the person's
+   * choice the status waits for (the node is still told, should it come back).
    */
-  async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }): Promise<void> {
+  async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }, how: StopHow = 'cancel'): Promise<void> {
     if (now.status === 'orphaned') {
       this.cancelOrphaned(spec, now.started_at, 'cancelled by the caller while orphaned');
       return;
     }
-    const outcome = await this.context.remote.cancel(spec);
+    const outcome = await this.context.remote.cancel(spec, how);
     if (outcome === 'abandoned') this.endUnstarted(spec, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
   }
 

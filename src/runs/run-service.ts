@@ -499,17 +499,15 @@ export class RunService {
   /**
    * Ends a run's turn but not its conversation, where its driver can (agent_session_cancel: the CLI
    * stops what it does and waits for the next prompt); else it is a cancel. The run is recorded
-   * `cancelled` either way. Only its maker or the owner may, as for cancel.
+   * `cancelled` either way. Only its maker or the owner may, as for cancel. A cluster node's run is
+   * interrupted on its node, which keeps the conversation for a follow-up there.
    */
   async interrupt(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
     const view = await this.view(runId);
     this.checkMaker(runId, view, caller);
     const run = this.live.get(runId);
-    // No control reaches a node's run but cancel yet: saying so beats answering as if it worked.
-    if (!run && view.node !== undefined && !isEnded(view.status)) {
-      throw new SwitchboardError('INVALID_REQUEST', `run ${runId} runs on cluster node ${view.node}, and a run on a node cannot be interrupted yet: cancel it instead`, { run_id: runId, node: view.node });
-    }
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' }, 'interrupt');
+    else if (view.node !== undefined && !isEnded(view.status) && this.remote) await this.remote.cancel(view, view, 'interrupt');
     return this.view(runId);
   }
 

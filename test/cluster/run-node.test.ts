@@ -108,7 +108,7 @@ const follow = (runId: string, onEvent?: (event: RunEvent) => void): FollowedRun
 const shape = (events: readonly RunEvent[]): string[] => events.map((e) => `${e.seq}:${e.type}`);
 
 describe('a cluster node', () => {
-  it('ends a run cancelled, never started, when the cancel comes after its claim was won but before the node looked at it', { timeout: 2 * WAIT_MS }, async () => {
+  it.each(['cancel', 'interrupt'] as const)('ends a run cancelled, never started, when a %s comes after its claim was won but before the node looked at it', { timeout: 2 * WAIT_MS }, async (how) => {
     const controller = need(ctl).service;
     const threadsBefore = fake.threads.size;
     const held = gate.holdNext();
@@ -116,8 +116,9 @@ describe('a cluster node', () => {
     const run = follow(submitted.id);
     // The puller calls the hook only after the claim is won: the node holds the run now, unknown to its service.
     expect(await bounded(held, `hold of run ${submitted.id} at its claim`)).toBe(submitted.id);
-    const answered = await controller.cancel(submitted.id);
-    // The node did not know the run: the cancel stands by its mark, not by the node's answer.
+    const answered = await controller[how](submitted.id);
+    // The node did not know the run: the stop stands by its mark, not by the node's answer (a run
+    // not started has no turn to interrupt).
     expect(answered.status).toBe('queued');
     gate.release(submitted.id);
     await bounded(run.ended, `end of run ${submitted.id}`);
@@ -184,6 +185,30 @@ describe('a cluster node', () => {
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
     expect(String(run.events.at(-1)?.data.message)).toContain("the controller's policy denies what this node's allowed (approvals.rules[0]): denied: git push is not for agents");
     expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'policy', node: 'node-x' });
+  });
+
+  it('interrupts a live run on the node: it ends cancelled, the conversation stays there, and a follow-up goes on in it', { timeout: 2 * WAIT_MS }, async () => {
+    const controller = need(ctl).service;
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'silent, in a conversation', cwd: work });
+    let running: () => void = () => undefined;
+    const started = new Promise<void>((resolve) => (running = resolve));
+    const run = follow(submitted.id, (e) => e.type === 'state' && e.data.to === 'running' && running());
+    await bounded(started, `run ${submitted.id} running on the node`);
+    await controller.interrupt(submitted.id);
+    await bounded(run.ended, `end of run ${submitted.id}`);
+    expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled', reason: 'cancelled_by_user' } });
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', message: 'the turn was interrupted by the caller', node: 'node-x' });
+    // The CLI's own interrupt, not a cancel: its conversation is still open on the node.
+    expect(fake.interrupted).toContain(submitted.id);
+    expect(fake.open.has(submitted.id)).toBe(true);
+    const threadsBefore = fake.threads.size;
+
+    const next = await controller.submit({ backend: 'fake', prompt: 'hello again', parent: submitted.id });
+    expect(next).toMatchObject({ parent: submitted.id, node: 'node-x' });
+    const second = follow(next.id);
+    await bounded(second.ended, `end of follow-up ${next.id}`);
+    expect(await controller.get(next.id)).toMatchObject({ status: 'completed', node: 'node-x' });
+    expect(fake.threads.size).toBe(threadsBefore);
   });
 
   it('ends a queued run a node says it refused when no node holds its claim, and leaves one a node holds', { timeout: 2 * WAIT_MS }, async () => {

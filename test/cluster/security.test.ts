@@ -59,7 +59,7 @@ describe('a node user with only its permissions', () => {
     expect(node.nc.info?.tls_required).toBe(true);
     const lease = await NodeLease.register({ nc: node.nc, node: { name: 'node-a', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger });
 
-    const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }) }, silentLogger);
+    const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
     await node.nc.flush();
     expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
     const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
