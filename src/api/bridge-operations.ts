@@ -49,6 +49,8 @@ export interface RunsPort {
   /** A page of runs, prompts as previews, bounded by count and bytes. */
   list(query: RunQuery): Promise<RunViewPage>;
   cancel(runId: string, caller: string): Promise<RunView>;
+  /** Ends a run's turn, keeping its conversation where its CLI can. */
+  interrupt(runId: string, caller: string): Promise<RunView>;
   /** A page of a run's events, bounded by count and bytes, with where the next starts. */
   events(runId: string, afterSeq: number, limit: number): Promise<EventPage>;
   subscribe(runId: string, afterSeq: number, listener: (event: RunEvent) => void, options: { onEnd?: () => void; onError?: (err: Error) => void }): Promise<Disposable>;
@@ -88,6 +90,7 @@ export function bridgeRuns(services: Pick<Services, 'bridge'>): RunsPort {
     get: (id) => runServiceOf(services).get(id),
     list: (q) => runServiceOf(services).list(q),
     cancel: (id, caller) => runServiceOf(services).cancel(id, caller),
+    interrupt: (id, caller) => runServiceOf(services).interrupt(id, caller),
     events: (id, after, limit) => runServiceOf(services).events(id, after, limit),
     subscribe: (id, after, listener, options) => runServiceOf(services).subscribe(id, after, listener, options),
     backends: () => runServiceOf(services).backends(),
@@ -119,7 +122,7 @@ export function runOperations(runs: RunsPort): OperationsPort<RunOperation> {
   };
 }
 
-type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_events' | 'run_subscribe' | 'run_backends' | 'run_nodes';
+type BridgeMethod = 'run_submit' | 'run_get' | 'run_list' | 'run_cancel' | 'run_interrupt' | 'run_events' | 'run_subscribe' | 'run_backends' | 'run_nodes';
 
 export const bridgeHandlers: { [M in BridgeMethod]: (ctx: BridgeContext, params: Params<M>) => Promise<Result<M>> } = {
   async run_submit(ctx, p) {
@@ -136,6 +139,10 @@ export const bridgeHandlers: { [M in BridgeMethod]: (ctx: BridgeContext, params:
 
   async run_cancel(ctx, p) {
     return { run: await runServiceOf(ctx).cancel(p.run_id, callerOf(ctx.grant)) };
+  },
+
+  async run_interrupt(ctx, p) {
+    return { run: await runServiceOf(ctx).interrupt(p.run_id, callerOf(ctx.grant)) };
   },
 
   async run_events(ctx, p) {

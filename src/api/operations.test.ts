@@ -204,8 +204,11 @@ describe('the operations', () => {
     expect(seen).toEqual(['r_0123456789abcdef']);
     const bad = await port.call('run_get', { run_id: 'no run!' }, reader).catch((e: unknown) => e);
     expect(isSwitchboardError(bad) && bad.code).toBe('INVALID_PARAMS');
-    const forbidden = await port.call('run_cancel', { run_id: 'r_0123456789abcdef' }, reader).catch((e: unknown) => e);
-    expect(isSwitchboardError(forbidden) && forbidden.code).toBe('FORBIDDEN');
+    // Ending a run, or its turn, takes the create scope: a reader may not.
+    for (const method of ['run_cancel', 'run_interrupt'] as const) {
+      const forbidden = await port.call(method, { run_id: 'r_0123456789abcdef' }, reader).catch((e: unknown) => e);
+      expect(isSwitchboardError(forbidden) && forbidden.code, method).toBe('FORBIDDEN');
+    }
     expect(seen).toEqual(['r_0123456789abcdef']);
   });
 });

@@ -140,7 +140,7 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
   run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN | --resume RUN] [--labels a,b] [--node NAME] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
   runs: {
     run: async (ctx, argv) => (await import('./run-commands.js')).runsCommand(ctx, argv),
-    usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs backends | runs nodes   one run and its events; cancel; backends and their health; a controller\'s cluster nodes'],
+    usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs interrupt ID | runs backends | runs nodes   one run and its events; cancel; end its turn, keeping the conversation for --parent; backends and their health; a controller\'s cluster nodes'],
   },
   detect: { run: async (ctx, argv) => (await import('./agent-run-commands.js')).detectCommand(ctx, argv), usage: 'detect --agent NAME [--version V] FILE|-       classify a saved screen capture (JSON)' },
   doctor: { run: async (ctx, argv) => (await import('./doctor-command.js')).doctorCommand(ctx, argv), usage: 'doctor [AGENT...] [--save DIR] [--json] [--size COLSxROWS] [--timeout S] [--jobs N]   check that each agent CLI is found and read right', help: DOCTOR_HELP },

@@ -292,9 +292,9 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
       else out(ctx, table(['NODE', 'LABELS', 'BACKENDS', 'SLOTS FREE'], result.nodes.map((n) => [n.name, n.labels.join(',') || '-', n.clis.map((c) => (c.version !== '' ? `${c.name} ${c.version}` : c.name)).join(', ') || '-', `${n.slots.free} of ${n.slots.total}`])));
       return 0;
     }
-    if (first === 'cancel') {
-      if (second === undefined) throw new UsageError('missing the run id to cancel');
-      const { run } = await client.runCancel(second);
+    if (first === 'cancel' || first === 'interrupt') {
+      if (second === undefined) throw new UsageError(`missing the run id to ${first}`);
+      const { run } = first === 'cancel' ? await client.runCancel(second) : await client.runInterrupt(second);
       out(ctx, json ? JSON.stringify({ run }) : describeEnd(run));
       return 0;
     }

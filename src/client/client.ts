@@ -437,6 +437,11 @@ export class SwitchboardClient {
     return this.request('run_cancel', { run_id: runId }, { timeoutMs: 30_000 });
   }
 
+  /** Ends a run's turn and keeps its conversation for a follow-up. */
+  runInterrupt(runId: string): Promise<Result<'run_interrupt'>> {
+    return this.request('run_interrupt', { run_id: runId }, { timeoutMs: 30_000 });
+  }
+
   /** A run's recorded events after `after` (a replay from the ledger). */
   runEvents(runId: string, options: { after?: number; limit?: number; schemaVersion?: string } = {}): Promise<Result<'run_events'>> {
     return this.request('run_events', { run_id: runId, after: options.after, limit: options.limit, schema_version: options.schemaVersion });

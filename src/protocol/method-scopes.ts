@@ -62,6 +62,7 @@ export const METHOD_SCOPES: Readonly<Record<MethodName, Scope>> = {
   cancel_run: 'create',
   run_submit: 'create',
   run_cancel: 'create',
+  run_interrupt: 'create',
   agent_session_open: 'create',
   agent_session_prompt: 'create',
   agent_session_cancel: 'create',

@@ -129,6 +129,17 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
     expect((await need(client).runList({ limit: 50 })).runs.filter((r) => r.prompt === 'echo never')).toEqual([]);
   });
 
+  it('`runs interrupt ID` stops a run going on a node (the shell has no turn of its own to end: it is cancelled)', { timeout: 2 * WAIT_MS }, async () => {
+    const c = need(client);
+    const { run } = await c.runSubmit({ backend: 'shell', prompt: 'echo started; sleep 600', cwd: work, labels: ['cpu'] });
+    await until(async () => ['running', 'streaming'].includes((await c.runGet(run.id)).run.status), `run ${run.id} going on its node`, WAIT_MS);
+    const interrupted = await runCli(home, ['runs', 'interrupt', run.id, '--json'], { timeoutMs: WAIT_MS });
+    expect(interrupted.code, interrupted.stderr).toBe(0);
+    expect(JSON.parse(interrupted.stdout)).toMatchObject({ run: { id: run.id, node: 'n2' } });
+    await until(async () => (await c.runGet(run.id)).run.status === 'cancelled', `run ${run.id} cancelled`, WAIT_MS);
+    expect((await c.runGet(run.id)).run).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller', node: 'n2' });
+  });
+
   it("GET /api/v2/agent/nodes on the dashboard's port answers the same nodes", { timeout: WAIT_MS }, async () => {
     const d = need(daemon).daemon;
     const api = apiClient(`http://127.0.0.1:${need(d.dashboard).port}`, d.token);

@@ -125,6 +125,8 @@ export const bridgeParams = {
     before: optional(int(0, Number.MAX_SAFE_INTEGER)),
   }),
   run_cancel: z.strictObject({ run_id: runIdSchema }),
+  /** Ends a run's turn and keeps its conversation for a follow-up (`parent`), where its CLI can; else a cancel. */
+  run_interrupt: z.strictObject({ run_id: runIdSchema }),
   /** A run's recorded events after `after` (a sequence number), at most `limit`: a replay from the ledger. */
   run_events: z.strictObject({
     run_id: runIdSchema,
@@ -152,6 +154,7 @@ export const bridgeResults = {
     next_before: z.number().int().nullable(),
   }),
   run_cancel: z.object({ run: runViewSchema }),
+  run_interrupt: z.object({ run: runViewSchema }),
   run_events: z.object({
     run: runViewSchema,
     schema_version: z.enum(SCHEMA_VERSIONS),

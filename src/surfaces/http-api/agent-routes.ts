@@ -1,6 +1,7 @@
 /**
  * Seed 004's agent endpoints: `POST /api/v2/agent/run`, `GET /api/v2/agent/stream?run_id=…` (SSE,
- * resumable with Last-Event-ID), `POST /api/v2/agent/cancel`, `GET /api/v2/agent/backends`, and
+ * resumable with Last-Event-ID), `POST /api/v2/agent/cancel`, `POST /api/v2/agent/interrupt` (the
+ * turn only: the conversation stays for a follow-up), `GET /api/v2/agent/backends`, and
  * the ledger's view, `GET /api/v2/agent/runs` and `GET /api/v2/agent/runs/{id}`. Lists are the run
  * service's pages, bounded by count and by bytes, each saying where the next one starts
  * (`next_before`, `next_after`; null at the end), and written item by item (surfaces/http/answer.ts).
@@ -91,6 +92,11 @@ export function addAgentRoutes(router: Router, { ops, runs }: RunRoutesPorts, ke
   router.add('POST', `${API_PREFIX}/agent/cancel`, 'run_cancel', async (ctx) => {
     const body = validate(cancelRequestSchema, await readJson(ctx.req), 'cancel request');
     await sendJson(ctx.res, 200, withStreamUrl((await ops.call('run_cancel', body, operationCallerOf(ctx))).run));
+  });
+
+  router.add('POST', `${API_PREFIX}/agent/interrupt`, 'run_interrupt', async (ctx) => {
+    const body = validate(cancelRequestSchema, await readJson(ctx.req), 'interrupt request');
+    await sendJson(ctx.res, 200, withStreamUrl((await ops.call('run_interrupt', body, operationCallerOf(ctx))).run));
   });
 
   router.add('GET', `${API_PREFIX}/agent/backends`, 'run_backends', async (ctx) => {

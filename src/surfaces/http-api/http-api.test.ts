@@ -136,6 +136,20 @@ describe('the agent endpoints', () => {
     expect(parsed(frames).at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
   });
 
+  it("interrupts a run's turn and keeps its conversation, which a follow-up goes on in", async () => {
+    const run = await submit({ prompt: 'slow, in a conversation' });
+    const interrupted = await api.call('POST', '/api/v2/agent/interrupt', { run_id: run.id });
+    expect(interrupted).toMatchObject({ status: 200, body: { id: run.id, status: 'cancelled', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' } });
+    expect(fake.interrupted).toContain(run.id);
+    expect(fake.open.has(run.id)).toBe(true);
+    const next = await submit({ prompt: 'hello again', parent: run.id });
+    const frames = (await api.stream(next.stream_url)).frames;
+    expect(parsed(frames).at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+    // Refused the same ways as a cancel: no such run, and a body that is not one.
+    expect(await api.call('POST', '/api/v2/agent/interrupt', { run_id: 'run_missing' })).toMatchObject({ status: 404, body: { error: { code: 'RUN_NOT_FOUND' } } });
+    expect(await api.call('POST', '/api/v2/agent/interrupt', { run: run.id })).toMatchObject({ status: 400, body: { error: { code: 'INVALID_PARAMS' } } });
+  });
+
   it('lists backends, runs, and one run', async () => {
     const backends = await api.call('GET', '/api/v2/agent/backends');
     expect(backends.status).toBe(200);
@@ -319,7 +333,7 @@ describe('the OpenAPI document', () => {
     expect(res.status).toBe(200);
     const doc = res.body as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> } };
     expect(doc.openapi).toBe('3.1.0');
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/backends', '/api/v2/agent/nodes', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
+    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/interrupt', '/api/v2/agent/backends', '/api/v2/agent/nodes', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
     expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'keep_alive', 'limits', 'labels', 'node', 'resume']);
     expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
     // The asks, documented whether or not this server serves them (the daemon's does).
@@ -397,6 +411,7 @@ describe('bad requests', () => {
   it.each([
     ['/api/v2/agent/run', withExtra(nearRun)],
     ['/api/v2/agent/cancel', withExtra(fc.record({ run_id: fc.oneof(fc.constant('run_x'), json) }, { requiredKeys: [] }))],
+    ['/api/v2/agent/interrupt', withExtra(fc.record({ run_id: fc.oneof(fc.constant('run_x'), json) }, { requiredKeys: [] }))],
     ['/api/v2/chat/proxy', withExtra(fc.record({ model: fc.oneof(fc.constant('nope'), json), messages: fc.oneof(fc.constant([{ role: 'user', content: 'x' }]), json), stream: json }, { requiredKeys: [] }))],
   ])('POST %s never answers a malformed body with a 5xx', async (target, arb) => {
     await fc.assert(

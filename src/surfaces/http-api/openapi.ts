@@ -124,6 +124,7 @@ export function openApiDocument(): Json {
         },
       },
       [`${API_PREFIX}/agent/cancel`]: { post: { operationId: 'agentCancel', summary: 'Cancel a run (its whole process tree); only the caller that made it, or the owner, may (403 FORBIDDEN)', requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended.'), ...common } } },
+      [`${API_PREFIX}/agent/interrupt`]: { post: { operationId: 'agentInterrupt', summary: "Interrupt a run's turn (JSON-RPC `run_interrupt`): the CLI stops and keeps its conversation for a follow-up (`parent`), where its driver can; else a cancel. Ends `cancelled`; only the caller that made it, or the owner, may (403 FORBIDDEN)", requestBody: body('CancelRequest'), responses: { '200': json('Run', 'The run, ended (or, on a cluster node, as it stands once the node was told).'), ...common } } },
       [`${API_PREFIX}/agent/backends`]: { get: { operationId: 'agentBackends', summary: 'Backends with their capabilities and health', responses: { '200': json('Backends', 'Every backend.'), ...common } } },
       [`${API_PREFIX}/agent/nodes`]: { get: { operationId: 'agentNodes', summary: "The cluster's live nodes where the daemon is a controller (JSON-RPC `run_nodes`)", responses: { '200': json('Nodes', 'Every live node; cluster false and none on a daemon with no cluster.'), ...common } } },
       [`${API_PREFIX}/agent/runs`]: {

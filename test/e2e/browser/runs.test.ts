@@ -2,7 +2,8 @@
  * The dashboard's Runs view in Debian's Chromium (playwright-core), against a real daemon whose
  * agent bridge runs the scripted fake backend: runs appear with their states, a finished run opens
  * with its events replayed from the ledger, a live run streams into the drawer, and Cancel ends it
- * (`cancelled`, in the view and in the ledger); a run whose CLI said its conversation id offers
+ * (`cancelled`, in the view and in the ledger), and Stop turn ends a run's turn, keeping its
+ * conversation for a follow-up; a run whose CLI said its conversation id offers
  * Resume, which starts a new run on that conversation. Screenshots go to test-artifacts/browser/.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -82,6 +83,39 @@ describe("the dashboard's Runs view in Chromium", () => {
       // What the drawer showed live is what the ledger holds.
       expect(await attributes(liveDrawer.getByTestId('run-event'), 'data-seq')).toEqual((await runs.events(live.id, 0, 1_000)).events.map((e) => String(e.seq)));
       await page.screenshot({ path: path.join(ARTIFACTS, 'runs-cancelled.png') });
+    } finally {
+      await page.close();
+    }
+  });
+
+  it("stops a live run's turn from its drawer, keeping the conversation for the next prompt; a run that keeps none offers only cancel", { timeout: 90_000 }, async () => {
+    const runs = runServiceOf(t.daemon.services);
+    const single = await runs.submit({ backend: 'fake', prompt: 'silent', cwd: work, keep_alive: false });
+    const live = await runs.submit({ backend: 'fake', prompt: 'silent, in a conversation', cwd: work });
+    const page = await openDashboard();
+    try {
+      await page.locator(`[data-testid="run-item"][data-run-id="${single.id}"]`).click();
+      const singleDrawer = page.locator(`[data-testid="run-drawer"][data-run-id="${single.id}"]`);
+      await singleDrawer.getByTestId('run-cancel').waitFor({ timeout: 20_000 });
+      expect(await singleDrawer.getByTestId('run-interrupt').count()).toBe(0);
+      await singleDrawer.getByTestId('run-cancel').click();
+      await expect.poll(async () => (await runs.get(single.id)).status, { timeout: 20_000 }).toBe('cancelled');
+      await singleDrawer.getByTestId('run-drawer-close').click();
+
+      const item = page.locator(`[data-testid="run-item"][data-run-id="${live.id}"]`);
+      await item.click();
+      const drawer = page.locator(`[data-testid="run-drawer"][data-run-id="${live.id}"]`);
+      await expect.poll(() => drawer.locator('[data-testid="run-event"][data-type="state"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(1);
+      await drawer.getByTestId('run-interrupt').click();
+      await expect.poll(() => drawer.locator('[data-testid="run-event"][data-type="done"]').count(), { timeout: 20_000 }).toBe(1);
+      await expect.poll(() => item.getAttribute('data-status'), { timeout: 20_000 }).toBe('cancelled');
+      expect(await runs.get(live.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' });
+      // The CLI's own interrupt: the conversation is open still, and a follow-up goes on in it.
+      expect(fake.interrupted).toContain(live.id);
+      expect(fake.open.has(live.id)).toBe(true);
+      const next = await runs.submit({ backend: 'fake', prompt: 'hello again', parent: live.id });
+      await until(async () => (await runs.get(next.id)).status === 'completed', 'the follow-up to complete');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'runs-interrupted.png') });
     } finally {
       await page.close();
     }

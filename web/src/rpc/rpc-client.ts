@@ -33,7 +33,7 @@ interface Pending {
  * A board watch waits up to its `wait_ms` (20 s from teams/use-team-board.ts); a restart opens an
  * agent's pane; a report reads every worktree's changes first.
  */
-const SLOW_METHODS: Partial<Record<MethodName, number>> = { create_pane: 180_000, kill: 30_000, remove: 30_000, run_cancel: 30_000, team_run_get: 45_000, team_run_end: 30_000, team_run_restart: 180_000, team_run_report: 120_000 };
+const SLOW_METHODS: Partial<Record<MethodName, number>> = { create_pane: 180_000, kill: 30_000, remove: 30_000, run_cancel: 30_000, run_interrupt: 30_000, team_run_get: 45_000, team_run_end: 30_000, team_run_restart: 180_000, team_run_report: 120_000 };
 const DEFAULT_TIMEOUT_MS = 20_000;
 
 const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);

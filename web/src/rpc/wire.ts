@@ -11,7 +11,7 @@ export type { NormalizedEntry, AgentState, ApprovalInfo as Approval } from '../.
 export type { AgentInfo, LogMessage, PaneInfo, PaneStateInfo as PaneStateEntry, SessionInfo, RunViewInfo as RunView, RunEventInfo as RunEvent, ClusterNodeInfo as ClusterNode, TeamBoardInfo as TeamBoard } from '../../../src/protocol/methods.js';
 
 /** The methods the dashboard calls: their parameters (without the token) and results. */
-type DashboardMethod = 'list' | 'agents' | 'pane_states' | 'create_pane' | 'kill' | 'remove' | 'send_text' | 'answer_approval' | 'subscribe' | 'unsubscribe' | 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'run_list' | 'run_events' | 'run_subscribe' | 'run_cancel' | 'run_nodes' | 'run_submit'
+type DashboardMethod = 'list' | 'agents' | 'pane_states' | 'create_pane' | 'kill' | 'remove' | 'send_text' | 'answer_approval' | 'subscribe' | 'unsubscribe' | 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'run_list' | 'run_events' | 'run_subscribe' | 'run_cancel' | 'run_interrupt' | 'run_nodes' | 'run_submit'
   | 'team_run_list' | 'team_run_get' | 'team_run_send' | 'team_run_answer' | 'team_run_mark' | 'team_run_pause' | 'team_run_resume' | 'team_run_end' | 'team_run_resend' | 'team_run_restart' | 'team_run_report';
 export type Methods = { [M in DashboardMethod]: { params: ParamsInput<M>; result: Result<M> } };
 export type MethodName = keyof Methods;

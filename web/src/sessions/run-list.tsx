@@ -148,6 +148,10 @@ function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: Cl
   const cancel = (): void => {
     rpc.call('run_cancel', { run_id: run.id }).catch((error: unknown) => toasts.error(`Could not cancel ${run.id}: ${errorMessage(error)}`));
   };
+  // The turn only: the CLI keeps the conversation, and the next prompt follows up in it.
+  const interrupt = (): void => {
+    rpc.call('run_interrupt', { run_id: run.id }).catch((error: unknown) => toasts.error(`Could not interrupt ${run.id}: ${errorMessage(error)}`));
+  };
   return (
     <div className="drawer" data-testid="run-drawer" data-run-id={run.id}>
       <header className="drawer-header">
@@ -163,6 +167,11 @@ function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: Cl
           {run.reason !== null ? ` (${run.reason})` : ''}
         </span>
         <span className="spacer" />
+        {!over && run.keep_alive && run.status !== 'orphaned' && (
+          <button type="button" className="icon-button" data-testid="run-interrupt" title="Stop this turn; the conversation stays open for the next prompt" onClick={interrupt}>
+            stop turn
+          </button>
+        )}
         {!over && (
           <button type="button" className="icon-button" data-testid="run-cancel" onClick={cancel}>
             cancel
