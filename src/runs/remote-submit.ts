@@ -101,14 +101,8 @@ export class RemoteSubmissions {
     if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
     const labels = request.labels ?? [];
     const { resume } = request;
-    if (resume) this.checkResumable(resume);
-    const named = parent?.spec.node ?? request.node;
-    // A resume goes where the CLI's conversation files are, its run's own node, when that can take it.
-    const own = resume?.record.spec.node;
-    const node =
-      named !== undefined
-        ? this.named(named, request.backend, labels)
-        : ((own !== undefined && this.context.remote.nodes().some((n) => n.name === own) ? context.remote.choose(request.backend, labels, { occupied: this.occupied, node: own }) : undefined) ?? context.remote.choose(request.backend, labels, { occupied: this.occupied }));
+    if (resume) this.checkOrphanStands(resume.record);
+    const node = this.nodeFor(request.backend, labels, parent?.spec.node ?? request.node, resume?.record.spec.node);
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
@@ -193,15 +187,26 @@ export class RemoteSubmissions {
   }
 
   /**
-   * INVALID_REQUEST when the resume cannot go now: the orphan it would end was ended meanwhile (by a
-   * cancel, or another resume), or a run sent to a node has its conversation already (two CLI
-   * processes on one conversation would fork it).
+   * The node a run goes to: the one `named` (a follow-up's parent's, or the caller's), checked; else,
+   * for a resume, the node that ran the run (`own`: the CLI's conversation files are there) when it
+   * is live and can take it; else the least loaded node with the backend, the labels and a free slot.
+   * Undefined when none can take it now.
    */
-  private checkResumable(resume: { record: RunRecord; agentSession: string }): void {
-    const { spec, status } = resume.record;
+  private nodeFor(backend: string, labels: readonly string[], named: string | undefined, own: string | undefined): string | undefined {
+    const { remote } = this.context;
+    if (named !== undefined) return this.named(named, backend, labels);
+    const atOwn = own !== undefined && remote.nodes().some((n) => n.name === own) ? remote.choose(backend, labels, { occupied: this.occupied, node: own }) : undefined;
+    return atOwn ?? remote.choose(backend, labels, { occupied: this.occupied });
+  }
+
+  /**
+   * INVALID_REQUEST when the orphan a resume would end was ended meanwhile (by a cancel, or another
+   * resume). Whether another run has its conversation is the service's check (checkConversationFree),
+   * made in the same turn as this submit reserves it.
+   */
+  private checkOrphanStands(record: RunRecord): void {
+    const { spec, status } = record;
     if (status === 'orphaned' && !this.context.ledger.isLive(spec.id)) throw new SwitchboardError('INVALID_REQUEST', `run ${spec.id} ended meanwhile (cancelled, or resumed by another call): resume it again to go on`, { resume: spec.id });
-    const busy = this.resuming(resume.agentSession);
-    if (busy !== undefined) throw new SwitchboardError('INVALID_REQUEST', `the conversation ${resume.agentSession} is busy with run ${busy}: resume it once that has ended`, { agent_session: resume.agentSession, run_id: busy });
   }
 
   /** The node run, being submitted or not ended yet, that resumes the CLI's conversation `agentSession`, if any. */

@@ -345,6 +345,8 @@ export class RunService {
     if (!face && remote && request.parent !== undefined && !parentRecord) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${request.parent} to follow up`, { run_id: request.parent });
     const toNode = resuming ? resuming.record.spec.node !== undefined : parentRecord ? parentRecord.spec.node !== undefined : remote?.offers(request.backend) === true;
     if (!face && remote && toNode) {
+      // Checked in the same turn of the event loop as the node run takes the conversation (remote.submit reserves it before its first await).
+      if (resuming) this.checkConversationFree(resuming.agentSession);
       const id = await remote.submit({ caller, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
       return this.view(id);
     }
