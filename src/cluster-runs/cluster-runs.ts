@@ -12,7 +12,7 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
-import { SwitchboardError } from '../core/errors.js';
+import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
@@ -156,15 +156,22 @@ export class ClusterRuns implements RemoteRuns {
   async cancel(spec: RunSpec, how: StopHow = 'cancel'): Promise<RemoteCancel> {
     // The durable mark first: a node that has won the claim but not yet started the run reads it
     // before it starts it, so the node's answer to the request below (found or not) loses nothing.
-    // An interrupt writes it too: a run not started has no turn to end, and is cancelled.
-    await this.dispatcher.markCancelled(spec.id);
+    // An interrupt's mark says so: a node that has started the run by the time it reads it ends the
+    // turn only; one that has not cancels it (no turn to end).
+    await this.dispatcher.markStopped(spec.id, how);
     const holder = await this.dispatcher.claimOf(spec.id);
     if (holder === undefined || holder.role === 'controller') {
       if (await this.abandon(spec)) return 'abandoned';
     }
     // A node holds it (or won it just now): that node ends it.
     const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
-    await nodeControlClient(this.options.nc, node).call(how, { run_id: spec.id });
+    try {
+      await nodeControlClient(this.options.nc, node).call(how, { run_id: spec.id });
+    } catch (err) {
+      // A node of an earlier version has no interrupt: run_interrupt exists, so not METHOD_NOT_FOUND.
+      if (how === 'interrupt' && isSwitchboardError(err, 'METHOD_NOT_FOUND')) throw new SwitchboardError('INVALID_REQUEST', `node ${node} cannot interrupt a turn (an earlier version of Switchboard): cancel the run instead`, { run_id: spec.id, node });
+      throw err;
+    }
     return 'sent';
   }
 

@@ -20,7 +20,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { controllerControlClient, NodeLease, RunClaims, serveNodeControl, WorkPuller, type WorkItem } from '../cluster/index.js';
+import { controllerControlClient, NodeLease, RunClaims, serveNodeControl, WorkPuller, type MarkedStop, type WorkItem } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import { doneEvent, stateEvent } from '../ledger/run-events.js';
 import { initialState, step, type EndStatus, type RunInput, type RunSpec } from '../ledger/run-model.js';
@@ -51,14 +51,28 @@ export interface RunNodeOptions {
    * a run here, in the window where the claim is won but the run is unknown to the service.
    */
   claimed?: (runId: string) => Promise<void>;
+  /**
+   * Called once the service has the run (it may be running), before the node applies the stops
+   * asked while it was taken: tests hold a run here, where a stop request finds it still starting.
+   */
+  taken?: (runId: string) => Promise<void>;
 }
 
 /** What the controller asks of a run it stops (NODE_CONTROL_OPS cancel and interrupt). */
 type StopRequest = { how: 'cancel' } | { how: 'interrupt' } | { how: 'policy'; violation: { rule: string; reason: string } };
 
-/** A run claimed and being submitted: whether a cancel request came for it meanwhile. */
+/** A run claimed and being submitted: the stop asked of it meanwhile, if any (the strongest). */
 interface Starting {
-  cancelled: boolean;
+  stop: StopRequest | undefined;
+}
+
+const STOP_STRENGTH = { interrupt: 0, cancel: 1, policy: 2 } as const;
+
+/** The stronger of two stops (a policy's failure over a cancel over an interrupt): a stop asked is never weakened by a later one. */
+function stronger(a: StopRequest | undefined, b: StopRequest | undefined): StopRequest | undefined {
+  if (a === undefined) return b;
+  if (b === undefined) return a;
+  return STOP_STRENGTH[b.how] > STOP_STRENGTH[a.how] ? b : a;
 }
 
 export class RunNode {
@@ -195,31 +209,36 @@ export class RunNode {
     await this.options.claimed?.(runId);
     const parsed = RunWorkSchema.safeParse(item.payload);
     const work = parsed.success ? parsed.data : undefined;
-    const starting: Starting = { cancelled: false };
+    const starting: Starting = { stop: undefined };
     this.starting.set(runId, starting);
     try {
       if (!work) {
         await this.endUnstarted(runId, undefined, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not read what to run` });
         return;
       }
-      let marked: boolean;
+      let marked: MarkedStop | undefined;
       try {
-        marked = await this.claims.cancelMarked(runId);
+        marked = await this.claims.stopMarked(runId);
       } catch (err) {
         // Not known not to be cancelled: it must not start.
         await this.endUnstarted(runId, work, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not check whether the run was cancelled: ${errorMessage(err)}` });
         return;
       }
-      if (marked || starting.cancelled) {
+      // Not started: there is no turn to interrupt, so any stop is a cancel.
+      if (marked !== undefined || stopAsked(starting) !== undefined) {
         await this.endUnstarted(runId, work, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before the node started it' });
         return;
       }
       const submitted = await this.submit(runId, work);
       if (!submitted) return;
+      await this.options.taken?.(runId);
     } finally {
       this.starting.delete(runId);
     }
-    if (cancelRequested(starting) || (await this.markedAfterSubmit(runId))) this.stopLive(runId, { how: 'cancel' });
+    // Asked while the service took it, or marked before the node could hear it: stopped as asked.
+    const marked = await this.markedAfterSubmit(runId);
+    const stop = stronger(stopAsked(starting), marked === undefined ? undefined : { how: marked });
+    if (stop !== undefined) this.stopLive(runId, stop);
     await this.followToEnd(runId);
   }
 
@@ -251,13 +270,13 @@ export class RunNode {
     }
   }
 
-  /** The mark read again once the service has the run; unreadable, the cancel request still comes (the mark is written before it is sent). */
-  private async markedAfterSubmit(runId: string): Promise<boolean> {
+  /** The mark read again once the service has the run; unreadable, the stop request still comes (the mark is written before it is sent). */
+  private async markedAfterSubmit(runId: string): Promise<MarkedStop | undefined> {
     try {
-      return await this.claims.cancelMarked(runId);
+      return await this.claims.stopMarked(runId);
     } catch (err) {
-      this.logger.warn('could not read whether a started run was cancelled', { run_id: runId, error: errorMessage(err) });
-      return false;
+      this.logger.warn('could not read whether a started run was stopped', { run_id: runId, error: errorMessage(err) });
+      return undefined;
     }
   }
 
@@ -296,13 +315,14 @@ export class RunNode {
 
   /**
    * Takes a request to stop a run: answered once taken; the run's end comes through its events.
-   * Found false when this node has no such run. A run not started yet is cancelled, whatever the
-   * request (there is no turn to interrupt, and the controller's mark says cancel).
+   * Found false when this node has no such run. One the service is taking is stopped as asked once
+   * it has it; one that never starts is cancelled, whatever the request (there is no turn to end).
    */
   private async stopRun(runId: string, request: StopRequest): Promise<{ found: boolean }> {
     const starting = this.starting.get(runId);
     if (starting) {
-      starting.cancelled = true;
+      // Applied once the service has the run (or, if it never starts, a cancel).
+      starting.stop = stronger(starting.stop, request);
       return { found: true };
     }
     if (this.options.ledger.isLive(runId)) {
@@ -328,9 +348,9 @@ export class RunNode {
   }
 }
 
-/** Read through a function: the flag is set by a request handled while `run` awaits, which narrowing does not see. */
-function cancelRequested(starting: Starting): boolean {
-  return starting.cancelled;
+/** Read through a function: the stop is set by a request handled while `run` awaits, which narrowing does not see. */
+function stopAsked(starting: Starting): StopRequest | undefined {
+  return starting.stop;
 }
 
 /** The record of a run the node never started: what the controller sent, as far as it could be read. */

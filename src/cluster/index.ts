@@ -26,7 +26,7 @@ export { NodeRecordSchema, type NodeRecord, type NodeDescription } from './node-
 export type { LeaseState } from './lease-state.js';
 export { NodeLease, type LeaseChange, type NodeLeaseOptions } from './node-lease.js';
 export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirements, type NodeDirectoryOptions } from './node-directory.js';
-export { RunClaims, type RunClaim, type ClaimOutcome } from './run-claims.js';
+export { RunClaims, type RunClaim, type ClaimOutcome, type MarkedStop } from './run-claims.js';
 export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
 export { isWrongLastSequence } from './nats-errors.js';

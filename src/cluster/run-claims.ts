@@ -29,6 +29,10 @@ const RunClaimSchema = z.object({
 
 export type RunClaim = z.infer<typeof RunClaimSchema>;
 
+/** What the controller's mark asks of a run: to end it whole, or only its turn (its conversation kept). */
+export type MarkedStop = 'cancel' | 'interrupt';
+const StopMarkSchema = z.object({ at: z.number(), how: z.enum(['cancel', 'interrupt']).optional() });
+
 export type ClaimOutcome = { readonly won: true } | { readonly won: false; readonly holder: RunClaim | undefined };
 
 export class RunClaims {
@@ -65,17 +69,37 @@ export class RunClaims {
   }
 
   /**
-   * Marks run `runId` cancelled (the controller's, before it asks the node): a node checks the
-   * mark after winning the claim and again once the run is registered, so no cancel falls between.
+   * Marks run `runId` to be stopped, `how` (the controller's, before it asks the node): a node
+   * checks the mark after winning the claim and again once the run is registered, so no stop falls
+   * between. An interrupt never weakens a cancel marked before it: it is written only where no mark
+   * stands (compare-and-set), while a cancel overwrites an interrupt.
    */
-  async markCancelled(runId: string): Promise<void> {
-    await this.kv.put(cancelKey(runId), JSON.stringify({ at: Date.now() }));
+  async markStopped(runId: string, how: MarkedStop): Promise<void> {
+    const value = JSON.stringify({ at: Date.now(), how });
+    if (how === 'cancel') {
+      await this.kv.put(cancelKey(runId), value);
+      return;
+    }
+    try {
+      await this.kv.create(cancelKey(runId), value);
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+    }
   }
 
-  /** True when the controller marked run `runId` cancelled. */
-  async cancelMarked(runId: string): Promise<boolean> {
+  /** How the controller marked run `runId` to be stopped, or undefined when it did not. */
+  async stopMarked(runId: string): Promise<MarkedStop | undefined> {
     const entry = await this.kv.get(cancelKey(runId));
-    return entry?.operation === 'PUT';
+    if (entry?.operation !== 'PUT') return undefined;
+    let value: unknown;
+    try {
+      value = entry.json();
+    } catch {
+      value = undefined;
+    }
+    // A mark that does not say how (an earlier controller's, or unreadable) is a cancel: the safe reading.
+    const parsed = StopMarkSchema.safeParse(value);
+    return parsed.success && parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
   }
 
   /** The claim on run `runId`, or undefined when nobody claimed it (or what is there is not a claim). */

@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { isNotFound } from './nats-errors.js';
-import { RunClaims, type ClaimOutcome, type RunClaim } from './run-claims.js';
+import { RunClaims, type ClaimOutcome, type MarkedStop, type RunClaim } from './run-claims.js';
 import { checkName, WORK_STREAM, workSubject } from './topology.js';
 
 /** A work item as it travels: the run, its pool, and what the node needs to start it. */
@@ -91,9 +91,9 @@ export class WorkDispatcher {
     }
   }
 
-  /** Marks run `runId` cancelled for whichever node holds or wins its claim (run-claims.ts). */
-  markCancelled(runId: string): Promise<void> {
-    return this.claims.markCancelled(runId);
+  /** Marks run `runId` to be stopped, `how`, for whichever node holds or wins its claim (run-claims.ts). */
+  markStopped(runId: string, how: MarkedStop): Promise<void> {
+    return this.claims.markStopped(runId, how);
   }
 
   /** Who holds run `runId`'s claim: the node that started it, the controller, or nobody yet. */

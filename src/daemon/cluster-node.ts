@@ -39,8 +39,9 @@ interface ClusterNodeOptions {
   logger: Logger;
   /** Gives up a start still waiting for a controller (SHUTTING_DOWN). */
   signal?: AbortSignal;
-  /** Tests: RunNodeOptions.claimed. */
+  /** Tests: RunNodeOptions.claimed and taken. */
   claimed?: (runId: string) => Promise<void>;
+  taken?: (runId: string) => Promise<void>;
 }
 
 interface StartedClusterNode {
@@ -85,6 +86,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       logger,
       ...(options.signal !== undefined && { signal: options.signal }),
       ...(options.claimed !== undefined && { claimed: options.claimed }),
+      ...(options.taken !== undefined && { taken: options.taken }),
     });
     const running = service;
     const opened = ledger;

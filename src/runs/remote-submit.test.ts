@@ -16,7 +16,7 @@ import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { FakeBackend } from './backends/fake-backend.js';
-import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns } from './remote-runs.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from './remote-runs.js';
 import { RunService } from './run-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -29,6 +29,7 @@ class OneNode implements RemoteRuns {
   readonly sent: { id: string; mode: 'auto' | RunMode; agentSession?: string; parent?: string }[] = [];
   readonly claims = new Set<string>();
   readonly cancelsSent: string[] = [];
+  readonly interruptsSent: string[] = [];
   readonly stoppedForPolicy: { id: string; rule: string }[] = [];
 
   offers(backend: string): boolean {
@@ -68,9 +69,9 @@ class OneNode implements RemoteRuns {
     return Promise.resolve();
   }
 
-  async cancel(spec: RunSpec): Promise<RemoteCancel> {
+  async cancel(spec: RunSpec, how: StopHow = 'cancel'): Promise<RemoteCancel> {
     if (await this.abandon(spec)) return 'abandoned';
-    this.cancelsSent.push(spec.id);
+    (how === 'interrupt' ? this.interruptsSent : this.cancelsSent).push(spec.id);
     return 'sent';
   }
 
@@ -178,6 +179,36 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(await service.cancel(first.id)).toMatchObject({ status: 'queued' });
     expect(node.cancelsSent).toEqual([first.id]);
     expect(node.sent.map((s) => s.id)).toEqual([first.id]);
+  });
+
+  it("interrupts a node run on its node; one still waiting here, or orphaned, ends cancelled here; an ended one is left; another caller may not", async () => {
+    const { service, ledger, node, work } = await controller({ limits: { concurrency: 1 } });
+    const first = await service.submit({ backend: 'remote', prompt: 'runs', cwd: work, caller: 'pane-1' });
+    const waiting = await service.submit({ backend: 'remote', prompt: 'waits', cwd: work, caller: 'pane-1' });
+    expect(await refusal(service.interrupt(first.id, 'pane-2'))).toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('may interrupt it') });
+    // Never sent: there is no turn to end, and it is cancelled here.
+    expect(await service.interrupt(waiting.id, 'pane-1')).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    // Sent and claimed: the node is told to interrupt it, not to cancel it, and its end comes as its events.
+    node.claims.add(first.id);
+    expect(await service.interrupt(first.id, 'pane-1')).toMatchObject({ status: 'queued' });
+    expect(node.interruptsSent).toEqual([first.id]);
+    expect(node.cancelsSent).toEqual([]);
+    nodeRan(ledger, first.id, node);
+    await ended(ledger, first.id);
+    // Ended: as it is, and nothing is sent.
+    expect(await service.interrupt(first.id, 'pane-1')).toMatchObject({ status: 'completed' });
+    expect(node.interruptsSent).toEqual([first.id]);
+
+    // Orphaned: ended cancelled here at once; its node, should it come back, is told to interrupt it (its conversation kept there).
+    const lost = await service.submit({ backend: 'remote', prompt: 'lost', cwd: work });
+    node.claims.add(lost.id);
+    const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'lost'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), stateEvent({ from: 'running', to: 'orphaned', at: 3, reason: null, message: 'node-a was lost' })];
+    events.forEach((e, i) => ledger.ingest({ ...e, run_id: lost.id, seq: i + 1 }));
+    await ledger.flush();
+    node.finished.add(lost.id);
+    expect(await service.interrupt(lost.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+    await expect.poll(() => node.interruptsSent).toContain(lost.id);
+    expect(node.cancelsSent).toEqual([]);
   });
 
   it("judges each call a node allowed again by its own rules: one they deny stops the run, naming the controller's rule", async () => {

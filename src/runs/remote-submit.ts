@@ -274,19 +274,23 @@ export class RemoteSubmissions {
    */
   async cancel(spec: RunSpec, now: { status: RunStatus; started_at: number | null }, how: StopHow = 'cancel'): Promise<void> {
     if (now.status === 'orphaned') {
-      this.cancelOrphaned(spec, now.started_at, 'cancelled by the caller while orphaned');
+      this.cancelOrphaned(spec, now.started_at, 'cancelled by the caller while orphaned', how);
       return;
     }
     const outcome = await this.context.remote.cancel(spec, how);
     if (outcome === 'abandoned') this.endUnstarted(spec, { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled by the caller before a node started it' });
   }
 
-  /** Ends an orphaned run cancelled, as the person chose, and tells its node. */
-  private cancelOrphaned(spec: RunSpec, startedAt: number | null, why: string): void {
+  /**
+   * Ends an orphaned run cancelled, as the person chose, and tells its node to stop it `how` (an
+   * interrupt leaves the conversation open there, should the node come back; a resume cancels, as
+   * the conversation goes on elsewhere).
+   */
+  private cancelOrphaned(spec: RunSpec, startedAt: number | null, why: string, how: StopHow = 'cancel'): void {
     this.endOrphaned(spec, startedAt, { type: 'cancel', reason: 'cancelled_by_user', message: `${why} (node ${spec.node ?? '?'} was lost; told to stop it should it come back)` });
     // A node only cut off may still run the agent: the mark and the request reach it if it comes
     // back (what it sends then is dropped, the run being over here). Not waited for.
-    this.context.remote.cancel(spec).catch((err: unknown) => this.context.logger.info('the node of an orphaned run was not reached with its cancel', { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
+    this.context.remote.cancel(spec, how).catch((err: unknown) => this.context.logger.info('the node of an orphaned run was not reached with its cancel', { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
   }
 
   /** Stops following the node runs (they go on on their nodes; a restart takes them up again). */

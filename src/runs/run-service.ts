@@ -506,7 +506,7 @@ export class RunService {
    */
   async interrupt(runId: string, caller: string = OWNER_CALLER): Promise<RunView> {
     const view = await this.view(runId);
-    this.checkMaker(runId, view, caller);
+    this.checkMaker(runId, view, caller, 'interrupt');
     const run = this.live.get(runId);
     if (run) await run.end({ type: 'cancel', reason: 'cancelled_by_user', message: 'the turn was interrupted by the caller' }, 'interrupt');
     else if (view.node !== undefined && !isEnded(view.status) && this.remote) await this.remote.cancel(view, view, 'interrupt');
@@ -615,11 +615,11 @@ export class RunService {
   }
 
   /** FORBIDDEN unless `caller` made the run or is the owner. */
-  private checkMaker(runId: string, view: RunView, caller: string): void {
+  private checkMaker(runId: string, view: RunView, caller: string, act: 'cancel' | 'interrupt' | 'resume' = 'cancel'): void {
     const maker = view.created_by ?? OWNER_CALLER;
     if (caller === OWNER_CALLER || caller === maker) return;
     const whose = maker === OWNER_CALLER ? 'the owner' : `pane ${maker}`;
-    throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may cancel it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
+    throw new SwitchboardError('FORBIDDEN', `forbidden: run ${runId} was made by ${whose}; only the caller that made a run, or the owner, may ${act} it (the token of pane ${caller} did not)`, { run_id: runId, created_by: maker });
   }
 
   /**
@@ -631,7 +631,7 @@ export class RunService {
     const record = await this.ledger.run(runId);
     if (!record) throw new SwitchboardError('RUN_NOT_FOUND', `no run ${runId} to resume`, { run_id: runId });
     // A resume hands the conversation, all its context, to the new run's maker (and ends an orphan): as a cancel, only the run's maker or the owner.
-    this.checkMaker(runId, this.toView(record), caller);
+    this.checkMaker(runId, this.toView(record), caller, 'resume');
     if (record.spec.backend !== backend) throw new SwitchboardError('INVALID_PARAMS', `run ${runId} ran on ${record.spec.backend}: a resume goes to the same backend`, { resume: runId, backend: record.spec.backend });
     if (!isEnded(record.status) && record.status !== 'orphaned') throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is still ${record.status}: resume it once it has ended (or its node was lost)`, { resume: runId, status: record.status });
     if (record.status === 'orphaned' && !this.remote) throw new SwitchboardError('INVALID_REQUEST', `run ${runId} is orphaned on node ${record.spec.node ?? '?'}: resume it from a controller of its cluster`, { resume: runId });

@@ -61,6 +61,8 @@ class ClaimGate {
 }
 
 const gate = new ClaimGate();
+/** Holds a run once the node's service has it, before the node applies the stops asked meanwhile. */
+const takenGate = new ClaimGate();
 let node: Awaited<ReturnType<typeof startClusterNode>> | undefined;
 
 /** The controller in this process (startTestController). */
@@ -80,7 +82,7 @@ beforeAll(async () => {
   writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
   const { directory } = opened.runs;
   const seen = directory.get('node-x') ? Promise.resolve() : new Promise<void>((resolve) => directory.onChange((c) => c.node.record.name === 'node-x' && c.kind !== 'left' && c.kind !== 'lost' && resolve()));
-  node = await startClusterNode({ home, nats: parseNatsOptions({ url: opened.cluster.server.url }), name: 'node-x', slots: 2, backends: [fake], logger: silentLogger, claimed: gate.hook });
+  node = await startClusterNode({ home, nats: parseNatsOptions({ url: opened.cluster.server.url }), name: 'node-x', slots: 2, backends: [fake], logger: silentLogger, claimed: gate.hook, taken: takenGate.hook });
   await bounded(seen, 'the controller to see node-x');
 }, WAIT_MS);
 
@@ -124,9 +126,10 @@ describe('a cluster node', () => {
     await bounded(run.ended, `end of run ${submitted.id}`);
     expect(run.events.map((e) => e.seq)).toEqual([1, 2]);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
-    expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-x' });
+    expect(await controller.get(submitted.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', message: 'cancelled by the caller before the node started it', node: 'node-x' });
     // Never started on the backend, and recorded in the node's own ledger as the controller has it.
     expect(fake.threads.size).toBe(threadsBefore);
+    expect(fake.interrupted).not.toContain(submitted.id);
     expect(await need(node).service.get(submitted.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
   });
 
@@ -185,6 +188,30 @@ describe('a cluster node', () => {
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
     expect(String(run.events.at(-1)?.data.message)).toContain("the controller's policy denies what this node's allowed (approvals.rules[0]): denied: git push is not for agents");
     expect(await controller.get(submitted.id)).toMatchObject({ status: 'failed', reason: 'policy', node: 'node-x' });
+  });
+
+  it.each(['cancel', 'interrupt'] as const)('applies a %s that comes while the service takes the run as asked, once it has it', { timeout: 2 * WAIT_MS }, async (how) => {
+    const controller = need(ctl).service;
+    const held = takenGate.holdNext();
+    const submitted = await controller.submit({ backend: 'fake', prompt: 'silent, in a conversation', cwd: work });
+    const run = follow(submitted.id);
+    // The service has it, running: the node has not looked for stops yet, and the request finds it starting.
+    expect(await bounded(held, `hold of run ${submitted.id} once taken`)).toBe(submitted.id);
+    await controller[how](submitted.id);
+    takenGate.release(submitted.id);
+    await bounded(run.ended, `end of run ${submitted.id}`);
+    const ended = await controller.get(submitted.id);
+    expect(ended).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-x' });
+    if (how === 'interrupt') {
+      // The turn only: the conversation stays open for a follow-up.
+      expect(ended.message).toBe('the turn was interrupted by the caller');
+      expect(fake.interrupted).toContain(submitted.id);
+      expect(fake.open.has(submitted.id)).toBe(true);
+    } else {
+      expect(ended.message).toBe('cancelled by the caller');
+      expect(fake.interrupted).not.toContain(submitted.id);
+      expect(fake.open.has(submitted.id)).toBe(false);
+    }
   });
 
   it('interrupts a live run on the node: it ends cancelled, the conversation stays there, and a follow-up goes on in it', { timeout: 2 * WAIT_MS }, async () => {

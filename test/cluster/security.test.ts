@@ -115,10 +115,17 @@ describe('a node user with only its permissions', () => {
 describe('a node user and the runs it holds', () => {
   it("reads the controller's cancel marks and a run's last event back, and may not write a cancel mark", async () => {
     const node = await cluster.connect('node-a-3', nodeFlags, nodeInboxPrefix('node-a'));
-    await (await RunClaims.open(cluster.controller.nc)).markCancelled('secure-2');
+    const controllerClaims = await RunClaims.open(cluster.controller.nc);
+    await controllerClaims.markStopped('secure-2', 'cancel');
+    // An interrupt marked after a cancel leaves the cancel; one alone says interrupt, and a cancel then overrides it.
+    await controllerClaims.markStopped('secure-2', 'interrupt');
+    await controllerClaims.markStopped('secure-4', 'interrupt');
     const claims = await RunClaims.open(node.nc);
-    expect(await claims.cancelMarked('secure-2')).toBe(true);
-    expect(await claims.cancelMarked('secure-3')).toBe(false);
+    expect(await claims.stopMarked('secure-2')).toBe('cancel');
+    expect(await claims.stopMarked('secure-3')).toBeUndefined();
+    expect(await claims.stopMarked('secure-4')).toBe('interrupt');
+    await controllerClaims.markStopped('secure-4', 'cancel');
+    expect(await claims.stopMarked('secure-4')).toBe('cancel');
     const kv = await new Kvm(node.nc).open(CLAIMS_BUCKET, { allow_direct: true });
     await expect(kv.put('cancel.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.cancel\.secure-3"/);
     const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });

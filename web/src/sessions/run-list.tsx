@@ -167,7 +167,7 @@ function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: Cl
           {run.reason !== null ? ` (${run.reason})` : ''}
         </span>
         <span className="spacer" />
-        {!over && run.keep_alive && run.status !== 'orphaned' && (
+        {(run.status === 'running' || run.status === 'streaming') && !over && run.keep_alive && run.mode !== 'pty' && (
           <button type="button" className="icon-button" data-testid="run-interrupt" title="Stop this turn; the conversation stays open for the next prompt" onClick={interrupt}>
             stop turn
           </button>
