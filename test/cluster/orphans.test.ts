@@ -180,7 +180,6 @@ describe('runs across machines when a side goes away', () => {
       expect(view).toMatchObject({ status: 'orphaned', node: 'node-killed', ended_at: null });
       // Still the node's claim: nothing can start it again.
       expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
-      await expect(controller.service.interrupt(run.id)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
 
       const cancelled = await controller.service.cancel(run.id);
       expect(cancelled).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
