@@ -41,7 +41,7 @@ async function followRpc(c: SwitchboardClient, runId: string, after = 0): Promis
 }
 
 // The same suite with the ledger in SQLite (the home's file) and in PostgreSQL (a real server): one bridge, either store.
-describe.each(LEDGER_KINDS)('the agent bridge in the daemon, its ledger on %s', (kind) => {
+describe.each(LEDGER_KINDS)('the agent bridge in the daemon (ledger: %s)', (kind) => {
   const testLedger = useTestLedger(kind);
   type Started = Awaited<ReturnType<typeof startTestDaemon>>;
   let started: Started | undefined;
