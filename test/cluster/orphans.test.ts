@@ -9,8 +9,7 @@
  *   run becomes `orphaned` within the lease's TTL, was started once, and a cancel then ends it
  *   `cancelled` without asking the node.
  *
- * Both on SQLite and on PostgreSQL (a real server, test/support/postgres-server.ts): the restart
- * opens the ledger again, which each store does its own way.
+ * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -27,13 +26,14 @@ import { tempDir } from '../support/shell.js';
 import { startSwitchboardNode, within } from '../support/switchboard-node.js';
 import { endRunProcessesIn } from '../support/run-processes.js';
 import { atTestProcessEnd } from '../support/test-process-end.js';
-import { LEDGER_KINDS, useTestLedger } from '../support/test-ledger.js';
+import { useTestLedger } from '../support/test-ledger.js';
 
 /** A bound on a wait for something that must happen; never a measure of how fast it did. */
 const WAIT_MS = 60_000;
 /** The node lease's TTL in the SIGKILL test: short, so the loss is seen soon; renewed every third of it. */
 const SHORT_TTL_MS = 3_000;
 
+const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-orphans-');
 
 const endLeftRunProcesses = (): void => endRunProcessesIn(scratch.dir);
@@ -41,6 +41,9 @@ atTestProcessEnd(() => {
   endLeftRunProcesses();
   scratch.cleanup();
 });
+const work = path.join(scratch.dir, 'work');
+mkdirSync(work, { recursive: true });
+
 afterAll(() => {
   endLeftRunProcesses();
   scratch.cleanup();
@@ -54,10 +57,10 @@ interface Controller {
   close(): Promise<void>;
 }
 
-async function openController(cluster: TestCluster, store: LedgerStore, sandbox: string, nodeTtlMs?: number): Promise<Controller> {
+async function openController(cluster: TestCluster, store: LedgerStore, nodeTtlMs?: number): Promise<Controller> {
   const ledger = new RunLedger({ store });
   const runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(nodeTtlMs !== undefined && { nodeTtlMs }) });
-  const service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [sandbox] } }), backends: [], remote: runs, scope: `${sandbox}#controller` })).service;
+  const service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
   await runs.takeEvents(ledger);
   return {
     runs,
@@ -117,18 +120,12 @@ async function followUntil(controller: Controller, runId: string, until: (event:
 const tokens = (events: readonly RunEvent[]): string => events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('');
 const startsOf = (events: readonly RunEvent[]): number => events.filter((e) => e.type === 'state' && e.data.to === 'running').length;
 
-// Each kind in a folder of its own (its nodes' homes, the work folder, SQLite's file), so the second pass finds nothing of the first.
-describe.each(LEDGER_KINDS)('runs across machines when a side goes away (ledger: %s)', (kind) => {
-  const testLedger = useTestLedger(kind);
-  const base = path.join(scratch.dir, kind);
-  const work = path.join(base, 'work');
-  mkdirSync(work, { recursive: true });
-
+describe('runs across machines when a side goes away', () => {
   it('a controller restarted mid-run (the node publishing while it is down) has every event of the run once, in order, and the run completes', { timeout: 4 * WAIT_MS }, async () => {
     const cluster = await startTestCluster();
-    const openStore = await testLedger.reopenable(base);
-    let controller = await openController(cluster, await openStore(), base);
-    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: base, name: 'node-restart' });
+    const openStore = await testLedger.reopenable(scratch.dir);
+    let controller = await openController(cluster, await openStore());
+    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-restart' });
     const go = path.join(work, 'go-on');
     try {
       await nodeSeen(controller.runs, 'node-restart');
@@ -140,7 +137,7 @@ describe.each(LEDGER_KINDS)('runs across machines when a side goes away (ledger:
       await controller.close();
       // The node goes on while no controller takes its events: they wait in the stream.
       writeFileSync(go, '');
-      controller = await openController(cluster, await openStore(), base);
+      controller = await openController(cluster, await openStore());
       const events = await followUntil(controller, run.id, (e) => e.type === 'done');
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
       expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
@@ -158,10 +155,10 @@ describe.each(LEDGER_KINDS)('runs across machines when a side goes away (ledger:
 
   it('a node killed by SIGKILL mid-run leaves its run orphaned within the lease TTL, started once; a cancel then ends it cancelled without the node', { timeout: 4 * WAIT_MS }, async () => {
     const cluster = await startTestCluster();
-    const folder = path.join(base, 'killed');
+    const folder = path.join(scratch.dir, 'killed');
     mkdirSync(folder, { recursive: true });
-    const controller = await openController(cluster, await testLedger.store(folder), base, SHORT_TTL_MS);
-    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: base, name: 'node-killed' });
+    const controller = await openController(cluster, await testLedger.store(folder), SHORT_TTL_MS);
+    const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-killed' });
     try {
       await nodeSeen(controller.runs, 'node-killed');
       const run = await controller.service.submit({ backend: 'shell', prompt: 'echo started on the node; sleep 600', cwd: work });
