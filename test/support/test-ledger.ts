@@ -3,10 +3,9 @@
  * fresh database on a server the test file starts with test/support/postgres-server.ts and stops
  * after its tests). The bridge's tests name their kind, so every run of the line has them on both:
  * e2e/bridge-http.test.ts and e2e/bridge-http-postgres.test.ts (one suite, bridge-http-suite.ts),
- * and bridge/daemon-bridge.test.ts; so does cluster/orphans.test.ts (a controller reopening its
- * ledger). The other cluster tests, where the ledger only keeps what the controller is sent, leave
- * it to $SWITCHBOARD_TEST_LEDGER (`sqlite`, the default, or `postgres`), set by hand to try them on
- * PostgreSQL: `SWITCHBOARD_TEST_LEDGER=postgres npx vitest run test/cluster test/e2e/cluster-`.
+ * and bridge/daemon-bridge.test.ts. The cluster tests leave it to $SWITCHBOARD_TEST_LEDGER
+ * (`sqlite`, the default, or `postgres`), set by hand to try them on PostgreSQL:
+ * `SWITCHBOARD_TEST_LEDGER=postgres npx vitest run test/cluster test/e2e/cluster-`.
  */
 import path from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
