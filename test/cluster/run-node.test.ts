@@ -106,6 +106,15 @@ async function bounded<T>(promise: Promise<T>, what: string, ms = WAIT_MS): Prom
 /** Follows run `runId` on the controller from its first event to its done. */
 const follow = (runId: string, onEvent?: (event: RunEvent) => void): FollowedRun => followRun(need(ctl).service, runId, onEvent);
 
+/** Follows run `runId` on the controller, once it is running on the node. */
+async function followRunning(runId: string): Promise<FollowedRun> {
+  let running: () => void = () => undefined;
+  const started = new Promise<void>((resolve) => (running = resolve));
+  const run = follow(runId, (e) => e.type === 'state' && e.data.to === 'running' && running());
+  await bounded(started, `run ${runId} running on the node`);
+  return run;
+}
+
 /** The events as (seq, type) pairs, to compare the controller's copy with the node's. */
 const shape = (events: readonly RunEvent[]): string[] => events.map((e) => `${e.seq}:${e.type}`);
 
@@ -179,10 +188,7 @@ describe('a cluster node', () => {
   it("ends a live run failed (policy) when the controller's policy denies what the node allowed, naming the controller's rule", { timeout: 2 * WAIT_MS }, async () => {
     const controller = need(ctl).service;
     const submitted = await controller.submit({ backend: 'fake', prompt: 'silent', cwd: work });
-    let running: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (running = resolve));
-    const run = follow(submitted.id, (e) => e.type === 'state' && e.data.to === 'running' && running());
-    await bounded(started, `run ${submitted.id} running on the node`);
+    const run = await followRunning(submitted.id);
     await need(ctl).runs.failForPolicy(await controller.get(submitted.id), { rule: 'approvals.rules[0]', reason: 'denied: git push is not for agents' });
     await bounded(run.ended, `end of run ${submitted.id}`);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'policy' } });
@@ -217,10 +223,7 @@ describe('a cluster node', () => {
   it('interrupts a live run on the node: it ends cancelled, the conversation stays there, and a follow-up goes on in it', { timeout: 2 * WAIT_MS }, async () => {
     const controller = need(ctl).service;
     const submitted = await controller.submit({ backend: 'fake', prompt: 'silent, in a conversation', cwd: work });
-    let running: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (running = resolve));
-    const run = follow(submitted.id, (e) => e.type === 'state' && e.data.to === 'running' && running());
-    await bounded(started, `run ${submitted.id} running on the node`);
+    const run = await followRunning(submitted.id);
     await controller.interrupt(submitted.id);
     await bounded(run.ended, `end of run ${submitted.id}`);
     expect(run.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled', reason: 'cancelled_by_user' } });
