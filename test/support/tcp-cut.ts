@@ -29,6 +29,8 @@ import net from 'node:net';
 const WAIT_MS = 10_000;
 
 export type RestoreHow = 'resume' | 'reset';
+/** Who wrote: the client (the cut-off node) or the server. */
+type Side = 'client' | 'server';
 
 /** One direction of a connection: bytes and an end held while the link is cut. */
 interface Direction {
@@ -43,8 +45,8 @@ interface Link {
   server: net.Socket | undefined;
   readonly up: Direction;
   readonly down: Direction;
-  /** Everything the client wrote while cut (for `untilHeld`), as text. */
-  heldText: string;
+  /** Everything each side wrote while cut (for `untilHeld`), as text. */
+  heldText: Record<Side, string>;
 }
 
 export interface TcpCut {
@@ -61,10 +63,10 @@ export interface TcpCut {
   /** Ends the black hole, as `how` says. */
   restore(how: RestoreHow): void;
   /**
-   * Resolves once the client side wrote, while cut, bytes in which `text` occurs (on one
-   * connection): proof that the client tried to say it during the partition. Rejects after `ms`.
+   * Resolves once `from` (the client unless given) wrote, while cut, bytes in which `text` occurs
+   * (on one connection): proof that it tried to say it during the partition. Rejects after `ms`.
    */
-  untilHeld(text: string, ms: number): Promise<void>;
+  untilHeld(text: string, ms: number, from?: Side): Promise<void>;
   /** Destroys every connection and stops listening. */
   close(): Promise<void>;
 }
@@ -90,10 +92,8 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
     from.on('data', (chunk: Buffer) => {
       if (cut) {
         direction.held.push(chunk);
-        if (direction === link.up) {
-          link.heldText += chunk.toString('latin1');
-          for (const wake of heldWaiters) wake();
-        }
+        link.heldText[direction === link.up ? 'client' : 'server'] += chunk.toString('latin1');
+        for (const wake of heldWaiters) wake();
         return;
       }
       to()?.write(chunk);
@@ -125,7 +125,7 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
   const listener = net.createServer((client) => {
     accepted++;
     client.setNoDelay(true);
-    const link: Link = { client, server: undefined, up: { held: [], ended: false }, down: { held: [], ended: false }, heldText: '' };
+    const link: Link = { client, server: undefined, up: { held: [], ended: false }, down: { held: [], ended: false }, heldText: { client: '', server: '' } };
     links.add(link);
     relay(link, client, () => link.server, link.up);
     if (!cut) dial(link);
@@ -160,7 +160,7 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
           drop(link);
           continue;
         }
-        link.heldText = '';
+        link.heldText = { client: '', server: '' };
         if (link.server === undefined) {
           // Accepted while cut: the server is dialled now, unless the client gave up meanwhile.
           if (link.up.ended) drop(link);
@@ -171,8 +171,8 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
         flush(link.down, link.client);
       }
     },
-    untilHeld(text, ms) {
-      const found = (): boolean => [...links].some((link) => link.heldText.includes(text));
+    untilHeld(text, ms, from = 'client') {
+      const found = (): boolean => [...links].some((link) => link.heldText[from].includes(text));
       if (found()) return Promise.resolve();
       return new Promise<void>((resolve, reject) => {
         const wake = (): void => {
@@ -183,7 +183,7 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
         };
         const timer = setTimeout(() => {
           heldWaiters.delete(wake);
-          reject(new Error(`the client did not write '${text}' while cut within ${ms} ms`));
+          reject(new Error(`the ${from} did not write '${text}' while cut within ${ms} ms`));
         }, ms);
         heldWaiters.add(wake);
       });
