@@ -12,15 +12,19 @@
  *   run started once; the other node ran a run during the cut.
  * - A run sent to the node just as it is cut off: its work item is handed to the node's waiting
  *   pull, into the black hole. Resumed, it arrives and the run completes; reset, the item is lost
- *   and the run is left `queued` (a bug, marked `it.fails`; see there).
+ *   (the pool's consumer delivers once), and once the consumer's ack wait has passed the
+ *   controller's sweep takes the run's claim and ends it `failed (not_started)`, saying so: it
+ *   started nowhere, its slot is free again, and the node runs new runs.
  * - A long cut (past a short TTL): the controller sees the node lost and the run `orphaned`; when
  *   the link is back the node registers again under a new epoch and finishes the run, and its late
  *   events reach the stream but not the ledger: the board keeps `orphaned` (the person decides), no
  *   event is stored twice, nothing started twice; a cancel then ends the run, and the node takes
  *   new runs again.
  *
- * Nothing here waits on a fixed sleep: each step waits for the event or state that proves it, with
- * a bound. The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
+ * The tests of one TTL share a controller, relay and nodes: each test leaves the link restored and
+ * the nodes idle, and one that fails closes them, so the next starts afresh. Nothing here waits on
+ * a fixed sleep: each step waits for the event or state that proves it, with a bound. The ledger
+ * is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -28,7 +32,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
 import { EVENTS_STREAM, eventSubject, NODE_HEADER, parseRunEvent, type DirectoryEvent } from '../../src/cluster/index.js';
-import { LEDGER_CONSUMER } from '../../src/cluster/topology.js';
+import { LEDGER_CONSUMER, WORK_STREAM } from '../../src/cluster/topology.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import type { RunService } from '../../src/runs/run-service.js';
 import { EventLog } from '../support/cluster.js';
@@ -47,6 +51,8 @@ const WAIT_MS = 60_000;
 const SHORT_TTL_MS = 3_000;
 /** How often a file or the ledger consumer is looked at while waited for. */
 const LOOK_EVERY_MS = 50;
+/** How often the controller sweeps its queued node runs (60 s by default): the lost work item is found soon after the ack wait. */
+const SWEEP_EVERY_MS = 500;
 
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-partition-');
@@ -67,22 +73,26 @@ interface Partitioned {
   readonly cutNode: SwitchboardNode;
   readonly cutName: string;
   readonly peerName: string;
-  /** Every change the controller's directory saw since the nodes were started. */
-  readonly directory: EventLog<DirectoryEvent>;
-  /** The case's own folder, the runs' working folder. */
-  readonly folder: string;
+  /** The controller's sandbox: each test's folder is in it. */
+  readonly root: string;
   close(): Promise<void>;
 }
 
+/** One test on a shared Partitioned. */
+interface Case extends Partitioned {
+  /** Every change the controller's directory saw since the test began. */
+  readonly directory: EventLog<DirectoryEvent>;
+  /** The test's own folder, the runs' working folder. */
+  readonly folder: string;
+}
+
 async function startPartitioned(label: string, nodeTtlMs?: number): Promise<Partitioned> {
-  const folder = path.join(scratch.dir, label);
-  mkdirSync(folder, { recursive: true });
-  const ctl = await startTestController(testLedger, folder, nodeTtlMs === undefined ? {} : { nodeTtlMs });
+  const root = path.join(scratch.dir, label);
+  mkdirSync(root, { recursive: true });
+  const ctl = await startTestController(testLedger, root, { sweepEveryMs: SWEEP_EVERY_MS, ...(nodeTtlMs !== undefined && { nodeTtlMs }) });
   const started: SwitchboardNode[] = [];
   let relay: TcpCut | undefined;
-  const directory = new EventLog(ctl.runs.directory.onChange);
   const close = async (): Promise<void> => {
-    directory.dispose();
     // A test that failed mid-cut: the link back first, so the nodes can leave the cluster as they stop.
     relay?.restore('reset');
     for (const node of started.reverse()) await node.stop();
@@ -90,6 +100,7 @@ async function startPartitioned(label: string, nodeTtlMs?: number): Promise<Part
     endLeftRunProcesses();
     await ctl.close();
   };
+  const directory = new EventLog(ctl.runs.directory.onChange);
   try {
     relay = await startTcpCut(ctl.cluster.server.port);
     const cutName = `${label}-cut`;
@@ -98,10 +109,37 @@ async function startPartitioned(label: string, nodeTtlMs?: number): Promise<Part
     started.push(await startSwitchboardNode({ url: ctl.cluster.server.url, scratch: scratch.dir, name: peerName }));
     await nodeSeen(ctl, directory, cutName);
     await nodeSeen(ctl, directory, peerName);
-    return { ctl, relay, cutNode: started[0] as SwitchboardNode, cutName, peerName, directory, folder, close };
+    return { ctl, relay, cutNode: started[0] as SwitchboardNode, cutName, peerName, root, close };
   } catch (err) {
     await close();
     throw err;
+  } finally {
+    directory.dispose();
+  }
+}
+
+/** The clusters the tests share, by label; a test that fails closes its own, and the rest are closed at the end. */
+const shared = new Map<string, Partitioned>();
+
+/** Runs `body` on the shared cluster `label` (started with `nodeTtlMs` when first asked for), in a folder of the test's own. */
+async function onPartitioned(label: string, nodeTtlMs: number | undefined, test: string, body: (c: Case) => Promise<void>): Promise<void> {
+  let p = shared.get(label);
+  if (p === undefined) {
+    p = await startPartitioned(label, nodeTtlMs);
+    shared.set(label, p);
+  }
+  const folder = path.join(p.root, test);
+  mkdirSync(folder, { recursive: true });
+  const directory = new EventLog(p.ctl.runs.directory.onChange);
+  try {
+    await body({ ...p, directory, folder });
+    expect(p.relay.isCut).toBe(false);
+  } catch (err) {
+    shared.delete(label);
+    await p.close();
+    throw err;
+  } finally {
+    directory.dispose();
   }
 }
 
@@ -171,7 +209,7 @@ function partitionPrompt(during: number): string {
 }
 
 /** A run on the peer node goes start to end while the other node is cut off. */
-async function peerRunCompletes(p: Partitioned): Promise<void> {
+async function peerRunCompletes(p: Case): Promise<void> {
   const run = await p.ctl.service.submit({ backend: 'shell', prompt: 'echo from the peer', cwd: p.folder, node: p.peerName });
   const events = await followUntil(p.ctl.service, run.id, (e) => e.type === 'done');
   expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
@@ -181,10 +219,15 @@ async function peerRunCompletes(p: Partitioned): Promise<void> {
 const HOWS: RestoreHow[] = ['resume', 'reset'];
 
 describe('a node cut off the network and back', () => {
+  afterAll(async () => {
+    for (const p of shared.values()) await p.close();
+    shared.clear();
+  });
+
   it.each(HOWS)('a short cut (restored by %s): the run goes on writing, completes, and the ledger has every event once, in order, started once', { timeout: 4 * WAIT_MS }, async (how) => {
-    const p = await startPartitioned(`short-${how}`);
-    try {
+    await onPartitioned('ttl-default', undefined, `short-${how}`, async (p) => {
       const { ctl, relay, folder } = p;
+      const acceptedBefore = relay.accepted;
       const run = await ctl.service.submit({ backend: 'shell', prompt: partitionPrompt(5), cwd: folder, node: p.cutName });
       await followUntil(ctl.service, run.id, (e) => e.type === 'token' && String(e.data.text).includes('before the cut'));
 
@@ -217,60 +260,76 @@ describe('a node cut off the network and back', () => {
       expect(p.directory.items.filter((c) => c.kind === 'lost' || c.kind === 'left')).toEqual([]);
       expect(p.cutNode.said.join('')).not.toContain('lapsed');
       // A resume carried the old connection through; a reset made the node connect again.
-      if (how === 'resume') expect(relay.accepted).toBe(1);
-      else expect(relay.accepted).toBeGreaterThan(1);
-    } finally {
-      await p.close();
-    }
+      if (how === 'resume') expect(relay.accepted).toBe(acceptedBefore);
+      else expect(relay.accepted).toBeGreaterThan(acceptedBefore);
+    });
   });
 
   /**
    * A run dispatched to the node just as it is cut off: the node's pull is waiting on the server,
    * which hands it the work item into the black hole. After the restore the run must end within
-   * WAIT_MS, started at most once, its events in order.
+   * WAIT_MS (or the consumer's ack wait and a sweep, when the item was lost), started at most once,
+   * its events in order. Resolves with its events.
    */
-  async function sentAsCut(how: RestoreHow): Promise<void> {
-    const p = await startPartitioned(`sent-${how}`);
-    try {
-      const { ctl, relay, folder } = p;
-      relay.cut();
-      const run = await ctl.service.submit({ backend: 'shell', prompt: 'echo started >> starts; echo sent while cut', cwd: folder, node: p.cutName });
-      await relay.untilHeld(run.id, WAIT_MS, 'server');
-      relay.restore(how);
-      const followed = followRun(ctl.service, run.id);
-      const ended = await within(followed.ended.then(() => true), WAIT_MS, () => false);
-      expect(ended, `run ${run.id} still ${(await ctl.service.get(run.id)).status} after the cut`).toBe(true);
-      expect(seqs(followed.events)).toEqual(oneToN(followed.events));
-      expect(startsOf(followed.events)).toBeLessThanOrEqual(1);
-      if (startsOf(followed.events) === 1) expect(readFileSync(path.join(folder, 'starts'), 'utf8')).toBe('started\n');
-      expect(await ctl.ledger.check()).toBe('ok');
-    } finally {
-      await p.close();
-    }
+  async function sentAsCut(p: Case, how: RestoreHow, prompt: string): Promise<RunEvent[]> {
+    const { ctl, relay } = p;
+    relay.cut();
+    const run = await ctl.service.submit({ backend: 'shell', prompt, cwd: p.folder, node: p.cutName });
+    await relay.untilHeld(run.id, WAIT_MS, 'server');
+    relay.restore(how);
+    const followed = followRun(ctl.service, run.id);
+    const ended = await within(followed.ended.then(() => true), WAIT_MS, () => false);
+    expect(ended, `run ${run.id} still ${(await ctl.service.get(run.id)).status} after the cut`).toBe(true);
+    expect(seqs(followed.events)).toEqual(oneToN(followed.events));
+    expect(startsOf(followed.events)).toBeLessThanOrEqual(1);
+    expect(await ctl.ledger.check()).toBe('ok');
+    return followed.events;
   }
 
   it('a run sent to the node as it is cut off, the link resumed: the held work item arrives, and the run starts once and completes', { timeout: 4 * WAIT_MS }, async () => {
-    await sentAsCut('resume');
+    await onPartitioned('ttl-default', undefined, 'sent-resume', async (p) => {
+      const events = await sentAsCut(p, 'resume', 'echo started >> starts; echo sent while cut');
+      expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(startsOf(events)).toBe(1);
+      expect(readFileSync(path.join(p.folder, 'starts'), 'utf8')).toBe('started\n');
+    });
   });
 
   /**
-   * BUG (found here): the server hands the item to the node's pull on the connection that is
-   * then reset; the node never sees it, so it never claims the run. The pool's consumer has
-   * max_deliver 1, so the server never hands it again, and the item stays in SB_WORK unacked
-   * (seen: stream messages 1, consumer delivered stream_seq 1, ack_floor 0, ack_pending 0, no
-   * claim). The controller's sweep (cluster-runs/node-run-sweep.ts, sweepQueued) ends a queued
-   * run only when its item has left the queue or is older than STALE_WORK_ITEM_MS (6 days), so
-   * the run stays `queued`, no event, holding one of the node's slots, for 6 days. A fix must end
-   * it (or send it again: a node must win its claim before it starts it) well within WAIT_MS here,
-   * with the sweep's period shortened for this test; then drop `.fails`.
+   * The server hands the item to the node's pull on the connection that is then reset: the node
+   * never sees it, and the pool's consumer (max_deliver 1) never hands it again; the item stays
+   * in SB_WORK unacknowledged, unclaimed. Once it has been so for longer than the consumer's ack
+   * wait, the controller's sweep takes the claim and ends the run, and removes the item.
    */
-  it.fails('a run sent to the node as it is cut off, the link reset: the run is not left queued (it starts once after the cut, or ends not started)', { timeout: 4 * WAIT_MS }, async () => {
-    await sentAsCut('reset');
+  it('a run sent to the node as it is cut off, the link reset: the lost work item is found, and the run ends failed (not_started), started nowhere, its slot free again', { timeout: 4 * WAIT_MS }, async () => {
+    await onPartitioned('ttl-default', undefined, 'sent-reset', async (p) => {
+      const { ctl, folder } = p;
+      const events = await sentAsCut(p, 'reset', 'echo started >> starts; echo sent while cut');
+      const done = events.at(-1);
+      expect(done).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'not_started' } });
+      expect(String(done?.data.message)).toBe(`its work item was lost on the way to node ${p.cutName}; nothing was started: submit it again`);
+      expect(startsOf(events)).toBe(0);
+      expect(existsSync(path.join(folder, 'starts'))).toBe(false);
+      expect(await ctl.runs.claimOf(done?.run_id ?? '')).toMatchObject({ role: 'controller' });
+      // The item is out of the queue: the node can never be handed it.
+      expect((await ctl.cluster.jsm.streams.info(WORK_STREAM)).state.messages).toBe(0);
+
+      // Its slot is free again: the node (2 slots) takes two runs at once, and runs them.
+      const held = await ctl.service.submit({ backend: 'shell', prompt: 'echo held started; while [ ! -f release ]; do sleep 0.05; done; echo held ends', cwd: folder, node: p.cutName });
+      await followUntil(ctl.service, held.id, (e) => e.type === 'token' && String(e.data.text).includes('held started'));
+      const next = await ctl.service.submit({ backend: 'shell', prompt: 'echo after the loss', cwd: folder, node: p.cutName });
+      const nextEvents = await followUntil(ctl.service, next.id, (e) => e.type === 'done');
+      expect(nextEvents.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(tokens(nextEvents)).toContain('after the loss');
+      writeFileSync(path.join(folder, 'release'), '');
+      const heldEvents = await followUntil(ctl.service, held.id, (e) => e.type === 'done');
+      expect(heldEvents.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(existsSync(path.join(folder, 'starts'))).toBe(false);
+    });
   });
 
   it.each(HOWS)('a long cut (restored by %s): the run is orphaned, the node comes back under a new epoch, its late events are not stored, nothing is stored twice or started twice', { timeout: 5 * WAIT_MS }, async (how) => {
-    const p = await startPartitioned(`long-${how}`, SHORT_TTL_MS);
-    try {
+    await onPartitioned('ttl-short', SHORT_TTL_MS, `long-${how}`, async (p) => {
       const { ctl, relay, folder } = p;
       const firstEpoch = ctl.runs.directory.get(p.cutName)?.record.epoch;
       const run = await ctl.service.submit({ backend: 'shell', prompt: partitionPrompt(1), cwd: folder, node: p.cutName });
@@ -324,9 +383,7 @@ describe('a node cut off the network and back', () => {
       } finally {
         subject.stop();
       }
-    } finally {
-      await p.close();
-    }
+    });
   });
 });
 
