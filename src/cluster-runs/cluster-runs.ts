@@ -100,7 +100,7 @@ export class ClusterRuns implements RemoteRuns {
       ledger,
       intake,
       directory: this.directory,
-      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq) },
+      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), delivery: (pool, seq) => this.dispatcher.delivery(pool, seq) },
       logger: this.logger,
       ...(this.options.sweepEveryMs !== undefined && { sweepEveryMs: this.options.sweepEveryMs }),
     });

@@ -11,6 +11,12 @@
  *   comes back cannot slip an event in between. The person then decides (cancel it, or resume it in a new run).
  * - now and then: a queued run whose work item is gone from the queue (refused, aged out) with no
  *   claim, or is older than a node would start, is abandoned and ends `failed (not_started)` too.
+ *   So is one whose item was lost in delivery: the pool's consumer handed it to a pull whose
+ *   connection then died (a node cut off just then), and with max_deliver 1 never hands it again.
+ *   It is still in the queue, unacknowledged, and nobody claimed it: once it has been seen so for
+ *   longer than the consumer's ack wait (a node that has the item claims it at once, and
+ *   heartbeats it meanwhile), the controller takes the claim, so a node that still has it cannot
+ *   start it, and removes it. Not sent again: a run is never retried behind the user's back.
  *
  * One sweep at a time (a chain), so two never race on one run.
  */
@@ -42,6 +48,30 @@ interface SweptRuns {
   workItemOf(runId: string): number | undefined;
   /** True while the work item at `streamSeq` is in the queue. */
   isQueued(streamSeq: number): Promise<boolean>;
+  /** Whether pool `pool`'s consumer has delivered the item at `streamSeq`, and its ack wait. */
+  delivery(pool: string, streamSeq: number): Promise<{ delivered: boolean; ackWaitMs: number }>;
+}
+
+/**
+ * Queued runs whose work item the consumer delivered but nobody claimed, and since when the sweep
+ * has seen them so: an item delivered to a node is claimed at once, so one still unclaimed past
+ * the consumer's ack wait was lost on the way (the consumer counts it undelivered by then, and
+ * never hands it again).
+ */
+export class UnclaimedDeliveries {
+  private readonly since = new Map<string, number>();
+
+  /** Notes that run `runId`'s item is delivered and unclaimed at `now`; true once it has been so for longer than `ackWaitMs`. */
+  seen(runId: string, now: number, ackWaitMs: number): boolean {
+    const first = this.since.get(runId) ?? now;
+    this.since.set(runId, first);
+    return now - first > ackWaitMs;
+  }
+
+  /** Keeps only the runs in `runIds` (the others were claimed, ended, or not delivered). */
+  keepOnly(runIds: ReadonlySet<string>): void {
+    for (const runId of this.since.keys()) if (!runIds.has(runId)) this.since.delete(runId);
+  }
 }
 
 export interface NodeRunSweepOptions {
@@ -61,6 +91,7 @@ export class NodeRunSweep {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly now: () => number;
+  private readonly unclaimed = new UnclaimedDeliveries();
 
   private constructor(
     private readonly options: NodeRunSweepOptions,
@@ -151,8 +182,9 @@ export class NodeRunSweep {
     }).then(() => ended);
   }
 
-  /** Queued runs whose work item nobody took (refused, aged out) or is older than any node would start. */
+  /** Queued runs whose work item nobody took (refused, aged out, lost in delivery) or is older than any node would start. */
   private async sweepQueued(): Promise<void> {
+    const stillUnclaimed = new Set<string>();
     for (const record of await this.nodeRuns()) {
       if (record.status !== 'queued') continue;
       const runId = record.spec.id;
@@ -168,14 +200,27 @@ export class NodeRunSweep {
         // A node that took the item holds the claim; only one nobody took is ended.
         if (claim !== undefined) continue;
         const item = this.options.runs.workItemOf(runId);
-        const tooOld = this.now() - record.spec.created_at > STALE_WORK_ITEM_MS;
-        const gone = item !== undefined && !(await this.options.runs.isQueued(item));
-        if (!tooOld && !gone) continue;
-        if (await this.options.runs.abandon(record.spec)) this.endNotStarted(record, tooOld ? 'its work item waited longer than any node would start it' : 'its work item left the queue without a node taking it');
+        const why = await this.whyNotTaken(record, item, stillUnclaimed);
+        if (why === undefined) continue;
+        if (await this.options.runs.abandon(record.spec)) this.endNotStarted(record, why);
       } catch (err) {
         this.options.logger.warn('cannot look at a queued node run now', { run_id: runId, error: errorMessage(err) });
       }
     }
+    this.unclaimed.keepOnly(stillUnclaimed);
+  }
+
+  /** Why unclaimed queued run `record` (its work item at `item`, when known) will never be taken by a node, or undefined while one still may. */
+  private async whyNotTaken(record: RunRecord, item: number | undefined, stillUnclaimed: Set<string>): Promise<string | undefined> {
+    if (this.now() - record.spec.created_at > STALE_WORK_ITEM_MS) return 'its work item waited longer than any node would start it';
+    if (item === undefined) return undefined;
+    if (!(await this.options.runs.isQueued(item))) return 'its work item left the queue without a node taking it';
+    const node = record.spec.node ?? '';
+    const { delivered, ackWaitMs } = await this.options.runs.delivery(node, item);
+    if (!delivered) return undefined;
+    stillUnclaimed.add(record.spec.id);
+    if (!this.unclaimed.seen(record.spec.id, this.now(), ackWaitMs)) return undefined;
+    return `its work item was lost on the way to node ${node}; nothing was started: submit it again`;
   }
 
   /** Records `failed (not_started)` for a run the controller holds the claim of (no node will start it). */

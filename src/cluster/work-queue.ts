@@ -13,7 +13,7 @@ import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { isNotFound } from './nats-errors.js';
 import { RunClaims, type ClaimOutcome, type MarkedStop, type RunClaim } from './run-claims.js';
-import { checkName, WORK_STREAM, workSubject } from './topology.js';
+import { checkName, poolConsumer, WORK_STREAM, workSubject } from './topology.js';
 
 /** A work item as it travels: the run, its pool, and what the node needs to start it. */
 export const WorkItemSchema = z.object({
@@ -89,6 +89,17 @@ export class WorkDispatcher {
       if (isNotFound(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * How pool `pool`'s consumer stands with the item at `streamSeq`: `delivered` once the consumer
+   * has handed it to a pull (it delivers in stream order, each item once), and the consumer's ack
+   * wait, past which an item delivered and never heartbeated is counted undelivered, and with
+   * max_deliver 1 never handed again.
+   */
+  async delivery(pool: string, streamSeq: number): Promise<{ delivered: boolean; ackWaitMs: number }> {
+    const info = await this.jsm.consumers.info(WORK_STREAM, poolConsumer(pool));
+    return { delivered: info.delivered.stream_seq >= streamSeq, ackWaitMs: (info.config.ack_wait ?? 30e9) / 1e6 };
   }
 
   /** Marks run `runId` to be stopped, `how`, for whichever node holds or wins its claim (run-claims.ts). */

@@ -22,15 +22,16 @@ export interface TestController {
 
 /**
  * Starts a controller whose policy's sandbox is `sandboxRoot` (and whose other rules are `policy`'s),
- * its ledger's files there too; `nodeTtlMs`: the nodes' lease TTL (the topology's default unless given).
+ * its ledger's files there too; `nodeTtlMs`: the nodes' lease TTL (the topology's default unless given);
+ * `sweepEveryMs`: how often queued node runs are swept (node-run-sweep.ts's default unless given).
  */
-export async function startTestController(testLedger: TestLedger, sandboxRoot: string, options: { nodeTtlMs?: number; policy?: GovernancePolicyInput } = {}): Promise<TestController> {
+export async function startTestController(testLedger: TestLedger, sandboxRoot: string, options: { nodeTtlMs?: number; sweepEveryMs?: number; policy?: GovernancePolicyInput } = {}): Promise<TestController> {
   const cluster = await startTestCluster();
   let ledger: RunLedger | undefined;
   let runs: ClusterRuns | undefined;
   try {
     ledger = new RunLedger({ store: await testLedger.store(sandboxRoot) });
-    runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(options.nodeTtlMs !== undefined && { nodeTtlMs: options.nodeTtlMs }) });
+    runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(options.nodeTtlMs !== undefined && { nodeTtlMs: options.nodeTtlMs }), ...(options.sweepEveryMs !== undefined && { sweepEveryMs: options.sweepEveryMs }) });
     const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ ...options.policy, sandbox: { roots: [sandboxRoot] } }), backends: [], remote: runs, scope: `${sandboxRoot}#controller` });
     await runs.takeEvents(ledger);
     const opened = { ledger, runs };
