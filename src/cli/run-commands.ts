@@ -5,8 +5,7 @@
  * one. With --json every event is one JSON line (schema v2) and the run itself is the last line.
  */
 import path from 'node:path';
-import { isEnded } from '../contract/index.js';
-import type { RunEventInfo, RunViewInfo } from '../protocol/methods.js';
+import { isRunEnded, type RunEventInfo, type RunViewInfo } from '../protocol/methods.js';
 import type { SwitchboardClient } from '../client/index.js';
 import { intOption, parseCommandArgs, UsageError } from './args.js';
 import { out, withClient, type CliContext } from './context.js';
@@ -298,7 +297,7 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
       const { run } = first === 'cancel' ? await client.runCancel(second) : await client.runInterrupt(second);
       // A cluster node's run ends on its node: the answer comes once the node was told.
       const told = `${first} sent to node ${run.node ?? '?'}: run ${run.id} is ${run.status} until its node ends it (switchboard runs ${run.id} --follow)`;
-      out(ctx, json ? JSON.stringify({ run }) : isEnded(run.status) || run.node === undefined ? describeEnd(run) : told);
+      out(ctx, json ? JSON.stringify({ run }) : isRunEnded(run.status) || run.node === undefined ? describeEnd(run) : told);
       return 0;
     }
     const id = first === 'show' ? second : first;

@@ -18,6 +18,8 @@ import { checkTmuxCommandParams, tmuxParams, tmuxResults } from './methods/tmux.
 import { presetInfoSchema, teamBoardSchema, teamParams, teamResults } from './methods/teams.js';
 
 export { describeIssues } from './methods/common.js';
+/** True for a run status that is final (completed, failed, cancelled): what a client waits for. */
+export { isEnded as isRunEnded } from '../contract/index.js';
 
 /** The methods by group: each group's parameters and results live in methods/<group>.ts. */
 export const METHOD_GROUPS = {
