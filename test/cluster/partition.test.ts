@@ -27,6 +27,7 @@
  * is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { setTimeout as delay } from 'node:timers/promises';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -273,9 +274,13 @@ describe('a node cut off the network and back', () => {
    */
   async function sentAsCut(p: Case, how: RestoreHow, prompt: string): Promise<RunEvent[]> {
     const { ctl, relay } = p;
-    relay.cut();
-    const run = await ctl.service.submit({ backend: 'shell', prompt, cwd: p.folder, node: p.cutName });
-    await relay.untilHeld(run.id, WAIT_MS, 'server');
+    // The link dies the moment the server hands the node its work item (found by a mark in the
+    // prompt, known before the run's id): cut before the submit instead, the item would reach the
+    // node only if a pull of the node's was still pending at the server, which is a race.
+    const mark = `sent-as-cut-${randomUUID()}`;
+    const handed = relay.cutWhen(mark, 'server', WAIT_MS);
+    const run = await ctl.service.submit({ backend: 'shell', prompt: `${prompt} # ${mark}`, cwd: p.folder, node: p.cutName });
+    await handed;
     relay.restore(how);
     const followed = followRun(ctl.service, run.id);
     const ended = await within(followed.ended.then(() => true), WAIT_MS, () => false);

@@ -47,6 +47,15 @@ interface Link {
   readonly down: Direction;
   /** Everything each side wrote while cut (for `untilHeld`), as text. */
   heldText: Record<Side, string>;
+  /** The last bytes each side wrote while relayed, so that a trip text split across two chunks is still seen. */
+  tail: Record<Side, string>;
+}
+
+/** A cut armed to start the moment one side writes a text (`cutWhen`). */
+interface Trip {
+  readonly text: string;
+  readonly from: Side;
+  readonly fire: () => void;
 }
 
 export interface TcpCut {
@@ -60,6 +69,12 @@ export interface TcpCut {
   readonly accepted: number;
   /** Starts a black hole (see the module comment). */
   cut(): void;
+  /**
+   * Starts the black hole the moment `from` writes `text` on any connection: the chunk that
+   * completes it is held, as a link that dies while those bytes are on the wire. Resolves then;
+   * rejects after `ms`. One at a time.
+   */
+  cutWhen(text: string, from: Side, ms: number): Promise<void>;
   /** Ends the black hole, as `how` says. */
   restore(how: RestoreHow): void;
   /**
@@ -77,6 +92,7 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
   const heldWaiters = new Set<() => void>();
   let cut = false;
   let accepted = 0;
+  let trip: Trip | undefined;
 
   const dial = (link: Link): void => {
     const server = net.connect({ host: '127.0.0.1', port: targetPort });
@@ -89,10 +105,20 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
 
   /** Relays `from` to `to` (a getter: the server's socket may come later), or holds what comes while cut. */
   const relay = (link: Link, from: net.Socket, to: () => net.Socket | undefined, direction: Direction): void => {
+    const side: Side = direction === link.up ? 'client' : 'server';
     from.on('data', (chunk: Buffer) => {
+      if (!cut && trip?.from === side) {
+        const seen = link.tail[side] + chunk.toString('latin1');
+        link.tail[side] = seen.slice(-trip.text.length);
+        if (seen.includes(trip.text)) {
+          cut = true;
+          trip.fire();
+          trip = undefined;
+        }
+      }
       if (cut) {
         direction.held.push(chunk);
-        link.heldText[direction === link.up ? 'client' : 'server'] += chunk.toString('latin1');
+        link.heldText[side] += chunk.toString('latin1');
         for (const wake of heldWaiters) wake();
         return;
       }
@@ -125,7 +151,7 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
   const listener = net.createServer((client) => {
     accepted++;
     client.setNoDelay(true);
-    const link: Link = { client, server: undefined, up: { held: [], ended: false }, down: { held: [], ended: false }, heldText: { client: '', server: '' } };
+    const link: Link = { client, server: undefined, up: { held: [], ended: false }, down: { held: [], ended: false }, heldText: { client: '', server: '' }, tail: { client: '', server: '' } };
     links.add(link);
     relay(link, client, () => link.server, link.up);
     if (!cut) dial(link);
@@ -151,6 +177,24 @@ export async function startTcpCut(targetPort: number): Promise<TcpCut> {
     },
     cut() {
       cut = true;
+    },
+    cutWhen(text, from, ms) {
+      if (trip !== undefined) return Promise.reject(new Error('a cut is armed already'));
+      for (const link of links) link.tail[from] = '';
+      return new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          trip = undefined;
+          reject(new Error(`the ${from} did not write '${text}' within ${ms} ms`));
+        }, ms);
+        trip = {
+          text,
+          from,
+          fire: () => {
+            clearTimeout(timer);
+            resolve();
+          },
+        };
+      });
     },
     restore(how) {
       if (!cut) return;
