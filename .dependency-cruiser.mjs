@@ -46,6 +46,20 @@ export const ROOMS = {
   cli: ['core', 'platform', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'model-server', 'doctor', 'tmux', 'client', 'daemon', 'surfaces'],
 };
 
+/**
+ * Packages the daemon and the CLI load only when the feature that needs them is used, through
+ * `import()`: a daemon on one machine never needs NATS or PostgreSQL, and a daemon no MCP or ACP
+ * client talks to never needs their SDKs; loaded at start they held megabytes for nothing (issue
+ * 25's memory budget). scripts/check-layers.mjs fails a static import chain from an entry to one.
+ */
+export const LAZY_PACKAGES = [
+  {
+    entries: ['src/cli/main.ts', 'src/cli/daemon-commands.ts'],
+    packages: ['pg', '@nats-io', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk'],
+    why: 'loaded only when used (import()), not by every daemon and command',
+  },
+];
+
 /** Folders with rooms inside: the subfolders named in ROOMS, and the folder's own files. */
 const SPLIT = ['agents', 'drivers'];
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { cruise } from 'dependency-cruiser';
 import extractTSConfig from 'dependency-cruiser/config-utl/extract-ts-config';
-import config, { ROOMS, roomOf } from '../.dependency-cruiser.mjs';
+import config, { LAZY_PACKAGES, ROOMS, roomOf } from '../.dependency-cruiser.mjs';
 
 const root = path.join(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -34,6 +34,7 @@ export async function checkLayers(baseDir = root, folder = 'src') {
     process.chdir(previous);
   }
   const violations = result.summary.violations.map((v) => ({ rule: v.rule.name, from: v.from, to: v.to, cycle: v.cycle?.map((c) => c.name ?? c) }));
+  violations.push(...eagerPackageViolations(result.modules, LAZY_PACKAGES));
   const used = new Map();
   let dynamic = 0;
   let typeOnly = 0;
@@ -70,12 +71,42 @@ export async function checkLayers(baseDir = root, folder = 'src') {
   };
 }
 
+/**
+ * The packages a daemon loads only when a feature is used (LAZY_PACKAGES): a module its entries reach
+ * through static imports (not `import()`, not type-only ones) may not import one. Each such
+ * violation names the module that imports the package and the chain of imports from the entry.
+ */
+export function eagerPackageViolations(modules, rules) {
+  const bySource = new Map(modules.map((m) => [m.source, m]));
+  const found = [];
+  for (const { entries, packages, why } of rules) {
+    const via = new Map(entries.map((e) => [e, undefined]));
+    const queue = [...entries];
+    while (queue.length > 0) {
+      const source = queue.shift();
+      for (const dep of bySource.get(source)?.dependencies ?? []) {
+        if (dep.dynamic || dep.dependencyTypes.includes('type-only')) continue;
+        const pkg = packages.find((p) => dep.resolved.startsWith(`node_modules/${p}/`));
+        if (pkg !== undefined) {
+          const chain = [source];
+          for (let at = via.get(source); at !== undefined; at = via.get(at)) chain.unshift(at);
+          found.push({ rule: 'lazy-packages', from: source, to: dep.resolved, cycle: undefined, comment: `${pkg}: ${why} (imported through ${chain.join(' -> ')})` });
+        } else if (dep.resolved.startsWith('src/') && !via.has(dep.resolved)) {
+          via.set(dep.resolved, source);
+          queue.push(dep.resolved);
+        }
+      }
+    }
+  }
+  return found;
+}
+
 if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const report = await checkLayers();
   if (process.argv.includes('--json')) {
     console.log(JSON.stringify(report, null, 2));
   } else {
-    for (const v of report.violations) console.error(`${v.rule}: ${v.from} -> ${v.to}${v.cycle ? ` (cycle: ${v.cycle.join(' -> ')})` : ''}`);
+    for (const v of report.violations) console.error(`${v.rule}: ${v.from} -> ${v.to}${v.cycle ? ` (cycle: ${v.cycle.join(' -> ')})` : ''}${v.comment ? `: ${v.comment}` : ''}`);
     for (const edge of report.unused) console.error(`unused allowance: ${edge} (no import uses it: take it out of ROOMS in .dependency-cruiser.mjs)`);
     const c = report.counts;
     console.log(`layers: ${c.modules} modules, ${c.imports} imports, ${c.rooms} rooms; ${c.used_edges} room edges used of ${c.allowed_edges} allowed; ${c.upward_imports} imports against the rooms, ${c.cycles} cycles`);

@@ -21,8 +21,8 @@ import { openRunLedger, type LedgerLocation, type RunLedger } from '../ledger/in
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver, type RecoveryReport } from '../runs/index.js';
 import { bridgeMarkerValue, markerScope } from '../runs/process-marker.js';
-import { connectCluster, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
-import { ClusterRuns } from '../cluster-runs/index.js';
+import type { ClusterConnection, NatsOptions } from '../cluster/index.js';
+import type { ClusterRuns } from '../cluster-runs/index.js';
 
 export interface BridgeOptions {
   /** Point every CLI at this model from an isolated HOME per backend under `agentHome` (demos, offline use, tests). */
@@ -111,6 +111,9 @@ export function killBridgeNow(bridge: StartedBridge): void {
 
 /** Connects to NATS as the controller, lays out the topology, and starts the cluster's side of runs. */
 async function startCluster(options: NonNullable<BridgeOptions['cluster']>, logger: Logger): Promise<StartedCluster> {
+  // The NATS client and the cluster's modules are loaded by a controller only: a daemon on one
+  // machine (the default) would hold their hundred modules for nothing (issue 25's memory budget).
+  const [{ connectCluster }, { ClusterRuns }] = await Promise.all([import('../cluster/index.js'), import('../cluster-runs/index.js')]);
   const connection = await connectCluster(options.nats, { name: 'switchboard-controller', logger });
   try {
     return { connection, runs: await ClusterRuns.open({ nc: connection.nc, logger, ...(options.nodeTtlMs !== undefined ? { nodeTtlMs: options.nodeTtlMs } : {}) }) };

@@ -22,7 +22,7 @@ const NODE_LEDGER_FILE = 'node-ledger.db';
 /** At close, how long the outbox may go on sending what is written (the rest goes at the next start). */
 const OUTBOX_DRAIN_MS = 5_000;
 
-interface ClusterNodeOptions {
+export interface ClusterNodeOptions {
   home: string;
   nats: NatsOptions;
   name: string;
@@ -44,7 +44,7 @@ interface ClusterNodeOptions {
   taken?: (runId: string) => Promise<void>;
 }
 
-interface StartedClusterNode {
+export interface StartedClusterNode {
   readonly node: RunNode;
   readonly service: RunService;
   readonly ledger: RunLedger;

@@ -4,5 +4,6 @@ export { readRuntimeFile, runtimeFilePath, type RuntimeInfo } from './runtime-fi
 export { DAEMON_MARKER_VARIABLE, homeId } from './recovery.js';
 export { migrateHomeLedger } from './ledger-migration.js';
 export { parseLedgerLocation } from '../ledger/index.js';
-export { startClusterNode } from './cluster-node.js';
-export { parseNatsOptions } from '../cluster/index.js';
+export { startClusterNode } from './cluster-node-loader.js';
+// From its own file, not cluster/'s barrel: checking `--cluster` must not load the NATS client.
+export { parseNatsOptions } from '../cluster/nats-options.js';

@@ -10,7 +10,7 @@
  */
 import { once } from 'node:events';
 import type { Writable } from 'node:stream';
-import pg from 'pg';
+import type pg from 'pg';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import type { RunEvent } from './run-events.js';
@@ -30,9 +30,9 @@ const EXPORT_PAGE = 1_000;
  * BIGINT columns (times, numbers, sizes) as JavaScript numbers: node-postgres gives strings by
  * default, since a BIGINT can exceed 2^53; the ledger's never do (milliseconds, counts, bytes).
  */
-const LEDGER_TYPES: pg.CustomTypesConfig = {
-  getTypeParser: (oid, format) => (oid === pg.types.builtins.INT8 ? parseBigint : (pg.types.getTypeParser(oid, format) as unknown)),
-};
+function ledgerTypes(types: typeof pg.types): pg.CustomTypesConfig {
+  return { getTypeParser: (oid, format) => (oid === types.builtins.INT8 ? parseBigint : (types.getTypeParser(oid, format) as unknown)) };
+}
 
 function parseBigint(value: string): number {
   return Number(value);
@@ -75,7 +75,10 @@ export class PostgresLedgerStore implements LedgerStore {
   /** Connects, brings the schema up to date (under the migration lock) and gives the store; CONNECTION_FAILED when the server cannot be reached. */
   static async open(options: PostgresStoreOptions): Promise<PostgresLedgerStore> {
     const logger = options.logger ?? silentLogger;
-    const pool = new pg.Pool({ connectionString: options.url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types: LEDGER_TYPES, application_name: 'switchboard-ledger' });
+    // node-postgres is loaded by the first PostgreSQL ledger, not by every daemon: a daemon on its
+    // SQLite ledger (the default) would hold its 35 modules for nothing (issue 25's memory budget).
+    const { default: pg } = await import('pg');
+    const pool = new pg.Pool({ connectionString: options.url, max: POOL_SIZE, connectionTimeoutMillis: CONNECT_TIMEOUT_MS, types: ledgerTypes(pg.types), application_name: 'switchboard-ledger' });
     // An idle connection the server drops is an event, not a crash: the pool makes a new one when needed.
     pool.on('error', (err) => logger.warn('a connection to the PostgreSQL ledger failed', { ledger: options.shown, error: err.message }));
     let client: pg.PoolClient;

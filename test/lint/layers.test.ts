@@ -10,7 +10,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { tempDir } from '../support/shell.js';
 // @ts-expect-error: plain JavaScript of the lint step, typed by use here
-import { checkLayers } from '../../scripts/check-layers.mjs';
+import { checkLayers, eagerPackageViolations } from '../../scripts/check-layers.mjs';
 
 interface LayerReport {
   violations: { rule: string; from: string; to: string }[];
@@ -19,6 +19,13 @@ interface LayerReport {
   counts: { upward_imports: number; cycles: number; used_edges: number; allowed_edges: number };
 }
 const check = checkLayers as (baseDir?: string, folder?: string) => Promise<LayerReport>;
+
+/** A module as dependency-cruiser reports it: its resolved imports, each dynamic or type-only or neither. */
+interface CruisedModule {
+  source: string;
+  dependencies: { resolved: string; dynamic: boolean; dependencyTypes: string[] }[];
+}
+const eagerPackages = eagerPackageViolations as (modules: CruisedModule[], rules: { entries: string[]; packages: string[]; why: string }[]) => { rule: string; from: string; to: string; comment: string }[];
 
 const TSCONFIG = { compilerOptions: { target: 'ES2022', module: 'NodeNext', moduleResolution: 'NodeNext', strict: true, skipLibCheck: true }, include: ['src'] };
 
@@ -101,6 +108,21 @@ describe('the layer rule', () => {
   it('lets a layer import the ones below it', async () => {
     expect(await violations({ 'agents/live/input.ts': "import { core } from '../core/errors.js';\nimport { pane } from '../pane/index.js';\nexport const x = [core, pane];\n" })).toEqual([]);
   }, 60_000);
+
+  it('fails a static import chain from an entry to a package loaded only when used, and lets import() and type-only imports through', () => {
+    const dep = (resolved: string, kind: 'static' | 'dynamic' | 'type' = 'static') => ({ resolved, dynamic: kind === 'dynamic', dependencyTypes: kind === 'type' ? ['type-only'] : ['local'] });
+    const modules: CruisedModule[] = [
+      { source: 'src/cli/main.ts', dependencies: [dep('src/daemon/bridge.ts'), dep('src/daemon/loader.ts'), dep('src/daemon/types.ts', 'type')] },
+      { source: 'src/daemon/bridge.ts', dependencies: [dep('src/cluster/connection.ts')] },
+      { source: 'src/cluster/connection.ts', dependencies: [dep('node_modules/@nats-io/transport-node/index.js')] },
+      { source: 'src/daemon/loader.ts', dependencies: [dep('src/ledger/postgres-store.ts', 'dynamic')] },
+      { source: 'src/ledger/postgres-store.ts', dependencies: [dep('node_modules/pg/esm/index.mjs')] },
+      { source: 'src/daemon/types.ts', dependencies: [dep('node_modules/pg/esm/index.mjs')] },
+    ];
+    const found = eagerPackages(modules, [{ entries: ['src/cli/main.ts'], packages: ['pg', '@nats-io'], why: 'lazy' }]);
+    expect(found.map((v) => `${v.rule}: ${v.from} -> ${v.to}`)).toEqual(['lazy-packages: src/cluster/connection.ts -> node_modules/@nats-io/transport-node/index.js']);
+    expect(found[0]?.comment).toContain('src/cli/main.ts -> src/daemon/bridge.ts -> src/cluster/connection.ts');
+  });
 
   it('holds on the project itself, with every allowed edge used', async () => {
     const report = await check();
