@@ -61,8 +61,11 @@ export function createHttpApi(options: HttpApiOptions & { hosts: () => ReadonlyS
     addAskRoutes(router, options.operations);
     addTeamRoutes(router, options.operations);
   }
-  const doc = openApiDocument();
+  // Built at the first request, not at start: turning every schema into JSON Schema takes about
+  // 150 ms of the daemon's start and keeps the document in memory for a route most never call.
+  let doc: ReturnType<typeof openApiDocument> | undefined;
   router.add('GET', `${API_PREFIX}/openapi.json`, null, async (ctx) => {
+    doc ??= openApiDocument();
     await sendJson(ctx.res, 200, doc);
   });
   return {
