@@ -14,12 +14,12 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
 import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
+import { CLAIM_BUDGET_MS, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from '../runs/index.js';
 import { LedgerSink } from './ledger-sink.js';
-import { NodeRunSweep } from './node-run-sweep.js';
+import { NodeRunSweep, type WorkItemAt } from './node-run-sweep.js';
 import { runWork } from './run-wire.js';
 
 /** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
@@ -40,7 +40,7 @@ export class ClusterRuns implements RemoteRuns {
   private intake: EventIntake | undefined;
   private sweep: NodeRunSweep | undefined;
   /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
-  private readonly dispatched = new Map<string, number>();
+  private readonly dispatched = new Map<string, WorkItemAt>();
 
   private constructor(
     private readonly options: ClusterRunsOptions,
@@ -100,7 +100,9 @@ export class ClusterRuns implements RemoteRuns {
       ledger,
       intake,
       directory: this.directory,
-      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), delivery: (pool, seq) => this.dispatcher.delivery(pool, seq) },
+      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), consumerPosition: (pool) => this.dispatcher.consumerPosition(pool) },
+      // A node that holds an item may still be claiming it for this long, or be frozen for a lease's life.
+      lostAfterMs: Math.max(CLAIM_BUDGET_MS, this.options.nodeTtlMs ?? DEFAULT_NODE_TTL_MS),
       logger: this.logger,
       ...(this.options.sweepEveryMs !== undefined && { sweepEveryMs: this.options.sweepEveryMs }),
     });
@@ -133,13 +135,13 @@ export class ClusterRuns implements RemoteRuns {
   async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
     const node = nodeOf(spec);
     const sent = await this.dispatcher.dispatch({ run_id: spec.id, pool: node, payload: runWork(spec, mode) });
-    this.dispatched.set(spec.id, sent.streamSeq);
+    this.dispatched.set(spec.id, { streamSeq: sent.streamSeq, pool: node });
     if (this.dispatched.size > REMEMBERED_RUNS) this.dispatched.delete(this.dispatched.keys().next().value ?? '');
     this.logger.info('run sent to a node', { run_id: spec.id, node, backend: spec.backend });
   }
 
   async abandon(spec: RunSpec): Promise<boolean> {
-    const outcome = await this.dispatcher.abandon(spec.id, this.dispatched.get(spec.id));
+    const outcome = await this.dispatcher.abandon(spec.id, this.dispatched.get(spec.id)?.streamSeq);
     if (outcome.won) return true;
     return outcome.holder?.role === 'controller';
   }

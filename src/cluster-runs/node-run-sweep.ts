@@ -14,9 +14,10 @@
  *   So is one whose item was lost in delivery: the pool's consumer handed it to a pull whose
  *   connection then died (a node cut off just then), and with max_deliver 1 never hands it again.
  *   It is still in the queue, unacknowledged, and nobody claimed it: once it has been seen so for
- *   longer than the consumer's ack wait (a node that has the item claims it at once, and
- *   heartbeats it meanwhile), the controller takes the claim, so a node that still has it cannot
- *   start it, and removes it. Not sent again: a run is never retried behind the user's back.
+ *   longer than a node that has the item could still be claiming it (the consumer's ack wait, the
+ *   claim's own budget of tries, and the node's lease TTL, whichever is longest, on a monotonic
+ *   clock), the controller takes the claim, so a node that still has it cannot start it, and
+ *   removes it. Not sent again: a run is never retried behind the user's back.
  *
  * One sweep at a time (a chain), so two never race on one run.
  */
@@ -25,7 +26,7 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { EVENTS_STREAM, eventMessageId, eventSubject, isWrongLastSequence, NODE_HEADER, parseRunEvent, STALE_WORK_ITEM_MS, type EventIntake, type NodeDirectory, type RunClaim } from '../cluster/index.js';
+import { EVENTS_STREAM, eventMessageId, eventSubject, isWrongLastSequence, NODE_HEADER, parseRunEvent, STALE_WORK_ITEM_MS, type ConsumerPosition, type EventIntake, type NodeDirectory, type RunClaim } from '../cluster/index.js';
 import type { RunLedger, RunRecord } from '../ledger/index.js';
 import { initialState, step, type EndStatus, type RunSpec, type RunState } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
@@ -39,17 +40,27 @@ const CONTROLLER_CLAIM_SETTLE_MS = 60_000;
 /** Tries at publishing `orphaned` when the node's events keep landing first. */
 const ORPHAN_ATTEMPTS = 5;
 
+/** Where a run's work item was put: its place in SB_WORK and the pool whose consumer hands it out. */
+export interface WorkItemAt {
+  streamSeq: number;
+  pool: string;
+}
+
+/** What the check of queued runs needs to see of the work queue. */
+export interface QueuedItems {
+  /** Where the run's work item sits, when this process dispatched it. */
+  workItemOf(runId: string): WorkItemAt | undefined;
+  /** True while the work item at `streamSeq` is in the queue. */
+  isQueued(streamSeq: number): Promise<boolean>;
+  /** How far pool `pool`'s consumer has handed out the stream, and its ack wait. */
+  consumerPosition(pool: string): Promise<ConsumerPosition>;
+}
+
 /** What the sweep needs of the controller's side (ClusterRuns). */
-interface SweptRuns {
+interface SweptRuns extends QueuedItems {
   claimOf(runId: string): Promise<RunClaim | undefined>;
   /** Takes the run's claim: true when no node has it (the run is the controller's to end). */
   abandon(spec: RunSpec): Promise<boolean>;
-  /** Where the run's work item sits in SB_WORK, when this process dispatched it. */
-  workItemOf(runId: string): number | undefined;
-  /** True while the work item at `streamSeq` is in the queue. */
-  isQueued(streamSeq: number): Promise<boolean>;
-  /** Whether pool `pool`'s consumer has delivered the item at `streamSeq`, and its ack wait. */
-  delivery(pool: string, streamSeq: number): Promise<{ delivered: boolean; ackWaitMs: number }>;
 }
 
 /**
@@ -74,6 +85,68 @@ export class UnclaimedDeliveries {
   }
 }
 
+/** One sweep's look at the queued runs: each pool's consumer is asked once, whatever the number of runs. */
+export interface QueuedRunsPass {
+  readonly positions: Map<string, Promise<ConsumerPosition>>;
+  /** Runs seen delivered and unclaimed in this pass. */
+  readonly unclaimed: Set<string>;
+}
+
+export interface QueuedRunCheckOptions {
+  /** The wall clock, for a run's `created_at`. */
+  now: () => number;
+  /** A clock that never jumps (an NTP step, a resumed VM), for how long an item has been seen unclaimed. */
+  monotonicNow: () => number;
+  /**
+   * The least time an item delivered and unclaimed is waited on before it counts as lost, besides
+   * the consumer's ack wait: what a node that has it may still spend claiming it (the claim's
+   * budget of tries, the node's lease TTL).
+   */
+  lostAfterMs: number;
+}
+
+/**
+ * Decides, for a queued run nobody claimed, whether a node may still take it: its work item too old
+ * for any node, gone from the queue, or lost in delivery (handed to a pull, still in the queue,
+ * unclaimed for longer than a node holding it could be claiming it) say no.
+ */
+export class QueuedRunCheck {
+  private readonly unclaimed = new UnclaimedDeliveries();
+
+  constructor(
+    private readonly items: QueuedItems,
+    private readonly options: QueuedRunCheckOptions,
+  ) {}
+
+  /** Starts a sweep's pass; `endPass` forgets the runs it did not see delivered and unclaimed. */
+  startPass(): QueuedRunsPass {
+    return { positions: new Map(), unclaimed: new Set() };
+  }
+
+  endPass(pass: QueuedRunsPass): void {
+    this.unclaimed.keepOnly(pass.unclaimed);
+  }
+
+  /** Why unclaimed queued run `record` will never be taken by a node, or undefined while one still may. */
+  async whyNotTaken(record: RunRecord, pass: QueuedRunsPass): Promise<string | undefined> {
+    if (this.options.now() - record.spec.created_at > STALE_WORK_ITEM_MS) return 'its work item waited longer than any node would start it';
+    const runId = record.spec.id;
+    const item = this.items.workItemOf(runId);
+    if (item === undefined) return undefined;
+    if (!(await this.items.isQueued(item.streamSeq))) return 'its work item left the queue without a node taking it';
+    let position = pass.positions.get(item.pool);
+    if (position === undefined) {
+      position = this.items.consumerPosition(item.pool);
+      pass.positions.set(item.pool, position);
+    }
+    const { deliveredSeq, ackWaitMs } = await position;
+    if (item.streamSeq > deliveredSeq) return undefined;
+    pass.unclaimed.add(runId);
+    if (!this.unclaimed.seen(runId, this.options.monotonicNow(), Math.max(ackWaitMs, this.options.lostAfterMs))) return undefined;
+    return `its work item was lost on the way to node ${record.spec.node ?? item.pool}; nothing was started: submit it again`;
+  }
+}
+
 export interface NodeRunSweepOptions {
   nc: NatsConnection;
   ledger: RunLedger;
@@ -83,6 +156,8 @@ export interface NodeRunSweepOptions {
   logger: Logger;
   sweepEveryMs?: number;
   now?: () => number;
+  /** QueuedRunCheckOptions.lostAfterMs (default 0: the consumer's ack wait alone). */
+  lostAfterMs?: number;
 }
 
 export class NodeRunSweep {
@@ -91,7 +166,7 @@ export class NodeRunSweep {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
   private readonly now: () => number;
-  private readonly unclaimed = new UnclaimedDeliveries();
+  private readonly queued: QueuedRunCheck;
 
   private constructor(
     private readonly options: NodeRunSweepOptions,
@@ -99,6 +174,7 @@ export class NodeRunSweep {
     private readonly jsm: JetStreamManager,
   ) {
     this.now = options.now ?? Date.now;
+    this.queued = new QueuedRunCheck(options.runs, { now: this.now, monotonicNow: () => performance.now(), lostAfterMs: options.lostAfterMs ?? 0 });
     this.watching = options.directory.onChange((change) => {
       if (change.kind === 'lost' || change.kind === 'left') void this.serially(() => this.sweepNode(change.node.record.name, `node ${change.node.record.name} ${change.kind === 'lost' ? 'was lost' : 'left'}: ${change.evidence}`));
     });
@@ -184,7 +260,7 @@ export class NodeRunSweep {
 
   /** Queued runs whose work item nobody took (refused, aged out, lost in delivery) or is older than any node would start. */
   private async sweepQueued(): Promise<void> {
-    const stillUnclaimed = new Set<string>();
+    const pass = this.queued.startPass();
     for (const record of await this.nodeRuns()) {
       if (record.status !== 'queued') continue;
       const runId = record.spec.id;
@@ -199,28 +275,14 @@ export class NodeRunSweep {
         }
         // A node that took the item holds the claim; only one nobody took is ended.
         if (claim !== undefined) continue;
-        const item = this.options.runs.workItemOf(runId);
-        const why = await this.whyNotTaken(record, item, stillUnclaimed);
+        const why = await this.queued.whyNotTaken(record, pass);
         if (why === undefined) continue;
         if (await this.options.runs.abandon(record.spec)) this.endNotStarted(record, why);
       } catch (err) {
         this.options.logger.warn('cannot look at a queued node run now', { run_id: runId, error: errorMessage(err) });
       }
     }
-    this.unclaimed.keepOnly(stillUnclaimed);
-  }
-
-  /** Why unclaimed queued run `record` (its work item at `item`, when known) will never be taken by a node, or undefined while one still may. */
-  private async whyNotTaken(record: RunRecord, item: number | undefined, stillUnclaimed: Set<string>): Promise<string | undefined> {
-    if (this.now() - record.spec.created_at > STALE_WORK_ITEM_MS) return 'its work item waited longer than any node would start it';
-    if (item === undefined) return undefined;
-    if (!(await this.options.runs.isQueued(item))) return 'its work item left the queue without a node taking it';
-    const node = record.spec.node ?? '';
-    const { delivered, ackWaitMs } = await this.options.runs.delivery(node, item);
-    if (!delivered) return undefined;
-    stillUnclaimed.add(record.spec.id);
-    if (!this.unclaimed.seen(record.spec.id, this.now(), ackWaitMs)) return undefined;
-    return `its work item was lost on the way to node ${node}; nothing was started: submit it again`;
+    this.queued.endPass(pass);
   }
 
   /** Records `failed (not_started)` for a run the controller holds the claim of (no node will start it). */

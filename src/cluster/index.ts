@@ -18,6 +18,7 @@ export {
   NODES_BUCKET,
   CLAIMS_BUCKET,
   STALE_WORK_ITEM_MS,
+  DEFAULT_NODE_TTL_MS,
   type PoolSpec,
   type TopologyOptions,
   type NatsUserPermissions,
@@ -26,8 +27,8 @@ export { NodeRecordSchema, type NodeRecord, type NodeDescription } from './node-
 export type { LeaseState } from './lease-state.js';
 export { NodeLease, type LeaseChange, type NodeLeaseOptions } from './node-lease.js';
 export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirements, type NodeDirectoryOptions } from './node-directory.js';
-export { RunClaims, type RunClaim, type ClaimOutcome, type MarkedStop } from './run-claims.js';
-export { WorkDispatcher, type WorkItem, type Dispatched } from './work-queue.js';
+export { RunClaims, CLAIM_BUDGET_MS, type RunClaim, type ClaimOutcome, type MarkedStop } from './run-claims.js';
+export { WorkDispatcher, type WorkItem, type Dispatched, type ConsumerPosition } from './work-queue.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
 export { isWrongLastSequence } from './nats-errors.js';
 export { EventPublisher, eventMessageId, parseRunEvent, NODE_HEADER, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';

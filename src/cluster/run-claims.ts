@@ -16,6 +16,13 @@ import { cancelKey, CLAIMS_BUCKET, claimKey } from './topology.js';
 /** Tries at a claim whose answer was lost (a timeout) before giving up. */
 const CLAIM_ATTEMPTS = 4;
 const CLAIM_RETRY_MS = 250;
+/** How long one try may wait for its answer: @nats-io/jetstream's default request timeout, which the claims' bucket keeps. */
+const CLAIM_REQUEST_MS = 5_000;
+/**
+ * The longest a claim can take before it is won, lost or given up: every try timing out, with the
+ * waits between them (about 22.5 s). A node that holds a work item may still be claiming it until then.
+ */
+export const CLAIM_BUDGET_MS = CLAIM_ATTEMPTS * CLAIM_REQUEST_MS + CLAIM_RETRY_MS * ((CLAIM_ATTEMPTS * (CLAIM_ATTEMPTS + 1)) / 2);
 
 /** Who holds a run: a node (its name and process), or the controller that abandoned it. */
 const RunClaimSchema = z.object({

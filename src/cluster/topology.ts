@@ -32,7 +32,7 @@ const MINUTE_MS = 60 * SECOND_MS;
 const DAY_MS = 24 * 60 * MINUTE_MS;
 
 /** A node's lease lasts this long without a renewal, unless the controller says otherwise. */
-const DEFAULT_NODE_TTL_MS = 15 * SECOND_MS;
+export const DEFAULT_NODE_TTL_MS = 15 * SECOND_MS;
 /** How long a node may hold a work item without a heartbeat before the server counts it undelivered. */
 const DEFAULT_WORK_ACK_WAIT_MS = 30 * SECOND_MS;
 /** How long the ledger may hold an event without acknowledging it before it comes again. */

@@ -28,6 +28,13 @@ export const WorkItemSchema = z.object({
 export type WorkItem = z.infer<typeof WorkItemSchema>;
 
 /** Where a dispatched item sits in SB_WORK, and whether it was there already (a retried dispatch). */
+/** How far a pool's consumer has handed out the work stream (WorkDispatcher.consumerPosition). */
+export interface ConsumerPosition {
+  /** The stream sequence of the last item the consumer handed to a pull (0: none yet). */
+  deliveredSeq: number;
+  ackWaitMs: number;
+}
+
 export interface Dispatched {
   readonly streamSeq: number;
   readonly duplicate: boolean;
@@ -92,14 +99,15 @@ export class WorkDispatcher {
   }
 
   /**
-   * How pool `pool`'s consumer stands with the item at `streamSeq`: `delivered` once the consumer
-   * has handed it to a pull (it delivers in stream order, each item once), and the consumer's ack
-   * wait, past which an item delivered and never heartbeated is counted undelivered, and with
-   * max_deliver 1 never handed again.
+   * Where pool `pool`'s consumer has read the work stream to (`deliveredSeq`), and its ack wait,
+   * past which an item delivered and never heartbeated is counted undelivered (with max_deliver 1,
+   * never handed again). The consumer reads in stream order, so an item of its own pool at or below
+   * that position has been handed to a pull. The position also moves past other pools' items (a
+   * pull that finds nothing moves it to the stream's end), so it says nothing of those.
    */
-  async delivery(pool: string, streamSeq: number): Promise<{ delivered: boolean; ackWaitMs: number }> {
+  async consumerPosition(pool: string): Promise<ConsumerPosition> {
     const info = await this.jsm.consumers.info(WORK_STREAM, poolConsumer(pool));
-    return { delivered: info.delivered.stream_seq >= streamSeq, ackWaitMs: (info.config.ack_wait ?? 30e9) / 1e6 };
+    return { deliveredSeq: info.delivered.stream_seq, ackWaitMs: (info.config.ack_wait ?? 30e9) / 1e6 };
   }
 
   /** Marks run `runId` to be stopped, `how`, for whichever node holds or wins its claim (run-claims.ts). */
