@@ -7,13 +7,19 @@
  *   once, in order, and the run completes;
  * - the node killed by SIGKILL mid-run (its whole process group, the shell's children too): the
  *   run becomes `orphaned` within the lease's TTL, was started once, and a cancel then ends it
- *   `cancelled` without asking the node.
+ *   `cancelled` without asking the node;
+ * - a work item handed to a pull whose connection then died, while the controller was down: the
+ *   controller started next sends the unclaimed queued run again, which the queue stores once (the
+ *   same run id within its duplicate window), so it learns where the lost item is, and ends the run
+ *   `failed (not_started)` once a node holding it could no longer be claiming it.
  *
  * The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { jetstream } from '@nats-io/jetstream';
+import { ensurePool, NodeLease, poolConsumer, WORK_STREAM } from '../../src/cluster/index.js';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
@@ -32,6 +38,10 @@ import { useTestLedger } from '../support/test-ledger.js';
 const WAIT_MS = 60_000;
 /** The node lease's TTL in the SIGKILL test: short, so the loss is seen soon; renewed every third of it. */
 const SHORT_TTL_MS = 3_000;
+/** The lost-item test's pool ack wait: short, so only the claim's own budget of tries is waited out. */
+const SHORT_ACK_WAIT_MS = 3_000;
+/** How often that test's controllers sweep their queued node runs (60 s by default). */
+const SWEEP_EVERY_MS = 500;
 
 const testLedger = useTestLedger();
 const scratch = tempDir('sb-cluster-orphans-');
@@ -57,9 +67,9 @@ interface Controller {
   close(): Promise<void>;
 }
 
-async function openController(cluster: TestCluster, store: LedgerStore, nodeTtlMs?: number): Promise<Controller> {
+async function openController(cluster: TestCluster, store: LedgerStore, options: { nodeTtlMs?: number; sweepEveryMs?: number } = {}): Promise<Controller> {
   const ledger = new RunLedger({ store });
-  const runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...(nodeTtlMs !== undefined && { nodeTtlMs }) });
+  const runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...options });
   const service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
   await runs.takeEvents(ledger);
   return {
@@ -157,7 +167,7 @@ describe('runs across machines when a side goes away', () => {
     const cluster = await startTestCluster();
     const folder = path.join(scratch.dir, 'killed');
     mkdirSync(folder, { recursive: true });
-    const controller = await openController(cluster, await testLedger.store(folder), SHORT_TTL_MS);
+    const controller = await openController(cluster, await testLedger.store(folder), { nodeTtlMs: SHORT_TTL_MS });
     const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-killed' });
     try {
       await nodeSeen(controller.runs, 'node-killed');
@@ -190,6 +200,46 @@ describe('runs across machines when a side goes away', () => {
     } finally {
       await node.stop();
       endLeftRunProcesses();
+      await controller.close();
+      await cluster.close();
+    }
+  });
+
+  it('a work item lost in delivery while the controller was down is found by the restarted controller: the run ends failed (not_started), started nowhere, and the queue is empty', { timeout: 4 * WAIT_MS }, async () => {
+    const cluster = await startTestCluster();
+    const folder = path.join(scratch.dir, 'lost-item');
+    mkdirSync(folder, { recursive: true });
+    const openStore = await testLedger.reopenable(folder);
+    const sweeping = { sweepEveryMs: SWEEP_EVERY_MS };
+    let controller = await openController(cluster, await openStore(), sweeping);
+    // A live node with a pool of its own that never pulls: the test pulls its item as a node whose link then dies would.
+    const nodeConnection = await cluster.connect('node-lost-item');
+    const lease = await NodeLease.register({ nc: nodeConnection.nc, node: { name: 'node-lost-item', labels: [], clis: [{ name: 'shell', version: '' }], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger });
+    try {
+      await ensurePool(cluster.jsm, { name: 'node-lost-item' }, SHORT_ACK_WAIT_MS);
+      await nodeSeen(controller.runs, 'node-lost-item');
+      const run = await controller.service.submit({ backend: 'shell', prompt: 'echo started >> starts', cwd: folder, node: 'node-lost-item' });
+      await controller.close();
+
+      // Handed to a pull on a connection that then closes unacknowledged: with max_deliver 1 the
+      // pool's consumer never hands it again, and it stays in the queue, unclaimed.
+      const pull = await cluster.connect('lost-pull');
+      const handed = await (await jetstream(pull.nc).consumers.get(WORK_STREAM, poolConsumer('node-lost-item'))).next({ expires: WAIT_MS });
+      expect(handed?.json()).toMatchObject({ run_id: run.id, pool: 'node-lost-item' });
+      await pull.close();
+
+      // The new controller never dispatched it: it sends it again, and the queue answers with the lost item's place.
+      controller = await openController(cluster, await openStore(), sweeping);
+      const events = await followUntil(controller, run.id, (e) => e.type === 'done');
+      expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'not_started', message: 'its work item was lost on the way to node node-lost-item; nothing was started: submit it again' } });
+      expect(startsOf(events)).toBe(0);
+      expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+      expect(await controller.runs.claimOf(run.id)).toMatchObject({ role: 'controller' });
+      expect((await cluster.jsm.streams.info(WORK_STREAM)).state.messages).toBe(0);
+      expect(existsSync(path.join(folder, 'starts'))).toBe(false);
+      expect(await controller.ledger.check()).toBe('ok');
+    } finally {
+      await lease.leave();
       await controller.close();
       await cluster.close();
     }
