@@ -142,12 +142,13 @@ class Controller {
     private readonly connection: ClusterConnection,
   ) {}
 
-  static async start(url: string, store: LedgerStore, sandbox: string): Promise<Controller> {
+  /** `concurrency`: runs at once over the cluster (the policy's limit; its default of 4 would queue the simulation's agents). */
+  static async start(url: string, store: LedgerStore, sandbox: string, concurrency: number): Promise<Controller> {
     const ledger = new RunLedger({ store });
     const connection = await connectCluster(parseNatsOptions({ url }), { name: 'bench-controller', logger: silentLogger });
     const runs = await ClusterRuns.open({ nc: connection.nc, logger: silentLogger });
     // The controller drives no agent itself: every run goes to a node.
-    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [sandbox] } }), backends: [], remote: runs, scope: `${sandbox}#controller`, logger: silentLogger });
+    const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [sandbox] }, limits: { concurrency } }), backends: [], remote: runs, scope: `${sandbox}#controller`, logger: silentLogger });
     await runs.takeEvents(ledger);
     return new Controller(service, runs, ledger, connection);
   }
@@ -342,7 +343,7 @@ export async function measureCluster(): Promise<ClusterFigure[]> {
     } else {
       store = new SqliteLedgerStore(path.join(scratch, 'ledger.db'));
     }
-    controller = await Controller.start(nats.url, store, scratch);
+    controller = await Controller.start(nats.url, store, scratch, Math.max(PRINT_RUNS, ...SIM_AGENTS));
     console.log(`  ${natsVersion()}, the controller's ledger in ${kind}; ${cpus().length} cores`);
 
     shellNode = await startShellNode(nats.url, scratch, 'shell-node', PRINT_RUNS);
