@@ -1,8 +1,9 @@
 /**
  * Run events into the ledger, the controller side: the durable `ledger` consumer of SB_EVENTS
  * hands each event to a sink (the ledger, with its unique key on run and sequence), in sequence
- * order per run, and acknowledges it only once the sink has it durably (EventSink.durable: one
- * store transaction for the events drained together, not one per event). So nothing is lost across
+ * order per run, and acknowledges it only once the sink has it durably (EventSink.durable, asked
+ * as a group commit by durable-acks.ts: one store transaction for the events that came in
+ * meanwhile, not one per event). So nothing is lost across
  * a controller restart: what was not acknowledged comes again, and what was published while the
  * controller was down waits in the stream. `catchUp` reads a run's subject again from what the sink
  * holds, for a sink that lost events it had been given (a crash before it stored them).
@@ -18,6 +19,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { DurableAcks } from './durable-acks.js';
 import { NODE_HEADER, parseRunEvent, type RunEventMessage } from './event-stream.js';
 import { RunOrder } from './run-order.js';
 import { EVENTS_STREAM, eventSubject, LEDGER_CONSUMER } from './topology.js';
@@ -81,9 +83,8 @@ export class EventIntake {
   private readonly runs = new Map<string, RunOrder<Held>>();
   /** Per run: a gap being waited on, or the sink being tried again. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
-  /** Deliveries the sink took but could not yet make durable: acknowledged once it can. */
-  private undurable: JsMsg[] = [];
-  private durableRetry: NodeJS.Timeout | undefined;
+  /** Deliveries the sink took, acknowledged once a store write covers them (one write for many). */
+  private readonly acks: DurableAcks<JsMsg>;
   /** Everything that touches the runs, one step at a time (deliveries, refetches, retries). */
   private chain: Promise<void> = Promise.resolve();
   private reading: Promise<void> = Promise.resolve();
@@ -94,7 +95,9 @@ export class EventIntake {
     private readonly messages: ConsumerMessages,
     private readonly options: EventIntakeOptions,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.acks = new DurableAcks({ durable: () => options.sink.durable?.() ?? Promise.resolve(), ack: (message) => this.settle(message, 'ack'), retryMs: SINK_RETRY_MS, logger });
+  }
 
   /** Starts reading the `ledger` consumer (laid out by ensureTopology). */
   static async start(options: EventIntakeOptions): Promise<EventIntake> {
@@ -112,9 +115,9 @@ export class EventIntake {
     await this.messages.close();
     await this.reading;
     await this.chain;
+    await this.acks.close();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
-    clearTimeout(this.durableRetry);
     this.holes.dispose();
   }
 
@@ -141,7 +144,7 @@ export class EventIntake {
     const order = await this.orderOf(event.run_id);
     if (order.isDelivered(event.seq)) {
       // Taken by the sink already, but maybe not yet stored: acknowledged once it is.
-      await this.ackOnceDurable([message]);
+      this.acks.add([message]);
       return;
     }
     const held = order.heldAt(event.seq);
@@ -172,10 +175,7 @@ export class EventIntake {
     }
   }
 
-  /**
-   * Hands the sink every event it can take now, in order, then acknowledges the ones it took once
-   * they are durable (one store transaction for the lot).
-   */
+  /** Hands the sink every event it can take now, in order; the ones it took are acknowledged once durable (DurableAcks). */
   private async drain(order: RunOrder<Held>): Promise<void> {
     const taken: JsMsg[] = [];
     let sinkFailed = false;
@@ -191,35 +191,10 @@ export class EventIntake {
       order.advance(held.delivered.streamSeq);
       taken.push(...held.deliveries);
     }
-    await this.ackOnceDurable(taken);
+    this.acks.add(taken);
     if (sinkFailed) return;
     if (order.gap()) this.later(order.runId, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
     else this.cancelLater(order.runId);
-  }
-
-  /**
-   * Acknowledges `deliveries` (and any still waiting) once the sink says what it took is durable;
-   * while it cannot, they wait and it is asked again every SINK_RETRY_MS (unacknowledged, they
-   * would come again after the ack wait anyway).
-   */
-  private async ackOnceDurable(deliveries: readonly JsMsg[]): Promise<void> {
-    const waiting = [...this.undurable, ...deliveries];
-    this.undurable = [];
-    if (waiting.length === 0) return;
-    try {
-      await this.options.sink.durable?.();
-    } catch (err) {
-      this.undurable = waiting;
-      this.logger.warn('the event sink could not store what it took; acknowledging it later', { events: waiting.length, error: errorMessage(err) });
-      if (!this.closed && this.durableRetry === undefined) {
-        this.durableRetry = setTimeout(() => {
-          this.durableRetry = undefined;
-          void this.serially(() => this.ackOnceDurable([]));
-        }, SINK_RETRY_MS);
-      }
-      return;
-    }
-    for (const delivery of waiting) this.settle(delivery, 'ack');
   }
 
   /**
