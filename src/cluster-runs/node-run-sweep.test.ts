@@ -59,6 +59,14 @@ class FakeQueue implements QueuedItems {
   }
 }
 
+/** A queue holding run r1's item at `streamSeq` of pool n1, whose consumer has handed out the stream up to `deliveredSeq`. */
+function oneItem(streamSeq: number, deliveredSeq: number): FakeQueue {
+  const queue = new FakeQueue();
+  queue.items.set('r1', { streamSeq, pool: 'n1' });
+  queue.positions.set('n1', { deliveredSeq, ackWaitMs: ACK_WAIT_MS });
+  return queue;
+}
+
 /** A check over `queue` with clocks the test moves: the wall clock and the monotonic one apart. */
 function checkOver(queue: FakeQueue, lostAfterMs = 0): { check: QueuedRunCheck; clock: { wall: number; mono: number }; sweep: (records: RunRecord[]) => Promise<(string | undefined)[]> } {
   const clock = { wall: 1_000_000, mono: 0 };
@@ -75,9 +83,7 @@ function checkOver(queue: FakeQueue, lostAfterMs = 0): { check: QueuedRunCheck; 
 
 describe('QueuedRunCheck: whether a queued run nobody claimed may still be taken by a node', () => {
   it('never gives up an item its pool has not handed out yet, however long it waits (slots full)', async () => {
-    const queue = new FakeQueue();
-    queue.items.set('r1', { streamSeq: 7, pool: 'n1' });
-    queue.positions.set('n1', { deliveredSeq: 6, ackWaitMs: ACK_WAIT_MS });
+    const queue = oneItem(7, 6);
     const { clock, sweep } = checkOver(queue);
     for (let i = 0; i < 5; i++) {
       expect(await sweep([queuedRun('r1', 'n1', clock.wall)])).toEqual([undefined]);
@@ -86,9 +92,7 @@ describe('QueuedRunCheck: whether a queued run nobody claimed may still be taken
   });
 
   it('gives up a delivered, unclaimed item only past the longer of the ack wait and lostAfterMs, with the message the person reads', async () => {
-    const queue = new FakeQueue();
-    queue.items.set('r1', { streamSeq: 7, pool: 'n1' });
-    queue.positions.set('n1', { deliveredSeq: 9, ackWaitMs: ACK_WAIT_MS });
+    const queue = oneItem(7, 9);
     const { clock, sweep } = checkOver(queue, 40_000);
     const run = queuedRun('r1', 'n1', clock.wall);
     expect(await sweep([run])).toEqual([undefined]);
@@ -99,9 +103,7 @@ describe('QueuedRunCheck: whether a queued run nobody claimed may still be taken
   });
 
   it('counts on the monotonic clock: a wall clock that jumps ahead does not make a fresh delivery look old', async () => {
-    const queue = new FakeQueue();
-    queue.items.set('r1', { streamSeq: 3, pool: 'n1' });
-    queue.positions.set('n1', { deliveredSeq: 3, ackWaitMs: ACK_WAIT_MS });
+    const queue = oneItem(3, 3);
     const { clock, sweep } = checkOver(queue);
     const run = queuedRun('r1', 'n1', clock.wall);
     expect(await sweep([run])).toEqual([undefined]);
@@ -110,9 +112,7 @@ describe('QueuedRunCheck: whether a queued run nobody claimed may still be taken
   });
 
   it('starts the wait again for a run that a pass did not see unclaimed (it was claimed, then its claim went)', async () => {
-    const queue = new FakeQueue();
-    queue.items.set('r1', { streamSeq: 3, pool: 'n1' });
-    queue.positions.set('n1', { deliveredSeq: 3, ackWaitMs: ACK_WAIT_MS });
+    const queue = oneItem(3, 3);
     const { clock, sweep } = checkOver(queue);
     const run = queuedRun('r1', 'n1', clock.wall);
     await sweep([run]);
@@ -125,9 +125,7 @@ describe('QueuedRunCheck: whether a queued run nobody claimed may still be taken
   });
 
   it('drops the wait, never gives up, when the consumer cannot be asked', async () => {
-    const queue = new FakeQueue();
-    queue.items.set('r1', { streamSeq: 3, pool: 'n1' });
-    queue.positions.set('n1', { deliveredSeq: 3, ackWaitMs: ACK_WAIT_MS });
+    const queue = oneItem(3, 3);
     const { clock, sweep } = checkOver(queue);
     const run = queuedRun('r1', 'n1', clock.wall);
     await sweep([run]);
