@@ -10,8 +10,13 @@
  *
  * The watch starts with updates only, then the current records are read key by key; each key's
  * revision decides which of the two is newer, so nothing between the two steps is missed or
- * applied out of order.
+ * applied out of order. The keys are listed by one request (the stream's subjects), never by
+ * kv.keys(): that lister is a push consumer that ends only when a delivery says nothing is pending
+ * or the consumer has been idle for its 5 s heartbeat, and on nats-server 2.9.10 it went on
+ * delivering a node's renewals (every third of the TTL, 5 s by default) for minutes without
+ * either, so the controller never finished opening.
  */
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm, KvWatchInclude, type KV, type KvEntry } from '@nats-io/kv';
 import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { Emitter, type Event } from '../core/emitter.js';
@@ -137,10 +142,18 @@ export class NodeDirectory {
     const watch = await this.kv.watch({ key: 'node.*', include: KvWatchInclude.UpdatesOnly });
     this.watch = watch;
     this.watching = this.follow(watch);
-    for await (const key of await this.kv.keys('node.*')) {
+    for (const key of await this.currentKeys()) {
       const entry = await this.kv.get(key);
       if (entry) this.apply(entry);
     }
+  }
+
+  /** The keys `node.*` the bucket holds now (a deleted one too, until its marker goes), by one stream info request. */
+  private async currentKeys(): Promise<string[]> {
+    const jsm = await jetstreamManager(this.nc);
+    const prefix = `$KV.${NODES_BUCKET}.`;
+    const info = await jsm.streams.info(`KV_${NODES_BUCKET}`, { subjects_filter: `${prefix}node.*` });
+    return Object.keys(info.state.subjects ?? {}).map((subject) => subject.slice(prefix.length));
   }
 
   private async follow(watch: QueuedIterator<KvEntry>): Promise<void> {

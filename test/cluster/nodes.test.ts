@@ -11,6 +11,7 @@ import { NodeDirectory, NodeLease, NODES_BUCKET, type DirectoryEvent, type Lease
 import { silentLogger } from '../../src/core/logger.js';
 import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
 import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js';
+import { within } from '../support/switchboard-node.js';
 
 /**
  * Short, so the tests that wait for a lease to be lost stay short; not shorter, since every other
@@ -19,6 +20,10 @@ import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js'
  * machine 1.3 s; 4 s leaves it 2.7 s.
  */
 const TTL_MS = 4_000;
+/** Directories opened one after another while a lease is rewritten without pause (kv.keys hung within 4 of them). */
+const OPENINGS = 20;
+/** A bound on one opening, which is a few requests; never a measure of how fast it was. */
+const OPEN_WAIT_MS = 20_000;
 
 let cluster: TestCluster;
 let directory: NodeDirectory;
@@ -126,6 +131,36 @@ describe('a node lease', () => {
 });
 
 describe('the node directory', () => {
+  it('opens, knowing a node, while that node writes its lease without pause', async () => {
+    const lease = await register('eta');
+    // Every write of the lease starts the next one: the bucket never rests, which is when a lister
+    // that waits for "nothing pending" or an idle heartbeat (kv.keys) never ended.
+    let writing = true;
+    let writes = 0;
+    const rewrite = lease.onStateChange(({ to }) => {
+      if (!writing || to.kind !== 'held') return;
+      writes++;
+      lease.setSlots({ total: 2, free: writes % 2 });
+    });
+    lease.setSlots({ total: 2, free: 1 });
+    try {
+      for (let i = 0; i < OPENINGS; i++) {
+        const opened = await within(NodeDirectory.open({ nc: cluster.controller.nc, logger: silentLogger }), OPEN_WAIT_MS, () => {
+          throw new Error(`opening ${i + 1} of the directory did not end within ${OPEN_WAIT_MS} ms (${writes} writes of the lease so far)`);
+        });
+        try {
+          expect(opened.get('eta')?.record).toMatchObject({ name: 'eta', epoch: 1 });
+        } finally {
+          await opened.close();
+        }
+      }
+      expect(writes).toBeGreaterThan(OPENINGS);
+    } finally {
+      writing = false;
+      rewrite.dispose();
+    }
+  });
+
   it('tells a node process killed with SIGKILL as lost, once the server has dropped its lease', async () => {
     const node = await startNodeProcess({ url: cluster.server.url, name: 'zeta' });
     processes.push(node);
