@@ -21,7 +21,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
 import { ensurePool, NodeLease, poolConsumer, WORK_STREAM } from '../../src/cluster/index.js';
 import { ClusterRuns } from '../../src/cluster-runs/index.js';
-import { silentLogger } from '../../src/core/logger.js';
+import { createStreamLogger, silentLogger } from '../../src/core/logger.js';
 import { parseGovernancePolicy } from '../../src/governance/policy-file.js';
 import type { LedgerStore } from '../../src/ledger/ledger-store.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
@@ -64,24 +64,39 @@ interface Controller {
   readonly runs: ClusterRuns;
   readonly ledger: RunLedger;
   readonly service: RunService;
+  /** What its cluster side logged (info and up): said when a wait on it fails. */
+  readonly log: readonly string[];
   close(): Promise<void>;
 }
 
+/** Lines a failure message carries from a log. */
+const LOG_TAIL = 40;
+
 async function openController(cluster: TestCluster, store: LedgerStore, options: { nodeTtlMs?: number; sweepEveryMs?: number } = {}): Promise<Controller> {
-  const ledger = new RunLedger({ store });
-  const runs = await ClusterRuns.open({ nc: cluster.controller.nc, logger: silentLogger, ...options });
-  const service = (await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller` })).service;
-  await runs.takeEvents(ledger);
+  const log: string[] = [];
+  const logger = createStreamLogger({ write: (line: string) => log.push(line) }, { level: 'info' });
+  const ledger = new RunLedger({ store, logger });
+  const runs = await step('open the cluster side', log, ClusterRuns.open({ nc: cluster.controller.nc, logger, ...options }));
+  const service = (await step('start the run service', log, RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [scratch.dir] } }), backends: [], remote: runs, scope: `${scratch.dir}#controller`, logger }))).service;
+  await step('take the events', log, runs.takeEvents(ledger));
   return {
     runs,
     ledger,
     service,
+    log,
     async close() {
-      await service.dispose();
-      await runs.close();
-      await ledger.close();
+      await step('dispose of the run service', log, service.dispose());
+      await step('close the cluster side', log, runs.close());
+      await step('close the ledger', log, ledger.close());
     },
   };
+}
+
+/** `work`, bounded: a step of a controller's opening or closing that never ends fails the test naming it, with the controller's log. */
+function step<T>(name: string, log: readonly string[], work: Promise<T>): Promise<T> {
+  return within(work, WAIT_MS, () => {
+    throw new Error(`the controller did not ${name} within ${WAIT_MS} ms; it logged:\n${log.slice(-LOG_TAIL).join('')}`);
+  });
 }
 
 /** Waits until the directory sees node `name`, as a submit needs. */
@@ -100,8 +115,11 @@ async function nodeSeen(runs: ClusterRuns, name: string): Promise<void> {
   });
 }
 
-/** Follows a run on `controller` from `afterSeq` until `until` holds for an event (or its done); rejects after WAIT_MS saying what came. */
-async function followUntil(controller: Controller, runId: string, until: (event: RunEvent) => boolean): Promise<RunEvent[]> {
+/**
+ * Follows a run on `controller` from its start until `until` holds for an event (or its done);
+ * rejects after WAIT_MS saying what came, what the controller logged and what `more` tells.
+ */
+async function followUntil(controller: Controller, runId: string, until: (event: RunEvent) => boolean, more: () => string = () => ''): Promise<RunEvent[]> {
   const events: RunEvent[] = [];
   let dispose: (() => void) | undefined;
   const reached = new Promise<void>((resolve, reject) => {
@@ -119,7 +137,8 @@ async function followUntil(controller: Controller, runId: string, until: (event:
   });
   try {
     await within(reached, WAIT_MS, () => {
-      throw new Error(`run ${runId} did not get there; its events: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.data.to ?? e.data.text ?? '']))}`);
+      const said = controller.log.slice(-LOG_TAIL).join('');
+      throw new Error(`run ${runId} did not get there; its events: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.data.to ?? e.data.text ?? '']))}\nthe controller logged:\n${said}${more()}`);
     });
   } finally {
     dispose?.();
@@ -137,18 +156,19 @@ describe('runs across machines when a side goes away', () => {
     let controller = await openController(cluster, await openStore());
     const node = await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name: 'node-restart' });
     const go = path.join(work, 'go-on');
+    const nodeSaid = (): string => `\nthe node said:\n${node.said.slice(-LOG_TAIL).join('\n')}`;
     try {
       await nodeSeen(controller.runs, 'node-restart');
       const prompt = `echo before the restart; while [ ! -f ${JSON.stringify(go)} ]; do sleep 0.05; done; for i in 1 2 3 4 5; do echo after the restart $i; done`;
       const run = await controller.service.submit({ backend: 'shell', prompt, cwd: work });
-      const before = await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes('before the restart'));
+      const before = await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes('before the restart'), nodeSaid);
       expect(before.at(-1)?.type).toBe('token');
 
       await controller.close();
       // The node goes on while no controller takes its events: they wait in the stream.
       writeFileSync(go, '');
       controller = await openController(cluster, await openStore());
-      const events = await followUntil(controller, run.id, (e) => e.type === 'done');
+      const events = await followUntil(controller, run.id, (e) => e.type === 'done', nodeSaid);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
       expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
       expect(tokens(events)).toContain('before the restart\nafter the restart 1\nafter the restart 2\nafter the restart 3\nafter the restart 4\nafter the restart 5');

@@ -124,10 +124,21 @@ function killGroupQuietly(pid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** `promise`, or `onLate()` once `ms` passed. */
+/**
+ * `promise`, or `onLate()` once `ms` passed; an `onLate` that throws rejects the wait with its error
+ * (thrown in the timer itself, it would be an uncaught exception and the wait would never end).
+ */
 export async function within<T>(promise: Promise<T>, ms: number, onLate: () => T): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<T>((resolve) => (timer = setTimeout(() => resolve(onLate()), ms)));
+  const late = new Promise<T>((resolve, reject) => {
+    timer = setTimeout(() => {
+      try {
+        resolve(onLate());
+      } catch (err) {
+        reject(err instanceof Error ? err : new Error(String(err)));
+      }
+    }, ms);
+  });
   try {
     return await Promise.race([promise, late]);
   } finally {
