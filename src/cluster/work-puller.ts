@@ -7,6 +7,11 @@
  *
  * An item once delivered cannot be given back, so a pull is never abandoned: stop() waits for the
  * pull in flight to end (at most its expiry) and starts what it brought, as any other.
+ *
+ * A second item of a run this puller has in hand (a controller that restarted past the queue's
+ * duplicate window sends a still-queued run again, and both items come here) is acknowledged at
+ * once and not started: the claim, which is this node's own, would let it through, and it would
+ * hold a slot until the run ended.
  */
 import { jetstream, type Consumer, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -36,6 +41,8 @@ export type WorkEvent =
   | { readonly kind: 'finished'; readonly item: WorkItem; readonly error?: string }
   /** The run's claim was someone else's (another node, or the controller that abandoned it): not started. */
   | { readonly kind: 'claim-lost'; readonly item: WorkItem; readonly holder: RunClaim | undefined }
+  /** A second item of a run this puller has in hand: acknowledged, not started, its slot given back at once. */
+  | { readonly kind: 'duplicate'; readonly item: WorkItem; readonly streamSeq: number }
   /** Not started: the item was not a work item, too old, or its claim could not be asked for. */
   /** `runId` when the item named one (the controller is told, and ends the run no node has). */
   | { readonly kind: 'refused'; readonly streamSeq: number; readonly reason: string; readonly runId?: string };
@@ -66,6 +73,8 @@ export class WorkPuller {
   private phase: Phase = 'pulling';
   private free: number;
   private readonly running = new Set<Promise<void>>();
+  /** The runs whose item this puller holds, from the claim to the acknowledgement. */
+  private readonly inHand = new Set<string>();
   private loop: Promise<void> = Promise.resolve();
   /** Wakes the loop from a wait (for a slot, or before a retry). */
   private wake: (() => void) | undefined;
@@ -178,36 +187,53 @@ export class WorkPuller {
 
   private async handle(message: JsMsg): Promise<void> {
     const heartbeat = setInterval(() => this.safely('heartbeat', () => message.working()), this.heartbeatMs);
+    const stopHeartbeat = (): void => clearInterval(heartbeat);
     try {
       const item = this.readItem(message);
       if (item === undefined) return;
-      const claim: RunClaim = { holder: this.options.node, role: 'node', instance: this.options.instance, at: Date.now() };
-      let outcome: ClaimOutcome;
-      try {
-        outcome = await this.claims.claim(item.run_id, claim);
-      } catch (err) {
-        this.refuse(message, `cannot claim run ${item.run_id}: ${errorMessage(err)}`, item.run_id);
+      if (this.inHand.has(item.run_id)) {
+        this.logger.info('a second work item of a run this node has in hand; acknowledged, not started', { run_id: item.run_id, stream_seq: message.seq });
+        await this.acknowledge(message, item, 'a second work item');
+        this.fire({ kind: 'duplicate', item, streamSeq: message.seq });
         return;
       }
-      if (!outcome.won) {
-        this.logger.info('run claimed elsewhere; not started', { run_id: item.run_id, holder: outcome.holder?.holder });
-        this.safely('term', () => message.term(`run ${item.run_id} is claimed by ${outcome.holder?.holder ?? 'someone else'}`));
-        this.fire({ kind: 'claim-lost', item, holder: outcome.holder });
-        return;
-      }
-      this.fire({ kind: 'started', item });
-      let error: string | undefined;
+      this.inHand.add(item.run_id);
       try {
-        await this.options.run(item);
-      } catch (err) {
-        error = errorMessage(err);
+        await this.claimAndRun(message, item, stopHeartbeat);
+      } finally {
+        this.inHand.delete(item.run_id);
       }
-      clearInterval(heartbeat);
-      await this.acknowledge(message, item);
-      this.fire(error === undefined ? { kind: 'finished', item } : { kind: 'finished', item, error });
     } finally {
-      clearInterval(heartbeat);
+      stopHeartbeat();
     }
+  }
+
+  /** Wins the run's claim and runs it, acknowledging the item once the run has ended; a claim lost ends the item unstarted. */
+  private async claimAndRun(message: JsMsg, item: WorkItem, stopHeartbeat: () => void): Promise<void> {
+    const claim: RunClaim = { holder: this.options.node, role: 'node', instance: this.options.instance, at: Date.now() };
+    let outcome: ClaimOutcome;
+    try {
+      outcome = await this.claims.claim(item.run_id, claim);
+    } catch (err) {
+      this.refuse(message, `cannot claim run ${item.run_id}: ${errorMessage(err)}`, item.run_id);
+      return;
+    }
+    if (!outcome.won) {
+      this.logger.info('run claimed elsewhere; not started', { run_id: item.run_id, holder: outcome.holder?.holder });
+      this.safely('term', () => message.term(`run ${item.run_id} is claimed by ${outcome.holder?.holder ?? 'someone else'}`));
+      this.fire({ kind: 'claim-lost', item, holder: outcome.holder });
+      return;
+    }
+    this.fire({ kind: 'started', item });
+    let error: string | undefined;
+    try {
+      await this.options.run(item);
+    } catch (err) {
+      error = errorMessage(err);
+    }
+    stopHeartbeat();
+    await this.acknowledge(message, item, 'a finished run');
+    this.fire(error === undefined ? { kind: 'finished', item } : { kind: 'finished', item, error });
   }
 
   /** The item in `message`, or undefined (refused) when it is not one or is too old to start safely. */
@@ -237,12 +263,12 @@ export class WorkPuller {
     this.fire({ kind: 'refused', streamSeq: message.seq, reason, ...(runId !== undefined && { runId }) });
   }
 
-  private async acknowledge(message: JsMsg, item: WorkItem): Promise<void> {
+  private async acknowledge(message: JsMsg, item: WorkItem, what: string): Promise<void> {
     try {
       await message.ackAck();
     } catch (err) {
       // The item stays in the queue, claimed: the controller removes it.
-      this.logger.warn('could not acknowledge a finished run', { run_id: item.run_id, error: errorMessage(err) });
+      this.logger.warn(`could not acknowledge ${what}`, { run_id: item.run_id, stream_seq: message.seq, error: errorMessage(err) });
     }
   }
 

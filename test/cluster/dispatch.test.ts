@@ -2,10 +2,11 @@
  * Dispatch on a real nats-server: work items on a pool's queue, pulled by nodes with free slots,
  * each run started at most once. Two nodes race for many runs and for two deliveries of one run;
  * a node frozen (SIGSTOP) with a run in hand wakes after the controller abandoned it and does not
- * start it, or, when nobody abandoned it, starts it (nobody else did).
+ * start it, or, when nobody abandoned it, starts it (nobody else did). A node that pulls a second
+ * item of a run it has in hand acknowledges it without starting anything.
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { jetstream } from '@nats-io/jetstream';
+import { jetstream, type PubAck } from '@nats-io/jetstream';
 import { WORK_STREAM, WorkDispatcher, WorkPuller, workSubject, type WorkEvent, type WorkItem } from '../../src/cluster/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
@@ -96,6 +97,30 @@ describe('dispatch', () => {
     const starter = a.events.items.some((e) => e.kind === 'started') ? 'node-c' : 'node-d';
     const lost = events().find((e) => e.kind === 'claim-lost');
     expect(lost).toMatchObject({ holder: { holder: starter, role: 'node', instance: `${starter}-instance` } });
+  });
+
+  it('acknowledges a second item of a run a node has in hand without starting it, and gives its slot back at once', async () => {
+    const a = await node('node-e', 2, heldRun);
+    // Two items for one run on one pool, as a controller that restarted past the duplicate window
+    // sends a run whose first item is still queued: both come to the same node, whose claim lets both through.
+    const js = jetstream(cluster.controller.nc);
+    const items = [];
+    for (let i = 0; i < 2; i++) items.push(await js.publish(workSubject('main'), JSON.stringify({ run_id: 'in-hand', pool: 'main', payload: i, dispatched_at: Date.now() })));
+    const [first, second] = items as [PubAck, PubAck];
+    const duplicate = await a.events.waitFor((e) => e.kind === 'duplicate', 'the second item refused as a duplicate');
+    expect(duplicate).toMatchObject({ item: { run_id: 'in-hand', payload: 1 }, streamSeq: second.seq });
+    // The first may still be winning its claim when the second comes: it is in hand from its delivery on.
+    await a.events.waitFor((e) => e.kind === 'started', 'the run started');
+    expect(a.events.items.filter((e) => e.kind === 'started')).toMatchObject([{ item: { run_id: 'in-hand', payload: 0 } }]);
+    await until(() => a.puller.slots.free === 1, 'the duplicate\'s slot given back while the run goes on');
+    expect(await dispatcher.isQueued(second.seq)).toBe(false);
+    expect(await dispatcher.isQueued(first.seq)).toBe(true);
+
+    going.get('in-hand')?.();
+    await a.events.waitFor((e) => e.kind === 'finished' && e.item.run_id === 'in-hand', 'the run finished');
+    await until(async () => !(await dispatcher.isQueued(first.seq)), 'the first item acknowledged once its run ended');
+    expect(a.events.items.filter((e) => e.kind === 'started')).toHaveLength(1);
+    expect(a.puller.slots.free).toBe(2);
   });
 
   it('keeps a frozen node that wakes after the controller abandoned its run from starting it', async () => {
