@@ -73,7 +73,7 @@ export class WorkPuller {
   private phase: Phase = 'pulling';
   private free: number;
   private readonly running = new Set<Promise<void>>();
-  /** The runs whose item this puller holds, from the claim to the acknowledgement. */
+  /** The runs whose item this puller holds, from its delivery until it is acknowledged or given up. */
   private readonly inHand = new Set<string>();
   private loop: Promise<void> = Promise.resolve();
   /** Wakes the loop from a wait (for a slot, or before a retry). */
