@@ -64,13 +64,16 @@ interface Controller {
   readonly runs: ClusterRuns;
   readonly ledger: RunLedger;
   readonly service: RunService;
-  /** What its cluster side logged (info and up): said when a wait on it fails. */
+  /** What it logged (its cluster side, ledger and run service; info and up): said when a wait on it fails. */
   readonly log: readonly string[];
   close(): Promise<void>;
 }
 
 /** Lines a failure message carries from a log. */
 const LOG_TAIL = 40;
+
+/** The last lines of `log`, for a failure message. */
+const tailOf = (log: readonly string[]): string => log.slice(-LOG_TAIL).join('');
 
 async function openController(cluster: TestCluster, store: LedgerStore, options: { nodeTtlMs?: number; sweepEveryMs?: number } = {}): Promise<Controller> {
   const log: string[] = [];
@@ -95,7 +98,7 @@ async function openController(cluster: TestCluster, store: LedgerStore, options:
 /** `work`, bounded: a step of a controller's opening or closing that never ends fails the test naming it, with the controller's log. */
 function step<T>(name: string, log: readonly string[], work: Promise<T>): Promise<T> {
   return within(work, WAIT_MS, () => {
-    throw new Error(`the controller did not ${name} within ${WAIT_MS} ms; it logged:\n${log.slice(-LOG_TAIL).join('')}`);
+    throw new Error(`the controller did not ${name} within ${WAIT_MS} ms; it logged:\n${tailOf(log)}`);
   });
 }
 
@@ -137,8 +140,7 @@ async function followUntil(controller: Controller, runId: string, until: (event:
   });
   try {
     await within(reached, WAIT_MS, () => {
-      const said = controller.log.slice(-LOG_TAIL).join('');
-      throw new Error(`run ${runId} did not get there; its events: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.data.to ?? e.data.text ?? '']))}\nthe controller logged:\n${said}${more()}`);
+      throw new Error(`run ${runId} did not get there; its events: ${JSON.stringify(events.map((e) => [e.seq, e.type, e.data.to ?? e.data.text ?? '']))}\nthe controller logged:\n${tailOf(controller.log)}${more()}`);
     });
   } finally {
     dispose?.();
