@@ -41,8 +41,10 @@ export const ROOMS = {
   api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'orchestration', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.
   surfaces: ['core', 'platform', 'contract', 'protocol', 'api'],
+  // Panes on other hosts (issue 26): the pane operations over NATS, both ends (a transport of api's, as surfaces/ are).
+  'cluster-panes': ['core', 'protocol', 'api', 'cluster'],
   client: ['core', 'platform', 'protocol'],
-  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'orchestration', 'api', 'surfaces', 'cluster', 'cluster-runs'],
+  daemon: ['core', 'platform', 'protocol', 'pane', 'agents', 'ledger', 'governance', 'logs', 'runs', 'asks', 'orchestration', 'api', 'surfaces', 'cluster', 'cluster-runs', 'cluster-panes'],
   cli: ['core', 'platform', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'model-server', 'doctor', 'tmux', 'client', 'daemon', 'surfaces'],
 };
 

@@ -5,14 +5,18 @@
  * and the domain-to-wire mapping.
  */
 export { handlers, operationsPort } from './operations.js';
-export { invoke, type AnyHandler, type OperationCaller, type OperationsPort, type PortMethod } from './invoke.js';
+export { checkedParams, invoke, type AnyHandler, type OperationCaller, type OperationsPort, type PortMethod } from './invoke.js';
 export { Caller } from './caller.js';
 export { createServices, TMUX_DIALOGS, type Services, type DaemonControl, type TmuxDialogs } from './services.js';
 export { narrowGrant, requireScope, OWNER_GRANT, type Grant } from './authorize.js';
 export { TokenRegistry, type Authenticate } from './tokens.js';
 export { CallerOrigins } from './caller-origin.js';
-export { findPaneTerminal, type PaneTerminal, type TerminalAttachment } from './terminal-attach.js';
+export { findPaneTerminal } from './terminal-attach.js';
+export type { PaneTerminal, TerminalAttachment, TerminalSink } from './terminal.js';
+export { NODE_PANE_METHODS, nodePaneId, type NodePaneMethod, type NodePaneRef, type RemotePanes } from './remote-panes.js';
+export { localPaneMethods, type PaneContext } from './pane-operations.js';
 export { sessionExport } from './log-operations.js';
 export type { OperationContext } from './context.js';
 export type { NotificationSink } from './notification-sink.js';
 export { bridgeRuns, callerOf, renderWire, runOperations, runServiceOf, type RunOperation, type RunsPort, type RunEvent, type RunView } from './bridge-operations.js';
+export { paneInfo } from './to-wire.js';

@@ -7,7 +7,10 @@ import { PLAIN_PROGRAM_INPUT, pressKeys, sendPrompt, startAgent } from '../agent
 import { SwitchboardError } from '../core/errors.js';
 import { compileSafeRegex } from '../core/safe-regex.js';
 import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
+import type { Params, Result } from '../protocol/methods.js';
+import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
+import { parseNodePaneId, type NodePaneMethod } from './remote-panes.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import { agentStartResult, paneInfo, screenResult, tmuxPlacement, waitForResult } from './to-wire.js';
 
@@ -16,6 +19,106 @@ type PaneMethods = 'create_pane' | 'send_text' | 'send_keys' | 'send_prompt' | '
 const DEFAULT_TEXT_LINES = 100;
 const DEFAULT_WAIT_TIMEOUT_MS = 30_000;
 /** How an agent pane takes prompts when its profile is not known (a pane started as a plain program). */
+
+/** What a pane method that reads or types into one pane needs: the panes, their agents and the caller's signal, nothing else (a node answers them with its own). */
+export type PaneContext = Pick<OperationContext, 'panes' | 'agentPanes' | 'signal'>;
+
+/** The methods a node answers for its own panes, on the panes alone. */
+export const localPaneMethods: { [M in NodePaneMethod]: (ctx: PaneContext, p: Params<M>) => Result<M> | Promise<Result<M>> } = {
+  send_text(ctx, p) {
+    ctx.panes.get(p.pane_id).sendText(p.text, p.add_newline ?? false);
+    return { success: true };
+  },
+
+  async send_keys(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    if (p.interval_ms === undefined || p.keys.length === 1) pane.sendKeys(p.keys);
+    else {
+      // Check every key's name first, so a bad one fails the call before any key is pressed.
+      encodeKeys(p.keys, { applicationCursorKeys: false });
+      if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+      await pressKeys(pane, p.keys, p.interval_ms);
+    }
+    return { success: true };
+  },
+
+  paste(ctx, p) {
+    const bracketed = ctx.panes.get(p.pane_id).paste(p.text, p.bracketed ?? 'auto');
+    return { success: true, bracketed };
+  },
+
+  is_alive(ctx, p) {
+    // As in seed 000's sketch (and tmux's backend): an unknown pane is simply not alive.
+    const pane = ctx.panes.find(p.pane_id);
+    if (!pane) return { alive: false };
+    if (pane.alive) return { alive: true, pid: pane.pid };
+    return { alive: false, exit_code: pane.exit?.exitCode ?? null, signal: pane.exit?.signal ?? null };
+  },
+
+  get_text(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const { lines, totalLines } = pane.readText(p.lines ?? DEFAULT_TEXT_LINES, { joinWrapped: p.join_wrapped ?? false });
+    return { text: lines.join('\n'), total_lines: totalLines };
+  },
+
+  get_screen(ctx, p) {
+    return screenResult(ctx.panes.get(p.pane_id).snapshot({ ansi: p.ansi ?? false }));
+  },
+
+  resize(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    checkPaneSize(p.cols, p.rows);
+    pane.resize(p.cols, p.rows);
+    return { success: true, cols: pane.cols, rows: pane.rows };
+  },
+
+  async answer_approval(ctx, p) {
+    // A node's: its agent pane answers as a daemon's pane log does (AgentPane.answer, by a person).
+    const pane = ctx.panes.get(p.pane_id);
+    const agent = ctx.agentPanes.get(pane.id);
+    if (!agent) throw new SwitchboardError('NOT_AN_AGENT', `pane ${pane.id} does not run an agent`, { pane_id: pane.id });
+    if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+    const answered = await agent.answer(p.decision, { decidedBy: 'person', by: 'a client of the controller (answer_approval)', ...(p.approval_id !== undefined ? { approvalId: p.approval_id } : {}) });
+    return { success: true, answered: { label: answered.option?.label ?? null, keys: answered.keys } };
+  },
+
+  async wait_for(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    const pattern = p.pattern !== undefined ? compileSafeRegex(p.pattern, p.flags ?? '') : undefined;
+    if (p.flags !== undefined && p.pattern === undefined) throw new SwitchboardError('INVALID_PARAMS', 'flags need a pattern');
+    const result = await waitForScreen(pane, {
+      pattern,
+      idleMs: p.idle_ms,
+      timeoutMs: p.timeout_ms ?? DEFAULT_WAIT_TIMEOUT_MS,
+      lines: p.lines,
+      signal: ctx.signal,
+    });
+    return waitForResult(result);
+  },
+};
+
+/** `method`'s handler: on this daemon's pane, or on a node's (`<node>/<pane>`) through the cluster. */
+function routed<M extends NodePaneMethod>(method: M): { [K in M]: Handler<K> } {
+  const local = localPaneMethods[method] as (ctx: PaneContext, p: Params<M>) => Result<M> | Promise<Result<M>>;
+  const handler: Handler<M> = (ctx, p) => {
+    const ref = parseNodePaneId(p.pane_id);
+    if (!ref) return local(ctx, p);
+    return ctx.nodePanes.require(ref).call(ref, method, { ...p, pane_id: ref.pane }, ctx.signal);
+  };
+  return { [method]: handler } as { [K in M]: Handler<K> };
+}
+
+/** INVALID_REQUEST for a method a node's pane does not take yet (a plain PANE_NOT_FOUND would mislead). */
+function refuseOnNode(paneId: string, method: string): void {
+  const ref = parseNodePaneId(paneId);
+  if (ref) throw new SwitchboardError('INVALID_REQUEST', `${method} is not offered for a pane on another host yet (pane ${paneId} is on node ${ref.node})`, { pane_id: paneId, node: ref.node, method });
+}
+
+/** `answer_approval` for a node's pane: its node answers (a pane here is the approval methods' own). */
+export function answerOnNode(ctx: OperationContext, p: Params<'answer_approval'>): Promise<Result<'answer_approval'>> | undefined {
+  const ref = parseNodePaneId(p.pane_id);
+  return ref ? ctx.nodePanes.require(ref).call(ref, 'answer_approval', { ...p, pane_id: ref.pane }, ctx.signal) : undefined;
+}
 
 export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
   async create_pane(ctx, p) {
@@ -59,24 +162,11 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
     return { pane_id: pane.id, title: pane.title, pid: pane.pid };
   },
 
-  send_text(ctx, p) {
-    ctx.panes.get(p.pane_id).sendText(p.text, p.add_newline ?? false);
-    return { success: true };
-  },
-
-  async send_keys(ctx, p) {
-    const pane = ctx.panes.get(p.pane_id);
-    if (p.interval_ms === undefined || p.keys.length === 1) pane.sendKeys(p.keys);
-    else {
-      // Check every key's name first, so a bad one fails the call before any key is pressed.
-      encodeKeys(p.keys, { applicationCursorKeys: false });
-      if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
-      await pressKeys(pane, p.keys, p.interval_ms);
-    }
-    return { success: true };
-  },
+  ...routed('send_text'),
+  ...routed('send_keys'),
 
   async send_prompt(ctx, p) {
+    refuseOnNode(p.pane_id, 'send_prompt');
     const pane = ctx.panes.get(p.pane_id);
     if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
     // An agent pane is prompted the one way every prompt to an agent goes: logged, a dialog in the
@@ -87,34 +177,19 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
     return { success: true };
   },
 
-  paste(ctx, p) {
-    const bracketed = ctx.panes.get(p.pane_id).paste(p.text, p.bracketed ?? 'auto');
-    return { success: true, bracketed };
-  },
+  ...routed('paste'),
+  ...routed('is_alive'),
+  ...routed('get_text'),
+  ...routed('get_screen'),
 
-  is_alive(ctx, p) {
-    // As in seed 000's sketch (and tmux's backend): an unknown pane is simply not alive.
-    const pane = ctx.panes.find(p.pane_id);
-    if (!pane) return { alive: false };
-    if (pane.alive) return { alive: true, pid: pane.pid };
-    return { alive: false, exit_code: pane.exit?.exitCode ?? null, signal: pane.exit?.signal ?? null };
-  },
-
-  get_text(ctx, p) {
-    const pane = ctx.panes.get(p.pane_id);
-    const { lines, totalLines } = pane.readText(p.lines ?? DEFAULT_TEXT_LINES, { joinWrapped: p.join_wrapped ?? false });
-    return { text: lines.join('\n'), total_lines: totalLines };
-  },
-
-  get_screen(ctx, p) {
-    return screenResult(ctx.panes.get(p.pane_id).snapshot({ ansi: p.ansi ?? false }));
-  },
-
-  list(ctx) {
-    return { panes: ctx.panes.list().map((pane) => paneInfo(pane, tmuxPlacement(ctx.tmux, pane.id))) };
+  async list(ctx) {
+    const own = ctx.panes.list().map((pane) => paneInfo(pane, tmuxPlacement(ctx.tmux, pane.id)));
+    const remote = ctx.nodePanes.remote;
+    return { panes: remote ? [...own, ...(await remote.list(ctx.signal))] : own };
   },
 
   async kill(ctx, p) {
+    refuseOnNode(p.pane_id, 'kill');
     const exit = await ctx.panes.kill(p.pane_id, {
       graceMs: p.grace_ms,
       signal: p.signal ? (`SIG${p.signal}` as NodeJS.Signals) : undefined,
@@ -123,33 +198,19 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
   },
 
   async remove(ctx, p) {
+    refuseOnNode(p.pane_id, 'remove');
     await ctx.panes.remove(p.pane_id, { graceMs: p.grace_ms });
     return { success: true };
   },
 
-  resize(ctx, p) {
-    const pane = ctx.panes.get(p.pane_id);
-    checkPaneSize(p.cols, p.rows);
-    pane.resize(p.cols, p.rows);
-    return { success: true, cols: pane.cols, rows: pane.rows };
-  },
-
-  async wait_for(ctx, p) {
-    const pane = ctx.panes.get(p.pane_id);
-    const pattern = p.pattern !== undefined ? compileSafeRegex(p.pattern, p.flags ?? '') : undefined;
-    if (p.flags !== undefined && p.pattern === undefined) throw new SwitchboardError('INVALID_PARAMS', 'flags need a pattern');
-    const result = await waitForScreen(pane, {
-      pattern,
-      idleMs: p.idle_ms,
-      timeoutMs: p.timeout_ms ?? DEFAULT_WAIT_TIMEOUT_MS,
-      lines: p.lines,
-      signal: ctx.signal,
-    });
-    return waitForResult(result);
-  },
+  ...routed('resize'),
+  ...routed('wait_for'),
 
   subscribe(ctx, p) {
-    if (p.pane_id !== undefined) ctx.panes.get(p.pane_id);
+    if (p.pane_id !== undefined) {
+      refuseOnNode(p.pane_id, 'subscribe');
+      ctx.panes.get(p.pane_id);
+    }
     const subscription = ctx.caller.subscribe({
       paneId: p.pane_id,
       events: p.events ?? ['output', 'exit'],

@@ -15,6 +15,7 @@ import { AskService } from '../asks/index.js';
 import { presetStoreOf, TeamRuns, type PresetStore } from '../orchestration/index.js';
 import type { InfoResult } from '../protocol/methods.js';
 import type { TmuxService } from '../tmux/service.js';
+import { NodePanesSlot } from './remote-panes.js';
 
 /** What operations may ask of the daemon that hosts them. */
 export interface DaemonControl {
@@ -98,6 +99,8 @@ export interface Services {
   readonly teamPresets: PresetStore;
   /** Seed 003's team runs: a planner and its workers in the daemon's panes. */
   readonly teamRuns: TeamRuns;
+  /** A cluster controller's way to its nodes' panes, once its cluster side has started. */
+  readonly nodePanes: NodePanesSlot;
 }
 
 /**
@@ -134,7 +137,7 @@ export class AgentBridge {
 
 /** Builds the services over the daemon's parts. No I/O: the tmux front end starts on first use. */
 export function createServices(
-  parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets' | 'teamRuns'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns; tmuxDialogs?: TmuxDialogs },
+  parts: Omit<Services, 'tmux' | 'asks' | 'bridge' | 'agentPanes' | 'structuredRuns' | 'teamPresets' | 'teamRuns' | 'nodePanes'> & { bridge?: AgentBridge; agentPanes?: AgentPanes; structuredRuns?: StructuredRuns; tmuxDialogs?: TmuxDialogs },
 ): Services & Disposable {
   const tmux = new TmuxFrontEnd(parts.panes, parts.agents, parts.tmuxDialogs);
   // The logs' when the caller made none of its own (they are the same: the logs take the daemon's).
@@ -155,6 +158,7 @@ export function createServices(
     asks,
     teamPresets: presetStoreOf(parts.daemon.home),
     teamRuns,
+    nodePanes: new NodePanesSlot(),
     dispose: () => {
       teamRuns.dispose();
       if (!parts.structuredRuns) void structuredRuns.close();

@@ -5,40 +5,27 @@
  * to the program as bytes, and it can resize the pane. The input modes are encoded as for
  * `switchboard attach` (protocol/terminal-modes.ts).
  */
-import { DisposableStore, type Disposable } from '../core/disposable.js';
+import { DisposableStore } from '../core/disposable.js';
 import { checkPaneSize, type Pane } from '../pane/index.js';
 import { inputModeSequences } from '../protocol/terminal-modes.js';
+import { parseNodePaneId, type NodePaneRef } from './remote-panes.js';
 import type { Services } from './services.js';
+import type { PaneTerminal, TerminalAttachment, TerminalSink } from './terminal.js';
 import { inputModesInfo } from './to-wire.js';
 
-/** Where an attached terminal's output goes. */
-interface TerminalSink {
-  /** Output for the terminal, in order (the first call is the replay). */
-  output(text: string): void;
-  /** The pane's program exited (also at once when it had exited before the attach). */
-  exit(exit: { exit_code: number | null; signal: string | null }): void;
-}
-
-/** A terminal attached to one pane. */
-export interface TerminalAttachment extends Disposable {
-  readonly paneId: string;
-  /** Keystrokes, as bytes (a terminal's input is not always UTF-8: X10 mouse reports carry bytes above 127); dropped once the program exited. */
-  write(data: Buffer): void;
-  /** Resizes the pane (checked against the pane limits: INVALID_PARAMS); ignored once the program exited. */
-  resize(cols: number, rows: number): void;
-  /** The screen as it is now, for a terminal just reset: its buffer, contents, cursor and input modes. */
-  screenNow(): string;
-}
-
-/** A pane a terminal can attach to. */
-export interface PaneTerminal {
-  readonly paneId: string;
-  /** Attaches: the sink gets the replay at once, then live output and the exit. */
-  attach(sink: TerminalSink): TerminalAttachment;
-}
-
-/** The pane `paneId` as a terminal to attach to, or undefined when there is no such pane. */
-export function findPaneTerminal(services: Pick<Services, 'panes'>, paneId: string): PaneTerminal | undefined {
+/**
+ * The pane `paneId` as a terminal to attach to, or undefined when there is no such pane. A node's
+ * pane (`<node>/<pane>`) on a controller is its cluster's to reach: whether it is there is known
+ * only once the attachment asks its node (a failure then goes to the sink).
+ */
+export function findPaneTerminal(services: Pick<Services, 'panes'> & Partial<Pick<Services, 'nodePanes'>>, paneId: string): PaneTerminal | undefined {
+  let ref: NodePaneRef | undefined;
+  try {
+    ref = parseNodePaneId(paneId);
+  } catch {
+    return undefined;
+  }
+  if (ref) return services.nodePanes?.remote?.terminal(ref);
   const pane = services.panes.find(paneId);
   return pane ? { paneId: pane.id, attach: (sink) => attachTerminal(pane, sink) } : undefined;
 }
@@ -70,7 +57,7 @@ function attachTerminal(pane: Pane, sink: TerminalSink): TerminalAttachment {
       checkPaneSize(cols, rows);
       if (pane.alive) pane.resize(cols, rows);
     },
-    screenNow,
+    redraw: () => sink.output(screenNow()),
     dispose: () => disposables.dispose(),
   };
 }

@@ -144,7 +144,7 @@ export function controllerControlClient(nc: NatsConnection, timeoutMs?: number):
   return new ControlClient(nc, CONTROLLER_CONTROL_OPS, 'the controller', controllerSubject, timeoutMs);
 }
 
-interface ServeOptions<Ops extends ControlOps> {
+export interface ServeOptions<Ops extends ControlOps> {
   nc: NatsConnection;
   subject: string;
   ops: Ops;
@@ -155,8 +155,8 @@ interface ServeOptions<Ops extends ControlOps> {
   opOf?: (message: Msg, named: string) => string | undefined;
 }
 
-/** Answers requests on `subject` with `handlers`; dispose to stop. */
-function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Disposable {
+/** Answers requests on `subject` with `handlers`, each checked against `ops` both ways; dispose to stop. */
+export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Disposable {
   const { nc, ops, handlers, logger } = options;
   const answer = async (message: Msg): Promise<Reply> => {
     const request = RequestSchema.safeParse(parseJson(message.data));

@@ -95,6 +95,19 @@ export function nodeControlSubject(node: string): string {
   return `sb.node.${checkName('node', node)}.ctl`;
 }
 
+/** `sb.node.<name>.panes`: requests for one node's panes (list, attach, input, resize). */
+export function nodePanesSubject(node: string): string {
+  return `sb.node.${checkName('node', node)}.panes`;
+}
+
+/**
+ * `sb.pane.<node>.<attachment>`: a node's output for one attached terminal, published by the node
+ * (its user may publish only under its own name) and read by the controller that attached.
+ */
+export function paneOutputSubject(node: string, attachment: string): string {
+  return `sb.pane.${checkName('node', node)}.${checkName('control topic', attachment)}`;
+}
+
 /** `sb.ctl.<topic>`: requests from nodes to the controller. */
 export function controllerSubject(topic: string): string {
   return `sb.ctl.${checkName('control topic', topic)}`;
@@ -154,6 +167,8 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.*`,
         'sb.events.>',
         'sb.ctl.>',
+        // Its panes' output for the terminals attached to them, under its own name only.
+        `sb.pane.${checkName('node', node)}.>`,
       ],
     },
     subscribe: { allow: [`${nodeInboxPrefix(node)}.>`, `sb.node.${checkName('node', node)}.>`] },

@@ -23,6 +23,7 @@ import { BRIDGE_MARKER_VARIABLE, defaultBackends, RunService, type BackendDriver
 import { bridgeMarkerValue, markerScope } from '../runs/process-marker.js';
 import type { ClusterConnection, NatsOptions } from '../cluster/index.js';
 import type { ClusterRuns } from '../cluster-runs/index.js';
+import type { ClusterPanes } from '../cluster-panes/index.js';
 
 export interface BridgeOptions {
   /** Point every CLI at this model from an isolated HOME per backend under `agentHome` (demos, offline use, tests). */
@@ -46,6 +47,8 @@ export interface BridgeOptions {
 interface StartedCluster {
   connection: ClusterConnection;
   runs: ClusterRuns;
+  /** The nodes' panes, as the pane methods and the dashboard reach them. */
+  panes: ClusterPanes;
 }
 
 export interface StartedBridge {
@@ -113,10 +116,12 @@ export function killBridgeNow(bridge: StartedBridge): void {
 async function startCluster(options: NonNullable<BridgeOptions['cluster']>, logger: Logger): Promise<StartedCluster> {
   // The NATS client and the cluster's modules are loaded by a controller only: a daemon on one
   // machine (the default) would hold their hundred modules for nothing (issue 25's memory budget).
-  const [{ connectCluster }, { ClusterRuns }] = await Promise.all([import('../cluster/index.js'), import('../cluster-runs/index.js')]);
+  const [{ connectCluster }, { ClusterRuns }, { ClusterPanes }] = await Promise.all([import('../cluster/index.js'), import('../cluster-runs/index.js'), import('../cluster-panes/index.js')]);
   const connection = await connectCluster(options.nats, { name: 'switchboard-controller', logger });
   try {
-    return { connection, runs: await ClusterRuns.open({ nc: connection.nc, logger, ...(options.nodeTtlMs !== undefined ? { nodeTtlMs: options.nodeTtlMs } : {}) }) };
+    const runs = await ClusterRuns.open({ nc: connection.nc, logger, ...(options.nodeTtlMs !== undefined ? { nodeTtlMs: options.nodeTtlMs } : {}) });
+    const panes = new ClusterPanes({ nc: connection.nc, nodes: () => runs.nodes().map((node) => node.name), logger });
+    return { connection, runs, panes };
   } catch (err) {
     await connection.close();
     throw err;
@@ -124,6 +129,7 @@ async function startCluster(options: NonNullable<BridgeOptions['cluster']>, logg
 }
 
 async function stopCluster(cluster: StartedCluster, logger: Logger): Promise<void> {
+  cluster.panes.close();
   await cluster.runs.close().catch((err: unknown) => logger.warn('the cluster did not stop cleanly', { error: errorMessage(err) }));
   await cluster.connection.close().catch(() => undefined);
 }

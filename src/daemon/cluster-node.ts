@@ -3,8 +3,9 @@
  * its drivers, enforced here) whose ledger keeps its runs in `node-ledger.db` in the home, the
  * node's ledger of record, with an outbox that sends every event on to the controller (and, at
  * start, what the stream lacks of the runs kept here), and a RunNode over it that registers,
- * joins and pulls the controller's runs. No API and no panes of its own yet: the controller is
- * where people look.
+ * joins and pulls the controller's runs. Its terminal (`pty`) runs' panes are in a registry of
+ * its own, which it serves to the controller (NodePaneServer): people look at them and type into
+ * them there. No API of its own: the controller is where people look.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -13,6 +14,9 @@ import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
 import { connectCluster, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
 import { EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
+import { NodePaneServer } from '../cluster-panes/index.js';
+import { PaneRegistry } from '../pane/index.js';
+import { AgentCatalog, AgentPanes } from '../agents/index.js';
 import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
@@ -49,6 +53,8 @@ export interface StartedClusterNode {
   readonly service: RunService;
   readonly ledger: RunLedger;
   readonly outbox: EventOutbox;
+  /** The node's panes: its terminal runs', which the controller lists, attaches to and types into. */
+  readonly panes: PaneRegistry;
   /** Stops pulling, ends the runs going (`cancelled (shutdown)`), sends what it can of their events, leaves the cluster and disconnects. */
   close(): Promise<void>;
 }
@@ -59,10 +65,16 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   ensurePrivateDir(home);
   const file = path.join(home, POLICY_FILE);
   const policy = existsSync(file) ? loadGovernancePolicy({ file }) : parseGovernancePolicy({}, { origin: 'default' });
+  // The node's panes (its terminal runs'), and the agent in each: an approval the node's policy
+  // leaves to a person waits for one (answer_approval on the controller, or keys typed into the pane).
+  const panes = new PaneRegistry({ logger });
+  const catalog = AgentCatalog.load();
+  const agentPanes = new AgentPanes(panes, catalog);
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
   let outbox: EventOutbox | undefined;
+  let paneServer: NodePaneServer | undefined;
   try {
     const publisher = new EventPublisher({ nc: connection.nc, node: options.name, logger });
     const local = new SqliteLedgerStore(path.join(home, NODE_LEDGER_FILE));
@@ -72,10 +84,12 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     await outbox.replay(Date.now() - EVENTS_MAX_AGE_MS);
     const { agentHome, modelUrl } = options;
     const sandbox = agentHome !== undefined && modelUrl !== undefined ? (backend: string) => ({ home: path.join(agentHome, backend), modelUrl }) : undefined;
-    const backends = options.backends ?? defaultBackends({ logger, ...(options.only ? { only: options.only } : {}), ...(sandbox ? { sandbox } : {}) });
+    const backends = options.backends ?? defaultBackends({ logger, catalog, registry: panes, agentPanes, ...(options.only ? { only: options.only } : {}), ...(sandbox ? { sandbox } : {}) });
     const defaultCwd = policy.forBackend('').roots[0];
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
+    // Before the lease: a controller that sees the node finds its panes answering.
+    paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logger });
     const node = await RunNode.start({
       nc: connection.nc,
       service,
@@ -88,6 +102,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       ...(options.claimed !== undefined && { claimed: options.claimed }),
       ...(options.taken !== undefined && { taken: options.taken }),
     });
+    const serving = paneServer;
     const running = service;
     const opened = ledger;
     const sending = outbox;
@@ -96,9 +111,13 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       service: running,
       ledger: opened,
       outbox: sending,
+      panes,
       async close() {
         await node.stop();
+        serving.dispose();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
+        agentPanes.dispose();
+        await panes.close().catch((err: unknown) => logger.warn('the node\'s panes did not close cleanly', { error: errorMessage(err) }));
         // Every work item acknowledged before the connection goes.
         await node.idle();
         if (!(await sending.drained(OUTBOX_DRAIN_MS))) logger.warn('the node stops with events not sent yet: they go at its next start', { runs: sending.unsent });
@@ -110,9 +129,12 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       },
     };
   } catch (err) {
+    paneServer?.dispose();
     outbox?.close();
     await service?.dispose().catch(() => undefined);
     await ledger?.close().catch(() => undefined);
+    agentPanes.dispose();
+    await panes.close({ graceMs: 0 }).catch(() => undefined);
     await connection.close();
     throw err;
   }

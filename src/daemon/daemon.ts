@@ -303,6 +303,7 @@ export class Daemon implements DaemonControl {
       const bridge = this.bridge;
       this.bridge = undefined;
       this.services.bridge.detach('the daemon is shutting down');
+      this.services.nodePanes.detach();
       // Before the ledger closes: the asks in flight are recorded there as failed (SHUTTING_DOWN),
       // and the team runs' boards as they stand.
       this.services.asks.dispose();
@@ -393,6 +394,8 @@ export class Daemon implements DaemonControl {
       if ('bridge' in started) {
         this.bridge = started.bridge;
         this.services.bridge.attach(started.bridge.service);
+        // A controller: its nodes' panes are reached by the same pane methods and dashboard sockets.
+        if (started.bridge.cluster) this.services.nodePanes.attach(started.bridge.cluster.panes);
         await this.keepAsksInLedger(started.bridge.ledger);
         await this.keepTeamRunsInLedger(started.bridge.ledger);
       } else {

@@ -1,7 +1,7 @@
 /**
  * Security on a real nats-server with NKey users and TLS from a test CA: a node's user with only
  * nodePermissions() does its whole job (lease, work, claims, cancel marks read, events published
- * and read back, control both ways) and
+ * and read back, control both ways, its panes served to the controller) and
  * nothing of another node's; an unknown key and no key are refused; TLS is verified against the
  * CA given, and mutual TLS wants the client's certificate.
  */
@@ -31,6 +31,11 @@ import {
   type WorkEvent,
 } from '../../src/cluster/index.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
+import { ClusterPanes, NodePaneServer } from '../../src/cluster-panes/index.js';
+import { PaneRegistry } from '../../src/pane/index.js';
+import { errorMessage } from '../../src/core/errors.js';
+import { until } from '../support/processes.js';
 import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
 import { startNatsServer } from '../support/nats-server.js';
 import { Emitter } from '../../src/core/emitter.js';
@@ -109,6 +114,45 @@ describe('a node user with only its permissions', () => {
     const kv = await new Kvm(node.nc).open(NODES_BUCKET, { allow_direct: true });
     await expect(kv.put('node.node-b', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_nodes\.node\.node-b"/);
     await expect(NodeLease.register({ nc: node.nc, node: { name: 'node-b', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED', message: expect.stringContaining('Permissions Violation') });
+  });
+});
+
+describe("a node user and its panes", () => {
+  it("serves its panes to the controller (listed, attached, typed into), and may not publish another node's pane frames", async () => {
+    const node = await cluster.connect('node-a-panes', nodeFlags, nodeInboxPrefix('node-a'));
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const program = "process.stdin.on('data', (d) => process.stdout.write('got ' + d.toString().trim() + '\\n'))";
+    const pane = registry.create({ argv: [process.execPath, '-e', program], cwd: process.cwd() });
+    const server = new NodePaneServer({ nc: node.nc, node: 'node-a', panes: registry, agentPanes, logger: silentLogger });
+    const panes = new ClusterPanes({ nc: cluster.controller.nc, nodes: () => ['node-a'], logger: silentLogger });
+    const seen: string[] = [];
+    const watch = cluster.controller.nc.subscribe('sb.pane.>', { callback: (_err, m) => void seen.push(m.subject) });
+    // The node's subscriptions are on the server before anything asks it.
+    await node.nc.flush();
+    let output = '';
+    const failures: string[] = [];
+    const attachment = panes.terminal({ node: 'node-a', pane: pane.id }).attach({ output: (t) => (output += t), exit: () => undefined, fail: (e) => failures.push(e.code) });
+    try {
+      expect(await panes.list()).toContainEqual(expect.objectContaining({ pane_id: `node-a/${pane.id}`, node: 'node-a' }));
+      attachment.write(Buffer.from('secret-free\r'));
+      await until(() => output.includes('got secret-free'), 'the typing echoed through the attachment', REPLY_MS).catch((err: unknown) => {
+        throw new Error(`${errorMessage(err)}; the terminal got ${JSON.stringify(output)}, failures: ${failures.join(', ') || 'none'}`);
+      });
+      // Frames under another node's name are refused by the server; its own next one arrives, and nothing before it.
+      node.nc.publish('sb.pane.node-b.aaaaaaaaaaaaaaaa', JSON.stringify({ seq: 1, output: 'forged' }));
+      node.nc.publish('sb.pane.node-a.bbbbbbbbbbbbbbbb', JSON.stringify({ seq: 1, output: 'own' }));
+      await until(() => seen.includes('sb.pane.node-a.bbbbbbbbbbbbbbbb'), 'its own frame', REPLY_MS);
+      expect(seen.filter((s) => s.startsWith('sb.pane.node-b.'))).toEqual([]);
+      expect(failures).toEqual([]);
+    } finally {
+      attachment.dispose();
+      watch.unsubscribe();
+      panes.close();
+      server.dispose();
+      agentPanes.dispose();
+      await registry.close({ graceMs: 0 });
+    }
   });
 });
 

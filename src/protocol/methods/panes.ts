@@ -121,6 +121,8 @@ export const paneInfoSchema = z.object({
   agent: z.object({ name: z.string(), version: z.string().nullable() }).optional(),
   /** Where the pane sits when the tmux front end made it. */
   tmux: z.object({ socket: z.string(), session: z.string(), window: z.string(), window_index: z.number(), pane: z.string(), title: z.string() }).optional(),
+  /** The cluster node the pane runs on, on a controller (its pane_id is then `<node>/<pane>`); absent for the daemon's own. */
+  node: z.string().optional(),
 });
 
 const cursorSchema = z.object({ x: z.number(), y: z.number(), visible: z.boolean() });

@@ -39,6 +39,11 @@ export class PaneSocket {
     this.attachment = terminal.attach({
       output: (text) => this.sendOutput(text),
       exit: (exit) => this.control({ type: 'exit', exit_code: exit.exit_code, signal: exit.signal }),
+      // A pane on another host that is gone (or its node): said, and the socket closed, as a 404 would have been.
+      fail: (error) => {
+        this.control({ type: 'error', code: error.code, message: error.message });
+        this.ws.close(4404, error.code);
+      },
     });
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('close', () => this.dispose());
@@ -114,6 +119,6 @@ export class PaneSocket {
   private repaint(): void {
     this.overflowed = false;
     this.control({ type: 'reset' });
-    this.sendOutput(this.attachment.screenNow());
+    this.attachment.redraw();
   }
 }

@@ -118,9 +118,9 @@ export class RpcPeer implements TransportReceiver {
       },
     };
     this.caller = new Caller(deps.services, sink);
-    const { panes, agents, agentPanes, logs, structuredRuns, tmux, asks, daemon, bridge, teamPresets, teamRuns } = deps.services;
+    const { panes, agents, agentPanes, logs, structuredRuns, tmux, asks, daemon, bridge, teamPresets, teamRuns, nodePanes } = deps.services;
     this.connection = {
-      context: { panes, agents, agentPanes, logs, structuredRuns, tmux, asks, daemon, bridge, teamPresets, teamRuns, caller: this.caller, signal: this.abort.signal },
+      context: { panes, agents, agentPanes, logs, structuredRuns, tmux, asks, daemon, bridge, teamPresets, teamRuns, nodePanes, caller: this.caller, signal: this.abort.signal },
       authentication: options.authentication,
       onAuthenticated: () => this.markAuthenticated(),
     };

@@ -1,0 +1,71 @@
+/**
+ * Panes on other hosts (issue 26): on a cluster controller, the panes of its nodes are named
+ * `<node>/<pane>` (a node's name is a subject token, a local pane id never holds a `/`), listed
+ * beside the controller's own, read, typed into, waited on and resized by the same methods, and
+ * attached to as terminals. How they are reached (NATS request and reply, a stream of output per
+ * attached terminal) is the cluster's pane surface's; here is only what the operations need of it,
+ * and the slot the daemon puts it in once its cluster side has started.
+ */
+import { SwitchboardError } from '../core/errors.js';
+import type { PaneInfo, Params, Result } from '../protocol/methods.js';
+import type { PaneTerminal } from './terminal.js';
+
+/** A pane of a node, as the controller names it. */
+export interface NodePaneRef {
+  readonly node: string;
+  /** The pane's id on its node. */
+  readonly pane: string;
+}
+
+const SEPARATOR = '/';
+
+/** The node and pane of a node-qualified id, or undefined for an id of this daemon's own panes. */
+export function parseNodePaneId(id: string): NodePaneRef | undefined {
+  const at = id.indexOf(SEPARATOR);
+  if (at < 0) return undefined;
+  const node = id.slice(0, at);
+  const pane = id.slice(at + 1);
+  if (node === '' || pane === '' || pane.includes(SEPARATOR)) throw new SwitchboardError('INVALID_PARAMS', `pane id '${id}' is neither a pane of this daemon nor <node>/<pane>`, { pane_id: id });
+  return { node, pane };
+}
+
+export function nodePaneId(ref: NodePaneRef): string {
+  return `${ref.node}${SEPARATOR}${ref.pane}`;
+}
+
+/** The pane methods a node answers for its own panes (the others are the controller's panes' only, for now). */
+export const NODE_PANE_METHODS = ['get_text', 'get_screen', 'send_text', 'send_keys', 'paste', 'resize', 'is_alive', 'wait_for', 'answer_approval'] as const;
+export type NodePaneMethod = (typeof NODE_PANE_METHODS)[number];
+
+/** How a controller reaches its nodes' panes. */
+export interface RemotePanes {
+  /** Every live node's panes, named `<node>/<pane>` with `node` set. A node that does not answer in time is left out, and logged. */
+  list(signal: AbortSignal): Promise<PaneInfo[]>;
+  /** `method` on the pane on its node; params already checked here, with the node's own pane id. */
+  call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
+  /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
+  terminal(ref: NodePaneRef): PaneTerminal;
+}
+
+/** Where the controller's RemotePanes is, once its cluster side has started (none on a daemon that is no controller). */
+export class NodePanesSlot {
+  private current: RemotePanes | undefined;
+
+  get remote(): RemotePanes | undefined {
+    return this.current;
+  }
+
+  attach(remote: RemotePanes): void {
+    this.current = remote;
+  }
+
+  detach(): void {
+    this.current = undefined;
+  }
+
+  /** The RemotePanes for `ref`, or PANE_NOT_FOUND saying why there is none. */
+  require(ref: NodePaneRef): RemotePanes {
+    if (this.current) return this.current;
+    throw new SwitchboardError('PANE_NOT_FOUND', `pane ${nodePaneId(ref)} is on node ${ref.node}, and this daemon is not a cluster controller`, { pane_id: nodePaneId(ref), node: ref.node });
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * A controller's side of its nodes' panes (api's RemotePanes): listing every live node's panes,
+ * a pane method sent to the pane's node, and a terminal attached to a node's pane, which keeps
+ * its attachment renewed, plays the node's frames in order, and redraws when one went missing.
+ */
+import { randomBytes } from 'node:crypto';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { nodePaneId, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
+import { ControlClient, nodePanesSubject, paneOutputSubject } from '../cluster/index.js';
+import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
+import { KEEP_EVERY_MS, NODE_PANE_OPS, OutputFrameSchema, type OutputFrame } from './pane-wire.js';
+
+/** One pane as `list` answers it. */
+const paneInfoSchema = resultSchemas.list.shape.panes.element;
+/** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
+const LIST_TIMEOUT_MS = 3_000;
+const CALL_TIMEOUT_MS = 10_000;
+/** A wait on a node's screen: its own time limit, and this much more for the network. */
+const WAIT_MARGIN_MS = 5_000;
+const DEFAULT_WAIT_MS = 30_000;
+/** Renewals that fail in a row before an attachment is given up (one lost to a busy moment is not a lost node). */
+const KEEP_FAILURES_TO_END = 3;
+
+export interface ClusterPanesOptions {
+  nc: NatsConnection;
+  /** The live nodes' names, now. */
+  nodes: () => readonly string[];
+  logger: Logger;
+  /** Tests: how often attachments are renewed. */
+  keepEveryMs?: number;
+}
+
+type NodePaneClient = ControlClient<typeof NODE_PANE_OPS>;
+
+export class ClusterPanes implements RemotePanes {
+  private readonly attachments = new Set<RemoteAttachment>();
+  private readonly keepTimer: NodeJS.Timeout;
+  private closed = false;
+
+  constructor(private readonly options: ClusterPanesOptions) {
+    this.keepTimer = setInterval(() => void this.keep(), options.keepEveryMs ?? KEEP_EVERY_MS);
+    this.keepTimer.unref();
+  }
+
+  async list(): Promise<PaneInfo[]> {
+    const listed = await Promise.all(
+      this.options.nodes().map(async (node) => {
+        try {
+          const { panes } = await this.client(node, LIST_TIMEOUT_MS).call('list', {});
+          return panes.flatMap((raw) => {
+            const info = paneInfoSchema.safeParse(raw);
+            if (!info.success) return [];
+            return [{ ...info.data, pane_id: nodePaneId({ node, pane: info.data.pane_id }), node }];
+          });
+        } catch (err) {
+          this.options.logger.info('a node did not list its panes', { node, error: errorMessage(err) });
+          return [];
+        }
+      }),
+    );
+    return listed.flat();
+  }
+
+  async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
+    const timeoutMs = method === 'wait_for' ? ((params as Params<'wait_for'>).timeout_ms ?? DEFAULT_WAIT_MS) + WAIT_MARGIN_MS : CALL_TIMEOUT_MS;
+    const { result } = await this.client(ref.node, timeoutMs).call('call', { method, params });
+    const checked = resultSchemas[method].safeParse(result);
+    if (!checked.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered ${method} with a result that does not fit`, { node: ref.node, method });
+    return checked.data as Result<M>;
+  }
+
+  terminal(ref: NodePaneRef): PaneTerminal {
+    return {
+      paneId: nodePaneId(ref),
+      attach: (sink) => {
+        if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
+        const attachment = new RemoteAttachment(ref, this.client(ref.node, CALL_TIMEOUT_MS), this.options.nc, sink, this.options.logger, () => this.attachments.delete(attachment));
+        this.attachments.add(attachment);
+        return attachment;
+      },
+    };
+  }
+
+  /** Ends every attachment (before the NATS connection closes). */
+  close(): void {
+    this.closed = true;
+    clearInterval(this.keepTimer);
+    for (const attachment of this.attachments) attachment.dispose();
+  }
+
+  private client(node: string, timeoutMs: number): NodePaneClient {
+    return new ControlClient(this.options.nc, NODE_PANE_OPS, `node ${node}`, () => nodePanesSubject(node), timeoutMs);
+  }
+
+  /** Renews every attachment, one request per node. */
+  private async keep(): Promise<void> {
+    const byNode = new Map<string, RemoteAttachment[]>();
+    for (const attachment of this.attachments) byNode.set(attachment.node, [...(byNode.get(attachment.node) ?? []), attachment]);
+    await Promise.all(
+      [...byNode].map(async ([node, held]) => {
+        try {
+          const { gone } = await this.client(node, CALL_TIMEOUT_MS).call('keep', { attachments: held.map((a) => a.id) });
+          for (const attachment of held) {
+            if (gone.includes(attachment.id)) attachment.fail({ code: 'PANE_NOT_FOUND', message: `node ${node} no longer has the terminal of pane ${attachment.paneId} attached` });
+            else attachment.kept();
+          }
+        } catch (err) {
+          for (const attachment of held) attachment.keepFailed(err);
+        }
+      }),
+    );
+  }
+}
+
+/**
+ * A terminal attached to a node's pane. States: `joining` (subscribed, the attach call out, frames
+ * held), `live` (frames played in order), `redrawing` (the redraw call out, frames held), `ended`.
+ * Frames held while a call is out are played after its answer, from the first one it does not hold.
+ */
+class RemoteAttachment implements TerminalAttachment {
+  readonly id = randomBytes(12).toString('hex');
+  readonly paneId: string;
+  private state: 'joining' | 'live' | 'redrawing' | 'ended' = 'joining';
+  /** The last frame played (or held in what the node last answered). */
+  private seq = 0;
+  private held: OutputFrame[] = [];
+  private keepFailures = 0;
+  private readonly subscription: Subscription;
+
+  constructor(
+    private readonly ref: NodePaneRef,
+    private readonly client: NodePaneClient,
+    nc: NatsConnection,
+    private readonly sink: TerminalSink,
+    private readonly logger: Logger,
+    private readonly forget: () => void,
+  ) {
+    this.paneId = nodePaneId(ref);
+    // Subscribed before the attach call goes out: no frame can come before the subscription.
+    this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : this.frame(message.data)) });
+    this.client.call('attach', { pane_id: ref.pane, attachment: this.id }).then(
+      (opened) => {
+        if (this.state !== 'joining') return;
+        this.sink.output(opened.replay);
+        if (opened.exit) this.sink.exit(opened.exit);
+        this.resume(opened.seq);
+      },
+      (err: unknown) => this.fail(asFailure(err)),
+    );
+  }
+
+  get node(): string {
+    return this.ref.node;
+  }
+
+  write(data: Buffer): void {
+    if (this.state === 'ended') return;
+    this.client.call('input', { attachment: this.id, data: data.toString('base64') }).catch((err: unknown) => this.logger.debug('keystrokes for a node pane were not taken', { pane_id: this.paneId, error: errorMessage(err) }));
+  }
+
+  resize(cols: number, rows: number): void {
+    // Checked here first, as a local pane's resize is: a bad size is the caller's INVALID_PARAMS at once.
+    const checked = paramSchemas.resize.safeParse({ pane_id: this.paneId, cols, rows });
+    if (!checked.success) throw new SwitchboardError('INVALID_PARAMS', `pane size ${cols}x${rows} is out of range`, { cols, rows });
+    if (this.state === 'ended') return;
+    this.client.call('resize', { attachment: this.id, cols, rows }).catch((err: unknown) => this.logger.debug('a node pane was not resized', { pane_id: this.paneId, error: errorMessage(err) }));
+  }
+
+  redraw(): void {
+    // One redraw at a time: a second asked while one is out is answered by it (its screen comes after the caller's reset).
+    if (this.state !== 'live') return;
+    this.state = 'redrawing';
+    this.client.call('redraw', { attachment: this.id }).then(
+      (drawn) => {
+        if (this.state !== 'redrawing') return;
+        this.sink.output(drawn.screen);
+        this.resume(drawn.seq);
+      },
+      (err: unknown) => this.fail(asFailure(err)),
+    );
+  }
+
+  kept(): void {
+    this.keepFailures = 0;
+  }
+
+  keepFailed(err: unknown): void {
+    this.keepFailures += 1;
+    if (this.keepFailures >= KEEP_FAILURES_TO_END) this.fail(asFailure(err));
+  }
+
+  /** Ends the attachment, telling the terminal why. */
+  fail(error: { code: string; message: string }): void {
+    if (this.state === 'ended') return;
+    this.end();
+    this.sink.fail(error);
+  }
+
+  dispose(): void {
+    if (this.state === 'ended') return;
+    this.end();
+    this.client.call('detach', { attachment: this.id }).catch(() => undefined);
+  }
+
+  private end(): void {
+    this.state = 'ended';
+    this.held = [];
+    this.subscription.unsubscribe();
+    this.forget();
+  }
+
+  /** After an answer that holds the output up to frame `seq`: the frames held since, from the next one, then live. */
+  private resume(seq: number): void {
+    this.seq = seq;
+    this.state = 'live';
+    const held = this.held;
+    this.held = [];
+    for (const frame of held) if (frame.seq > seq) this.play(frame);
+  }
+
+  private frame(data: Uint8Array): void {
+    if (this.state === 'ended') return;
+    let frame: OutputFrame;
+    try {
+      frame = OutputFrameSchema.parse(JSON.parse(new TextDecoder().decode(data)));
+    } catch {
+      this.logger.warn('a node sent a pane frame that is not one', { pane_id: this.paneId });
+      return;
+    }
+    if (this.state !== 'live') this.held.push(frame);
+    else this.play(frame);
+  }
+
+  private play(frame: OutputFrame): void {
+    if (this.state !== 'live' || frame.seq <= this.seq) return;
+    if (frame.seq !== this.seq + 1) {
+      // A frame went missing on the way: what the terminal shows is no longer the pane's. Redrawn from the screen now.
+      this.logger.debug('a node pane frame went missing; redrawing', { pane_id: this.paneId, expected: this.seq + 1, got: frame.seq });
+      this.held.push(frame);
+      this.redraw();
+      return;
+    }
+    this.seq = frame.seq;
+    if (frame.output !== undefined) this.sink.output(frame.output);
+    if (frame.exit) this.sink.exit(frame.exit);
+    if (frame.ended) this.fail(frame.ended);
+  }
+}
+
+function asFailure(err: unknown): { code: string; message: string } {
+  return isSwitchboardError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: errorMessage(err) };
+}

@@ -1,0 +1,2 @@
+export { ClusterPanes } from './cluster-panes.js';
+export { NodePaneServer } from './node-pane-server.js';

@@ -1,0 +1,237 @@
+/**
+ * A node's side of its panes on other hosts: answers the pane operations on `sb.node.<name>.panes`
+ * with the node's own panes (the same methods and checks a daemon's panes answer with), and keeps
+ * the terminals the controller attached: each one's output goes out on its own subject in numbered
+ * frames, coalesced (one frame for what a burst of output gave, up to FRAME_MAX_CHARS), and an
+ * attachment the controller stops renewing is ended, so a controller that died holds nothing here.
+ */
+import type { NatsConnection } from '@nats-io/transport-node';
+import { DisposableStore, type Disposable } from '../core/disposable.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type TerminalAttachment } from '../api/index.js';
+import { nodePanesSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
+
+/** Attached terminals at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
+const MAX_ATTACHMENTS = 64;
+/** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
+const FRAME_DELAY_MS = 4;
+const FRAME_MAX_CHARS = 64 * 1024;
+
+export interface NodePaneServerOptions {
+  nc: NatsConnection;
+  /** The node's name (its subjects). */
+  node: string;
+  panes: PaneContext['panes'];
+  /** The agents in those panes (a terminal run's CLI): its approval answered by a person on the controller. */
+  agentPanes: PaneContext['agentPanes'];
+  logger: Logger;
+  /** Tests: how long an attachment not renewed is kept. */
+  keepForMs?: number;
+}
+
+/**
+ * One attached terminal on this node. States: `attaching` (the attach call is taking the replay:
+ * output goes into it), `live` (output goes out in frames), `redrawing` (the redraw call is taking
+ * the screen now), `ended`.
+ */
+class NodeAttachment implements Disposable {
+  private state: 'attaching' | 'live' | 'redrawing' | 'ended' = 'attaching';
+  private seq = 0;
+  private pending = '';
+  private flushTimer: NodeJS.Timeout | undefined;
+  private taken = '';
+  private exited: { exit_code: number | null; signal: string | null } | undefined;
+  private readonly attachment: TerminalAttachment;
+  lastKept: number;
+
+  constructor(
+    private readonly subject: string,
+    private readonly publish: (subject: string, frame: OutputFrame) => void,
+    terminal: NonNullable<ReturnType<typeof findPaneTerminal>>,
+    now: number,
+  ) {
+    this.lastKept = now;
+    this.attachment = terminal.attach({
+      output: (text) => this.output(text),
+      exit: (exit) => {
+        if (this.state === 'attaching') this.exited = exit;
+        else this.send({ exit });
+      },
+      fail: (error) => this.end(error),
+    });
+    this.state = 'live';
+  }
+
+  /** What the attach call answers: the replay, the exit if the program had ended, and the last frame number (none yet). */
+  opened(): { replay: string; seq: number; exit?: { exit_code: number | null; signal: string | null } } {
+    const replay = this.taken;
+    this.taken = '';
+    return { replay, seq: this.seq, ...(this.exited ? { exit: this.exited } : {}) };
+  }
+
+  redraw(): { screen: string; seq: number } {
+    // What output is held now came before the screen is read: it goes out first, and the screen holds it.
+    this.flush();
+    this.state = 'redrawing';
+    try {
+      this.attachment.redraw();
+    } finally {
+      this.state = 'live';
+    }
+    const screen = this.taken;
+    this.taken = '';
+    return { screen, seq: this.seq };
+  }
+
+  write(data: Buffer): void {
+    this.attachment.write(data);
+  }
+
+  resize(cols: number, rows: number): void {
+    this.attachment.resize(cols, rows);
+  }
+
+  get ended(): boolean {
+    return this.state === 'ended';
+  }
+
+  /** Ends the attachment, telling the controller why when it did not ask for it. */
+  end(why?: { code: string; message: string }): void {
+    if (this.state === 'ended') return;
+    this.flush();
+    this.state = 'ended';
+    if (why) this.send({ ended: why });
+    this.attachment.dispose();
+  }
+
+  dispose(): void {
+    this.end();
+  }
+
+  private output(text: string): void {
+    if (this.state === 'attaching' || this.state === 'redrawing') {
+      this.taken += text;
+      return;
+    }
+    if (this.state === 'ended') return;
+    this.pending += text;
+    if (this.pending.length >= FRAME_MAX_CHARS) this.flush();
+    else this.flushTimer ??= setTimeout(() => this.flush(), FRAME_DELAY_MS);
+  }
+
+  private flush(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    while (this.pending.length > 0) {
+      const output = this.pending.slice(0, FRAME_MAX_CHARS);
+      this.pending = this.pending.slice(output.length);
+      this.send({ output });
+    }
+  }
+
+  private send(frame: Omit<OutputFrame, 'seq'>): void {
+    if (this.state === 'ended' && frame.ended === undefined) return;
+    this.seq += 1;
+    this.publish(this.subject, { seq: this.seq, ...frame });
+  }
+}
+
+/** Serves the node's panes until disposed (every attachment ended then). */
+export class NodePaneServer implements Disposable {
+  private readonly attachments = new Map<string, NodeAttachment>();
+  private readonly disposables = new DisposableStore();
+  private readonly keepForMs: number;
+
+  constructor(private readonly options: NodePaneServerOptions) {
+    this.keepForMs = options.keepForMs ?? KEEP_FOR_MS;
+    const { nc, node, logger } = options;
+    this.disposables.add(serveControl({ nc, subject: nodePanesSubject(node), ops: NODE_PANE_OPS, handlers: this.handlers(), logger: logger.child({ component: 'node-panes' }) }));
+    const sweep = setInterval(() => this.sweep(), Math.min(KEEP_EVERY_MS, this.keepForMs));
+    sweep.unref();
+    this.disposables.add({ dispose: () => clearInterval(sweep) });
+  }
+
+  dispose(): void {
+    for (const attachment of this.attachments.values()) attachment.end({ code: 'SHUTTING_DOWN', message: `node ${this.options.node} is stopping` });
+    this.attachments.clear();
+    this.disposables.dispose();
+  }
+
+  private handlers(): ControlHandlers<typeof NODE_PANE_OPS> {
+    const { panes } = this.options;
+    return {
+      list: () => Promise.resolve({ panes: panes.list().map((pane) => paneInfo(pane)) }),
+      call: async ({ method, params }) => ({ result: await this.call(method, params) }),
+      attach: ({ pane_id, attachment }) => Promise.resolve(this.attach(pane_id, attachment)),
+      redraw: ({ attachment }) => Promise.resolve(this.attachment(attachment).redraw()),
+      input: ({ attachment, data }) => {
+        this.attachment(attachment).write(Buffer.from(data, 'base64'));
+        return Promise.resolve({});
+      },
+      resize: ({ attachment, cols, rows }) => {
+        this.attachment(attachment).resize(cols, rows);
+        return Promise.resolve({});
+      },
+      keep: ({ attachments }) => {
+        const now = Date.now();
+        const gone: string[] = [];
+        for (const id of attachments) {
+          const held = this.attachments.get(id);
+          if (held) held.lastKept = now;
+          else gone.push(id);
+        }
+        return Promise.resolve({ gone });
+      },
+      detach: ({ attachment }) => {
+        this.attachments.get(attachment)?.end();
+        this.attachments.delete(attachment);
+        return Promise.resolve({});
+      },
+    };
+  }
+
+  /** A pane method, checked as a daemon checks it (the controller checked it too: a node trusts no caller's checks). */
+  private call(method: NodePaneMethod, params: Record<string, unknown>): unknown {
+    const checked = checkedParams(method, params) as never;
+    // A wait ends by its own time limit (the controller's request waits that long and a little more).
+    const context: PaneContext = { panes: this.options.panes, agentPanes: this.options.agentPanes, signal: new AbortController().signal };
+    return (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)(context, checked);
+  }
+
+  private attach(paneId: string, id: string): ReturnType<NodeAttachment['opened']> {
+    if (this.attachments.has(id)) throw new SwitchboardError('CONFLICT', `attachment ${id} exists already`, { attachment: id });
+    if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals already`, { limit: MAX_ATTACHMENTS });
+    const terminal = findPaneTerminal({ panes: this.options.panes }, paneId);
+    if (!terminal) throw new SwitchboardError('PANE_NOT_FOUND', `pane not found: ${paneId} on node ${this.options.node}`, { pane_id: paneId, node: this.options.node });
+    const publish = (subject: string, frame: OutputFrame): void => {
+      try {
+        this.options.nc.publish(subject, JSON.stringify(frame));
+      } catch (err) {
+        // A closed connection: the controller's renewals fail too, and it ends the attachment.
+        this.options.logger.debug('a pane frame was not sent', { attachment: id, error: errorMessage(err) });
+      }
+    };
+    const attachment = new NodeAttachment(paneOutputSubject(this.options.node, id), publish, terminal, Date.now());
+    this.attachments.set(id, attachment);
+    return attachment.opened();
+  }
+
+  private attachment(id: string): NodeAttachment {
+    const held = this.attachments.get(id);
+    if (!held || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no attachment ${id} on node ${this.options.node}`, { attachment: id });
+    return held;
+  }
+
+  /** Ends the attachments no controller renewed in time. */
+  private sweep(): void {
+    const now = Date.now();
+    for (const [id, attachment] of this.attachments) {
+      if (attachment.ended || now - attachment.lastKept > this.keepForMs) {
+        attachment.end({ code: 'TIMEOUT', message: `the attachment was not renewed for ${this.keepForMs} ms` });
+        this.attachments.delete(id);
+      }
+    }
+  }
+}

@@ -1,0 +1,54 @@
+/**
+ * What crosses the network for a pane on another host: the node's pane operations (request and
+ * reply on `sb.node.<name>.panes`, checked on both ends as every control operation is) and the
+ * frames of an attached terminal's output (`sb.pane.<node>.<attachment>`, published by the node).
+ *
+ * An attached terminal is joined without a gap the way a local one is: the controller subscribes
+ * to the attachment's subject before it asks, the node answers `attach` (and `redraw`) with the
+ * output so far and the sequence number of the last frame that output holds, and the controller
+ * drops the frames up to it and plays the rest. A frame missing from the sequence (NATS drops what
+ * a slow subscriber cannot take) is made good by a redraw, never by guessing.
+ */
+import { z } from 'zod';
+import type { ControlOps } from '../cluster/index.js';
+import { NODE_PANE_METHODS } from '../api/index.js';
+
+/** An attachment's name: one subject token the controller makes up (random), so a node's output for it goes to that controller only. */
+const attachmentId = z.string().regex(/^[a-z0-9]{16,32}$/, 'an attachment id is 16 to 32 lowercase letters and digits');
+const paneId = z.string().min(1).max(128);
+const exitSchema = z.object({ exit_code: z.number().nullable(), signal: z.string().nullable() });
+/** A terminal's input frame, as base64: the dashboard's limit on one input frame (1 MiB) and its base64 growth. */
+const MAX_INPUT_BASE64 = Math.ceil((1024 * 1024) / 3) * 4;
+
+export const NODE_PANE_OPS = {
+  /** The node's panes, as `list` gives a daemon's own (the controller names them `<node>/<pane>`). */
+  list: { params: z.strictObject({}), result: z.object({ panes: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
+  /** One pane method (NODE_PANE_METHODS) on one of the node's panes: its params as the method takes them, its result as the method gives it. */
+  call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()) }), result: z.object({ result: z.unknown() }) },
+  /** Attaches a terminal: the output so far (a replay, or the screen now), whether the program has exited, and the last frame number it holds. */
+  attach: { params: z.strictObject({ pane_id: paneId, attachment: attachmentId }), result: z.object({ replay: z.string(), seq: z.number().int().min(0), exit: exitSchema.optional() }) },
+  /** The screen as it is now, for a terminal the controller reset, and the last frame number it holds. */
+  redraw: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ screen: z.string(), seq: z.number().int().min(0) }) },
+  /** Keystrokes, as base64 bytes. */
+  input: { params: z.strictObject({ attachment: attachmentId, data: z.base64().max(MAX_INPUT_BASE64) }), result: z.object({}) },
+  /** Resizes the pane (the pane limits checked on the node too). */
+  resize: { params: z.strictObject({ attachment: attachmentId, cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) }), result: z.object({}) },
+  /** The controller still has these attachments: the node keeps them (it ends one not kept for a while) and says which it no longer has. */
+  keep: { params: z.strictObject({ attachments: z.array(attachmentId).max(1024) }), result: z.object({ gone: z.array(z.string()) }) },
+  /** Ends an attachment. */
+  detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
+} as const satisfies ControlOps;
+
+/** One frame of an attachment's output: output, the program's exit, or the attachment's end. */
+export const OutputFrameSchema = z.object({
+  seq: z.number().int().min(1),
+  output: z.string().optional(),
+  exit: exitSchema.optional(),
+  /** The node ended the attachment (its pane is gone, or the node is stopping). */
+  ended: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type OutputFrame = z.infer<typeof OutputFrameSchema>;
+
+/** How often the controller renews its attachments, and how long a node keeps one not renewed. */
+export const KEEP_EVERY_MS = 10_000;
+export const KEEP_FOR_MS = 3 * KEEP_EVERY_MS;

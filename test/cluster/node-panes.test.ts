@@ -1,0 +1,177 @@
+/**
+ * Panes on other hosts (issue 26), every piece real: a nats-server, a controller daemon started in
+ * this process with the cluster on, and a node (`startClusterNode`, as `switchboard node` starts
+ * it) with a program in a pane of its own, as a terminal run puts its CLI in one. From the
+ * controller, through the same client and the dashboard's pane socket a person uses: the node's
+ * pane is listed as `n1/<pane>` beside the controller's, read, waited on, typed into and resized
+ * by the pane methods; attached to as a terminal (replay, typing, resize, the program's exit); and
+ * what a node cannot answer is a stable error with the controller still answering.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { parseNatsOptions } from '../../src/cluster/index.js';
+import { connect, type SwitchboardClient } from '../../src/client/index.js';
+import { silentLogger } from '../../src/core/logger.js';
+import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
+import { startTestDaemon } from '../support/daemon.js';
+import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
+import { until } from '../support/processes.js';
+import { tempDir } from '../support/shell.js';
+
+/** A bound on a wait for something that must happen; never a measure of how fast it did. */
+const WAIT_MS = 60_000;
+
+/** The node's program: says each line it reads back, and ends on `bye`. */
+const ECHO_PROGRAM = `
+process.stdout.write('ready\\n');
+let buffer = '';
+process.stdin.on('data', (data) => {
+  buffer += data.toString();
+  let at;
+  while ((at = buffer.search(/[\\r\\n]/)) >= 0) {
+    const line = buffer.slice(0, at);
+    buffer = buffer.slice(at + 1);
+    if (line === '') continue;
+    if (line === 'size') process.stdout.write('size ' + process.stdout.columns + 'x' + process.stdout.rows + '\\n');
+    else if (line === 'bye') process.exit(3);
+    else process.stdout.write('said: ' + line + '\\n');
+  }
+});
+`;
+
+const scratch = tempDir('sb-node-panes-');
+let server: NatsTestServer | undefined;
+let controller: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
+let client: SwitchboardClient | undefined;
+let node: StartedClusterNode | undefined;
+/** The node's pane, as the controller names it. */
+let remoteId = '';
+
+const need = <T>(value: T | undefined): T => {
+  if (value === undefined) throw new Error('the cluster has not started');
+  return value;
+};
+
+beforeAll(async () => {
+  server = await startNatsServer();
+  const nats = parseNatsOptions({ url: server.url });
+  controller = await startTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [], cluster: { nats } } });
+  client = await connect({ home: controller.home });
+  node = await startClusterNode({ home: path.join(scratch.dir, 'node-home'), nats, name: 'n1', slots: 1, backends: [], logger: silentLogger });
+  const pane = node.panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'echo on n1' });
+  remoteId = `n1/${pane.id}`;
+  // The controller knows the node once its lease is in the directory.
+  const c = client;
+  await until(async () => (await c.runNodes()).nodes.some((n) => n.name === 'n1'), 'the controller knows node n1', WAIT_MS);
+}, 2 * WAIT_MS);
+
+afterAll(async () => {
+  client?.close();
+  await node?.close();
+  await controller?.stop();
+  await server?.stop();
+  scratch.cleanup();
+}, 2 * WAIT_MS);
+
+describe("a node's pane, from the controller", () => {
+  it('is listed as <node>/<pane> with its node, beside the controller’s own panes', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    const own = await c.createPane({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir, title: 'here' });
+    try {
+      const { panes } = await c.list();
+      expect(panes).toContainEqual(expect.objectContaining({ pane_id: remoteId, node: 'n1', title: 'echo on n1', alive: true }));
+      const mine = panes.find((p) => p.pane_id === own.pane_id);
+      expect(mine).toBeDefined();
+      expect(mine?.node).toBeUndefined();
+    } finally {
+      await c.remove(own.pane_id, { graceMs: 0 });
+    }
+  });
+
+  it('is typed into, waited on, read and resized by the pane methods', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    await c.waitFor(remoteId, { pattern: 'ready', timeoutMs: 20_000 });
+    await c.sendText(remoteId, 'hello from the controller', { addNewline: true });
+    const waited = await c.waitFor(remoteId, { pattern: 'said: hello from the controller', timeoutMs: 20_000 });
+    expect(waited).toMatchObject({ matched: true });
+    expect((await c.getScreen(remoteId)).text).toContain('said: hello from the controller');
+    expect((await c.getText(remoteId, { lines: 50 })).text).toContain('said: hello from the controller');
+    await c.sendKeys(remoteId, ['k', 'e', 'y', 's', 'Enter']);
+    await c.waitFor(remoteId, { pattern: 'said: keys', timeoutMs: 20_000 });
+    expect(await c.resize(remoteId, 91, 27)).toEqual({ success: true, cols: 91, rows: 27 });
+    await c.sendText(remoteId, 'size', { addNewline: true });
+    await c.waitFor(remoteId, { pattern: 'size 91x27', timeoutMs: 20_000 });
+    expect(await c.isAlive(remoteId)).toMatchObject({ alive: true });
+  });
+
+  it('answers what it cannot do with stable codes, and the controller goes on', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    await expect(c.getText('n1/p00000000')).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
+    await expect(c.getText('nobody/p00000000')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
+    await expect(c.getText('n1/p1/p2')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(c.getText('no.de/p1')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(c.kill(remoteId)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(c.resize(remoteId, 1, 1)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    expect(await c.isAlive('n1/p00000000')).toEqual({ alive: false });
+    expect((await c.getScreen(remoteId)).text).toContain('ready');
+  });
+});
+
+describe("a node's pane on the dashboard", () => {
+  const base = (): string => `http://127.0.0.1:${String(need(controller).daemon.dashboard?.port)}`;
+
+  async function login(): Promise<{ cookie: string; key: string }> {
+    const res = await fetch(need(controller).daemon.dashboardLoginUrl(), { redirect: 'manual' });
+    const cookie = (res.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    const key = /^\/#key=([\w-]+)$/.exec(res.headers.get('location') ?? '')?.[1] ?? '';
+    return { cookie, key };
+  }
+
+  /** The pane socket of `paneId`, with what it got so far. */
+  async function paneSocket(paneId: string): Promise<{ ws: WebSocket; output: () => string; controls: Record<string, unknown>[]; closed: Promise<number> }> {
+    const { cookie, key } = await login();
+    let output = '';
+    const controls: Record<string, unknown>[] = [];
+    const ws = new WebSocket(`ws://127.0.0.1:${String(need(controller).daemon.dashboard?.port)}/ws/pane/${encodeURIComponent(paneId)}`, ['switchboard', `sb-key.${key}`], { headers: { cookie, origin: base() } });
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) output += (data as Buffer).toString('utf8');
+      else controls.push(JSON.parse((data as Buffer).toString('utf8')) as Record<string, unknown>);
+    });
+    const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+    await new Promise<void>((resolve, reject) => {
+      ws.once('open', () => resolve());
+      ws.once('error', reject);
+    });
+    return { ws, output: () => output, controls, closed };
+  }
+
+  it('is a terminal: the replay, typing, resize, and the program’s exit', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    await c.sendText(remoteId, 'before the attach', { addNewline: true });
+    await c.waitFor(remoteId, { pattern: 'said: before the attach', timeoutMs: 20_000 });
+    const term = await paneSocket(remoteId);
+    try {
+      await until(() => term.output().includes('said: before the attach'), 'the replay of what the pane showed', WAIT_MS);
+      term.ws.send(Buffer.from('typed in the browser\r'));
+      await until(() => term.output().includes('said: typed in the browser'), 'the typing echoed back', WAIT_MS);
+      term.ws.send(JSON.stringify({ type: 'resize', cols: 77, rows: 22 }));
+      term.ws.send(JSON.stringify({ type: 'resize', cols: -1, rows: 22 }));
+      await until(() => term.controls.some((m) => m.type === 'error'), 'an error for the bad size', WAIT_MS);
+      term.ws.send(Buffer.from('size\r'));
+      await until(() => term.output().includes('size 77x22'), 'the resize', WAIT_MS);
+      term.ws.send(Buffer.from('bye\r'));
+      await until(() => term.controls.some((m) => m.type === 'exit'), 'the exit', WAIT_MS);
+      expect(term.controls).toContainEqual({ type: 'exit', exit_code: 3, signal: null });
+      expect(await c.isAlive(remoteId)).toMatchObject({ alive: false, exit_code: 3 });
+    } finally {
+      term.ws.close();
+    }
+  });
+
+  it('a pane its node does not have: the socket says so and closes', { timeout: WAIT_MS }, async () => {
+    const term = await paneSocket('n1/p00000000');
+    expect(await term.closed).toBe(4404);
+    expect(term.controls).toContainEqual(expect.objectContaining({ type: 'error', code: 'PANE_NOT_FOUND' }));
+  });
+});
