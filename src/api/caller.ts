@@ -20,13 +20,13 @@ export class Caller implements CallerLike, Disposable {
   private readonly subscriptions = new Map<string, PaneSubscription | LogSubscription | RunSubscription>();
 
   constructor(
-    private readonly services: Pick<Services, 'panes' | 'logs'>,
+    private readonly services: Pick<Services, 'panes' | 'logs'> & Partial<Pick<Services, 'nodePanes'>>,
     private readonly sink: NotificationSink,
   ) {}
 
   subscribe(options: { paneId?: string; events: readonly PaneEventKind[]; replay: boolean }): string {
     const id = this.newId();
-    this.subscriptions.set(id, new PaneSubscription(id, this.services.panes, this.sink, new Set(options.events), options.paneId, options.replay, this.services.logs));
+    this.subscriptions.set(id, new PaneSubscription(id, this.services.panes, this.sink, new Set(options.events), options.paneId, options.replay, this.services.logs, this.services.nodePanes));
     return id;
   }
 

@@ -6,6 +6,7 @@ import { DisposableStore, toDisposable, type Disposable } from '../core/disposab
 import type { LogService } from '../logs/index.js';
 import type { Pane, PaneRegistry } from '../pane/index.js';
 import { OUTPUT_BACKLOG_LIMIT, type NotificationSink } from './notification-sink.js';
+import type { NodePanesSlot } from './remote-panes.js';
 import { approvalInfo, inputModesInfo, stateNotification } from './to-wire.js';
 
 export type PaneEventKind = 'output' | 'exit' | 'screen' | 'state';
@@ -47,6 +48,8 @@ export class PaneSubscription implements Disposable {
     paneId: string | undefined,
     replay: boolean,
     logs: LogService | undefined,
+    /** A controller's nodes' panes: a new one is told as `pane_created` too (its output and states are the node's, not followed here). */
+    nodePanes?: NodePanesSlot,
   ) {
     this.disposables.add(sink.onDrain(() => this.onDrain()));
     if (events.has('state') && logs) {
@@ -76,6 +79,7 @@ export class PaneSubscription implements Disposable {
         this.watch(pane, false);
       }),
     );
+    if (nodePanes) this.disposables.add(nodePanes.onPaneCreated((created) => this.sink.notify('pane_created', { subscription: this.id, ...created })));
   }
 
   dispose(): void {

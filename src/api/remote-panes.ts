@@ -6,6 +6,8 @@
  * attached terminal) is the cluster's pane surface's; here is only what the operations need of it,
  * and the slot the daemon puts it in once its cluster side has started.
  */
+import type { Disposable } from '../core/disposable.js';
+import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { PaneInfo, Params, Result } from '../protocol/methods.js';
 import type { PaneTerminal } from './terminal.js';
@@ -45,22 +47,37 @@ export interface RemotePanes {
   call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
   /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
   terminal(ref: NodePaneRef): PaneTerminal;
+  /** A node started a pane (named `<node>/<pane>`). */
+  readonly onPaneCreated: Event<{ pane_id: string; title: string }>;
 }
 
 /** Where the controller's RemotePanes is, once its cluster side has started (none on a daemon that is no controller). */
-export class NodePanesSlot {
+export class NodePanesSlot implements Disposable {
   private current: RemotePanes | undefined;
+  private created: Disposable | undefined;
+  private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
+  /** A node started a pane, whichever RemotePanes is attached now (a subscription made before the cluster side started hears it too). */
+  readonly onPaneCreated = this.createdEmitter.event;
 
   get remote(): RemotePanes | undefined {
     return this.current;
   }
 
   attach(remote: RemotePanes): void {
+    this.detach();
     this.current = remote;
+    this.created = remote.onPaneCreated((created) => this.createdEmitter.fire(created));
   }
 
   detach(): void {
+    this.created?.dispose();
+    this.created = undefined;
     this.current = undefined;
+  }
+
+  dispose(): void {
+    this.detach();
+    this.createdEmitter.dispose();
   }
 
   /** The RemotePanes for `ref`, or PANE_NOT_FOUND saying why there is none. */

@@ -145,6 +145,7 @@ export function createServices(
   const asks = new AskService({ panes: parts.panes, agentPanes });
   // The caller's (the daemon ends its runs before its logs), else one of the services' own.
   const structuredRuns = parts.structuredRuns ?? new StructuredRuns(parts.logs.logs, parts.agents);
+  const nodePanes = new NodePanesSlot();
   const teamRuns = new TeamRuns({ home: homedir(), worktrees: path.join(parts.daemon.home, 'worktrees') });
   return {
     panes: parts.panes,
@@ -158,8 +159,9 @@ export function createServices(
     asks,
     teamPresets: presetStoreOf(parts.daemon.home),
     teamRuns,
-    nodePanes: new NodePanesSlot(),
+    nodePanes,
     dispose: () => {
+      nodePanes.dispose();
       teamRuns.dispose();
       if (!parts.structuredRuns) void structuredRuns.close();
       asks.dispose();

@@ -5,12 +5,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { Emitter } from '../core/emitter.js';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, nodePanesSubject, paneOutputSubject } from '../cluster/index.js';
+import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, paneOutputSubject } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
-import { KEEP_EVERY_MS, NODE_PANE_OPS, OutputFrameSchema, type OutputFrame } from './pane-wire.js';
+import { KEEP_EVERY_MS, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, parseJson, type OutputFrame } from './pane-wire.js';
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
@@ -37,11 +38,20 @@ type NodePaneClient = ControlClient<typeof NODE_PANE_OPS>;
 export class ClusterPanes implements RemotePanes {
   private readonly attachments = new Set<RemoteAttachment>();
   private readonly keepTimer: NodeJS.Timeout;
+  private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
+  readonly onPaneCreated = this.createdEmitter.event;
+  private readonly created: Subscription;
   private closed = false;
 
   constructor(private readonly options: ClusterPanesOptions) {
     this.keepTimer = setInterval(() => void this.keep(), options.keepEveryMs ?? KEEP_EVERY_MS);
     this.keepTimer.unref();
+    // The node is the subject's own token, which its NATS user can publish under only for itself.
+    this.created = options.nc.subscribe(PANE_CREATED_ANY_NODE, {
+      callback: (err, message) => {
+        if (err === null) this.paneCreated(message.subject, message.data);
+      },
+    });
   }
 
   async list(): Promise<PaneInfo[]> {
@@ -87,7 +97,16 @@ export class ClusterPanes implements RemotePanes {
   close(): void {
     this.closed = true;
     clearInterval(this.keepTimer);
+    this.created.unsubscribe();
+    this.createdEmitter.dispose();
     for (const attachment of this.attachments) attachment.dispose();
+  }
+
+  private paneCreated(subject: string, data: Uint8Array): void {
+    const node = subject.split('.')[2] ?? '';
+    const told = PaneCreatedSchema.safeParse(parseJson(data));
+    if (node === '' || !told.success) return;
+    this.createdEmitter.fire({ pane_id: nodePaneId({ node, pane: told.data.pane_id }), title: told.data.title });
   }
 
   private client(node: string, timeoutMs: number): NodePaneClient {
@@ -224,7 +243,7 @@ class RemoteAttachment implements TerminalAttachment {
     if (this.state === 'ended') return;
     let frame: OutputFrame;
     try {
-      frame = OutputFrameSchema.parse(JSON.parse(new TextDecoder().decode(data)));
+      frame = OutputFrameSchema.parse(parseJson(data));
     } catch {
       this.logger.warn('a node sent a pane frame that is not one', { pane_id: this.paneId });
       return;

@@ -10,7 +10,7 @@ import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type TerminalAttachment } from '../api/index.js';
-import { nodePanesSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { nodePanesSubject, paneCreatedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
 
 /** Attached terminals at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
@@ -148,6 +148,8 @@ export class NodePaneServer implements Disposable {
     this.keepForMs = options.keepForMs ?? KEEP_FOR_MS;
     const { nc, node, logger } = options;
     this.disposables.add(serveControl({ nc, subject: nodePanesSubject(node), ops: NODE_PANE_OPS, handlers: this.handlers(), logger: logger.child({ component: 'node-panes' }) }));
+    // The controllers' dashboards list a new pane when told (the listing itself is asked of the node).
+    this.disposables.add(options.panes.onPaneCreated((pane) => this.publish(paneCreatedSubject(node), { pane_id: pane.id, title: pane.title })));
     const sweep = setInterval(() => this.sweep(), Math.min(KEEP_EVERY_MS, this.keepForMs));
     sweep.unref();
     this.disposables.add({ dispose: () => clearInterval(sweep) });
@@ -205,17 +207,18 @@ export class NodePaneServer implements Disposable {
     if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals already`, { limit: MAX_ATTACHMENTS });
     const terminal = findPaneTerminal({ panes: this.options.panes }, paneId);
     if (!terminal) throw new SwitchboardError('PANE_NOT_FOUND', `pane not found: ${paneId} on node ${this.options.node}`, { pane_id: paneId, node: this.options.node });
-    const publish = (subject: string, frame: OutputFrame): void => {
-      try {
-        this.options.nc.publish(subject, JSON.stringify(frame));
-      } catch (err) {
-        // A closed connection: the controller's renewals fail too, and it ends the attachment.
-        this.options.logger.debug('a pane frame was not sent', { attachment: id, error: errorMessage(err) });
-      }
-    };
-    const attachment = new NodeAttachment(paneOutputSubject(this.options.node, id), publish, terminal, Date.now());
+    const attachment = new NodeAttachment(paneOutputSubject(this.options.node, id), (subject, frame) => this.publish(subject, frame), terminal, Date.now());
     this.attachments.set(id, attachment);
     return attachment.opened();
+  }
+
+  private publish(subject: string, message: unknown): void {
+    try {
+      this.options.nc.publish(subject, JSON.stringify(message));
+    } catch (err) {
+      // A closed connection: the controller's renewals fail too, and it ends the attachment.
+      this.options.logger.debug('a pane message was not sent', { subject, error: errorMessage(err) });
+    }
   }
 
   private attachment(id: string): NodeAttachment {

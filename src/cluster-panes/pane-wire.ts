@@ -49,6 +49,18 @@ export const OutputFrameSchema = z.object({
 });
 export type OutputFrame = z.infer<typeof OutputFrameSchema>;
 
+/** A node started a pane (its own id; the node is the subject's). */
+export const PaneCreatedSchema = z.object({ pane_id: z.string().min(1).max(128), title: z.string().max(256) });
+
+/** A message's JSON, or undefined when it is not JSON. */
+export function parseJson(data: Uint8Array): unknown {
+  try {
+    return JSON.parse(new TextDecoder().decode(data));
+  } catch {
+    return undefined;
+  }
+}
+
 /** How often the controller renews its attachments, and how long a node keeps one not renewed. */
 export const KEEP_EVERY_MS = 10_000;
 export const KEEP_FOR_MS = 3 * KEEP_EVERY_MS;

@@ -12,6 +12,8 @@ export {
   nodeControlSubject,
   nodePanesSubject,
   paneOutputSubject,
+  paneCreatedSubject,
+  PANE_CREATED_ANY_NODE,
   controllerSubject,
   WORK_STREAM,
   EVENTS_STREAM,

@@ -108,6 +108,14 @@ export function paneOutputSubject(node: string, attachment: string): string {
   return `sb.pane.${checkName('node', node)}.${checkName('control topic', attachment)}`;
 }
 
+/** `sb.pane.<node>.created`: a node tells the controllers a pane of its started (under its own name, as its frames). */
+export function paneCreatedSubject(node: string): string {
+  return `sb.pane.${checkName('node', node)}.created`;
+}
+
+/** paneCreatedSubject of every node, for a controller's subscription (the node is the subject's third token). */
+export const PANE_CREATED_ANY_NODE = 'sb.pane.*.created';
+
 /** `sb.ctl.<topic>`: requests from nodes to the controller. */
 export function controllerSubject(topic: string): string {
   return `sb.ctl.${checkName('control topic', topic)}`;

@@ -4,16 +4,20 @@
  * it) with a program in a pane of its own, as a terminal run puts its CLI in one. From the
  * controller, through the same client and the dashboard's pane socket a person uses: the node's
  * pane is listed as `n1/<pane>` beside the controller's, read, waited on, typed into and resized
- * by the pane methods; attached to as a terminal (replay, typing, resize, the program's exit); and
- * what a node cannot answer is a stable error with the controller still answering.
+ * by the pane methods; told to subscribers as `pane_created`; shown on the dashboard in Chromium,
+ * marked with its node, and typed into there; attached to as a terminal over the pane socket
+ * (replay, typing, resize, the program's exit); and what a node cannot answer is a stable error
+ * with the controller still answering.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
+import { ARTIFACTS, launchChromium } from '../support/chromium.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
 import { until } from '../support/processes.js';
@@ -89,6 +93,20 @@ describe("a node's pane, from the controller", () => {
     }
   });
 
+  it('a new pane on a node is told to subscribers as pane_created, named <node>/<pane>', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    const created: { pane_id: string; title: string }[] = [];
+    const subscription = await c.subscribe({ events: ['exit'] }, { pane_created: (n) => void created.push({ pane_id: n.pane_id, title: n.title }) });
+    const pane = need(node).panes.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir, title: 'second on n1' });
+    try {
+      await until(() => created.some((p) => p.pane_id === `n1/${pane.id}`), 'pane_created for the node pane', WAIT_MS);
+      expect(created).toContainEqual({ pane_id: `n1/${pane.id}`, title: 'second on n1' });
+    } finally {
+      await subscription.unsubscribe();
+      await need(node).panes.remove(pane.id, { graceMs: 0 });
+    }
+  });
+
   it('is typed into, waited on, read and resized by the pane methods', { timeout: WAIT_MS }, async () => {
     const c = need(client);
     await c.waitFor(remoteId, { pattern: 'ready', timeoutMs: 20_000 });
@@ -115,6 +133,36 @@ describe("a node's pane, from the controller", () => {
     await expect(c.resize(remoteId, 1, 1)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     expect(await c.isAlive('n1/p00000000')).toEqual({ alive: false });
     expect((await c.getScreen(remoteId)).text).toContain('ready');
+  });
+});
+
+describe("a node's pane in the dashboard, in Chromium", () => {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, WAIT_MS);
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('is shown beside the controller’s panes, marked with its node, and typed into', { timeout: 2 * WAIT_MS }, async () => {
+    const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'browser on n1' });
+    const page = await need(browser).newPage({ viewport: { width: 1400, height: 900 } });
+    try {
+      await page.goto(need(controller).daemon.dashboardLoginUrl());
+      const card = page.locator(`[data-testid="pane"][data-pane-id="n1/${pane.id}"]`);
+      await card.waitFor({ timeout: WAIT_MS });
+      expect(await card.getByTestId('pane-node').textContent()).toBe('on n1');
+      await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('ready');
+      await card.getByTestId('terminal').click();
+      await page.keyboard.type('typed in chromium');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('said: typed in chromium');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane.png') });
+    } finally {
+      await page.close();
+      await need(node).panes.remove(pane.id, { graceMs: 0 });
+    }
   });
 });
 

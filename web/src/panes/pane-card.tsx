@@ -83,6 +83,11 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
             {info.agent.name}
           </span>
         )}
+        {info.node && (
+          <span className="pane-node" data-testid="pane-node" title={`On cluster node ${info.node}`}>
+            on {info.node}
+          </span>
+        )}
         <StateBadge view={view} />
         <ConnectionIndicator status={connection} onRetry={() => controller?.retryNow()} testId="pane-connection" compact />
         {/* One group: in a narrow cell it wraps to its own line as a whole. */}
@@ -98,7 +103,15 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
           >
             find
           </button>
-          <button type="button" className={`icon-button ${showLog ? 'active' : ''}`} data-testid="log-toggle" aria-pressed={showLog} title="Structured log" onClick={() => setShowLog((v) => !v)}>
+          <button
+            type="button"
+            className={`icon-button ${showLog ? 'active' : ''}`}
+            data-testid="log-toggle"
+            aria-pressed={showLog}
+            title={info.node ? 'The structured log of a pane on another host is not shown yet' : 'Structured log'}
+            disabled={info.node !== undefined}
+            onClick={() => setShowLog((v) => !v)}
+          >
             log
           </button>
           <button type="button" className="icon-button" data-testid="move-left" title="Move left" disabled={!layout.canMoveLeft} onClick={() => layout.onMove(-1)}>
@@ -113,7 +126,7 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
           <label className="select-box" title="Select for broadcast">
             <input type="checkbox" data-testid="broadcast-select" checked={layout.selected} onChange={layout.onToggleSelected} />
           </label>
-          {info.alive ? (
+          {info.node ? null : info.alive ? (
             <button type="button" className="icon-button danger" data-testid="kill" title="Kill the pane's program" disabled={busy !== null} onClick={() => void lifecycle('kill')}>
               {busy === 'kill' ? 'killing…' : 'kill'}
             </button>
