@@ -20,6 +20,8 @@ export interface NodePaneRef {
 }
 
 const SEPARATOR = '/';
+/** A node's name as the cluster takes it (one NATS subject token: cluster/topology.ts checkName), checked here so a bad one is refused at once. */
+const NODE_NAME = /^[A-Za-z0-9_-]{1,64}$/;
 
 /** The node and pane of a node-qualified id, or undefined for an id of this daemon's own panes. */
 export function parseNodePaneId(id: string): NodePaneRef | undefined {
@@ -27,7 +29,7 @@ export function parseNodePaneId(id: string): NodePaneRef | undefined {
   if (at < 0) return undefined;
   const node = id.slice(0, at);
   const pane = id.slice(at + 1);
-  if (node === '' || pane === '' || pane.includes(SEPARATOR)) throw new SwitchboardError('INVALID_PARAMS', `pane id '${id}' is neither a pane of this daemon nor <node>/<pane>`, { pane_id: id });
+  if (!NODE_NAME.test(node) || pane === '' || pane.includes(SEPARATOR)) throw new SwitchboardError('INVALID_PARAMS', `pane id '${id}' is neither a pane of this daemon nor <node>/<pane> (a node's name is 1 to 64 letters, digits, '_' or '-')`, { pane_id: id });
   return { node, pane };
 }
 

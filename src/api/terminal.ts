@@ -13,6 +13,11 @@ export interface TerminalSink {
   exit(exit: { exit_code: number | null; signal: string | null }): void;
   /** The attachment cannot go on (a pane on another host that is gone, or its node): nothing more comes. */
   fail(error: { code: string; message: string }): void;
+  /**
+   * The terminal must be reset before what comes next (the screen as it is now): the attachment
+   * found a piece of output missing (a pane on another host, whose frames NATS can lose).
+   */
+  reset(): void;
 }
 
 /** A terminal attached to one pane. */

@@ -9,20 +9,26 @@ import { Emitter } from '../core/emitter.js';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, paneOutputSubject } from '../cluster/index.js';
+import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
-import { KEEP_EVERY_MS, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, parseJson, type OutputFrame } from './pane-wire.js';
+import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, type OutputFrame } from './pane-wire.js';
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
 /** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
-const LIST_TIMEOUT_MS = 3_000;
+const LIST_TIMEOUT_MS = 5_000;
 const CALL_TIMEOUT_MS = 10_000;
 /** A wait on a node's screen: its own time limit, and this much more for the network. */
 const WAIT_MARGIN_MS = 5_000;
 const DEFAULT_WAIT_MS = 30_000;
 /** Renewals that fail in a row before an attachment is given up (one lost to a busy moment is not a lost node). */
 const KEEP_FAILURES_TO_END = 3;
+/** An approval's answer: the agent pane settles the prompt and waits on each key's effect (seconds each on a loaded machine). */
+const ANSWER_TIMEOUT_MS = 30_000;
+/** Output held while an answer is out, at most: past it the held frames are dropped and the screen drawn again after the answer. */
+const MAX_HELD_CHARS = 4 * 1024 * 1024;
+/** The NATS server's default max_payload, for a connection that has not said its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface ClusterPanesOptions {
   nc: NatsConnection;
@@ -37,15 +43,14 @@ type NodePaneClient = ControlClient<typeof NODE_PANE_OPS>;
 
 export class ClusterPanes implements RemotePanes {
   private readonly attachments = new Set<RemoteAttachment>();
-  private readonly keepTimer: NodeJS.Timeout;
+  private keepTimer: NodeJS.Timeout | undefined;
   private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
   readonly onPaneCreated = this.createdEmitter.event;
   private readonly created: Subscription;
   private closed = false;
 
   constructor(private readonly options: ClusterPanesOptions) {
-    this.keepTimer = setInterval(() => void this.keep(), options.keepEveryMs ?? KEEP_EVERY_MS);
-    this.keepTimer.unref();
+    this.scheduleKeep();
     // The node is the subject's own token, which its NATS user can publish under only for itself.
     this.created = options.nc.subscribe(PANE_CREATED_ANY_NODE, {
       callback: (err, message) => {
@@ -61,11 +66,12 @@ export class ClusterPanes implements RemotePanes {
           const { panes } = await this.client(node, LIST_TIMEOUT_MS).call('list', {});
           return panes.flatMap((raw) => {
             const info = paneInfoSchema.safeParse(raw);
-            if (!info.success) return [];
+            if (!info.success || !ListedPaneSchema.safeParse(raw).success) return [];
             return [{ ...info.data, pane_id: nodePaneId({ node, pane: info.data.pane_id }), node }];
           });
         } catch (err) {
-          this.options.logger.info('a node did not list its panes', { node, error: errorMessage(err) });
+          // Debug: the dashboard lists often, and a node that does not answer is said by its lease going.
+          this.options.logger.debug('a node did not list its panes', { node, error: errorMessage(err) });
           return [];
         }
       }),
@@ -74,8 +80,11 @@ export class ClusterPanes implements RemotePanes {
   }
 
   async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
-    const timeoutMs = method === 'wait_for' ? ((params as Params<'wait_for'>).timeout_ms ?? DEFAULT_WAIT_MS) + WAIT_MARGIN_MS : CALL_TIMEOUT_MS;
-    const { result } = await this.client(ref.node, timeoutMs).call('call', { method, params });
+    // One message each way: a request the server would refuse is the caller's LIMIT_EXCEEDED, said now.
+    const limit = (this.options.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - 4096;
+    const size = Buffer.byteLength(JSON.stringify(params));
+    if (size > limit) throw new SwitchboardError('LIMIT_EXCEEDED', `${method} to a pane on node ${ref.node} carries ${size} bytes, more than the NATS server takes in one message (${limit}): send it in parts`, { node: ref.node, method, bytes: size, limit });
+    const { result } = await this.client(ref.node, timeoutFor(method, params)).call('call', { method, params });
     const checked = resultSchemas[method].safeParse(result);
     if (!checked.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered ${method} with a result that does not fit`, { node: ref.node, method });
     return checked.data as Result<M>;
@@ -85,9 +94,10 @@ export class ClusterPanes implements RemotePanes {
     return {
       paneId: nodePaneId(ref),
       attach: (sink) => {
-        if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
         const attachment = new RemoteAttachment(ref, this.client(ref.node, CALL_TIMEOUT_MS), this.options.nc, sink, this.options.logger, () => this.attachments.delete(attachment));
-        this.attachments.add(attachment);
+        // Said to the terminal, not thrown: the dashboard's socket is open by now.
+        if (this.closed) queueMicrotask(() => attachment.fail({ code: 'SHUTTING_DOWN', message: 'the controller is stopping' }));
+        else this.attachments.add(attachment);
         return attachment;
       },
     };
@@ -96,7 +106,7 @@ export class ClusterPanes implements RemotePanes {
   /** Ends every attachment (before the NATS connection closes). */
   close(): void {
     this.closed = true;
-    clearInterval(this.keepTimer);
+    clearTimeout(this.keepTimer);
     this.created.unsubscribe();
     this.createdEmitter.dispose();
     for (const attachment of this.attachments) attachment.dispose();
@@ -113,6 +123,15 @@ export class ClusterPanes implements RemotePanes {
     return new ControlClient(this.options.nc, NODE_PANE_OPS, `node ${node}`, () => nodePanesSubject(node), timeoutMs);
   }
 
+  /** The next round of renewals, once the last one is done (a slow node never gets two at once). */
+  private scheduleKeep(): void {
+    if (this.closed) return;
+    this.keepTimer = setTimeout(() => {
+      void this.keep().finally(() => this.scheduleKeep());
+    }, this.options.keepEveryMs ?? KEEP_EVERY_MS);
+    this.keepTimer.unref();
+  }
+
   /** Renews every attachment, one request per node. */
   private async keep(): Promise<void> {
     const byNode = new Map<string, RemoteAttachment[]>();
@@ -120,10 +139,10 @@ export class ClusterPanes implements RemotePanes {
     await Promise.all(
       [...byNode].map(async ([node, held]) => {
         try {
-          const { gone } = await this.client(node, CALL_TIMEOUT_MS).call('keep', { attachments: held.map((a) => a.id) });
+          const { gone, sent } = await this.client(node, CALL_TIMEOUT_MS).call('keep', { attachments: held.map((a) => a.id) });
           for (const attachment of held) {
             if (gone.includes(attachment.id)) attachment.fail({ code: 'PANE_NOT_FOUND', message: `node ${node} no longer has the terminal of pane ${attachment.paneId} attached` });
-            else attachment.kept();
+            else attachment.kept(sent[attachment.id]);
           }
         } catch (err) {
           for (const attachment of held) attachment.keepFailed(err);
@@ -145,6 +164,9 @@ class RemoteAttachment implements TerminalAttachment {
   /** The last frame played (or held in what the node last answered). */
   private seq = 0;
   private held: OutputFrame[] = [];
+  private heldChars = 0;
+  /** Held frames were dropped (too many while an answer was out): the screen is drawn again once it comes. */
+  private heldOverflowed = false;
   private keepFailures = 0;
   private readonly subscription: Subscription;
 
@@ -176,7 +198,11 @@ class RemoteAttachment implements TerminalAttachment {
 
   write(data: Buffer): void {
     if (this.state === 'ended') return;
-    this.client.call('input', { attachment: this.id, data: data.toString('base64') }).catch((err: unknown) => this.logger.debug('keystrokes for a node pane were not taken', { pane_id: this.paneId, error: errorMessage(err) }));
+    // In pieces a NATS message takes; the node applies them in the order sent.
+    for (let at = 0; at < data.length; at += INPUT_CHUNK_BYTES) {
+      const piece = data.subarray(at, at + INPUT_CHUNK_BYTES);
+      this.client.call('input', { attachment: this.id, data: piece.toString('base64') }).catch((err: unknown) => this.logger.warn('keystrokes for a node pane were not taken', { pane_id: this.paneId, error: errorMessage(err) }));
+    }
   }
 
   resize(cols: number, rows: number): void {
@@ -187,22 +213,18 @@ class RemoteAttachment implements TerminalAttachment {
     this.client.call('resize', { attachment: this.id, cols, rows }).catch((err: unknown) => this.logger.debug('a node pane was not resized', { pane_id: this.paneId, error: errorMessage(err) }));
   }
 
+  /** For a terminal the caller reset (the pane socket's repaint). */
   redraw(): void {
-    // One redraw at a time: a second asked while one is out is answered by it (its screen comes after the caller's reset).
-    if (this.state !== 'live') return;
-    this.state = 'redrawing';
-    this.client.call('redraw', { attachment: this.id }).then(
-      (drawn) => {
-        if (this.state !== 'redrawing') return;
-        this.sink.output(drawn.screen);
-        this.resume(drawn.seq);
-      },
-      (err: unknown) => this.fail(asFailure(err)),
-    );
+    this.startRedraw(false);
   }
 
-  kept(): void {
+  /** The node renewed it; `sent`, the last frame it sent: past the last one played, the last frames were lost. */
+  kept(sent: number | undefined): void {
     this.keepFailures = 0;
+    if (this.state === 'live' && sent !== undefined && sent > this.seq) {
+      this.logger.debug('the last frames of a node pane went missing; redrawing', { pane_id: this.paneId, played: this.seq, sent });
+      this.startRedraw(true);
+    }
   }
 
   keepFailed(err: unknown): void {
@@ -223,9 +245,29 @@ class RemoteAttachment implements TerminalAttachment {
     this.client.call('detach', { attachment: this.id }).catch(() => undefined);
   }
 
+  /**
+   * Asks the node for the screen as it is now; frames are held till it answers. One at a time: a
+   * second asked while one is out is answered by it (its screen comes after the caller's reset).
+   * `reset`: the terminal is told to reset first (the attachment's own redraw, after a loss).
+   */
+  private startRedraw(reset: boolean): void {
+    if (this.state !== 'live') return;
+    this.state = 'redrawing';
+    this.client.call('redraw', { attachment: this.id }).then(
+      (drawn) => {
+        if (this.state !== 'redrawing') return;
+        if (reset) this.sink.reset();
+        this.sink.output(drawn.screen);
+        this.resume(drawn.seq);
+      },
+      (err: unknown) => this.fail(asFailure(err)),
+    );
+  }
+
   private end(): void {
     this.state = 'ended';
     this.held = [];
+    this.heldChars = 0;
     this.subscription.unsubscribe();
     this.forget();
   }
@@ -235,7 +277,14 @@ class RemoteAttachment implements TerminalAttachment {
     this.seq = seq;
     this.state = 'live';
     const held = this.held;
+    const overflowed = this.heldOverflowed;
     this.held = [];
+    this.heldChars = 0;
+    this.heldOverflowed = false;
+    if (overflowed) {
+      this.startRedraw(true);
+      return;
+    }
     for (const frame of held) if (frame.seq > seq) this.play(frame);
   }
 
@@ -248,8 +297,21 @@ class RemoteAttachment implements TerminalAttachment {
       this.logger.warn('a node sent a pane frame that is not one', { pane_id: this.paneId });
       return;
     }
-    if (this.state !== 'live') this.held.push(frame);
+    if (this.state !== 'live') this.hold(frame);
     else this.play(frame);
+  }
+
+  private hold(frame: OutputFrame): void {
+    if (this.heldOverflowed) return;
+    this.heldChars += frame.output?.length ?? 0;
+    if (this.heldChars <= MAX_HELD_CHARS) {
+      this.held.push(frame);
+      return;
+    }
+    // A pane flooding while an answer is slow: what is held is dropped, and a redraw after the answer makes it good.
+    this.held = [];
+    this.heldChars = 0;
+    this.heldOverflowed = true;
   }
 
   private play(frame: OutputFrame): void {
@@ -257,8 +319,8 @@ class RemoteAttachment implements TerminalAttachment {
     if (frame.seq !== this.seq + 1) {
       // A frame went missing on the way: what the terminal shows is no longer the pane's. Redrawn from the screen now.
       this.logger.debug('a node pane frame went missing; redrawing', { pane_id: this.paneId, expected: this.seq + 1, got: frame.seq });
-      this.held.push(frame);
-      this.redraw();
+      this.startRedraw(true);
+      this.hold(frame);
       return;
     }
     this.seq = frame.seq;
@@ -266,6 +328,17 @@ class RemoteAttachment implements TerminalAttachment {
     if (frame.exit) this.sink.exit(frame.exit);
     if (frame.ended) this.fail(frame.ended);
   }
+}
+
+/** How long `method` may take on its node, and a little more for the network. */
+function timeoutFor<M extends NodePaneMethod>(method: M, params: Params<M>): number {
+  if (method === 'wait_for') return ((params as Params<'wait_for'>).timeout_ms ?? DEFAULT_WAIT_MS) + WAIT_MARGIN_MS;
+  if (method === 'answer_approval') return ANSWER_TIMEOUT_MS;
+  if (method === 'send_keys') {
+    const keys = params as Params<'send_keys'>;
+    return CALL_TIMEOUT_MS + keys.keys.length * (keys.interval_ms ?? 0);
+  }
+  return CALL_TIMEOUT_MS;
 }
 
 function asFailure(err: unknown): { code: string; message: string } {

@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type TerminalAttachment } from '../api/index.js';
+import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
 import { nodePanesSubject, paneCreatedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
 
@@ -18,6 +18,8 @@ const MAX_ATTACHMENTS = 64;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
+/** The NATS server's default max_payload, for a connection that has not said its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface NodePaneServerOptions {
   nc: NatsConnection;
@@ -47,9 +49,11 @@ class NodeAttachment implements Disposable {
   lastKept: number;
 
   constructor(
+    /** The pane's id here. */
+    readonly paneId: string,
     private readonly subject: string,
     private readonly publish: (subject: string, frame: OutputFrame) => void,
-    terminal: NonNullable<ReturnType<typeof findPaneTerminal>>,
+    terminal: PaneTerminal,
     now: number,
   ) {
     this.lastKept = now;
@@ -57,11 +61,22 @@ class NodeAttachment implements Disposable {
       output: (text) => this.output(text),
       exit: (exit) => {
         if (this.state === 'attaching') this.exited = exit;
-        else this.send({ exit });
+        else {
+          // The program's last output goes before its exit, as a local pane gives them.
+          this.flush();
+          this.send({ exit });
+        }
       },
       fail: (error) => this.end(error),
+      // A pane here never asks for one (its redraw is always asked for).
+      reset: () => undefined,
     });
     this.state = 'live';
+  }
+
+  /** The number of the last frame sent. */
+  get sent(): number {
+    return this.seq;
   }
 
   /** What the attach call answers: the replay, the exit if the program had ended, and the last frame number (none yet). */
@@ -143,6 +158,8 @@ export class NodePaneServer implements Disposable {
   private readonly attachments = new Map<string, NodeAttachment>();
   private readonly disposables = new DisposableStore();
   private readonly keepForMs: number;
+  /** Ends the waits on the node's screens (wait_for) when the server stops. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly options: NodePaneServerOptions) {
     this.keepForMs = options.keepForMs ?? KEEP_FOR_MS;
@@ -150,12 +167,15 @@ export class NodePaneServer implements Disposable {
     this.disposables.add(serveControl({ nc, subject: nodePanesSubject(node), ops: NODE_PANE_OPS, handlers: this.handlers(), logger: logger.child({ component: 'node-panes' }) }));
     // The controllers' dashboards list a new pane when told (the listing itself is asked of the node).
     this.disposables.add(options.panes.onPaneCreated((pane) => this.publish(paneCreatedSubject(node), { pane_id: pane.id, title: pane.title })));
+    // A pane gone (its run ended and took it): its terminals are told, and their places freed.
+    this.disposables.add(options.panes.onPaneRemoved((pane) => this.endAttachmentsOf(pane.id)));
     const sweep = setInterval(() => this.sweep(), Math.min(KEEP_EVERY_MS, this.keepForMs));
     sweep.unref();
     this.disposables.add({ dispose: () => clearInterval(sweep) });
   }
 
   dispose(): void {
+    this.stopping.abort(new SwitchboardError('SHUTTING_DOWN', `node ${this.options.node} is stopping`));
     for (const attachment of this.attachments.values()) attachment.end({ code: 'SHUTTING_DOWN', message: `node ${this.options.node} is stopping` });
     this.attachments.clear();
     this.disposables.dispose();
@@ -179,12 +199,15 @@ export class NodePaneServer implements Disposable {
       keep: ({ attachments }) => {
         const now = Date.now();
         const gone: string[] = [];
+        const sent: Record<string, number> = {};
         for (const id of attachments) {
           const held = this.attachments.get(id);
-          if (held) held.lastKept = now;
-          else gone.push(id);
+          if (held && !held.ended) {
+            held.lastKept = now;
+            sent[id] = held.sent;
+          } else gone.push(id);
         }
-        return Promise.resolve({ gone });
+        return Promise.resolve({ gone, sent });
       },
       detach: ({ attachment }) => {
         this.attachments.get(attachment)?.end();
@@ -198,7 +221,7 @@ export class NodePaneServer implements Disposable {
   private call(method: NodePaneMethod, params: Record<string, unknown>): unknown {
     const checked = checkedParams(method, params) as never;
     // A wait ends by its own time limit (the controller's request waits that long and a little more).
-    const context: PaneContext = { panes: this.options.panes, agentPanes: this.options.agentPanes, signal: new AbortController().signal };
+    const context: PaneContext = { panes: this.options.panes, agentPanes: this.options.agentPanes, signal: this.stopping.signal };
     return (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)(context, checked);
   }
 
@@ -207,9 +230,22 @@ export class NodePaneServer implements Disposable {
     if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals already`, { limit: MAX_ATTACHMENTS });
     const terminal = findPaneTerminal({ panes: this.options.panes }, paneId);
     if (!terminal) throw new SwitchboardError('PANE_NOT_FOUND', `pane not found: ${paneId} on node ${this.options.node}`, { pane_id: paneId, node: this.options.node });
-    const attachment = new NodeAttachment(paneOutputSubject(this.options.node, id), (subject, frame) => this.publish(subject, frame), terminal, Date.now());
+    const attachment = new NodeAttachment(paneId, paneOutputSubject(this.options.node, id), (subject, frame) => this.publish(subject, frame), terminal, Date.now());
     this.attachments.set(id, attachment);
-    return attachment.opened();
+    const opened = attachment.opened();
+    // A replay the answer could not carry (its JSON past half the server's max_payload): the screen as it is now instead.
+    const limit = (this.options.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) / 2;
+    if (Buffer.byteLength(JSON.stringify(opened.replay)) <= limit) return opened;
+    const drawn = attachment.redraw();
+    return { ...opened, replay: drawn.screen, seq: drawn.seq };
+  }
+
+  private endAttachmentsOf(paneId: string): void {
+    for (const [id, attachment] of this.attachments) {
+      if (attachment.paneId !== paneId) continue;
+      attachment.end({ code: 'PANE_NOT_FOUND', message: `pane ${paneId} on node ${this.options.node} was removed` });
+      this.attachments.delete(id);
+    }
   }
 
   private publish(subject: string, message: unknown): void {

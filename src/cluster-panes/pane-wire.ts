@@ -15,10 +15,15 @@ import { NODE_PANE_METHODS } from '../api/index.js';
 
 /** An attachment's name: one subject token the controller makes up (random), so a node's output for it goes to that controller only. */
 const attachmentId = z.string().regex(/^[a-z0-9]{16,32}$/, 'an attachment id is 16 to 32 lowercase letters and digits');
-const paneId = z.string().min(1).max(128);
+/** A pane's id on its node: never a `/`, which would make `<node>/<pane>` ambiguous. */
+const paneId = z.string().min(1).max(128).regex(/^[^/]+$/, 'a pane id holds no /');
 const exitSchema = z.object({ exit_code: z.number().nullable(), signal: z.string().nullable() });
-/** A terminal's input frame, as base64: the dashboard's limit on one input frame (1 MiB) and its base64 growth. */
-const MAX_INPUT_BASE64 = Math.ceil((1024 * 1024) / 3) * 4;
+/**
+ * Keystrokes go in pieces of at most this many bytes: a request stays well under the NATS server's
+ * max_payload (1 MiB by default) after base64, so a big paste is never refused on the way.
+ */
+export const INPUT_CHUNK_BYTES = 256 * 1024;
+const MAX_INPUT_BASE64 = Math.ceil(INPUT_CHUNK_BYTES / 3) * 4;
 
 export const NODE_PANE_OPS = {
   /** The node's panes, as `list` gives a daemon's own (the controller names them `<node>/<pane>`). */
@@ -33,8 +38,15 @@ export const NODE_PANE_OPS = {
   input: { params: z.strictObject({ attachment: attachmentId, data: z.base64().max(MAX_INPUT_BASE64) }), result: z.object({}) },
   /** Resizes the pane (the pane limits checked on the node too). */
   resize: { params: z.strictObject({ attachment: attachmentId, cols: z.number().int().min(2).max(1000), rows: z.number().int().min(1).max(500) }), result: z.object({}) },
-  /** The controller still has these attachments: the node keeps them (it ends one not kept for a while) and says which it no longer has. */
-  keep: { params: z.strictObject({ attachments: z.array(attachmentId).max(1024) }), result: z.object({ gone: z.array(z.string()) }) },
+  /**
+   * The controller still has these attachments: the node keeps them (it ends one not kept for a
+   * while), says which it no longer has, and the number of the last frame it sent each (frames and
+   * this answer leave on one connection, so a controller that has played fewer lost the last ones).
+   */
+  keep: {
+    params: z.strictObject({ attachments: z.array(attachmentId).max(1024) }),
+    result: z.object({ gone: z.array(z.string()), sent: z.record(z.string(), z.number().int().min(0)) }),
+  },
   /** Ends an attachment. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;
@@ -50,16 +62,10 @@ export const OutputFrameSchema = z.object({
 export type OutputFrame = z.infer<typeof OutputFrameSchema>;
 
 /** A node started a pane (its own id; the node is the subject's). */
-export const PaneCreatedSchema = z.object({ pane_id: z.string().min(1).max(128), title: z.string().max(256) });
+export const PaneCreatedSchema = z.object({ pane_id: paneId, title: z.string().max(256) });
 
-/** A message's JSON, or undefined when it is not JSON. */
-export function parseJson(data: Uint8Array): unknown {
-  try {
-    return JSON.parse(new TextDecoder().decode(data));
-  } catch {
-    return undefined;
-  }
-}
+/** A pane of a node's listing, as far as the controller relies on it (the rest is checked by the protocol's schema). */
+export const ListedPaneSchema = z.object({ pane_id: paneId });
 
 /** How often the controller renews its attachments, and how long a node keeps one not renewed. */
 export const KEEP_EVERY_MS = 10_000;

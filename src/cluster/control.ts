@@ -77,7 +77,8 @@ const ReplySchema = z.discriminatedUnion('ok', [
 ]);
 type Reply = z.infer<typeof ReplySchema>;
 
-function parseJson(data: Uint8Array): unknown {
+/** A message's JSON, or undefined when it is not JSON. */
+export function parseJson(data: Uint8Array): unknown {
   try {
     return JSON.parse(new TextDecoder().decode(data));
   } catch {
@@ -190,11 +191,22 @@ export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>)
         return;
       }
       answer(message)
-        .then((reply) => message.respond(JSON.stringify(reply)))
+        .then((reply) => message.respond(fitted(reply, nc)))
         .catch((answerErr: unknown) => logger.debug('a control reply was not sent', { error: errorMessage(answerErr) }));
     },
   });
   return { dispose: () => subscription.unsubscribe() };
+}
+
+/**
+ * The reply as sent: one larger than the server takes (`max_payload`, 1 MiB by default) would be
+ * refused on the way and its caller would wait out its timeout, so it is answered LIMIT_EXCEEDED.
+ */
+function fitted(reply: Reply, nc: NatsConnection): string {
+  const text = JSON.stringify(reply);
+  const limit = nc.info?.max_payload;
+  if (limit === undefined || Buffer.byteLength(text) <= limit) return text;
+  return JSON.stringify(failure('LIMIT_EXCEEDED', `the answer is larger than the NATS server takes in one message (${limit} bytes): ask for less`, { max_payload: limit }));
 }
 
 function failure(code: ErrorCode, message: string, details?: Readonly<Record<string, unknown>>): Reply {

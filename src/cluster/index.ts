@@ -44,6 +44,7 @@ export {
   serveNodeControl,
   serveControllerControl,
   serveControl,
+  parseJson,
   NODE_CONTROL_OPS,
   CONTROLLER_CONTROL_OPS,
   type ControlOp,

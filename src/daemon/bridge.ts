@@ -120,8 +120,13 @@ async function startCluster(options: NonNullable<BridgeOptions['cluster']>, logg
   const connection = await connectCluster(options.nats, { name: 'switchboard-controller', logger });
   try {
     const runs = await ClusterRuns.open({ nc: connection.nc, logger, ...(options.nodeTtlMs !== undefined ? { nodeTtlMs: options.nodeTtlMs } : {}) });
-    const panes = new ClusterPanes({ nc: connection.nc, nodes: () => runs.nodes().map((node) => node.name), logger });
-    return { connection, runs, panes };
+    try {
+      const panes = new ClusterPanes({ nc: connection.nc, nodes: () => runs.nodes().map((node) => node.name), logger });
+      return { connection, runs, panes };
+    } catch (err) {
+      await runs.close().catch(() => undefined);
+      throw err;
+    }
   } catch (err) {
     await connection.close();
     throw err;

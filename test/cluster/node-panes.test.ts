@@ -15,6 +15,7 @@ import type { Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
+import type { PaneInfo } from '../../src/protocol/methods.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
 import { ARTIFACTS, launchChromium } from '../support/chromium.js';
@@ -83,7 +84,9 @@ describe("a node's pane, from the controller", () => {
     const c = need(client);
     const own = await c.createPane({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir, title: 'here' });
     try {
-      const { panes } = await c.list();
+      // A node that does not answer a listing in time is left out of it: asked again until it answers.
+      let panes: PaneInfo[] = [];
+      await until(async () => (panes = (await c.list()).panes).some((p) => p.pane_id === remoteId), 'the node pane in the listing', WAIT_MS);
       expect(panes).toContainEqual(expect.objectContaining({ pane_id: remoteId, node: 'n1', title: 'echo on n1', alive: true }));
       const mine = panes.find((p) => p.pane_id === own.pane_id);
       expect(mine).toBeDefined();
@@ -131,6 +134,8 @@ describe("a node's pane, from the controller", () => {
     await expect(c.getText('no.de/p1')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     await expect(c.kill(remoteId)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     await expect(c.resize(remoteId, 1, 1)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    // More than one NATS message takes (the server's max_payload, 1 MiB): said at once, not a timeout.
+    await expect(c.sendText(remoteId, 'x'.repeat(1024 * 1024))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
     expect(await c.isAlive('n1/p00000000')).toEqual({ alive: false });
     expect((await c.getScreen(remoteId)).text).toContain('ready');
   });
@@ -147,6 +152,9 @@ describe("a node's pane in the dashboard, in Chromium", () => {
 
   it('is shown beside the controller’s panes, marked with its node, and typed into', { timeout: 2 * WAIT_MS }, async () => {
     const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'browser on n1' });
+    const c = need(client);
+    // The node answers listings before the page loads (a node that does not answer in time is left out of the page's one listing).
+    await until(async () => (await c.list()).panes.some((p) => p.pane_id === `n1/${pane.id}`), 'the node pane in the listing', WAIT_MS);
     const page = await need(browser).newPage({ viewport: { width: 1400, height: 900 } });
     try {
       await page.goto(need(controller).daemon.dashboardLoginUrl());

@@ -4,7 +4,9 @@
  * network can make happens on purpose: frames published while the attach or a redraw is being
  * answered (the answer holds them: dropped; the ones after it: played after it, in order), a frame
  * lost on the way (a redraw, then only what follows it), a node that no longer has the attachment
- * (the terminal is told), and a controller that stops renewing (the node ends it: NodePaneServer).
+ * (the terminal is told), the last frames lost with nothing after them (the renewal tells), and,
+ * with a real NodePaneServer, a program's last output before its exit, a removed pane's terminal
+ * told, and a controller that stops renewing (the node ends it).
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +15,7 @@ import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
 import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
 import { NodePaneServer } from '../../src/cluster-panes/node-pane-server.js';
 import { NODE_PANE_OPS, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
+import type { TerminalSink } from '../../src/api/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
@@ -42,14 +45,15 @@ const need = <T>(value: T | undefined): T => {
 };
 
 /** What a terminal attached through ClusterPanes was given, in order. */
-function recordingSink(): { events: string[]; sink: { output: (t: string) => void; exit: (e: { exit_code: number | null }) => void; fail: (e: { code: string }) => void } } {
+function recordingSink(): { events: string[]; sink: TerminalSink } {
   const events: string[] = [];
   return {
     events,
     sink: {
-      output: (text) => events.push(text),
-      exit: (exit) => events.push(`exit ${String(exit.exit_code)}`),
-      fail: (error) => events.push(`fail ${error.code}`),
+      output: (text) => void events.push(text),
+      exit: (exit) => void events.push(`exit ${String(exit.exit_code)}`),
+      fail: (error) => void events.push(`fail ${error.code}`),
+      reset: () => void events.push('reset'),
     },
   };
 }
@@ -57,7 +61,7 @@ function recordingSink(): { events: string[]; sink: { output: (t: string) => voi
 /** A node that answers with `handlers` (the rest refuse), publishing frames of its own choosing. */
 function scriptedNode(name: string, handlers: Partial<ControlHandlers<typeof NODE_PANE_OPS>>): { publish: (attachment: string, frame: OutputFrame) => void; dispose: () => void } {
   const refuse = (): Promise<never> => Promise.reject(new Error('not scripted'));
-  const all = { list: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, keep: refuse, detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
+  const all = { list: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
   const served = serveControl({ nc: need(nc), subject: nodePanesSubject(name), ops: NODE_PANE_OPS, handlers: all, logger: silentLogger });
   return { publish: (attachment, frame) => need(nc).publish(paneOutputSubject(name, attachment), JSON.stringify(frame)), dispose: () => served.dispose() };
 }
@@ -92,7 +96,8 @@ describe('a node pane terminal on the controller', () => {
       await until(() => events.includes('[after the screen]'), 'the redraw and the frame after it', WAIT_MS);
       node.publish(id, { seq: 8, exit: { exit_code: 0, signal: null } });
       await until(() => events.includes('exit 0'), 'the exit', WAIT_MS);
-      expect(events).toEqual(['[replay]', '[after the replay]', '[three]', '[screen now]', '[after the screen]', 'exit 0']);
+      // The terminal is reset before the screen is drawn again: what it had missed may have changed its modes.
+      expect(events).toEqual(['[replay]', '[after the replay]', '[three]', 'reset', '[screen now]', '[after the screen]', 'exit 0']);
       expect(redraws).toBe(1);
     } finally {
       attachment.dispose();
@@ -104,7 +109,7 @@ describe('a node pane terminal on the controller', () => {
   it('a node that no longer has the attachment, or a node that cannot attach: the terminal is told why', { timeout: WAIT_MS }, async () => {
     const node = scriptedNode('s2', {
       attach: () => Promise.resolve({ replay: '', seq: 0 }),
-      keep: ({ attachments }) => Promise.resolve({ gone: [...attachments] }),
+      keep: ({ attachments }) => Promise.resolve({ gone: [...attachments], sent: {} }),
     });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s2'], logger: silentLogger, keepEveryMs: 50 });
     try {
@@ -118,6 +123,63 @@ describe('a node pane terminal on the controller', () => {
     } finally {
       panes.close();
       node.dispose();
+    }
+  });
+
+  it('the last frames lost, with nothing after them: the renewal says how many were sent, and the screen is drawn again', { timeout: WAIT_MS }, async () => {
+    let id = '';
+    const node = scriptedNode('s4', {
+      attach: ({ attachment }) => {
+        id = attachment;
+        return Promise.resolve({ replay: '[replay]', seq: 0 });
+      },
+      // Frames 1 and 2 were sent; only 1 arrived (2 was lost on the way, and the pane went quiet).
+      keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, 2])) }),
+      redraw: () => Promise.resolve({ screen: '[screen now]', seq: 2 }),
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s4'], logger: silentLogger, keepEveryMs: 50 });
+    const { events, sink } = recordingSink();
+    const attachment = panes.terminal({ node: 's4', pane: 'p1' }).attach(sink);
+    try {
+      await until(() => events.includes('[replay]'), 'the replay', WAIT_MS);
+      node.publish(id, { seq: 1, output: '[one]' });
+      await until(() => events.includes('[screen now]'), 'the redraw after the renewal', WAIT_MS);
+      expect(events.slice(0, 4)).toEqual(['[replay]', '[one]', 'reset', '[screen now]']);
+    } finally {
+      attachment.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
+  it("a program's last output comes before its exit, and a removed pane's terminal is told", { timeout: WAIT_MS }, async () => {
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const server = new NodePaneServer({ nc: need(nc), node: 's5', panes: registry, agentPanes, logger: silentLogger });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s5'], logger: silentLogger });
+    try {
+      // Prints its last words when told to and exits at once, well inside the node's frame delay.
+      const last = registry.create({ argv: [process.execPath, '-e', "process.stdin.once('data', () => { process.stdout.write('last words\\n'); process.exit(4); })"], cwd: scratch.dir });
+      const ending = recordingSink();
+      const toLast = panes.terminal({ node: 's5', pane: last.id }).attach(ending.sink);
+      await until(() => ending.events.length > 0, 'the (empty) replay', WAIT_MS);
+      toLast.write(Buffer.from('go\r'));
+      await until(() => ending.events.includes('exit 4'), 'the exit', WAIT_MS);
+      const exitAt = ending.events.indexOf('exit 4');
+      expect(ending.events.slice(0, exitAt).join('')).toContain('last words');
+      toLast.dispose();
+
+      const kept = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
+      const removed = recordingSink();
+      panes.terminal({ node: 's5', pane: kept.id }).attach(removed.sink);
+      await until(() => removed.events.length > 0, 'the replay', WAIT_MS);
+      await registry.remove(kept.id, { graceMs: 0 });
+      await until(() => removed.events.includes('fail PANE_NOT_FOUND'), 'the terminal told its pane is gone', WAIT_MS);
+    } finally {
+      panes.close();
+      server.dispose();
+      agentPanes.dispose();
+      await registry.close({ graceMs: 0 });
     }
   });
 

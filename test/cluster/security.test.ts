@@ -132,9 +132,9 @@ describe("a node user and its panes", () => {
     await node.nc.flush();
     let output = '';
     const failures: string[] = [];
-    const attachment = panes.terminal({ node: 'node-a', pane: pane.id }).attach({ output: (t) => (output += t), exit: () => undefined, fail: (e) => failures.push(e.code) });
+    const attachment = panes.terminal({ node: 'node-a', pane: pane.id }).attach({ output: (t) => void (output += t), exit: () => undefined, fail: (e) => void failures.push(e.code), reset: () => undefined });
     try {
-      expect(await panes.list()).toContainEqual(expect.objectContaining({ pane_id: `node-a/${pane.id}`, node: 'node-a' }));
+      await until(async () => (await panes.list()).some((p) => p.pane_id === `node-a/${pane.id}` && p.node === 'node-a'), 'the pane in the listing', REPLY_MS);
       attachment.write(Buffer.from('secret-free\r'));
       await until(() => output.includes('got secret-free'), 'the typing echoed through the attachment', REPLY_MS).catch((err: unknown) => {
         throw new Error(`${errorMessage(err)}; the terminal got ${JSON.stringify(output)}, failures: ${failures.join(', ') || 'none'}`);

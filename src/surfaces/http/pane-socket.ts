@@ -44,6 +44,7 @@ export class PaneSocket {
         this.control({ type: 'error', code: error.code, message: error.message });
         this.ws.close(4404, error.code);
       },
+      reset: () => this.control({ type: 'reset' }),
     });
     ws.on('message', (data, isBinary) => this.receive(data as Buffer, isBinary));
     ws.on('close', () => this.dispose());
