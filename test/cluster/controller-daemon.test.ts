@@ -11,12 +11,11 @@
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import type { RunEventInfo, RunViewInfo } from '../../src/protocol/methods.js';
-import { ARTIFACTS, launchChromium } from '../support/chromium.js';
+import { ARTIFACTS, useChromium } from '../support/chromium.js';
 import { runCli } from '../support/cli.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
@@ -150,18 +149,12 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
   });
 
   describe('the dashboard in Chromium', () => {
-    let browser: Browser | undefined;
-    beforeAll(async () => {
-      browser = await launchChromium();
-    }, WAIT_MS);
-    afterAll(async () => {
-      await browser?.close();
-    });
+    const browser = useChromium(WAIT_MS);
 
     it('lists n1 and n2 as cluster nodes, and says a run went on n1', { timeout: 2 * WAIT_MS }, async () => {
       const onGpu = ran.get('gpu');
       if (onGpu === undefined) throw new Error('the run on n1 did not run (see the test before)');
-      const page = await need(browser).newPage({ viewport: { width: 1400, height: 900 } });
+      const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
       try {
         await page.goto(need(daemon).daemon.dashboardLoginUrl());
         await page.getByTestId('run-list').waitFor({ timeout: WAIT_MS });

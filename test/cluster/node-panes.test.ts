@@ -11,14 +11,13 @@
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Browser } from 'playwright-core';
 import WebSocket from 'ws';
 import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import type { PaneInfo } from '../../src/protocol/methods.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
-import { ARTIFACTS, launchChromium } from '../support/chromium.js';
+import { ARTIFACTS, useChromium } from '../support/chromium.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
 import { until } from '../support/processes.js';
@@ -142,20 +141,14 @@ describe("a node's pane, from the controller", () => {
 });
 
 describe("a node's pane in the dashboard, in Chromium", () => {
-  let browser: Browser | undefined;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, WAIT_MS);
-  afterAll(async () => {
-    await browser?.close();
-  });
+  const browser = useChromium(WAIT_MS);
 
   it('is shown beside the controller’s panes, marked with its node, and typed into', { timeout: 2 * WAIT_MS }, async () => {
     const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'browser on n1' });
     const c = need(client);
     // The node answers listings before the page loads (a node that does not answer in time is left out of the page's one listing).
     await until(async () => (await c.list()).panes.some((p) => p.pane_id === `n1/${pane.id}`), 'the node pane in the listing', WAIT_MS);
-    const page = await need(browser).newPage({ viewport: { width: 1400, height: 900 } });
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
     try {
       await page.goto(need(controller).daemon.dashboardLoginUrl());
       const card = page.locator(`[data-testid="pane"][data-pane-id="n1/${pane.id}"]`);
