@@ -168,6 +168,8 @@ class RemoteAttachment implements TerminalAttachment {
   /** Held frames were dropped (too many while an answer was out): the screen is drawn again once it comes. */
   private heldOverflowed = false;
   private keepFailures = 0;
+  /** The terminal was told the program exited: an answer that says so again (a redraw's) tells it no more. */
+  private exitTold = false;
   private readonly subscription: Subscription;
 
   constructor(
@@ -185,7 +187,7 @@ class RemoteAttachment implements TerminalAttachment {
       (opened) => {
         if (this.state !== 'joining') return;
         this.sink.output(opened.replay);
-        if (opened.exit) this.sink.exit(opened.exit);
+        if (opened.exit) this.tellExit(opened.exit);
         this.resume(opened.seq);
       },
       (err: unknown) => this.fail(asFailure(err)),
@@ -258,10 +260,18 @@ class RemoteAttachment implements TerminalAttachment {
         if (this.state !== 'redrawing') return;
         if (reset) this.sink.reset();
         this.sink.output(drawn.screen);
+        // The exit's own frame may be among those the answer holds (dropped here), or lost.
+        if (drawn.exit) this.tellExit(drawn.exit);
         this.resume(drawn.seq);
       },
       (err: unknown) => this.fail(asFailure(err)),
     );
+  }
+
+  private tellExit(exit: { exit_code: number | null; signal: string | null }): void {
+    if (this.exitTold) return;
+    this.exitTold = true;
+    this.sink.exit(exit);
   }
 
   private end(): void {
@@ -308,7 +318,8 @@ class RemoteAttachment implements TerminalAttachment {
       this.held.push(frame);
       return;
     }
-    // A pane flooding while an answer is slow: what is held is dropped, and a redraw after the answer makes it good.
+    // A pane flooding while an answer is slow: what is held is dropped, and a redraw after the answer
+    // makes it good (its answer says whether the program exited meanwhile).
     this.held = [];
     this.heldChars = 0;
     this.heldOverflowed = true;
@@ -325,7 +336,7 @@ class RemoteAttachment implements TerminalAttachment {
     }
     this.seq = frame.seq;
     if (frame.output !== undefined) this.sink.output(frame.output);
-    if (frame.exit) this.sink.exit(frame.exit);
+    if (frame.exit) this.tellExit(frame.exit);
     if (frame.ended) this.fail(frame.ended);
   }
 }

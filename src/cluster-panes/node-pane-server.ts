@@ -60,8 +60,8 @@ class NodeAttachment implements Disposable {
     this.attachment = terminal.attach({
       output: (text) => this.output(text),
       exit: (exit) => {
-        if (this.state === 'attaching') this.exited = exit;
-        else {
+        this.exited = exit;
+        if (this.state !== 'attaching') {
           // The program's last output goes before its exit, as a local pane gives them.
           this.flush();
           this.send({ exit });
@@ -86,7 +86,7 @@ class NodeAttachment implements Disposable {
     return { replay, seq: this.seq, ...(this.exited ? { exit: this.exited } : {}) };
   }
 
-  redraw(): { screen: string; seq: number } {
+  redraw(): { screen: string; seq: number; exit?: { exit_code: number | null; signal: string | null } } {
     // What output is held now came before the screen is read: it goes out first, and the screen holds it.
     this.flush();
     this.state = 'redrawing';
@@ -97,7 +97,7 @@ class NodeAttachment implements Disposable {
     }
     const screen = this.taken;
     this.taken = '';
-    return { screen, seq: this.seq };
+    return { screen, seq: this.seq, ...(this.exited ? { exit: this.exited } : {}) };
   }
 
   write(data: Buffer): void {

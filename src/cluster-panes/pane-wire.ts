@@ -32,8 +32,8 @@ export const NODE_PANE_OPS = {
   call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()) }), result: z.object({ result: z.unknown() }) },
   /** Attaches a terminal: the output so far (a replay, or the screen now), whether the program has exited, and the last frame number it holds. */
   attach: { params: z.strictObject({ pane_id: paneId, attachment: attachmentId }), result: z.object({ replay: z.string(), seq: z.number().int().min(0), exit: exitSchema.optional() }) },
-  /** The screen as it is now, for a terminal the controller reset, and the last frame number it holds. */
-  redraw: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ screen: z.string(), seq: z.number().int().min(0) }) },
+  /** The screen as it is now, for a terminal the controller reset, the last frame number it holds, and the program's exit if it has ended (a frame saying so may be among those it holds, or lost). */
+  redraw: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ screen: z.string(), seq: z.number().int().min(0), exit: exitSchema.optional() }) },
   /** Keystrokes, as base64 bytes. */
   input: { params: z.strictObject({ attachment: attachmentId, data: z.base64().max(MAX_INPUT_BASE64) }), result: z.object({}) },
   /** Resizes the pane (the pane limits checked on the node too). */

@@ -126,16 +126,22 @@ describe('a node pane terminal on the controller', () => {
     }
   });
 
-  it('the last frames lost, with nothing after them: the renewal says how many were sent, and the screen is drawn again', { timeout: WAIT_MS }, async () => {
+  it('the last frames lost, with nothing after them: the renewal says how many were sent, the screen is drawn again, and the exit told once', { timeout: WAIT_MS }, async () => {
     let id = '';
+    let renewals = 0;
+    /** What the renewals say was sent: nothing, until the test has sent its frames (published on this connection before any answer that says so). */
+    let sent = 0;
     const node = scriptedNode('s4', {
       attach: ({ attachment }) => {
         id = attachment;
         return Promise.resolve({ replay: '[replay]', seq: 0 });
       },
-      // Frames 1 and 2 were sent; only 1 arrived (2 was lost on the way, and the pane went quiet).
-      keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, 2])) }),
-      redraw: () => Promise.resolve({ screen: '[screen now]', seq: 2 }),
+      // Frames 1 and 2 were sent; only 1 arrived (2, the program's exit, was lost on the way, and nothing came after it).
+      keep: ({ attachments }) => {
+        renewals += 1;
+        return Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, sent])) });
+      },
+      redraw: () => Promise.resolve({ screen: '[screen now]', seq: 2, exit: { exit_code: 0, signal: null } }),
     });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s4'], logger: silentLogger, keepEveryMs: 50 });
     const { events, sink } = recordingSink();
@@ -143,8 +149,11 @@ describe('a node pane terminal on the controller', () => {
     try {
       await until(() => events.includes('[replay]'), 'the replay', WAIT_MS);
       node.publish(id, { seq: 1, output: '[one]' });
-      await until(() => events.includes('[screen now]'), 'the redraw after the renewal', WAIT_MS);
-      expect(events.slice(0, 4)).toEqual(['[replay]', '[one]', 'reset', '[screen now]']);
+      sent = 2;
+      await until(() => events.includes('exit 0'), 'the redraw after the renewal, and the exit it says', WAIT_MS);
+      // Renewals go on (each says 2 was sent, all 2 played now): the screen is drawn once and the exit told once.
+      await until(() => renewals >= 3, 'two more renewals', WAIT_MS);
+      expect(events).toEqual(['[replay]', '[one]', 'reset', '[screen now]', 'exit 0']);
     } finally {
       attachment.dispose();
       panes.close();
