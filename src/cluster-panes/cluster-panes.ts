@@ -27,8 +27,6 @@ const KEEP_FAILURES_TO_END = 3;
 const ANSWER_TIMEOUT_MS = 30_000;
 /** Output held while an answer is out, at most: past it the held frames are dropped and the screen drawn again after the answer. */
 const MAX_HELD_CHARS = 4 * 1024 * 1024;
-/** The NATS server's default max_payload, for a connection that has not said its own. */
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface ClusterPanesOptions {
   nc: NatsConnection;
@@ -80,10 +78,6 @@ export class ClusterPanes implements RemotePanes {
   }
 
   async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
-    // One message each way: a request the server would refuse is the caller's LIMIT_EXCEEDED, said now.
-    const limit = (this.options.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) - 4096;
-    const size = Buffer.byteLength(JSON.stringify(params));
-    if (size > limit) throw new SwitchboardError('LIMIT_EXCEEDED', `${method} to a pane on node ${ref.node} carries ${size} bytes, more than the NATS server takes in one message (${limit}): send it in parts`, { node: ref.node, method, bytes: size, limit });
     const { result } = await this.client(ref.node, timeoutFor(method, params)).call('call', { method, params });
     const checked = resultSchemas[method].safeParse(result);
     if (!checked.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered ${method} with a result that does not fit`, { node: ref.node, method });
@@ -135,7 +129,11 @@ export class ClusterPanes implements RemotePanes {
   /** Renews every attachment, one request per node. */
   private async keep(): Promise<void> {
     const byNode = new Map<string, RemoteAttachment[]>();
-    for (const attachment of this.attachments) byNode.set(attachment.node, [...(byNode.get(attachment.node) ?? []), attachment]);
+    for (const attachment of this.attachments) {
+      const held = byNode.get(attachment.node);
+      if (held) held.push(attachment);
+      else byNode.set(attachment.node, [attachment]);
+    }
     await Promise.all(
       [...byNode].map(async ([node, held]) => {
         try {

@@ -10,7 +10,7 @@ import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
-import { nodePanesSubject, paneCreatedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { maxPayload, nodePanesSubject, paneCreatedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
 
 /** Attached terminals at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
@@ -18,8 +18,6 @@ const MAX_ATTACHMENTS = 64;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
-/** The NATS server's default max_payload, for a connection that has not said its own. */
-const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
 
 export interface NodePaneServerOptions {
   nc: NatsConnection;
@@ -234,7 +232,7 @@ export class NodePaneServer implements Disposable {
     this.attachments.set(id, attachment);
     const opened = attachment.opened();
     // A replay the answer could not carry (its JSON past half the server's max_payload): the screen as it is now instead.
-    const limit = (this.options.nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD) / 2;
+    const limit = maxPayload(this.options.nc) / 2;
     if (Buffer.byteLength(JSON.stringify(opened.replay)) <= limit) return opened;
     const drawn = attachment.redraw();
     return { ...opened, replay: drawn.screen, seq: drawn.seq };

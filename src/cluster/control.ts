@@ -77,6 +77,14 @@ const ReplySchema = z.discriminatedUnion('ok', [
 ]);
 type Reply = z.infer<typeof ReplySchema>;
 
+/** The NATS server's default max_payload, for a connection that has not said its own. */
+const DEFAULT_MAX_PAYLOAD = 1024 * 1024;
+
+/** The most one message may carry on `nc`'s server (its max_payload). */
+export function maxPayload(nc: NatsConnection): number {
+  return nc.info?.max_payload ?? DEFAULT_MAX_PAYLOAD;
+}
+
 /** A message's JSON, or undefined when it is not JSON. */
 export function parseJson(data: Uint8Array): unknown {
   try {
@@ -106,9 +114,14 @@ export class ControlClient<Ops extends ControlOps> {
     const checked = spec.params.safeParse(params);
     if (!checked.success) throw new SwitchboardError('INVALID_PARAMS', `${op}: ${describeIssues(checked.error)}`);
     const subject = this.subjectOf(op);
+    const request = JSON.stringify({ v: WIRE_VERSION, op, params: checked.data });
+    // The server would refuse it on the way, and the caller wait out its timeout: said now instead.
+    const limit = maxPayload(this.nc);
+    const size = Buffer.byteLength(request);
+    if (size > limit) throw new SwitchboardError('LIMIT_EXCEEDED', `${op} to ${this.target} carries ${size} bytes, more than the NATS server takes in one message (${limit}): send it in parts`, { op, bytes: size, max_payload: limit });
     let reply: Msg;
     try {
-      reply = await this.nc.request(subject, JSON.stringify({ v: WIRE_VERSION, op, params: checked.data }), { timeout: this.timeoutMs });
+      reply = await this.nc.request(subject, request, { timeout: this.timeoutMs });
     } catch (err) {
       throw this.requestFailure(op, subject, err);
     }
@@ -204,8 +217,8 @@ export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>)
  */
 function fitted(reply: Reply, nc: NatsConnection): string {
   const text = JSON.stringify(reply);
-  const limit = nc.info?.max_payload;
-  if (limit === undefined || Buffer.byteLength(text) <= limit) return text;
+  const limit = maxPayload(nc);
+  if (Buffer.byteLength(text) <= limit) return text;
   return JSON.stringify(failure('LIMIT_EXCEEDED', `the answer is larger than the NATS server takes in one message (${limit} bytes): ask for less`, { max_payload: limit }));
 }
 

@@ -45,6 +45,7 @@ export {
   serveControllerControl,
   serveControl,
   parseJson,
+  maxPayload,
   NODE_CONTROL_OPS,
   CONTROLLER_CONTROL_OPS,
   type ControlOp,
