@@ -57,6 +57,9 @@ describe('least privilege', () => {
     expect(refusal(scoped('read', 'ask'), 'send_prompt', { pane_id: 'ps', text: 'hi' })).toContain('not an agent pane');
     expect(refusal(scoped('read', 'ask'), 'send_prompt', { pane_id: 'pa', text: 'hi' }, 'waiting_approval')).toContain('waiting on an approval');
     expect(refusal(scoped('read', 'send'), 'send_prompt', { pane_id: 'ps', text: 'hi' })).toBeUndefined();
+    // A node's pane: its agent and state are not known here, so `ask` alone is not enough; `send` is.
+    expect(refusal(scoped('read', 'ask'), 'send_prompt', { pane_id: 'n1/pa', text: 'hi' })).toContain('on node n1');
+    expect(refusal(scoped('read', 'send'), 'send_prompt', { pane_id: 'n1/pa', text: 'hi' })).toBeUndefined();
     // An unknown pane is the method's to report (PANE_NOT_FOUND).
     expect(refusal(scoped('read', 'ask'), 'send_prompt', { pane_id: 'nope', text: 'hi' })).toBeUndefined();
   });

@@ -6,6 +6,7 @@
 import { SwitchboardError } from '../core/errors.js';
 import { SCOPES, SCOPE_MEANINGS, AGENT_PANE_SCOPES, type Scope } from '../protocol/scopes.js';
 import { METHOD_SCOPES } from '../protocol/method-scopes.js';
+import { parseNodePaneId } from './remote-panes.js';
 import type { Services } from './services.js';
 
 /** What a caller may do: every scope (the owner), or some, for the programs of one pane. */
@@ -57,6 +58,9 @@ export function authorize(grant: Grant, method: string, params: unknown, ctx: Pi
   // approval (a prompt's Enter would answer it).
   if (grant.owner || scopeOf(method) !== 'ask' || grant.scopes.has('send')) return;
   const paneId = (params as { pane_id?: unknown }).pane_id;
+  // A node's pane: whether it runs an agent that is not waiting on an approval is its node's to know, not checked here.
+  const onNode = typeof paneId === 'string' ? parseNodePaneId(paneId) : undefined;
+  if (onNode) throw forbidden(grant, method, 'send', `pane ${String(paneId)} is on node ${onNode.node}, where this daemon cannot check that it is an agent not waiting on an approval`);
   const pane = typeof paneId === 'string' ? ctx.panes.find(paneId) : undefined;
   if (!pane) return; // the method itself answers PANE_NOT_FOUND
   if (pane.agent === undefined) throw forbidden(grant, method, 'send', `pane ${pane.id} is not an agent pane; asking is for agents`);

@@ -6,7 +6,9 @@ import type { SessionLog } from '../logs/index.js';
 import type { CallerLike } from './context.js';
 import type { NotificationSink } from './notification-sink.js';
 import { LogSubscription } from './log-subscription.js';
+import { NodePaneSubscription } from './node-pane-subscription.js';
 import { PaneSubscription, type PaneEventKind } from './pane-subscription.js';
+import type { NodePaneEvent, NodePaneRef, RemotePanes } from './remote-panes.js';
 import { RunSubscription, type RunFollow } from './run-subscription.js';
 import type { Services } from './services.js';
 
@@ -17,7 +19,7 @@ const MAX_SUBSCRIPTIONS = 64;
 
 /** One caller's state (one connection): its subscriptions. Dispose it when the caller goes away. */
 export class Caller implements CallerLike, Disposable {
-  private readonly subscriptions = new Map<string, PaneSubscription | LogSubscription | RunSubscription>();
+  private readonly subscriptions = new Map<string, PaneSubscription | NodePaneSubscription | LogSubscription | RunSubscription>();
 
   constructor(
     private readonly services: Pick<Services, 'panes' | 'logs'> & Partial<Pick<Services, 'nodePanes'>>,
@@ -27,6 +29,22 @@ export class Caller implements CallerLike, Disposable {
   subscribe(options: { paneId?: string; events: readonly PaneEventKind[]; replay: boolean }): string {
     const id = this.newId();
     this.subscriptions.set(id, new PaneSubscription(id, this.services.panes, this.sink, new Set(options.events), options.paneId, options.replay, this.services.logs, this.services.nodePanes));
+    return id;
+  }
+
+  /** Follows a pane on another host; resolves with the subscription's id once its node took it. */
+  async nodePaneSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<string> {
+    const id = this.newId();
+    // An ended subscription (its pane or node gone) no longer counts against the connection's limit.
+    const sub = new NodePaneSubscription(id, ref, this.sink, () => this.subscriptions.delete(id));
+    this.subscriptions.set(id, sub);
+    try {
+      await sub.open(remote, options);
+    } catch (err) {
+      this.subscriptions.delete(id);
+      sub.dispose();
+      throw err;
+    }
     return id;
   }
 

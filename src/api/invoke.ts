@@ -60,6 +60,7 @@ export async function invoke(table: Partial<Record<string, AnyHandler>>, ctx: Op
 /** A caller through a port has no notifications to receive, so it can hold no subscription. */
 export const NO_NOTIFICATIONS: CallerLike = {
   subscribe: () => refuseSubscription('subscribe'),
+  nodePaneSubscribe: () => refuseSubscription('subscribe'),
   logSubscribe: () => refuseSubscription('log_subscribe'),
   runSubscribe: () => refuseSubscription('run_subscribe'),
   unsubscribe: () => refuseSubscription('unsubscribe'),

@@ -35,6 +35,7 @@ const daemon: DaemonControl = {
 
 const noCaller: CallerLike = {
   subscribe: () => 's1',
+  nodePaneSubscribe: () => Promise.resolve('s4'),
   logSubscribe: () => 's2',
   runSubscribe: () => Promise.resolve('s3'),
   unsubscribe: (id) => {

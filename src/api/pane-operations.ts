@@ -10,7 +10,7 @@ import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
 import type { Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
-import { parseNodePaneId, type NodePaneMethod } from './remote-panes.js';
+import { NODE_PANE_EVENTS, parseNodePaneId, type NodePaneEvent, type NodePaneMethod } from './remote-panes.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import { agentStartResult, paneInfo, screenResult, tmuxPlacement, waitForResult } from './to-wire.js';
 
@@ -72,6 +72,30 @@ export const localPaneMethods: { [M in NodePaneMethod]: (ctx: PaneContext, p: Pa
     return { success: true, cols: pane.cols, rows: pane.rows };
   },
 
+  async send_prompt(ctx, p) {
+    const pane = ctx.panes.get(p.pane_id);
+    if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
+    // An agent pane is prompted the one way every prompt to an agent goes: logged, a dialog in the
+    // way answered by the policy it was started with (never typed into), typed as its CLI takes it.
+    const agent = ctx.agentPanes.get(pane.id);
+    if (agent) await agent.prompt(p.text, ctx.signal);
+    else await sendPrompt(pane, { input: PLAIN_PROGRAM_INPUT }, p.text, ctx.signal);
+    return { success: true };
+  },
+
+  async kill(ctx, p) {
+    const exit = await ctx.panes.kill(p.pane_id, {
+      graceMs: p.grace_ms,
+      signal: p.signal ? (`SIG${p.signal}` as NodeJS.Signals) : undefined,
+    });
+    return { success: true, exit_code: exit.exitCode, signal: exit.signal };
+  },
+
+  async remove(ctx, p) {
+    await ctx.panes.remove(p.pane_id, { graceMs: p.grace_ms });
+    return { success: true };
+  },
+
   async answer_approval(ctx, p) {
     // A node's: its agent pane answers as a daemon's pane log does (AgentPane.answer, by a person).
     const pane = ctx.panes.get(p.pane_id);
@@ -106,12 +130,6 @@ function routed<M extends NodePaneMethod>(method: M): { [K in M]: Handler<K> } {
     return ctx.nodePanes.require(ref).call(ref, method, { ...p, pane_id: ref.pane }, ctx.signal);
   };
   return { [method]: handler } as { [K in M]: Handler<K> };
-}
-
-/** INVALID_REQUEST for a method a node's pane does not take yet (a plain PANE_NOT_FOUND would mislead). */
-function refuseOnNode(paneId: string, method: string): void {
-  const ref = parseNodePaneId(paneId);
-  if (ref) throw new SwitchboardError('INVALID_REQUEST', `${method} is not offered for a pane on another host yet (pane ${paneId} is on node ${ref.node})`, { pane_id: paneId, node: ref.node, method });
 }
 
 /** `answer_approval` for a node's pane: its node answers (a pane here is the approval methods' own). */
@@ -165,17 +183,7 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
   ...routed('send_text'),
   ...routed('send_keys'),
 
-  async send_prompt(ctx, p) {
-    refuseOnNode(p.pane_id, 'send_prompt');
-    const pane = ctx.panes.get(p.pane_id);
-    if (!pane.alive) throw new SwitchboardError('PANE_EXITED', `pane ${pane.id} has exited`, { pane_id: pane.id });
-    // An agent pane is prompted the one way every prompt to an agent goes: logged, a dialog in the
-    // way answered by the policy it was started with (never typed into), typed as its CLI takes it.
-    const agent = ctx.agentPanes.get(pane.id);
-    if (agent) await agent.prompt(p.text, ctx.signal);
-    else await sendPrompt(pane, { input: PLAIN_PROGRAM_INPUT }, p.text, ctx.signal);
-    return { success: true };
-  },
+  ...routed('send_prompt'),
 
   ...routed('paste'),
   ...routed('is_alive'),
@@ -188,34 +196,24 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
     return { panes: remote ? [...own, ...(await remote.list(ctx.signal))] : own };
   },
 
-  async kill(ctx, p) {
-    refuseOnNode(p.pane_id, 'kill');
-    const exit = await ctx.panes.kill(p.pane_id, {
-      graceMs: p.grace_ms,
-      signal: p.signal ? (`SIG${p.signal}` as NodeJS.Signals) : undefined,
-    });
-    return { success: true, exit_code: exit.exitCode, signal: exit.signal };
-  },
-
-  async remove(ctx, p) {
-    refuseOnNode(p.pane_id, 'remove');
-    await ctx.panes.remove(p.pane_id, { graceMs: p.grace_ms });
-    return { success: true };
-  },
+  ...routed('kill'),
+  ...routed('remove'),
 
   ...routed('resize'),
   ...routed('wait_for'),
 
-  subscribe(ctx, p) {
-    if (p.pane_id !== undefined) {
-      refuseOnNode(p.pane_id, 'subscribe');
-      ctx.panes.get(p.pane_id);
+  async subscribe(ctx, p) {
+    const events = p.events ?? ['output', 'exit'];
+    const replay = p.replay ?? false;
+    const ref = p.pane_id !== undefined ? parseNodePaneId(p.pane_id) : undefined;
+    if (ref) {
+      const others = events.filter((e): e is Exclude<typeof e, NodePaneEvent> => !(NODE_PANE_EVENTS as readonly string[]).includes(e));
+      if (others.length > 0) throw new SwitchboardError('INVALID_REQUEST', `events ${others.join(', ')} are not offered for a pane on another host yet (pane ${p.pane_id} is on node ${ref.node}): ${NODE_PANE_EVENTS.join(', ')} are`, { pane_id: p.pane_id, node: ref.node });
+      const subscription = await ctx.caller.nodePaneSubscribe(ref, ctx.nodePanes.require(ref), { events: events as NodePaneEvent[], replay });
+      return { subscription };
     }
-    const subscription = ctx.caller.subscribe({
-      paneId: p.pane_id,
-      events: p.events ?? ['output', 'exit'],
-      replay: p.replay ?? false,
-    });
+    if (p.pane_id !== undefined) ctx.panes.get(p.pane_id);
+    const subscription = ctx.caller.subscribe({ paneId: p.pane_id, events, replay });
     return { subscription };
   },
 

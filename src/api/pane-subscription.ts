@@ -48,7 +48,7 @@ export class PaneSubscription implements Disposable {
     paneId: string | undefined,
     replay: boolean,
     logs: LogService | undefined,
-    /** A controller's nodes' panes: a new one is told as `pane_created` too (its output and states are the node's, not followed here). */
+    /** A controller's nodes' panes: a new one is told as `pane_created` too, and a program's end as `exit` (their output and states are not followed here). */
     nodePanes?: NodePanesSlot,
   ) {
     this.disposables.add(sink.onDrain(() => this.onDrain()));
@@ -79,11 +79,29 @@ export class PaneSubscription implements Disposable {
         this.watch(pane, false);
       }),
     );
-    if (nodePanes) this.disposables.add(nodePanes.onPaneCreated((created) => this.sink.notify('pane_created', { subscription: this.id, ...created })));
+    if (nodePanes) {
+      this.disposables.add(nodePanes.onPaneCreated((created) => this.sink.notify('pane_created', { subscription: this.id, ...created })));
+      // A node's pane's exit, for a list of every pane (its output and screen are a subscription to that pane's).
+      if (events.has('exit')) this.disposables.add(nodePanes.onPaneExited((exited) => this.sink.notify('exit', { subscription: this.id, ...exited })));
+    }
   }
 
   dispose(): void {
     this.disposables.dispose();
+  }
+
+  /**
+   * Sends every watched pane's screen again as a full frame, and its exit again if it has exited:
+   * for a peer that lost some of them on the way (a controller following a node's pane over NATS).
+   */
+  repaint(): void {
+    for (const w of this.watches.values()) {
+      w.lastFrame = undefined;
+      // At once, not on the frame timer: a screen before the exit, as a pane's own exit gives them.
+      if (this.events.has('screen')) this.sendFrame(w);
+      const exit = w.pane.exit;
+      if (exit && this.events.has('exit')) this.sink.notify('exit', { subscription: this.id, pane_id: w.pane.id, exit_code: exit.exitCode, signal: exit.signal });
+    }
   }
 
   private watch(pane: Pane, replay: boolean): void {

@@ -9,7 +9,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { PaneInfo, Params, Result } from '../protocol/methods.js';
+import type { Notifications, PaneInfo, Params, Result } from '../protocol/methods.js';
 import type { PaneTerminal } from './terminal.js';
 
 /** A pane of a node, as the controller names it. */
@@ -37,9 +37,34 @@ export function nodePaneId(ref: NodePaneRef): string {
   return `${ref.node}${SEPARATOR}${ref.pane}`;
 }
 
-/** The pane methods a node answers for its own panes (the others are the controller's panes' only, for now). */
-export const NODE_PANE_METHODS = ['get_text', 'get_screen', 'send_text', 'send_keys', 'paste', 'resize', 'is_alive', 'wait_for', 'answer_approval'] as const;
+/** The pane methods a node answers for its own panes (creating one is the node's runs' alone). */
+export const NODE_PANE_METHODS = ['get_text', 'get_screen', 'send_text', 'send_keys', 'send_prompt', 'paste', 'resize', 'is_alive', 'wait_for', 'answer_approval', 'kill', 'remove'] as const;
 export type NodePaneMethod = (typeof NODE_PANE_METHODS)[number];
+
+/** The events a subscription to a node's pane can carry (an agent's states are followed on the node's own daemon, not yet across). */
+export const NODE_PANE_EVENTS = ['output', 'exit', 'screen'] as const;
+export type NodePaneEvent = (typeof NODE_PANE_EVENTS)[number];
+
+/** What a subscription to a node's pane tells, without the subscription and pane (the caller's names for them). */
+export type NodePaneNotice =
+  | { method: 'output'; params: Omit<Notifications['output'], 'subscription' | 'pane_id'> }
+  | { method: 'exit'; params: Omit<Notifications['exit'], 'subscription' | 'pane_id'> }
+  | { method: 'screen'; params: Omit<Notifications['screen'], 'subscription' | 'pane_id'> }
+  | { method: 'overflow'; params: Omit<Notifications['overflow'], 'subscription' | 'pane_id'> };
+
+/** Where a subscription to a node's pane delivers. */
+export interface NodePaneListener {
+  /** The pane's notifications, in the order the node made them (a lost one is made good: a full screen frame, an `overflow` before the output after it). */
+  notice(notice: NodePaneNotice): void;
+  /** It cannot go on (the pane or its node is gone): nothing more comes. */
+  ended(error: { code: string; message: string }): void;
+}
+
+/** A subscription to a node's pane, held by the controller. */
+export interface NodePaneFollow extends Disposable {
+  /** Asks the node for the screen again as a full frame (the caller's peer missed some). */
+  repaint(): void;
+}
 
 /** How a controller reaches its nodes' panes. */
 export interface RemotePanes {
@@ -49,17 +74,30 @@ export interface RemotePanes {
   call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
   /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
   terminal(ref: NodePaneRef): PaneTerminal;
+  /** Follows the pane's output, exit and screen frames, as `subscribe` does a pane here; resolves once the node took it (PANE_NOT_FOUND and the like reject). */
+  subscribe(ref: NodePaneRef, options: { events: readonly NodePaneEvent[]; replay: boolean }, listener: NodePaneListener): Promise<NodePaneFollow>;
   /** A node started a pane (named `<node>/<pane>`). */
   readonly onPaneCreated: Event<{ pane_id: string; title: string }>;
+  /** The program of a node's pane ended (named `<node>/<pane>`). */
+  readonly onPaneExited: Event<NodePaneExit>;
+}
+
+export interface NodePaneExit {
+  pane_id: string;
+  exit_code: number | null;
+  signal: string | null;
 }
 
 /** Where the controller's RemotePanes is, once its cluster side has started (none on a daemon that is no controller). */
 export class NodePanesSlot implements Disposable {
   private current: RemotePanes | undefined;
-  private created: Disposable | undefined;
+  private told: Disposable[] = [];
   private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
+  private readonly exitedEmitter = new Emitter<NodePaneExit>();
   /** A node started a pane, whichever RemotePanes is attached now (a subscription made before the cluster side started hears it too). */
   readonly onPaneCreated = this.createdEmitter.event;
+  /** The program of a node's pane ended, whichever RemotePanes is attached now. */
+  readonly onPaneExited = this.exitedEmitter.event;
 
   get remote(): RemotePanes | undefined {
     return this.current;
@@ -68,18 +106,19 @@ export class NodePanesSlot implements Disposable {
   attach(remote: RemotePanes): void {
     this.detach();
     this.current = remote;
-    this.created = remote.onPaneCreated((created) => this.createdEmitter.fire(created));
+    this.told = [remote.onPaneCreated((created) => this.createdEmitter.fire(created)), remote.onPaneExited((exited) => this.exitedEmitter.fire(exited))];
   }
 
   detach(): void {
-    this.created?.dispose();
-    this.created = undefined;
+    for (const listener of this.told) listener.dispose();
+    this.told = [];
     this.current = undefined;
   }
 
   dispose(): void {
     this.detach();
     this.createdEmitter.dispose();
+    this.exitedEmitter.dispose();
   }
 
   /** The RemotePanes for `ref`, or PANE_NOT_FOUND saying why there is none. */

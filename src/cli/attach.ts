@@ -87,6 +87,8 @@ export async function attachCommand(ctx: CliContext, argv: string[]): Promise<nu
       {
         screen: (frame) => painter.paint(frame),
         exit: (exit) => finish(`[pane ${paneId} ${exit.signal ? `killed (${exit.signal})` : `exited ${exit.exit_code ?? ''}`}]`, 0),
+        // A pane on another host whose node lost it or stopped answering.
+        subscription_ended: (ended) => finish(`[pane ${paneId}: ${ended.message} (${ended.code})]`, 1),
       },
     );
     const onInput = (chunk: Buffer): void => {

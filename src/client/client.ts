@@ -39,6 +39,7 @@ export class ClientSubscription {
     screen: this.disposables.add(new Emitter<Notifications['screen']>()),
     overflow: this.disposables.add(new Emitter<Notifications['overflow']>()),
     pane_created: this.disposables.add(new Emitter<Notifications['pane_created']>()),
+    subscription_ended: this.disposables.add(new Emitter<Notifications['subscription_ended']>()),
     state: this.disposables.add(new Emitter<Notifications['state']>()),
     log_message: this.disposables.add(new Emitter<Notifications['log_message']>()),
     log_finished: this.disposables.add(new Emitter<Notifications['log_finished']>()),
@@ -51,6 +52,8 @@ export class ClientSubscription {
   readonly onScreen: Event<Notifications['screen']> = this.emitters.screen.event;
   readonly onOverflow: Event<Notifications['overflow']> = this.emitters.overflow.event;
   readonly onPaneCreated: Event<Notifications['pane_created']> = this.emitters.pane_created.event;
+  /** A subscription to a pane on another host ended (its node lost the pane or stopped answering): nothing follows. */
+  readonly onSubscriptionEnded: Event<Notifications['subscription_ended']> = this.emitters.subscription_ended.event;
   /** An agent pane's state changed (events ['state']). */
   readonly onState: Event<Notifications['state']> = this.emitters.state.event;
   /** A session log subscription's messages, in order. */

@@ -6,12 +6,14 @@
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Emitter } from '../core/emitter.js';
-import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { nodePaneId, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
+import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
+import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
-import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, type OutputFrame } from './pane-wire.js';
+import { asFailure, KEEP_FAILURES_TO_END, type HeldByController } from './held.js';
+import { RemoteSubscription } from './remote-subscription.js';
+import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, type OutputFrame } from './pane-wire.js';
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
@@ -21,10 +23,12 @@ const CALL_TIMEOUT_MS = 10_000;
 /** A wait on a node's screen: its own time limit, and this much more for the network. */
 const WAIT_MARGIN_MS = 5_000;
 const DEFAULT_WAIT_MS = 30_000;
-/** Renewals that fail in a row before an attachment is given up (one lost to a busy moment is not a lost node). */
-const KEEP_FAILURES_TO_END = 3;
 /** An approval's answer: the agent pane settles the prompt and waits on each key's effect (seconds each on a loaded machine). */
 const ANSWER_TIMEOUT_MS = 30_000;
+/** A prompt typed into a node's agent: the agent settles first and each step is confirmed on its screen. */
+const PROMPT_TIMEOUT_MS = 60_000;
+/** A kill's wait for the program to end when the caller gave no grace (the node's own default is shorter). */
+const KILL_GRACE_MS = 10_000;
 /** Output held while an answer is out, at most: past it the held frames are dropped and the screen drawn again after the answer. */
 const MAX_HELD_CHARS = 4 * 1024 * 1024;
 
@@ -40,21 +44,31 @@ export interface ClusterPanesOptions {
 type NodePaneClient = ControlClient<typeof NODE_PANE_OPS>;
 
 export class ClusterPanes implements RemotePanes {
-  private readonly attachments = new Set<RemoteAttachment>();
+  /** The attached terminals and subscriptions, renewed together. */
+  private readonly attachments = new Set<HeldByController>();
   private keepTimer: NodeJS.Timeout | undefined;
   private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
   readonly onPaneCreated = this.createdEmitter.event;
-  private readonly created: Subscription;
+  private readonly exitedEmitter = new Emitter<NodePaneExit>();
+  readonly onPaneExited = this.exitedEmitter.event;
+  private readonly told: Subscription[];
   private closed = false;
 
   constructor(private readonly options: ClusterPanesOptions) {
     this.scheduleKeep();
     // The node is the subject's own token, which its NATS user can publish under only for itself.
-    this.created = options.nc.subscribe(PANE_CREATED_ANY_NODE, {
-      callback: (err, message) => {
-        if (err === null) this.paneCreated(message.subject, message.data);
-      },
-    });
+    this.told = [
+      options.nc.subscribe(PANE_CREATED_ANY_NODE, {
+        callback: (err, message) => {
+          if (err === null) this.paneCreated(message.subject, message.data);
+        },
+      }),
+      options.nc.subscribe(PANE_EXITED_ANY_NODE, {
+        callback: (err, message) => {
+          if (err === null) this.paneExited(message.subject, message.data);
+        },
+      }),
+    ];
   }
 
   async list(): Promise<PaneInfo[]> {
@@ -97,12 +111,33 @@ export class ClusterPanes implements RemotePanes {
     };
   }
 
-  /** Ends every attachment (before the NATS connection closes). */
+  async subscribe(ref: NodePaneRef, options: { events: readonly NodePaneEvent[]; replay: boolean }, listener: NodePaneListener): Promise<NodePaneFollow> {
+    if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
+    let held: RemoteSubscription | undefined;
+    const subscription = await RemoteSubscription.open(ref, options, {
+      client: this.client(ref.node, CALL_TIMEOUT_MS),
+      nc: this.options.nc,
+      listener,
+      logger: this.options.logger,
+      forget: () => {
+        if (held) this.attachments.delete(held);
+      },
+    });
+    // Renewed from now on, unless it ended while it opened (the node told so at once).
+    if (!subscription.ended) {
+      held = subscription;
+      this.attachments.add(subscription);
+    }
+    return subscription;
+  }
+
+  /** Ends every attachment and subscription (before the NATS connection closes). */
   close(): void {
     this.closed = true;
     clearTimeout(this.keepTimer);
-    this.created.unsubscribe();
+    for (const subscription of this.told) subscription.unsubscribe();
     this.createdEmitter.dispose();
+    this.exitedEmitter.dispose();
     for (const attachment of this.attachments) attachment.dispose();
   }
 
@@ -111,6 +146,13 @@ export class ClusterPanes implements RemotePanes {
     const told = PaneCreatedSchema.safeParse(parseJson(data));
     if (node === '' || !told.success) return;
     this.createdEmitter.fire({ pane_id: nodePaneId({ node, pane: told.data.pane_id }), title: told.data.title });
+  }
+
+  private paneExited(subject: string, data: Uint8Array): void {
+    const node = subject.split('.')[2] ?? '';
+    const told = PaneExitedSchema.safeParse(parseJson(data));
+    if (node === '' || !told.success) return;
+    this.exitedEmitter.fire({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
   }
 
   private client(node: string, timeoutMs: number): NodePaneClient {
@@ -128,7 +170,7 @@ export class ClusterPanes implements RemotePanes {
 
   /** Renews every attachment, one request per node. */
   private async keep(): Promise<void> {
-    const byNode = new Map<string, RemoteAttachment[]>();
+    const byNode = new Map<string, HeldByController[]>();
     for (const attachment of this.attachments) {
       const held = byNode.get(attachment.node);
       if (held) held.push(attachment);
@@ -139,7 +181,7 @@ export class ClusterPanes implements RemotePanes {
         try {
           const { gone, sent } = await this.client(node, CALL_TIMEOUT_MS).call('keep', { attachments: held.map((a) => a.id) });
           for (const attachment of held) {
-            if (gone.includes(attachment.id)) attachment.fail({ code: 'PANE_NOT_FOUND', message: `node ${node} no longer has the terminal of pane ${attachment.paneId} attached` });
+            if (gone.includes(attachment.id)) attachment.fail({ code: 'PANE_NOT_FOUND', message: `node ${node} no longer holds this ${attachment.what} of pane ${attachment.paneId}` });
             else attachment.kept(sent[attachment.id]);
           }
         } catch (err) {
@@ -155,9 +197,10 @@ export class ClusterPanes implements RemotePanes {
  * held), `live` (frames played in order), `redrawing` (the redraw call out, frames held), `ended`.
  * Frames held while a call is out are played after its answer, from the first one it does not hold.
  */
-class RemoteAttachment implements TerminalAttachment {
+class RemoteAttachment implements TerminalAttachment, HeldByController {
   readonly id = randomBytes(12).toString('hex');
   readonly paneId: string;
+  readonly what = 'attached terminal';
   private state: 'joining' | 'live' | 'redrawing' | 'ended' = 'joining';
   /** The last frame played (or held in what the node last answered). */
   private seq = 0;
@@ -343,6 +386,9 @@ class RemoteAttachment implements TerminalAttachment {
 function timeoutFor<M extends NodePaneMethod>(method: M, params: Params<M>): number {
   if (method === 'wait_for') return ((params as Params<'wait_for'>).timeout_ms ?? DEFAULT_WAIT_MS) + WAIT_MARGIN_MS;
   if (method === 'answer_approval') return ANSWER_TIMEOUT_MS;
+  // A prompt waits for its agent to take it (a dialog in the way answered first).
+  if (method === 'send_prompt') return PROMPT_TIMEOUT_MS;
+  if (method === 'kill' || method === 'remove') return CALL_TIMEOUT_MS + ((params as Params<'kill'>).grace_ms ?? KILL_GRACE_MS);
   if (method === 'send_keys') {
     const keys = params as Params<'send_keys'>;
     return CALL_TIMEOUT_MS + keys.keys.length * (keys.interval_ms ?? 0);
@@ -350,6 +396,3 @@ function timeoutFor<M extends NodePaneMethod>(method: M, params: Params<M>): num
   return CALL_TIMEOUT_MS;
 }
 
-function asFailure(err: unknown): { code: string; message: string } {
-  return isSwitchboardError(err) ? { code: err.code, message: err.message } : { code: 'INTERNAL_ERROR', message: errorMessage(err) };
-}

@@ -10,14 +10,18 @@ import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
-import { maxPayload, nodePanesSubject, paneCreatedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { NodeSubscription } from './node-subscription.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
 
-/** Attached terminals at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
+/** Attached terminals and subscriptions at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
 const MAX_ATTACHMENTS = 64;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
+
+/** One of the node's panes. */
+type NodePane = ReturnType<PaneContext['panes']['get']>;
 
 export interface NodePaneServerOptions {
   nc: NatsConnection;
@@ -153,9 +157,12 @@ class NodeAttachment implements Disposable {
 
 /** Serves the node's panes until disposed (every attachment ended then). */
 export class NodePaneServer implements Disposable {
-  private readonly attachments = new Map<string, NodeAttachment>();
+  /** The attached terminals and the subscriptions, by the id their controller gave them (kept and ended alike). */
+  private readonly attachments = new Map<string, NodeAttachment | NodeSubscription>();
   private readonly disposables = new DisposableStore();
   private readonly keepForMs: number;
+  /** Each live pane's exit listener, which tells the controllers when its program ends. */
+  private readonly exitListeners = new Map<string, Disposable>();
   /** Ends the waits on the node's screens (wait_for) when the server stops. */
   private readonly stopping = new AbortController();
 
@@ -164,9 +171,21 @@ export class NodePaneServer implements Disposable {
     const { nc, node, logger } = options;
     this.disposables.add(serveControl({ nc, subject: nodePanesSubject(node), ops: NODE_PANE_OPS, handlers: this.handlers(), logger: logger.child({ component: 'node-panes' }) }));
     // The controllers' dashboards list a new pane when told (the listing itself is asked of the node).
-    this.disposables.add(options.panes.onPaneCreated((pane) => this.publish(paneCreatedSubject(node), { pane_id: pane.id, title: pane.title })));
+    this.disposables.add(
+      options.panes.onPaneCreated((pane) => {
+        this.publish(paneCreatedSubject(node), { pane_id: pane.id, title: pane.title });
+        this.tellExitOf(pane);
+      }),
+    );
+    for (const pane of options.panes.list()) this.tellExitOf(pane);
     // A pane gone (its run ended and took it): its terminals are told, and their places freed.
-    this.disposables.add(options.panes.onPaneRemoved((pane) => this.endAttachmentsOf(pane.id)));
+    this.disposables.add(
+      options.panes.onPaneRemoved((pane) => {
+        this.exitListeners.get(pane.id)?.dispose();
+        this.exitListeners.delete(pane.id);
+        this.endAttachmentsOf(pane.id);
+      }),
+    );
     const sweep = setInterval(() => this.sweep(), Math.min(KEEP_EVERY_MS, this.keepForMs));
     sweep.unref();
     this.disposables.add({ dispose: () => clearInterval(sweep) });
@@ -176,7 +195,21 @@ export class NodePaneServer implements Disposable {
     this.stopping.abort(new SwitchboardError('SHUTTING_DOWN', `node ${this.options.node} is stopping`));
     for (const attachment of this.attachments.values()) attachment.end({ code: 'SHUTTING_DOWN', message: `node ${this.options.node} is stopping` });
     this.attachments.clear();
+    for (const listener of this.exitListeners.values()) listener.dispose();
+    this.exitListeners.clear();
     this.disposables.dispose();
+  }
+
+  /** The controllers' lists of every pane show a program's end when told (a pane here whose program ended already is listed so). */
+  private tellExitOf(pane: NodePane): void {
+    if (!pane.alive) return;
+    this.exitListeners.set(
+      pane.id,
+      pane.onExit((exit) => {
+        this.exitListeners.delete(pane.id);
+        this.publish(paneExitedSubject(this.options.node), { pane_id: pane.id, exit_code: exit.exitCode, signal: exit.signal });
+      }),
+    );
   }
 
   private handlers(): ControlHandlers<typeof NODE_PANE_OPS> {
@@ -186,6 +219,18 @@ export class NodePaneServer implements Disposable {
       call: async ({ method, params }) => ({ result: await this.call(method, params) }),
       attach: ({ pane_id, attachment }) => Promise.resolve(this.attach(pane_id, attachment)),
       redraw: ({ attachment }) => Promise.resolve(this.attachment(attachment).redraw()),
+      subscribe: ({ pane_id, attachment, events, replay }) => {
+        this.take(attachment);
+        const subscription = new NodeSubscription(pane_id, paneOutputSubject(this.options.node, attachment), (subject, frame) => this.publish(subject, frame), panes, { events, replay }, maxPayload(this.options.nc) / 2, Date.now());
+        this.attachments.set(attachment, subscription);
+        return Promise.resolve({});
+      },
+      repaint: ({ attachment }) => {
+        const held = this.attachments.get(attachment);
+        if (!(held instanceof NodeSubscription) || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no subscription ${attachment} on node ${this.options.node}`, { attachment });
+        held.repaint();
+        return Promise.resolve({});
+      },
       input: ({ attachment, data }) => {
         this.attachment(attachment).write(Buffer.from(data, 'base64'));
         return Promise.resolve({});
@@ -223,9 +268,14 @@ export class NodePaneServer implements Disposable {
     return (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)(context, checked);
   }
 
-  private attach(paneId: string, id: string): ReturnType<NodeAttachment['opened']> {
+  /** CONFLICT for an id in use, LIMIT_EXCEEDED past MAX_ATTACHMENTS: checked before a new attachment or subscription is made. */
+  private take(id: string): void {
     if (this.attachments.has(id)) throw new SwitchboardError('CONFLICT', `attachment ${id} exists already`, { attachment: id });
-    if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals already`, { limit: MAX_ATTACHMENTS });
+    if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals and subscriptions already`, { limit: MAX_ATTACHMENTS });
+  }
+
+  private attach(paneId: string, id: string): ReturnType<NodeAttachment['opened']> {
+    this.take(id);
     const terminal = findPaneTerminal({ panes: this.options.panes }, paneId);
     if (!terminal) throw new SwitchboardError('PANE_NOT_FOUND', `pane not found: ${paneId} on node ${this.options.node}`, { pane_id: paneId, node: this.options.node });
     const attachment = new NodeAttachment(paneId, paneOutputSubject(this.options.node, id), (subject, frame) => this.publish(subject, frame), terminal, Date.now());
@@ -257,7 +307,7 @@ export class NodePaneServer implements Disposable {
 
   private attachment(id: string): NodeAttachment {
     const held = this.attachments.get(id);
-    if (!held || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no attachment ${id} on node ${this.options.node}`, { attachment: id });
+    if (!(held instanceof NodeAttachment) || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no attachment ${id} on node ${this.options.node}`, { attachment: id });
     return held;
   }
 

@@ -11,7 +11,8 @@
  */
 import { z } from 'zod';
 import type { ControlOps } from '../cluster/index.js';
-import { NODE_PANE_METHODS } from '../api/index.js';
+import { NODE_PANE_EVENTS, NODE_PANE_METHODS } from '../api/index.js';
+import { notificationSchemas } from '../protocol/methods.js';
 
 /** An attachment's name: one subject token the controller makes up (random), so a node's output for it goes to that controller only. */
 const attachmentId = z.string().regex(/^[a-z0-9]{16,32}$/, 'an attachment id is 16 to 32 lowercase letters and digits');
@@ -47,7 +48,18 @@ export const NODE_PANE_OPS = {
     params: z.strictObject({ attachments: z.array(attachmentId).max(1024) }),
     result: z.object({ gone: z.array(z.string()), sent: z.record(z.string(), z.number().int().min(0)) }),
   },
-  /** Ends an attachment. */
+  /**
+   * Follows a pane as `subscribe` does (output, exit, screen frames): its notifications go out in
+   * numbered frames on the attachment's subject, as a terminal's output does, and it is kept and
+   * ended the same way.
+   */
+  subscribe: {
+    params: z.strictObject({ pane_id: paneId, attachment: attachmentId, events: z.array(z.enum(NODE_PANE_EVENTS)).min(1).max(NODE_PANE_EVENTS.length), replay: z.boolean() }),
+    result: z.object({}),
+  },
+  /** For a subscription that lost frames: its screen again as a full frame, and its exit again if the program has ended. */
+  repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
+  /** Ends an attachment or a subscription. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;
 
@@ -61,8 +73,27 @@ export const OutputFrameSchema = z.object({
 });
 export type OutputFrame = z.infer<typeof OutputFrameSchema>;
 
+/** What a subscription's frames carry: a pane notification without the subscription and pane (the controller's caller names them). */
+const unnamed = { subscription: true, pane_id: true } as const;
+const NoticeSchema = z.discriminatedUnion('method', [
+  z.object({ method: z.literal('output'), params: notificationSchemas.output.omit(unnamed) }),
+  z.object({ method: z.literal('exit'), params: notificationSchemas.exit.omit(unnamed) }),
+  z.object({ method: z.literal('screen'), params: notificationSchemas.screen.omit(unnamed) }),
+]);
+
+/** One frame of a subscription: a notification, or the subscription's end. */
+export const NoticeFrameSchema = z.object({
+  seq: z.number().int().min(1),
+  notice: NoticeSchema.optional(),
+  ended: z.object({ code: z.string(), message: z.string() }).optional(),
+});
+export type NoticeFrame = z.infer<typeof NoticeFrameSchema>;
+
 /** A node started a pane (its own id; the node is the subject's). */
 export const PaneCreatedSchema = z.object({ pane_id: paneId, title: z.string().max(256) });
+
+/** The program of a node's pane ended (its own id; the node is the subject's). */
+export const PaneExitedSchema = z.object({ pane_id: paneId, exit_code: z.number().nullable(), signal: z.string().nullable() });
 
 /** A pane of a node's listing, as far as the controller relies on it (the rest is checked by the protocol's schema). */
 export const ListedPaneSchema = z.object({ pane_id: paneId });

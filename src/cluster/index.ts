@@ -14,6 +14,8 @@ export {
   paneOutputSubject,
   paneCreatedSubject,
   PANE_CREATED_ANY_NODE,
+  paneExitedSubject,
+  PANE_EXITED_ANY_NODE,
   controllerSubject,
   WORK_STREAM,
   EVENTS_STREAM,

@@ -116,6 +116,14 @@ export function paneCreatedSubject(node: string): string {
 /** paneCreatedSubject of every node, for a controller's subscription (the node is the subject's third token). */
 export const PANE_CREATED_ANY_NODE = 'sb.pane.*.created';
 
+/** `sb.pane.<node>.exited`: a node tells the controllers the program of a pane of its ended. */
+export function paneExitedSubject(node: string): string {
+  return `sb.pane.${checkName('node', node)}.exited`;
+}
+
+/** paneExitedSubject of every node. */
+export const PANE_EXITED_ANY_NODE = 'sb.pane.*.exited';
+
 /** `sb.ctl.<topic>`: requests from nodes to the controller. */
 export function controllerSubject(topic: string): string {
   return `sb.ctl.${checkName('control topic', topic)}`;

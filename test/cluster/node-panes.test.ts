@@ -10,14 +10,17 @@
  * with the controller still answering.
  */
 import path from 'node:path';
+import { spawn as spawnPty } from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import type { PaneInfo } from '../../src/protocol/methods.js';
 import { silentLogger } from '../../src/core/logger.js';
+import { Screen } from '../../src/pane/screen.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
 import { ARTIFACTS, useChromium } from '../support/chromium.js';
+import { CLI, cleanEnv } from '../support/cli.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
 import { until } from '../support/processes.js';
@@ -131,7 +134,11 @@ describe("a node's pane, from the controller", () => {
     await expect(c.getText('nobody/p00000000')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
     await expect(c.getText('n1/p1/p2')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     await expect(c.getText('no.de/p1')).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
-    await expect(c.kill(remoteId)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    await expect(c.kill('n1/p00000000')).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
+    await expect(c.subscribe({ paneId: 'n1/p00000000', events: ['output'] })).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
+    await expect(c.subscribe({ paneId: 'nobody/p00000000', events: ['output'] })).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
+    // An agent's states are followed on its node, not across yet: said, not silently never sent.
+    await expect(c.subscribe({ paneId: remoteId, events: ['screen', 'state'] })).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
     await expect(c.resize(remoteId, 1, 1)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     // More than one NATS message takes (the server's max_payload, 1 MiB): said at once, not a timeout.
     await expect(c.sendText(remoteId, 'x'.repeat(1024 * 1024))).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED' });
@@ -140,10 +147,115 @@ describe("a node's pane, from the controller", () => {
   });
 });
 
+describe("a node's pane, followed and ended from the controller", () => {
+  it('is subscribed to (output with its offsets, screen frames, exit), prompted, killed and removed', { timeout: 2 * WAIT_MS }, async () => {
+    const c = need(client);
+    const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'followed on n1', cols: 60, rows: 12 });
+    const id = `n1/${pane.id}`;
+    await c.waitFor(id, { pattern: 'ready', timeoutMs: 20_000 });
+    let output = '';
+    let nextOffset: number | undefined;
+    const offsetsInOrder: boolean[] = [];
+    const rows = new Map<number, string>();
+    const frames: { full: boolean; cols: number; rows: number }[] = [];
+    const exits: { exit_code: number | null; signal: string | null }[] = [];
+    const ended: { code: string; message: string }[] = [];
+    // A list of every pane (the dashboard's) hears the node pane's end as `exit` too.
+    const listExits: string[] = [];
+    const everyPane = await c.subscribe({ events: ['exit'] }, { exit: (n) => void listExits.push(n.pane_id) });
+    const subscription = await c.subscribe(
+      { paneId: id, events: ['output', 'screen', 'exit'], replay: true },
+      {
+        output: (n) => {
+          expect(n.pane_id).toBe(id);
+          if (nextOffset !== undefined) offsetsInOrder.push(n.offset === nextOffset);
+          nextOffset = n.offset + Buffer.byteLength(n.data);
+          output += n.data;
+        },
+        screen: (n) => {
+          frames.push({ full: n.full, cols: n.cols, rows: n.rows });
+          if (n.full) rows.clear();
+          for (const [row, line] of n.changed) rows.set(row, line.replace(/\x1b\[[0-9;?]*[A-Za-z]/g, ''));
+        },
+        exit: (n) => void exits.push({ exit_code: n.exit_code, signal: n.signal }),
+        subscription_ended: (n) => void ended.push({ code: n.code, message: n.message }),
+      },
+    );
+    try {
+      // The replay: what the program said before the subscription, from the start of its stream.
+      await until(() => output.includes('ready'), 'the replayed output', WAIT_MS);
+      await until(() => frames.some((f) => f.full) && [...rows.values()].some((l) => l.includes('ready')), 'a full screen frame', WAIT_MS);
+      expect(frames[0]).toMatchObject({ full: true, cols: 60, rows: 12 });
+      // send_prompt: typed as a plain program takes a prompt, answered live on both streams.
+      expect(await c.sendPrompt(id, 'prompted from the controller')).toEqual({ success: true });
+      await until(() => output.includes('said: prompted from the controller'), 'the prompt’s answer as output', WAIT_MS);
+      await until(() => [...rows.values()].some((l) => l.includes('said: prompted from the controller')), 'the prompt’s answer on the screen frames', WAIT_MS);
+      expect(offsetsInOrder.every(Boolean)).toBe(true);
+      // kill: the node ends the program; the subscription hears the exit once.
+      const killed = await c.kill(id, { signal: 'TERM', graceMs: 5_000 });
+      expect(killed).toMatchObject({ success: true, signal: 'SIGTERM' });
+      await until(() => exits.length > 0, 'the exit notification', WAIT_MS);
+      expect(exits).toEqual([{ exit_code: killed.exit_code, signal: 'SIGTERM' }]);
+      expect(await c.isAlive(id)).toMatchObject({ alive: false, signal: 'SIGTERM' });
+      await until(() => listExits.includes(id), 'the exit told to the list of every pane', WAIT_MS);
+      // remove: the pane is gone from the node and the listing, and its subscription is told it ended.
+      expect(await c.remove(id)).toEqual({ success: true });
+      await until(() => ended.length > 0, 'subscription_ended', WAIT_MS);
+      expect(ended[0]?.code).toBe('PANE_NOT_FOUND');
+      expect(need(node).panes.find(pane.id)).toBeUndefined();
+      expect((await c.list()).panes.some((p) => p.pane_id === id)).toBe(false);
+      await expect(c.remove(id)).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
+    } finally {
+      subscription.dispose();
+      await everyPane.unsubscribe();
+      if (need(node).panes.find(pane.id)) await need(node).panes.remove(pane.id, { graceMs: 0 });
+    }
+  });
+
+  it('switchboard attach: this terminal becomes the node’s pane, typed into and resized, until detached', { timeout: 2 * WAIT_MS }, async () => {
+    const c = need(client);
+    const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'attached on n1' });
+    const id = `n1/${pane.id}`;
+    const outer = new Screen({ cols: 100, rows: 20, scrollbackRows: 100 });
+    const attach = spawnPty(process.execPath, [CLI, '--home', need(controller).home, 'attach', id], { cols: 100, rows: 20, env: cleanEnv() });
+    attach.onData((d) => outer.write(d));
+    let running = true as boolean;
+    const exited = new Promise<number>((resolve) =>
+      attach.onExit(({ exitCode }) => {
+        running = false;
+        resolve(exitCode);
+      }),
+    );
+    const onOuter = (predicate: () => boolean, what: string): Promise<void> =>
+      until(predicate, what, WAIT_MS).catch(() => {
+        throw new Error(`attach: never saw ${what}; outer screen:\n${outer.screenLines().join('\n')}`);
+      });
+    try {
+      await onOuter(() => outer.screenLines().includes('ready'), 'the node pane’s screen');
+      // attach sizes the pane to this terminal.
+      await until(async () => (await c.getScreen(id)).cols === 100, 'the pane sized to the terminal', WAIT_MS);
+      attach.write('through attach\r');
+      await onOuter(() => outer.screenLines().includes('said: through attach'), 'typed output');
+      expect((await c.getText(id, { lines: 10 })).text).toContain('said: through attach');
+      attach.resize(80, 15);
+      await until(async () => (await c.getScreen(id)).cols === 80, 'the resize', WAIT_MS);
+      attach.write('size\r');
+      await onOuter(() => outer.screenLines().includes('size 80x15'), 'the program seeing the new size');
+      attach.write('\x1d');
+      expect(await exited).toBe(0);
+      expect(await c.isAlive(id)).toMatchObject({ alive: true });
+    } finally {
+      if (running) attach.kill();
+      outer.dispose();
+      await need(node).panes.remove(pane.id, { graceMs: 0 });
+    }
+  });
+});
+
 describe("a node's pane in the dashboard, in Chromium", () => {
   const browser = useChromium(WAIT_MS);
 
-  it('is shown beside the controller’s panes, marked with its node, and typed into', { timeout: 2 * WAIT_MS }, async () => {
+  it('is shown beside the controller’s panes, marked with its node, typed into, killed and closed', { timeout: 2 * WAIT_MS }, async () => {
     const pane = need(node).panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'browser on n1' });
     const c = need(client);
     // The node answers listings before the page loads (a node that does not answer in time is left out of the page's one listing).
@@ -160,9 +272,17 @@ describe("a node's pane in the dashboard, in Chromium", () => {
       await page.keyboard.press('Enter');
       await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('said: typed in chromium');
       await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane.png') });
+      // kill: the node ends the program, and the card hears the exit (it offers close instead).
+      await card.getByTestId('kill').click();
+      await card.getByTestId('remove').waitFor({ timeout: WAIT_MS });
+      expect(need(node).panes.get(pane.id).alive).toBe(false);
+      // close: the pane is removed on its node, and its card goes.
+      await card.getByTestId('remove').click();
+      await card.waitFor({ state: 'detached', timeout: WAIT_MS });
+      expect(need(node).panes.find(pane.id)).toBeUndefined();
     } finally {
       await page.close();
-      await need(node).panes.remove(pane.id, { graceMs: 0 });
+      if (need(node).panes.find(pane.id)) await need(node).panes.remove(pane.id, { graceMs: 0 });
     }
   });
 });

@@ -14,8 +14,8 @@ import { serveControl, nodePanesSubject, paneOutputSubject, type ControlHandlers
 import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
 import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
 import { NodePaneServer } from '../../src/cluster-panes/node-pane-server.js';
-import { NODE_PANE_OPS, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
-import type { TerminalSink } from '../../src/api/index.js';
+import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
+import type { NodePaneListener, TerminalSink } from '../../src/api/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
@@ -58,10 +58,29 @@ function recordingSink(): { events: string[]; sink: TerminalSink } {
   };
 }
 
+/** What a subscription through ClusterPanes was told, in order, each as a short line. */
+function recordingListener(): { events: string[]; listener: NodePaneListener } {
+  const events: string[] = [];
+  return {
+    events,
+    listener: {
+      notice: (notice) => {
+        if (notice.method === 'output') events.push(`output ${notice.params.offset} ${notice.params.data}`);
+        else if (notice.method === 'overflow') events.push(`overflow ${notice.params.dropped_bytes} ${notice.params.resume_offset}`);
+        else if (notice.method === 'exit') events.push(`exit ${String(notice.params.exit_code)}`);
+        else events.push(`screen ${notice.params.full ? 'full' : 'rows'} ${notice.params.changed.map(([row, line]) => `${row}:${line}`).join('|')}`);
+      },
+      ended: (error) => void events.push(`ended ${error.code}`),
+    },
+  };
+}
+
+const SCREEN = { cols: 10, rows: 2, cursor: { x: 0, y: 0, visible: true }, alt_screen: false, modes: { application_cursor_keys: false, bracketed_paste: false, mouse_tracking: 'none', send_focus: false } };
+
 /** A node that answers with `handlers` (the rest refuse), publishing frames of its own choosing. */
-function scriptedNode(name: string, handlers: Partial<ControlHandlers<typeof NODE_PANE_OPS>>): { publish: (attachment: string, frame: OutputFrame) => void; dispose: () => void } {
+function scriptedNode(name: string, handlers: Partial<ControlHandlers<typeof NODE_PANE_OPS>>): { publish: (attachment: string, frame: OutputFrame | NoticeFrame) => void; dispose: () => void } {
   const refuse = (): Promise<never> => Promise.reject(new Error('not scripted'));
-  const all = { list: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
+  const all = { list: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, subscribe: refuse, repaint: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
   const served = serveControl({ nc: need(nc), subject: nodePanesSubject(name), ops: NODE_PANE_OPS, handlers: all, logger: silentLogger });
   return { publish: (attachment, frame) => need(nc).publish(paneOutputSubject(name, attachment), JSON.stringify(frame)), dispose: () => served.dispose() };
 }
@@ -203,6 +222,128 @@ describe('a node pane terminal on the controller', () => {
       const { events, sink } = recordingSink();
       panes.terminal({ node: 's3', pane: pane.id }).attach(sink);
       await until(() => events.includes('fail TIMEOUT'), 'the node ending the attachment', WAIT_MS);
+    } finally {
+      panes.close();
+      server.dispose();
+      agentPanes.dispose();
+      await registry.close({ graceMs: 0 });
+    }
+  });
+});
+
+describe('a subscription to a node pane on the controller', () => {
+  it('a lost frame: the screen is asked for again in full, the output after the gap follows an overflow saying where it resumes; the exit is told once; the last frames lost are found by the renewal', { timeout: WAIT_MS }, async () => {
+    let id = '';
+    let repaints = 0;
+    /** The node's frame numbers: each frame sent (or lost on the way) takes the next. */
+    let seq = 0;
+    const send = (frame: Omit<NoticeFrame, 'seq'>): void => node.publish(id, { seq: ++seq, ...frame });
+    const lose = (): void => {
+      seq += 1;
+    };
+    const node = scriptedNode('t1', {
+      subscribe: ({ attachment, events, replay }) => {
+        id = attachment;
+        expect({ events, replay }).toEqual({ events: ['output', 'screen', 'exit'], replay: true });
+        // Published before the answer: the controller subscribed first, and plays it.
+        send({ notice: { method: 'output', params: { data: 'abc', offset: 0 } } });
+        return Promise.resolve({});
+      },
+      repaint: () => {
+        repaints += 1;
+        send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, `drawn ${repaints}`]] } } });
+        return Promise.resolve({});
+      },
+      // What the node sent so far (published on this connection before the answer that says so).
+      keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, seq])) }),
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t1'], logger: silentLogger, keepEveryMs: 50 });
+    const { events, listener } = recordingListener();
+    const subscription = await panes.subscribe({ node: 't1', pane: 'p1' }, { events: ['output', 'screen', 'exit'], replay: true }, listener);
+    try {
+      await until(() => events.length >= 1, 'the first output', WAIT_MS);
+      send({ notice: { method: 'output', params: { data: 'def', offset: 3 } } });
+      // The next frame (output 'ghi' at 6) is lost on the way.
+      lose();
+      send({ notice: { method: 'output', params: { data: 'jkl', offset: 9 } } });
+      await until(() => events.includes('screen full 0:drawn 1'), 'the repaint after the gap', WAIT_MS);
+      send({ notice: { method: 'exit', params: { exit_code: 0, signal: null } } });
+      // A repaint tells the exit again: heard once.
+      send({ notice: { method: 'exit', params: { exit_code: 0, signal: null } } });
+      await until(() => events.includes('exit 0'), 'the exit', WAIT_MS);
+      // The last frame is lost, with nothing after it: the renewal says one more was sent, and the screen is asked for again.
+      lose();
+      await until(() => events.includes('screen full 0:drawn 2'), 'the repaint after the renewal', WAIT_MS);
+      send({ ended: { code: 'PANE_NOT_FOUND', message: 'removed' } });
+      await until(() => events.includes('ended PANE_NOT_FOUND'), 'the end', WAIT_MS);
+      expect(events).toEqual(['output 0 abc', 'output 3 def', 'overflow 3 9', 'output 9 jkl', 'screen full 0:drawn 1', 'exit 0', 'screen full 0:drawn 2', 'ended PANE_NOT_FOUND']);
+      expect(repaints).toBe(2);
+    } finally {
+      subscription.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
+  it('refused by the node: the subscribe rejects with its code and nothing is held', { timeout: WAIT_MS }, async () => {
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => [], logger: silentLogger });
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const server = new NodePaneServer({ nc: need(nc), node: 't2', panes: registry, agentPanes, logger: silentLogger });
+    try {
+      const { listener } = recordingListener();
+      await expect(panes.subscribe({ node: 't2', pane: 'p00000000' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
+      await expect(panes.subscribe({ node: 'nobody', pane: 'p1' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
+      expect((panes as unknown as { attachments: Set<unknown> }).attachments.size).toBe(0);
+    } finally {
+      panes.close();
+      server.dispose();
+      agentPanes.dispose();
+      await registry.close({ graceMs: 0 });
+    }
+  });
+
+  it('with a real node pane server: output past one message goes in pieces with their offsets, screen frames follow, the exit comes after the last output', { timeout: WAIT_MS }, async () => {
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const server = new NodePaneServer({ nc: need(nc), node: 't3', panes: registry, agentPanes, logger: silentLogger });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t3'], logger: silentLogger });
+    try {
+      // 300 000 characters at once, then its exit: more than a frame takes, and more than one NATS message.
+      const pane = registry.create({ argv: [process.execPath, '-e', "process.stdin.once('data', () => { process.stdout.write('é'.repeat(150000) + 'x'.repeat(150000) + '\\nend\\n', () => process.exit(5)); })"], cwd: scratch.dir, cols: 80, rows: 10 });
+      let output = '';
+      let next = 0;
+      const offsets: boolean[] = [];
+      let exitAfter = -1;
+      let fullFrames = 0;
+      let ended = '';
+      const subscription = await panes.subscribe(
+        { node: 't3', pane: pane.id },
+        { events: ['output', 'screen', 'exit'], replay: true },
+        {
+          notice: (notice) => {
+            if (notice.method === 'output') {
+              offsets.push(notice.params.offset === next);
+              next = notice.params.offset + Buffer.byteLength(notice.params.data);
+              output += notice.params.data;
+            } else if (notice.method === 'screen' && notice.params.full) fullFrames += 1;
+            else if (notice.method === 'exit') exitAfter = output.length;
+          },
+          ended: (error) => (ended = error.code),
+        },
+      );
+      await until(() => fullFrames > 0, 'the first screen frame', WAIT_MS);
+      registry.get(pane.id).sendText('go\r', false);
+      await until(() => exitAfter >= 0, 'the exit', WAIT_MS);
+      expect(output).toContain('é'.repeat(150000) + 'x'.repeat(150000));
+      expect(exitAfter).toBe(output.length);
+      expect(output.endsWith('end\r\n')).toBe(true);
+      expect(offsets.length).toBeGreaterThan(4);
+      expect(offsets.every(Boolean)).toBe(true);
+      expect(ended).toBe('');
+      subscription.dispose();
+      // Detached: the node holds nothing for it.
+      await until(() => (server as unknown as { attachments: Map<string, unknown> }).attachments.size === 0, 'the node letting go', WAIT_MS);
     } finally {
       panes.close();
       server.dispose();

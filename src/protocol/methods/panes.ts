@@ -205,4 +205,9 @@ export const paneNotifications = {
   }),
   /** A subscription to all panes saw a new pane. */
   pane_created: z.object({ subscription: z.string(), pane_id: z.string(), title: z.string() }),
+  /**
+   * A subscription to a pane on another host (`<node>/<pane>`) cannot go on: its node no longer has
+   * the pane, stopped, or stopped answering. Nothing follows; the subscription is gone.
+   */
+  subscription_ended: z.object({ subscription: z.string(), pane_id: z.string(), code: z.string(), message: z.string() }),
 } as const;

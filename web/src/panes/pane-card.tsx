@@ -126,7 +126,7 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
           <label className="select-box" title="Select for broadcast">
             <input type="checkbox" data-testid="broadcast-select" checked={layout.selected} onChange={layout.onToggleSelected} />
           </label>
-          {info.node ? null : info.alive ? (
+          {info.alive ? (
             <button type="button" className="icon-button danger" data-testid="kill" title="Kill the pane's program" disabled={busy !== null} onClick={() => void lifecycle('kill')}>
               {busy === 'kill' ? 'killing…' : 'kill'}
             </button>
