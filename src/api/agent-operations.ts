@@ -13,13 +13,15 @@ export const agentHandlers: { agents: Handler<'agents'>; pane_states: Handler<'p
     };
   },
 
-  pane_states(ctx) {
-    const states = ctx.panes.list().flatMap((pane) => {
+  async pane_states(ctx) {
+    const own = ctx.panes.list().flatMap((pane) => {
       const log = ctx.logs.paneLog(pane.id);
       const tracker = log?.tracker;
       if (!log || !tracker) return [];
       return [{ pane_id: pane.id, state: tracker.state.state, approval: approvalInfo(log.approval, log.approvalId) }];
     });
-    return { states };
+    // A controller's nodes' agent panes too, as `list` gives their panes.
+    const remote = ctx.nodePanes.remote;
+    return { states: remote ? [...own, ...(await remote.states(ctx.signal))] : own };
   },
 };

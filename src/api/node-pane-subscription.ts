@@ -25,6 +25,7 @@ export class NodePaneSubscription implements Disposable {
   /** A screen frame was dropped for a slow peer: the node sends a full one once the peer caught up. */
   private frameDropped = false;
   private readonly drain: Disposable;
+  private states: Disposable | undefined;
 
   constructor(
     readonly id: string,
@@ -37,7 +38,13 @@ export class NodePaneSubscription implements Disposable {
   }
 
   async open(remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<void> {
-    const follow = await remote.subscribe(this.ref, options, { notice: (notice) => this.deliver(notice), ended: (error) => this.end(error) });
+    // An agent's states come from the node's word to every controller, this pane's picked out.
+    if (options.events.includes('state')) {
+      this.states = remote.onPaneState(({ pane_id, ...params }) => {
+        if (pane_id === this.paneId) this.deliver({ method: 'state', params });
+      });
+    }
+    const follow = await remote.subscribe(this.ref, { ...options, events: options.events.filter((e) => e !== 'state') }, { notice: (notice) => this.deliver(notice), ended: (error) => this.end(error) });
     if (this.state === 'ended') {
       follow.dispose();
       return;
@@ -52,6 +59,7 @@ export class NodePaneSubscription implements Disposable {
     this.state = 'ended';
     this.held = [];
     this.drain.dispose();
+    this.states?.dispose();
     this.follow?.dispose();
   }
 
@@ -95,7 +103,16 @@ export class NodePaneSubscription implements Disposable {
       case 'exit':
         this.sink.notify('exit', { ...base, ...notice.params });
         return;
+      case 'state':
+        this.sink.notify('state', { ...base, ...notice.params });
+        return;
       case 'overflow':
+        // Lost between the hosts while output is being dropped for this slow peer: one overflow, said once it catches up.
+        if (this.dropped > 0) {
+          this.dropped += notice.params.dropped_bytes;
+          this.resumeOffset = notice.params.resume_offset;
+          return;
+        }
         this.sink.notify('overflow', { ...base, ...notice.params });
     }
   }

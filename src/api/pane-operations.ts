@@ -10,7 +10,7 @@ import { checkPaneSize, encodeKeys, waitForScreen } from '../pane/index.js';
 import type { Params, Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
-import { NODE_PANE_EVENTS, parseNodePaneId, type NodePaneEvent, type NodePaneMethod } from './remote-panes.js';
+import { parseNodePaneId, type NodePaneMethod } from './remote-panes.js';
 import { OWNER_GRANT, scopesForNewPane } from './authorize.js';
 import { agentStartResult, paneInfo, screenResult, tmuxPlacement, waitForResult } from './to-wire.js';
 
@@ -207,9 +207,7 @@ export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
     const replay = p.replay ?? false;
     const ref = p.pane_id !== undefined ? parseNodePaneId(p.pane_id) : undefined;
     if (ref) {
-      const others = events.filter((e): e is Exclude<typeof e, NodePaneEvent> => !(NODE_PANE_EVENTS as readonly string[]).includes(e));
-      if (others.length > 0) throw new SwitchboardError('INVALID_REQUEST', `events ${others.join(', ')} are not offered for a pane on another host yet (pane ${p.pane_id} is on node ${ref.node}): ${NODE_PANE_EVENTS.join(', ')} are`, { pane_id: p.pane_id, node: ref.node });
-      const subscription = await ctx.caller.nodePaneSubscribe(ref, ctx.nodePanes.require(ref), { events: events as NodePaneEvent[], replay });
+      const subscription = await ctx.caller.nodePaneSubscribe(ref, ctx.nodePanes.require(ref), { events, replay });
       return { subscription };
     }
     if (p.pane_id !== undefined) ctx.panes.get(p.pane_id);

@@ -48,7 +48,7 @@ export class PaneSubscription implements Disposable {
     paneId: string | undefined,
     replay: boolean,
     logs: LogService | undefined,
-    /** A controller's nodes' panes: a new one is told as `pane_created` too, and a program's end as `exit` (their output and states are not followed here). */
+    /** A controller's nodes' panes: a new one is told as `pane_created` too, a program's end as `exit` and an agent's state as `state` (their output is not followed here). */
     nodePanes?: NodePanesSlot,
   ) {
     this.disposables.add(sink.onDrain(() => this.onDrain()));
@@ -83,6 +83,7 @@ export class PaneSubscription implements Disposable {
       this.disposables.add(nodePanes.onPaneCreated((created) => this.sink.notify('pane_created', { subscription: this.id, ...created })));
       // A node's pane's exit, for a list of every pane (its output and screen are a subscription to that pane's).
       if (events.has('exit')) this.disposables.add(nodePanes.onPaneExited((exited) => this.sink.notify('exit', { subscription: this.id, ...exited })));
+      if (events.has('state')) this.disposables.add(nodePanes.onPaneState((state) => this.sink.notify('state', { subscription: this.id, ...state })));
     }
   }
 

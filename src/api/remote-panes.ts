@@ -41,16 +41,19 @@ export function nodePaneId(ref: NodePaneRef): string {
 export const NODE_PANE_METHODS = ['get_text', 'get_screen', 'send_text', 'send_keys', 'send_prompt', 'paste', 'resize', 'is_alive', 'wait_for', 'answer_approval', 'kill', 'remove'] as const;
 export type NodePaneMethod = (typeof NODE_PANE_METHODS)[number];
 
-/** The events a subscription to a node's pane can carry (an agent's states are followed on the node's own daemon, not yet across). */
-export const NODE_PANE_EVENTS = ['output', 'exit', 'screen'] as const;
-export type NodePaneEvent = (typeof NODE_PANE_EVENTS)[number];
+/** The events a subscription to a node's pane carries: all a subscription can. */
+export type NodePaneEvent = NonNullable<Params<'subscribe'>['events']>[number];
 
 /** What a subscription to a node's pane tells, without the subscription and pane (the caller's names for them). */
 export type NodePaneNotice =
   | { method: 'output'; params: Omit<Notifications['output'], 'subscription' | 'pane_id'> }
   | { method: 'exit'; params: Omit<Notifications['exit'], 'subscription' | 'pane_id'> }
   | { method: 'screen'; params: Omit<Notifications['screen'], 'subscription' | 'pane_id'> }
-  | { method: 'overflow'; params: Omit<Notifications['overflow'], 'subscription' | 'pane_id'> };
+  | { method: 'overflow'; params: Omit<Notifications['overflow'], 'subscription' | 'pane_id'> }
+  | { method: 'state'; params: Omit<Notifications['state'], 'subscription' | 'pane_id'> };
+
+/** An agent pane of a node changed state (named `<node>/<pane>`). */
+export type NodePaneState = Omit<Notifications['state'], 'subscription'>;
 
 /** Where a subscription to a node's pane delivers. */
 export interface NodePaneListener {
@@ -70,6 +73,8 @@ export interface NodePaneFollow extends Disposable {
 export interface RemotePanes {
   /** Every live node's panes, named `<node>/<pane>` with `node` set. A node that does not answer in time is left out, and logged. */
   list(signal: AbortSignal): Promise<PaneInfo[]>;
+  /** Every live node's agent panes' states now, as `pane_states` gives a daemon's own (a node that does not answer in time is left out). */
+  states(signal: AbortSignal): Promise<Result<'pane_states'>['states']>;
   /** `method` on the pane on its node; params already checked here, with the node's own pane id. */
   call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
   /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
@@ -80,6 +85,8 @@ export interface RemotePanes {
   readonly onPaneCreated: Event<{ pane_id: string; title: string }>;
   /** The program of a node's pane ended (named `<node>/<pane>`). */
   readonly onPaneExited: Event<NodePaneExit>;
+  /** An agent pane of a node changed state (named `<node>/<pane>`); a change lost on the way is made good by the next one, which says the state whole. */
+  readonly onPaneState: Event<NodePaneState>;
 }
 
 export interface NodePaneExit {
@@ -94,10 +101,13 @@ export class NodePanesSlot implements Disposable {
   private told: Disposable[] = [];
   private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
   private readonly exitedEmitter = new Emitter<NodePaneExit>();
+  private readonly stateEmitter = new Emitter<NodePaneState>();
   /** A node started a pane, whichever RemotePanes is attached now (a subscription made before the cluster side started hears it too). */
   readonly onPaneCreated = this.createdEmitter.event;
   /** The program of a node's pane ended, whichever RemotePanes is attached now. */
   readonly onPaneExited = this.exitedEmitter.event;
+  /** An agent pane of a node changed state, whichever RemotePanes is attached now. */
+  readonly onPaneState = this.stateEmitter.event;
 
   get remote(): RemotePanes | undefined {
     return this.current;
@@ -106,7 +116,7 @@ export class NodePanesSlot implements Disposable {
   attach(remote: RemotePanes): void {
     this.detach();
     this.current = remote;
-    this.told = [remote.onPaneCreated((created) => this.createdEmitter.fire(created)), remote.onPaneExited((exited) => this.exitedEmitter.fire(exited))];
+    this.told = [remote.onPaneCreated((created) => this.createdEmitter.fire(created)), remote.onPaneExited((exited) => this.exitedEmitter.fire(exited)), remote.onPaneState((state) => this.stateEmitter.fire(state))];
   }
 
   detach(): void {
@@ -119,6 +129,7 @@ export class NodePanesSlot implements Disposable {
     this.detach();
     this.createdEmitter.dispose();
     this.exitedEmitter.dispose();
+    this.stateEmitter.dispose();
   }
 
   /** The RemotePanes for `ref`, or PANE_NOT_FOUND saying why there is none. */

@@ -8,15 +8,17 @@ import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
+import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
+import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
 import { asFailure, KEEP_FAILURES_TO_END, type HeldByController } from './held.js';
 import { RemoteSubscription } from './remote-subscription.js';
-import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, type OutputFrame } from './pane-wire.js';
+import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, PaneStateSchema, type OutputFrame } from './pane-wire.js';
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
+/** One agent pane's state as `pane_states` answers it. */
+const paneStateInfoSchema = resultSchemas.pane_states.shape.states.element;
 /** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
 const LIST_TIMEOUT_MS = 5_000;
 const CALL_TIMEOUT_MS = 10_000;
@@ -51,6 +53,8 @@ export class ClusterPanes implements RemotePanes {
   readonly onPaneCreated = this.createdEmitter.event;
   private readonly exitedEmitter = new Emitter<NodePaneExit>();
   readonly onPaneExited = this.exitedEmitter.event;
+  private readonly stateEmitter = new Emitter<NodePaneState>();
+  readonly onPaneState = this.stateEmitter.event;
   private readonly told: Subscription[];
   private closed = false;
 
@@ -66,6 +70,11 @@ export class ClusterPanes implements RemotePanes {
       options.nc.subscribe(PANE_EXITED_ANY_NODE, {
         callback: (err, message) => {
           if (err === null) this.paneExited(message.subject, message.data);
+        },
+      }),
+      options.nc.subscribe(PANE_STATE_ANY_NODE, {
+        callback: (err, message) => {
+          if (err === null) this.paneState(message.subject, message.data);
         },
       }),
     ];
@@ -89,6 +98,25 @@ export class ClusterPanes implements RemotePanes {
       }),
     );
     return listed.flat();
+  }
+
+  async states(): Promise<Result<'pane_states'>['states']> {
+    const told = await Promise.all(
+      this.options.nodes().map(async (node) => {
+        try {
+          const { states } = await this.client(node, LIST_TIMEOUT_MS).call('states', {});
+          return states.flatMap((raw) => {
+            const state = paneStateInfoSchema.safeParse(raw);
+            if (!state.success || !ListedPaneSchema.safeParse(raw).success) return [];
+            return [{ ...state.data, pane_id: nodePaneId({ node, pane: state.data.pane_id }) }];
+          });
+        } catch (err) {
+          this.options.logger.debug('a node did not tell its panes’ states', { node, error: errorMessage(err) });
+          return [];
+        }
+      }),
+    );
+    return told.flat();
   }
 
   async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
@@ -123,12 +151,18 @@ export class ClusterPanes implements RemotePanes {
         if (held) this.attachments.delete(held);
       },
     });
+    // The controller stopped while it opened (read again: the await let close() run): ended at once, told to the caller.
+    if (this.isClosed()) subscription.fail({ code: 'SHUTTING_DOWN', message: 'the controller is stopping' });
     // Renewed from now on, unless it ended while it opened (the node told so at once).
     if (!subscription.ended) {
       held = subscription;
       this.attachments.add(subscription);
     }
     return subscription;
+  }
+
+  private isClosed(): boolean {
+    return this.closed;
   }
 
   /** Ends every attachment and subscription (before the NATS connection closes). */
@@ -138,6 +172,7 @@ export class ClusterPanes implements RemotePanes {
     for (const subscription of this.told) subscription.unsubscribe();
     this.createdEmitter.dispose();
     this.exitedEmitter.dispose();
+    this.stateEmitter.dispose();
     for (const attachment of this.attachments) attachment.dispose();
   }
 
@@ -146,6 +181,13 @@ export class ClusterPanes implements RemotePanes {
     const told = PaneCreatedSchema.safeParse(parseJson(data));
     if (node === '' || !told.success) return;
     this.createdEmitter.fire({ pane_id: nodePaneId({ node, pane: told.data.pane_id }), title: told.data.title });
+  }
+
+  private paneState(subject: string, data: Uint8Array): void {
+    const node = subject.split('.')[2] ?? '';
+    const told = PaneStateSchema.safeParse(parseJson(data));
+    if (node === '' || !told.success) return;
+    this.stateEmitter.fire({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
   }
 
   private paneExited(subject: string, data: Uint8Array): void {

@@ -9,13 +9,15 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
-import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
+import { approvalInfo, checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
+import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, paneStateSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { NodeSubscription } from './node-subscription.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
 
-/** Attached terminals and subscriptions at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
+/** Attached terminals at once, over all the node's panes (a controller that leaks them is refused, not the node's memory). */
 const MAX_ATTACHMENTS = 64;
+/** Subscriptions to the node's panes at once (each is one PaneSubscription: small). */
+const MAX_SUBSCRIPTIONS = 256;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
@@ -161,8 +163,8 @@ export class NodePaneServer implements Disposable {
   private readonly attachments = new Map<string, NodeAttachment | NodeSubscription>();
   private readonly disposables = new DisposableStore();
   private readonly keepForMs: number;
-  /** Each live pane's exit listener, which tells the controllers when its program ends. */
-  private readonly exitListeners = new Map<string, Disposable>();
+  /** Each pane's listeners that tell the controllers of its program's end and its agent's states. */
+  private readonly paneListeners = new Map<string, DisposableStore>();
   /** Ends the waits on the node's screens (wait_for) when the server stops. */
   private readonly stopping = new AbortController();
 
@@ -174,15 +176,15 @@ export class NodePaneServer implements Disposable {
     this.disposables.add(
       options.panes.onPaneCreated((pane) => {
         this.publish(paneCreatedSubject(node), { pane_id: pane.id, title: pane.title });
-        this.tellExitOf(pane);
+        this.tellAbout(pane);
       }),
     );
-    for (const pane of options.panes.list()) this.tellExitOf(pane);
+    for (const pane of options.panes.list()) this.tellAbout(pane);
     // A pane gone (its run ended and took it): its terminals are told, and their places freed.
     this.disposables.add(
       options.panes.onPaneRemoved((pane) => {
-        this.exitListeners.get(pane.id)?.dispose();
-        this.exitListeners.delete(pane.id);
+        this.paneListeners.get(pane.id)?.dispose();
+        this.paneListeners.delete(pane.id);
         this.endAttachmentsOf(pane.id);
       }),
     );
@@ -195,41 +197,70 @@ export class NodePaneServer implements Disposable {
     this.stopping.abort(new SwitchboardError('SHUTTING_DOWN', `node ${this.options.node} is stopping`));
     for (const attachment of this.attachments.values()) attachment.end({ code: 'SHUTTING_DOWN', message: `node ${this.options.node} is stopping` });
     this.attachments.clear();
-    for (const listener of this.exitListeners.values()) listener.dispose();
-    this.exitListeners.clear();
+    for (const listeners of this.paneListeners.values()) listeners.dispose();
+    this.paneListeners.clear();
     this.disposables.dispose();
   }
 
-  /** The controllers' lists of every pane show a program's end when told (a pane here whose program ended already is listed so). */
-  private tellExitOf(pane: NodePane): void {
-    if (!pane.alive) return;
-    this.exitListeners.set(
-      pane.id,
-      pane.onExit((exit) => {
-        this.exitListeners.delete(pane.id);
-        this.publish(paneExitedSubject(this.options.node), { pane_id: pane.id, exit_code: exit.exitCode, signal: exit.signal });
+  /**
+   * What the controllers' lists of every pane are told of a pane: its program's end, and each
+   * state its agent moves to (the whole state, so one lost on the way is made good by the next).
+   */
+  private tellAbout(pane: NodePane): void {
+    const { node, agentPanes } = this.options;
+    const listeners = new DisposableStore();
+    this.paneListeners.set(pane.id, listeners);
+    if (pane.alive) listeners.add(pane.onExit((exit) => this.publish(paneExitedSubject(node), { pane_id: pane.id, exit_code: exit.exitCode, signal: exit.signal })));
+    // AgentPanes was made before this server, so a new pane's agent is there by the time its creation is heard here.
+    const agent = agentPanes.get(pane.id);
+    if (!agent) return;
+    listeners.add(
+      agent.onState((change) => {
+        const approval = change.state === 'waiting_approval' ? approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null) : null;
+        this.publish(paneStateSubject(node), {
+          pane_id: pane.id,
+          state: change.state,
+          previous: change.previous,
+          at: change.at,
+          approval,
+          ...(change.question !== undefined ? { question: change.question } : {}),
+          ...(change.error !== undefined ? { error: change.error } : {}),
+        });
       }),
     );
+  }
+
+  /** The node's agent panes' states now, as a daemon's `pane_states` gives its own. */
+  private states(): { states: Record<string, unknown>[] } {
+    const { panes, agentPanes } = this.options;
+    return {
+      states: panes.list().flatMap((pane) => {
+        const agent = agentPanes.get(pane.id);
+        if (!agent) return [];
+        return [{ pane_id: pane.id, state: agent.tracker.state.state, approval: approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null) }];
+      }),
+    };
   }
 
   private handlers(): ControlHandlers<typeof NODE_PANE_OPS> {
     const { panes } = this.options;
     return {
       list: () => Promise.resolve({ panes: panes.list().map((pane) => paneInfo(pane)) }),
+      states: () => Promise.resolve(this.states()),
       call: async ({ method, params }) => ({ result: await this.call(method, params) }),
       attach: ({ pane_id, attachment }) => Promise.resolve(this.attach(pane_id, attachment)),
       redraw: ({ attachment }) => Promise.resolve(this.attachment(attachment).redraw()),
       subscribe: ({ pane_id, attachment, events, replay }) => {
-        this.take(attachment);
+        this.take(attachment, 'subscription');
         const subscription = new NodeSubscription(pane_id, paneOutputSubject(this.options.node, attachment), (subject, frame) => this.publish(subject, frame), panes, { events, replay }, maxPayload(this.options.nc) / 2, Date.now());
         this.attachments.set(attachment, subscription);
-        return Promise.resolve({});
+        return Promise.resolve({ offset: subscription.outputOffset });
       },
       repaint: ({ attachment }) => {
         const held = this.attachments.get(attachment);
         if (!(held instanceof NodeSubscription) || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no subscription ${attachment} on node ${this.options.node}`, { attachment });
         held.repaint();
-        return Promise.resolve({});
+        return Promise.resolve({ offset: held.outputOffset });
       },
       input: ({ attachment, data }) => {
         this.attachment(attachment).write(Buffer.from(data, 'base64'));
@@ -268,14 +299,17 @@ export class NodePaneServer implements Disposable {
     return (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)(context, checked);
   }
 
-  /** CONFLICT for an id in use, LIMIT_EXCEEDED past MAX_ATTACHMENTS: checked before a new attachment or subscription is made. */
-  private take(id: string): void {
+  /** CONFLICT for an id in use, LIMIT_EXCEEDED past the limit of its kind: checked before a new attached terminal or subscription is made. */
+  private take(id: string, kind: 'terminal' | 'subscription'): void {
     if (this.attachments.has(id)) throw new SwitchboardError('CONFLICT', `attachment ${id} exists already`, { attachment: id });
-    if (this.attachments.size >= MAX_ATTACHMENTS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_ATTACHMENTS} attached terminals and subscriptions already`, { limit: MAX_ATTACHMENTS });
+    // Each kind its own limit: subscriptions (a token with `read` can make them) never crowd out the dashboard's terminals.
+    const limit = kind === 'terminal' ? MAX_ATTACHMENTS : MAX_SUBSCRIPTIONS;
+    const held = [...this.attachments.values()].filter((a) => (a instanceof NodeSubscription) === (kind === 'subscription')).length;
+    if (held >= limit) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${limit} ${kind === 'terminal' ? 'attached terminals' : 'pane subscriptions'} already`, { limit });
   }
 
   private attach(paneId: string, id: string): ReturnType<NodeAttachment['opened']> {
-    this.take(id);
+    this.take(id, 'terminal');
     const terminal = findPaneTerminal({ panes: this.options.panes }, paneId);
     if (!terminal) throw new SwitchboardError('PANE_NOT_FOUND', `pane not found: ${paneId} on node ${this.options.node}`, { pane_id: paneId, node: this.options.node });
     const attachment = new NodeAttachment(paneId, paneOutputSubject(this.options.node, id), (subject, frame) => this.publish(subject, frame), terminal, Date.now());

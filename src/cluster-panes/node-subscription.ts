@@ -10,8 +10,6 @@ import { PaneSubscription, type NodePaneEvent, type NotificationSink, type PaneC
 import type { Notifications } from '../protocol/methods.js';
 import type { NoticeFrame } from './pane-wire.js';
 
-/** Output characters per frame: JSON escapes a control character in 6, so a frame stays well under 1 MiB. */
-const OUTPUT_PIECE_CHARS = 64 * 1024;
 
 type Notice = NonNullable<NoticeFrame['notice']>;
 
@@ -19,6 +17,10 @@ export class NodeSubscription implements Disposable {
   private seq = 0;
   private state: 'open' | 'ended' = 'open';
   private readonly subscription: PaneSubscription;
+  /** Output characters per frame: JSON escapes a control character in 6 bytes, so a piece of this many stays under the frame limit. */
+  private readonly pieceChars: number;
+  /** Where the output sent so far ends in the pane's stream (its first output's start until then). */
+  private outputEnd: number;
   lastKept: number;
 
   constructor(
@@ -41,13 +43,20 @@ export class NodeSubscription implements Disposable {
       onDrain: () => ({ dispose: () => undefined }),
     };
     // Looked up first: PANE_NOT_FOUND before the subscription holds any listener. Its id is the controller's to name.
-    panes.get(paneId);
+    const pane = panes.get(paneId);
+    this.outputEnd = options.replay ? pane.historyStart : pane.outputBytes;
+    this.pieceChars = Math.max(1024, Math.floor(frameLimit / 8));
     this.subscription = new PaneSubscription('node', panes, sink, new Set(options.events), paneId, options.replay, undefined);
   }
 
   /** The number of the last frame sent. */
   get sent(): number {
     return this.seq;
+  }
+
+  /** Where the output sent so far ends (before any: where the first starts). */
+  get outputOffset(): number {
+    return this.outputEnd;
   }
 
   get ended(): boolean {
@@ -77,7 +86,7 @@ export class NodeSubscription implements Disposable {
       let at = 0;
       let byteOffset = offset;
       while (at < data.length) {
-        let end = Math.min(data.length, at + OUTPUT_PIECE_CHARS);
+        let end = Math.min(data.length, at + this.pieceChars);
         // Never half of a surrogate pair in a piece.
         if (end < data.length && isHighSurrogate(data.charCodeAt(end - 1))) end -= 1;
         const piece = data.slice(at, end);
@@ -86,6 +95,7 @@ export class NodeSubscription implements Disposable {
         byteOffset += Buffer.byteLength(piece);
         at = end;
       }
+      this.outputEnd = byteOffset;
     } else if (method === 'exit') {
       const { exit_code, signal } = params as Notifications['exit'];
       this.send({ notice: { method: 'exit', params: { exit_code, signal } } });

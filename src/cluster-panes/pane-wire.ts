@@ -11,7 +11,7 @@
  */
 import { z } from 'zod';
 import type { ControlOps } from '../cluster/index.js';
-import { NODE_PANE_EVENTS, NODE_PANE_METHODS } from '../api/index.js';
+import { NODE_PANE_METHODS } from '../api/index.js';
 import { notificationSchemas } from '../protocol/methods.js';
 
 /** An attachment's name: one subject token the controller makes up (random), so a node's output for it goes to that controller only. */
@@ -26,9 +26,15 @@ const exitSchema = z.object({ exit_code: z.number().nullable(), signal: z.string
 export const INPUT_CHUNK_BYTES = 256 * 1024;
 const MAX_INPUT_BASE64 = Math.ceil(INPUT_CHUNK_BYTES / 3) * 4;
 
+/** What a node's subscription carries itself (an agent's states go to every controller on their own subject). */
+const NODE_FOLLOWED_EVENTS = ['output', 'exit', 'screen'] as const;
+export type NodeFollowedEvent = (typeof NODE_FOLLOWED_EVENTS)[number];
+
 export const NODE_PANE_OPS = {
   /** The node's panes, as `list` gives a daemon's own (the controller names them `<node>/<pane>`). */
   list: { params: z.strictObject({}), result: z.object({ panes: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
+  /** The node's agent panes' states now, as `pane_states` gives a daemon's own. */
+  states: { params: z.strictObject({}), result: z.object({ states: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
   /** One pane method (NODE_PANE_METHODS) on one of the node's panes: its params as the method takes them, its result as the method gives it. */
   call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()) }), result: z.object({ result: z.unknown() }) },
   /** Attaches a terminal: the output so far (a replay, or the screen now), whether the program has exited, and the last frame number it holds. */
@@ -54,11 +60,16 @@ export const NODE_PANE_OPS = {
    * ended the same way.
    */
   subscribe: {
-    params: z.strictObject({ pane_id: paneId, attachment: attachmentId, events: z.array(z.enum(NODE_PANE_EVENTS)).min(1).max(NODE_PANE_EVENTS.length), replay: z.boolean() }),
-    result: z.object({}),
+    params: z.strictObject({ pane_id: paneId, attachment: attachmentId, events: z.array(z.enum(NODE_FOLLOWED_EVENTS)).max(NODE_FOLLOWED_EVENTS.length), replay: z.boolean() }),
+    /** Where in the pane's output stream its first output starts (the replay's start, or the end of the output so far). */
+    result: z.object({ offset: z.number().int().min(0) }),
   },
-  /** For a subscription that lost frames: its screen again as a full frame, and its exit again if the program has ended. */
-  repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
+  /**
+   * For a subscription that lost frames: its screen again as a full frame, its exit again if the
+   * program has ended, and where the output it has sent ends (so the controller can tell how much
+   * of it never came).
+   */
+  repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ offset: z.number().int().min(0) }) },
   /** Ends an attachment or a subscription. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;
@@ -91,6 +102,9 @@ export type NoticeFrame = z.infer<typeof NoticeFrameSchema>;
 
 /** A node started a pane (its own id; the node is the subject's). */
 export const PaneCreatedSchema = z.object({ pane_id: paneId, title: z.string().max(256) });
+
+/** An agent pane of a node changed state (its own id; the node is the subject's): the whole state, so a lost one is made good by the next. */
+export const PaneStateSchema = notificationSchemas.state.omit({ subscription: true }).extend({ pane_id: paneId });
 
 /** The program of a node's pane ended (its own id; the node is the subject's). */
 export const PaneExitedSchema = z.object({ pane_id: paneId, exit_code: z.number().nullable(), signal: z.string().nullable() });

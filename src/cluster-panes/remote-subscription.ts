@@ -2,8 +2,9 @@
  * A controller's subscription to a node's pane (api's NodePaneFollow): the node's notifications,
  * in numbered frames on the subscription's own subject, played in order. A frame that went
  * missing is made good as a local subscription makes good a slow peer: the screen is asked for
- * again as a full frame (with the exit, if the program ended), and the output after the gap is
- * preceded by `overflow`, saying where the output resumes.
+ * again as a full frame (with the exit, if the program ended), and output that went missing is
+ * told by `overflow`, saying how many bytes and where the output resumes (before the next output,
+ * or when the repaint's answer says the node sent more than came).
  */
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
@@ -11,7 +12,7 @@ import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodePaneEvent, type NodePaneFollow, type NodePaneListener, type NodePaneRef } from '../api/index.js';
 import { ControlClient, paneOutputSubject, parseJson } from '../cluster/index.js';
-import { NoticeFrameSchema, type NODE_PANE_OPS, type NoticeFrame } from './pane-wire.js';
+import { NoticeFrameSchema, type NODE_PANE_OPS, type NodeFollowedEvent, type NoticeFrame } from './pane-wire.js';
 import { asFailure, KEEP_FAILURES_TO_END, type HeldByController } from './held.js';
 
 /** States: `opening` (subscribed, the subscribe call out: frames are played as they come, the caller holds them), `open`, `ended`. */
@@ -25,9 +26,12 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
   /** Output went missing: the next output is preceded by `overflow`. */
   private outputLost = false;
   /** Where the output played so far ends in the pane's stream (for the bytes an `overflow` says were lost). */
-  private nextOffset: number | undefined;
+  private nextOffset = 0;
+  private outputPlayed = false;
   private exitTold = false;
+  /** A repaint call is out; `repaintWanted`: one more is needed once it settles (or, after a failure, at the next renewal). */
   private repainting = false;
+  private repaintWanted = false;
   private keepFailures = 0;
   private readonly subscription: Subscription;
 
@@ -52,9 +56,14 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
   ): Promise<RemoteSubscription> {
     const subscription = new RemoteSubscription(ref, parts.client, parts.nc, parts.listener, parts.logger, parts.forget);
     try {
-      await parts.client.call('subscribe', { pane_id: ref.pane, attachment: subscription.id, events: [...options.events], replay: options.replay });
+      const events = [...new Set(options.events.filter((e): e is NodeFollowedEvent => e !== 'state'))];
+      const { offset } = await parts.client.call('subscribe', { pane_id: ref.pane, attachment: subscription.id, events, replay: options.replay });
+      // Where the first output starts, unless some output came before the answer (it says where it starts itself).
+      if (!subscription.outputPlayed) subscription.nextOffset = offset;
     } catch (err) {
       subscription.end();
+      // A call that timed out may have been taken: let go of it there too (a node that has none says nothing).
+      parts.client.call('detach', { attachment: subscription.id }).catch(() => undefined);
       throw err;
     }
     if (subscription.state === 'opening') subscription.state = 'open';
@@ -69,29 +78,45 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
     return this.state === 'ended';
   }
 
-  /** The screen again as a full frame (one request at a time: one out answers for the next). */
+  /**
+   * The screen again as a full frame. One call at a time; one asked for while a call is out goes
+   * after it (the frame that call brings may itself have been dropped by the caller), and one
+   * that failed is asked again at the next renewal.
+   */
   repaint(): void {
-    if (this.state === 'ended' || this.repainting) return;
+    if (this.state === 'ended') return;
+    this.repaintWanted = true;
+    if (this.repainting) return;
+    this.repaintWanted = false;
     this.repainting = true;
     this.client.call('repaint', { attachment: this.id }).then(
-      () => {
+      ({ offset }) => {
         this.repainting = false;
+        // Frames the repaint sent came before its answer: output the node sent that never came is lost.
+        this.outputLostBefore(offset);
+        if (this.repaintWanted) this.repaint();
       },
       (err: unknown) => {
         this.repainting = false;
         if (err instanceof SwitchboardError && err.code === 'PANE_NOT_FOUND') this.fail(asFailure(err));
-        else this.logger.debug('a node pane was not repainted', { pane_id: this.paneId, error: errorMessage(err) });
+        else {
+          this.repaintWanted = true;
+          this.logger.debug('a node pane was not repainted; asking again at the next renewal', { pane_id: this.paneId, error: errorMessage(err) });
+        }
       },
     );
   }
 
   kept(sent: number | undefined): void {
     this.keepFailures = 0;
-    if (this.state === 'open' && sent !== undefined && sent > this.seq) {
-      // The last frames were lost, with nothing after them to show it.
+    if (this.state !== 'open') return;
+    if (sent !== undefined && sent > this.seq) {
+      // The last frames were lost, with nothing after them to show it (they left the node before this
+      // answer, on the same connection): passed over, so the next frame is no gap that asks again.
       this.logger.debug('the last frames of a node pane subscription went missing; repainting', { pane_id: this.paneId, played: this.seq, sent });
+      this.seq = sent;
       this.lost();
-    }
+    } else if (this.repaintWanted && !this.repainting) this.repaint();
   }
 
   keepFailed(err: unknown): void {
@@ -123,6 +148,14 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
     this.repaint();
   }
 
+  /** Output went missing and the node's stream reached `offset`: an `overflow` says so, when bytes were in fact lost. */
+  private outputLostBefore(offset: number): void {
+    if (!this.outputLost) return;
+    this.outputLost = false;
+    if (offset > this.nextOffset) this.listener.notice({ method: 'overflow', params: { dropped_bytes: offset - this.nextOffset, resume_offset: offset } });
+    this.nextOffset = Math.max(this.nextOffset, offset);
+  }
+
   private frame(data: Uint8Array): void {
     if (this.state === 'ended') return;
     let frame: NoticeFrame;
@@ -147,11 +180,9 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
     if (!notice) return;
     if (notice.method === 'output') {
       const { data, offset } = notice.params;
-      if (this.outputLost) {
-        this.outputLost = false;
-        this.listener.notice({ method: 'overflow', params: { dropped_bytes: Math.max(0, offset - (this.nextOffset ?? offset)), resume_offset: offset } });
-      }
+      this.outputLostBefore(offset);
       this.nextOffset = offset + Buffer.byteLength(data);
+      this.outputPlayed = true;
     } else if (notice.method === 'exit') {
       // A repaint tells the exit again: the caller hears it once.
       if (this.exitTold) return;

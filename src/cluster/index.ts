@@ -16,6 +16,8 @@ export {
   PANE_CREATED_ANY_NODE,
   paneExitedSubject,
   PANE_EXITED_ANY_NODE,
+  paneStateSubject,
+  PANE_STATE_ANY_NODE,
   controllerSubject,
   WORK_STREAM,
   EVENTS_STREAM,

@@ -124,6 +124,14 @@ export function paneExitedSubject(node: string): string {
 /** paneExitedSubject of every node. */
 export const PANE_EXITED_ANY_NODE = 'sb.pane.*.exited';
 
+/** `sb.pane.<node>.state`: a node tells the controllers an agent pane's state changed. */
+export function paneStateSubject(node: string): string {
+  return `sb.pane.${checkName('node', node)}.state`;
+}
+
+/** paneStateSubject of every node. */
+export const PANE_STATE_ANY_NODE = 'sb.pane.*.state';
+
 /** `sb.ctl.<topic>`: requests from nodes to the controller. */
 export function controllerSubject(topic: string): string {
   return `sb.ctl.${checkName('control topic', topic)}`;

@@ -244,6 +244,11 @@ export class Pane implements Schedulable {
     return this.raw.endOffset;
   }
 
+  /** Stream offset of the oldest byte the raw history still holds (where a replay starts, give or take a split character). */
+  get historyStart(): number {
+    return this.raw.firstOffset;
+  }
+
   /** Bytes received but not yet parsed. */
   get pendingOutputBytes(): number {
     return this.pendingBytes;

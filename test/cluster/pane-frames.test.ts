@@ -58,6 +58,11 @@ function recordingSink(): { events: string[]; sink: TerminalSink } {
   };
 }
 
+/** The NATS subscriptions the test's connection holds now (nats.js keeps them in its protocol handler). */
+function natsSubscriptions(): number {
+  return (need(nc) as unknown as { protocol: { subscriptions: { size(): number } } }).protocol.subscriptions.size();
+}
+
 /** What a subscription through ClusterPanes was told, in order, each as a short line. */
 function recordingListener(): { events: string[]; listener: NodePaneListener } {
   const events: string[] = [];
@@ -68,7 +73,8 @@ function recordingListener(): { events: string[]; listener: NodePaneListener } {
         if (notice.method === 'output') events.push(`output ${notice.params.offset} ${notice.params.data}`);
         else if (notice.method === 'overflow') events.push(`overflow ${notice.params.dropped_bytes} ${notice.params.resume_offset}`);
         else if (notice.method === 'exit') events.push(`exit ${String(notice.params.exit_code)}`);
-        else events.push(`screen ${notice.params.full ? 'full' : 'rows'} ${notice.params.changed.map(([row, line]) => `${row}:${line}`).join('|')}`);
+        else if (notice.method === 'screen') events.push(`screen ${notice.params.full ? 'full' : 'rows'} ${notice.params.changed.map(([row, line]) => `${row}:${line}`).join('|')}`);
+        else events.push(`state ${notice.params.state}`);
       },
       ended: (error) => void events.push(`ended ${error.code}`),
     },
@@ -80,7 +86,7 @@ const SCREEN = { cols: 10, rows: 2, cursor: { x: 0, y: 0, visible: true }, alt_s
 /** A node that answers with `handlers` (the rest refuse), publishing frames of its own choosing. */
 function scriptedNode(name: string, handlers: Partial<ControlHandlers<typeof NODE_PANE_OPS>>): { publish: (attachment: string, frame: OutputFrame | NoticeFrame) => void; dispose: () => void } {
   const refuse = (): Promise<never> => Promise.reject(new Error('not scripted'));
-  const all = { list: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, subscribe: refuse, repaint: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
+  const all = { list: refuse, states: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, subscribe: refuse, repaint: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
   const served = serveControl({ nc: need(nc), subject: nodePanesSubject(name), ops: NODE_PANE_OPS, handlers: all, logger: silentLogger });
   return { publish: (attachment, frame) => need(nc).publish(paneOutputSubject(name, attachment), JSON.stringify(frame)), dispose: () => served.dispose() };
 }
@@ -235,48 +241,90 @@ describe('a subscription to a node pane on the controller', () => {
   it('a lost frame: the screen is asked for again in full, the output after the gap follows an overflow saying where it resumes; the exit is told once; the last frames lost are found by the renewal', { timeout: WAIT_MS }, async () => {
     let id = '';
     let repaints = 0;
-    /** The node's frame numbers: each frame sent (or lost on the way) takes the next. */
+    /** The node's frame numbers (each frame sent or lost on the way takes the next), and where its output sent so far ends. */
     let seq = 0;
+    let outputEnd = 0;
     const send = (frame: Omit<NoticeFrame, 'seq'>): void => node.publish(id, { seq: ++seq, ...frame });
-    const lose = (): void => {
-      seq += 1;
+    const output = (data: string, lost = false): void => {
+      const frame = { notice: { method: 'output' as const, params: { data, offset: outputEnd } } };
+      outputEnd += Buffer.byteLength(data);
+      if (lost) seq += 1;
+      else send(frame);
     };
     const node = scriptedNode('t1', {
       subscribe: ({ attachment, events, replay }) => {
         id = attachment;
         expect({ events, replay }).toEqual({ events: ['output', 'screen', 'exit'], replay: true });
         // Published before the answer: the controller subscribed first, and plays it.
-        send({ notice: { method: 'output', params: { data: 'abc', offset: 0 } } });
-        return Promise.resolve({});
+        output('abc');
+        return Promise.resolve({ offset: 0 });
       },
       repaint: () => {
         repaints += 1;
         send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, `drawn ${repaints}`]] } } });
-        return Promise.resolve({});
+        return Promise.resolve({ offset: outputEnd });
       },
       // What the node sent so far (published on this connection before the answer that says so).
       keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, seq])) }),
     });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t1'], logger: silentLogger, keepEveryMs: 50 });
     const { events, listener } = recordingListener();
-    const subscription = await panes.subscribe({ node: 't1', pane: 'p1' }, { events: ['output', 'screen', 'exit'], replay: true }, listener);
+    const subscription = await panes.subscribe({ node: 't1', pane: 'p1' }, { events: ['output', 'screen', 'exit', 'output'], replay: true }, listener);
     try {
       await until(() => events.length >= 1, 'the first output', WAIT_MS);
-      send({ notice: { method: 'output', params: { data: 'def', offset: 3 } } });
+      output('def');
       // The next frame (output 'ghi' at 6) is lost on the way.
-      lose();
-      send({ notice: { method: 'output', params: { data: 'jkl', offset: 9 } } });
+      output('ghi', true);
+      output('jkl');
       await until(() => events.includes('screen full 0:drawn 1'), 'the repaint after the gap', WAIT_MS);
       send({ notice: { method: 'exit', params: { exit_code: 0, signal: null } } });
       // A repaint tells the exit again: heard once.
       send({ notice: { method: 'exit', params: { exit_code: 0, signal: null } } });
       await until(() => events.includes('exit 0'), 'the exit', WAIT_MS);
-      // The last frame is lost, with nothing after it: the renewal says one more was sent, and the screen is asked for again.
-      lose();
-      await until(() => events.includes('screen full 0:drawn 2'), 'the repaint after the renewal', WAIT_MS);
+      // The last frame (output 'mno' at 12) is lost, with nothing after it: the renewal says one more
+      // was sent, the screen is asked for again, and its answer says where the output ends.
+      output('mno', true);
+      await until(() => events.includes('overflow 3 15'), 'the overflow after the renewal', WAIT_MS);
       send({ ended: { code: 'PANE_NOT_FOUND', message: 'removed' } });
       await until(() => events.includes('ended PANE_NOT_FOUND'), 'the end', WAIT_MS);
-      expect(events).toEqual(['output 0 abc', 'output 3 def', 'overflow 3 9', 'output 9 jkl', 'screen full 0:drawn 1', 'exit 0', 'screen full 0:drawn 2', 'ended PANE_NOT_FOUND']);
+      expect(events).toEqual(['output 0 abc', 'output 3 def', 'overflow 3 9', 'output 9 jkl', 'screen full 0:drawn 1', 'exit 0', 'screen full 0:drawn 2', 'overflow 3 15', 'ended PANE_NOT_FOUND']);
+      expect(repaints).toBe(2);
+    } finally {
+      subscription.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
+  it('a lost screen frame is no lost output; a repaint the node failed is asked again at the next renewal', { timeout: WAIT_MS }, async () => {
+    let id = '';
+    let repaints = 0;
+    let seq = 0;
+    const send = (frame: Omit<NoticeFrame, 'seq'>): void => node.publish(id, { seq: ++seq, ...frame });
+    const node = scriptedNode('t4', {
+      subscribe: ({ attachment }) => {
+        id = attachment;
+        return Promise.resolve({ offset: 100 });
+      },
+      repaint: () => {
+        repaints += 1;
+        // The first repaint fails on the node (a busy moment): the next renewal asks again.
+        if (repaints === 1) return Promise.reject(new Error('busy'));
+        send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, 'drawn']] } } });
+        return Promise.resolve({ offset: 103 });
+      },
+      keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, seq])) }),
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t4'], logger: silentLogger, keepEveryMs: 50 });
+    const { events, listener } = recordingListener();
+    const subscription = await panes.subscribe({ node: 't4', pane: 'p1' }, { events: ['output', 'screen'], replay: false }, listener);
+    try {
+      send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, 'first']] } } });
+      // A screen frame is lost; the output after it is whole (it starts where the subscription's output starts).
+      seq += 1;
+      send({ notice: { method: 'output', params: { data: 'abc', offset: 100 } } });
+      await until(() => events.includes('screen full 0:drawn'), 'the repaint, asked again', WAIT_MS);
+      expect(events).toEqual(['screen full 0:first', 'output 100 abc', 'screen full 0:drawn']);
       expect(repaints).toBe(2);
     } finally {
       subscription.dispose();
@@ -292,9 +340,12 @@ describe('a subscription to a node pane on the controller', () => {
     const server = new NodePaneServer({ nc: need(nc), node: 't2', panes: registry, agentPanes, logger: silentLogger });
     try {
       const { listener } = recordingListener();
+      const before = natsSubscriptions();
       await expect(panes.subscribe({ node: 't2', pane: 'p00000000' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
       await expect(panes.subscribe({ node: 'nobody', pane: 'p1' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
-      expect((panes as unknown as { attachments: Set<unknown> }).attachments.size).toBe(0);
+      // Neither holds a NATS subscription for its frames any more, nor a place on the node.
+      expect(natsSubscriptions()).toBe(before);
+      expect((server as unknown as { attachments: Map<string, unknown> }).attachments.size).toBe(0);
     } finally {
       panes.close();
       server.dispose();
@@ -309,8 +360,10 @@ describe('a subscription to a node pane on the controller', () => {
     const server = new NodePaneServer({ nc: need(nc), node: 't3', panes: registry, agentPanes, logger: silentLogger });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t3'], logger: silentLogger });
     try {
-      // 300 000 characters at once, then its exit: more than a frame takes, and more than one NATS message.
-      const pane = registry.create({ argv: [process.execPath, '-e', "process.stdin.once('data', () => { process.stdout.write('é'.repeat(150000) + 'x'.repeat(150000) + '\\nend\\n', () => process.exit(5)); })"], cwd: scratch.dir, cols: 80, rows: 10 });
+      // 300 000 characters at once (more than a frame takes, and more than one NATS message), then, told
+      // again, its last words and its exit.
+      const program = "let told = 0; process.stdin.on('data', () => { told += 1; if (told === 1) process.stdout.write('é'.repeat(150000) + 'x'.repeat(150000) + '\\nend\\n'); else process.stdout.write('last words\\n', () => process.exit(5)); })";
+      const pane = registry.create({ argv: [process.execPath, '-e', program], cwd: scratch.dir, cols: 80, rows: 10 });
       let output = '';
       let next = 0;
       const offsets: boolean[] = [];
@@ -333,16 +386,20 @@ describe('a subscription to a node pane on the controller', () => {
         },
       );
       await until(() => fullFrames > 0, 'the first screen frame', WAIT_MS);
+      const subscribed = natsSubscriptions();
+      registry.get(pane.id).sendText('go\r', false);
+      await until(() => output.includes('end\r\n'), 'the whole flood', WAIT_MS);
+      expect(output).toContain('é'.repeat(150000) + 'x'.repeat(150000) + '\r\nend\r\n');
       registry.get(pane.id).sendText('go\r', false);
       await until(() => exitAfter >= 0, 'the exit', WAIT_MS);
-      expect(output).toContain('é'.repeat(150000) + 'x'.repeat(150000));
-      expect(exitAfter).toBe(output.length);
-      expect(output.endsWith('end\r\n')).toBe(true);
+      // Everything before the exit came before it.
+      expect(output.slice(0, exitAfter).endsWith('last words\r\n')).toBe(true);
       expect(offsets.length).toBeGreaterThan(4);
       expect(offsets.every(Boolean)).toBe(true);
       expect(ended).toBe('');
       subscription.dispose();
-      // Detached: the node holds nothing for it.
+      // Let go on both ends: the controller's NATS subscription, and the node's place for it.
+      expect(natsSubscriptions()).toBe(subscribed - 1);
       await until(() => (server as unknown as { attachments: Map<string, unknown> }).attachments.size === 0, 'the node letting go', WAIT_MS);
     } finally {
       panes.close();

@@ -5,7 +5,9 @@
  * commands to a person ("ask"). A terminal run (`mode: pty`) submitted on the controller runs on
  * the node, in a pane of the node's; the controller lists that pane as `n1/<pane>`, reads the CLI's
  * approval prompt on it (a wait on the node's screen) and on the pane's terminal through the
- * dashboard's pane socket, and a person answers it on the controller (`answer_approval`, which the
+ * dashboard's pane socket, hears the node's agent pane's states (waiting_approval with what it
+ * asks, on a list of every pane, in `pane_states` and on a subscription to the pane), and a person
+ * answers it on the controller's dashboard in Chromium (its approval banner's allow, which the
  * node's agent pane presses). The run then writes its file on the node and completes, the ask and
  * the person's answer in the controller's ledger. (Typing into a node's pane: node-panes.test.ts.)
  */
@@ -17,6 +19,7 @@ import { parseNatsOptions } from '../../src/cluster/index.js';
 import { connect, type SwitchboardClient } from '../../src/client/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
+import { ARTIFACTS, useChromium } from '../support/chromium.js';
 import { cleanEnv } from '../support/cli.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
@@ -57,7 +60,9 @@ async function untilFound<T>(what: string, find: () => Promise<T | undefined>): 
 }
 
 describe('a terminal run on a node', () => {
-  it('is a pane the controller lists, reads and attaches to; its approval is answered on the controller', { timeout: 3 * WAIT_MS }, async () => {
+  const browser = useChromium(WAIT_MS);
+
+  it('is a pane the controller lists, reads and attaches to; its approval is shown on the dashboard and answered there', { timeout: 3 * WAIT_MS }, async () => {
     const work = path.join(scratch.dir, 'work');
     const nodeHome = path.join(scratch.dir, 'node-home');
     mkdirSync(work);
@@ -71,6 +76,9 @@ describe('a terminal run on a node', () => {
     node = await startClusterNode({ home: nodeHome, nats, name: 'n1', slots: 1, only: ['claude'], agentHome: path.join(scratch.dir, 'agents'), modelUrl: scripted.model.url, logger: silentLogger });
     const c = client;
     await until(async () => (await c.runNodes()).nodes.some((n) => n.name === 'n1'), 'the controller knows node n1', WAIT_MS);
+    // The dashboard's list of every pane: a node's agent pane's states come to it as they come to one here.
+    const states: { pane_id: string; state: string; tool: string | null; command: string | null }[] = [];
+    const everyPane = await c.subscribe({ events: ['state', 'exit'] }, { state: (n) => void states.push({ pane_id: n.pane_id, state: n.state, tool: n.approval?.tool ?? null, command: n.approval?.command ?? null }) });
 
     const { run } = await c.runSubmit({ backend: 'claude', mode: 'pty', prompt: 'write a file please', cwd: work, keep_alive: false });
     const pane = await untilFound('the run pane in the controller’s list', async () => (await c.list()).panes.find((p) => p.node === 'n1' && p.agent?.name === 'claude'));
@@ -80,6 +88,15 @@ describe('a terminal run on a node', () => {
     // Nothing runs until a person answers.
     expect(['running', 'streaming']).toContain((await c.runGet(run.id)).run.status);
     expect(existsSync(path.join(work, 'tool_out.txt'))).toBe(false);
+    // Its agent's state, as the node's tracker reads it: waiting on the approval, which it describes.
+    await until(() => states.some((s) => s.pane_id === pane.pane_id && s.state === 'waiting_approval'), 'waiting_approval told to the controller', WAIT_MS);
+    expect(states.find((s) => s.state === 'waiting_approval')).toMatchObject({ pane_id: pane.pane_id, tool: 'shell' });
+    expect(states.find((s) => s.state === 'waiting_approval')?.command).toContain('tool_out');
+    const now = (await c.paneStates()).states.find((s) => s.pane_id === pane.pane_id);
+    expect(now).toMatchObject({ state: 'waiting_approval', approval: expect.objectContaining({ tool: 'shell' }) });
+    // A subscription to that one pane hears its states too.
+    const onePane: string[] = [];
+    const followed = await c.subscribe({ paneId: pane.pane_id, events: ['state', 'screen'] }, { state: (n) => void onePane.push(n.state) });
 
     // A person follows it on the controller's dashboard: the pane's terminal shows the CLI's prompt.
     const daemon = controller.daemon;
@@ -100,15 +117,33 @@ describe('a terminal run on a node', () => {
       await until(() => output.includes('tool_out'), 'the approval prompt on the attached terminal', WAIT_MS);
       // Governance on the node left it to a person: recorded as asked, in the controller's ledger.
       await until(async () => decisionsOf((await c.runEvents(run.id, { limit: 10_000 })).events).some((d) => d.decision === 'ask'), 'the ask in the ledger', WAIT_MS);
-      // The person answers on the controller: the node's agent pane presses the CLI's own keys for "allow".
-      const answered = await c.answerApproval(pane.pane_id, 'allow');
-      expect(answered.success).toBe(true);
-      expect(answered.answered.keys.length).toBeGreaterThan(0);
+      // The person sees the approval on the controller's dashboard, as for an agent here, and allows
+      // it there: the node's agent pane presses the CLI's own keys for "allow".
+      const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
+      try {
+        await page.goto(daemon.dashboardLoginUrl());
+        const card = page.locator(`[data-testid="pane"][data-pane-id="${pane.pane_id}"]`);
+        await card.locator('[data-testid="approval-banner"]').waitFor({ timeout: WAIT_MS });
+        expect(await card.getAttribute('data-state')).toBe('waiting_approval');
+        expect(await card.getByTestId('approval-detail').textContent()).toContain('tool_out');
+        await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-approval.png') });
+        await card.getByTestId('approve').click();
+        await card.locator('[data-testid="approval-banner"]').waitFor({ state: 'detached', timeout: WAIT_MS });
+      } finally {
+        await page.close();
+      }
       await until(async () => ['completed', 'failed', 'cancelled'].includes((await c.runGet(run.id)).run.status), 'the run to end', WAIT_MS);
       // What the CLI printed after the answer came to the attached terminal too.
       await until(() => output.includes('hello-from-tool'), "the command's output on the attached terminal", WAIT_MS);
+      // The answer moved the agent on: told to both subscriptions.
+      await until(() => onePane.some((s) => s !== 'waiting_approval'), 'a state after the answer, to the one-pane subscription', WAIT_MS);
+      const told = (): string[] => states.filter((s) => s.pane_id === pane.pane_id).map((s) => s.state);
+      await until(() => told().slice(told().indexOf('waiting_approval') + 1).length > 0, 'a state after the answer, to the list of every pane', WAIT_MS);
     } finally {
       term.close();
+      // Ended by the node already when the run took its pane with it.
+      await followed.unsubscribe().catch(() => undefined);
+      await everyPane.unsubscribe();
     }
     const ended = (await c.runGet(run.id)).run;
     const events = (await c.runEvents(run.id, { limit: 10_000 })).events;
