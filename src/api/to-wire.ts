@@ -56,8 +56,12 @@ export function approvalInfo(request: ApprovalPrompt | null, id: string | null =
 
 /** A `state` notification for one change of an agent pane's state. */
 export function stateNotification(subscription: string, paneId: string, change: StateChange, approval: ApprovalInfo | null): Notifications['state'] {
+  return { subscription, ...stateChangeInfo(paneId, change, approval) };
+}
+
+/** One change of an agent pane's state, as a `state` notification tells it (a node tells its controllers the same). */
+export function stateChangeInfo(paneId: string, change: StateChange, approval: ApprovalInfo | null): Omit<Notifications['state'], 'subscription'> {
   return {
-    subscription,
     pane_id: paneId,
     state: change.state,
     previous: change.previous,

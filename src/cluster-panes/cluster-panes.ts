@@ -3,7 +3,6 @@
  * a pane method sent to the pane's node, and a terminal attached to a node's pane, which keeps
  * its attachment renewed, plays the node's frames in order, and redraws when one went missing.
  */
-import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
@@ -11,7 +10,7 @@ import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
 import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
-import { asFailure, KEEP_FAILURES_TO_END, type HeldByController } from './held.js';
+import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 import { RemoteSubscription } from './remote-subscription.js';
 import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, PaneStateSchema, type OutputFrame } from './pane-wire.js';
 
@@ -43,11 +42,10 @@ export interface ClusterPanesOptions {
   keepEveryMs?: number;
 }
 
-type NodePaneClient = ControlClient<typeof NODE_PANE_OPS>;
 
 export class ClusterPanes implements RemotePanes {
   /** The attached terminals and subscriptions, renewed together. */
-  private readonly attachments = new Set<HeldByController>();
+  private readonly attachments = new Set<HeldOnNode>();
   private keepTimer: NodeJS.Timeout | undefined;
   private readonly createdEmitter = new Emitter<{ pane_id: string; title: string }>();
   readonly onPaneCreated = this.createdEmitter.event;
@@ -212,7 +210,7 @@ export class ClusterPanes implements RemotePanes {
 
   /** Renews every attachment, one request per node. */
   private async keep(): Promise<void> {
-    const byNode = new Map<string, HeldByController[]>();
+    const byNode = new Map<string, HeldOnNode[]>();
     for (const attachment of this.attachments) {
       const held = byNode.get(attachment.node);
       if (held) held.push(attachment);
@@ -239,8 +237,7 @@ export class ClusterPanes implements RemotePanes {
  * held), `live` (frames played in order), `redrawing` (the redraw call out, frames held), `ended`.
  * Frames held while a call is out are played after its answer, from the first one it does not hold.
  */
-class RemoteAttachment implements TerminalAttachment, HeldByController {
-  readonly id = randomBytes(12).toString('hex');
+class RemoteAttachment extends HeldOnNode implements TerminalAttachment {
   readonly paneId: string;
   readonly what = 'attached terminal';
   private state: 'joining' | 'live' | 'redrawing' | 'ended' = 'joining';
@@ -250,19 +247,19 @@ class RemoteAttachment implements TerminalAttachment, HeldByController {
   private heldChars = 0;
   /** Held frames were dropped (too many while an answer was out): the screen is drawn again once it comes. */
   private heldOverflowed = false;
-  private keepFailures = 0;
   /** The terminal was told the program exited: an answer that says so again (a redraw's) tells it no more. */
   private exitTold = false;
   private readonly subscription: Subscription;
 
   constructor(
     private readonly ref: NodePaneRef,
-    private readonly client: NodePaneClient,
+    client: NodePaneClient,
     nc: NatsConnection,
     private readonly sink: TerminalSink,
     private readonly logger: Logger,
     private readonly forget: () => void,
   ) {
+    super(client);
     this.paneId = nodePaneId(ref);
     // Subscribed before the attach call goes out: no frame can come before the subscription.
     this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : this.frame(message.data)) });
@@ -303,31 +300,19 @@ class RemoteAttachment implements TerminalAttachment, HeldByController {
     this.startRedraw(false);
   }
 
-  /** The node renewed it; `sent`, the last frame it sent: past the last one played, the last frames were lost. */
-  kept(sent: number | undefined): void {
-    this.keepFailures = 0;
+  get ended(): boolean {
+    return this.state === 'ended';
+  }
+
+  protected keptSent(sent: number | undefined): void {
     if (this.state === 'live' && sent !== undefined && sent > this.seq) {
       this.logger.debug('the last frames of a node pane went missing; redrawing', { pane_id: this.paneId, played: this.seq, sent });
       this.startRedraw(true);
     }
   }
 
-  keepFailed(err: unknown): void {
-    this.keepFailures += 1;
-    if (this.keepFailures >= KEEP_FAILURES_TO_END) this.fail(asFailure(err));
-  }
-
-  /** Ends the attachment, telling the terminal why. */
-  fail(error: { code: string; message: string }): void {
-    if (this.state === 'ended') return;
-    this.end();
+  protected tellEnded(error: { code: string; message: string }): void {
     this.sink.fail(error);
-  }
-
-  dispose(): void {
-    if (this.state === 'ended') return;
-    this.end();
-    this.client.call('detach', { attachment: this.id }).catch(() => undefined);
   }
 
   /**
@@ -357,7 +342,7 @@ class RemoteAttachment implements TerminalAttachment, HeldByController {
     this.sink.exit(exit);
   }
 
-  private end(): void {
+  protected end(): void {
     this.state = 'ended';
     this.held = [];
     this.heldChars = 0;

@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { approvalInfo, checkedParams, findPaneTerminal, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
+import { approvalInfo, checkedParams, findPaneTerminal, stateChangeInfo, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
 import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, paneStateSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { NodeSubscription } from './node-subscription.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
@@ -217,15 +217,7 @@ export class NodePaneServer implements Disposable {
     listeners.add(
       agent.onState((change) => {
         const approval = change.state === 'waiting_approval' ? approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null) : null;
-        this.publish(paneStateSubject(node), {
-          pane_id: pane.id,
-          state: change.state,
-          previous: change.previous,
-          at: change.at,
-          approval,
-          ...(change.question !== undefined ? { question: change.question } : {}),
-          ...(change.error !== undefined ? { error: change.error } : {}),
-        });
+        this.publish(paneStateSubject(node), stateChangeInfo(pane.id, change, approval));
       }),
     );
   }

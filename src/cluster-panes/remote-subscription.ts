@@ -6,18 +6,16 @@
  * told by `overflow`, saying how many bytes and where the output resumes (before the next output,
  * or when the repaint's answer says the node sent more than came).
  */
-import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodePaneEvent, type NodePaneFollow, type NodePaneListener, type NodePaneRef } from '../api/index.js';
-import { ControlClient, paneOutputSubject, parseJson } from '../cluster/index.js';
-import { NoticeFrameSchema, type NODE_PANE_OPS, type NodeFollowedEvent, type NoticeFrame } from './pane-wire.js';
-import { asFailure, KEEP_FAILURES_TO_END, type HeldByController } from './held.js';
+import { paneOutputSubject, parseJson } from '../cluster/index.js';
+import { NoticeFrameSchema, type NodeFollowedEvent, type NoticeFrame } from './pane-wire.js';
+import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 
 /** States: `opening` (subscribed, the subscribe call out: frames are played as they come, the caller holds them), `open`, `ended`. */
-export class RemoteSubscription implements NodePaneFollow, HeldByController {
-  readonly id = randomBytes(12).toString('hex');
+export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
   readonly paneId: string;
   readonly what = 'subscription';
   private state: 'opening' | 'open' | 'ended' = 'opening';
@@ -32,17 +30,17 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
   /** A repaint call is out; `repaintWanted`: one more is needed once it settles (or, after a failure, at the next renewal). */
   private repainting = false;
   private repaintWanted = false;
-  private keepFailures = 0;
   private readonly subscription: Subscription;
 
   private constructor(
     private readonly ref: NodePaneRef,
-    private readonly client: ControlClient<typeof NODE_PANE_OPS>,
+    client: NodePaneClient,
     nc: NatsConnection,
     private readonly listener: NodePaneListener,
     private readonly logger: Logger,
     private readonly forget: () => void,
   ) {
+    super(client);
     this.paneId = nodePaneId(ref);
     // Subscribed before the subscribe call goes out: no frame can come before the subscription.
     this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : this.frame(message.data)) });
@@ -52,7 +50,7 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
   static async open(
     ref: NodePaneRef,
     options: { events: readonly NodePaneEvent[]; replay: boolean },
-    parts: { client: ControlClient<typeof NODE_PANE_OPS>; nc: NatsConnection; listener: NodePaneListener; logger: Logger; forget: () => void },
+    parts: { client: NodePaneClient; nc: NatsConnection; listener: NodePaneListener; logger: Logger; forget: () => void },
   ): Promise<RemoteSubscription> {
     const subscription = new RemoteSubscription(ref, parts.client, parts.nc, parts.listener, parts.logger, parts.forget);
     try {
@@ -107,8 +105,7 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
     );
   }
 
-  kept(sent: number | undefined): void {
-    this.keepFailures = 0;
+  protected keptSent(sent: number | undefined): void {
     if (this.state !== 'open') return;
     if (sent !== undefined && sent > this.seq) {
       // The last frames were lost, with nothing after them to show it (they left the node before this
@@ -119,25 +116,11 @@ export class RemoteSubscription implements NodePaneFollow, HeldByController {
     } else if (this.repaintWanted && !this.repainting) this.repaint();
   }
 
-  keepFailed(err: unknown): void {
-    this.keepFailures += 1;
-    if (this.keepFailures >= KEEP_FAILURES_TO_END) this.fail(asFailure(err));
-  }
-
-  /** Ends it, telling the caller why. */
-  fail(error: { code: string; message: string }): void {
-    if (this.state === 'ended') return;
-    this.end();
+  protected tellEnded(error: { code: string; message: string }): void {
     this.listener.ended(error);
   }
 
-  dispose(): void {
-    if (this.state === 'ended') return;
-    this.end();
-    this.client.call('detach', { attachment: this.id }).catch(() => undefined);
-  }
-
-  private end(): void {
+  protected end(): void {
     this.state = 'ended';
     this.subscription.unsubscribe();
     this.forget();
