@@ -11,6 +11,7 @@ import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow,
 import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
+import { NodeStates } from './node-states.js';
 import { RemoteSubscription } from './remote-subscription.js';
 import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, PaneStateSchema, type OutputFrame } from './pane-wire.js';
 
@@ -53,6 +54,7 @@ export class ClusterPanes implements RemotePanes {
   readonly onPaneExited = this.exitedEmitter.event;
   private readonly stateEmitter = new Emitter<NodePaneState>();
   readonly onPaneState = this.stateEmitter.event;
+  private readonly nodeStates = new NodeStates((state) => this.stateEmitter.fire(state));
   private readonly told: Subscription[];
   private closed = false;
 
@@ -99,22 +101,36 @@ export class ClusterPanes implements RemotePanes {
   }
 
   async states(): Promise<Result<'pane_states'>['states']> {
-    const told = await Promise.all(
-      this.options.nodes().map(async (node) => {
-        try {
-          const { states } = await this.client(node, LIST_TIMEOUT_MS).call('states', {});
-          return states.flatMap((raw) => {
-            const state = paneStateInfoSchema.safeParse(raw);
-            if (!state.success || !ListedPaneSchema.safeParse(raw).success) return [];
-            return [{ ...state.data, pane_id: nodePaneId({ node, pane: state.data.pane_id }) }];
-          });
-        } catch (err) {
-          this.options.logger.debug('a node did not tell its panes’ states', { node, error: errorMessage(err) });
-          return [];
-        }
+    const told = await Promise.all(this.options.nodes().map(async (node) => (await this.statesOf(node)) ?? []));
+    return told.flat();
+  }
+
+  /** `node`'s agent panes' states now, named `<node>/<pane>`; undefined when it does not answer in time (logged). */
+  private async statesOf(node: string): Promise<Result<'pane_states'>['states'] | undefined> {
+    try {
+      const { states } = await this.client(node, LIST_TIMEOUT_MS).call('states', {});
+      return states.flatMap((raw) => {
+        const state = paneStateInfoSchema.safeParse(raw);
+        if (!state.success || !ListedPaneSchema.safeParse(raw).success) return [];
+        return [{ ...state.data, pane_id: nodePaneId({ node, pane: state.data.pane_id }) }];
+      });
+    } catch (err) {
+      this.options.logger.debug('a node did not tell its panes’ states', { node, error: errorMessage(err) });
+      return undefined;
+    }
+  }
+
+  /** Every node's states looked at: a change it told that never came is told now (NodeStates). */
+  private async lookAtStates(): Promise<void> {
+    const nodes = this.options.nodes();
+    this.nodeStates.keepNodes(nodes);
+    const mark = this.nodeStates.mark();
+    await Promise.all(
+      nodes.map(async (node) => {
+        const states = await this.statesOf(node);
+        if (states && !this.closed) this.nodeStates.looked(node, states, mark);
       }),
     );
-    return told.flat();
   }
 
   async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
@@ -149,8 +165,12 @@ export class ClusterPanes implements RemotePanes {
         if (held) this.attachments.delete(held);
       },
     });
-    // The controller stopped while it opened (read again: the await let close() run): ended at once, told to the caller.
-    if (this.isClosed()) subscription.fail({ code: 'SHUTTING_DOWN', message: 'the controller is stopping' });
+    // The controller stopped while it opened (read again: the await let close() run): ended at once,
+    // told to the caller, and the node told to let go.
+    if (this.isClosed()) {
+      subscription.fail({ code: 'SHUTTING_DOWN', message: 'the controller is stopping' });
+      this.client(ref.node, CALL_TIMEOUT_MS).call('detach', { attachment: subscription.id }).catch(() => undefined);
+    }
     // Renewed from now on, unless it ended while it opened (the node told so at once).
     if (!subscription.ended) {
       held = subscription;
@@ -185,7 +205,7 @@ export class ClusterPanes implements RemotePanes {
     const node = subject.split('.')[2] ?? '';
     const told = PaneStateSchema.safeParse(parseJson(data));
     if (node === '' || !told.success) return;
-    this.stateEmitter.fire({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
+    this.nodeStates.pushed({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
   }
 
   private paneExited(subject: string, data: Uint8Array): void {
@@ -199,11 +219,11 @@ export class ClusterPanes implements RemotePanes {
     return new ControlClient(this.options.nc, NODE_PANE_OPS, `node ${node}`, () => nodePanesSubject(node), timeoutMs);
   }
 
-  /** The next round of renewals, once the last one is done (a slow node never gets two at once). */
+  /** The next round of renewals and of looks at the nodes' states, once the last one is done (a slow node never gets two at once). */
   private scheduleKeep(): void {
     if (this.closed) return;
     this.keepTimer = setTimeout(() => {
-      void this.keep().finally(() => this.scheduleKeep());
+      void Promise.all([this.keep(), this.lookAtStates()]).finally(() => this.scheduleKeep());
     }, this.options.keepEveryMs ?? KEEP_EVERY_MS);
     this.keepTimer.unref();
   }

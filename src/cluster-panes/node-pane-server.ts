@@ -252,7 +252,7 @@ export class NodePaneServer implements Disposable {
         const held = this.attachments.get(attachment);
         if (!(held instanceof NodeSubscription) || held.ended) throw new SwitchboardError('PANE_NOT_FOUND', `no subscription ${attachment} on node ${this.options.node}`, { attachment });
         held.repaint();
-        return Promise.resolve({ offset: held.outputOffset });
+        return Promise.resolve({ offset: held.outputOffset, seq: held.sent });
       },
       input: ({ attachment, data }) => {
         this.attachment(attachment).write(Buffer.from(data, 'base64'));

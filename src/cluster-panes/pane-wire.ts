@@ -66,10 +66,10 @@ export const NODE_PANE_OPS = {
   },
   /**
    * For a subscription that lost frames: its screen again as a full frame, its exit again if the
-   * program has ended, and where the output it has sent ends (so the controller can tell how much
-   * of it never came).
+   * program has ended, where the output it has sent ends (so the controller can tell how much of
+   * it never came) and the number of the last frame sent (what that offset is true as of).
    */
-  repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ offset: z.number().int().min(0) }) },
+  repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ offset: z.number().int().min(0), seq: z.number().int().min(0) }) },
   /** Ends an attachment or a subscription. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;

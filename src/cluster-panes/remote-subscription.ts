@@ -14,7 +14,13 @@ import { paneOutputSubject, parseJson } from '../cluster/index.js';
 import { NoticeFrameSchema, type NodeFollowedEvent, type NoticeFrame } from './pane-wire.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 
-/** States: `opening` (subscribed, the subscribe call out: frames are played as they come, the caller holds them), `open`, `ended`. */
+/** Frames held while the subscribe call is out, at most (a replay can be large): past it they are dropped and made good by a repaint. */
+const MAX_HELD_CHARS = 4 * 1024 * 1024;
+
+/**
+ * States: `opening` (subscribed, the subscribe call out: frames held, to be played once its answer
+ * says where the output starts), `open`, `ended`.
+ */
 export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
   readonly paneId: string;
   readonly what = 'subscription';
@@ -23,9 +29,12 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
   private seq = 0;
   /** Output went missing: the next output is preceded by `overflow`. */
   private outputLost = false;
-  /** Where the output played so far ends in the pane's stream (for the bytes an `overflow` says were lost). */
+  /** Where the output played so far ends in the pane's stream (for the bytes an `overflow` says were lost); the subscription's start before any. */
   private nextOffset = 0;
-  private outputPlayed = false;
+  private held: NoticeFrame[] = [];
+  private heldChars = 0;
+  /** Frames held while opening were dropped (too many): the last one's number, to pass over them once open. */
+  private heldDroppedTo = 0;
   private exitTold = false;
   /** A repaint call is out; `repaintWanted`: one more is needed once it settles (or, after a failure, at the next renewal). */
   private repainting = false;
@@ -56,16 +65,29 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
     try {
       const events = [...new Set(options.events.filter((e): e is NodeFollowedEvent => e !== 'state'))];
       const { offset } = await parts.client.call('subscribe', { pane_id: ref.pane, attachment: subscription.id, events, replay: options.replay });
-      // Where the first output starts, unless some output came before the answer (it says where it starts itself).
-      if (!subscription.outputPlayed) subscription.nextOffset = offset;
+      subscription.opened(offset);
     } catch (err) {
       subscription.end();
       // A call that timed out may have been taken: let go of it there too (a node that has none says nothing).
       parts.client.call('detach', { attachment: subscription.id }).catch(() => undefined);
       throw err;
     }
-    if (subscription.state === 'opening') subscription.state = 'open';
     return subscription;
+  }
+
+  /** The node took it; its output starts at `offset`: the frames held since are played, from there. */
+  private opened(offset: number): void {
+    if (this.state !== 'opening') return;
+    this.state = 'open';
+    this.nextOffset = offset;
+    const held = this.held;
+    this.held = [];
+    this.heldChars = 0;
+    if (this.heldDroppedTo > 0) {
+      this.seq = this.heldDroppedTo;
+      this.lost();
+    }
+    for (const frame of held) this.play(frame);
   }
 
   get node(): string {
@@ -88,10 +110,13 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
     this.repaintWanted = false;
     this.repainting = true;
     this.client.call('repaint', { attachment: this.id }).then(
-      ({ offset }) => {
+      ({ offset, seq }) => {
         this.repainting = false;
-        // Frames the repaint sent came before its answer: output the node sent that never came is lost.
-        this.outputLostBefore(offset);
+        // Frames the node sent before its answer came before it here: output it had sent that never
+        // came is lost. Unless frames sent after the answer were played first (one read of the
+        // connection hands them over before the answer's turn): a loss they showed is newer than the
+        // answer knows, and the next output or repaint tells it.
+        if (this.seq <= seq) this.outputLostBefore(offset);
         if (this.repaintWanted) this.repaint();
       },
       (err: unknown) => {
@@ -122,6 +147,7 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
 
   protected end(): void {
     this.state = 'ended';
+    this.held = [];
     this.subscription.unsubscribe();
     this.forget();
   }
@@ -148,6 +174,28 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
       this.logger.warn('a node sent a pane subscription frame that is not one', { pane_id: this.paneId });
       return;
     }
+    if (this.state === 'opening') this.hold(frame);
+    else this.play(frame);
+  }
+
+  private hold(frame: NoticeFrame): void {
+    // The end is kept whatever was dropped: nothing comes after it.
+    if (this.heldDroppedTo > 0 && !frame.ended) {
+      this.heldDroppedTo = frame.seq;
+      return;
+    }
+    this.heldChars += frame.notice ? JSON.stringify(frame.notice.params).length : 0;
+    if (this.heldChars <= MAX_HELD_CHARS || frame.ended) {
+      this.held.push(frame);
+      return;
+    }
+    this.heldDroppedTo = frame.seq;
+    this.held = [];
+    this.heldChars = 0;
+  }
+
+  private play(frame: NoticeFrame): void {
+    if (this.state !== 'open') return;
     // NATS keeps one publisher's order on a subject: a lower number is a repeat, a higher one a gap.
     if (frame.seq <= this.seq) return;
     if (frame.seq !== this.seq + 1) {
@@ -165,7 +213,6 @@ export class RemoteSubscription extends HeldOnNode implements NodePaneFollow {
       const { data, offset } = notice.params;
       this.outputLostBefore(offset);
       this.nextOffset = offset + Buffer.byteLength(data);
-      this.outputPlayed = true;
     } else if (notice.method === 'exit') {
       // A repaint tells the exit again: the caller hears it once.
       if (this.exitTold) return;

@@ -262,7 +262,7 @@ describe('a subscription to a node pane on the controller', () => {
       repaint: () => {
         repaints += 1;
         send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, `drawn ${repaints}`]] } } });
-        return Promise.resolve({ offset: outputEnd });
+        return Promise.resolve({ offset: outputEnd, seq });
       },
       // What the node sent so far (published on this connection before the answer that says so).
       keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, seq])) }),
@@ -311,7 +311,7 @@ describe('a subscription to a node pane on the controller', () => {
         // The first repaint fails on the node (a busy moment): the next renewal asks again.
         if (repaints === 1) return Promise.reject(new Error('busy'));
         send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, 'drawn']] } } });
-        return Promise.resolve({ offset: 103 });
+        return Promise.resolve({ offset: 103, seq });
       },
       keep: ({ attachments }) => Promise.resolve({ gone: [], sent: Object.fromEntries(attachments.map((a) => [a, seq])) }),
     });
@@ -333,6 +333,103 @@ describe('a subscription to a node pane on the controller', () => {
     }
   });
 
+  it('frames before the answer wait for it: a first frame lost is counted from where the subscription starts', { timeout: WAIT_MS }, async () => {
+    const node = scriptedNode('t5', {
+      subscribe: ({ attachment }) => {
+        // The replay (frame 1, output [1000000, 1000100)) is lost on the way; frame 2 comes before the answer.
+        node.publish(attachment, { seq: 2, notice: { method: 'output', params: { data: 'after', offset: 1_000_100 } } });
+        return Promise.resolve({ offset: 1_000_000 });
+      },
+      repaint: () => Promise.resolve({ offset: 1_000_105, seq: 2 }),
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t5'], logger: silentLogger });
+    const { events, listener } = recordingListener();
+    const subscription = await panes.subscribe({ node: 't5', pane: 'p1' }, { events: ['output'], replay: true }, listener);
+    try {
+      await until(() => events.length >= 2, 'the overflow and the output', WAIT_MS);
+      expect(events).toEqual(['overflow 100 1000100', 'output 1000100 after']);
+    } finally {
+      subscription.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
+  it('a repaint answer older than frames played before it leaves a newer loss to be told', { timeout: WAIT_MS }, async () => {
+    let id = '';
+    let seq = 0;
+    let repaints = 0;
+    const send = (frame: Omit<NoticeFrame, 'seq'>): void => node.publish(id, { seq: ++seq, ...frame });
+    const screen = (text: string): void => send({ notice: { method: 'screen', params: { ...SCREEN, full: true, changed: [[0, text]] } } });
+    const node = scriptedNode('t6', {
+      subscribe: ({ attachment }) => {
+        id = attachment;
+        send({ notice: { method: 'output', params: { data: 'a'.repeat(100), offset: 0 } } });
+        return Promise.resolve({ offset: 0 });
+      },
+      repaint: () => {
+        repaints += 1;
+        screen(`drawn ${repaints}`);
+        if (repaints > 1) return Promise.resolve({ offset: 300, seq });
+        // An answer made before what follows it: the output sent by then ended at 200, at frame 4.
+        const answer = { offset: 200, seq };
+        // Then frame 5 (output [200, 300)) is lost, and frame 6 shows the gap, both before the answer.
+        seq += 1;
+        screen('after the answer was made');
+        return Promise.resolve(answer);
+      },
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t6'], logger: silentLogger });
+    const { events, listener } = recordingListener();
+    const subscription = await panes.subscribe({ node: 't6', pane: 'p1' }, { events: ['output', 'screen'], replay: false }, listener);
+    try {
+      await until(() => events.length >= 1, 'the first output', WAIT_MS);
+      // Frame 2 (output [100, 200)) is lost; frame 3 shows the gap.
+      seq += 1;
+      screen('first');
+      await until(() => events.some((e) => e.startsWith('overflow')), 'the overflow', WAIT_MS);
+      // One overflow, for everything lost: [100, 300), resuming at 300 (not [100, 200), with [200, 300) never told).
+      expect(events.filter((e) => e.startsWith('overflow'))).toEqual(['overflow 200 300']);
+      expect(repaints).toBe(2);
+    } finally {
+      subscription.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
+  it('an agent state whose push was lost is told after the controller looks at its node', { timeout: WAIT_MS }, async () => {
+    const approval = { id: 'a1', tool: 'shell', tool_name: 'Bash', command: 'make', path: null, options: [] };
+    let state = 'thinking';
+    let looks = 0;
+    const node = scriptedNode('t7', {
+      states: () => {
+        looks += 1;
+        return Promise.resolve({ states: [{ pane_id: 'p1', state, approval: state === 'waiting_approval' ? approval : null }] });
+      },
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t7'], logger: silentLogger, keepEveryMs: 50 });
+    const told: { pane_id: string; state: string; previous: string }[] = [];
+    const listening = panes.onPaneState((s) => told.push({ pane_id: s.pane_id, state: s.state, previous: s.previous }));
+    try {
+      await until(() => told.length > 0, 'the first look', WAIT_MS);
+      // The node moved on and its push never came (nothing is published here): the next look tells it, once.
+      state = 'waiting_approval';
+      await until(() => told.some((s) => s.state === 'waiting_approval'), 'the look after the lost push', WAIT_MS);
+      // Three more looks that find the same: nothing more told.
+      const looked = looks;
+      await until(() => looks >= looked + 3, 'three more looks', WAIT_MS);
+      expect(told).toEqual([
+        { pane_id: 't7/p1', state: 'thinking', previous: 'thinking' },
+        { pane_id: 't7/p1', state: 'waiting_approval', previous: 'thinking' },
+      ]);
+    } finally {
+      listening.dispose();
+      panes.close();
+      node.dispose();
+    }
+  });
+
   it('refused by the node: the subscribe rejects with its code and nothing is held', { timeout: WAIT_MS }, async () => {
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => [], logger: silentLogger });
     const registry = new PaneRegistry({ logger: silentLogger });
@@ -340,6 +437,8 @@ describe('a subscription to a node pane on the controller', () => {
     const server = new NodePaneServer({ nc: need(nc), node: 't2', panes: registry, agentPanes, logger: silentLogger });
     try {
       const { listener } = recordingListener();
+      // The connection's one inbox for replies exists once it has asked anything: made before the count.
+      await panes.list();
       const before = natsSubscriptions();
       await expect(panes.subscribe({ node: 't2', pane: 'p00000000' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'PANE_NOT_FOUND' });
       await expect(panes.subscribe({ node: 'nobody', pane: 'p1' }, { events: ['output'], replay: false }, listener)).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });

@@ -89,11 +89,11 @@ describe('a terminal run on a node', () => {
     expect(['running', 'streaming']).toContain((await c.runGet(run.id)).run.status);
     expect(existsSync(path.join(work, 'tool_out.txt'))).toBe(false);
     // Its agent's state, as the node's tracker reads it: waiting on the approval, which it describes.
-    await until(() => states.some((s) => s.pane_id === pane.pane_id && s.state === 'waiting_approval'), 'waiting_approval told to the controller', WAIT_MS);
-    expect(states.find((s) => s.state === 'waiting_approval')).toMatchObject({ pane_id: pane.pane_id, tool: 'shell' });
-    expect(states.find((s) => s.state === 'waiting_approval')?.command).toContain('tool_out');
-    const now = (await c.paneStates()).states.find((s) => s.pane_id === pane.pane_id);
-    expect(now).toMatchObject({ state: 'waiting_approval', approval: expect.objectContaining({ tool: 'shell' }) });
+    // (The prompt may be read half drawn first: waited on until the approval is read whole.)
+    const asking = (s: { pane_id: string; state: string; command: string | null }): boolean => s.pane_id === pane.pane_id && s.state === 'waiting_approval' && (s.command ?? '').includes('tool_out');
+    await until(() => states.some(asking), 'waiting_approval told to the controller, with its command', WAIT_MS);
+    expect(states.find(asking)).toMatchObject({ tool: 'shell' });
+    await until(async () => (await c.paneStates()).states.some((s) => asking({ pane_id: s.pane_id, state: s.state, command: s.approval?.command ?? null })), 'the same in pane_states', WAIT_MS);
     // A subscription to that one pane hears its states too.
     const onePane: string[] = [];
     const followed = await c.subscribe({ paneId: pane.pane_id, events: ['state', 'screen'] }, { state: (n) => void onePane.push(n.state) });
