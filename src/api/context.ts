@@ -17,7 +17,7 @@ export interface OperationContext extends Services {
 /** The per-caller state an operation can touch: its subscriptions. */
 export interface CallerLike {
   subscribe(options: { paneId?: string; events: readonly ('output' | 'exit' | 'screen' | 'state')[]; replay: boolean }): string;
-  /** Follows a pane on another host (output, exit, screen); resolves with the subscription's id once its node took it. */
+  /** Follows a pane on another host (output, exit, screen, state); resolves with the subscription's id once its node took it. */
   nodePaneSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<string>;
   logSubscribe(log: SessionLog, options: { history: boolean }): string;
   /** Follows a run of the agent bridge as `run_event` notifications; resolves with the subscription's id. */

@@ -4,7 +4,7 @@
  */
 import { DisposableStore, toDisposable, type Disposable } from '../core/disposable.js';
 import type { LogService } from '../logs/index.js';
-import type { Pane, PaneRegistry } from '../pane/index.js';
+import type { ExitInfo, Pane, PaneRegistry } from '../pane/index.js';
 import { OUTPUT_BACKLOG_LIMIT, type NotificationSink } from './notification-sink.js';
 import type { NodePanesSlot } from './remote-panes.js';
 import { approvalInfo, inputModesInfo, stateNotification } from './to-wire.js';
@@ -101,8 +101,12 @@ export class PaneSubscription implements Disposable {
       // At once, not on the frame timer: a screen before the exit, as a pane's own exit gives them.
       if (this.events.has('screen')) this.sendFrame(w);
       const exit = w.pane.exit;
-      if (exit && this.events.has('exit')) this.sink.notify('exit', { subscription: this.id, pane_id: w.pane.id, exit_code: exit.exitCode, signal: exit.signal });
+      if (exit && this.events.has('exit')) this.notifyExit(w.pane.id, exit);
     }
+  }
+
+  private notifyExit(paneId: string, exit: ExitInfo): void {
+    this.sink.notify('exit', { subscription: this.id, pane_id: paneId, exit_code: exit.exitCode, signal: exit.signal });
   }
 
   private watch(pane: Pane, replay: boolean): void {
@@ -139,7 +143,7 @@ export class PaneSubscription implements Disposable {
           this.flushOutput(w);
           if (this.events.has('screen')) this.sendFrame(w);
           if (this.events.has('exit')) {
-            this.sink.notify('exit', { subscription: this.id, pane_id: pane.id, exit_code: exit.exitCode, signal: exit.signal });
+            this.notifyExit(pane.id, exit);
           }
         }),
       );
@@ -149,7 +153,7 @@ export class PaneSubscription implements Disposable {
       const exit = pane.exit;
       setImmediate(() => {
         if (this.watches.get(pane.id) === w && exit) {
-          this.sink.notify('exit', { subscription: this.id, pane_id: pane.id, exit_code: exit.exitCode, signal: exit.signal });
+          this.notifyExit(pane.id, exit);
         }
       });
     }

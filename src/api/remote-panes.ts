@@ -85,7 +85,7 @@ export interface RemotePanes {
   readonly onPaneCreated: Event<{ pane_id: string; title: string }>;
   /** The program of a node's pane ended (named `<node>/<pane>`). */
   readonly onPaneExited: Event<NodePaneExit>;
-  /** An agent pane of a node changed state (named `<node>/<pane>`); a change lost on the way is made good by the next one, which says the state whole. */
+  /** An agent pane of a node changed state (named `<node>/<pane>`); a change lost on the way is told once the controller next looks at its node's states. */
   readonly onPaneState: Event<NodePaneState>;
 }
 

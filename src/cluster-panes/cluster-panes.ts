@@ -4,6 +4,7 @@
  * its attachment renewed, plays the node's frames in order, and redraws when one went missing.
  */
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import type { z } from 'zod';
 import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -60,23 +61,10 @@ export class ClusterPanes implements RemotePanes {
 
   constructor(private readonly options: ClusterPanesOptions) {
     this.scheduleKeep();
-    // The node is the subject's own token, which its NATS user can publish under only for itself.
     this.told = [
-      options.nc.subscribe(PANE_CREATED_ANY_NODE, {
-        callback: (err, message) => {
-          if (err === null) this.paneCreated(message.subject, message.data);
-        },
-      }),
-      options.nc.subscribe(PANE_EXITED_ANY_NODE, {
-        callback: (err, message) => {
-          if (err === null) this.paneExited(message.subject, message.data);
-        },
-      }),
-      options.nc.subscribe(PANE_STATE_ANY_NODE, {
-        callback: (err, message) => {
-          if (err === null) this.paneState(message.subject, message.data);
-        },
-      }),
+      this.hear(PANE_CREATED_ANY_NODE, PaneCreatedSchema, (created) => this.createdEmitter.fire(created)),
+      this.hear(PANE_EXITED_ANY_NODE, PaneExitedSchema, (exited) => this.exitedEmitter.fire(exited)),
+      this.hear(PANE_STATE_ANY_NODE, PaneStateSchema, (state) => this.nodeStates.pushed(state)),
     ];
   }
 
@@ -194,25 +182,21 @@ export class ClusterPanes implements RemotePanes {
     for (const attachment of this.attachments) attachment.dispose();
   }
 
-  private paneCreated(subject: string, data: Uint8Array): void {
-    const node = subject.split('.')[2] ?? '';
-    const told = PaneCreatedSchema.safeParse(parseJson(data));
-    if (node === '' || !told.success) return;
-    this.createdEmitter.fire({ pane_id: nodePaneId({ node, pane: told.data.pane_id }), title: told.data.title });
-  }
-
-  private paneState(subject: string, data: Uint8Array): void {
-    const node = subject.split('.')[2] ?? '';
-    const told = PaneStateSchema.safeParse(parseJson(data));
-    if (node === '' || !told.success) return;
-    this.nodeStates.pushed({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
-  }
-
-  private paneExited(subject: string, data: Uint8Array): void {
-    const node = subject.split('.')[2] ?? '';
-    const told = PaneExitedSchema.safeParse(parseJson(data));
-    if (node === '' || !told.success) return;
-    this.exitedEmitter.fire({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
+  /**
+   * What every node tells on `subjects` (`sb.pane.*.<what>`), checked by `schema`, its pane named
+   * `<node>/<pane>`: the node is the subject's own token, which its NATS user can publish under only
+   * for itself.
+   */
+  private hear<T extends { pane_id: string }>(subjects: string, schema: z.ZodType<T>, tell: (told: T) => void): Subscription {
+    return this.options.nc.subscribe(subjects, {
+      callback: (err, message) => {
+        if (err !== null) return;
+        const node = message.subject.split('.')[2] ?? '';
+        const told = schema.safeParse(parseJson(message.data));
+        if (node === '' || !told.success) return;
+        tell({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
+      },
+    });
   }
 
   private client(node: string, timeoutMs: number): NodePaneClient {

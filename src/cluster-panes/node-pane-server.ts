@@ -22,8 +22,14 @@ const MAX_SUBSCRIPTIONS = 256;
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
 
-/** One of the node's panes. */
+/** One of the node's panes, and the agent in one. */
 type NodePane = ReturnType<PaneContext['panes']['get']>;
+type NodeAgent = NonNullable<ReturnType<PaneContext['agentPanes']['get']>>;
+
+/** The approval the agent waits on, as `pane_states` and `state` notifications give it. */
+function approvalOf(agent: NodeAgent): ReturnType<typeof approvalInfo> {
+  return approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null);
+}
 
 export interface NodePaneServerOptions {
   nc: NatsConnection;
@@ -204,7 +210,7 @@ export class NodePaneServer implements Disposable {
 
   /**
    * What the controllers' lists of every pane are told of a pane: its program's end, and each
-   * state its agent moves to (the whole state, so one lost on the way is made good by the next).
+   * state its agent moves to (once: a controller that lost one finds it by asking `states`).
    */
   private tellAbout(pane: NodePane): void {
     const { node, agentPanes } = this.options;
@@ -216,8 +222,7 @@ export class NodePaneServer implements Disposable {
     if (!agent) return;
     listeners.add(
       agent.onState((change) => {
-        const approval = change.state === 'waiting_approval' ? approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null) : null;
-        this.publish(paneStateSubject(node), stateChangeInfo(pane.id, change, approval));
+        this.publish(paneStateSubject(node), stateChangeInfo(pane.id, change, change.state === 'waiting_approval' ? approvalOf(agent) : null));
       }),
     );
   }
@@ -229,7 +234,7 @@ export class NodePaneServer implements Disposable {
       states: panes.list().flatMap((pane) => {
         const agent = agentPanes.get(pane.id);
         if (!agent) return [];
-        return [{ pane_id: pane.id, state: agent.tracker.state.state, approval: approvalInfo(agent.approval?.prompt ?? null, agent.approval?.request.id ?? null) }];
+        return [{ pane_id: pane.id, state: agent.tracker.state.state, approval: approvalOf(agent) }];
       }),
     };
   }
