@@ -245,9 +245,13 @@ const socket = ${via === 'socket' ? 'net.connect(runtime.socket)' : 'net.connect
 socket.on('connect', () => socket.write(request, () => process.exit(0)));
 `,
         );
-        await owner.sendText(agent.pane_id, `node ${script}; touch ${done}`, { addNewline: true });
-        // The line has reached the pane (its echo is on screen) before the daemon is held.
-        await owner.waitFor(agent.pane_id, { pattern: `hit-and-run-${via}\\.done` });
+        const go = path.join(t.work, `hit-and-run-${via}.go`);
+        // The line runs up to the wait for `go` first: its Enter is written by node-pty only after
+        // the text's write has called back, which needs this (the daemon's) event loop, so the line
+        // must be running, not merely echoed, before the loop is held.
+        await owner.sendText(agent.pane_id, `printf '%s-%s\\n' armed ${via}; until [ -e ${go} ]; do sleep 0.02; done; node ${script}; touch ${done}`, { addNewline: true });
+        await owner.waitFor(agent.pane_id, { pattern: `armed-${via}` });
+        writeFileSync(go, '');
         // This process is the daemon: held here, it accepts the connection only after its caller is gone.
         const deadline = Date.now() + 60_000;
         while (!existsSync(done) && Date.now() < deadline);
