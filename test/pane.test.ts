@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { PaneRegistry, type Pane } from '../src/pane/index.js';
+import { RenderScheduler, type Schedulable } from '../src/pane/render-scheduler.js';
 import { collectProcessTree, findProcessesByEnv, isProcessRunning } from '../src/platform/index.js';
 import { BASH_ARGV, BASH_ENV, expectScreen, openFdCount, sleep, tempDir } from './support/shell.js';
 import { until } from './support/processes.js';
@@ -215,6 +216,71 @@ describe('panes with real shells', () => {
     expect(maxPending).toBeLessThan(5 * 1024 * 1024);
     expect(flood.historyBytes).toBeLessThan(4 * 1024 * 1024);
     await registry.kill(flood.id);
+  });
+
+  describe("a program's last output at its exit", () => {
+    const BURST = "head -c 136000 /dev/zero | tr '\\0' x; printf END";
+
+    it('is kept when a program writes a burst and exits at once', async () => {
+      // Before the master was read out at its release, the socket's EIO lost the last KB in about
+      // four of five such panes (Linux 6.18).
+      const panes = [1, 2, 3].map(() => registry.create({ argv: ['bash', '-c', BURST] }));
+      for (const pane of panes) {
+        expect(await pane.waitForExit()).toEqual({ exitCode: 0, signal: null });
+        expect(pane.outputBytes).toBe(136_003);
+      }
+    });
+
+    /** Parses nothing until released, so a pane that has paused reading stays paused. */
+    class HeldScheduler extends RenderScheduler {
+      private readonly held = new Set<Schedulable>();
+      private holding = true;
+      override schedule(item: Schedulable): void {
+        if (this.holding) this.held.add(item);
+        else super.schedule(item);
+      }
+      release(): void {
+        this.holding = false;
+        for (const item of this.held) super.schedule(item);
+        this.held.clear();
+      }
+    }
+
+    async function withHeldParsing(run: (registry: PaneRegistry) => Promise<void>): Promise<void> {
+      const scheduler = new HeldScheduler();
+      const held = new PaneRegistry({ scheduler, defaults: { killGraceMs: 1_000 } });
+      try {
+        await run(held);
+      } finally {
+        scheduler.release();
+        await held.close({ graceMs: 500 });
+      }
+    }
+
+    it('is kept when reading was paused (unparsed output over the pane\'s share) as the program exited', async () => {
+      await withHeldParsing(async (held) => {
+        // A little over the smallest share (128 KiB): reading pauses with the last few KB still in
+        // the terminal, and node-pty closes it 200 ms after the exit whether read or not.
+        const pane = held.create({ argv: ['bash', '-c', BURST] });
+        pane.setPendingLimit(128 * 1024);
+        expect(await pane.waitForExit()).toEqual({ exitCode: 0, signal: null });
+        expect(pane.outputBytes).toBe(136_003);
+        expect(pane.readRawText().text.endsWith('xxxEND')).toBe(true);
+      });
+    });
+
+    it('is read without waiting on a process that escaped the pane and keeps writing', async () => {
+      await withHeldParsing(async (held) => {
+        const pane = held.create({ argv: ['bash', '-c', '(yes still-writing &); until [ -e go ]; do sleep 0.02; done; exit 3'], cwd: dir });
+        pane.setPendingLimit(128 * 1024);
+        await until(() => pane.pendingOutputBytes > 128 * 1024, 'reading paused under the flood');
+        writeFileSync(path.join(dir, 'go'), '');
+        // The terminal is read only as far as it is not being refilled: the exit still comes.
+        expect(await pane.waitForExit()).toEqual({ exitCode: 3, signal: null });
+        expect(pane.outputBytes).toBeGreaterThan(128 * 1024);
+        await held.remove(pane.id);
+      });
+    });
   });
 
   it('releases file descriptors when panes end', async () => {

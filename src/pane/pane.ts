@@ -8,7 +8,7 @@ import { killMarkedNow, killProcessGroupNow, setCloseOnExec, signalProcessTree, 
 import { Screen, type CapturedRow, type CursorState, type TailResult } from './screen.js';
 import { RawHistory, type RawRead } from './raw-history.js';
 import { encodeKeys } from './keys.js';
-import { checkPtyInternals, discardPendingInput, masterFd, pendingInputBytes, ptyDeviceName, releaseMaster, withdrawQueuedInput } from './pty-internals.js';
+import { checkPtyInternals, discardPendingInput, keepLastOutput, masterFd, pendingInputBytes, ptyDeviceName, releaseMaster, withdrawQueuedInput } from './pty-internals.js';
 import type { RenderScheduler, Schedulable } from './render-scheduler.js';
 
 /** How a pane's process ended. */
@@ -206,6 +206,8 @@ export class Pane implements Schedulable {
     });
     // Bytes on POSIX (encoding: null); the Windows backend always hands over strings.
     pty.onData((data: string | Buffer) => this.receive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data));
+    // A program that floods and exits while reading is paused keeps its last output.
+    keepLastOutput(pty, (data) => this.receive(data));
     pty.onExit(({ exitCode, signal }) => this.handleExit(exitCode, signal));
     this.screen.onReply((reply) => {
       // The program asked the terminal something (cursor position, device attributes): answer it.

@@ -8,8 +8,11 @@
  * - `_fd` (POSIX): the PTY's master descriptor, which node-pty 1.1.0 leaves inheritable
  *   (microsoft/node-pty#657); Switchboard marks it close-on-exec so no later program gets it.
  * - `_socket.destroy()`: closes the master, so a removed pane's terminal is released even while
- *   a process that escaped the pane still holds the other side.
+ *   a process that escaped the pane still holds the other side. node-pty itself destroys it 200 ms
+ *   after the program exits (`DESTROY_SOCKET_TIMEOUT_MS`), read or not; `keepLastOutput` takes
+ *   what is still unread first.
  */
+import { readSync } from 'node:fs';
 import type { IPty } from 'node-pty';
 import { isWindows } from '../platform/index.js';
 
@@ -23,11 +26,24 @@ interface WriteStreamInternals {
   dispose?: () => void;
 }
 
+interface SocketInternals {
+  destroy?: (...args: unknown[]) => unknown;
+  destroyed?: boolean;
+  readableLength?: number;
+  read?: () => unknown;
+}
+
 interface PtyInternals {
   _writeStream?: WriteStreamInternals;
   _fd?: unknown;
-  _socket?: { destroy?: () => void; destroyed?: boolean };
+  _socket?: SocketInternals;
 }
+
+/** The master's own destroy, for `releaseMaster`: a pane let go of reads nothing more. */
+const plainDestroy = new WeakMap<SocketInternals, (...args: unknown[]) => unknown>();
+
+/** At most this much is taken from a terminal at its release (a process that escaped the pane may still write). */
+const LAST_OUTPUT_LIMIT = 1024 * 1024;
 
 function internals(pty: IPty | undefined): PtyInternals | undefined {
   return pty as unknown as PtyInternals | undefined;
@@ -58,7 +74,50 @@ export function masterFd(pty: IPty | undefined): number | undefined {
 /** Closes the PTY's master (idempotent): the terminal is released and nothing more is read from it. */
 export function releaseMaster(pty: IPty | undefined): void {
   const socket = internals(pty)?._socket;
-  if (socket && socket.destroyed !== true) socket.destroy?.();
+  if (!socket || socket.destroyed === true) return;
+  const destroy = plainDestroy.get(socket) ?? socket.destroy;
+  destroy?.call(socket);
+}
+
+/**
+ * Makes sure a program's last output is read before node-pty closes the terminal. node-pty closes
+ * it 200 ms after the program exits whether or not everything was read, and a pane that had
+ * stopped reading (its unparsed output over its share of memory) lost the last KB of a program
+ * that flooded and exited. So the master's destroy first hands over what is left, in order: the
+ * stream's buffer (through its ordinary 'data' listeners) and then the terminal's, read here until
+ * it is empty (the descriptor is non-blocking, as libuv keeps every stream it polls) or closed.
+ * `deliver` gets the latter. On Windows ConPTY has no such descriptor and nothing changes.
+ */
+export function keepLastOutput(pty: IPty, deliver: (chunk: Buffer) => void): void {
+  if (isWindows) return;
+  const socket = internals(pty)?._socket;
+  const fd = masterFd(pty);
+  const destroy = socket?.destroy;
+  if (!socket || fd === undefined || typeof destroy !== 'function') return;
+  plainDestroy.set(socket, destroy);
+  socket.destroy = (...args: unknown[]): unknown => {
+    if (socket.destroyed !== true) takeUnread(socket, fd, deliver);
+    return destroy.apply(socket, args);
+  };
+}
+
+function takeUnread(socket: SocketInternals, fd: number, deliver: (chunk: Buffer) => void): void {
+  // A paused stream's read() hands its buffer to the 'data' listeners, as flowing would have.
+  while ((socket.readableLength ?? 0) > 0 && socket.read?.() !== null);
+  const buffer = Buffer.allocUnsafe(64 * 1024);
+  let taken = 0;
+  while (taken < LAST_OUTPUT_LIMIT) {
+    let bytes: number;
+    try {
+      bytes = readSync(fd, buffer);
+    } catch {
+      // EAGAIN: nothing more for now (a process that escaped the pane holds it open); EIO: closed.
+      return;
+    }
+    if (bytes <= 0) return;
+    deliver(Buffer.from(buffer.subarray(0, bytes)));
+    taken += bytes;
+  }
 }
 
 /** Bytes written to the PTY that the program has not taken yet (0 when unknown). */
