@@ -3,6 +3,7 @@
  * a pane method sent to the pane's node, and a terminal attached to a node's pane, which keeps
  * its attachment renewed, plays the node's frames in order, and redraws when one went missing.
  */
+import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import type { z } from 'zod';
 import { Emitter } from '../core/emitter.js';
@@ -121,11 +122,32 @@ export class ClusterPanes implements RemotePanes {
     );
   }
 
-  async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>): Promise<Result<M>> {
-    const { result } = await this.client(ref.node, timeoutFor(method, params)).call('call', { method, params });
+  async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal?: AbortSignal): Promise<Result<M>> {
+    const { result } = await this.callOnNode(ref, method, params, signal);
     const checked = resultSchemas[method].safeParse(result);
     if (!checked.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered ${method} with a result that does not fit`, { node: ref.node, method });
     return checked.data as Result<M>;
+  }
+
+  /**
+   * Asks the node; a wait is named, so that when its caller goes (`signal`) the node is told to
+   * stop it instead of holding it until its time limit. Other methods run to their end: a kill or
+   * a prompt is not taken back half-way.
+   */
+  private callOnNode(ref: NodePaneRef, method: NodePaneMethod, params: Params<NodePaneMethod>, signal: AbortSignal | undefined): Promise<{ result: unknown }> {
+    const client = this.client(ref.node, timeoutFor(method, params));
+    if (method !== 'wait_for' || signal === undefined) return client.call('call', { method, params });
+    const name = randomBytes(12).toString('hex');
+    const cancel = (): void => {
+      this.client(ref.node, CALL_TIMEOUT_MS)
+        .call('cancel', { call: name })
+        .catch((err: unknown) => this.options.logger.debug('a wait on a node was not stopped', { node: ref.node, error: errorMessage(err) }));
+    };
+    // The call is on its way before a cancel can be (one connection keeps their order).
+    const answered = client.call('call', { method, params, call: name });
+    if (signal.aborted) cancel();
+    else signal.addEventListener('abort', cancel, { once: true });
+    return answered.finally(() => signal.removeEventListener('abort', cancel));
   }
 
   terminal(ref: NodePaneRef): PaneTerminal {

@@ -18,6 +18,8 @@ import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './p
 const MAX_ATTACHMENTS = 64;
 /** Subscriptions to the node's panes at once (each is one PaneSubscription: small). */
 const MAX_SUBSCRIPTIONS = 256;
+/** Named calls (waits a controller may stop) under way at once. */
+const MAX_NAMED_CALLS = 1024;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
@@ -173,6 +175,8 @@ export class NodePaneServer implements Disposable {
   private readonly paneListeners = new Map<string, DisposableStore>();
   /** Ends the waits on the node's screens (wait_for) when the server stops. */
   private readonly stopping = new AbortController();
+  /** Calls the controller named so it can stop them (a wait_for whose caller has gone), by name. */
+  private readonly namedCalls = new Map<string, AbortController>();
 
   constructor(private readonly options: NodePaneServerOptions) {
     this.keepForMs = options.keepForMs ?? KEEP_FOR_MS;
@@ -244,7 +248,11 @@ export class NodePaneServer implements Disposable {
     return {
       list: () => Promise.resolve({ panes: panes.list().map((pane) => paneInfo(pane)) }),
       states: () => Promise.resolve(this.states()),
-      call: async ({ method, params }) => ({ result: await this.call(method, params) }),
+      call: async ({ method, params, call }) => ({ result: await this.call(method, params, call) }),
+      cancel: ({ call }) => {
+        this.namedCalls.get(call)?.abort();
+        return Promise.resolve({});
+      },
       attach: ({ pane_id, attachment }) => Promise.resolve(this.attach(pane_id, attachment)),
       redraw: ({ attachment }) => Promise.resolve(this.attachment(attachment).redraw()),
       subscribe: ({ pane_id, attachment, events, replay }) => {
@@ -289,11 +297,21 @@ export class NodePaneServer implements Disposable {
   }
 
   /** A pane method, checked as a daemon checks it (the controller checked it too: a node trusts no caller's checks). */
-  private call(method: NodePaneMethod, params: Record<string, unknown>): unknown {
+  private async call(method: NodePaneMethod, params: Record<string, unknown>, name: string | undefined): Promise<unknown> {
     const checked = checkedParams(method, params) as never;
-    // A wait ends by its own time limit (the controller's request waits that long and a little more).
-    const context: PaneContext = { panes: this.options.panes, agentPanes: this.options.agentPanes, signal: this.stopping.signal };
-    return (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)(context, checked);
+    const run = (signal: AbortSignal): unknown => (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)({ panes: this.options.panes, agentPanes: this.options.agentPanes, signal }, checked);
+    // A wait ends by its own time limit (the controller's request waits that long and a little
+    // more), when the node stops, or, named, when the controller says its caller has gone.
+    if (name === undefined) return run(this.stopping.signal);
+    if (this.namedCalls.has(name)) throw new SwitchboardError('CONFLICT', `call ${name} is under way already`, { call: name });
+    if (this.namedCalls.size >= MAX_NAMED_CALLS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_NAMED_CALLS} named calls already`, { limit: MAX_NAMED_CALLS });
+    const stop = new AbortController();
+    this.namedCalls.set(name, stop);
+    try {
+      return await run(AbortSignal.any([this.stopping.signal, stop.signal]));
+    } finally {
+      this.namedCalls.delete(name);
+    }
   }
 
   /** CONFLICT for an id in use, LIMIT_EXCEEDED past the limit of its kind: checked before a new attached terminal or subscription is made. */

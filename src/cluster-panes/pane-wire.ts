@@ -16,6 +16,8 @@ import { notificationSchemas } from '../protocol/methods.js';
 
 /** An attachment's name: one subject token the controller makes up (random), so a node's output for it goes to that controller only. */
 const attachmentId = z.string().regex(/^[a-z0-9]{16,32}$/, 'an attachment id is 16 to 32 lowercase letters and digits');
+/** A call the controller may stop before it ends (a wait_for whose caller has gone): a random name it makes up. */
+const callId = attachmentId;
 /** A pane's id on its node: never a `/`, which would make `<node>/<pane>` ambiguous. */
 const paneId = z.string().min(1).max(128).regex(/^[^/]+$/, 'a pane id holds no /');
 const exitSchema = z.object({ exit_code: z.number().nullable(), signal: z.string().nullable() });
@@ -36,7 +38,9 @@ export const NODE_PANE_OPS = {
   /** The node's agent panes' states now, as `pane_states` gives a daemon's own. */
   states: { params: z.strictObject({}), result: z.object({ states: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
   /** One pane method (NODE_PANE_METHODS) on one of the node's panes: its params as the method takes them, its result as the method gives it. */
-  call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()) }), result: z.object({ result: z.unknown() }) },
+  call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()), call: callId.optional() }), result: z.object({ result: z.unknown() }) },
+  /** Stops a named call still under way (a wait_for whose caller has gone: it answers `cancelled`); one already over is let be. */
+  cancel: { params: z.strictObject({ call: callId }), result: z.object({}) },
   /** Attaches a terminal: the output so far (a replay, or the screen now), whether the program has exited, and the last frame number it holds. */
   attach: { params: z.strictObject({ pane_id: paneId, attachment: attachmentId }), result: z.object({ replay: z.string(), seq: z.number().int().min(0), exit: exitSchema.optional() }) },
   /** The screen as it is now, for a terminal the controller reset, the last frame number it holds, and the program's exit if it has ended (a frame saying so may be among those it holds, or lost). */

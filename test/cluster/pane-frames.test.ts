@@ -6,7 +6,8 @@
  * lost on the way (a redraw, then only what follows it), a node that no longer has the attachment
  * (the terminal is told), the last frames lost with nothing after them (the renewal tells), and,
  * with a real NodePaneServer, a program's last output before its exit, a removed pane's terminal
- * told, and a controller that stops renewing (the node ends it).
+ * told, a controller that stops renewing (the node ends it), and a wait whose caller has gone (the
+ * node stops it).
  */
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -209,6 +210,40 @@ describe('a node pane terminal on the controller', () => {
       await until(() => removed.events.length > 0, 'the replay', WAIT_MS);
       await registry.remove(kept.id, { graceMs: 0 });
       await until(() => removed.events.includes('fail PANE_NOT_FOUND'), 'the terminal told its pane is gone', WAIT_MS);
+    } finally {
+      panes.close();
+      server.dispose();
+      agentPanes.dispose();
+      await registry.close({ graceMs: 0 });
+    }
+  });
+
+  it("a wait whose caller has gone is stopped on the node, not held until its time limit", { timeout: WAIT_MS }, async () => {
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const server = new NodePaneServer({ nc: need(nc), node: 's8', panes: registry, agentPanes, logger: silentLogger });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s8'], logger: silentLogger });
+    const waitsOnNode = (): number => (server as unknown as { namedCalls: Map<string, unknown> }).namedCalls.size;
+    try {
+      const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
+      const ref = { node: 's8', pane: pane.id };
+      const never = { pane_id: pane.id, pattern: 'never-on-screen', timeout_ms: 600_000 };
+      const caller = new AbortController();
+      const waiting = panes.call(ref, 'wait_for', never, caller.signal);
+      await until(() => waitsOnNode() === 1, 'the wait under way on the node', WAIT_MS);
+      caller.abort();
+      expect(await waiting).toMatchObject({ matched: false, reason: 'cancelled' });
+      expect(waitsOnNode()).toBe(0);
+
+      // A caller gone before the call left: stopped as soon as it arrives.
+      const gone = new AbortController();
+      gone.abort();
+      expect(await panes.call(ref, 'wait_for', never, gone.signal)).toMatchObject({ matched: false, reason: 'cancelled' });
+      // A wait whose caller stays still ends on what it waits for; other methods are never named.
+      const stays = new AbortController();
+      expect(await panes.call(ref, 'wait_for', { pane_id: pane.id, idle_ms: 50, timeout_ms: 20_000 }, stays.signal)).toMatchObject({ reason: 'idle' });
+      expect(await panes.call(ref, 'is_alive', { pane_id: pane.id }, stays.signal)).toMatchObject({ alive: true });
+      expect(waitsOnNode()).toBe(0);
     } finally {
       panes.close();
       server.dispose();
