@@ -19,6 +19,7 @@ import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/clu
 import type { NodePaneListener, TerminalSink } from '../../src/api/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
+import type { Params } from '../../src/protocol/methods.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
 import { until } from '../support/processes.js';
 import { tempDir } from '../support/shell.js';
@@ -227,7 +228,8 @@ describe('a node pane terminal on the controller', () => {
     try {
       const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
       const ref = { node: 's8', pane: pane.id };
-      const never = { pane_id: pane.id, pattern: 'never-on-screen', timeout_ms: 600_000 };
+      const waitOn = (how: { pattern?: string; idle_ms?: number; timeout_ms: number }): Params<'wait_for'> => ({ pane_id: pane.id, pattern: undefined, flags: undefined, idle_ms: undefined, lines: undefined, ...how });
+      const never = waitOn({ pattern: 'never-on-screen', timeout_ms: 600_000 });
       const caller = new AbortController();
       const waiting = panes.call(ref, 'wait_for', never, caller.signal);
       await until(() => waitsOnNode() === 1, 'the wait under way on the node', WAIT_MS);
@@ -241,7 +243,7 @@ describe('a node pane terminal on the controller', () => {
       expect(await panes.call(ref, 'wait_for', never, gone.signal)).toMatchObject({ matched: false, reason: 'cancelled' });
       // A wait whose caller stays still ends on what it waits for; other methods are never named.
       const stays = new AbortController();
-      expect(await panes.call(ref, 'wait_for', { pane_id: pane.id, idle_ms: 50, timeout_ms: 20_000 }, stays.signal)).toMatchObject({ reason: 'idle' });
+      expect(await panes.call(ref, 'wait_for', waitOn({ idle_ms: 50, timeout_ms: 20_000 }), stays.signal)).toMatchObject({ reason: 'idle' });
       expect(await panes.call(ref, 'is_alive', { pane_id: pane.id }, stays.signal)).toMatchObject({ alive: true });
       expect(waitsOnNode()).toBe(0);
     } finally {
