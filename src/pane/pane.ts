@@ -207,7 +207,11 @@ export class Pane implements Schedulable {
     // Bytes on POSIX (encoding: null); the Windows backend always hands over strings.
     pty.onData((data: string | Buffer) => this.receive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data));
     // A program that floods and exits while reading is paused keeps its last output.
-    keepLastOutput(pty, (data) => this.receive(data));
+    keepLastOutput(
+      pty,
+      (data) => this.receive(data),
+      (err) => this.logger.warn('the last output of a pane was not all read', { error: errorMessage(err) }),
+    );
     pty.onExit(({ exitCode, signal }) => this.handleExit(exitCode, signal));
     this.screen.onReply((reply) => {
       // The program asked the terminal something (cursor position, device attributes): answer it.

@@ -9,8 +9,8 @@
  *   (microsoft/node-pty#657); Switchboard marks it close-on-exec so no later program gets it.
  * - `_socket.destroy()`: closes the master, so a removed pane's terminal is released even while
  *   a process that escaped the pane still holds the other side. node-pty itself destroys it 200 ms
- *   after the program exits (`DESTROY_SOCKET_TIMEOUT_MS`), read or not; `keepLastOutput` takes
- *   what is still unread first.
+ *   after the program exits (`DESTROY_SOCKET_TIMEOUT_MS`), read or not, and its stream can end with
+ *   bytes still in the terminal; `keepLastOutput` takes what is unread first.
  */
 import { readSync } from 'node:fs';
 import type { IPty } from 'node-pty';
@@ -42,8 +42,12 @@ interface PtyInternals {
 /** The master's own destroy, for `releaseMaster`: a pane let go of reads nothing more. */
 const plainDestroy = new WeakMap<SocketInternals, (...args: unknown[]) => unknown>();
 
-/** At most this much is taken from a terminal at its release (a process that escaped the pane may still write). */
-const LAST_OUTPUT_LIMIT = 1024 * 1024;
+/**
+ * At most this much is taken from a terminal at its release: a terminal holds far less unread
+ * (about 13 KB here), so more can only come from a process that escaped the pane and still writes;
+ * the pane parses it all at its exit, at once.
+ */
+const LAST_OUTPUT_LIMIT = 256 * 1024;
 
 function internals(pty: IPty | undefined): PtyInternals | undefined {
   return pty as unknown as PtyInternals | undefined;
@@ -80,33 +84,46 @@ export function releaseMaster(pty: IPty | undefined): void {
 }
 
 /**
- * Makes sure a program's last output is read before node-pty closes the terminal. node-pty closes
- * it 200 ms after the program exits whether or not everything was read, and a pane that had
- * stopped reading (its unparsed output over its share of memory) lost the last KB of a program
- * that flooded and exited. So the master's destroy first hands over what is left, in order: the
- * stream's buffer (through its ordinary 'data' listeners) and then the terminal's, read here until
- * it is empty (the descriptor is non-blocking, as libuv keeps every stream it polls) or closed.
- * `deliver` gets the latter. On Windows ConPTY has no such descriptor and nothing changes.
+ * Makes sure a program's last output is read before node-pty closes the terminal. The stream can
+ * end while the terminal still holds a few KB (seen on Linux 6.18: the stream's end came with up
+ * to 9 KB unread in most panes whose program wrote a burst and exited), and node-pty closes it
+ * 200 ms after the program exits whether or not it was read, so a pane that had stopped reading
+ * (its unparsed output over its share of memory) lost its program's last output every time. So
+ * the master's destroy first hands over what is left, in order: the stream's buffer (through its
+ * ordinary 'data' listeners), then the terminal's, read here until it is empty (the descriptor is
+ * non-blocking, as libuv keeps every stream it polls) or closed. `deliver` gets the latter; the
+ * destroy happens whatever the hand-over threw (`failed` hears it). On Windows ConPTY has no such
+ * descriptor and nothing changes.
  */
-export function keepLastOutput(pty: IPty, deliver: (chunk: Buffer) => void): void {
+export function keepLastOutput(pty: IPty, deliver: (chunk: Buffer) => void, failed: (err: unknown) => void): void {
   if (isWindows) return;
   const socket = internals(pty)?._socket;
   const fd = masterFd(pty);
   const destroy = socket?.destroy;
   if (!socket || fd === undefined || typeof destroy !== 'function') return;
   plainDestroy.set(socket, destroy);
+  let handingOver = false;
   socket.destroy = (...args: unknown[]): unknown => {
-    if (socket.destroyed !== true) takeUnread(socket, fd, deliver);
+    // Once: a destroy from inside the hand-over (a stream error on the way) just destroys.
+    if (socket.destroyed !== true && !handingOver) {
+      handingOver = true;
+      try {
+        takeUnread(socket, fd, deliver);
+      } catch (err) {
+        failed(err);
+      }
+    }
     return destroy.apply(socket, args);
   };
 }
 
 function takeUnread(socket: SocketInternals, fd: number, deliver: (chunk: Buffer) => void): void {
   // A paused stream's read() hands its buffer to the 'data' listeners, as flowing would have.
-  while ((socket.readableLength ?? 0) > 0 && socket.read?.() !== null);
+  while (socket.destroyed !== true && (socket.readableLength ?? 0) > 0 && socket.read?.() !== null);
   const buffer = Buffer.allocUnsafe(64 * 1024);
   let taken = 0;
-  while (taken < LAST_OUTPUT_LIMIT) {
+  // Never a descriptor closed meanwhile (its number may be another file's by now).
+  while (taken < LAST_OUTPUT_LIMIT && socket.destroyed !== true) {
     let bytes: number;
     try {
       bytes = readSync(fd, buffer);
