@@ -380,8 +380,8 @@ describe('runs on cluster nodes, governed by the controller', () => {
     // What each choice counted as node-a's (at the time), and whether it would queue.
     const choices: { sent: number | undefined; queue: boolean | undefined }[] = [];
     const choose = node.choose.bind(node);
-    node.choose = (backend, labels, options = {}) => {
-      choices.push({ sent: options.occupied?.('node-a'), queue: options.queue });
+    node.choose = (backend, labels, options) => {
+      choices.push({ sent: options?.occupied?.('node-a'), queue: options?.queue });
       return choose(backend, labels, options);
     };
     const one = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
