@@ -205,6 +205,7 @@ export class NodePaneServer implements Disposable {
 
   dispose(): void {
     this.stopping.abort(new SwitchboardError('SHUTTING_DOWN', `node ${this.options.node} is stopping`));
+    for (const call of this.namedCalls.values()) call.abort(this.stopping.signal.reason);
     for (const attachment of this.attachments.values()) attachment.end({ code: 'SHUTTING_DOWN', message: `node ${this.options.node} is stopping` });
     this.attachments.clear();
     for (const listeners of this.paneListeners.values()) listeners.dispose();
@@ -304,11 +305,18 @@ export class NodePaneServer implements Disposable {
     // more), when the node stops, or, named, when the controller says its caller has gone.
     if (name === undefined) return run(this.stopping.signal);
     if (this.namedCalls.has(name)) throw new SwitchboardError('CONFLICT', `call ${name} is under way already`, { call: name });
-    if (this.namedCalls.size >= MAX_NAMED_CALLS) throw new SwitchboardError('LIMIT_EXCEEDED', `node ${this.options.node} holds ${MAX_NAMED_CALLS} named calls already`, { limit: MAX_NAMED_CALLS });
+    if (this.namedCalls.size >= MAX_NAMED_CALLS) {
+      // Past the bound it still runs, to its own time limit, as before calls were named.
+      this.options.logger.debug('a named call runs unnamed: the node holds as many as it names', { call: name, limit: MAX_NAMED_CALLS });
+      return run(this.stopping.signal);
+    }
+    // Its own controller, which dispose() aborts too: AbortSignal.any would tie each call to the
+    // long-lived stopping signal for good (Node 20 keeps every signal made from it).
     const stop = new AbortController();
+    if (this.stopping.signal.aborted) stop.abort(this.stopping.signal.reason);
     this.namedCalls.set(name, stop);
     try {
-      return await run(AbortSignal.any([this.stopping.signal, stop.signal]));
+      return await run(stop.signal);
     } finally {
       this.namedCalls.delete(name);
     }

@@ -225,6 +225,15 @@ describe('a node pane terminal on the controller', () => {
     const server = new NodePaneServer({ nc: need(nc), node: 's8', panes: registry, agentPanes, logger: silentLogger });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s8'], logger: silentLogger });
     const waitsOnNode = (): number => (server as unknown as { namedCalls: Map<string, unknown> }).namedCalls.size;
+    // What the controller asked the node: each pane method and whether it was named, and each cancel.
+    const asked: string[] = [];
+    const wire = need(nc).subscribe(nodePanesSubject('s8'), {
+      callback: (_err, message) => {
+        const request = message.json<{ op: string; params: { method?: string; call?: string } }>();
+        if (request.op === 'call') asked.push(`${request.params.method ?? '?'}${request.params.call !== undefined ? ' named' : ''}`);
+        else if (request.op === 'cancel') asked.push('cancel');
+      },
+    });
     try {
       const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
       const ref = { node: 's8', pane: pane.id };
@@ -246,7 +255,10 @@ describe('a node pane terminal on the controller', () => {
       expect(await panes.call(ref, 'wait_for', waitOn({ idle_ms: 50, timeout_ms: 20_000 }), stays.signal)).toMatchObject({ reason: 'idle' });
       expect(await panes.call(ref, 'is_alive', { pane_id: pane.id }, stays.signal)).toMatchObject({ alive: true });
       expect(waitsOnNode()).toBe(0);
+      await until(() => asked.length >= 6, 'every request seen on the wire', WAIT_MS);
+      expect(asked).toEqual(['wait_for named', 'cancel', 'wait_for named', 'cancel', 'wait_for named', 'is_alive']);
     } finally {
+      wire.unsubscribe();
       panes.close();
       server.dispose();
       agentPanes.dispose();
