@@ -206,7 +206,7 @@ export class Pane implements Schedulable {
     });
     // Bytes on POSIX (encoding: null); the Windows backend always hands over strings.
     pty.onData((data: string | Buffer) => this.receive(typeof data === 'string' ? Buffer.from(data, 'utf8') : data));
-    // A program that floods and exits while reading is paused keeps its last output.
+    // What the program wrote last is read before node-pty closes the terminal, however it closes it.
     keepLastOutput(
       pty,
       (data) => this.receive(data),
