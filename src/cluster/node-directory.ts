@@ -60,12 +60,6 @@ export interface NodeRequirements {
   occupied?: (node: string) => number;
   /** Only this node, by name (the caller named it). */
   node?: string;
-  /**
-   * When every node that has the backend and the labels is full, those nodes anyway, the shortest
-   * line for its slots first: a run sent to one waits in its work queue until the node frees a
-   * slot (it pulls one run per free slot).
-   */
-  queue?: boolean;
 }
 
 export interface NodeDirectoryOptions {
@@ -121,23 +115,17 @@ export class NodeDirectory {
 
   /**
    * The nodes that can take a run now: they have the backend, every label and a free slot; the
-   * least loaded first (the smallest share of slots busy, then the most free, then by name). With
-   * `queue`, when none has a free slot, the full ones: the shortest line for their slots first.
+   * least loaded first (the smallest share of slots busy, then the most free, then by name).
    */
   choose(needs: NodeRequirements): NodeRecord[] {
     const labels = needs.labels ?? [];
-    const sent = (r: NodeRecord): number => needs.occupied?.(r.name) ?? 0;
     // The lease's free slots, less what the caller sent the node that the lease may not show yet.
-    const free = (r: NodeRecord): number => Math.max(0, Math.min(r.slots.free, r.slots.total - sent(r)));
+    const free = (r: NodeRecord): number => Math.max(0, Math.min(r.slots.free, r.slots.total - (needs.occupied?.(r.name) ?? 0)));
     const busyShare = (r: NodeRecord): number => (r.slots.total - free(r)) / r.slots.total;
-    const able = this.list()
+    return this.list()
       .map((n) => n.record)
-      .filter((r) => (needs.node === undefined || r.name === needs.node) && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)));
-    const withRoom = able.filter((r) => free(r) > 0).sort((a, b) => busyShare(a) - busyShare(b) || free(b) - free(a) || a.name.localeCompare(b.name));
-    if (withRoom.length > 0 || needs.queue !== true) return withRoom;
-    // The runs in a full node's line: what it runs (its lease) or what was sent it, whichever is more.
-    const line = (r: NodeRecord): number => Math.max(r.slots.total - r.slots.free, sent(r)) / r.slots.total;
-    return able.sort((a, b) => line(a) - line(b) || b.slots.total - a.slots.total || a.name.localeCompare(b.name));
+      .filter((r) => (needs.node === undefined || r.name === needs.node) && free(r) > 0 && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)))
+      .sort((a, b) => busyShare(a) - busyShare(b) || free(b) - free(a) || a.name.localeCompare(b.name));
   }
 
   /** Stops watching; no event fires after it resolves. */

@@ -24,8 +24,6 @@ export interface ChooseOptions {
   occupied?: (node: string) => number;
   /** Only this node (the caller named it). */
   node?: string;
-  /** When every node that could is full, the one with the shortest line: the run waits in its work queue for a slot. */
-  queue?: boolean;
 }
 
 /** How a run is stopped: its whole conversation ended, or only its turn (the CLI's own cancel of a turn). */
@@ -41,7 +39,7 @@ export type RemoteCancel =
 export interface RemoteRuns {
   /** True when a live node has `backend`: a run of it goes to the cluster. */
   offers(backend: string): boolean;
-  /** The node to take a run of `backend` with every one of `labels` now (the least loaded; with `queue`, a full one when all are), or undefined when none can. */
+  /** The node to take a run of `backend` with every one of `labels` now (the least loaded), or undefined when none can. */
   choose(backend: string, labels: readonly string[], options?: ChooseOptions): string | undefined;
   /** Sends a recorded run to its node (`spec.node`), with the mode the caller asked for (`auto`: the node's choice). */
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void>;

@@ -45,8 +45,7 @@ class OneNode implements RemoteRuns {
     const node = this.nodes()[0];
     if (!node || !this.offers(backend) || (options.node !== undefined && options.node !== node.name) || !labels.every((l) => node.labels.includes(l))) return undefined;
     const free = Math.min(node.slots.free, node.slots.total - (options.occupied?.(node.name) ?? 0));
-    // Full, with `queue`: the run waits in the node's line.
-    return free > 0 || options.queue === true ? node.name : undefined;
+    return free > 0 ? node.name : undefined;
   }
 
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
@@ -373,34 +372,20 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(localNext.node).toBeUndefined();
   });
 
-  it("counts the runs it sent a node against its slots until they end, whatever the node's lease says yet; past them, a run waits in the node's line", async () => {
+  it("counts the runs it sent a node against its slots until they end, whatever the node's lease says yet", async () => {
     const node = new OneNode();
     node.staleLease = true;
     const { service, ledger, work } = await controller({}, ':memory:', node);
-    // What each choice counted as node-a's (at the time), and whether it would queue.
-    const choices: { sent: number | undefined; queue: boolean | undefined }[] = [];
-    const choose = node.choose.bind(node);
-    node.choose = (backend, labels, options) => {
-      choices.push({ sent: options?.occupied?.('node-a'), queue: options?.queue });
-      return choose(backend, labels, options);
-    };
     const one = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
     const two = await service.submit({ backend: 'remote', prompt: 'two', cwd: work });
     expect(node.nodes()[0]?.slots.free).toBe(2);
-    expect(choices.map((c) => c.sent)).toEqual([0, 1]);
-    // Both slots taken by what it sent: the next runs, named or not, wait in node-a's work queue.
-    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
-    const four = await service.submit({ backend: 'remote', prompt: 'four', cwd: work, node: 'node-a' });
-    expect([three, four]).toMatchObject([{ status: 'queued', node: 'node-a' }, { status: 'queued', node: 'node-a' }]);
-    expect(choices.slice(2)).toEqual([{ sent: 2, queue: true }, { sent: 3, queue: true }]);
-    // Once one ends, its slot is no longer counted.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work, node: 'node-a' }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    // Once one ends, its slot is the next run's.
     node.claims.add(one.id);
     nodeRan(ledger, one.id);
     await ended(ledger, one.id);
-    await service.submit({ backend: 'remote', prompt: 'five', cwd: work });
-    expect(choices.at(-1)?.sent).toBe(3);
-    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id, four.id, expect.any(String)]);
-    // A node that lacks a label asked for: no node has it at all.
-    expect(await refusal(service.submit({ backend: 'remote', prompt: 'six', cwd: work, labels: ['gpu'] }))).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { labels: ['gpu'] } });
+    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
+    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id]);
   });
 });

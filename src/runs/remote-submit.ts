@@ -88,8 +88,8 @@ export class RemoteSubmissions {
   /**
    * Checks, records and sends (or queues) a run for a node: its id. INVALID_PARAMS for what the
    * controller can tell is wrong, FORBIDDEN (recorded `failed (policy)`) for a backend its policy
-   * turns off, LIMIT_EXCEEDED when no live node has the backend and the labels or the caller's
-   * queue is full (every such node full, the run waits, `queued`, in the line of one); a run that could not be sent is recorded failed, unless a node has it after all.
+   * turns off, LIMIT_EXCEEDED when no live node with the backend and the labels has a free slot or
+   * the caller's queue is full; a run that could not be sent is recorded failed, unless a node has it after all.
    */
   async submit(request: RemoteSubmitRequest): Promise<string> {
     const { context } = this;
@@ -104,7 +104,7 @@ export class RemoteSubmissions {
     if (resume) this.checkOrphanStands(resume.record);
     const node = this.nodeFor(request.backend, labels, parent?.spec.node ?? request.node, resume?.record.spec.node);
     if (node === undefined) {
-      throw new SwitchboardError('LIMIT_EXCEEDED', `no live node of the cluster has ${request.backend}${labels.length > 0 ? ` with the labels ${labels.join(', ')}` : ''}`, { backend: request.backend, labels: [...labels] });
+      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
     }
     if (!context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
     const backendPolicy = context.governor.backend(request.backend);
@@ -189,15 +189,14 @@ export class RemoteSubmissions {
   /**
    * The node a run goes to: the one `named` (a follow-up's parent's, or the caller's), checked; else,
    * for a resume, the node that ran the run (`own`: the CLI's conversation files are there) when it
-   * is live and can take it; else the least loaded node with the backend, the labels and a free slot;
-   * else, all of them full, the one with the shortest line, in whose work queue the run waits for a
-   * slot. Undefined when no live node has the backend and the labels.
+   * is live and can take it; else the least loaded node with the backend, the labels and a free slot.
+   * Undefined when none can take it now.
    */
   private nodeFor(backend: string, labels: readonly string[], named: string | undefined, own: string | undefined): string | undefined {
     const { remote } = this.context;
     if (named !== undefined) return this.named(named, backend, labels);
     const atOwn = own !== undefined && remote.nodes().some((n) => n.name === own) ? remote.choose(backend, labels, { occupied: this.occupied, node: own }) : undefined;
-    return atOwn ?? remote.choose(backend, labels, { occupied: this.occupied, queue: true });
+    return atOwn ?? remote.choose(backend, labels, { occupied: this.occupied });
   }
 
   /**
@@ -233,9 +232,9 @@ export class RemoteSubmissions {
   }
 
   /**
-   * The node named by the caller, when it has `backend` and `labels` (full, the run waits in its
-   * work queue for a slot): NODE_UNREACHABLE when no live node has the name, INVALID_PARAMS when it
-   * lacks the backend or a label.
+   * The node named by the caller, when it can take a run of `backend` with `labels` now:
+   * NODE_UNREACHABLE when no live node has the name, INVALID_PARAMS when it lacks the backend or a
+   * label, undefined when it has no free slot.
    */
   private named(name: string, backend: string, labels: readonly string[]): string | undefined {
     const node = this.context.remote.nodes().find((n) => n.name === name);
@@ -243,7 +242,7 @@ export class RemoteSubmissions {
     if (!node.clis.some((c) => c.name === backend)) throw new SwitchboardError('INVALID_PARAMS', `node ${name} has no ${backend} (it has ${node.clis.map((c) => c.name).join(', ') || 'no backend'})`, { node: name, backend });
     const missing = labels.filter((l) => !node.labels.includes(l));
     if (missing.length > 0) throw new SwitchboardError('INVALID_PARAMS', `node ${name} does not have the labels ${missing.join(', ')}`, { node: name, labels: missing });
-    return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name, queue: true });
+    return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name });
   }
 
   /**

@@ -85,7 +85,7 @@ export interface SubmitRequest {
   run_id?: string | undefined;
   /** The labels a cluster node must have to take the run (a controller's runs only). */
   labels?: readonly string[] | undefined;
-  /** The cluster node to take the run (a controller's runs only): it must be live, with the backend and the labels (full, the run waits in its line). */
+  /** The cluster node to take the run (a controller's runs only): it must be live, with the backend, the labels and a free slot. */
   node?: string | undefined;
   /**
    * Resume this earlier run's agent conversation in a new CLI process, by the CLI's own resume (it

@@ -99,35 +99,4 @@ describe('runs on a cluster node', () => {
       await node.stop();
     }
   });
-
-  it("past a node's slots, a run waits in its line (queued, sent to it) and starts once a slot frees, after the run before it", { timeout: 3 * WAIT_MS }, async () => {
-    const controller = need(ctl).service;
-    const node = await startSwitchboardNode({ url: need(ctl).cluster.server.url, scratch: scratch.dir, name: 'node-line', slots: 1, labels: ['line'] });
-    try {
-      await nodeSeen('node-line');
-      const first = await controller.submit({ backend: 'shell', prompt: 'sleep 600', cwd: work, labels: ['line'] });
-      let markRunning: () => void = () => undefined;
-      const running = new Promise<void>((resolve) => (markRunning = resolve));
-      const firstFollowed = follow(first.id, (event) => {
-        if (event.type === 'state' && event.data.to === 'running') markRunning();
-      });
-      await running;
-      // Its one slot is taken: the next run waits in its work queue rather than being refused.
-      const waiting = await controller.submit({ backend: 'shell', prompt: 'echo the run that waited', cwd: work, labels: ['line'] });
-      expect(waiting).toMatchObject({ status: 'queued', node: 'node-line' });
-      const waited = follow(waiting.id);
-      await controller.cancel(first.id);
-      await firstFollowed.ended;
-      await waited.ended;
-      expect(waited.events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('')).toContain('the run that waited');
-      expect(await controller.get(waiting.id)).toMatchObject({ status: 'completed', node: 'node-line' });
-      // It started only once the run before it had ended on the node.
-      const firstDone = firstFollowed.events.at(-1);
-      const waitedStarted = waited.events.find((e) => e.type === 'state' && e.data.to === 'running');
-      expect(firstDone).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
-      expect(waitedStarted?.ts).toBeGreaterThanOrEqual(firstDone?.ts ?? Number.POSITIVE_INFINITY);
-    } finally {
-      await node.stop();
-    }
-  });
 });

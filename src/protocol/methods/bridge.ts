@@ -111,7 +111,7 @@ export const bridgeParams = {
     limits: optional(runLimitsSchema),
     /** A controller's run: only a cluster node with every one of these labels takes it. */
     labels: optional(runLabelsSchema),
-    /** A controller's run: this node takes it (live, with the backend and the labels; full, the run waits in its line). */
+    /** A controller's run: this node takes it (live, with the backend, the labels and a free slot). */
     node: optional(nodeNameSchema),
     /** Resume this ended (or orphaned) run's agent conversation by the CLI's own resume; recorded as the parent. */
     resume: optional(runIdSchema),
