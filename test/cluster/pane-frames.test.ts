@@ -65,6 +65,29 @@ function natsSubscriptions(): number {
   return (need(nc) as unknown as { protocol: { subscriptions: { size(): number } } }).protocol.subscriptions.size();
 }
 
+/**
+ * A real NodePaneServer named `node` over its own PaneRegistry, and a controller's ClusterPanes that
+ * lists it (unless `listed` is false); both let go, and the panes closed, however `run` ends.
+ */
+async function withRealNode(
+  node: string,
+  run: (real: { registry: PaneRegistry; server: NodePaneServer; panes: ClusterPanes }) => Promise<void>,
+  options: { keepForMs?: number; keepEveryMs?: number; listed?: boolean } = {},
+): Promise<void> {
+  const registry = new PaneRegistry({ logger: silentLogger });
+  const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+  const server = new NodePaneServer({ nc: need(nc), node, panes: registry, agentPanes, logger: silentLogger, ...(options.keepForMs !== undefined && { keepForMs: options.keepForMs }) });
+  const panes = new ClusterPanes({ nc: need(nc), nodes: () => (options.listed === false ? [] : [node]), logger: silentLogger, ...(options.keepEveryMs !== undefined && { keepEveryMs: options.keepEveryMs }) });
+  try {
+    await run({ registry, server, panes });
+  } finally {
+    panes.close();
+    server.dispose();
+    agentPanes.dispose();
+    await registry.close({ graceMs: 0 });
+  }
+}
+
 /** What a subscription through ClusterPanes was told, in order, each as a short line. */
 function recordingListener(): { events: string[]; listener: NodePaneListener } {
   const events: string[] = [];
@@ -189,11 +212,7 @@ describe('a node pane terminal on the controller', () => {
   });
 
   it("a program's last output comes before its exit, and a removed pane's terminal is told", { timeout: WAIT_MS }, async () => {
-    const registry = new PaneRegistry({ logger: silentLogger });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-    const server = new NodePaneServer({ nc: need(nc), node: 's5', panes: registry, agentPanes, logger: silentLogger });
-    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s5'], logger: silentLogger });
-    try {
+    await withRealNode('s5', async ({ registry, panes }) => {
       // Prints its last words when told to and exits at once, well inside the node's frame delay.
       const last = registry.create({ argv: [process.execPath, '-e', "process.stdin.once('data', () => { process.stdout.write('last words\\n'); process.exit(4); })"], cwd: scratch.dir });
       const ending = recordingSink();
@@ -211,20 +230,10 @@ describe('a node pane terminal on the controller', () => {
       await until(() => removed.events.length > 0, 'the replay', WAIT_MS);
       await registry.remove(kept.id, { graceMs: 0 });
       await until(() => removed.events.includes('fail PANE_NOT_FOUND'), 'the terminal told its pane is gone', WAIT_MS);
-    } finally {
-      panes.close();
-      server.dispose();
-      agentPanes.dispose();
-      await registry.close({ graceMs: 0 });
-    }
+    });
   });
 
   it("a wait whose caller has gone is stopped on the node, not held until its time limit", { timeout: WAIT_MS }, async () => {
-    const registry = new PaneRegistry({ logger: silentLogger });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-    const server = new NodePaneServer({ nc: need(nc), node: 's8', panes: registry, agentPanes, logger: silentLogger });
-    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s8'], logger: silentLogger });
-    const waitsOnNode = (): number => (server as unknown as { namedCalls: Map<string, unknown> }).namedCalls.size;
     // What the controller asked the node: each pane method and whether it was named, and each cancel.
     const asked: string[] = [];
     const wire = need(nc).subscribe(nodePanesSubject('s8'), {
@@ -234,7 +243,8 @@ describe('a node pane terminal on the controller', () => {
         else if (request.op === 'cancel') asked.push('cancel');
       },
     });
-    try {
+    await withRealNode('s8', async ({ registry, server, panes }) => {
+      const waitsOnNode = (): number => (server as unknown as { namedCalls: Map<string, unknown> }).namedCalls.size;
       const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
       const ref = { node: 's8', pane: pane.id };
       const waitOn = (how: { pattern?: string; idle_ms?: number; timeout_ms: number }): Params<'wait_for'> => ({ pane_id: pane.id, pattern: undefined, flags: undefined, idle_ms: undefined, lines: undefined, ...how });
@@ -257,32 +267,17 @@ describe('a node pane terminal on the controller', () => {
       expect(waitsOnNode()).toBe(0);
       await until(() => asked.length >= 6, 'every request seen on the wire', WAIT_MS);
       expect(asked).toEqual(['wait_for named', 'cancel', 'wait_for named', 'cancel', 'wait_for named', 'is_alive']);
-    } finally {
-      wire.unsubscribe();
-      panes.close();
-      server.dispose();
-      agentPanes.dispose();
-      await registry.close({ graceMs: 0 });
-    }
+    }).finally(() => wire.unsubscribe());
   });
 
   it('a node ends an attachment its controller stopped renewing, and says so', { timeout: WAIT_MS }, async () => {
-    const registry = new PaneRegistry({ logger: silentLogger });
-    const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-    const server = new NodePaneServer({ nc: need(nc), node: 's3', panes: registry, agentPanes, logger: silentLogger, keepForMs: 300 });
     // A controller that never renews (its renewals are an hour apart), as one that died would.
-    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s3'], logger: silentLogger, keepEveryMs: 3_600_000 });
-    try {
+    await withRealNode('s3', async ({ registry, panes }) => {
+      const pane = registry.create({ argv: [process.execPath, '-e', 'setInterval(() => {}, 1000)'], cwd: scratch.dir });
       const { events, sink } = recordingSink();
       panes.terminal({ node: 's3', pane: pane.id }).attach(sink);
       await until(() => events.includes('fail TIMEOUT'), 'the node ending the attachment', WAIT_MS);
-    } finally {
-      panes.close();
-      server.dispose();
-      agentPanes.dispose();
-      await registry.close({ graceMs: 0 });
-    }
+    }, { keepForMs: 300, keepEveryMs: 3_600_000 });
   });
 });
 
@@ -480,11 +475,7 @@ describe('a subscription to a node pane on the controller', () => {
   });
 
   it('refused by the node: the subscribe rejects with its code and nothing is held', { timeout: WAIT_MS }, async () => {
-    const panes = new ClusterPanes({ nc: need(nc), nodes: () => [], logger: silentLogger });
-    const registry = new PaneRegistry({ logger: silentLogger });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-    const server = new NodePaneServer({ nc: need(nc), node: 't2', panes: registry, agentPanes, logger: silentLogger });
-    try {
+    await withRealNode('t2', async ({ server, panes }) => {
       const { listener } = recordingListener();
       // The connection's one inbox for replies exists once it has asked anything: made before the count.
       await panes.list();
@@ -494,20 +485,11 @@ describe('a subscription to a node pane on the controller', () => {
       // Neither holds a NATS subscription for its frames any more, nor a place on the node.
       expect(natsSubscriptions()).toBe(before);
       expect((server as unknown as { attachments: Map<string, unknown> }).attachments.size).toBe(0);
-    } finally {
-      panes.close();
-      server.dispose();
-      agentPanes.dispose();
-      await registry.close({ graceMs: 0 });
-    }
+    }, { listed: false });
   });
 
   it('with a real node pane server: output past one message goes in pieces with their offsets, screen frames follow, the exit comes after the last output', { timeout: WAIT_MS }, async () => {
-    const registry = new PaneRegistry({ logger: silentLogger });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-    const server = new NodePaneServer({ nc: need(nc), node: 't3', panes: registry, agentPanes, logger: silentLogger });
-    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['t3'], logger: silentLogger });
-    try {
+    await withRealNode('t3', async ({ registry, server, panes }) => {
       // 300 000 characters at once (more than a frame takes, and more than one NATS message), then, told
       // again, its last words and its exit.
       const program = "let told = 0; process.stdin.on('data', () => { told += 1; if (told === 1) process.stdout.write('é'.repeat(150000) + 'x'.repeat(150000) + '\\nend\\n'); else process.stdout.write('last words\\n', () => process.exit(5)); })";
@@ -549,11 +531,6 @@ describe('a subscription to a node pane on the controller', () => {
       // Let go on both ends: the controller's NATS subscription, and the node's place for it.
       expect(natsSubscriptions()).toBe(subscribed - 1);
       await until(() => (server as unknown as { attachments: Map<string, unknown> }).attachments.size === 0, 'the node letting go', WAIT_MS);
-    } finally {
-      panes.close();
-      server.dispose();
-      agentPanes.dispose();
-      await registry.close({ graceMs: 0 });
-    }
+    });
   });
 });
