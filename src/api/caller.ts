@@ -6,6 +6,7 @@ import type { SessionLog } from '../logs/index.js';
 import type { CallerLike } from './context.js';
 import type { NotificationSink } from './notification-sink.js';
 import { LogSubscription } from './log-subscription.js';
+import { NodeLogSubscription } from './node-log-subscription.js';
 import { NodePaneSubscription } from './node-pane-subscription.js';
 import { PaneSubscription, type PaneEventKind } from './pane-subscription.js';
 import type { NodePaneEvent, NodePaneRef, RemotePanes } from './remote-panes.js';
@@ -19,7 +20,7 @@ const MAX_SUBSCRIPTIONS = 64;
 
 /** One caller's state (one connection): its subscriptions. Dispose it when the caller goes away. */
 export class Caller implements CallerLike, Disposable {
-  private readonly subscriptions = new Map<string, PaneSubscription | NodePaneSubscription | LogSubscription | RunSubscription>();
+  private readonly subscriptions = new Map<string, PaneSubscription | NodePaneSubscription | LogSubscription | NodeLogSubscription | RunSubscription>();
 
   constructor(
     private readonly services: Pick<Services, 'panes' | 'logs'> & Partial<Pick<Services, 'nodePanes'>>,
@@ -52,6 +53,22 @@ export class Caller implements CallerLike, Disposable {
     const id = this.newId();
     // An ended subscription no longer counts against the connection's limit.
     this.subscriptions.set(id, new LogSubscription(id, log, this.sink, options.history, () => this.subscriptions.delete(id)));
+    return id;
+  }
+
+  /** Follows a session's log on another host; resolves with the subscription's id once its node answered the first read. */
+  async nodeLogSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { history: boolean }): Promise<string> {
+    const id = this.newId();
+    // An ended subscription (finished, or dropped) no longer counts against the connection's limit.
+    const sub = new NodeLogSubscription(id, ref, this.sink, () => this.subscriptions.delete(id));
+    this.subscriptions.set(id, sub);
+    try {
+      await sub.open(remote, options);
+    } catch (err) {
+      this.subscriptions.delete(id);
+      sub.dispose();
+      throw err;
+    }
     return id;
   }
 

@@ -20,6 +20,8 @@ export interface CallerLike {
   /** Follows a pane on another host (output, exit, screen, state); resolves with the subscription's id once its node took it. */
   nodePaneSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<string>;
   logSubscribe(log: SessionLog, options: { history: boolean }): string;
+  /** Follows a session's log on another host; resolves with the subscription's id once its first page was read. */
+  nodeLogSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { history: boolean }): Promise<string>;
   /** Follows a run of the agent bridge as `run_event` notifications; resolves with the subscription's id. */
   runSubscribe(runId: string, follow: RunFollow): Promise<string>;
   unsubscribe(id: string): void;

@@ -62,6 +62,7 @@ export const NO_NOTIFICATIONS: CallerLike = {
   subscribe: () => refuseSubscription('subscribe'),
   nodePaneSubscribe: () => refuseSubscription('subscribe'),
   logSubscribe: () => refuseSubscription('log_subscribe'),
+  nodeLogSubscribe: () => refuseSubscription('log_subscribe'),
   runSubscribe: () => refuseSubscription('run_subscribe'),
   unsubscribe: () => refuseSubscription('unsubscribe'),
 };

@@ -10,7 +10,12 @@ import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ensurePrivateDir } from '../platform/index.js';
 import { SwitchboardError } from '../core/errors.js';
+import type { SessionLog } from '../logs/index.js';
+import type { LogMsg } from '../contract/entry.js';
+import type { Result } from '../protocol/methods.js';
+import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
+import { nodePaneId, parseNodePaneId, type NodePaneRef, type RemotePanes } from './remote-panes.js';
 import type { Services } from './services.js';
 import { sessionInfo } from './to-wire.js';
 
@@ -23,7 +28,9 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     return { sessions: ctx.logs.logs.list().map(sessionInfo) };
   },
 
-  log_subscribe(ctx, p) {
+  async log_subscribe(ctx, p) {
+    const ref = parseNodePaneId(p.session_id);
+    if (ref) return { subscription: await ctx.caller.nodeLogSubscribe(ref, remoteLogs(ctx, ref), { history: p.history ?? true }), session_id: p.session_id };
     const log = ctx.logs.logs.get(p.session_id);
     return { subscription: ctx.caller.logSubscribe(log, { history: p.history ?? true }), session_id: log.id };
   },
@@ -33,16 +40,22 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     return { success: true };
   },
 
-  log_get_history(ctx, p) {
-    const log = ctx.logs.logs.get(p.session_id);
+  async log_get_history(ctx, p) {
     const after = p.after_seq ?? 0;
     const limit = p.limit ?? DEFAULT_HISTORY_LIMIT;
-    const stats = log.store.stats();
-    const messages = log.store.history().filter((m) => m.seq > after).slice(0, limit);
-    return { session_id: log.id, messages, finished: log.store.finished, evicted: stats.evicted, last_seq: stats.lastSeq };
+    const ref = parseNodePaneId(p.session_id);
+    if (ref) {
+      const { waited: _waited, ...page } = await remoteLogs(ctx, ref).readLog(ref, { after_seq: after, limit, wait_ms: 0 }, ctx.signal);
+      return { session_id: p.session_id, ...page };
+    }
+    const log = ctx.logs.logs.get(p.session_id);
+    return { session_id: log.id, ...logPage(log, after, limit) };
   },
 
   async log_export(ctx, p) {
+    const ref = parseNodePaneId(p.session_id);
+    // Its whole log (what spilled to the node's disk too) is on the node: not carried here yet.
+    if (ref) throw new SwitchboardError('INVALID_PARAMS', `session ${p.session_id} is on node ${ref.node}: log_export writes a session of this daemon; read one of a node with log_get_history`, { session_id: p.session_id, node: ref.node });
     const log = ctx.logs.logs.get(p.session_id);
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
@@ -85,6 +98,46 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     return { session_id: log.id, path: file, messages: lines };
   },
 };
+
+/** The nodes' logs, on a controller; SESSION_NOT_FOUND on a daemon that is none. */
+function remoteLogs(ctx: OperationContext, ref: NodePaneRef): RemotePanes {
+  const remote = ctx.nodePanes.remote;
+  if (!remote) throw new SwitchboardError('SESSION_NOT_FOUND', `session ${nodePaneId(ref)} is on node ${ref.node}, and this daemon is not a cluster controller`, { session_id: nodePaneId(ref), node: ref.node });
+  return remote;
+}
+
+/**
+ * A session's retained messages after `after`, oldest first, at most `limit`; with `maxBytes`, as
+ * many as that much JSON holds (at least one, cut to fit when it alone is larger: a message that
+ * could never be carried would stop a reader for good).
+ */
+export function logPage(log: SessionLog, after: number, limit: number, maxBytes = Infinity): Omit<Result<'log_get_history'>, 'session_id'> {
+  const stats = log.store.stats();
+  const messages: ReturnType<SessionLog['store']['history']> = [];
+  let bytes = 0;
+  for (const message of log.store.history()) {
+    if (message.seq <= after) continue;
+    if (messages.length >= limit) break;
+    let carried = message;
+    let size = maxBytes === Infinity ? 0 : Buffer.byteLength(JSON.stringify(message));
+    if (size > maxBytes) {
+      carried = { seq: message.seq, msg: cutToFit(message.msg, size, maxBytes) };
+      size = Buffer.byteLength(JSON.stringify(carried));
+    }
+    if (messages.length > 0 && bytes + size > maxBytes) break;
+    messages.push(carried);
+    bytes += size;
+  }
+  return { messages, finished: log.store.finished, evicted: stats.evicted, last_seq: stats.lastSeq };
+}
+
+/** A message too large to carry, as one that fits: its text's start and what was left out, or (a structured entry) a line saying it was. */
+function cutToFit(msg: LogMsg, size: number, maxBytes: number): LogMsg {
+  const note = `[${String(size)} bytes of this message were more than one answer carries (${String(maxBytes)}): cut here]`;
+  // A character may take 6 bytes as JSON (a control character's escape): this many always fit.
+  if (msg.type !== 'normalized') return { type: msg.type, content: `${msg.content.slice(0, Math.floor(maxBytes / 8))}… ${note}` };
+  return { type: 'stderr', content: note };
+}
 
 /** Bytes of the files directly in `dir`. */
 function folderBytes(dir: string): number {

@@ -37,6 +37,7 @@ const noCaller: CallerLike = {
   subscribe: () => 's1',
   nodePaneSubscribe: () => Promise.resolve('s4'),
   logSubscribe: () => 's2',
+  nodeLogSubscribe: () => Promise.resolve('s5'),
   runSubscribe: () => Promise.resolve('s3'),
   unsubscribe: (id) => {
     throw new SwitchboardError('INVALID_PARAMS', `no such subscription: ${id}`);

@@ -79,6 +79,14 @@ export interface RemotePanes {
   call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
   /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
   terminal(ref: NodePaneRef): PaneTerminal;
+  /**
+   * A page of a session log on the node (a pane's, by its id there): as `log_get_history` answers,
+   * after `after_seq` (none: after its last message now). With `wait_ms`, a page that would be
+   * empty waits on the node that long for a message or the log's end; when `signal` aborts, the
+   * node is told to stop waiting. `waited` is false when the node could not wait (it holds as many
+   * waits as it takes) and answered at once.
+   */
+  readLog(ref: NodePaneRef, read: { after_seq?: number; limit: number; wait_ms: number }, signal?: AbortSignal): Promise<NodeLogPage>;
   /** Follows the pane's output, exit and screen frames, as `subscribe` does a pane here; resolves once the node took it (PANE_NOT_FOUND and the like reject). */
   subscribe(ref: NodePaneRef, options: { events: readonly NodePaneEvent[]; replay: boolean }, listener: NodePaneListener): Promise<NodePaneFollow>;
   /** A node started a pane (named `<node>/<pane>`). */
@@ -88,6 +96,9 @@ export interface RemotePanes {
   /** An agent pane of a node changed state (named `<node>/<pane>`); a change lost on the way is told once the controller next looks at its node's states. */
   readonly onPaneState: Event<NodePaneState>;
 }
+
+/** A page of a node's session log. */
+export type NodeLogPage = Omit<Result<'log_get_history'>, 'session_id'> & { waited: boolean };
 
 export interface NodePaneExit {
   pane_id: string;

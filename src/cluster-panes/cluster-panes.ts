@@ -9,7 +9,7 @@ import type { z } from 'zod';
 import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { nodePaneId, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
+import { nodePaneId, type NodeLogPage, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
 import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
@@ -19,6 +19,8 @@ import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, Outp
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
+/** A log page's messages as `log_get_history` answers them. */
+const logMessagesSchema = resultSchemas.log_get_history.shape.messages;
 /** One agent pane's state as `pane_states` answers it. */
 const paneStateInfoSchema = resultSchemas.pane_states.shape.states.element;
 /** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
@@ -136,7 +138,25 @@ export class ClusterPanes implements RemotePanes {
    */
   private callOnNode(ref: NodePaneRef, method: NodePaneMethod, params: Params<NodePaneMethod>, signal: AbortSignal | undefined): Promise<{ result: unknown }> {
     const client = this.client(ref.node, timeoutFor(method, params));
-    if (method !== 'wait_for' || signal === undefined) return client.call('call', { method, params });
+    if (method !== 'wait_for') return client.call('call', { method, params });
+    return this.stoppable(ref, signal, (call) => client.call('call', { method, params, ...(call !== undefined && { call }) }));
+  }
+
+  async readLog(ref: NodePaneRef, read: { after_seq?: number; limit: number; wait_ms: number }, signal?: AbortSignal): Promise<NodeLogPage> {
+    const client = this.client(ref.node, read.wait_ms > 0 ? read.wait_ms + WAIT_MARGIN_MS : CALL_TIMEOUT_MS);
+    const params = { session_id: ref.pane, limit: read.limit, wait_ms: read.wait_ms, ...(read.after_seq !== undefined && { after_seq: read.after_seq }) };
+    const page = read.wait_ms > 0 ? await this.stoppable(ref, signal, (call) => client.call('log_read', { ...params, ...(call !== undefined && { call }) })) : await client.call('log_read', params);
+    const messages = logMessagesSchema.safeParse(page.messages);
+    if (!messages.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered a log read with messages that do not fit`, { node: ref.node, session_id: nodePaneId(ref) });
+    return { ...page, messages: messages.data };
+  }
+
+  /**
+   * A call that waits on the node, named when it has a caller who may go (`signal`): when that
+   * signal aborts, the node is told to stop it (`cancel`).
+   */
+  private stoppable<T>(ref: NodePaneRef, signal: AbortSignal | undefined, send: (call: string | undefined) => Promise<T>): Promise<T> {
+    if (signal === undefined) return send(undefined);
     const name = randomBytes(12).toString('hex');
     const cancel = (): void => {
       this.client(ref.node, CALL_TIMEOUT_MS)
@@ -144,7 +164,7 @@ export class ClusterPanes implements RemotePanes {
         .catch((err: unknown) => this.options.logger.debug('a wait on a node was not stopped', { node: ref.node, error: errorMessage(err) }));
     };
     // The call is on its way before a cancel can be (one connection keeps their order).
-    const answered = client.call('call', { method, params, call: name });
+    const answered = send(name);
     if (signal.aborted) cancel();
     else signal.addEventListener('abort', cancel, { once: true });
     return answered.finally(() => signal.removeEventListener('abort', cancel));

@@ -9,7 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { approvalInfo, checkedParams, findPaneTerminal, stateChangeInfo, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type TerminalAttachment } from '../api/index.js';
+import { approvalInfo, checkedParams, findPaneTerminal, logPage, stateChangeInfo, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type Services, type TerminalAttachment } from '../api/index.js';
 import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, paneStateSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { NodeSubscription } from './node-subscription.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
@@ -20,6 +20,8 @@ const MAX_ATTACHMENTS = 64;
 const MAX_SUBSCRIPTIONS = 256;
 /** Named calls (waits a controller may stop) under way at once. */
 const MAX_NAMED_CALLS = 1024;
+/** Log reads waiting for a message at once (each holds one listener on its log): past it, a read answers at once. */
+const MAX_LOG_WAITS = 256;
 /** Output held for one frame before it goes out: a frame per burst, not per chunk the PTY gave. */
 const FRAME_DELAY_MS = 4;
 const FRAME_MAX_CHARS = 64 * 1024;
@@ -27,6 +29,8 @@ const FRAME_MAX_CHARS = 64 * 1024;
 /** One of the node's panes, and the agent in one. */
 type NodePane = ReturnType<PaneContext['panes']['get']>;
 type NodeAgent = NonNullable<ReturnType<PaneContext['agentPanes']['get']>>;
+type NodeLogs = Services['logs']['logs'];
+type NodeLog = ReturnType<NodeLogs['get']>;
 
 /** The approval the agent waits on, as `pane_states` and `state` notifications give it. */
 function approvalOf(agent: NodeAgent): ReturnType<typeof approvalInfo> {
@@ -40,6 +44,8 @@ export interface NodePaneServerOptions {
   panes: PaneContext['panes'];
   /** The agents in those panes (a terminal run's CLI): its approval answered by a person on the controller. */
   agentPanes: PaneContext['agentPanes'];
+  /** Each pane's log (a daemon's LogService's, here the node's), read by the controller's log methods. */
+  logs: NodeLogs;
   logger: Logger;
   /** Tests: how long an attachment not renewed is kept. */
   keepForMs?: number;
@@ -175,8 +181,10 @@ export class NodePaneServer implements Disposable {
   private readonly paneListeners = new Map<string, DisposableStore>();
   /** Ends the waits on the node's screens (wait_for) when the server stops. */
   private readonly stopping = new AbortController();
-  /** Calls the controller named so it can stop them (a wait_for whose caller has gone), by name. */
+  /** Calls the controller named so it can stop them (a wait whose caller has gone), by name. */
   private readonly namedCalls = new Map<string, AbortController>();
+  /** Log reads waiting for a message now. */
+  private logWaits = 0;
 
   constructor(private readonly options: NodePaneServerOptions) {
     this.keepForMs = options.keepForMs ?? KEEP_FOR_MS;
@@ -250,6 +258,7 @@ export class NodePaneServer implements Disposable {
       list: () => Promise.resolve({ panes: panes.list().map((pane) => paneInfo(pane)) }),
       states: () => Promise.resolve(this.states()),
       call: async ({ method, params, call }) => ({ result: await this.call(method, params, call) }),
+      log_read: ({ call, ...read }) => this.named(call, (signal) => this.readLog(read, signal)),
       cancel: ({ call }) => {
         this.namedCalls.get(call)?.abort();
         return Promise.resolve({});
@@ -298,11 +307,15 @@ export class NodePaneServer implements Disposable {
   }
 
   /** A pane method, checked as a daemon checks it (the controller checked it too: a node trusts no caller's checks). */
-  private async call(method: NodePaneMethod, params: Record<string, unknown>, name: string | undefined): Promise<unknown> {
+  private call(method: NodePaneMethod, params: Record<string, unknown>, name: string | undefined): Promise<unknown> {
     const checked = checkedParams(method, params) as never;
-    const run = (signal: AbortSignal): unknown => (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)({ panes: this.options.panes, agentPanes: this.options.agentPanes, signal }, checked);
     // A wait ends by its own time limit (the controller's request waits that long and a little
     // more), when the node stops, or, named, when the controller says its caller has gone.
+    return this.named(name, (signal) => (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)({ panes: this.options.panes, agentPanes: this.options.agentPanes, signal }, checked));
+  }
+
+  /** Runs `run` under the node's stopping signal, and, named, under its own, which a `cancel` of that name aborts. */
+  private async named<T>(name: string | undefined, run: (signal: AbortSignal) => T | Promise<T>): Promise<T> {
     if (name === undefined) return run(this.stopping.signal);
     if (this.namedCalls.has(name)) throw new SwitchboardError('CONFLICT', `call ${name} is under way already`, { call: name });
     if (this.namedCalls.size >= MAX_NAMED_CALLS) {
@@ -320,6 +333,28 @@ export class NodePaneServer implements Disposable {
     } finally {
       this.namedCalls.delete(name);
     }
+  }
+
+  /**
+   * A page of a session's log, after waiting (at most `wait_ms`) for a message past `after_seq`
+   * when there is none yet and the log goes on. Answers within half the server's max_payload.
+   */
+  private async readLog(read: { session_id: string; after_seq?: number | undefined; limit: number; wait_ms: number }, signal: AbortSignal): Promise<ReturnType<typeof logPage> & { waited: boolean }> {
+    const log = this.options.logs.get(read.session_id);
+    const after = read.after_seq ?? log.store.stats().lastSeq;
+    let waited = true;
+    if (read.wait_ms > 0 && !log.store.finished && log.store.stats().lastSeq <= after) {
+      if (this.logWaits >= MAX_LOG_WAITS) waited = false;
+      else {
+        this.logWaits += 1;
+        try {
+          await nextMessage(log, read.wait_ms, signal);
+        } finally {
+          this.logWaits -= 1;
+        }
+      }
+    }
+    return { ...logPage(log, after, read.limit, maxPayload(this.options.nc) / 2), waited };
   }
 
   /** CONFLICT for an id in use, LIMIT_EXCEEDED past the limit of its kind: checked before a new attached terminal or subscription is made. */
@@ -378,4 +413,25 @@ export class NodePaneServer implements Disposable {
       }
     }
   }
+}
+
+/** Resolves at the log's next message, its end, its dropping the listener, `ms` from now, or the signal, whichever is first. */
+function nextMessage(log: NodeLog, ms: number, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const wait: { settled: boolean; stop?: () => void } = { settled: false };
+    const settle = (): void => {
+      if (wait.settled) return;
+      wait.settled = true;
+      clearTimeout(timer);
+      signal.removeEventListener('abort', settle);
+      wait.stop?.();
+      resolve();
+    };
+    const timer = setTimeout(settle, ms);
+    signal.addEventListener('abort', settle, { once: true });
+    wait.stop = log.store.subscribe(() => settle(), { history: false, onFinished: settle, onDropped: settle });
+    // Settled while subscribing (the log told its end at once): its listener goes now.
+    if (wait.settled) wait.stop();
+  });
 }

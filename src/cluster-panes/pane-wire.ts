@@ -28,6 +28,11 @@ const exitSchema = z.object({ exit_code: z.number().nullable(), signal: z.string
 export const INPUT_CHUNK_BYTES = 256 * 1024;
 const MAX_INPUT_BASE64 = Math.ceil(INPUT_CHUNK_BYTES / 3) * 4;
 
+/** The most messages one log read answers (as log_get_history's limit). */
+const MAX_LOG_READ = 10_000;
+/** The longest a log read waits on the node for a message (the controller asks again after it). */
+const MAX_LOG_WAIT_MS = 30_000;
+
 /** What a node's subscription carries itself (an agent's states go to every controller on their own subject). */
 const NODE_FOLLOWED_EVENTS = ['output', 'exit', 'screen'] as const;
 export type NodeFollowedEvent = (typeof NODE_FOLLOWED_EVENTS)[number];
@@ -74,6 +79,23 @@ export const NODE_PANE_OPS = {
    * it never came) and the number of the last frame sent (what that offset is true as of).
    */
   repaint: { params: z.strictObject({ attachment: attachmentId }), result: z.object({ offset: z.number().int().min(0), seq: z.number().int().min(0) }) },
+  /**
+   * A session's log on the node (a pane's, by its id there): its retained messages after
+   * `after_seq` (none given: after its last now, so none), oldest first, at most `limit` and as
+   * many as one answer carries. With `wait_ms`, an answer that would hold none waits that long for
+   * one, or for the log's end; `waited` is false when the node holds as many waits as it takes
+   * and answered at once. Named (`call`), the controller can stop the wait (`cancel`).
+   */
+  log_read: {
+    params: z.strictObject({
+      session_id: paneId,
+      after_seq: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+      limit: z.number().int().min(1).max(MAX_LOG_READ),
+      wait_ms: z.number().int().min(0).max(MAX_LOG_WAIT_MS),
+      call: callId.optional(),
+    }),
+    result: z.object({ messages: z.array(z.unknown()).max(MAX_LOG_READ), finished: z.boolean(), evicted: z.number().int().min(0), last_seq: z.number().int().min(0), waited: z.boolean() }),
+  },
   /** Ends an attachment or a subscription. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;

@@ -4,12 +4,14 @@
  * node's ledger of record, with an outbox that sends every event on to the controller (and, at
  * start, what the stream lacks of the runs kept here), and a RunNode over it that registers,
  * joins and pulls the controller's runs. Its terminal (`pty`) runs' panes are in a registry of
- * its own, which it serves to the controller (NodePaneServer): people look at them and type into
- * them there. No API of its own: the controller is where people look.
+ * its own, each with its log as a daemon's panes have (LogService, under the same output budget),
+ * which it serves to the controller (NodePaneServer): people look at them, read their logs and
+ * type into them there. No API of its own: the controller is where people look.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
+import { MemoryBudget } from '../core/memory-budget.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
 import { connectCluster, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
@@ -17,9 +19,11 @@ import { EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.j
 import { NodePaneServer } from '../cluster-panes/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import { AgentCatalog, AgentPanes } from '../agents/index.js';
+import { LogService } from '../logs/index.js';
 import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
+import { OUTPUT_MEMORY_BUDGET, SPILL_DISK_BUDGET } from './output-budgets.js';
 
 /** The node's own copy of its runs, in its home (apart from `ledger.db`, which a daemon there owns). */
 const NODE_LEDGER_FILE = 'node-ledger.db';
@@ -70,6 +74,15 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   const panes = new PaneRegistry({ logger });
   const catalog = AgentCatalog.load();
   const agentPanes = new AgentPanes(panes, catalog);
+  // Each pane's log (the dashboard's log button on the controller), and its share of the output
+  // budget: a pane past its share stops reading its program, as on a daemon.
+  const spillDir = path.join(home, 'logs', `node-${String(process.pid)}`);
+  const logs = new LogService(panes, catalog, { agentPanes, spillDir, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), disk: new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET), logger });
+  const endLogs = (): void => {
+    logs.dispose();
+    // Spilled logs belong to this node's panes, which end with it.
+    rmSync(spillDir, { recursive: true, force: true, maxRetries: 2 });
+  };
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
@@ -89,7 +102,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
     // Before the lease: a controller that sees the node finds its panes answering.
-    paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logger });
+    paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger });
     const node = await RunNode.start({
       nc: connection.nc,
       service,
@@ -116,6 +129,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
         await node.stop();
         serving.dispose();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
+        endLogs();
         agentPanes.dispose();
         await panes.close().catch((err: unknown) => logger.warn('the node\'s panes did not close cleanly', { error: errorMessage(err) }));
         // Every work item acknowledged before the connection goes.
@@ -133,6 +147,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     outbox?.close();
     await service?.dispose().catch(() => undefined);
     await ledger?.close().catch(() => undefined);
+    endLogs();
     agentPanes.dispose();
     await panes.close({ graceMs: 0 }).catch(() => undefined);
     await connection.close();

@@ -6,6 +6,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { silentLogger, type Logger } from '../core/logger.js';
 import { MemoryBudget } from '../core/memory-budget.js';
+import { OUTPUT_MEMORY_BUDGET, SPILL_DISK_BUDGET } from './output-budgets.js';
 import { switchboardVersion } from '../core/version.js';
 import { generateToken } from '../core/secrets.js';
 import { CallerOrigins, createServices, TokenRegistry, TMUX_DIALOGS, type DaemonControl, type Grant, type Services, type TmuxDialogs } from '../api/index.js';
@@ -36,18 +37,6 @@ export const DEFAULT_PORT = 8765;
 export const DEFAULT_HOST = '127.0.0.1';
 /** The dashboard's default port (the next free one when it is taken). */
 export const DEFAULT_DASHBOARD_PORT = 8766;
-/**
- * The daemon's memory for what panes and sessions hold of their output (logs, and output not yet
- * parsed), shared: each pane or session has an equal share (128 KiB to 8 MiB), so memory follows
- * the number of panes, not how much they print. Agent and run logs spill what their share cannot
- * hold to disk and a pane past its share stops reading its program, so a smaller budget loses no
- * agent output (a shell pane's log keeps less; its scrollback is apart from this budget).
- * 12 MiB keeps the daemon with 10 panes flooding near the seed's "< 100 MB with all panes" (it was
- * 32 MiB: 131 MiB at the peak); `--output-memory` gives it more where memory is plentiful.
- */
-const OUTPUT_MEMORY_BUDGET = { totalBytes: 12 * 1024 * 1024, minShare: 128 * 1024, maxShare: 8 * 1024 * 1024 } as const;
-/** The disk spilled logs may take together, shared the same way (4 MiB to 1 GiB each). */
-const SPILL_DISK_BUDGET = { totalBytes: 2 * 1024 * 1024 * 1024, minShare: 4 * 1024 * 1024, maxShare: 1024 * 1024 * 1024 } as const;
 
 /** The most disk `log_export` files may take in the home's exports folder, together. */
 const DEFAULT_EXPORTS_MAX_BYTES = 1024 * 1024 * 1024;

@@ -5,9 +5,10 @@
  * controller, through the same client and the dashboard's pane socket a person uses: the node's
  * pane is listed as `n1/<pane>` beside the controller's, read, waited on, typed into and resized
  * by the pane methods; told to subscribers as `pane_created`; shown on the dashboard in Chromium,
- * marked with its node, and typed into there; attached to as a terminal over the pane socket
- * (replay, typing, resize, the program's exit); and what a node cannot answer is a stable error
- * with the controller still answering.
+ * marked with its node, typed into there and its log shown; its log read and followed by the
+ * log methods; attached to as a terminal over the pane socket (replay, typing, resize, the
+ * program's exit); and what a node cannot answer is a stable error with the controller still
+ * answering.
  */
 import path from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
@@ -126,6 +127,40 @@ describe("a node's pane, from the controller", () => {
     await c.sendText(remoteId, 'size', { addNewline: true });
     await c.waitFor(remoteId, { pattern: 'size 91x27', timeoutMs: 20_000 });
     expect(await c.isAlive(remoteId)).toMatchObject({ alive: true });
+  });
+
+  it('its log is read, followed as it grows and, not yet, exported', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    await c.waitFor(remoteId, { pattern: 'ready', timeoutMs: 20_000 });
+    const textOf = (messages: { msg: { type: string; content?: string } }[]): string => messages.map(({ msg }) => msg.content ?? '').join('');
+    const history = await c.logGetHistory(remoteId);
+    expect(history).toMatchObject({ session_id: remoteId, finished: false, evicted: 0 });
+    expect(history.messages[0]?.seq).toBe(1);
+    expect(textOf(history.messages)).toContain('ready');
+    let followed = '';
+    const seqs: number[] = [];
+    const subscription = await c.logSubscribe(remoteId, { history: false }, {
+      log_message: ({ session_id, messages }) => {
+        expect(session_id).toBe(remoteId);
+        seqs.push(...messages.map((m) => m.seq));
+        followed += textOf(messages);
+      },
+    });
+    try {
+      await c.sendText(remoteId, 'into the log', { addNewline: true });
+      await until(() => followed.includes('said: into the log'), 'the new line followed in the log', WAIT_MS);
+      // From where the log was, each message once and in order.
+      expect(seqs[0]).toBeGreaterThan(history.last_seq);
+      expect(seqs.every((seq, i) => i === 0 || seq === (seqs[i - 1] ?? 0) + 1)).toBe(true);
+      expect(followed).not.toContain('ready');
+    } finally {
+      await subscription.unsubscribe();
+    }
+    const after = await c.logGetHistory(remoteId, { afterSeq: history.last_seq });
+    expect(after.messages.map((m) => m.seq).slice(0, seqs.length)).toEqual(seqs);
+    await expect(c.logExport(remoteId)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(c.logGetHistory('n1/p00000000')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    await expect(c.logSubscribe('nobody/p00000000')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
   });
 
   it('answers what it cannot do with stable codes, and the controller goes on', { timeout: WAIT_MS }, async () => {
@@ -273,6 +308,15 @@ describe("a node's pane in the dashboard, in Chromium", () => {
       await page.keyboard.press('Enter');
       await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('said: typed in chromium');
       await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane.png') });
+      // Its log, read from the node: what was typed and said, and more as it comes.
+      await card.getByTestId('log-toggle').click();
+      const log = card.getByTestId('log-view');
+      await expect.poll(() => log.innerText(), { timeout: WAIT_MS }).toContain('said: typed in chromium');
+      expect(await card.getByTestId('log-export').isDisabled()).toBe(true);
+      await c.sendText(`n1/${pane.id}`, 'while the log is open', { addNewline: true });
+      await expect.poll(() => log.innerText(), { timeout: WAIT_MS }).toContain('said: while the log is open');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane-log.png') });
+      await card.getByTestId('log-toggle').click();
       // kill: the node ends the program, and the card hears the exit (it offers close instead).
       await card.getByTestId('kill').click();
       await card.getByTestId('remove').waitFor({ timeout: WAIT_MS });

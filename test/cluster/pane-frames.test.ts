@@ -13,10 +13,11 @@ import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveControl, nodePanesSubject, paneOutputSubject, type ControlHandlers } from '../../src/cluster/index.js';
 import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
+import { LogService } from '../../src/logs/index.js';
 import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
 import { NodePaneServer } from '../../src/cluster-panes/node-pane-server.js';
 import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
-import type { NodePaneListener, TerminalSink } from '../../src/api/index.js';
+import { Caller, type NodeLogPage, type NodePaneListener, type NotificationSink, type TerminalSink } from '../../src/api/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import type { Params } from '../../src/protocol/methods.js';
@@ -71,18 +72,21 @@ function natsSubscriptions(): number {
  */
 async function withRealNode(
   node: string,
-  run: (real: { registry: PaneRegistry; server: NodePaneServer; panes: ClusterPanes }) => Promise<void>,
+  run: (real: { registry: PaneRegistry; server: NodePaneServer; panes: ClusterPanes; logs: LogService }) => Promise<void>,
   options: { keepForMs?: number; keepEveryMs?: number; listed?: boolean } = {},
 ): Promise<void> {
   const registry = new PaneRegistry({ logger: silentLogger });
-  const agentPanes = new AgentPanes(registry, AgentCatalog.load());
-  const server = new NodePaneServer({ nc: need(nc), node, panes: registry, agentPanes, logger: silentLogger, ...(options.keepForMs !== undefined && { keepForMs: options.keepForMs }) });
+  const catalog = AgentCatalog.load();
+  const agentPanes = new AgentPanes(registry, catalog);
+  const logs = new LogService(registry, catalog, { agentPanes });
+  const server = new NodePaneServer({ nc: need(nc), node, panes: registry, agentPanes, logs: logs.logs, logger: silentLogger, ...(options.keepForMs !== undefined && { keepForMs: options.keepForMs }) });
   const panes = new ClusterPanes({ nc: need(nc), nodes: () => (options.listed === false ? [] : [node]), logger: silentLogger, ...(options.keepEveryMs !== undefined && { keepEveryMs: options.keepEveryMs }) });
   try {
-    await run({ registry, server, panes });
+    await run({ registry, server, panes, logs });
   } finally {
     panes.close();
     server.dispose();
+    logs.dispose();
     agentPanes.dispose();
     await registry.close({ graceMs: 0 });
   }
@@ -111,7 +115,7 @@ const SCREEN = { cols: 10, rows: 2, cursor: { x: 0, y: 0, visible: true }, alt_s
 /** A node that answers with `handlers` (the rest refuse), publishing frames of its own choosing. */
 function scriptedNode(name: string, handlers: Partial<ControlHandlers<typeof NODE_PANE_OPS>>): { publish: (attachment: string, frame: OutputFrame | NoticeFrame) => void; dispose: () => void } {
   const refuse = (): Promise<never> => Promise.reject(new Error('not scripted'));
-  const all = { list: refuse, states: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, subscribe: refuse, repaint: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
+  const all = { list: refuse, states: refuse, call: refuse, attach: refuse, redraw: refuse, input: refuse, resize: refuse, subscribe: refuse, repaint: refuse, log_read: refuse, keep: () => Promise.resolve({ gone: [], sent: {} }), detach: () => Promise.resolve({}), ...handlers } as ControlHandlers<typeof NODE_PANE_OPS>;
   const served = serveControl({ nc: need(nc), subject: nodePanesSubject(name), ops: NODE_PANE_OPS, handlers: all, logger: silentLogger });
   return { publish: (attachment, frame) => need(nc).publish(paneOutputSubject(name, attachment), JSON.stringify(frame)), dispose: () => served.dispose() };
 }
@@ -534,3 +538,143 @@ describe('a subscription to a node pane on the controller', () => {
     });
   });
 });
+
+/** A caller's sink that keeps each log notification as a short line, and every message's seq and text. */
+function recordingLogSink(): { events: string[]; seqs: number[]; text: () => string; sink: NotificationSink } {
+  const events: string[] = [];
+  const seqs: number[] = [];
+  let text = '';
+  return {
+    events,
+    seqs,
+    text: () => text,
+    sink: {
+      notify: (method, params) => {
+        if (method === 'log_message') {
+          const { messages } = params as { messages: NodeLogPage['messages'] };
+          for (const { seq, msg } of messages) {
+            seqs.push(seq);
+            if (msg.type !== 'normalized') text += msg.content;
+          }
+          events.push(`message ${String(messages.length)}`);
+        } else if (method === 'log_dropped') events.push(`dropped ${(params as { reason: string }).reason}`);
+        else events.push(method);
+      },
+      backlogBytes: 0,
+      onDrain: () => ({ dispose: () => undefined }),
+    },
+  };
+}
+
+/** The text of a page's output messages. */
+const pageText = (page: NodeLogPage): string => page.messages.map(({ msg }) => (msg.type === 'normalized' ? '' : msg.content)).join('');
+
+/** A program that says its first line, then each line it reads back. */
+const ECHO = "process.stdout.write('first line\\n'); process.stdin.on('data', (d) => process.stdout.write('got ' + d.toString().trim() + '\\n'))";
+
+describe("a node pane's log on the controller", () => {
+  it('is read in pages and waited on at the node; a read whose caller has gone is stopped there; an unknown session is SESSION_NOT_FOUND', { timeout: WAIT_MS }, async () => {
+    await withRealNode('s10', async ({ registry, server, panes }) => {
+      const waitsOnNode = (): number => (server as unknown as { namedCalls: Map<string, unknown> }).namedCalls.size;
+      const pane = registry.create({ argv: [process.execPath, '-e', ECHO], cwd: scratch.dir });
+      const ref = { node: 's10', pane: pane.id };
+      let page = await panes.readLog(ref, { after_seq: 0, limit: 1000, wait_ms: 0 });
+      await until(async () => pageText((page = await panes.readLog(ref, { after_seq: 0, limit: 1000, wait_ms: 0 }))).includes('first line'), 'the first line in the log', WAIT_MS);
+      expect(page).toMatchObject({ finished: false, evicted: 0, waited: true });
+      expect(page.messages[0]?.seq).toBe(1);
+      // Read on from the last message: each read waits on the node until the log has more.
+      let seen = '';
+      let after = page.last_seq;
+      const reading = panes.readLog(ref, { after_seq: after, limit: 1000, wait_ms: 25_000 }, new AbortController().signal);
+      await until(() => waitsOnNode() === 1, 'the read waiting on the node', WAIT_MS);
+      pane.sendText('hello', true);
+      let next = await reading;
+      while (!`${seen}${pageText(next)}`.includes('got hello')) {
+        expect(next.messages[0]?.seq).toBe(after + 1);
+        seen += pageText(next);
+        after = next.last_seq;
+        next = await panes.readLog(ref, { after_seq: after, limit: 1000, wait_ms: 25_000 }, new AbortController().signal);
+      }
+      expect(next.messages[0]?.seq).toBe(after + 1);
+      // A read whose caller goes is stopped on the node: it answers at once, with nothing.
+      const caller = new AbortController();
+      const idle = panes.readLog(ref, { after_seq: next.last_seq, limit: 1000, wait_ms: 29_000 }, caller.signal);
+      await until(() => waitsOnNode() === 1, 'the idle read waiting on the node', WAIT_MS);
+      caller.abort();
+      expect(await idle).toMatchObject({ messages: [], finished: false, last_seq: next.last_seq });
+      expect(waitsOnNode()).toBe(0);
+      // From the end now (no after_seq): none, and where the log is.
+      expect(await panes.readLog(ref, { limit: 10, wait_ms: 0 })).toMatchObject({ messages: [], last_seq: next.last_seq });
+      await expect(panes.readLog({ node: 's10', pane: 'p00000000' }, { after_seq: 0, limit: 10, wait_ms: 0 })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    });
+  });
+
+  it("a caller's subscription: the history, then each message in order, then log_finished when the program ends", { timeout: WAIT_MS }, async () => {
+    await withRealNode('s11', async ({ registry, panes, logs }) => {
+      const pane = registry.create({ argv: [process.execPath, '-e', ECHO], cwd: scratch.dir });
+      await until(() => logs.logs.get(pane.id).store.history().some(({ msg }) => msg.type === 'stdout' && msg.content.includes('first line')), 'the first line in the log', WAIT_MS);
+      const { events, seqs, text, sink } = recordingLogSink();
+      const caller = new Caller({ panes: registry, logs }, sink);
+      try {
+        await caller.nodeLogSubscribe({ node: 's11', pane: pane.id }, panes, { history: true });
+        await until(() => text().includes('first line'), 'the history delivered', WAIT_MS);
+        pane.sendText('one', true);
+        await until(() => text().includes('got one'), 'a new message delivered', WAIT_MS);
+        await registry.kill(pane.id);
+        await until(() => events.includes('log_finished'), 'log_finished', WAIT_MS);
+        // Every message once, in order from the first: what the node's log holds, whole.
+        const held = logs.logs.get(pane.id).store.history();
+        expect(seqs).toEqual(held.map((m) => m.seq));
+        expect(seqs[0]).toBe(1);
+        expect(events[events.length - 1]).toBe('log_finished');
+        expect(events.filter((e) => e.startsWith('dropped'))).toEqual([]);
+      } finally {
+        caller.dispose();
+      }
+    });
+  });
+
+  it('a reader past what the node still holds is dropped (log_dropped); so is one whose node stops answering', { timeout: WAIT_MS }, async () => {
+    const stdout = (seq: number): NodeLogPage['messages'][number] => ({ seq, msg: { type: 'stdout', content: `m${String(seq)} ` } });
+    let reads = 0;
+    const node = scriptedNode('s12', {
+      log_read: ({ session_id, after_seq }) => {
+        reads += 1;
+        if (session_id === 'gone') return Promise.reject(new Error('the node lost its way'));
+        // The history, 1 and 2; the next read finds 3 and 4 evicted: the log holds 5 on.
+        if (after_seq === 0) return Promise.resolve({ messages: [stdout(1), stdout(2)], finished: false, evicted: 0, last_seq: 2, waited: true });
+        return Promise.resolve({ messages: [stdout(5)], finished: false, evicted: 4, last_seq: 5, waited: true });
+      },
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s12'], logger: silentLogger });
+    const registry = new PaneRegistry({ logger: silentLogger });
+    const logs = new LogService(registry, AgentCatalog.load());
+    try {
+      const behind = recordingLogSink();
+      const caller = new Caller({ panes: registry, logs }, behind.sink);
+      await caller.nodeLogSubscribe({ node: 's12', pane: 'p1' }, panes, { history: true });
+      await until(() => behind.events.some((e) => e.startsWith('dropped')), 'log_dropped for a reader behind the node', WAIT_MS);
+      expect(behind.seqs).toEqual([1, 2]);
+      expect(behind.events).toEqual(['message 2', 'dropped fell behind: node s12 no longer holds the messages after 2']);
+      // A node whose reads keep failing: the first refuses the subscription itself.
+      await expect(caller.nodeLogSubscribe({ node: 's12', pane: 'gone' }, panes, { history: true })).rejects.toThrow();
+      const before = reads;
+      const lost = recordingLogSink();
+      const second = new Caller({ panes: registry, logs }, lost.sink);
+      // Its first read answered; every one after it fails.
+      const failing = { readLog: (...args: Parameters<ClusterPanes['readLog']>) => (reads > before ? panes.readLog({ node: 's12', pane: 'gone' }, args[1], args[2]) : panes.readLog(...args)) } as unknown as ClusterPanes;
+      await second.nodeLogSubscribe({ node: 's12', pane: 'p1' }, failing, { history: false });
+      await until(() => lost.events.some((e) => e.startsWith('dropped')), 'log_dropped for a node that stopped answering', WAIT_MS);
+      expect(lost.events).toHaveLength(1);
+      expect(lost.events[0]).toMatch(/^dropped node s12 did not answer: /);
+      caller.dispose();
+      second.dispose();
+    } finally {
+      panes.close();
+      node.dispose();
+      logs.dispose();
+      await registry.close({ graceMs: 0 });
+    }
+  });
+});
+

@@ -32,6 +32,7 @@ import {
 } from '../../src/cluster/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
+import { LogService } from '../../src/logs/index.js';
 import { ClusterPanes, NodePaneServer } from '../../src/cluster-panes/index.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import { errorMessage } from '../../src/core/errors.js';
@@ -121,10 +122,12 @@ describe("a node user and its panes", () => {
   it("serves its panes to the controller (listed, attached, typed into), and may not publish another node's pane frames", async () => {
     const node = await cluster.connect('node-a-panes', nodeFlags, nodeInboxPrefix('node-a'));
     const registry = new PaneRegistry({ logger: silentLogger });
-    const agentPanes = new AgentPanes(registry, AgentCatalog.load());
+    const catalog = AgentCatalog.load();
+    const agentPanes = new AgentPanes(registry, catalog);
+    const logs = new LogService(registry, catalog, { agentPanes });
     const program = "process.stdin.on('data', (d) => process.stdout.write('got ' + d.toString().trim() + '\\n'))";
     const pane = registry.create({ argv: [process.execPath, '-e', program], cwd: process.cwd() });
-    const server = new NodePaneServer({ nc: node.nc, node: 'node-a', panes: registry, agentPanes, logger: silentLogger });
+    const server = new NodePaneServer({ nc: node.nc, node: 'node-a', panes: registry, agentPanes, logs: logs.logs, logger: silentLogger });
     const panes = new ClusterPanes({ nc: cluster.controller.nc, nodes: () => ['node-a'], logger: silentLogger });
     const seen: string[] = [];
     const watch = cluster.controller.nc.subscribe('sb.pane.>', { callback: (_err, m) => void seen.push(m.subject) });
@@ -150,6 +153,7 @@ describe("a node user and its panes", () => {
       watch.unsubscribe();
       panes.close();
       server.dispose();
+      logs.dispose();
       agentPanes.dispose();
       await registry.close({ graceMs: 0 });
     }

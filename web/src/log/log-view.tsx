@@ -32,8 +32,9 @@ function useSessionLog(sessionId: string): FeedSnapshot {
 /**
  * `outputFirst`: whether raw output is shown when the view opens. An agent's TUI output is mostly
  * cursor movement, noise beside the entries read from its screen; a shell's output is all it has.
+ * `node`: the session is a pane's on that cluster node (its log is read there; no export yet).
  */
-export function LogView({ sessionId, outputFirst }: { sessionId: string; outputFirst: boolean }) {
+export function LogView({ sessionId, outputFirst, node }: { sessionId: string; outputFirst: boolean; node?: string }) {
   const { items: all, hidden, finished } = useSessionLog(sessionId);
   const { toasts } = useDashboard();
   const exportLog = (): void => {
@@ -80,7 +81,14 @@ export function LogView({ sessionId, outputFirst }: { sessionId: string; outputF
           <input type="checkbox" data-testid="log-show-output" checked={showOutput} onChange={() => setShowOutput((v) => !v)} />
           output
         </label>
-        <button type="button" className="button" data-testid="log-export" onClick={exportLog}>
+        <button
+          type="button"
+          className="button"
+          data-testid="log-export"
+          onClick={exportLog}
+          disabled={node !== undefined}
+          title={node !== undefined ? `The log is on node ${node}; exporting it from here is not done yet` : 'Download the whole log as JSONL'}
+        >
           Export JSONL
         </button>
       </div>

@@ -108,8 +108,7 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
             className={`icon-button ${showLog ? 'active' : ''}`}
             data-testid="log-toggle"
             aria-pressed={showLog}
-            title={info.node ? 'The structured log of a pane on another host is not shown yet' : 'Structured log'}
-            disabled={info.node !== undefined}
+            title={info.node ? `Structured log (read from node ${info.node})` : 'Structured log'}
             onClick={() => setShowLog((v) => !v)}
           >
             log
@@ -151,7 +150,7 @@ export function PaneCard({ view, layout }: { view: PaneView; layout: PaneLayoutC
       <div className="pane-body">
         <div className="terminal-host" data-testid="terminal" ref={host} hidden={showLog} onMouseDown={() => controller?.focus()} />
         {searching && !showLog && <SearchBox controller={controller} onClose={() => setSearching(false)} />}
-        {showLog && <LogView sessionId={paneId} outputFirst={!info.agent} />}
+        {showLog && <LogView sessionId={paneId} outputFirst={!info.agent} {...(info.node !== undefined && { node: info.node })} />}
       </div>
     </section>
   );
