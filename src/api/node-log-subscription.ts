@@ -5,10 +5,10 @@
  * caller catches up with log_get_history (the dashboard subscribes again with history).
  *
  * The node is asked in long reads: each waits there (up to READ_WAIT_MS) for a message after the
- * last one delivered. So the node sends only what was asked for, nothing is lost between the hosts
- * (what did not come is asked for again), and a caller that reads slowly is asked for nothing more
- * until its backlog drains: the node's log, bounded as every log is, takes the strain, as it does
- * for a slow reader here.
+ * last one delivered. So the node sends only what was asked for, a read lost between the hosts is
+ * asked again from the same place, and a caller that reads slowly is asked for nothing more until
+ * its backlog drains: the node's log, bounded as every log is, takes the strain, as it does for a
+ * slow reader here, and one that falls past what it holds is dropped, as one here is.
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import type { Disposable } from '../core/disposable.js';
@@ -24,12 +24,16 @@ const READ_WAIT_MS = 15_000;
 const READ_FAILURES_TO_DROP = 3;
 /** The pause after a failed read, and after one the node could not wait on (it held as many waits as it takes). */
 const PAUSE_MS = 1_000;
+/** What a node out of reach for a moment answers: read again; any other error ends the subscription at once. */
+const TRANSIENT = new Set(['NODE_UNREACHABLE', 'TIMEOUT', 'CONNECTION_FAILED']);
 
 /** States: `opening` (the first page is being read), `open` (reading on), `ended`. */
 export class NodeLogSubscription implements Disposable {
   private state: 'opening' | 'open' | 'ended' = 'opening';
   /** The last message delivered (or passed over: a history that starts later than 1). */
   private last = 0;
+  /** The log's last seq as the node last said it. */
+  private known = 0;
   /** Aborted when it ends: the read waiting on the node is stopped there. */
   private readonly stop = new AbortController();
   private drainWait: Disposable | undefined;
@@ -53,6 +57,7 @@ export class NodeLogSubscription implements Disposable {
     // A history the log no longer holds from its start begins where it does; none given: after the last message now.
     const start = first.messages[0];
     this.last = options.history && start !== undefined ? start.seq - 1 : first.last_seq;
+    this.known = first.last_seq;
     // Delivered after the reply that names the subscription, which goes out in this turn.
     setImmediate(() => void this.follow(remote, options.history ? first : undefined));
   }
@@ -84,14 +89,17 @@ export class NodeLogSubscription implements Disposable {
       } catch (err) {
         if (this.isEnded()) return;
         page = undefined;
-        // Forgotten on the node: its pane was removed, which finishes a log first (what it held was read).
-        if (isSwitchboardError(err) && err.code === 'SESSION_NOT_FOUND') {
-          this.finish();
+        const code = isSwitchboardError(err) ? err.code : 'INTERNAL_ERROR';
+        // Forgotten on the node: its pane was removed (a run's, when the run ended), and what this
+        // reader had not read yet of its end went with it.
+        if (code === 'SESSION_NOT_FOUND') {
+          this.drop(`the session was removed on node ${this.ref.node} before its end was read`);
           return;
         }
+        // A node out of reach may be back in a moment; any other answer stays as it is.
         failures += 1;
-        if (failures >= READ_FAILURES_TO_DROP) {
-          this.drop(`node ${this.ref.node} did not answer: ${errorMessage(err)}`, this.last);
+        if (!TRANSIENT.has(code) || failures >= READ_FAILURES_TO_DROP) {
+          this.drop(TRANSIENT.has(code) ? `node ${this.ref.node} did not answer: ${errorMessage(err)}` : `the log could not be read on: ${code}: ${errorMessage(err)}`);
           return;
         }
         await this.pause();
@@ -101,15 +109,18 @@ export class NodeLogSubscription implements Disposable {
 
   /** Delivers a page; false when the subscription ended with it. */
   private take(page: NodeLogPage): boolean {
-    const first = page.messages[0];
+    this.known = Math.max(this.known, page.last_seq);
+    const first = page.messages.find((m) => m.seq > this.last);
     // What comes next is no longer on the node (this reader fell behind its log's bounds): dropped, as a slow reader here is.
     if (first !== undefined ? first.seq > this.last + 1 : page.last_seq > this.last) {
-      this.drop(`fell behind: node ${this.ref.node} no longer holds the messages after ${String(this.last)}`, page.last_seq);
+      this.drop(`fell behind: node ${this.ref.node} no longer holds the messages after ${String(this.last)}`);
       return false;
     }
-    const last = page.messages[page.messages.length - 1];
+    // Each message once, whatever a node answers.
+    const fresh = page.messages.filter((m) => m.seq > this.last);
+    const last = fresh[fresh.length - 1];
     if (last !== undefined) {
-      this.sink.notify('log_message', { subscription: this.id, session_id: this.sessionId, messages: page.messages });
+      this.sink.notify('log_message', { subscription: this.id, session_id: this.sessionId, messages: fresh });
       this.last = last.seq;
     }
     if (page.finished && this.last >= page.last_seq) {
@@ -125,9 +136,10 @@ export class NodeLogSubscription implements Disposable {
     this.onEnded();
   }
 
-  private drop(reason: string, lastSeq: number): void {
+  /** Ends it with `log_dropped`, whose last_seq is, as for a log here, the log's last as last seen. */
+  private drop(reason: string): void {
     this.dispose();
-    this.sink.notify('log_dropped', { subscription: this.id, session_id: this.sessionId, reason, last_seq: lastSeq });
+    this.sink.notify('log_dropped', { subscription: this.id, session_id: this.sessionId, reason, last_seq: this.known });
     this.onEnded();
   }
 

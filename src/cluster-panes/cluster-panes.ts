@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -19,8 +19,23 @@ import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, Outp
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
-/** A log page's messages as `log_get_history` answers them. */
-const logMessagesSchema = resultSchemas.log_get_history.shape.messages;
+/** One message of a log page as `log_get_history` answers it. */
+const logMessageSchema = resultSchemas.log_get_history.shape.messages.element;
+/** Its place in the log, when the rest of it does not fit. */
+const seqOnlySchema = z.object({ seq: z.number().int().min(1) });
+
+/**
+ * A message of a node's log page, checked alone: one this controller cannot read (a newer node's
+ * entry type) is a line saying so in its place, so it never stops a reader at that seq for good.
+ * A message without its seq makes the page unreadable (INTERNAL_ERROR).
+ */
+function readableMessage(raw: unknown, ref: NodePaneRef): z.infer<typeof logMessageSchema> {
+  const message = logMessageSchema.safeParse(raw);
+  if (message.success) return message.data;
+  const placed = seqOnlySchema.safeParse(raw);
+  if (!placed.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered a log read with a message that has no seq`, { node: ref.node, session_id: nodePaneId(ref) });
+  return { seq: placed.data.seq, msg: { type: 'stderr', content: `[a message node ${ref.node} sent that this controller cannot read was left out]` } };
+}
 /** One agent pane's state as `pane_states` answers it. */
 const paneStateInfoSchema = resultSchemas.pane_states.shape.states.element;
 /** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
@@ -143,12 +158,17 @@ export class ClusterPanes implements RemotePanes {
   }
 
   async readLog(ref: NodePaneRef, read: { after_seq?: number; limit: number; wait_ms: number }, signal?: AbortSignal): Promise<NodeLogPage> {
+    if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
     const client = this.client(ref.node, read.wait_ms > 0 ? read.wait_ms + WAIT_MARGIN_MS : CALL_TIMEOUT_MS);
     const params = { session_id: ref.pane, limit: read.limit, wait_ms: read.wait_ms, ...(read.after_seq !== undefined && { after_seq: read.after_seq }) };
-    const page = read.wait_ms > 0 ? await this.stoppable(ref, signal, (call) => client.call('log_read', { ...params, ...(call !== undefined && { call }) })) : await client.call('log_read', params);
-    const messages = logMessagesSchema.safeParse(page.messages);
-    if (!messages.success) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} answered a log read with messages that do not fit`, { node: ref.node, session_id: nodePaneId(ref) });
-    return { ...page, messages: messages.data };
+    try {
+      const page = read.wait_ms > 0 ? await this.stoppable(ref, signal, (call) => client.call('log_read', { ...params, ...(call !== undefined && { call }) })) : await client.call('log_read', params);
+      return { ...page, messages: page.messages.map((raw) => readableMessage(raw, ref)) };
+    } catch (err) {
+      // The node names the session by its own id: said here as the caller named it.
+      if (err instanceof SwitchboardError && err.code === 'SESSION_NOT_FOUND') throw new SwitchboardError('SESSION_NOT_FOUND', `no session ${nodePaneId(ref)} on node ${ref.node}`, { session_id: nodePaneId(ref), node: ref.node });
+      throw err;
+    }
   }
 
   /**

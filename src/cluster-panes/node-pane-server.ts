@@ -430,8 +430,7 @@ function nextMessage(log: NodeLog, ms: number, signal: AbortSignal): Promise<voi
     };
     const timer = setTimeout(settle, ms);
     signal.addEventListener('abort', settle, { once: true });
+    // MsgStore calls a subscriber back only at its next flush, never while it subscribes.
     wait.stop = log.store.subscribe(() => settle(), { history: false, onFinished: settle, onDropped: settle });
-    // Settled while subscribing (the log told its end at once): its listener goes now.
-    if (wait.settled) wait.stop();
   });
 }

@@ -8,7 +8,7 @@
  * which it serves to the controller (NodePaneServer): people look at them, read their logs and
  * type into them there. No API of its own: the controller is where people look.
  */
-import { existsSync, rmSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { MemoryBudget } from '../core/memory-budget.js';
@@ -23,7 +23,7 @@ import { LogService } from '../logs/index.js';
 import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
-import { OUTPUT_MEMORY_BUDGET, SPILL_DISK_BUDGET } from './output-budgets.js';
+import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
 
 /** The node's own copy of its runs, in its home (apart from `ledger.db`, which a daemon there owns). */
 const NODE_LEDGER_FILE = 'node-ledger.db';
@@ -75,14 +75,10 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   const catalog = AgentCatalog.load();
   const agentPanes = new AgentPanes(panes, catalog);
   // Each pane's log (the dashboard's log button on the controller), and its share of the output
-  // budget: a pane past its share stops reading its program, as on a daemon.
-  const spillDir = path.join(home, 'logs', `node-${String(process.pid)}`);
-  const logs = new LogService(panes, catalog, { agentPanes, spillDir, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), disk: new MemoryBudget(SPILL_DISK_BUDGET.totalBytes, SPILL_DISK_BUDGET), logger });
-  const endLogs = (): void => {
-    logs.dispose();
-    // Spilled logs belong to this node's panes, which end with it.
-    rmSync(spillDir, { recursive: true, force: true, maxRetries: 2 });
-  };
+  // budget: a pane past its share stops reading its program, as on a daemon. Nothing spills to
+  // disk here: the controller reads what memory holds, and no export reaches a node's disk yet.
+  const logs = new LogService(panes, catalog, { agentPanes, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), logger });
+
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
@@ -129,7 +125,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
         await node.stop();
         serving.dispose();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
-        endLogs();
+        logs.dispose();
         agentPanes.dispose();
         await panes.close().catch((err: unknown) => logger.warn('the node\'s panes did not close cleanly', { error: errorMessage(err) }));
         // Every work item acknowledged before the connection goes.
@@ -147,7 +143,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     outbox?.close();
     await service?.dispose().catch(() => undefined);
     await ledger?.close().catch(() => undefined);
-    endLogs();
+    logs.dispose();
     agentPanes.dispose();
     await panes.close({ graceMs: 0 }).catch(() => undefined);
     await connection.close();

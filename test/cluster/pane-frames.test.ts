@@ -18,6 +18,7 @@ import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
 import { NodePaneServer } from '../../src/cluster-panes/node-pane-server.js';
 import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
 import { Caller, type NodeLogPage, type NodePaneListener, type NotificationSink, type TerminalSink } from '../../src/api/index.js';
+import { SwitchboardError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
 import type { Params } from '../../src/protocol/methods.js';
@@ -596,13 +597,14 @@ describe("a node pane's log on the controller", () => {
         next = await panes.readLog(ref, { after_seq: after, limit: 1000, wait_ms: 25_000 }, new AbortController().signal);
       }
       expect(next.messages[0]?.seq).toBe(after + 1);
-      // A read whose caller goes is stopped on the node: it answers at once, with nothing.
+      // A read whose caller goes is stopped on the node (told `cancel` by name): it answers, with nothing,
+      // long before its own 29 s would have run out.
       const caller = new AbortController();
       const idle = panes.readLog(ref, { after_seq: next.last_seq, limit: 1000, wait_ms: 29_000 }, caller.signal);
       await until(() => waitsOnNode() === 1, 'the idle read waiting on the node', WAIT_MS);
       caller.abort();
+      await until(() => waitsOnNode() === 0, 'the node stopping the read', 15_000);
       expect(await idle).toMatchObject({ messages: [], finished: false, last_seq: next.last_seq });
-      expect(waitsOnNode()).toBe(0);
       // From the end now (no after_seq): none, and where the log is.
       expect(await panes.readLog(ref, { limit: 10, wait_ms: 0 })).toMatchObject({ messages: [], last_seq: next.last_seq });
       await expect(panes.readLog({ node: 's10', pane: 'p00000000' }, { after_seq: 0, limit: 10, wait_ms: 0 })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
@@ -634,42 +636,75 @@ describe("a node pane's log on the controller", () => {
     });
   });
 
-  it('a reader past what the node still holds is dropped (log_dropped); so is one whose node stops answering', { timeout: WAIT_MS }, async () => {
+  it('log_dropped: for a reader past what the node holds, a session removed before its end was read, an error at once, a node out of reach after three reads; a message it cannot read is a line in its place', { timeout: WAIT_MS }, async () => {
     const stdout = (seq: number): NodeLogPage['messages'][number] => ({ seq, msg: { type: 'stdout', content: `m${String(seq)} ` } });
-    let reads = 0;
+    const page = (messages: unknown[], lastSeq: number, evicted = 0): ReturnType<ControlHandlers<typeof NODE_PANE_OPS>['log_read']> => Promise.resolve({ messages, finished: false, evicted, last_seq: lastSeq, waited: true });
     const node = scriptedNode('s12', {
       log_read: ({ session_id, after_seq }) => {
-        reads += 1;
-        if (session_id === 'gone') return Promise.reject(new Error('the node lost its way'));
-        // The history, 1 and 2; the next read finds 3 and 4 evicted: the log holds 5 on.
-        if (after_seq === 0) return Promise.resolve({ messages: [stdout(1), stdout(2)], finished: false, evicted: 0, last_seq: 2, waited: true });
-        return Promise.resolve({ messages: [stdout(5)], finished: false, evicted: 4, last_seq: 5, waited: true });
+        // The history, 1 and 2, then:
+        if (after_seq === 0) return page([stdout(1), stdout(2)], 2);
+        switch (session_id) {
+          // 3 and 4 evicted: the log holds 5 on.
+          case 'behind':
+            return page([stdout(5)], 5, 4);
+          // Removed (its run ended) before this reader read its end.
+          case 'removed':
+            return Promise.reject(new SwitchboardError('SESSION_NOT_FOUND', `no such session: ${session_id}`));
+          case 'broken':
+            return Promise.reject(new Error('the node lost its way'));
+          // 3 is of a kind this controller does not know; 4 is fine.
+          case 'newer':
+            if (after_seq === 2) return page([{ seq: 3, msg: { type: 'hologram', frames: 12 } }, stdout(4)], 4);
+            return Promise.resolve({ messages: [], finished: false, evicted: 0, last_seq: 4, waited: false });
+          // Nothing new; it could not wait (the reader pauses a second before it asks again).
+          default:
+            return Promise.resolve({ messages: [], finished: false, evicted: 0, last_seq: after_seq ?? 2, waited: false });
+        }
       },
     });
     const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s12'], logger: silentLogger });
     const registry = new PaneRegistry({ logger: silentLogger });
     const logs = new LogService(registry, AgentCatalog.load());
+    const callers: Caller[] = [];
+    /** A caller following `session` on s12 (its reads sent to `node` once the first was answered), told what it was. */
+    const follow = async (session: string, remote: Pick<ClusterPanes, 'readLog'> = panes): Promise<ReturnType<typeof recordingLogSink>> => {
+      const recorded = recordingLogSink();
+      const caller = new Caller({ panes: registry, logs }, recorded.sink);
+      callers.push(caller);
+      await caller.nodeLogSubscribe({ node: 's12', pane: session }, remote as ClusterPanes, { history: true });
+      return recorded;
+    };
+    const ended = (recorded: ReturnType<typeof recordingLogSink>): boolean => recorded.events.some((e) => e.startsWith('dropped') || e === 'log_finished');
     try {
-      const behind = recordingLogSink();
-      const caller = new Caller({ panes: registry, logs }, behind.sink);
-      await caller.nodeLogSubscribe({ node: 's12', pane: 'p1' }, panes, { history: true });
-      await until(() => behind.events.some((e) => e.startsWith('dropped')), 'log_dropped for a reader behind the node', WAIT_MS);
+      const behind = await follow('behind');
+      const removed = await follow('removed');
+      const broken = await follow('broken');
+      const newer = await follow('newer');
+      // Reads that go to a node nobody serves (after the first, answered by s12).
+      let firstRead = true;
+      const outOfReach = await follow('quiet', {
+        readLog: (ref, read, signal) => {
+          const to = firstRead ? ref : { node: 'nobody', pane: ref.pane };
+          firstRead = false;
+          return panes.readLog(to, read, signal);
+        },
+      });
+      for (const [recorded, what] of [[behind, 'behind'], [removed, 'removed'], [broken, 'broken'], [outOfReach, 'out of reach']] as const) await until(() => ended(recorded), `the ${what} reader dropped`, WAIT_MS);
       expect(behind.seqs).toEqual([1, 2]);
       expect(behind.events).toEqual(['message 2', 'dropped fell behind: node s12 no longer holds the messages after 2']);
-      // A node whose reads keep failing: the first refuses the subscription itself.
-      await expect(caller.nodeLogSubscribe({ node: 's12', pane: 'gone' }, panes, { history: true })).rejects.toThrow();
-      const before = reads;
-      const lost = recordingLogSink();
-      const second = new Caller({ panes: registry, logs }, lost.sink);
-      // Its first read answered; every one after it fails.
-      const failing = { readLog: (...args: Parameters<ClusterPanes['readLog']>) => (reads > before ? panes.readLog({ node: 's12', pane: 'gone' }, args[1], args[2]) : panes.readLog(...args)) } as unknown as ClusterPanes;
-      await second.nodeLogSubscribe({ node: 's12', pane: 'p1' }, failing, { history: false });
-      await until(() => lost.events.some((e) => e.startsWith('dropped')), 'log_dropped for a node that stopped answering', WAIT_MS);
-      expect(lost.events).toHaveLength(1);
-      expect(lost.events[0]).toMatch(/^dropped node s12 did not answer: /);
-      caller.dispose();
-      second.dispose();
+      expect(removed.events).toEqual(['message 2', 'dropped the session was removed on node s12 before its end was read']);
+      expect(broken.events).toHaveLength(2);
+      expect(broken.events[1]).toMatch(/^dropped the log could not be read on: INTERNAL_ERROR: /);
+      expect(outOfReach.events).toHaveLength(2);
+      expect(outOfReach.events[1]).toMatch(/^dropped node s12 did not answer: /);
+      await until(() => newer.seqs.length === 4, 'the newer node’s messages delivered', WAIT_MS);
+      expect(newer.seqs).toEqual([1, 2, 3, 4]);
+      expect(newer.text()).toBe('m1 m2 [a message node s12 sent that this controller cannot read was left out]m4 ');
+      expect(ended(newer)).toBe(false);
+      // A session the node does not have refuses the subscription itself, named as the caller named it.
+      await expect(follow('unknown-to-it', { readLog: () => panes.readLog({ node: 's12', pane: 'removed' }, { after_seq: 1, limit: 10, wait_ms: 0 }) })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND', message: 'no session s12/removed on node s12' });
     } finally {
+      for (const caller of callers) caller.dispose();
       panes.close();
       node.dispose();
       logs.dispose();
