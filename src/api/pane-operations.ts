@@ -140,6 +140,11 @@ export function answerOnNode(ctx: OperationContext, p: Params<'answer_approval'>
 
 export const paneHandlers: { [M in PaneMethods]: Handler<M> } = {
   async create_pane(ctx, p) {
+    // On a node: a program in a pane there, as the node's policy allows (no token: a node has no API).
+    if (p.node !== undefined) {
+      const { node, ...params } = p;
+      return ctx.nodePanes.requireNode(node).create(node, params);
+    }
     // Which token the pane's programs get: never more than the caller has.
     const scopes = scopesForNewPane(ctx.grant ?? OWNER_GRANT, p.agent !== undefined, p.grants);
     if (p.agent !== undefined) {

@@ -37,7 +37,7 @@ export function nodePaneId(ref: NodePaneRef): string {
   return `${ref.node}${SEPARATOR}${ref.pane}`;
 }
 
-/** The pane methods a node answers for its own panes (creating one is the node's runs' alone). */
+/** The pane methods a node answers for its own panes through `call` (opening one is `create`, on a node that allows it). */
 export const NODE_PANE_METHODS = ['get_text', 'get_screen', 'send_text', 'send_keys', 'send_prompt', 'paste', 'resize', 'is_alive', 'wait_for', 'answer_approval', 'kill', 'remove'] as const;
 export type NodePaneMethod = (typeof NODE_PANE_METHODS)[number];
 
@@ -75,6 +75,8 @@ export interface RemotePanes {
   list(signal: AbortSignal): Promise<PaneInfo[]>;
   /** Every live node's agent panes' states now, as `pane_states` gives a daemon's own (a node that does not answer in time is left out). */
   states(signal: AbortSignal): Promise<Result<'pane_states'>['states']>;
+  /** Opens a pane on `node` (create_pane's params, checked here; a program, not an agent): its result with the pane named `<node>/<pane>`. */
+  create(node: string, params: Omit<Params<'create_pane'>, 'node'>): Promise<Result<'create_pane'>>;
   /** `method` on the pane on its node; params already checked here, with the node's own pane id. */
   call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal: AbortSignal): Promise<Result<M>>;
   /** The pane as a terminal to attach to (an unknown pane or node fails the attachment, not this call). */
@@ -147,5 +149,11 @@ export class NodePanesSlot implements Disposable {
   require(ref: NodePaneRef): RemotePanes {
     if (this.current) return this.current;
     throw new SwitchboardError('PANE_NOT_FOUND', `pane ${nodePaneId(ref)} is on node ${ref.node}, and this daemon is not a cluster controller`, { pane_id: nodePaneId(ref), node: ref.node });
+  }
+
+  /** The nodes' panes, to open one on `node`; INVALID_PARAMS on a daemon that is no controller. */
+  requireNode(node: string): RemotePanes {
+    if (this.current) return this.current;
+    throw new SwitchboardError('INVALID_PARAMS', `node ${node}: this daemon is not a cluster controller (switchboard up --cluster)`, { node });
   }
 }

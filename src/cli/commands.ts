@@ -107,14 +107,14 @@ const DOCTOR_HELP = [
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
   daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--ledger sqlite|postgres://…] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--cluster nats://… --nats-* F] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [--cluster nats://… [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F]] [...]   start the daemon in the background (with --cluster: a controller, its runs sent to nodes)' },
-  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--slots N] [--backends shell,claude] [--agent-home DIR --model-url URL] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground)' },
+  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--slots N] [--backends shell,claude] [--panes] [--agent-home DIR --model-url URL] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground); --panes: the controller may open panes here too, in the policy\'s sandbox' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },
   status: { run: async (ctx, argv) => (await import('./daemon-commands.js')).statusCommand(ctx, argv), usage: 'status [--json]                          show the daemon' },
   new: {
     run: async (ctx, argv) => (await import('./pane-commands.js')).newCommand(ctx, argv),
     usage: [
-      'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [-- cmd args...]',
+      'new [--title T] [--cwd D] [--cols N] [--rows N] [--env K=V] [--node N] [-- cmd args...]   --node: on that node of this controller (--cwd a folder there; by default its sandbox\'s first root)',
       'new --agent NAME [--cwd D] [--agent-home DIR --model-url URL] [--no-trust] [--use-api-key] [--grant SCOPE,...] [-- args...]   start an agent CLI, ready at its prompt (its token: read and ask, plus the scopes granted)',
     ],
   },

@@ -28,6 +28,7 @@ const NODE_OPTIONS = {
   labels: { type: 'string' },
   slots: { type: 'string' },
   backends: { type: 'string' },
+  panes: { type: 'boolean' },
   'agent-home': { type: 'string' },
   'model-url': { type: 'string' },
   'log-level': { type: 'string' },
@@ -79,7 +80,7 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   try {
     let started: Awaited<ReturnType<typeof startClusterNode>>;
     try {
-      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
+      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, openPanes: values.panes === true, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
     } catch (err) {
       if (stopped.signal.aborted && isSwitchboardError(err, 'SHUTTING_DOWN')) return 0;
       throw err;

@@ -41,6 +41,7 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
     'use-api-key': { type: 'boolean' },
     'ready-timeout': { type: 'string' },
     grant: { type: 'string', multiple: true },
+    node: { type: 'string' },
   });
   const words = [...positionals, ...rest];
   // Scopes for the agent's own token beyond read and ask: --grant send,create or --grant send --grant create.
@@ -49,6 +50,9 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
   const agentHome = values['agent-home'] as string | undefined;
   if ((agentHome === undefined) !== (values['model-url'] === undefined)) throw new UsageError('--agent-home and --model-url go together');
   if (grants.length > 0 && agent === undefined) throw new UsageError('--grant is for agent panes (a shell you open has every scope)');
+  const node = values.node as string | undefined;
+  if (node !== undefined && agent !== undefined) throw new UsageError('--node opens a program; an agent on a node starts as a run: switchboard run --node N --mode pty');
+  const cwd = values.cwd as string | undefined;
   // For an agent, the words are extra arguments to it. Otherwise one word is a shell command line
   // (as tmux does) and several are a program and its arguments.
   const command = agent === undefined && words.length === 1 ? words[0] : undefined;
@@ -59,7 +63,9 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
     c.createPane({
       command,
       argv: argvCmd,
-      cwd: path.resolve((values.cwd as string | undefined) ?? process.cwd()),
+      // A node's folder is the node's to resolve; here, this shell's.
+      cwd: node !== undefined ? cwd : path.resolve(cwd ?? process.cwd()),
+      node,
       title: values.title as string | undefined,
       cols: intOption(values.cols, 'cols'),
       rows: intOption(values.rows, 'rows'),

@@ -139,6 +139,14 @@ export class ClusterPanes implements RemotePanes {
     );
   }
 
+  async create(node: string, params: Omit<Params<'create_pane'>, 'node'>): Promise<Result<'create_pane'>> {
+    if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
+    const { result } = await this.client(node, CALL_TIMEOUT_MS).call('create', { params });
+    const checked = resultSchemas.create_pane.safeParse(result);
+    if (!checked.success || !ListedPaneSchema.safeParse(result).success) throw new SwitchboardError('INTERNAL_ERROR', `node ${node} answered create_pane with a result that does not fit`, { node });
+    return { ...checked.data, pane_id: nodePaneId({ node, pane: checked.data.pane_id }) };
+  }
+
   async call<M extends NodePaneMethod>(ref: NodePaneRef, method: M, params: Params<M>, signal?: AbortSignal): Promise<Result<M>> {
     const { result } = await this.callOnNode(ref, method, params, signal);
     const checked = resultSchemas[method].safeParse(result);

@@ -9,6 +9,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import type { Params, Result } from '../protocol/methods.js';
 import { approvalInfo, checkedParams, findPaneTerminal, logPage, stateChangeInfo, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type Services, type TerminalAttachment } from '../api/index.js';
 import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, paneStateSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { NodeSubscription } from './node-subscription.js';
@@ -46,6 +47,11 @@ export interface NodePaneServerOptions {
   agentPanes: PaneContext['agentPanes'];
   /** Each pane's log (a daemon's LogService's, here the node's), read by the controller's log methods. */
   logs: NodeLogs;
+  /**
+   * Whether the controller may open panes here (`switchboard node --panes`), and where: a folder
+   * the node's policy holds (its sandbox) or the reason it does not. None: every `create` is FORBIDDEN.
+   */
+  openPanes?: { defaultCwd: string; checkFolder: (cwd: string) => { decision: 'allow' | 'deny'; reason: string } };
   logger: Logger;
   /** Tests: how long an attachment not renewed is kept. */
   keepForMs?: number;
@@ -258,6 +264,7 @@ export class NodePaneServer implements Disposable {
       list: () => Promise.resolve({ panes: panes.list().map((pane) => paneInfo(pane)) }),
       states: () => Promise.resolve(this.states()),
       call: async ({ method, params, call }) => ({ result: await this.call(method, params, call) }),
+      create: ({ params }) => Promise.resolve({ result: this.create(params) }),
       log_read: ({ call, ...read }) => this.named(call, (signal) => this.readLog(read, signal)),
       cancel: ({ call }) => {
         this.namedCalls.get(call)?.abort();
@@ -312,6 +319,20 @@ export class NodePaneServer implements Disposable {
     // A wait ends by its own time limit (the controller's request waits that long and a little
     // more), when the node stops, or, named, when the controller says its caller has gone.
     return this.named(name, (signal) => (localPaneMethods[method] as (ctx: PaneContext, p: never) => unknown)({ panes: this.options.panes, agentPanes: this.options.agentPanes, signal }, checked));
+  }
+
+  /** A pane opened for the controller, as create_pane opens one on a daemon, when the node allows it. */
+  private create(params: Record<string, unknown>): Result<'create_pane'> {
+    const { node, panes, openPanes } = this.options;
+    if (!openPanes) throw new SwitchboardError('FORBIDDEN', `node ${node} opens no panes for its controller (its person starts it with switchboard node --panes)`, { node });
+    const p = checkedParams('create_pane', params) as Params<'create_pane'>;
+    // A controller checks this too; a node trusts no caller's checks.
+    if (p.agent !== undefined || p.node !== undefined) throw new SwitchboardError('INVALID_PARAMS', `node ${node} opens a program in a pane; an agent starts as a run (run_submit with node and mode "pty")`, { node });
+    const cwd = p.cwd ?? openPanes.defaultCwd;
+    const verdict = openPanes.checkFolder(cwd);
+    if (verdict.decision === 'deny') throw new SwitchboardError('FORBIDDEN', `node ${node}'s policy: ${verdict.reason}`, { node, cwd });
+    const pane = panes.create({ command: p.command, argv: p.argv, cwd, title: p.title, env: p.env, cols: p.cols, rows: p.rows, scrollbackRows: p.scrollback });
+    return { pane_id: pane.id, title: pane.title, pid: pane.pid };
   }
 
   /** Runs `run` under the node's stopping signal, and, named, under its own, which a `cancel` of that name aborts. */

@@ -44,6 +44,12 @@ export const NODE_PANE_OPS = {
   states: { params: z.strictObject({}), result: z.object({ states: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
   /** One pane method (NODE_PANE_METHODS) on one of the node's panes: its params as the method takes them, its result as the method gives it. */
   call: { params: z.strictObject({ method: z.enum(NODE_PANE_METHODS), params: z.record(z.string(), z.unknown()), call: callId.optional() }), result: z.object({ result: z.unknown() }) },
+  /**
+   * Opens a pane on the node: create_pane's params (checked on the node as a daemon checks them;
+   * a program, never an agent), its result. A node opens panes only when its person said so
+   * (`switchboard node --panes`), in a folder its policy's sandbox holds.
+   */
+  create: { params: z.strictObject({ params: z.record(z.string(), z.unknown()) }), result: z.object({ result: z.unknown() }) },
   /** Stops a named call still under way (a wait_for whose caller has gone: it answers `cancelled`); one already over is let be. */
   cancel: { params: z.strictObject({ call: callId }), result: z.object({}) },
   /** Attaches a terminal: the output so far (a replay, or the screen now), whether the program has exited, and the last frame number it holds. */

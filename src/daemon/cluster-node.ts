@@ -9,6 +9,7 @@
  * type into them there. No API of its own: the controller is where people look.
  */
 import { existsSync } from 'node:fs';
+import { homedir } from 'node:os';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
 import { MemoryBudget } from '../core/memory-budget.js';
@@ -21,7 +22,7 @@ import { PaneRegistry } from '../pane/index.js';
 import { AgentCatalog, AgentPanes } from '../agents/index.js';
 import { LogService } from '../logs/index.js';
 import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
-import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE } from '../governance/index.js';
+import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE, Sandbox } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
 import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
 
@@ -45,6 +46,8 @@ export interface ClusterNodeOptions {
   agentHome?: string;
   modelUrl?: string;
   logger: Logger;
+  /** The controller may open panes here (create_pane with `node`), in a folder the node's policy's sandbox holds (`switchboard node --panes`). */
+  openPanes?: boolean;
   /** Gives up a start still waiting for a controller (SHUTTING_DOWN). */
   signal?: AbortSignal;
   /** Tests: RunNodeOptions.claimed and taken. */
@@ -98,7 +101,10 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
     // Before the lease: a controller that sees the node finds its panes answering.
-    paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger });
+    // Only when its person said so: a pane is a program the node's approval policy never judges.
+    const folders = new Sandbox(policy.forBackend('').roots);
+    const openPanes = options.openPanes === true ? { defaultCwd: folders.roots[0] ?? homedir(), checkFolder: (cwd: string) => folders.checkFolder(cwd) } : undefined;
+    paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger, ...(openPanes && { openPanes }) });
     const node = await RunNode.start({
       nc: connection.nc,
       service,

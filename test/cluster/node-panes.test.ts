@@ -10,6 +10,7 @@
  * program's exit); and what a node cannot answer is a stable error with the controller still
  * answering.
  */
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,7 +22,7 @@ import { silentLogger } from '../../src/core/logger.js';
 import { Screen } from '../../src/pane/screen.js';
 import { startClusterNode, type StartedClusterNode } from '../../src/daemon/cluster-node.js';
 import { ARTIFACTS, useChromium } from '../support/chromium.js';
-import { CLI, cleanEnv } from '../support/cli.js';
+import { CLI, cleanEnv, runCli } from '../support/cli.js';
 import { startTestDaemon } from '../support/daemon.js';
 import { startNatsServer, type NatsTestServer } from '../support/nats-server.js';
 import { until } from '../support/processes.js';
@@ -66,7 +67,11 @@ beforeAll(async () => {
   const nats = parseNatsOptions({ url: server.url });
   controller = await startTestDaemon({ dashboard: { port: 0 }, bridge: { backends: [], cluster: { nats } } });
   client = await connect({ home: controller.home });
-  node = await startClusterNode({ home: path.join(scratch.dir, 'node-home'), nats, name: 'n1', slots: 1, backends: [], logger: silentLogger });
+  // The node opens panes for the controller (--panes), in its policy's sandbox: the scratch folder.
+  const nodeHome = path.join(scratch.dir, 'node-home');
+  mkdirSync(nodeHome, { recursive: true, mode: 0o700 });
+  writeFileSync(path.join(nodeHome, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`, { mode: 0o600 });
+  node = await startClusterNode({ home: nodeHome, nats, name: 'n1', slots: 1, backends: [], logger: silentLogger, openPanes: true });
   const pane = node.panes.create({ argv: [process.execPath, '-e', ECHO_PROGRAM], cwd: scratch.dir, title: 'echo on n1' });
   remoteId = `n1/${pane.id}`;
   // The controller knows the node once its lease is in the directory.
@@ -127,6 +132,39 @@ describe("a node's pane, from the controller", () => {
     await c.sendText(remoteId, 'size', { addNewline: true });
     await c.waitFor(remoteId, { pattern: 'size 91x27', timeoutMs: 20_000 });
     expect(await c.isAlive(remoteId)).toMatchObject({ alive: true });
+  });
+
+  it('a pane is opened on a node: a program, in the folder its policy holds; an agent, a folder outside and an unknown node are refused', { timeout: WAIT_MS }, async () => {
+    const c = need(client);
+    const created = await c.createPane({ node: 'n1', argv: [process.execPath, '-e', ECHO_PROGRAM], title: 'opened on n1' });
+    try {
+      expect(created.pane_id).toMatch(/^n1\/p/);
+      expect(created.title).toBe('opened on n1');
+      // On the node, in its sandbox's first root when no cwd is given.
+      const opened = need(node).panes.get(created.pane_id.slice('n1/'.length));
+      expect(opened.title).toBe('opened on n1');
+      const listed = (await c.list()).panes.find((p) => p.pane_id === created.pane_id);
+      expect(listed).toMatchObject({ node: 'n1', cwd: realpathSync(scratch.dir) });
+      await c.waitFor(created.pane_id, { pattern: 'ready', timeoutMs: 20_000 });
+      await c.sendText(created.pane_id, 'opened from the controller', { addNewline: true });
+      await c.waitFor(created.pane_id, { pattern: 'said: opened from the controller', timeoutMs: 20_000 });
+      await expect(c.createPane({ node: 'n1', argv: [process.execPath, '-e', '0'], cwd: path.parse(scratch.dir).root })).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('outside the sandbox') });
+      await expect(c.createPane({ node: 'n1', agent: 'claude', cwd: scratch.dir })).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('starts as a run') });
+      await expect(c.createPane({ node: 'nobody', argv: [process.execPath, '-e', '0'] })).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
+      await expect(c.createPane({ node: 'no.de', argv: [process.execPath, '-e', '0'] })).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+      // The same from the CLI: `switchboard new --node`, its folder the node's to resolve.
+      const cli = await runCli(need(controller).home, ['new', '--node', 'n1', '--cwd', scratch.dir, '--title', 'cli on n1', '--', process.execPath, '-e', 'setInterval(() => {}, 1000)']);
+      expect(cli.code).toBe(0);
+      const cliPane = cli.stdout.trim();
+      expect(cliPane).toMatch(/^n1\/p[0-9a-f]+$/);
+      expect(need(node).panes.get(cliPane.slice('n1/'.length)).title).toBe('cli on n1');
+      await c.remove(cliPane, { graceMs: 0 });
+      const refused = await runCli(need(controller).home, ['new', '--node', 'n1', '--agent', 'claude', '--cwd', scratch.dir]);
+      expect(refused.code).not.toBe(0);
+      expect(refused.stderr).toContain('an agent on a node starts as a run');
+    } finally {
+      await c.remove(created.pane_id, { graceMs: 0 });
+    }
   });
 
   it('its log is read, followed as it grows and, not yet, exported', { timeout: WAIT_MS }, async () => {
@@ -328,6 +366,34 @@ describe("a node's pane in the dashboard, in Chromium", () => {
     } finally {
       await page.close();
       if (need(node).panes.find(pane.id)) await need(node).panes.remove(pane.id, { graceMs: 0 });
+    }
+  });
+  it('is opened from the new pane form on a node the controller lists', { timeout: 2 * WAIT_MS }, async () => {
+    const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
+    let opened: string | undefined;
+    try {
+      await page.goto(need(controller).daemon.dashboardLoginUrl());
+      const form = page.getByTestId('new-pane');
+      await form.getByTestId('new-pane-kind-shell').check();
+      // The form offers the node once it has read the controller's nodes.
+      await form.getByTestId('new-pane-node').selectOption('n1', { timeout: WAIT_MS });
+      await form.getByTestId('new-pane-command').fill(`${JSON.stringify(process.execPath)} -e ${JSON.stringify(ECHO_PROGRAM.replace(/\n/g, ' '))}`);
+      await form.getByTestId('new-pane-title').fill('form on n1');
+      await form.getByTestId('new-pane-submit').click();
+      const card = page.locator('[data-testid="pane"]', { hasText: 'form on n1' });
+      await card.waitFor({ timeout: WAIT_MS });
+      opened = (await card.getAttribute('data-pane-id')) ?? undefined;
+      expect(opened).toMatch(/^n1\/p/);
+      expect(await card.getByTestId('pane-node').textContent()).toBe('on n1');
+      await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('ready');
+      await card.getByTestId('terminal').click();
+      await page.keyboard.type('from the form');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => card.locator('.xterm-rows').innerText(), { timeout: WAIT_MS }).toContain('said: from the form');
+      await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane-opened.png') });
+    } finally {
+      await page.close();
+      if (opened !== undefined) await need(client).remove(opened, { graceMs: 0 });
     }
   });
 });

@@ -713,3 +713,13 @@ describe("a node pane's log on the controller", () => {
   });
 });
 
+
+describe('a pane opened on a node by the controller', () => {
+  it('is refused (FORBIDDEN) by a node its person did not start with --panes, which opens nothing', { timeout: WAIT_MS }, async () => {
+    await withRealNode('s13', async ({ registry, panes }) => {
+      const params = { command: undefined, argv: [process.execPath, '-e', '0'], cwd: scratch.dir, title: undefined, env: undefined, cols: undefined, rows: undefined, scrollback: undefined, agent: undefined, args: undefined, agent_home: undefined, model_url: undefined, first_run: undefined, ready_timeout_ms: undefined, grants: undefined };
+      await expect(panes.create('s13', params)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('switchboard node --panes') });
+      expect(registry.list()).toEqual([]);
+    });
+  });
+});

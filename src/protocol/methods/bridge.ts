@@ -6,7 +6,7 @@
 import { z } from 'zod';
 import { RUN_EVENT_TYPES, RUN_MODES, RUN_STATUSES, SCHEMA_VERSIONS } from '../../contract/index.js';
 import { MAX_TIME_LIMIT_MS } from '../../core/long-timer.js';
-import { MAX_TEXT, int, optional, subscriptionId } from './common.js';
+import { MAX_TEXT, int, nodeNameSchema, optional, subscriptionId } from './common.js';
 
 const positiveInt = z.number().int().positive();
 /** A time limit: 30 days at most, as in policy.yaml. */
@@ -75,8 +75,7 @@ export const idleConversationsSchema = idleCountSchema.extend({
 /** A backend (agent profile) with its modes, capabilities and health. */
 /** The labels a cluster node must all have to take a run (`switchboard node --labels`). */
 export const runLabelsSchema = z.array(z.string().min(1).max(64)).max(16);
-/** A cluster node's name, as `switchboard node --name` makes it (subject-safe). */
-export const nodeNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a node name: letters, digits, _ and -, at most 64');
+export { nodeNameSchema };
 
 /** A live node of the cluster: what its lease says, and when the lease was last renewed. */
 export const clusterNodeSchema = z.strictObject({

@@ -6,6 +6,8 @@ import { AGENT_STATES, ANSWER_MEANINGS, ENTRY_STATUSES, ENTRY_TYPES, TOOL_KINDS,
 export const optional = <T extends z.ZodType>(schema: T) => schema.nullish().transform((v) => v ?? undefined);
 
 export const paneId = z.string().min(1, 'pane_id must not be empty').max(128);
+/** A cluster node's name, as `switchboard node --name` makes it (subject-safe). */
+export const nodeNameSchema = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'a node name: letters, digits, _ and -, at most 64');
 export const sessionId = z.string().min(1, 'session_id must not be empty').max(128);
 export const subscriptionId = z.string().min(1).max(128);
 export const int = (min: number, max: number) => z.number().int().min(min).max(max);

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { SCOPES } from '../scopes.js';
-import { agentStateSchema, approvalInfoSchema, int, MAX_TEXT, optional, paneId, subscriptionId, success } from './common.js';
+import { agentStateSchema, approvalInfoSchema, int, MAX_TEXT, nodeNameSchema, optional, paneId, subscriptionId, success } from './common.js';
 
 const SIGNALS = ['TERM', 'INT', 'HUP', 'QUIT', 'KILL', 'USR1', 'USR2'] as const;
 const SUBSCRIBE_EVENTS = ['output', 'exit', 'screen', 'state'] as const;
@@ -32,6 +32,8 @@ export const paneParams = {
       ready_timeout_ms: optional(int(1_000, 600_000)),
       /** Scopes the agent pane's token gets beyond read and ask (docs/rpc.md, "Tokens and scopes"). */
       grants: optional(z.array(z.enum(SCOPES)).max(SCOPES.length)),
+      /** On a cluster controller: open the pane on this node (a program; an agent on a node runs as a run). */
+      node: optional(nodeNameSchema),
     })
     .refine((p) => p.agent === undefined || (p.command === undefined && p.argv === undefined), { message: 'give agent, or command/argv, not both' })
     // An agent works on a project: starting one in whatever folder the daemon runs from is never meant.
@@ -39,7 +41,9 @@ export const paneParams = {
     .refine((p) => (p.agent_home === undefined) === (p.model_url === undefined), { message: 'agent_home and model_url go together' })
     .refine((p) => p.agent !== undefined || (p.agent_home === undefined && p.args === undefined && p.first_run === undefined && p.grants === undefined), {
       message: 'agent_home, model_url, args, first_run and grants need an agent',
-    }),
+    })
+    // An agent on a node is tracked, governed and resumable as a run there: run_submit {node, mode: "pty"}.
+    .refine((p) => p.node === undefined || p.agent === undefined, { message: 'an agent on a node starts as a run (run_submit with node and mode "pty"), not with create_pane' }),
   send_text: z.strictObject({
     pane_id: paneId,
     text: z.string().max(MAX_TEXT),

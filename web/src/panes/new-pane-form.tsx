@@ -7,6 +7,7 @@
 import { useEffect, useRef, useState, type SubmitEvent } from 'react';
 import { errorMessage } from '../rpc/rpc-client.js';
 import type { AgentInfo, CreatePaneParams } from '../rpc/wire.js';
+import { useClusterNodes } from '../sessions/run-list.js';
 import { useDashboard } from '../ui/dashboard-context.js';
 import { reloadPanes } from './pane-sync.js';
 
@@ -51,8 +52,10 @@ function Elapsed({ since }: { since: number }) {
 }
 
 /** The create_pane parameters the form describes, or why it cannot be sent. */
-function paramsOf(form: { kind: 'shell' | 'agent'; agent: string; cwd: string; title: string; command: string; agentHome: string; modelUrl: string }): CreatePaneParams | string {
+function paramsOf(form: { kind: 'shell' | 'agent'; agent: string; cwd: string; title: string; command: string; agentHome: string; modelUrl: string; node: string }): CreatePaneParams | string {
   const params: CreatePaneParams = {};
+  // A program on a node of this controller (an agent there starts as a run).
+  if (form.kind === 'shell' && form.node) params.node = form.node;
   const cwd = form.cwd.trim();
   const title = form.title.trim();
   if (cwd) params.cwd = cwd;
@@ -85,6 +88,10 @@ export function NewPaneForm() {
   const [command, setCommand] = useState('');
   const [agentHome, setAgentHome] = useState('');
   const [modelUrl, setModelUrl] = useState('');
+  // '' is this machine; a node's name, that node (a shell only).
+  const [node, setNode] = useState('');
+  const nodes = useClusterNodes();
+  const chosenNode = kind === 'shell' && nodes.some((n) => n.name === node) ? node : '';
   const [invalid, setInvalid] = useState<string | null>(null);
   const [starts, setStarts] = useState<Start[]>([]);
   const nextId = useRef(1);
@@ -108,13 +115,13 @@ export function NewPaneForm() {
 
   const submit = (event: SubmitEvent): void => {
     event.preventDefault();
-    const params = paramsOf({ kind, agent: chosenAgent, cwd, title, command, agentHome, modelUrl });
+    const params = paramsOf({ kind, agent: chosenAgent, cwd, title, command, agentHome, modelUrl, node: chosenNode });
     if (typeof params === 'string') {
       setInvalid(params);
       return;
     }
     setInvalid(null);
-    const label = params.agent ? `${params.agent}${params.cwd ? ` in ${params.cwd}` : ''}` : (params.command ?? 'shell');
+    const label = params.agent ? `${params.agent}${params.cwd ? ` in ${params.cwd}` : ''}` : `${params.command ?? 'shell'}${params.node ? ` on ${params.node}` : ''}`;
     const start: Start = { id: nextId.current++, label: params.title ?? label, startedAt: Date.now(), error: null };
     setStarts((list) => [...list, start]);
     void create(params, start);
@@ -153,9 +160,22 @@ export function NewPaneForm() {
             <input data-testid="new-pane-command" placeholder="default shell" value={command} onChange={(e) => setCommand(e.target.value)} />
           </label>
         )}
+        {kind === 'shell' && nodes.length > 0 && (
+          <label className="field">
+            <span>where</span>
+            <select data-testid="new-pane-node" value={chosenNode} onChange={(e) => setNode(e.target.value)} title="A node opens panes only when started with switchboard node --panes">
+              <option value="">this machine</option>
+              {nodes.map((n) => (
+                <option key={n.name} value={n.name}>
+                  node {n.name}
+                </option>
+              ))}
+            </select>
+          </label>
+        )}
         <label className="field">
           <span>cwd</span>
-          <input data-testid="new-pane-cwd" placeholder={kind === 'agent' ? '/path/to/project (required)' : 'daemon’s folder'} value={cwd} onChange={(e) => setCwd(e.target.value)} />
+          <input data-testid="new-pane-cwd" placeholder={kind === 'agent' ? '/path/to/project (required)' : chosenNode ? 'the node’s sandbox root' : 'daemon’s folder'} value={cwd} onChange={(e) => setCwd(e.target.value)} />
         </label>
         <label className="field">
           <span>title</span>

@@ -15,7 +15,8 @@ const POLL_MS = 3_000;
 const MAX_SHOWN_EVENTS = 2_000;
 const ENDED = new Set(['completed', 'failed', 'cancelled']);
 
-function useNodes(): ClusterNode[] {
+/** The controller's live nodes, read every few seconds (none on a daemon that is no controller). */
+export function useClusterNodes(): ClusterNode[] {
   // A daemon with no cluster lists none; one without the bridge answers CONFLICT.
   return usePolledList(async (rpc) => (await rpc.call('run_nodes', {})).nodes, 'cluster nodes', POLL_MS, ['CONFLICT']);
 }
@@ -221,7 +222,7 @@ function NodeList({ nodes, runs }: { nodes: ClusterNode[]; runs: RunView[] }) {
 
 export function RunList() {
   const runs = useRuns();
-  const nodes = useNodes();
+  const nodes = useClusterNodes();
   const [openId, setOpenId] = useState<string | null>(null);
   const open = runs.find((r) => r.id === openId);
   return (
