@@ -18,9 +18,11 @@ export { OUTPUT_BACKLOG_LIMIT } from './notification-sink.js';
 /** Subscriptions one caller may hold at once. */
 const MAX_SUBSCRIPTIONS = 64;
 
+type Held = PaneSubscription | NodePaneSubscription | LogSubscription | NodeLogSubscription | RunSubscription;
+
 /** One caller's state (one connection): its subscriptions. Dispose it when the caller goes away. */
 export class Caller implements CallerLike, Disposable {
-  private readonly subscriptions = new Map<string, PaneSubscription | NodePaneSubscription | LogSubscription | NodeLogSubscription | RunSubscription>();
+  private readonly subscriptions = new Map<string, Held>();
 
   constructor(
     private readonly services: Pick<Services, 'panes' | 'logs'> & Partial<Pick<Services, 'nodePanes'>>,
@@ -34,19 +36,11 @@ export class Caller implements CallerLike, Disposable {
   }
 
   /** Follows a pane on another host; resolves with the subscription's id once its node took it. */
-  async nodePaneSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<string> {
+  nodePaneSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { events: readonly NodePaneEvent[]; replay: boolean }): Promise<string> {
     const id = this.newId();
     // An ended subscription (its pane or node gone) no longer counts against the connection's limit.
     const sub = new NodePaneSubscription(id, ref, this.sink, () => this.subscriptions.delete(id));
-    this.subscriptions.set(id, sub);
-    try {
-      await sub.open(remote, options);
-    } catch (err) {
-      this.subscriptions.delete(id);
-      sub.dispose();
-      throw err;
-    }
-    return id;
+    return this.held(id, sub, () => sub.open(remote, options));
   }
 
   logSubscribe(log: SessionLog, options: { history: boolean }): string {
@@ -57,27 +51,24 @@ export class Caller implements CallerLike, Disposable {
   }
 
   /** Follows a session's log on another host; resolves with the subscription's id once its node answered the first read. */
-  async nodeLogSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { history: boolean }): Promise<string> {
+  nodeLogSubscribe(ref: NodePaneRef, remote: RemotePanes, options: { history: boolean }): Promise<string> {
     const id = this.newId();
     // An ended subscription (finished, or dropped) no longer counts against the connection's limit.
     const sub = new NodeLogSubscription(id, ref, this.sink, () => this.subscriptions.delete(id));
-    this.subscriptions.set(id, sub);
-    try {
-      await sub.open(remote, options);
-    } catch (err) {
-      this.subscriptions.delete(id);
-      sub.dispose();
-      throw err;
-    }
-    return id;
+    return this.held(id, sub, () => sub.open(remote, options));
   }
 
-  async runSubscribe(runId: string, follow: RunFollow): Promise<string> {
+  runSubscribe(runId: string, follow: RunFollow): Promise<string> {
     const id = this.newId();
     const sub = new RunSubscription(id, runId, this.sink, () => this.subscriptions.delete(id));
+    return this.held(id, sub, () => sub.open(follow));
+  }
+
+  /** Holds `sub` under `id` while it opens (so it counts, and ends with the caller); one that does not open is let go. */
+  private async held(id: string, sub: Held, open: () => Promise<void>): Promise<string> {
     this.subscriptions.set(id, sub);
     try {
-      await sub.open(follow);
+      await open();
     } catch (err) {
       this.subscriptions.delete(id);
       sub.dispose();
