@@ -37,6 +37,14 @@ describe('least privilege', () => {
     expect(() => requireScope(scoped('read', 'ask'), 'run_submit')).toThrow(/it needs the scope 'create'/);
   });
 
+  it('opens a pane on a node for the owner alone: a scoped token with create opens one here, never there', () => {
+    const onNode = { argv: ['sh'], node: 'n1' };
+    expect(refusal(OWNER_GRANT, 'create_pane', onNode)).toBeUndefined();
+    expect(refusal(scoped('read', 'ask', 'create'), 'create_pane', { argv: ['sh'] })).toBeUndefined();
+    expect(refusal(scoped('read', 'ask', 'create'), 'create_pane', onNode)).toMatch(/may not open a pane on node n1: only the owner's token may/);
+    expect(refusal({ owner: false, scopes: new Set(['read', 'ask', 'send', 'create', 'approve', 'export', 'admin']) }, 'create_pane', onNode)).toMatch(/only the owner's token may/);
+  });
+
   it('lets the owner call anything', () => {
     expect(refusal(OWNER_GRANT, 'shutdown', {})).toBeUndefined();
     expect(refusal(OWNER_GRANT, 'a_test_method', {})).toBeUndefined();

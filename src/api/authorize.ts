@@ -54,6 +54,11 @@ export function requireScope(grant: Grant, method: string): void {
 /** Throws FORBIDDEN unless `grant` may call `method` with `params`. */
 export function authorize(grant: Grant, method: string, params: unknown, ctx: Pick<Services, 'panes' | 'logs'>): void {
   requireScope(grant, method);
+  // A program on a node runs there as the node's user, outside every cap a scoped token has here
+  // (its pane's token, the sandbox, the caller's own processes): the owner's alone.
+  if (method === 'create_pane' && (params as { node?: unknown }).node !== undefined && !grant.owner) {
+    throw new SwitchboardError('FORBIDDEN', `forbidden: ${who(grant)} may not open a pane on node ${String((params as { node?: unknown }).node)}: only the owner's token may (a program there runs as the node's user, beyond what any scope allows)`, { method, ...(grant.paneId !== undefined ? { pane_id: grant.paneId } : {}) });
+  }
   // send_prompt: anywhere with `send`; with `ask` only, to an agent pane that is not waiting on an
   // approval (a prompt's Enter would answer it).
   if (grant.owner || scopeOf(method) !== 'ask' || grant.scopes.has('send')) return;

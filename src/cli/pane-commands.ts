@@ -51,7 +51,7 @@ export async function newCommand(ctx: CliContext, argv: string[]): Promise<numbe
   if ((agentHome === undefined) !== (values['model-url'] === undefined)) throw new UsageError('--agent-home and --model-url go together');
   if (grants.length > 0 && agent === undefined) throw new UsageError('--grant is for agent panes (a shell you open has every scope)');
   const node = values.node as string | undefined;
-  if (node !== undefined && agent !== undefined) throw new UsageError('--node opens a program; an agent on a node starts as a run: switchboard run --node N --mode pty');
+  if (node !== undefined && agent !== undefined) throw new UsageError('--node opens a program; an agent on a node starts as a run: switchboard run BACKEND PROMPT --node N --mode pty');
   const cwd = values.cwd as string | undefined;
   // For an agent, the words are extra arguments to it. Otherwise one word is a shell command line
   // (as tmux does) and several are a program and its arguments.

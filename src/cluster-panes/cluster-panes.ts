@@ -141,7 +141,13 @@ export class ClusterPanes implements RemotePanes {
 
   async create(node: string, params: Omit<Params<'create_pane'>, 'node'>): Promise<Result<'create_pane'>> {
     if (this.closed) throw new SwitchboardError('SHUTTING_DOWN', 'the controller is stopping');
-    const { result } = await this.client(node, CALL_TIMEOUT_MS).call('create', { params });
+    const { result } = await this.client(node, CALL_TIMEOUT_MS)
+      .call('create', { params })
+      .catch((err: unknown) => {
+        // A node older than panes opened from the controller knows no such operation.
+        if (err instanceof SwitchboardError && err.code === 'METHOD_NOT_FOUND') throw new SwitchboardError('INVALID_PARAMS', `node ${node} cannot open panes for its controller (it runs an older Switchboard)`, { node });
+        throw err;
+      });
     const checked = resultSchemas.create_pane.safeParse(result);
     if (!checked.success || !ListedPaneSchema.safeParse(result).success) throw new SwitchboardError('INTERNAL_ERROR', `node ${node} answered create_pane with a result that does not fit`, { node });
     return { ...checked.data, pane_id: nodePaneId({ node, pane: checked.data.pane_id }) };

@@ -5,6 +5,8 @@
  * frames, coalesced (one frame for what a burst of output gave, up to FRAME_MAX_CHARS), and an
  * attachment the controller stops renewing is ended, so a controller that died holds nothing here.
  */
+import { homedir } from 'node:os';
+import path from 'node:path';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
@@ -327,8 +329,8 @@ export class NodePaneServer implements Disposable {
     if (!openPanes) throw new SwitchboardError('FORBIDDEN', `node ${node} opens no panes for its controller (its person starts it with switchboard node --panes)`, { node });
     const p = checkedParams('create_pane', params) as Params<'create_pane'>;
     // A controller checks this too; a node trusts no caller's checks.
-    if (p.agent !== undefined || p.node !== undefined) throw new SwitchboardError('INVALID_PARAMS', `node ${node} opens a program in a pane; an agent starts as a run (run_submit with node and mode "pty")`, { node });
-    const cwd = p.cwd ?? openPanes.defaultCwd;
+    if (p.agent !== undefined || p.node !== undefined) throw new SwitchboardError('INVALID_PARAMS', `node ${node} opens a program in a pane; an agent starts as a run (run_submit with backend, prompt, node and mode "pty")`, { node });
+    const cwd = nodeFolder(p.cwd, openPanes.defaultCwd);
     const verdict = openPanes.checkFolder(cwd);
     if (verdict.decision === 'deny') throw new SwitchboardError('FORBIDDEN', `node ${node}'s policy: ${verdict.reason}`, { node, cwd });
     const pane = panes.create({ command: p.command, argv: p.argv, cwd, title: p.title, env: p.env, cols: p.cols, rows: p.rows, scrollbackRows: p.scrollback });
@@ -454,4 +456,14 @@ function nextMessage(log: NodeLog, ms: number, signal: AbortSignal): Promise<voi
     // MsgStore calls a subscriber back only at its next flush, never while it subscribes.
     wait.stop = log.store.subscribe(() => settle(), { history: false, onFinished: settle, onDropped: settle });
   });
+}
+
+/**
+ * A pane's folder on this node as the controller gave it: `~` is the node's home, a relative one is
+ * under the default folder (never this process's own, which its caller cannot know).
+ */
+function nodeFolder(given: string | undefined, defaultCwd: string): string {
+  if (given === undefined) return defaultCwd;
+  if (given === '~' || given.startsWith('~/') || given.startsWith(`~${path.sep}`)) return path.join(homedir(), given.slice(1));
+  return path.resolve(defaultCwd, given);
 }

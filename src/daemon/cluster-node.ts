@@ -12,6 +12,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
+import { ENDPOINT_VARIABLES, ENSO_ENDPOINT_VARIABLES } from '../protocol/discovery.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
@@ -25,6 +26,12 @@ import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE, Sandbox } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
 import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
+
+/** `env` without the variables that say where a daemon listens and with which token (a pane's programs call their own daemon with them). */
+function withoutDaemonEndpoint(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const endpoint = new Set<string>([...Object.values(ENDPOINT_VARIABLES), ...Object.values(ENSO_ENDPOINT_VARIABLES), 'SWITCHBOARD_PANE_ID']);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !endpoint.has(name)));
+}
 
 /** The node's own copy of its runs, in its home (apart from `ledger.db`, which a daemon there owns). */
 const NODE_LEDGER_FILE = 'node-ledger.db';
@@ -74,7 +81,9 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   const policy = existsSync(file) ? loadGovernancePolicy({ file }) : parseGovernancePolicy({}, { origin: 'default' });
   // The node's panes (its terminal runs'), and the agent in each: an approval the node's policy
   // leaves to a person waits for one (answer_approval on the controller, or keys typed into the pane).
-  const panes = new PaneRegistry({ logger });
+  // Its programs call no daemon back: a token this process was started with (inside a pane of a
+  // daemon here) is not handed on to them.
+  const panes = new PaneRegistry({ logger, baseEnv: withoutDaemonEndpoint(process.env) });
   const catalog = AgentCatalog.load();
   const agentPanes = new AgentPanes(panes, catalog);
   // Each pane's log (the dashboard's log button on the controller), and its share of the output
@@ -104,6 +113,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     // Only when its person said so: a pane is a program the node's approval policy never judges.
     const folders = new Sandbox(policy.forBackend('').roots);
     const openPanes = options.openPanes === true ? { defaultCwd: folders.roots[0] ?? homedir(), checkFolder: (cwd: string) => folders.checkFolder(cwd) } : undefined;
+    // Whoever may publish on the node's subject may open one: the NATS users say who that is.
+    if (openPanes && options.nats.auth.kind === 'none') logger.warn('this node opens panes for whoever may publish on its subjects, and its NATS connection has no user: give the controller and each node a user of their own (cluster.md, Security)', { node: options.name });
     paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger, ...(openPanes && { openPanes }) });
     const node = await RunNode.start({
       nc: connection.nc,

@@ -143,11 +143,13 @@ describe("a node's pane, from the controller", () => {
       // On the node, in its sandbox's first root when no cwd is given.
       const opened = need(node).panes.get(created.pane_id.slice('n1/'.length));
       expect(opened.title).toBe('opened on n1');
-      const listed = (await c.list()).panes.find((p) => p.pane_id === created.pane_id);
+      // A node that does not answer a listing in time is left out of it: asked again until it answers.
+      let listed: PaneInfo | undefined;
+      await until(async () => (listed = (await c.list()).panes.find((p) => p.pane_id === created.pane_id)) !== undefined, 'the opened pane in the listing', WAIT_MS);
       expect(listed).toMatchObject({ node: 'n1', cwd: realpathSync(scratch.dir) });
-      await c.waitFor(created.pane_id, { pattern: 'ready', timeoutMs: 20_000 });
+      expect(await c.waitFor(created.pane_id, { pattern: 'ready', timeoutMs: 20_000 })).toMatchObject({ matched: true });
       await c.sendText(created.pane_id, 'opened from the controller', { addNewline: true });
-      await c.waitFor(created.pane_id, { pattern: 'said: opened from the controller', timeoutMs: 20_000 });
+      expect(await c.waitFor(created.pane_id, { pattern: 'said: opened from the controller', timeoutMs: 20_000 })).toMatchObject({ matched: true });
       await expect(c.createPane({ node: 'n1', argv: [process.execPath, '-e', '0'], cwd: path.parse(scratch.dir).root })).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('outside the sandbox') });
       await expect(c.createPane({ node: 'n1', agent: 'claude', cwd: scratch.dir })).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('starts as a run') });
       await expect(c.createPane({ node: 'nobody', argv: [process.execPath, '-e', '0'] })).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });

@@ -9,13 +9,17 @@
  * told, a controller that stops renewing (the node ends it), and a wait whose caller has gone (the
  * node stops it).
  */
+import { mkdirSync, symlinkSync } from 'node:fs';
+import { homedir } from 'node:os';
+import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { serveControl, nodePanesSubject, paneOutputSubject, type ControlHandlers } from '../../src/cluster/index.js';
 import { AgentCatalog, AgentPanes } from '../../src/agents/index.js';
 import { LogService } from '../../src/logs/index.js';
+import { Sandbox } from '../../src/governance/index.js';
 import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
-import { NodePaneServer } from '../../src/cluster-panes/node-pane-server.js';
+import { NodePaneServer, type NodePaneServerOptions } from '../../src/cluster-panes/node-pane-server.js';
 import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
 import { Caller, type NodeLogPage, type NodePaneListener, type NotificationSink, type TerminalSink } from '../../src/api/index.js';
 import { SwitchboardError } from '../../src/core/errors.js';
@@ -74,13 +78,13 @@ function natsSubscriptions(): number {
 async function withRealNode(
   node: string,
   run: (real: { registry: PaneRegistry; server: NodePaneServer; panes: ClusterPanes; logs: LogService }) => Promise<void>,
-  options: { keepForMs?: number; keepEveryMs?: number; listed?: boolean } = {},
+  options: { keepForMs?: number; keepEveryMs?: number; listed?: boolean; openPanes?: NodePaneServerOptions['openPanes'] } = {},
 ): Promise<void> {
   const registry = new PaneRegistry({ logger: silentLogger });
   const catalog = AgentCatalog.load();
   const agentPanes = new AgentPanes(registry, catalog);
   const logs = new LogService(registry, catalog, { agentPanes });
-  const server = new NodePaneServer({ nc: need(nc), node, panes: registry, agentPanes, logs: logs.logs, logger: silentLogger, ...(options.keepForMs !== undefined && { keepForMs: options.keepForMs }) });
+  const server = new NodePaneServer({ nc: need(nc), node, panes: registry, agentPanes, logs: logs.logs, logger: silentLogger, ...(options.keepForMs !== undefined && { keepForMs: options.keepForMs }), ...(options.openPanes && { openPanes: options.openPanes }) });
   const panes = new ClusterPanes({ nc: need(nc), nodes: () => (options.listed === false ? [] : [node]), logger: silentLogger, ...(options.keepEveryMs !== undefined && { keepEveryMs: options.keepEveryMs }) });
   try {
     await run({ registry, server, panes, logs });
@@ -715,11 +719,33 @@ describe("a node pane's log on the controller", () => {
 
 
 describe('a pane opened on a node by the controller', () => {
+  /** create_pane's params with none given but these. */
+  const createParams = (given: Partial<Params<'create_pane'>>): Omit<Params<'create_pane'>, 'node'> => ({ command: undefined, argv: undefined, cwd: undefined, title: undefined, env: undefined, cols: undefined, rows: undefined, scrollback: undefined, agent: undefined, args: undefined, agent_home: undefined, model_url: undefined, first_run: undefined, ready_timeout_ms: undefined, grants: undefined, ...given });
+  const idle = [process.execPath, '-e', 'setInterval(() => {}, 1000)'];
+
   it('is refused (FORBIDDEN) by a node its person did not start with --panes, which opens nothing', { timeout: WAIT_MS }, async () => {
     await withRealNode('s13', async ({ registry, panes }) => {
-      const params = { command: undefined, argv: [process.execPath, '-e', '0'], cwd: scratch.dir, title: undefined, env: undefined, cols: undefined, rows: undefined, scrollback: undefined, agent: undefined, args: undefined, agent_home: undefined, model_url: undefined, first_run: undefined, ready_timeout_ms: undefined, grants: undefined };
-      await expect(panes.create('s13', params)).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('switchboard node --panes') });
+      await expect(panes.create('s13', createParams({ argv: idle, cwd: scratch.dir }))).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('switchboard node --panes') });
       expect(registry.list()).toEqual([]);
     });
+  });
+
+  it('a node that opens panes checks them itself: a relative folder is under its root, ~ is its home, a link out of the root and an agent are refused', { timeout: WAIT_MS }, async () => {
+    const root = path.join(scratch.dir, 's14-root');
+    mkdirSync(path.join(root, 'sub'), { recursive: true });
+    symlinkSync(path.parse(root).root, path.join(root, 'out'));
+    const sandbox = new Sandbox([root]);
+    await withRealNode('s14', async ({ registry, panes }) => {
+      const sub = await panes.create('s14', createParams({ argv: idle, cwd: 'sub' }));
+      expect(sub.pane_id).toMatch(/^s14\/p/);
+      expect(registry.get(sub.pane_id.slice('s14/'.length)).cwd).toBe(path.join(sandbox.roots[0] ?? '', 'sub'));
+      const atRoot = await panes.create('s14', createParams({ argv: idle }));
+      expect(registry.get(atRoot.pane_id.slice('s14/'.length)).cwd).toBe(sandbox.roots[0]);
+      await expect(panes.create('s14', createParams({ argv: idle, cwd: 'out' }))).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining('outside the sandbox') });
+      await expect(panes.create('s14', createParams({ argv: idle, cwd: '~' }))).rejects.toMatchObject({ code: 'FORBIDDEN', message: expect.stringContaining(homedir()) });
+      // What a controller would refuse first, sent as it is: the node refuses it too.
+      await expect(panes.create('s14', createParams({ agent: 'claude', cwd: root }))).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('an agent starts as a run') });
+      expect(registry.list()).toHaveLength(2);
+    }, { openPanes: { defaultCwd: sandbox.roots[0] ?? root, checkFolder: (cwd) => sandbox.checkFolder(cwd) } });
   });
 });

@@ -43,7 +43,7 @@ export const paneParams = {
       message: 'agent_home, model_url, args, first_run and grants need an agent',
     })
     // An agent on a node is tracked, governed and resumable as a run there: run_submit {node, mode: "pty"}.
-    .refine((p) => p.node === undefined || p.agent === undefined, { message: 'an agent on a node starts as a run (run_submit with node and mode "pty"), not with create_pane' }),
+    .refine((p) => p.node === undefined || p.agent === undefined, { message: 'an agent on a node starts as a run (run_submit with backend, prompt, node and mode "pty"), not with create_pane' }),
   send_text: z.strictObject({
     pane_id: paneId,
     text: z.string().max(MAX_TEXT),

@@ -91,7 +91,10 @@ export function NewPaneForm() {
   // '' is this machine; a node's name, that node (a shell only).
   const [node, setNode] = useState('');
   const nodes = useClusterNodes();
-  const chosenNode = kind === 'shell' && nodes.some((n) => n.name === node) ? node : '';
+  // Kept as chosen while its node is away (its lease lapsed, it restarts): sent there all the same
+  // (the controller answers that it cannot reach it), never silently run on this machine instead.
+  const chosenNode = kind === 'shell' ? node : '';
+  const away = node !== '' && !nodes.some((n) => n.name === node);
   const [invalid, setInvalid] = useState<string | null>(null);
   const [starts, setStarts] = useState<Start[]>([]);
   const nextId = useRef(1);
@@ -160,7 +163,7 @@ export function NewPaneForm() {
             <input data-testid="new-pane-command" placeholder="default shell" value={command} onChange={(e) => setCommand(e.target.value)} />
           </label>
         )}
-        {kind === 'shell' && nodes.length > 0 && (
+        {kind === 'shell' && (nodes.length > 0 || node !== '') && (
           <label className="field">
             <span>where</span>
             <select data-testid="new-pane-node" value={chosenNode} onChange={(e) => setNode(e.target.value)} title="A node opens panes only when started with switchboard node --panes">
@@ -170,6 +173,7 @@ export function NewPaneForm() {
                   node {n.name}
                 </option>
               ))}
+              {away && <option value={node}>node {node} (not connected)</option>}
             </select>
           </label>
         )}
