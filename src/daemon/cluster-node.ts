@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { errorMessage } from '../core/errors.js';
-import { ENDPOINT_VARIABLES, ENSO_ENDPOINT_VARIABLES } from '../protocol/discovery.js';
+import { withoutEndpointVariables } from '../protocol/discovery.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
@@ -26,12 +26,6 @@ import { RunLedger, SqliteLedgerStore } from '../ledger/index.js';
 import { loadGovernancePolicy, parseGovernancePolicy, POLICY_FILE, Sandbox } from '../governance/index.js';
 import { defaultBackends, RunService, type BackendDriver } from '../runs/index.js';
 import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
-
-/** `env` without the variables that say where a daemon listens and with which token (a pane's programs call their own daemon with them). */
-function withoutDaemonEndpoint(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const endpoint = new Set<string>([...Object.values(ENDPOINT_VARIABLES), ...Object.values(ENSO_ENDPOINT_VARIABLES), 'SWITCHBOARD_PANE_ID']);
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !endpoint.has(name)));
-}
 
 /** The node's own copy of its runs, in its home (apart from `ledger.db`, which a daemon there owns). */
 const NODE_LEDGER_FILE = 'node-ledger.db';
@@ -83,7 +77,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   // leaves to a person waits for one (answer_approval on the controller, or keys typed into the pane).
   // Its programs call no daemon back: a token this process was started with (inside a pane of a
   // daemon here) is not handed on to them.
-  const panes = new PaneRegistry({ logger, baseEnv: withoutDaemonEndpoint(process.env) });
+  const panes = new PaneRegistry({ logger, baseEnv: withoutEndpointVariables(process.env) });
   const catalog = AgentCatalog.load();
   const agentPanes = new AgentPanes(panes, catalog);
   // Each pane's log (the dashboard's log button on the controller), and its share of the output

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { RUNTIME_FILE_NAME, endpointVariables, formatRuntimeInfo, parseRuntimeInfo, readRuntimeFile, runtimeFilePath, tokenVariables, type RuntimeInfo } from './discovery.js';
+import { RUNTIME_FILE_NAME, endpointVariables, formatRuntimeInfo, parseRuntimeInfo, readRuntimeFile, runtimeFilePath, tokenVariables, withoutEndpointVariables, type RuntimeInfo } from './discovery.js';
 
 const INFO: RuntimeInfo = { version: '0.1.0', pid: 42, host: '127.0.0.1', port: 8765, socket: '/tmp/sb.sock', http: { host: '127.0.0.1', port: 8766 }, token: 'a'.repeat(64), started_at: '2026-01-01T00:00:00.000Z' };
 
@@ -49,5 +49,12 @@ describe("a pane's endpoint variables", () => {
     });
     expect(endpointVariables({ socket: '/s' })).toEqual({ SWITCHBOARD_RPC_SOCKET: '/s' });
     expect(tokenVariables('t')).toEqual({ SWITCHBOARD_RPC_TOKEN: 't', ENSO_RPC_TOKEN: 't' });
+  });
+});
+
+describe('withoutEndpointVariables', () => {
+  it('takes out where a daemon listens, its token and the pane, in both namings, and keeps the rest', () => {
+    const env = { PATH: '/usr/bin', HOME: '/home/u', SWITCHBOARD_RPC_TOKEN: 't', SWITCHBOARD_RPC_SOCKET: '/s', SWITCHBOARD_RPC_HOST: '127.0.0.1', SWITCHBOARD_RPC_PORT: '1', SWITCHBOARD_PANE_ID: 'p1', ENSO_RPC_TOKEN: 't', ENSO_RPC_HOST: 'h', ENSO_RPC_PORT: '2', SWITCHBOARD_HOME: '/h' };
+    expect(withoutEndpointVariables(env)).toEqual({ PATH: '/usr/bin', HOME: '/home/u', SWITCHBOARD_HOME: '/h' });
   });
 });

@@ -79,6 +79,16 @@ export const ENDPOINT_VARIABLES = {
 } as const;
 export const ENSO_ENDPOINT_VARIABLES = { host: 'ENSO_RPC_HOST', port: 'ENSO_RPC_PORT', token: 'ENSO_RPC_TOKEN' } as const;
 
+/**
+ * `env` without the variables that say where a daemon listens, with which token and as which pane:
+ * for programs that must not call back a daemon the process holding them was started under (a
+ * cluster node's panes).
+ */
+export function withoutEndpointVariables(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const endpoint = new Set<string>([...Object.values(ENDPOINT_VARIABLES), ...Object.values(ENSO_ENDPOINT_VARIABLES), 'SWITCHBOARD_PANE_ID']);
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !endpoint.has(name)));
+}
+
 /** The variables that say where the daemon listens (the token is set per pane). */
 export function endpointVariables(where: { tcp?: { host: string; port: number }; socket?: string }): Record<string, string> {
   const env: Record<string, string> = {};
