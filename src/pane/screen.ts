@@ -24,8 +24,14 @@ export function trimRowEnd(text: string): string {
   return end === text.length ? text : text.slice(0, end);
 }
 
-/** Rows xterm itself keeps above the screen: enough to harvest from and to survive a reflow. */
-const XTERM_HEADROOM_ROWS = 200;
+/**
+ * Rows xterm itself keeps above the screen. Every scroll is harvested as it happens (xterm fires
+ * onScroll synchronously, after recycling only the oldest row), so one row would do; a few more
+ * cost little. A reflow gets room of its own (resize). Each row here is 12 bytes per column of
+ * typed arrays, so with 200 rows a flooding 120-column pane held 330 KiB here, rows that history
+ * already had.
+ */
+const XTERM_HEADROOM_ROWS = 16;
 
 export interface ScreenOptions {
   cols: number;
