@@ -20,4 +20,4 @@ export { logPage, sessionExport } from './log-operations.js';
 export type { OperationContext } from './context.js';
 export type { NotificationSink } from './notification-sink.js';
 export { bridgeRuns, callerOf, renderWire, runOperations, runServiceOf, type RunOperation, type RunsPort, type RunEvent, type RunView } from './bridge-operations.js';
-export { approvalInfo, paneInfo, stateChangeInfo } from './to-wire.js';
+export { approvalInfo, paneInfo, sessionInfo, stateChangeInfo } from './to-wire.js';

@@ -9,6 +9,7 @@ import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
 import { ensurePrivateDir } from '../platform/index.js';
+import { drainOrClose } from '../core/drain.js';
 import { SwitchboardError } from '../core/errors.js';
 import type { SessionLog } from '../logs/index.js';
 import type { LogMsg } from '../contract/entry.js';
@@ -22,10 +23,14 @@ import { sessionInfo } from './to-wire.js';
 type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export';
 
 const DEFAULT_HISTORY_LIMIT = 1_000;
+/** Messages asked of a node per page of an export (log_read's most). */
+const NODE_EXPORT_PAGE = 10_000;
 
 export const logHandlers: { [M in LogMethods]: Handler<M> } = {
-  log_sessions(ctx) {
-    return { sessions: ctx.logs.logs.list().map(sessionInfo) };
+  async log_sessions(ctx) {
+    const own = ctx.logs.logs.list().map(sessionInfo);
+    const remote = ctx.nodePanes.remote;
+    return { sessions: remote ? [...own, ...(await remote.logSessions(ctx.signal))] : own };
   },
 
   async log_subscribe(ctx, p) {
@@ -54,9 +59,7 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
 
   async log_export(ctx, p) {
     const ref = parseNodePaneId(p.session_id);
-    // Its whole log (what spilled to the node's disk too) is on the node: not carried here yet.
-    if (ref) throw new SwitchboardError('INVALID_PARAMS', `session ${p.session_id} is on node ${ref.node}: log_export writes a session of this daemon; read one of a node with log_get_history`, { session_id: p.session_id, node: ref.node });
-    const log = ctx.logs.logs.get(p.session_id);
+    const log = ref ? { id: p.session_id, write: nodeLogExport(remoteLogs(ctx, ref), ref, ctx.signal) } : localLogExport(ctx.logs.logs.get(p.session_id));
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
     // One budget for the folder: exports are the caller's to remove, and the disk is not endless.
@@ -65,7 +68,8 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     const full = (): SwitchboardError =>
       new SwitchboardError('LIMIT_EXCEEDED', `the exports folder is full (${budget} bytes at most): remove old exports from ${dir}`, { session_id: log.id, max_bytes: budget });
     if (room <= 0) throw full();
-    const file = path.join(dir, `${log.id}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
+    // A node's session is `<node>/<session>`: one file name all the same.
+    const file = path.join(dir, `${log.id.replace(/[^\w.-]/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
     let lines = 0;
     let bytes = 0;
     // Set from the stream's transform: an object, so the catch below sees the change.
@@ -86,13 +90,15 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     const writing = pipeline(counter, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
     try {
       // Both at once: a file that cannot be opened fails `writing`, which must not go unheard.
-      await Promise.all([writing, log.store.exportJsonl(counter).then(() => counter.end())]);
+      await Promise.all([writing, log.write(counter).then(() => counter.end())]);
     } catch (err) {
       counter.destroy();
       await writing.catch(() => undefined);
       // Never someone else's file: 'wx' refused one that was there (EEXIST); anything else is ours, half written.
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(file, { force: true });
       if (cut.overflowed) throw full();
+      // What the node answered (it went away, the session is gone there) is said as it said it.
+      if (ref && err instanceof SwitchboardError) throw err;
       throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
     }
     return { session_id: log.id, path: file, messages: lines };
@@ -158,6 +164,40 @@ function folderBytes(dir: string): number {
  * a writer, or undefined when there is no such session.
  */
 export function sessionExport(services: Services, sessionId: string): ((out: Writable) => Promise<void>) | undefined {
+  const ref = parseNodePaneId(sessionId);
+  const remote = services.nodePanes.remote;
+  // A node's session: whether it is there is the node's to say, once the export reads it.
+  if (ref) return remote ? nodeLogExport(remote, ref) : undefined;
   const log = services.logs.logs.find(sessionId);
-  return log ? (out) => log.store.exportJsonl(out) : undefined;
+  return log ? localLogExport(log).write : undefined;
 }
+
+/** A session of this daemon's as JSONL: its spilled messages, then those it retains. */
+function localLogExport(log: SessionLog): { id: string; write: (out: Writable) => Promise<void> } {
+  return { id: log.id, write: (out) => log.store.exportJsonl(out) };
+}
+
+/**
+ * A node session's log as JSONL, as a session here is written ({seq, msg} per line): what the node
+ * retains of it (a node spills nothing to disk), read in pages up to its last message when the
+ * export began, so a log that keeps growing still ends.
+ */
+function nodeLogExport(remote: RemotePanes, ref: NodePaneRef, signal?: AbortSignal): (out: Writable) => Promise<void> {
+  return async (out) => {
+    let after = 0;
+    let end: number | undefined;
+    for (;;) {
+      const page = await remote.readLog(ref, { after_seq: after, limit: NODE_EXPORT_PAGE, wait_ms: 0 }, signal);
+      end ??= page.last_seq;
+      const fresh = page.messages.filter((m) => m.seq > after && m.seq <= (end ?? 0));
+      for (const message of fresh) {
+        if (out.destroyed) throw new Error('the export was abandoned (its stream was closed)');
+        if (!out.write(`${JSON.stringify(message)}\n`)) await drainOrClose(out);
+        after = message.seq;
+      }
+      // Nothing new in a page (the rest was evicted meanwhile, or the log is read to its end).
+      if (fresh.length === 0 || after >= end) return;
+    }
+  };
+}
+

@@ -9,7 +9,7 @@
 import type { Disposable } from '../core/disposable.js';
 import { Emitter, type Event } from '../core/emitter.js';
 import { SwitchboardError } from '../core/errors.js';
-import type { Notifications, PaneInfo, Params, Result } from '../protocol/methods.js';
+import type { Notifications, PaneInfo, Params, Result, SessionInfo } from '../protocol/methods.js';
 import type { PaneTerminal } from './terminal.js';
 
 /** A pane of a node, as the controller names it. */
@@ -89,6 +89,8 @@ export interface RemotePanes {
    * waits as it takes) and answered at once.
    */
   readLog(ref: NodePaneRef, read: { after_seq?: number; limit: number; wait_ms: number }, signal?: AbortSignal): Promise<NodeLogPage>;
+  /** Every live node's session logs, named `<node>/<session>` with `node` set (a node that does not answer in time is left out, and logged). */
+  logSessions(signal: AbortSignal): Promise<SessionInfo[]>;
   /** Follows the pane's output, exit and screen frames, as `subscribe` does a pane here; resolves once the node took it (PANE_NOT_FOUND and the like reject). */
   subscribe(ref: NodePaneRef, options: { events: readonly NodePaneEvent[]; replay: boolean }, listener: NodePaneListener): Promise<NodePaneFollow>;
   /** A node started a pane (named `<node>/<pane>`). */

@@ -11,11 +11,11 @@ import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodeLogPage, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
 import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
-import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result } from '../protocol/methods.js';
+import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result, type SessionInfo } from '../protocol/methods.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 import { NodeStates } from './node-states.js';
 import { RemoteSubscription } from './remote-subscription.js';
-import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, PaneStateSchema, type OutputFrame } from './pane-wire.js';
+import { INPUT_CHUNK_BYTES, KEEP_EVERY_MS, ListedPaneSchema, ListedSessionSchema, NODE_PANE_OPS, OutputFrameSchema, PaneCreatedSchema, PaneExitedSchema, PaneStateSchema, type OutputFrame } from './pane-wire.js';
 
 /** One pane as `list` answers it. */
 const paneInfoSchema = resultSchemas.list.shape.panes.element;
@@ -38,6 +38,8 @@ function readableMessage(raw: unknown, ref: NodePaneRef): z.infer<typeof logMess
 }
 /** One agent pane's state as `pane_states` answers it. */
 const paneStateInfoSchema = resultSchemas.pane_states.shape.states.element;
+/** A session log as `log_sessions` lists it. */
+const sessionInfoSchema = resultSchemas.log_sessions.shape.sessions.element;
 /** How long a node has to answer a listing (a node that does not is left out of it) and any other call. */
 const LIST_TIMEOUT_MS = 5_000;
 const CALL_TIMEOUT_MS = 10_000;
@@ -99,6 +101,26 @@ export class ClusterPanes implements RemotePanes {
         } catch (err) {
           // Debug: the dashboard lists often, and a node that does not answer is said by its lease going.
           this.options.logger.debug('a node did not list its panes', { node, error: errorMessage(err) });
+          return [];
+        }
+      }),
+    );
+    return listed.flat();
+  }
+
+  async logSessions(): Promise<SessionInfo[]> {
+    const listed = await Promise.all(
+      this.options.nodes().map(async (node) => {
+        try {
+          const { sessions } = await this.client(node, LIST_TIMEOUT_MS).call('log_sessions', {});
+          return sessions.flatMap((raw) => {
+            const info = sessionInfoSchema.safeParse(raw);
+            if (!info.success || !ListedSessionSchema.safeParse(raw).success) return [];
+            return [{ ...info.data, session_id: nodePaneId({ node, pane: info.data.session_id }), node }];
+          });
+        } catch (err) {
+          // A node older than listing its logs, or one that does not answer: its sessions are left out, as its panes are from list.
+          this.options.logger.debug('a node did not list its session logs', { node, error: errorMessage(err) });
           return [];
         }
       }),

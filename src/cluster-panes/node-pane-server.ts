@@ -12,7 +12,7 @@ import { DisposableStore, type Disposable } from '../core/disposable.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import type { Params, Result } from '../protocol/methods.js';
-import { approvalInfo, checkedParams, findPaneTerminal, logPage, stateChangeInfo, localPaneMethods, paneInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type Services, type TerminalAttachment } from '../api/index.js';
+import { approvalInfo, checkedParams, findPaneTerminal, logPage, stateChangeInfo, localPaneMethods, paneInfo, sessionInfo, type NodePaneMethod, type PaneContext, type PaneTerminal, type Services, type TerminalAttachment } from '../api/index.js';
 import { maxPayload, nodePanesSubject, paneCreatedSubject, paneExitedSubject, paneOutputSubject, paneStateSubject, serveControl, type ControlHandlers } from '../cluster/index.js';
 import { NodeSubscription } from './node-subscription.js';
 import { KEEP_EVERY_MS, KEEP_FOR_MS, NODE_PANE_OPS, type OutputFrame } from './pane-wire.js';
@@ -268,6 +268,7 @@ export class NodePaneServer implements Disposable {
       call: async ({ method, params, call }) => ({ result: await this.call(method, params, call) }),
       create: ({ params }) => Promise.resolve({ result: this.create(params) }),
       log_read: ({ call, ...read }) => this.named(call, (signal) => this.readLog(read, signal)),
+      log_sessions: () => Promise.resolve({ sessions: this.options.logs.list().map(sessionInfo) }),
       cancel: ({ call }) => {
         this.namedCalls.get(call)?.abort();
         return Promise.resolve({});

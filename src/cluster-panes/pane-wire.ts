@@ -102,6 +102,8 @@ export const NODE_PANE_OPS = {
     }),
     result: z.object({ messages: z.array(z.unknown()).max(MAX_LOG_READ), finished: z.boolean(), evicted: z.number().int().min(0), last_seq: z.number().int().min(0), waited: z.boolean() }),
   },
+  /** The node's session logs (its panes'), as `log_sessions` lists a daemon's own (the controller names them `<node>/<session>`). */
+  log_sessions: { params: z.strictObject({}), result: z.object({ sessions: z.array(z.record(z.string(), z.unknown())).max(4096) }) },
   /** Ends an attachment or a subscription. */
   detach: { params: z.strictObject({ attachment: attachmentId }), result: z.object({}) },
 } as const satisfies ControlOps;
@@ -143,6 +145,8 @@ export const PaneExitedSchema = z.object({ pane_id: paneId, exit_code: z.number(
 
 /** A pane of a node's listing, as far as the controller relies on it (the rest is checked by the protocol's schema). */
 export const ListedPaneSchema = z.object({ pane_id: paneId });
+/** A listed session's id must be one `<node>/<session>` can name. */
+export const ListedSessionSchema = z.object({ session_id: paneId });
 
 /** How often the controller renews its attachments, and how long a node keeps one not renewed. */
 export const KEEP_EVERY_MS = 10_000;

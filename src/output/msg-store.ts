@@ -9,9 +9,9 @@
  * Evicted messages can spill to a JSONL file so that an export still holds the whole session.
  */
 import { createReadStream, createWriteStream, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
 import type { Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
+import { drainOrClose } from '../core/drain.js';
 
 export interface MsgStoreOptions<T> {
   /** Bytes retained in memory (default 50 MB), as `sizeOf` counts them. */
@@ -68,16 +68,6 @@ const DEFAULT_SUBSCRIBER_QUEUE_LIMIT = 10_000;
 const DEFAULT_MAX_SPILL_BYTES = 1024 * 1024 * 1024;
 /** A subscriber that is not busy may hold this many times its limit, for a synchronous burst, before it counts as behind. */
 const BURST_FACTOR = 10;
-
-/** Waits for `out` to drain; a stream closed meanwhile (a download the reader gave up on) ends the wait too. */
-async function drainOrClose(out: Writable): Promise<void> {
-  const abort = new AbortController();
-  try {
-    await Promise.race([once(out, 'drain', { signal: abort.signal }), once(out, 'close', { signal: abort.signal })]);
-  } finally {
-    abort.abort();
-  }
-}
 
 /** A message's size as JSON (undefined, which JSON cannot hold, counts as nothing). */
 function jsonBytes(msg: unknown): number {

@@ -10,7 +10,7 @@
  * program's exit); and what a node cannot answer is a stable error with the controller still
  * answering.
  */
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -169,7 +169,7 @@ describe("a node's pane, from the controller", () => {
     }
   });
 
-  it('its log is read, followed as it grows and, not yet, exported', { timeout: WAIT_MS }, async () => {
+  it('its log is listed, read, followed as it grows and exported', { timeout: WAIT_MS }, async () => {
     const c = need(client);
     await c.waitFor(remoteId, { pattern: 'ready', timeoutMs: 20_000 });
     const textOf = (messages: { msg: { type: string; content?: string } }[]): string => messages.map(({ msg }) => msg.content ?? '').join('');
@@ -198,7 +198,23 @@ describe("a node's pane, from the controller", () => {
     }
     const after = await c.logGetHistory(remoteId, { afterSeq: history.last_seq });
     expect(after.messages.map((m) => m.seq).slice(0, seqs.length)).toEqual(seqs);
-    await expect(c.logExport(remoteId)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    // Exported on the controller, from what the node holds: every message up to the last when it began, once and in order.
+    const exported = await c.logExport(remoteId);
+    expect(path.dirname(exported.path)).toBe(path.join(need(controller).home, 'exports'));
+    expect(path.basename(exported.path)).toMatch(/^n1_p[\w]+-.*\.jsonl$/);
+    expect(statSync(exported.path).mode & 0o777).toBe(0o600);
+    const lines = readFileSync(exported.path, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { seq: number; msg: { type: string; content?: string } });
+    expect(lines).toHaveLength(exported.messages);
+    expect(lines.map((m) => m.seq)).toEqual(Array.from({ length: lines.length }, (_, i) => i + 1));
+    const full = await c.logGetHistory(remoteId, { limit: 10_000 });
+    expect(lines).toEqual(full.messages.slice(0, lines.length));
+    expect(textOf(lines)).toContain('said: into the log');
+    rmSync(exported.path);
+    // Listed with the controller's own sessions, named <node>/<session> with its node.
+    const listed = (await c.logSessions()).sessions.find((s) => s.session_id === remoteId);
+    expect(listed).toMatchObject({ session_id: remoteId, node: 'n1', kind: 'pane', title: 'echo on n1', finished: false });
+    expect(listed?.stats.lastSeq).toBeGreaterThanOrEqual(lines.length);
+    await expect(c.logExport('n1/p00000000')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
     await expect(c.logGetHistory('n1/p00000000')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
     await expect(c.logSubscribe('nobody/p00000000')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
   });
@@ -352,7 +368,14 @@ describe("a node's pane in the dashboard, in Chromium", () => {
       await card.getByTestId('log-toggle').click();
       const log = card.getByTestId('log-view');
       await expect.poll(() => log.innerText(), { timeout: WAIT_MS }).toContain('said: typed in chromium');
-      expect(await card.getByTestId('log-export').isDisabled()).toBe(true);
+      // Exported as a download from what the node holds, as a log here is.
+      const [download] = await Promise.all([page.waitForEvent('download', { timeout: WAIT_MS }), card.getByTestId('log-export').click()]);
+      expect(download.suggestedFilename()).toBe(`n1_${pane.id}.jsonl`);
+      const saved = await download.path();
+      const downloaded = readFileSync(saved, 'utf8').trimEnd().split('\n').map((line) => JSON.parse(line) as { seq: number; msg: { content?: string } });
+      expect(downloaded[0]?.seq).toBe(1);
+      expect(downloaded.map((m) => m.msg.content ?? '').join('')).toContain('said: typed in chromium');
+      await download.delete();
       await c.sendText(`n1/${pane.id}`, 'while the log is open', { addNewline: true });
       await expect.poll(() => log.innerText(), { timeout: WAIT_MS }).toContain('said: while the log is open');
       await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-node-pane-log.png') });

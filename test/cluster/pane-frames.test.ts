@@ -615,6 +615,28 @@ describe("a node pane's log on the controller", () => {
     });
   });
 
+  it('the nodes’ sessions are listed as <node>/<session> with their node; a node that lists none it can name, an older node and one nobody serves add nothing', { timeout: WAIT_MS }, async () => {
+    await withRealNode('s13', async ({ registry }) => {
+      const pane = registry.create({ argv: [process.execPath, '-e', ECHO], cwd: scratch.dir, title: 'listed' });
+      const stats = { retained: 1, retainedBytes: 10, evicted: 0, lastSeq: 1, subscribers: 0, dropped: 0, unspilled: 0 };
+      const session = (id: string): Record<string, unknown> => ({ session_id: id, kind: 'pane', title: id, agent: null, created_at: new Date(0).toISOString(), finished: false, stats });
+      // One it can name; one with a / in its id and one without its stats, which no <node>/<session> could carry.
+      const odd = scriptedNode('s14', { log_sessions: () => Promise.resolve({ sessions: [session('fine'), session('a/b'), { session_id: 'bare' }] }) });
+      const older = scriptedNode('s15', { log_sessions: () => Promise.reject(new SwitchboardError('METHOD_NOT_FOUND', 'unknown operation log_sessions')) });
+      const all = new ClusterPanes({ nc: need(nc), nodes: () => ['s13', 's14', 's15', 'nobody'], logger: silentLogger });
+      try {
+        const listed = await all.logSessions();
+        expect(listed.map((s) => s.session_id).sort()).toEqual([`s13/${pane.id}`, 's14/fine']);
+        expect(listed.find((s) => s.node === 's13')).toMatchObject({ session_id: `s13/${pane.id}`, kind: 'pane', title: 'listed', finished: false, node: 's13' });
+        expect(listed.find((s) => s.node === 's14')).toMatchObject({ session_id: 's14/fine', node: 's14', stats });
+      } finally {
+        all.close();
+        odd.dispose();
+        older.dispose();
+      }
+    });
+  });
+
   it("a caller's subscription: the history, then each message in order, then log_finished when the program ends", { timeout: WAIT_MS }, async () => {
     await withRealNode('s11', async ({ registry, panes, logs }) => {
       const pane = registry.create({ argv: [process.execPath, '-e', ECHO], cwd: scratch.dir });

@@ -22,6 +22,8 @@ export const sessionInfoSchema = z.object({
   agent: z.string().nullable(),
   created_at: z.string(),
   finished: z.boolean(),
+  /** On a cluster controller, the node a session is on (its id is then `<node>/<session>`); absent for the daemon's own. */
+  node: z.string().optional(),
   stats: z.object({ retained: z.number(), retainedBytes: z.number(), evicted: z.number(), lastSeq: z.number(), subscribers: z.number(), dropped: z.number(), unspilled: z.number() }),
 });
 

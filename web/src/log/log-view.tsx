@@ -32,13 +32,14 @@ function useSessionLog(sessionId: string): FeedSnapshot {
 /**
  * `outputFirst`: whether raw output is shown when the view opens. An agent's TUI output is mostly
  * cursor movement, noise beside the entries read from its screen; a shell's output is all it has.
- * `node`: the session is a pane's on that cluster node (its log is read there; no export yet).
+ * `node`: the session is a pane's on that cluster node (its log is read there, and exported from
+ * what the node holds of it).
  */
 export function LogView({ sessionId, outputFirst, node }: { sessionId: string; outputFirst: boolean; node?: string }) {
   const { items: all, hidden, finished } = useSessionLog(sessionId);
   const { toasts } = useDashboard();
   const exportLog = (): void => {
-    downloadWithKey(`/api/sessions/${encodeURIComponent(sessionId)}/export`, `${sessionId}.jsonl`).catch((err: unknown) => toasts.error(`export failed: ${(err as Error).message}`));
+    downloadWithKey(`/api/sessions/${encodeURIComponent(sessionId)}/export`, `${sessionId.replace(/[^\w.-]/g, '_')}.jsonl`).catch((err: unknown) => toasts.error(`export failed: ${(err as Error).message}`));
   };
   const [showOutput, setShowOutput] = useState(outputFirst);
   const items = showOutput ? all : all.filter((item) => item.kind !== 'output');
@@ -86,8 +87,7 @@ export function LogView({ sessionId, outputFirst, node }: { sessionId: string; o
           className="button"
           data-testid="log-export"
           onClick={exportLog}
-          disabled={node !== undefined}
-          title={node !== undefined ? `The log is on node ${node}; exporting it from here is not done yet` : 'Download the whole log as JSONL'}
+          title={node !== undefined ? `Download what node ${node} holds of the log as JSONL` : 'Download the whole log as JSONL'}
         >
           Export JSONL
         </button>
