@@ -94,7 +94,7 @@ export class ClusterRuns implements RemoteRuns {
     const intake = await EventIntake.start({ nc: this.options.nc, sink, logger: this.logger });
     this.intake = intake;
     intake.onHole((hole) => this.logger.warn('events of a run were never stored by its node', { run_id: hole.runId, from: hole.from, to: hole.to }));
-    for (const run of nodeRuns) await intake.catchUp(run.spec.id);
+    for (const run of nodeRuns) if (run.spec.node !== undefined) await intake.catchUp(run.spec.node, run.spec.id);
     this.sweep = await NodeRunSweep.start({
       nc: this.options.nc,
       ledger,

@@ -1,8 +1,8 @@
 /**
  * The controller's ledger as the event intake's sink (cluster/event-intake.ts): an event is
- * ingested only for a run this ledger sent to the node that published it, or written by the
- * controller itself on the run's subject (its `orphaned`); anything else is dropped (and said),
- * never stored. Once a run is orphaned its node's events are dropped too: the node was given up
+ * ingested only when it came on the subject of the node this ledger sent its run to (the server's
+ * permissions hold a node to its own name), from that node or written there by the controller
+ * itself (its `orphaned`); anything else is dropped (and said), never stored. Once a run is orphaned its node's events are dropped too: the node was given up
  * on, and a node that comes back must not write into a run the person now decides about.
  * `durable` is the ledger's flush, so the intake acknowledges an event only once it is stored.
  */
@@ -47,16 +47,16 @@ export class LedgerSink implements EventSink {
       this.logger.warn('dropped an event this controller cannot read', { run_id: delivered.event.run_id, seq: delivered.event.seq, schema_version: delivered.event.schema_version });
       return;
     }
-    const byController = delivered.node === CONTROLLER_PUBLISHER;
-    // Any node's user may publish on a run's subject and set the header: what the controller
-    // writes there is only ever a run's move to `orphaned`, so nothing else passes for its own.
+    const byController = delivered.publisher === CONTROLLER_PUBLISHER;
+    // A node's user may set the header on its own subjects: what the controller writes there is
+    // only ever a run's move to `orphaned`, so nothing else passes for its own.
     if (byController && !(event.type === 'state' && event.data.to === 'orphaned')) {
       this.logger.warn("dropped an event said to be the controller's that the controller never writes", { run_id: event.run_id, seq: event.seq, type: event.type });
       return;
     }
     const node = await this.nodeOf(event.run_id);
-    if (node === null || (!byController && node !== delivered.node)) {
-      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, sent_to: node });
+    if (node === null || node !== delivered.node) {
+      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, publisher: delivered.publisher, sent_to: node });
       return;
     }
     if (!byController && this.orphaned.has(event.run_id)) {

@@ -230,11 +230,11 @@ export class NodeRunSweep {
         }
       }
       const holder = (await this.options.runs.claimOf(runId))?.holder;
-      if (holder !== record.spec.node) {
+      if (holder === undefined || holder !== record.spec.node) {
         this.options.logger.warn('a run sent to a lost node is held by another; left as it is', { run_id: runId, node: record.spec.node, holder });
         return;
       }
-      await this.orphan(runId, why);
+      await this.orphan(holder, runId, why);
     } catch (err) {
       this.options.logger.warn('cannot settle a run of a node that is gone now', { run_id: runId, node: record.spec.node, error: errorMessage(err) });
     }
@@ -298,18 +298,19 @@ export class NodeRunSweep {
   }
 
   /**
-   * Publishes `orphaned` on the run's subject after the last event there: first everything in the
+   * Publishes `orphaned` on the run's subject (under `node`, its node's name) after the last event there: first everything in the
    * stream is taken into the ledger (so the transition starts from the status the node last
    * reported), then the event goes out fenced on the subject's last message. A node event that
    * lands first makes the publish fail; the sweep catches up and tries again.
    */
-  private async orphan(runId: string, why: string): Promise<void> {
+  private async orphan(node: string, runId: string, why: string): Promise<void> {
     const { ledger, intake, logger } = this.options;
+    const subject = eventSubject(node, runId);
     for (let attempt = 1; attempt <= ORPHAN_ATTEMPTS; attempt++) {
-      await intake.catchUp(runId);
+      await intake.catchUp(node, runId);
       const record = await ledger.run(runId);
       if (record === undefined || record.status === 'orphaned' || !ledger.isLive(runId)) return;
-      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: subject });
       const lastSeq = last === null ? 0 : (parseRunEvent(last.data)?.seq ?? 0);
       // The stream has more than the ledger: catch up again.
       if (lastSeq > record.last_seq) continue;
@@ -320,8 +321,8 @@ export class NodeRunSweep {
       const h = headers();
       h.set(NODE_HEADER, CONTROLLER_PUBLISHER);
       try {
-        await this.js.publish(eventSubject(runId), JSON.stringify(eventMessage(event)), {
-          msgID: eventMessageId(runId, event.seq),
+        await this.js.publish(subject, JSON.stringify(eventMessage(event)), {
+          msgID: eventMessageId(node, runId, event.seq),
           headers: h,
           expect: { lastSubjectSequence: last?.seq ?? 0 },
         });
@@ -331,7 +332,7 @@ export class NodeRunSweep {
       }
       logger.warn('a run was orphaned: its node is gone, and what became of the agent is unknown', { run_id: runId, node: record.spec.node, seq: event.seq, why });
       // Taken into the ledger now, not when the intake's delivery comes round.
-      await intake.catchUp(runId);
+      await intake.catchUp(node, runId);
       return;
     }
     logger.warn('could not orphan a run: its node kept writing', { run_id: runId });

@@ -13,6 +13,10 @@
  * (run-order.ts), and a gap that stays open for `gapWaitMs` is fetched again from the stream by
  * the run's subject. A sequence that is not in the stream although a later one is was never
  * stored (its node gave up on it) and never will be: it is reported as a hole and skipped.
+ *
+ * Order is kept per subject, `sb.events.<node>.<run>`: what another node sends under a run id it
+ * was not given is a sequence of its own, which the sink drops whole, and never takes the place of
+ * the run's own events.
  */
 import { jetstream, jetstreamManager, type ConsumerMessages, type JetStreamManager, type JsMsg } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -22,7 +26,7 @@ import type { Logger } from '../core/logger.js';
 import { DurableAcks } from './durable-acks.js';
 import { NODE_HEADER, parseRunEvent, type RunEventMessage } from './event-stream.js';
 import { RunOrder } from './run-order.js';
-import { EVENTS_STREAM, eventSubject, LEDGER_CONSUMER } from './topology.js';
+import { EVENTS_STREAM, eventSubject, LEDGER_CONSUMER, parseEventSubject } from './topology.js';
 
 /** How long a gap may stay open before it is fetched from the stream. */
 const DEFAULT_GAP_WAIT_MS = 1_000;
@@ -33,10 +37,17 @@ const SINK_RETRY_MS = 1_000;
 /** Runs whose place is remembered; past it, runs with nothing held are forgotten (the sink knows them). */
 const REMEMBERED_RUNS = 10_000;
 
-/** An event as the sink gets it: the event, the node that published it, its place in the stream. */
+/** An event as the sink gets it: the event, the node whose subject it came on, who says they published it, its place in the stream. */
 export interface DeliveredEvent {
   readonly event: RunEventMessage;
+  /**
+   * The node whose subject it came on (`sb.events.<node>.<run>`): a node's user may publish under
+   * its own name only, the controller under any. On an older node's `sb.events.<run>`, what its
+   * header says (its own word).
+   */
   readonly node: string | undefined;
+  /** The publisher's header: a node's name, or the controller's mark on its own events. */
+  readonly publisher: string | undefined;
   readonly streamSeq: number;
 }
 
@@ -80,8 +91,9 @@ interface Held {
 export class EventIntake {
   private readonly holes = new Emitter<EventHole>();
   readonly onHole: Event<EventHole> = this.holes.event;
+  /** Each run's events in order, by the subject they came on. */
   private readonly runs = new Map<string, RunOrder<Held>>();
-  /** Per run: a gap being waited on, or the sink being tried again. */
+  /** Per subject: a gap being waited on, or the sink being tried again. */
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** Deliveries the sink took, acknowledged once a store write covers them (one write for many). */
   private readonly acks: DurableAcks<JsMsg>;
@@ -89,6 +101,8 @@ export class EventIntake {
   private chain: Promise<void> = Promise.resolve();
   private reading: Promise<void> = Promise.resolve();
   private closed = false;
+  /** Publishers already said to send on the older nodes' subject. */
+  private readonly olderNodes = new Set<string>();
 
   private constructor(
     private readonly jsm: JetStreamManager,
@@ -136,12 +150,14 @@ export class EventIntake {
 
   private async receive(message: JsMsg): Promise<void> {
     const event = parseRunEvent(message.data);
-    if (event === undefined) {
-      this.logger.warn('dropped a message on the event stream that is not an event', { subject: message.subject, stream_seq: message.seq });
+    const named = parseEventSubject(message.subject);
+    if (event === undefined || named?.runId !== event.run_id) {
+      this.logger.warn('dropped a message on the event stream that is not an event of the run its subject names', { subject: message.subject, stream_seq: message.seq });
       this.settle(message, 'term');
       return;
     }
-    const order = await this.orderOf(event.run_id);
+    if (named.node === undefined) this.warnOlderNode(message.headers?.get(NODE_HEADER));
+    const order = await this.orderOf(message.subject, event.run_id);
     if (order.isDelivered(event.seq)) {
       // Taken by the sink already, but maybe not yet stored: acknowledged once it is.
       this.acks.add([message]);
@@ -149,34 +165,42 @@ export class EventIntake {
     }
     const held = order.heldAt(event.seq);
     if (held) held.deliveries.push(message);
-    else order.hold(event.seq, { delivered: { event, node: message.headers?.get(NODE_HEADER) || undefined, streamSeq: message.seq }, deliveries: [message] });
-    await this.drain(order);
+    else order.hold(event.seq, { delivered: delivered(event, message.subject, message.headers?.get(NODE_HEADER), message.seq), deliveries: [message] });
+    await this.drain(message.subject, order);
   }
 
-  /** The run's order, from the sink's last sequence the first time it is seen (since this intake started). */
-  private async orderOf(runId: string): Promise<RunOrder<Held>> {
-    const known = this.runs.get(runId);
+  /** Says once per publisher that it sends on the subject older nodes used, where its header is all there is to say who it is. */
+  private warnOlderNode(publisher: string | undefined): void {
+    const who = publisher || '(unnamed)';
+    if (this.olderNodes.has(who) || this.olderNodes.size >= REMEMBERED_RUNS) return;
+    this.olderNodes.add(who);
+    this.logger.warn('a node sends events on sb.events.<run>, as Switchboard before per-node subjects did: upgrade it, and give it the permissions docs/cluster.md lists (they shut that subject)', { node: who });
+  }
+
+  /** The order of the run's events on `subject`, from the sink's last sequence the first time it is seen (since this intake started). */
+  private async orderOf(subject: string, runId: string): Promise<RunOrder<Held>> {
+    const known = this.runs.get(subject);
     if (known) {
       // Most recently used last, so the oldest are forgotten first.
-      this.runs.delete(runId);
-      this.runs.set(runId, known);
+      this.runs.delete(subject);
+      this.runs.set(subject, known);
       return known;
     }
     const order = new RunOrder<Held>(runId, await this.options.sink.lastSeq(runId));
-    this.runs.set(runId, order);
+    this.runs.set(subject, order);
     this.forgetIdleRuns();
     return order;
   }
 
   private forgetIdleRuns(): void {
-    for (const [runId, order] of this.runs) {
+    for (const [subject, order] of this.runs) {
       if (this.runs.size <= REMEMBERED_RUNS) return;
-      if (order.heldCount === 0 && !this.timers.has(runId)) this.runs.delete(runId);
+      if (order.heldCount === 0 && !this.timers.has(subject)) this.runs.delete(subject);
     }
   }
 
   /** Hands the sink every event it can take now, in order; the ones it took are acknowledged once durable (DurableAcks). */
-  private async drain(order: RunOrder<Held>): Promise<void> {
+  private async drain(subject: string, order: RunOrder<Held>): Promise<void> {
     const taken: JsMsg[] = [];
     let sinkFailed = false;
     for (let held = order.heldAt(order.next); held !== undefined; held = order.heldAt(order.next)) {
@@ -184,7 +208,7 @@ export class EventIntake {
         await this.options.sink.write(held.delivered);
       } catch (err) {
         this.logger.warn('the event sink failed; trying again', { run_id: order.runId, seq: order.next, error: errorMessage(err) });
-        this.later(order.runId, SINK_RETRY_MS);
+        this.later(subject, SINK_RETRY_MS);
         sinkFailed = true;
         break;
       }
@@ -193,80 +217,82 @@ export class EventIntake {
     }
     this.acks.add(taken);
     if (sinkFailed) return;
-    if (order.gap()) this.later(order.runId, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
-    else this.cancelLater(order.runId);
+    if (order.gap()) this.later(subject, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
+    else this.cancelLater(subject);
   }
 
   /**
-   * Reads run `runId`'s subject again after the last event the sink holds, up to the last one in
-   * the stream, and hands the sink what it lacks: for a sink that may have lost events it was given
-   * (a controller that crashed before storing them), or whose run's last events never came. Cheap
-   * when the sink is up to date (one read of the subject's last message).
+   * Reads run `runId`'s subject (under `node`, the node it was sent to) again after the last event
+   * the sink holds, up to the last one in the stream, and hands the sink what it lacks: for a sink
+   * that may have lost events it was given (a controller that crashed before storing them), or
+   * whose run's last events never came. Cheap when the sink is up to date (one read of the
+   * subject's last message).
    */
-  catchUp(runId: string): Promise<void> {
+  catchUp(node: string, runId: string): Promise<void> {
+    const subject = eventSubject(node, runId);
     return this.serially(async () => {
       if (this.closed) return;
-      const order = await this.orderOf(runId);
-      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+      const order = await this.orderOf(subject, runId);
+      const last = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: subject });
       const event = last === null ? undefined : parseRunEvent(last.data);
-      if (last === null || event === undefined || order.isDelivered(event.seq)) return;
-      this.logger.info('catching up on a run from the event stream', { run_id: runId, from: order.next, to: event.seq });
-      order.hold(event.seq, { delivered: { event, node: last.header.get(NODE_HEADER) || undefined, streamSeq: last.seq }, deliveries: order.heldAt(event.seq)?.deliveries ?? [] });
-      await this.refetch(order, event.seq);
-      await this.drain(order);
+      if (last === null || event?.run_id !== runId || order.isDelivered(event.seq)) return;
+      this.logger.info('catching up on a run from the event stream', { run_id: runId, node, from: order.next, to: event.seq });
+      order.hold(event.seq, { delivered: delivered(event, subject, last.header.get(NODE_HEADER), last.seq), deliveries: order.heldAt(event.seq)?.deliveries ?? [] });
+      await this.refetch(subject, order, event.seq);
+      await this.drain(subject, order);
     });
   }
 
-  /** Looks at run `runId` again after `ms` (unless something is already due). */
-  private later(runId: string, ms: number): void {
-    if (this.closed || this.timers.has(runId)) return;
+  /** Looks at the run on `subject` again after `ms` (unless something is already due). */
+  private later(subject: string, ms: number): void {
+    if (this.closed || this.timers.has(subject)) return;
     const timer = setTimeout(() => {
-      this.timers.delete(runId);
-      void this.serially(() => this.revisit(runId));
+      this.timers.delete(subject);
+      void this.serially(() => this.revisit(subject));
     }, ms);
-    this.timers.set(runId, timer);
+    this.timers.set(subject, timer);
   }
 
-  private cancelLater(runId: string): void {
-    clearTimeout(this.timers.get(runId));
-    this.timers.delete(runId);
+  private cancelLater(subject: string): void {
+    clearTimeout(this.timers.get(subject));
+    this.timers.delete(subject);
   }
 
   /** A gap stayed open (or the sink failed): fetch what is missing from the stream, then hand on what can be. */
-  private async revisit(runId: string): Promise<void> {
-    const order = this.runs.get(runId);
+  private async revisit(subject: string): Promise<void> {
+    const order = this.runs.get(subject);
     if (this.closed || order === undefined) return;
+    const runId = order.runId;
     const gap = order.gap();
     if (gap) {
       try {
-        await this.refetch(order, gap.to + 1);
+        await this.refetch(subject, order, gap.to + 1);
       } catch (err) {
         // Not an answer about the gap: look again later rather than call it a hole.
-        this.logger.warn('cannot fetch a gap from the event stream now', { run_id: runId, from: gap.from, to: gap.to, error: errorMessage(err) });
-        this.later(runId, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
+        this.logger.warn('cannot fetch a gap from the event stream now', { run_id: runId, subject, from: gap.from, to: gap.to, error: errorMessage(err) });
+        this.later(subject, this.options.gapWaitMs ?? DEFAULT_GAP_WAIT_MS);
         return;
       }
     }
-    await this.drain(order);
+    await this.drain(subject, order);
     const still = order.gap();
     if (still && gap && still.from === gap.from) {
-      this.logger.warn('events of a run were never stored; skipping them', { run_id: runId, from: still.from, to: still.to });
+      this.logger.warn('events of a run were never stored; skipping them', { run_id: runId, subject, from: still.from, to: still.to });
       order.skipTo(still.to + 1);
       this.fireHole({ runId, from: still.from, to: still.to });
-      await this.drain(order);
+      await this.drain(subject, order);
     }
   }
 
   /** Reads the run's subject from after the last event the sink took up to the first held one. */
-  private async refetch(order: RunOrder<Held>, firstHeldSeq: number): Promise<void> {
+  private async refetch(subject: string, order: RunOrder<Held>, firstHeldSeq: number): Promise<void> {
     const stopAt = order.heldAt(firstHeldSeq)?.delivered.streamSeq ?? Number.MAX_SAFE_INTEGER;
-    const subject = eventSubject(order.runId);
     for (let from = order.lastStreamSeq + 1; from < stopAt; ) {
       const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { seq: from, next_by_subj: subject });
       if (stored === null || stored.seq >= stopAt) return;
       const event = parseRunEvent(stored.data);
-      if (event !== undefined && !order.isDelivered(event.seq) && order.heldAt(event.seq) === undefined) {
-        order.hold(event.seq, { delivered: { event, node: stored.header.get(NODE_HEADER) || undefined, streamSeq: stored.seq }, deliveries: [] });
+      if (event?.run_id === order.runId && !order.isDelivered(event.seq) && order.heldAt(event.seq) === undefined) {
+        order.hold(event.seq, { delivered: delivered(event, subject, stored.header.get(NODE_HEADER), stored.seq), deliveries: [] });
       }
       from = stored.seq + 1;
     }
@@ -289,4 +315,10 @@ export class EventIntake {
       this.logger.error('an event hole listener failed', { error: errorMessage(err) });
     }
   }
+}
+
+/** An event as the sink gets it: its node is its subject's (an older node's `sb.events.<run>`: its header's word). */
+function delivered(event: RunEventMessage, subject: string, header: string | undefined, streamSeq: number): DeliveredEvent {
+  const publisher = header || undefined;
+  return { event, node: parseEventSubject(subject)?.node ?? publisher, publisher, streamSeq };
 }

@@ -1,6 +1,6 @@
 /**
- * A run's events on the wire, the node side: each one on the run's own subject `sb.events.<run>`
- * in SB_EVENTS, with the message id `<run>:<seq>`. JetStream stores a message id once within the
+ * A run's events on the wire, the node side: each one on the run's own subject under the node's
+ * name, `sb.events.<node>.<run>`, in SB_EVENTS, with the message id `<node>:<run>:<seq>`. JetStream stores a message id once within the
  * stream's duplicate window, so a publish that got no answer (a reconnect, a server restart) is
  * sent again with the same id, safely: stored once, or found stored already. The controller reads
  * them back in order into the ledger (event-intake.ts).
@@ -13,7 +13,12 @@ import type { Logger } from '../core/logger.js';
 import { isNoAnswer } from './nats-errors.js';
 import { checkName, EVENTS_DUPLICATE_WINDOW_MS, EVENTS_STREAM, eventSubject } from './topology.js';
 
-/** The header naming the node that published an event, for the controller to check against the run's claim. */
+/**
+ * The header naming who published an event: the node, or the controller (its `orphaned`). Who it
+ * came from is its subject's to say (the server's permissions hold a node to its own name); the
+ * header only tells the controller's own events apart, and names the node on an older node's
+ * `sb.events.<run>`.
+ */
 export const NODE_HEADER = 'Sb-Node';
 /** How long a publish is tried again: well inside the duplicate window, so a retry is never stored twice. */
 const DEFAULT_RETRY_FOR_MS = EVENTS_DUPLICATE_WINDOW_MS / 2;
@@ -33,9 +38,13 @@ const RunEventMessageSchema = z.looseObject({
 
 export type RunEventMessage = z.infer<typeof RunEventMessageSchema>;
 
-/** The message id of an event: what JetStream deduplicates on. */
-export function eventMessageId(runId: string, seq: number): string {
-  return `${runId}:${seq}`;
+/**
+ * The message id of an event: what JetStream deduplicates on, across the whole stream. It names the
+ * node whose subject the event is on, so what one node sends under a run id never stands in for
+ * the event the run's own node sends.
+ */
+export function eventMessageId(node: string, runId: string, seq: number): string {
+  return `${node}:${runId}:${seq}`;
 }
 
 export interface EventPublisherOptions {
@@ -71,9 +80,9 @@ export class EventPublisher {
    */
   async publish(event: RunEventMessage): Promise<PublishedEvent> {
     const checked = RunEventMessageSchema.parse(event);
-    const subject = eventSubject(checked.run_id);
+    const subject = eventSubject(this.options.node, checked.run_id);
     const data = JSON.stringify(checked);
-    const msgID = eventMessageId(checked.run_id, checked.seq);
+    const msgID = eventMessageId(this.options.node, checked.run_id, checked.seq);
     const h = headers();
     h.set(NODE_HEADER, this.options.node);
     const deadline = Date.now() + (this.options.retryForMs ?? DEFAULT_RETRY_FOR_MS);
@@ -98,10 +107,11 @@ export class EventPublisher {
   async lastPublished(runId: string): Promise<number> {
     // No account check: a node's user may not ask for the account's JetStream info.
     this.jsm ??= await jetstreamManager(this.options.nc, { checkAPI: false });
-    const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(runId) });
+    const subject = eventSubject(this.options.node, runId);
+    const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: subject });
     if (stored === null) return 0;
     const event = parseRunEvent(stored.data);
-    if (event?.run_id !== runId) throw new SwitchboardError('INVALID_PARAMS', `the last message on ${eventSubject(runId)} is not an event of run ${runId}`, { run_id: runId });
+    if (event?.run_id !== runId) throw new SwitchboardError('INVALID_PARAMS', `the last message on ${subject} is not an event of run ${runId}`, { run_id: runId });
     return event.seq;
   }
 }

@@ -5,7 +5,7 @@ describe('cluster names', () => {
   it('puts every name under sb', () => {
     expect(workSubject('gpu')).toBe('sb.work.gpu');
     expect(poolConsumer('gpu')).toBe('pool_gpu');
-    expect(eventSubject('run-1')).toBe('sb.events.run-1');
+    expect(eventSubject('node-a', 'run-1')).toBe('sb.events.node-a.run-1');
     expect(nodeControlSubject('node-a')).toBe('sb.node.node-a.ctl');
     expect(controllerSubject('ping')).toBe('sb.ctl.ping');
     expect(nodeKey('node-a')).toBe('node.node-a');
@@ -28,7 +28,10 @@ describe('cluster names', () => {
     // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');
-    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.*');
+    // Events under its own name only: published, and the last one read back.
+    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*');
+    expect(perms.publish.allow).toContain('sb.events.node-a.>');
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb.events'))).toHaveLength(2);
     expect(perms.subscribe.allow).toEqual(['_INBOX_node-a.>', 'sb.node.node-a.>']);
     expect(perms.allow_responses).toBe(true);
   });

@@ -15,7 +15,7 @@ import { SwitchboardError } from '../core/errors.js';
 
 /** The work queue: one message per run to start, on `sb.work.<pool>`, gone once acknowledged. */
 export const WORK_STREAM = 'SB_WORK';
-/** Every run's events, on `sb.events.<run>`, kept for the ledger to read (and read again). */
+/** Every run's events, on `sb.events.<node>.<run>`, kept for the ledger to read (and read again). */
 export const EVENTS_STREAM = 'SB_EVENTS';
 /** The controller's durable consumer of SB_EVENTS. */
 export const LEDGER_CONSUMER = 'ledger';
@@ -85,9 +85,33 @@ export function poolConsumer(pool: string): string {
   return `pool_${checkName('pool', pool)}`;
 }
 
-/** `sb.events.<run>`: one subject per run, so a gap is refetched by subject. */
-export function eventSubject(runId: string): string {
-  return `sb.events.${checkName('run id', runId)}`;
+/**
+ * `sb.events.<node>.<run>`: one subject per run, so a gap is refetched by subject, under the name of
+ * the node the run was sent to, so the server's permissions say who published an event: a node's
+ * user may publish under its own name only (nodePermissions). The controller writes a run's
+ * `orphaned` on the same subject, fenced on its last message.
+ */
+export function eventSubject(node: string, runId: string): string {
+  return `sb.events.${checkName('node', node)}.${checkName('run id', runId)}`;
+}
+
+/**
+ * The node and run an event subject names; `node` undefined for `sb.events.<run>`, the subject
+ * Switchboard used before events went under their node's name (an older node's). Undefined for a
+ * subject that is neither.
+ */
+export function parseEventSubject(subject: string): { node: string | undefined; runId: string } | undefined {
+  const [sb, events, ...rest] = subject.split('.');
+  if (sb !== 'sb' || events !== 'events' || rest.length < 1 || rest.length > 2) return undefined;
+  const runId = rest.at(-1) ?? '';
+  const node = rest.length === 2 ? rest[0] : undefined;
+  try {
+    checkName('run id', runId);
+    if (node !== undefined) checkName('node', node);
+  } catch {
+    return undefined;
+  }
+  return { node, runId };
 }
 
 /** `sb.node.<name>.ctl`: requests to one node. */
@@ -170,10 +194,11 @@ export interface NatsUserPermissions {
 /**
  * What node `node` of `pools` needs and nothing more (the list was found denied-first on 2.9.10):
  * pull, heartbeat and acknowledge its pools' work, claim runs, read cancel marks, keep its own
- * lease, publish events and read a run's last one back, ask the controller, answer its own control subject, read replies on its own inbox. It cannot
- * touch another node's lease or subjects, read another pool's work, or change the topology. It can
- * publish any run's events and write any claim key (NATS cannot limit it to create-only): the
- * controller checks what a node sends against the node that holds the run's claim.
+ * lease, publish events and read a run's last one back (under its own name), ask the controller,
+ * answer its own control subject, read replies on its own inbox. It cannot touch another node's
+ * lease, events or subjects, read another pool's work, or change the topology. It can write any
+ * claim key (NATS cannot limit it to create-only): the controller checks an event against the node
+ * its ledger sent the run to, named by the subject the event came on.
  */
 export function nodePermissions(node: string, pools: readonly string[]): NatsUserPermissions {
   const kvApi = (bucket: string, key: string): string[] => [`$KV.${bucket}.${key}`, `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.${key}`];
@@ -188,8 +213,8 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         // Cancel marks are the controller's to write: a node only reads them.
         `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
         // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).
-        `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.*`,
-        'sb.events.>',
+        `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.${checkName('node', node)}.*`,
+        `sb.events.${checkName('node', node)}.>`,
         'sb.ctl.>',
         // Its panes' output for the terminals attached to them, under its own name only.
         `sb.pane.${checkName('node', node)}.>`,

@@ -139,8 +139,8 @@ describe('run events', () => {
       await publisher.publish(event('outage', 3));
       await writes.waitFor((d) => d.event.run_id === 'outage' && d.event.seq === 3, 'the event after the restart');
       expect(ledger.seqsOf('outage')).toEqual([1, 2, 3]);
-      const stored = await cluster.jsm.streams.info(EVENTS_STREAM, { subjects_filter: 'sb.events.outage' });
-      expect(stored.state.subjects).toEqual({ 'sb.events.outage': 3 });
+      const stored = await cluster.jsm.streams.info(EVENTS_STREAM, { subjects_filter: 'sb.events.*.outage' });
+      expect(stored.state.subjects).toEqual({ 'sb.events.node-a.outage': 3 });
     } finally {
       writes.dispose();
       await intake.close();

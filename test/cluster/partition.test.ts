@@ -181,8 +181,8 @@ interface SubjectLog {
   stop(): void;
 }
 
-function watchSubject(nc: NatsConnection, runId: string): SubjectLog {
-  const sub = nc.subscribe(eventSubject(runId));
+function watchSubject(nc: NatsConnection, node: string, runId: string): SubjectLog {
+  const sub = nc.subscribe(eventSubject(node, runId));
   const seen: SubjectLog['seen'] = [];
   void (async () => {
     for await (const message of sub) {
@@ -238,7 +238,7 @@ describe('a node cut off the network and back', () => {
       // black hole (the outbox sends a run's events one after another, so what it tries first may
       // be an event from before the cut whose acknowledgement the cut held).
       await until(() => existsSync(path.join(folder, 'said')), 'output of the run while cut off');
-      await relay.untilHeld(eventSubject(run.id), WAIT_MS);
+      await relay.untilHeld(eventSubject(p.cutName, run.id), WAIT_MS);
       await peerRunCompletes(p);
       // Nothing of it reached the controller meanwhile.
       expect(tokens(await ctl.ledger.events(run.id, 0, 1_000))).not.toContain('during the cut');
@@ -338,14 +338,14 @@ describe('a node cut off the network and back', () => {
       const { ctl, relay, folder } = p;
       const firstEpoch = ctl.runs.directory.get(p.cutName)?.record.epoch;
       const run = await ctl.service.submit({ backend: 'shell', prompt: partitionPrompt(1), cwd: folder, node: p.cutName });
-      const subject = watchSubject(ctl.cluster.controller.nc, run.id);
+      const subject = watchSubject(ctl.cluster.controller.nc, p.cutName, run.id);
       try {
         await followUntil(ctl.service, run.id, (e) => e.type === 'token' && String(e.data.text).includes('before the cut'));
 
         relay.cut();
         writeFileSync(path.join(folder, 'go'), '');
         await until(() => existsSync(path.join(folder, 'said')), 'output of the run while cut off');
-        await relay.untilHeld(eventSubject(run.id), WAIT_MS);
+        await relay.untilHeld(eventSubject(p.cutName, run.id), WAIT_MS);
         const orphanedView = await followUntil(ctl.service, run.id, (e) => e.type === 'state' && e.data.to === 'orphaned');
         const orphaned = orphanedView.at(-1);
         expect(orphaned).toMatchObject({ type: 'state', data: { to: 'orphaned' } });
@@ -368,7 +368,7 @@ describe('a node cut off the network and back', () => {
         expect(startsOf(stored)).toBe(1);
         expect(await ctl.service.get(run.id)).toMatchObject({ status: 'orphaned', node: p.cutName, ended_at: null, last_seq: stored.length });
         // On the subject each sequence once (JetStream's message ids), the orphan's the controller's.
-        const onSubject = await streamEvents(ctl, run.id);
+        const onSubject = await streamEvents(ctl, p.cutName, run.id);
         expect(onSubject.map((e) => e.seq)).toEqual(onSubject.map((_, i) => i + 1));
         expect(onSubject.find((e) => e.seq === orphaned?.seq)?.node).toBe('@controller');
         expect(readFileSync(path.join(folder, 'starts'), 'utf8')).toBe('started\n');
@@ -393,10 +393,10 @@ describe('a node cut off the network and back', () => {
 });
 
 /** Every event on run `runId`'s subject in the stream, in stream order, with the node that published it. */
-async function streamEvents(ctl: TestController, runId: string): Promise<{ seq: number; node: string | undefined }[]> {
+async function streamEvents(ctl: TestController, node: string, runId: string): Promise<{ seq: number; node: string | undefined }[]> {
   const found: { seq: number; node: string | undefined }[] = [];
   for (let from = 1; ; ) {
-    const stored = await ctl.cluster.jsm.direct.getMessage(EVENTS_STREAM, { seq: from, next_by_subj: eventSubject(runId) });
+    const stored = await ctl.cluster.jsm.direct.getMessage(EVENTS_STREAM, { seq: from, next_by_subj: eventSubject(node, runId) });
     if (stored === null) return found;
     const event = parseRunEvent(stored.data);
     if (event) found.push({ seq: event.seq, node: stored.header.get(NODE_HEADER) || undefined });

@@ -6,9 +6,12 @@
  * come into the controller's ledger in order, each once, to `completed`; a cancel on the controller
  * reaches the node, and the run ends `cancelled`.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EventPublisher } from '../../src/cluster/index.js';
+import { eventMessage } from '../../src/cluster-runs/run-wire.js';
+import { silentLogger } from '../../src/core/logger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import { startTestController, type TestController } from '../support/cluster-controller.js';
 import { followRun, type FollowedRun } from '../support/run-follow.js';
@@ -95,6 +98,40 @@ describe('runs on a cluster node', () => {
       expect(second.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'cancelled' } });
       expect(await controller.get(long.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user', node: 'node-one' });
       expect(await recorded.check()).toBe('ok');
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it('events another node sends under a run it was not sent to are dropped whole, and the run’s own events, with the same numbers, are all stored', { timeout: 3 * WAIT_MS }, async () => {
+    const controller = need(ctl).service;
+    const node = await startSwitchboardNode({ url: need(ctl).cluster.server.url, scratch: scratch.dir, name: 'node-own' });
+    const gate = path.join(work, 'own-go');
+    try {
+      await nodeSeen('node-own');
+      const run = await controller.submit({ backend: 'shell', prompt: `echo own waiting; while [ ! -f ${gate} ]; do sleep 0.1; done; echo own after`, cwd: work, node: 'node-own' });
+      let markWaiting: (event: RunEvent) => void = () => undefined;
+      const waiting = new Promise<RunEvent>((resolve) => (markWaiting = resolve));
+      const followed = follow(run.id, (event) => {
+        if (event.type === 'token' && String(event.data.text).includes('own waiting')) markWaiting(event);
+      });
+      const seen = await waiting;
+      // Another node (its subject names it: the server's permissions hold a node to its own name)
+      // sends the next numbers of this run first; the run's own node then sends the same numbers.
+      const intruder = new EventPublisher({ nc: need(ctl).cluster.controller.nc, node: 'node-intruder', logger: silentLogger });
+      for (let seq = seen.seq + 1; seq <= seen.seq + 3; seq++) {
+        const published = await intruder.publish(eventMessage({ ...seen, seq, data: { ...seen.data, text: `forged ${String(seq)}\n` } }));
+        expect(published.duplicate).toBe(false);
+      }
+      writeFileSync(gate, '');
+      await followed.ended;
+      const stored = await need(ctl).ledger.events(run.id, 0, 1_000);
+      expect(stored.map((e) => e.seq)).toEqual(stored.map((_, i) => i + 1));
+      const text = stored.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('');
+      expect(text).toContain('own after');
+      expect(text).not.toContain('forged');
+      expect(stored.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      expect(followed.events).toEqual(stored);
     } finally {
       await node.stop();
     }

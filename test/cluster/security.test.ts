@@ -8,11 +8,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { createUser } from '@nats-io/nkeys';
 import {
   CLAIMS_BUCKET,
   connectCluster,
+  EVENTS_STREAM,
   controllerControlClient,
   EventIntake,
   EventPublisher,
@@ -180,6 +182,14 @@ describe('a node user and the runs it holds', () => {
     for (const seq of [1, 2]) await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq, type: 'token' });
     expect(await publisher.lastPublished('secure-2')).toBe(2);
     expect(await publisher.lastPublished('secure-none')).toBe(0);
+    // Events under another node's name are refused by the server (the subject says who sent an
+    // event); its own next one is stored, and nothing of the other's before it.
+    node.nc.publish('sb.events.node-b.secure-2', JSON.stringify({ schema_version: 'v2', run_id: 'secure-2', seq: 3, type: 'token' }));
+    await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq: 3, type: 'token' });
+    const stored = await cluster.jsm.streams.info(EVENTS_STREAM, { subjects_filter: 'sb.events.*.secure-2' });
+    expect(stored.state.subjects).toEqual({ 'sb.events.node-a.secure-2': 3 });
+    const jsm = await jetstreamManager(node.nc, { checkAPI: false });
+    await expect(jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: 'sb.events.node-b.secure-2' })).rejects.toThrow();
   });
 });
 
