@@ -16,7 +16,7 @@ export type { PaneTerminal, TerminalAttachment, TerminalSink } from './terminal.
 export { NODE_PANE_METHODS, nodePaneId, type NodeLogPage, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type RemotePanes } from './remote-panes.js';
 export { PaneSubscription } from './pane-subscription.js';
 export { localPaneMethods, type PaneContext } from './pane-operations.js';
-export { logPage, sessionExport } from './log-operations.js';
+export { logPage, nodeLogExport, sessionExport } from './log-operations.js';
 export type { OperationContext } from './context.js';
 export type { NotificationSink } from './notification-sink.js';
 export { bridgeRuns, callerOf, renderWire, runOperations, runServiceOf, type RunOperation, type RunsPort, type RunEvent, type RunView } from './bridge-operations.js';

@@ -16,7 +16,7 @@ import type { LogMsg } from '../contract/entry.js';
 import type { Result } from '../protocol/methods.js';
 import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
-import { nodePaneId, parseNodePaneId, type NodePaneRef, type RemotePanes } from './remote-panes.js';
+import { nodePaneId, parseNodePaneId, type NodeLogPage, type NodePaneRef, type RemotePanes } from './remote-panes.js';
 import type { Services } from './services.js';
 import { sessionInfo } from './to-wire.js';
 
@@ -25,6 +25,11 @@ type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_ge
 const DEFAULT_HISTORY_LIMIT = 1_000;
 /** Messages asked of a node per page of an export (log_read's most). */
 const NODE_EXPORT_PAGE = 10_000;
+/**
+ * The most pages one export of a node's session reads: a page carries up to half of NATS's
+ * max_payload, so this is gigabytes, far past what a node's output budget holds.
+ */
+const MAX_NODE_EXPORT_PAGES = 10_000;
 
 export const logHandlers: { [M in LogMethods]: Handler<M> } = {
   async log_sessions(ctx) {
@@ -59,7 +64,8 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
 
   async log_export(ctx, p) {
     const ref = parseNodePaneId(p.session_id);
-    const log = ref ? { id: p.session_id, write: nodeLogExport(remoteLogs(ctx, ref), ref, ctx.signal) } : localLogExport(ctx.logs.logs.get(p.session_id));
+    // A node's session is asked for its first page before any file is made (one it does not have is SESSION_NOT_FOUND).
+    const log = ref ? { id: p.session_id, write: await nodeLogExport(remoteLogs(ctx, ref), ref, { signal: ctx.signal }) } : localLogExport(ctx.logs.logs.get(p.session_id));
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
     // One budget for the folder: exports are the caller's to remove, and the disk is not endless.
@@ -161,13 +167,27 @@ function folderBytes(dir: string): number {
 
 /**
  * A session's whole log as JSONL, for a surface that streams it (the dashboard's export route):
- * a writer, or undefined when there is no such session.
+ * a writer, or undefined when there is no such session (an id that names none, a node's session
+ * its node does not have). A node's session is read once before this answers, so a node that
+ * cannot be read rejects here, before anything is sent.
  */
-export function sessionExport(services: Services, sessionId: string): ((out: Writable) => Promise<void>) | undefined {
-  const ref = parseNodePaneId(sessionId);
-  const remote = services.nodePanes.remote;
-  // A node's session: whether it is there is the node's to say, once the export reads it.
-  if (ref) return remote ? nodeLogExport(remote, ref) : undefined;
+export async function sessionExport(services: Services, sessionId: string): Promise<((out: Writable) => Promise<void>) | undefined> {
+  let ref: NodePaneRef | undefined;
+  try {
+    ref = parseNodePaneId(sessionId);
+  } catch {
+    return undefined;
+  }
+  if (ref) {
+    const remote = services.nodePanes.remote;
+    if (!remote) return undefined;
+    try {
+      return await nodeLogExport(remote, ref);
+    } catch (err) {
+      if (err instanceof SwitchboardError && err.code === 'SESSION_NOT_FOUND') return undefined;
+      throw err;
+    }
+  }
   const log = services.logs.logs.find(sessionId);
   return log ? localLogExport(log).write : undefined;
 }
@@ -180,23 +200,38 @@ function localLogExport(log: SessionLog): { id: string; write: (out: Writable) =
 /**
  * A node session's log as JSONL, as a session here is written ({seq, msg} per line): what the node
  * retains of it (a node spills nothing to disk), read in pages up to its last message when the
- * export began, so a log that keeps growing still ends.
+ * export began, so a log that keeps growing still ends. Its first page is read before this
+ * resolves (a session the node does not have rejects here, SESSION_NOT_FOUND). Each message is
+ * written once and in order whatever the node answers, and a node that keeps sending new
+ * messages for more than `maxPages` pages is stopped (INTERNAL_ERROR). `signal` stops it between
+ * messages.
  */
-function nodeLogExport(remote: RemotePanes, ref: NodePaneRef, signal?: AbortSignal): (out: Writable) => Promise<void> {
+export async function nodeLogExport(remote: Pick<RemotePanes, 'readLog'>, ref: NodePaneRef, options: { signal?: AbortSignal; maxPages?: number } = {}): Promise<(out: Writable) => Promise<void>> {
+  const { signal } = options;
+  const read = (after: number): Promise<NodeLogPage> => {
+    signal?.throwIfAborted();
+    return remote.readLog(ref, { after_seq: after, limit: NODE_EXPORT_PAGE, wait_ms: 0 }, signal);
+  };
+  const first = await read(0);
+  const end = first.last_seq;
+  const maxPages = options.maxPages ?? MAX_NODE_EXPORT_PAGES;
   return async (out) => {
     let after = 0;
-    let end: number | undefined;
-    for (;;) {
-      const page = await remote.readLog(ref, { after_seq: after, limit: NODE_EXPORT_PAGE, wait_ms: 0 }, signal);
-      end ??= page.last_seq;
-      const fresh = page.messages.filter((m) => m.seq > after && m.seq <= (end ?? 0));
-      for (const message of fresh) {
+    let page = first;
+    for (let pages = 1; ; pages++) {
+      const before = after;
+      for (const message of page.messages) {
+        // Taken already, or after the export began: left out (a node that repeats or reorders writes each once, in order).
+        if (message.seq <= after || message.seq > end) continue;
         if (out.destroyed) throw new Error('the export was abandoned (its stream was closed)');
+        signal?.throwIfAborted();
         if (!out.write(`${JSON.stringify(message)}\n`)) await drainOrClose(out);
         after = message.seq;
       }
-      // Nothing new in a page (the rest was evicted meanwhile, or the log is read to its end).
-      if (fresh.length === 0 || after >= end) return;
+      // Nothing new in a page (the rest was evicted meanwhile), or the log is read to where it was.
+      if (after === before || after >= end) return;
+      if (pages >= maxPages) throw new SwitchboardError('INTERNAL_ERROR', `node ${ref.node} was still sending the log of ${nodePaneId(ref)} after ${String(maxPages)} pages: the export stopped there`, { session_id: nodePaneId(ref), node: ref.node });
+      page = await read(after);
     }
   };
 }

@@ -10,7 +10,7 @@
  * program's exit); and what a node cannot answer is a stable error with the controller still
  * answering.
  */
-import { mkdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { spawn as spawnPty } from 'node-pty';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -215,6 +215,8 @@ describe("a node's pane, from the controller", () => {
     expect(listed).toMatchObject({ session_id: remoteId, node: 'n1', kind: 'pane', title: 'echo on n1', finished: false });
     expect(listed?.stats.lastSeq).toBeGreaterThanOrEqual(lines.length);
     await expect(c.logExport('n1/p00000000')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+    // Nothing is left of an export that failed.
+    expect(readdirSync(path.dirname(exported.path))).toEqual([]);
     await expect(c.logGetHistory('n1/p00000000')).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
     await expect(c.logSubscribe('nobody/p00000000')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
   });
@@ -450,6 +452,21 @@ describe("a node's pane on the dashboard", () => {
     });
     return { ws, output: () => output, controls, closed };
   }
+
+  it('its log is downloaded from the export route; a session its node does not have and an id that names none are 404, a node out of reach 502', { timeout: WAIT_MS }, async () => {
+    const { cookie, key } = await login();
+    const exported = (id: string): Promise<Response> => fetch(`${base()}/api/sessions/${encodeURIComponent(id)}/export`, { headers: { cookie, 'x-switchboard-key': key } });
+    const res = await exported(remoteId);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/x-ndjson; charset=utf-8');
+    const seqs = (await res.text()).trimEnd().split('\n').map((line) => (JSON.parse(line) as { seq: number }).seq);
+    expect(seqs).toEqual(Array.from({ length: seqs.length }, (_, i) => i + 1));
+    expect((await exported('n1/p00000000')).status).toBe(404);
+    expect((await exported('a/b/c')).status).toBe(404);
+    const away = await exported('nobody/p00000000');
+    expect(away.status).toBe(502);
+    expect(await away.text()).toContain("the session's log could not be read");
+  });
 
   it('is a terminal: the replay, typing, resize, and the program’s exit', { timeout: WAIT_MS }, async () => {
     const c = need(client);

@@ -10,6 +10,7 @@
  * node stops it).
  */
 import { mkdirSync, symlinkSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
@@ -21,7 +22,7 @@ import { Sandbox } from '../../src/governance/index.js';
 import { ClusterPanes } from '../../src/cluster-panes/cluster-panes.js';
 import { NodePaneServer, type NodePaneServerOptions } from '../../src/cluster-panes/node-pane-server.js';
 import { NODE_PANE_OPS, type NoticeFrame, type OutputFrame } from '../../src/cluster-panes/pane-wire.js';
-import { Caller, type NodeLogPage, type NodePaneListener, type NotificationSink, type TerminalSink } from '../../src/api/index.js';
+import { Caller, nodeLogExport, type NodeLogPage, type NodePaneListener, type NotificationSink, type TerminalSink } from '../../src/api/index.js';
 import { SwitchboardError } from '../../src/core/errors.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { PaneRegistry } from '../../src/pane/index.js';
@@ -635,6 +636,69 @@ describe("a node pane's log on the controller", () => {
         older.dispose();
       }
     });
+  });
+
+  it('an export reads pages up to the last message when it began, each message once and in order whatever the node answers; a node that errs, never stops sending or was left stops it', { timeout: WAIT_MS }, async () => {
+    const stdout = (seq: number): NodeLogPage['messages'][number] => ({ seq, msg: { type: 'stdout', content: `m${String(seq)}` } });
+    const page = (seqs: number[], lastSeq: number): ReturnType<ControlHandlers<typeof NODE_PANE_OPS>['log_read']> => Promise.resolve({ messages: seqs.map(stdout), finished: false, evicted: 0, last_seq: lastSeq, waited: true });
+    const asked: Record<string, number[]> = {};
+    const node = scriptedNode('s16', {
+      log_read: ({ session_id, after_seq = 0 }) => {
+        (asked[session_id] ??= []).push(after_seq);
+        switch (session_id) {
+          // Five messages when the export began, in three pages: one repeated, two out of order, then past the end.
+          case 'paged':
+            if (after_seq === 0) return page([1, 2], 5);
+            if (after_seq === 2) return page([2, 4, 3], 6);
+            return page([5, 6, 7], 7);
+          // 3 and 4 evicted between the pages: what the node still holds.
+          case 'evicted':
+            return after_seq === 0 ? page([1, 2], 6) : page([5, 6], 6);
+          case 'failing':
+            return after_seq === 0 ? page([1], 3) : Promise.reject(new SwitchboardError('NODE_UNREACHABLE', 'node s16 went away'));
+          // One new message a page, for ever.
+          case 'endless':
+            return page([after_seq + 1], Number.MAX_SAFE_INTEGER);
+          default:
+            return Promise.reject(new SwitchboardError('SESSION_NOT_FOUND', `no such session: ${session_id}`));
+        }
+      },
+    });
+    const panes = new ClusterPanes({ nc: need(nc), nodes: () => ['s16'], logger: silentLogger });
+    /** What an export of `session` writes. */
+    const exported = async (session: string, options: Parameters<typeof nodeLogExport>[2] = {}): Promise<number[]> => {
+      const write = await nodeLogExport(panes, { node: 's16', pane: session }, options);
+      const out = new PassThrough();
+      let text = '';
+      out.on('data', (chunk: Buffer) => (text += chunk.toString()));
+      await write(out);
+      out.end();
+      return text.trimEnd().split('\n').filter(Boolean).map((line) => (JSON.parse(line) as { seq: number }).seq);
+    };
+    try {
+      expect(await exported('paged')).toEqual([1, 2, 4, 5]);
+      expect(asked.paged).toEqual([0, 2, 4]);
+      expect(await exported('evicted')).toEqual([1, 2, 5, 6]);
+      await expect(exported('failing')).rejects.toMatchObject({ code: 'NODE_UNREACHABLE' });
+      await expect(exported('endless', { maxPages: 5 })).rejects.toMatchObject({ code: 'INTERNAL_ERROR', message: 'node s16 was still sending the log of s16/endless after 5 pages: the export stopped there' });
+      expect(asked.endless).toHaveLength(5);
+      // A session the node does not have: before anything is written.
+      await expect(nodeLogExport(panes, { node: 's16', pane: 'unknown' })).rejects.toMatchObject({ code: 'SESSION_NOT_FOUND' });
+      // Its caller gone between pages: it stops there.
+      const caller = new AbortController();
+      const write = await nodeLogExport(panes, { node: 's16', pane: 'endless' }, { signal: caller.signal });
+      const out = new PassThrough();
+      let lines = 0;
+      out.on('data', (chunk: Buffer) => {
+        lines += chunk.toString().split('\n').length - 1;
+        if (lines >= 3) caller.abort();
+      });
+      await expect(write(out)).rejects.toMatchObject({ name: 'AbortError' });
+      expect(lines).toBe(3);
+    } finally {
+      panes.close();
+      node.dispose();
+    }
   });
 
   it("a caller's subscription: the history, then each message in order, then log_finished when the program ends", { timeout: WAIT_MS }, async () => {

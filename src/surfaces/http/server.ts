@@ -17,7 +17,7 @@ import type { WebSocket, WebSocketServer } from 'ws';
 import type { Socket } from 'node:net';
 import { silentLogger, type Logger } from '../../core/logger.js';
 import { LogLimiter } from '../../core/log-limiter.js';
-import { SwitchboardError } from '../../core/errors.js';
+import { errorMessage, SwitchboardError } from '../../core/errors.js';
 import { bridgeRuns, operationsPort, findPaneTerminal, narrowGrant, OWNER_GRANT, sessionExport, type Authenticate, type Grant, type Services } from '../../api/index.js';
 import { createHttpApi, type HttpApi } from '../http-api/index.js';
 import { Dispatcher, type AnyHandler } from '../rpc/dispatch.js';
@@ -420,7 +420,13 @@ export class DashboardServer {
   }
 
   private async exportSession(sessionId: string, res: ServerResponse): Promise<void> {
-    const write = sessionExport(this.options.services, sessionId);
+    let write: Awaited<ReturnType<typeof sessionExport>>;
+    try {
+      write = await sessionExport(this.options.services, sessionId);
+    } catch (err) {
+      // A node's session its node could not be read for (gone, too slow): said before anything is sent.
+      return this.refuse(res, 502, `the session's log could not be read: ${errorMessage(err)}`);
+    }
     if (!write) return this.refuse(res, 404, `no such session: ${sessionId}`);
     res.writeHead(200, { 'content-type': 'application/x-ndjson; charset=utf-8', 'content-disposition': `attachment; filename="${sessionId.replace(/[^\w.-]/g, '_')}.jsonl"` });
     try {
