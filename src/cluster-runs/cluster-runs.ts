@@ -100,7 +100,7 @@ export class ClusterRuns implements RemoteRuns {
       ledger,
       intake,
       directory: this.directory,
-      runs: { claimOf: (runId) => this.claimOf(runId), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), consumerPosition: (pool) => this.dispatcher.consumerPosition(pool) },
+      runs: { claimOf: (run) => this.claimOf(run), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), consumerPosition: (pool) => this.dispatcher.consumerPosition(pool) },
       // A node that holds an item may still be claiming it for this long, or be frozen for a lease's life.
       lostAfterMs: Math.max(CLAIM_BUDGET_MS, this.options.nodeTtlMs ?? DEFAULT_NODE_TTL_MS),
       logger: this.logger,
@@ -108,9 +108,9 @@ export class ClusterRuns implements RemoteRuns {
     });
   }
 
-  /** Who holds run `runId`'s claim (a node that started it, the controller), or undefined. */
-  claimOf(runId: string): Promise<RunClaim | undefined> {
-    return this.dispatcher.claimOf(runId);
+  /** Who holds the run's claim (a node that started it, the controller), or undefined; its claim is under its node's pool. */
+  claimOf(run: Pick<RunSpec, 'id' | 'node'>): Promise<RunClaim | undefined> {
+    return this.dispatcher.claimOf(nodeOf(run), run.id);
   }
 
   offers(backend: string): boolean {
@@ -141,17 +141,17 @@ export class ClusterRuns implements RemoteRuns {
   }
 
   async abandon(spec: RunSpec): Promise<boolean> {
-    const outcome = await this.dispatcher.abandon(spec.id, this.dispatched.get(spec.id)?.streamSeq);
+    const outcome = await this.dispatcher.abandon(nodeOf(spec), spec.id, this.dispatched.get(spec.id)?.streamSeq);
     if (outcome.won) return true;
     return outcome.holder?.role === 'controller';
   }
 
   async claimed(spec: RunSpec): Promise<boolean> {
-    return (await this.dispatcher.claimOf(spec.id)) !== undefined;
+    return (await this.claimOf(spec)) !== undefined;
   }
 
   async failForPolicy(spec: RunSpec, violation: { rule: string; reason: string }): Promise<void> {
-    const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
+    const node = (await this.claimOf(spec))?.holder ?? nodeOf(spec);
     await nodeControlClient(this.options.nc, node).call('cancel', { run_id: spec.id, violation });
   }
 
@@ -161,12 +161,12 @@ export class ClusterRuns implements RemoteRuns {
     // An interrupt's mark says so: a node that has started the run by the time it reads it ends the
     // turn only; one that has not cancels it (no turn to end).
     await this.dispatcher.markStopped(spec.id, how);
-    const holder = await this.dispatcher.claimOf(spec.id);
+    const holder = await this.claimOf(spec);
     if (holder === undefined || holder.role === 'controller') {
       if (await this.abandon(spec)) return 'abandoned';
     }
     // A node holds it (or won it just now): that node ends it.
-    const node = (await this.dispatcher.claimOf(spec.id))?.holder ?? nodeOf(spec);
+    const node = (await this.claimOf(spec))?.holder ?? nodeOf(spec);
     try {
       await nodeControlClient(this.options.nc, node).call(how, { run_id: spec.id });
     } catch (err) {
@@ -186,7 +186,7 @@ export class ClusterRuns implements RemoteRuns {
   }
 }
 
-function nodeOf(spec: RunSpec): string {
+function nodeOf(spec: Pick<RunSpec, 'id' | 'node'>): string {
   if (spec.node === undefined) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} names no node`, { run_id: spec.id });
   return spec.node;
 }

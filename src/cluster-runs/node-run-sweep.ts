@@ -58,7 +58,7 @@ export interface QueuedItems {
 
 /** What the sweep needs of the controller's side (ClusterRuns). */
 interface SweptRuns extends QueuedItems {
-  claimOf(runId: string): Promise<RunClaim | undefined>;
+  claimOf(run: Pick<RunSpec, 'id' | 'node'>): Promise<RunClaim | undefined>;
   /** Takes the run's claim: true when no node has it (the run is the controller's to end). */
   abandon(spec: RunSpec): Promise<boolean>;
 }
@@ -222,14 +222,14 @@ export class NodeRunSweep {
     if (record.status === 'orphaned') return;
     const runId = record.spec.id;
     try {
-      const claim = await this.options.runs.claimOf(runId);
+      const claim = await this.options.runs.claimOf(record.spec);
       if (claim === undefined || claim.role === 'controller') {
         if (await this.options.runs.abandon(record.spec)) {
           this.endNotStarted(record, `${why}; no node had started it`);
           return;
         }
       }
-      const holder = (await this.options.runs.claimOf(runId))?.holder;
+      const holder = (await this.options.runs.claimOf(record.spec))?.holder;
       if (holder === undefined || holder !== record.spec.node) {
         this.options.logger.warn('a run sent to a lost node is held by another; left as it is', { run_id: runId, node: record.spec.node, holder });
         return;
@@ -250,7 +250,7 @@ export class NodeRunSweep {
     return this.serially(async () => {
       const record = await this.options.ledger.run(runId);
       if (record === undefined || record.status !== 'queued' || record.spec.node !== node) return;
-      const claim = await this.options.runs.claimOf(runId);
+      const claim = await this.options.runs.claimOf(record.spec);
       if (claim !== undefined && claim.role !== 'controller') return;
       if (!(await this.options.runs.abandon(record.spec))) return;
       this.endNotStarted(record, `node ${node} could not take it: ${reason}`);
@@ -265,7 +265,7 @@ export class NodeRunSweep {
       if (record.status !== 'queued') continue;
       const runId = record.spec.id;
       try {
-        const claim = await this.options.runs.claimOf(runId);
+        const claim = await this.options.runs.claimOf(record.spec);
         // The controller gave it up (a cancel, a dispatch that failed) and its end never came
         // (the controller stopped in between): no node can start it, so it ends now. A claim
         // taken just now is left to the one ending it.

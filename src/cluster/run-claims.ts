@@ -1,5 +1,6 @@
 /**
- * Who may start a run: whoever creates its key `run.<id>` in sb_claims first, by compare-and-set
+ * Who may start a run: whoever creates its key `run.<pool>.<id>` in sb_claims first (under the
+ * pool whose queue it was sent to: only that pool's nodes may write there), by compare-and-set
  * (kv.create fails with "wrong last sequence" when the key exists). A node must win the claim
  * before it starts anything; the controller takes it to abandon a run. This, not the work queue,
  * is what makes a start happen at most once: JetStream's max_deliver 1 keeps a work item from
@@ -11,7 +12,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import { isWrongLastSequence } from './nats-errors.js';
-import { cancelKey, CLAIMS_BUCKET, claimKey } from './topology.js';
+import { cancelKey, CLAIMS_BUCKET, claimKey, legacyClaimKey } from './topology.js';
 
 /** Tries at a claim whose answer was lost (a timeout) before giving up. */
 const CLAIM_ATTEMPTS = 4;
@@ -43,29 +44,38 @@ const StopMarkSchema = z.object({ at: z.number(), how: z.enum(['cancel', 'interr
 export type ClaimOutcome = { readonly won: true } | { readonly won: false; readonly holder: RunClaim | undefined };
 
 export class RunClaims {
-  private constructor(private readonly kv: KV) {}
+  private constructor(
+    private readonly kv: KV,
+    private readonly readLegacy: boolean,
+  ) {}
 
-  /** Binds the claims bucket (laid out by the controller; a node's user may not look it up). */
-  static async open(nc: NatsConnection): Promise<RunClaims> {
-    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }));
+  /**
+   * Binds the claims bucket (laid out by the controller; a node's user may not look it up). With
+   * `readLegacy` (the controller's), a run claimed under the key of a Switchboard before per-pool
+   * claims (`run.<id>`, by a node not yet upgraded) counts as claimed: no other claim is won over it.
+   */
+  static async open(nc: NatsConnection, options: { readLegacy?: boolean } = {}): Promise<RunClaims> {
+    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }), options.readLegacy === true);
   }
 
   /**
-   * Claims run `runId` for `claim.holder`. Won when the key was free, or holds this very claim
-   * (an earlier try whose answer was lost); lost, with the holder, when someone else has it.
-   * CONNECTION_FAILED when the server could not be asked: the run must not start then.
+   * Claims run `runId`, sent to `pool`'s queue, for `claim.holder`. Won when the key was free, or
+   * holds this very claim (an earlier try whose answer was lost); lost, with the holder, when
+   * someone else has it. CONNECTION_FAILED when the server could not be asked: the run must not start then.
    */
-  async claim(runId: string, claim: RunClaim): Promise<ClaimOutcome> {
-    const key = claimKey(runId);
+  async claim(pool: string, runId: string, claim: RunClaim): Promise<ClaimOutcome> {
+    const key = claimKey(pool, runId);
     let lastError: unknown;
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
       try {
+        const legacy = this.readLegacy ? await this.read(legacyClaimKey(runId)) : undefined;
+        if (legacy !== undefined) return { won: false, holder: legacy };
         await this.kv.create(key, JSON.stringify(claim));
         return { won: true };
       } catch (err) {
         lastError = err;
         if (isWrongLastSequence(err)) {
-          const holder = await this.holderOf(runId);
+          const holder = await this.holderOf(pool, runId);
           const mine = holder !== undefined && holder.instance === claim.instance && holder.holder === claim.holder;
           return mine ? { won: true } : { won: false, holder };
         }
@@ -109,9 +119,13 @@ export class RunClaims {
     return parsed.success && parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
   }
 
-  /** The claim on run `runId`, or undefined when nobody claimed it (or what is there is not a claim). */
-  async holderOf(runId: string): Promise<RunClaim | undefined> {
-    const entry = await this.kv.get(claimKey(runId));
+  /** The claim on run `runId` of `pool`'s queue, or undefined when nobody claimed it (or what is there is not a claim). */
+  async holderOf(pool: string, runId: string): Promise<RunClaim | undefined> {
+    return (await this.read(claimKey(pool, runId))) ?? (this.readLegacy ? await this.read(legacyClaimKey(runId)) : undefined);
+  }
+
+  private async read(key: string): Promise<RunClaim | undefined> {
+    const entry = await this.kv.get(key);
     if (entry?.operation !== 'PUT') return undefined;
     let parsed: unknown;
     try {

@@ -9,7 +9,7 @@ describe('cluster names', () => {
     expect(nodeControlSubject('node-a')).toBe('sb.node.node-a.ctl');
     expect(controllerSubject('ping')).toBe('sb.ctl.ping');
     expect(nodeKey('node-a')).toBe('node.node-a');
-    expect(claimKey('run-1')).toBe('run.run-1');
+    expect(claimKey('gpu', 'run-1')).toBe('run.gpu.run-1');
   });
 
   it('refuses names that would reach into other subjects', () => {
@@ -28,6 +28,8 @@ describe('cluster names', () => {
     // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');
+    // Claims of its own pools' runs only.
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.gpu.*']);
     // Events under its own name only: published, and the last one read back.
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*');
     expect(perms.publish.allow).toContain('sb.events.node-a.>');

@@ -22,7 +22,7 @@ export const LEDGER_CONSUMER = 'ledger';
 /** Node leases: key `node.<name>`, gone when not renewed within the bucket's TTL. */
 export const NODES_BUCKET = 'sb_nodes';
 /**
- * Run claims: key `run.<id>`, created once by whoever starts (or abandons) the run; and key
+ * Run claims: key `run.<pool>.<id>`, created once by whoever starts (or abandons) the run; and key
  * `cancel.<id>`, the controller's durable mark that the run was cancelled (nodes read it only).
  */
 export const CLAIMS_BUCKET = 'sb_claims';
@@ -166,8 +166,16 @@ export function nodeKey(node: string): string {
   return `node.${checkName('node', node)}`;
 }
 
-/** A run's claim key in sb_claims. */
-export function claimKey(runId: string): string {
+/**
+ * A run's claim key in sb_claims, `run.<pool>.<run>`: under the pool whose queue the run was sent
+ * to, so only that pool's nodes (and the controller) may write it (nodePermissions).
+ */
+export function claimKey(pool: string, runId: string): string {
+  return `run.${checkName('pool', pool)}.${checkName('run id', runId)}`;
+}
+
+/** `run.<run>`: where Switchboard before per-pool claims kept a run's claim; the controller reads it, nobody writes it now. */
+export function legacyClaimKey(runId: string): string {
   return `run.${checkName('run id', runId)}`;
 }
 
@@ -196,9 +204,9 @@ export interface NatsUserPermissions {
  * pull, heartbeat and acknowledge its pools' work, claim runs, read cancel marks, keep its own
  * lease, publish events and read a run's last one back (under its own name), ask the controller,
  * answer its own control subject, read replies on its own inbox. It cannot touch another node's
- * lease, events or subjects, read another pool's work, or change the topology. It can write any
- * claim key (NATS cannot limit it to create-only): the controller checks an event against the node
- * its ledger sent the run to, named by the subject the event came on.
+ * lease, events or subjects, read or claim another pool's work, or change the topology. It can
+ * write any claim key of its own pools (NATS cannot limit it to create-only); the controller
+ * checks an event against the node its ledger sent the run to, named by the subject it came on.
  */
 export function nodePermissions(node: string, pools: readonly string[]): NatsUserPermissions {
   const kvApi = (bucket: string, key: string): string[] => [`$KV.${bucket}.${key}`, `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.${key}`];
@@ -209,7 +217,8 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         ...kvApi(NODES_BUCKET, nodeKey(node)),
         // The lease reads the TTL the controller chose from the bucket's status.
         `$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`,
-        ...kvApi(CLAIMS_BUCKET, 'run.*'),
+        // Claims of its pools' runs only: another pool's run it can neither take nor hand to anyone.
+        ...pools.flatMap((pool) => kvApi(CLAIMS_BUCKET, `run.${checkName('pool', pool)}.*`)),
         // Cancel marks are the controller's to write: a node only reads them.
         `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
         // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).

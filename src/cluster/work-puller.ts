@@ -213,7 +213,7 @@ export class WorkPuller {
     const claim: RunClaim = { holder: this.options.node, role: 'node', instance: this.options.instance, at: Date.now() };
     let outcome: ClaimOutcome;
     try {
-      outcome = await this.claims.claim(item.run_id, claim);
+      outcome = await this.claims.claim(this.options.pool, item.run_id, claim);
     } catch (err) {
       this.refuse(message, `cannot claim run ${item.run_id}: ${errorMessage(err)}`, item.run_id);
       return;

@@ -52,7 +52,7 @@ export class WorkDispatcher {
   ) {}
 
   static async open(nc: NatsConnection, logger: Logger): Promise<WorkDispatcher> {
-    return new WorkDispatcher(jetstream(nc), await jetstreamManager(nc), await RunClaims.open(nc), logger.child({ component: 'work-dispatcher' }));
+    return new WorkDispatcher(jetstream(nc), await jetstreamManager(nc), await RunClaims.open(nc, { readLegacy: true }), logger.child({ component: 'work-dispatcher' }));
   }
 
   /**
@@ -71,9 +71,9 @@ export class WorkDispatcher {
    * the node that holds it (which may be running it). With the item's `streamSeq`, an item won
    * back is also removed from the queue, where a node that died holding it left it.
    */
-  async abandon(runId: string, streamSeq?: number): Promise<ClaimOutcome> {
+  async abandon(pool: string, runId: string, streamSeq?: number): Promise<ClaimOutcome> {
     const claim: RunClaim = { holder: 'controller', role: 'controller', instance: this.instance, at: Date.now() };
-    const outcome = await this.claims.claim(runId, claim);
+    const outcome = await this.claims.claim(pool, runId, claim);
     if (outcome.won && streamSeq !== undefined) {
       try {
         await this.jsm.streams.deleteMessage(WORK_STREAM, streamSeq);
@@ -115,8 +115,8 @@ export class WorkDispatcher {
     return this.claims.markStopped(runId, how);
   }
 
-  /** Who holds run `runId`'s claim: the node that started it, the controller, or nobody yet. */
-  claimOf(runId: string): Promise<RunClaim | undefined> {
-    return this.claims.holderOf(runId);
+  /** Who holds run `runId`'s claim (sent to `pool`'s queue): the node that started it, the controller, or nobody yet. */
+  claimOf(pool: string, runId: string): Promise<RunClaim | undefined> {
+    return this.claims.holderOf(pool, runId);
   }
 }

@@ -7,7 +7,8 @@
  */
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream, type PubAck } from '@nats-io/jetstream';
-import { WORK_STREAM, WorkDispatcher, WorkPuller, workSubject, type WorkEvent, type WorkItem } from '../../src/cluster/index.js';
+import { Kvm } from '@nats-io/kv';
+import { CLAIMS_BUCKET, WORK_STREAM, WorkDispatcher, WorkPuller, workSubject, type WorkEvent, type WorkItem } from '../../src/cluster/index.js';
 import { silentLogger } from '../../src/core/logger.js';
 import { EventLog, startTestCluster, type TestCluster } from '../support/cluster.js';
 import { startNodeProcess, type NodeProcess } from '../support/cluster-nodes.js';
@@ -66,7 +67,7 @@ describe('dispatch', () => {
     expect(started.sort()).toEqual([...runs].sort());
     expect(lowest.free).toBeGreaterThanOrEqual(0);
     for (const run of runs) {
-      const holder = await dispatcher.claimOf(run);
+      const holder = await dispatcher.claimOf('main', run);
       const ranOn = a.events.items.some((e) => e.kind === 'started' && e.item.run_id === run) ? 'node-a' : 'node-b';
       expect(holder).toMatchObject({ holder: ranOn, role: 'node' });
     }
@@ -82,7 +83,7 @@ describe('dispatch', () => {
     expect(first.duplicate).toBe(false);
     expect(again).toEqual({ streamSeq: first.streamSeq, duplicate: true });
     // Taken off the queue for the next tests.
-    expect((await dispatcher.abandon('retried', first.streamSeq)).won).toBe(true);
+    expect((await dispatcher.abandon('main', 'retried', first.streamSeq)).won).toBe(true);
   });
 
   it('lets only one of two nodes start a run delivered twice; the other finds it claimed', async () => {
@@ -131,11 +132,11 @@ describe('dispatch', () => {
     frozen.signal('SIGSTOP');
     const { streamSeq } = await dispatcher.dispatch({ run_id: 'late', pool: 'cold-a', payload: null });
     await until(async () => (await consumerInfo('cold-a')).num_ack_pending === 1, 'the run to be delivered to the frozen node');
-    expect(await dispatcher.abandon('late', streamSeq)).toEqual({ won: true });
+    expect(await dispatcher.abandon('cold-a', 'late', streamSeq)).toEqual({ won: true });
     frozen.signal('SIGCONT');
     await frozen.waitFor((line) => line.work === 'claim-lost' && line.run === 'late', 'the run found claimed');
     expect(frozen.lines.some((line) => line.work === 'started')).toBe(false);
-    expect(await dispatcher.claimOf('late')).toMatchObject({ holder: 'controller', role: 'controller' });
+    expect(await dispatcher.claimOf('cold-a', 'late')).toMatchObject({ holder: 'controller', role: 'controller' });
   });
 
   it('lets a frozen node that wakes start its run when nobody abandoned it; abandoning it then fails, naming the node', async () => {
@@ -147,9 +148,22 @@ describe('dispatch', () => {
     await until(async () => (await consumerInfo('cold-b')).num_ack_pending === 1, 'the run to be delivered to the frozen node');
     frozen.signal('SIGCONT');
     await frozen.waitFor((line) => line.work === 'started' && line.run === 'woken', 'the run started');
-    const outcome = await dispatcher.abandon('woken');
+    const outcome = await dispatcher.abandon('cold-b', 'woken');
     expect(outcome).toMatchObject({ won: false, holder: { holder: 'sleeper', role: 'node' } });
     frozen.send('finish woken');
     await frozen.waitFor((line) => line.work === 'finished' && line.run === 'woken', 'the run finished');
+  });
+
+  it('counts a claim a node not yet upgraded made under run.<id> as the run’s: the controller reads it and does not win over it', async () => {
+    const kv = await new Kvm(cluster.controller.nc).open(CLAIMS_BUCKET, { allow_direct: true });
+    const older = { holder: 'older-node', role: 'node', instance: 'older-instance', at: Date.now() };
+    await kv.create('run.legacy-1', JSON.stringify(older));
+    expect(await dispatcher.claimOf('main', 'legacy-1')).toEqual(older);
+    expect(await dispatcher.abandon('main', 'legacy-1')).toEqual({ won: false, holder: older });
+    expect(await dispatcher.claimOf('main', 'legacy-2')).toBeUndefined();
+    expect(await dispatcher.abandon('main', 'legacy-2')).toEqual({ won: true });
+    expect(await dispatcher.claimOf('main', 'legacy-2')).toMatchObject({ holder: 'controller', role: 'controller' });
+    // Under its pool: the same run id of another pool is another claim.
+    expect(await dispatcher.claimOf('cold-a', 'legacy-2')).toBeUndefined();
   });
 });

@@ -196,7 +196,7 @@ describe('runs across machines when a side goes away', () => {
       const run = await controller.service.submit({ backend: 'shell', prompt: 'echo started on the node; sleep 600', cwd: work });
       const running = await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes('started on the node'));
       expect(startsOf(running)).toBe(1);
-      expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
+      expect(await controller.runs.claimOf({ id: run.id, node: 'node-killed' })).toMatchObject({ holder: 'node-killed', role: 'node' });
 
       const lostAt = Date.now();
       node.killGroup('SIGKILL');
@@ -211,7 +211,7 @@ describe('runs across machines when a side goes away', () => {
       const view = await controller.service.get(run.id);
       expect(view).toMatchObject({ status: 'orphaned', node: 'node-killed', ended_at: null });
       // Still the node's claim: nothing can start it again.
-      expect(await controller.runs.claimOf(run.id)).toMatchObject({ holder: 'node-killed', role: 'node' });
+      expect(await controller.runs.claimOf({ id: run.id, node: 'node-killed' })).toMatchObject({ holder: 'node-killed', role: 'node' });
 
       const cancelled = await controller.service.cancel(run.id);
       expect(cancelled).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
@@ -256,7 +256,7 @@ describe('runs across machines when a side goes away', () => {
       expect(events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'failed', reason: 'not_started', message: 'its work item was lost on the way to node node-lost-item; nothing was started: submit it again' } });
       expect(startsOf(events)).toBe(0);
       expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
-      expect(await controller.runs.claimOf(run.id)).toMatchObject({ role: 'controller' });
+      expect(await controller.runs.claimOf({ id: run.id, node: 'node-lost-item' })).toMatchObject({ role: 'controller' });
       expect((await cluster.jsm.streams.info(WORK_STREAM)).state.messages).toBe(0);
       expect(existsSync(path.join(folder, 'starts'))).toBe(false);
       expect(await controller.ledger.check()).toBe('ok');

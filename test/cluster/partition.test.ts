@@ -315,7 +315,7 @@ describe('a node cut off the network and back', () => {
       expect(String(done?.data.message)).toBe(`its work item was lost on the way to node ${p.cutName}; nothing was started: submit it again`);
       expect(startsOf(events)).toBe(0);
       expect(existsSync(path.join(folder, 'starts'))).toBe(false);
-      expect(await ctl.runs.claimOf(done?.run_id ?? '')).toMatchObject({ role: 'controller' });
+      expect(await ctl.runs.claimOf({ id: done?.run_id ?? '', node: p.cutName })).toMatchObject({ role: 'controller' });
       // The item is out of the queue: the node can never be handed it.
       expect((await ctl.cluster.jsm.streams.info(WORK_STREAM)).state.messages).toBe(0);
 

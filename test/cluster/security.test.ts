@@ -95,7 +95,7 @@ describe('a node user with only its permissions', () => {
       const dispatcher = await WorkDispatcher.open(cluster.controller.nc, silentLogger);
       await dispatcher.dispatch({ run_id: 'secure-1', pool: 'main', payload: null });
       expect(await work.waitFor((e) => e.kind === 'finished', 'the run to finish')).toEqual({ kind: 'finished', item: expect.objectContaining({ run_id: 'secure-1' }) });
-      expect(await dispatcher.claimOf('secure-1')).toMatchObject({ holder: 'node-a' });
+      expect(await dispatcher.claimOf('main', 'secure-1')).toMatchObject({ holder: 'node-a' });
       expect(await writes.waitFor((d) => d.event.run_id === 'secure-1', 'its event')).toMatchObject({ node: 'node-a', event: { seq: 1 } });
       // Its own lease is its to delete.
       await lease.leave();
@@ -178,6 +178,10 @@ describe('a node user and the runs it holds', () => {
     expect(await claims.stopMarked('secure-4')).toBe('cancel');
     const kv = await new Kvm(node.nc).open(CLAIMS_BUCKET, { allow_direct: true });
     await expect(kv.put('cancel.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.cancel\.secure-3"/);
+    // Claims of its own pool's runs only: not another pool's, nor the key older versions used.
+    await expect(kv.put('run.other-pool.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.run\.other-pool\.secure-3"/);
+    await expect(kv.put('run.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.run\.secure-3"/);
+    expect((await claims.claim('main', 'secure-3', { holder: 'node-a', role: 'node', instance: 'node-a-3', at: Date.now() })).won).toBe(true);
     const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });
     for (const seq of [1, 2]) await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq, type: 'token' });
     expect(await publisher.lastPublished('secure-2')).toBe(2);
