@@ -154,7 +154,7 @@ export class RunNode {
    * Not answered: the controller's sweep ends it by age in the end.
    */
   private tellRefused(runId: string, reason: string): void {
-    controllerControlClient(this.options.nc)
+    controllerControlClient(this.options.nc, this.options.name)
       .call('refused', { node: this.options.name, run_id: runId, reason })
       .catch((err: unknown) => this.logger.warn('could not tell the controller of a refused run', { run_id: runId, error: errorMessage(err) }));
   }
@@ -189,7 +189,7 @@ export class RunNode {
 
   /** Asks the controller to lay out this node's queue, again while none answers, until closed or aborted. */
   private async join(): Promise<string> {
-    const client = controllerControlClient(this.options.nc);
+    const client = controllerControlClient(this.options.nc, this.options.name);
     const signal = this.options.signal ? AbortSignal.any([this.options.signal, this.stopping.signal]) : this.stopping.signal;
     for (;;) {
       if (signal.aborted) throw new SwitchboardError('SHUTTING_DOWN', `node ${this.options.name} stopped before a controller answered its join`);

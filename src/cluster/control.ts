@@ -153,9 +153,10 @@ export function nodeControlClient(nc: NatsConnection, node: string, timeoutMs?: 
   return new ControlClient(nc, NODE_CONTROL_OPS, `node ${node}`, () => subject, timeoutMs);
 }
 
-/** A client for the controller's operations (a node's side). */
-export function controllerControlClient(nc: NatsConnection, timeoutMs?: number): ControlClient<typeof CONTROLLER_CONTROL_OPS> {
-  return new ControlClient(nc, CONTROLLER_CONTROL_OPS, 'the controller', controllerSubject, timeoutMs);
+/** A client for the controller's operations, node `node`'s side (its requests go under its name). */
+export function controllerControlClient(nc: NatsConnection, node: string, timeoutMs?: number): ControlClient<typeof CONTROLLER_CONTROL_OPS> {
+  checkName('node', node);
+  return new ControlClient(nc, CONTROLLER_CONTROL_OPS, 'the controller', (op) => controllerSubject(node, op), timeoutMs);
 }
 
 export interface ServeOptions<Ops extends ControlOps> {
@@ -167,6 +168,8 @@ export interface ServeOptions<Ops extends ControlOps> {
   queue?: string;
   /** The operation a request is for; by default the one it names. */
   opOf?: (message: Msg, named: string) => string | undefined;
+  /** Checks a request against where it came from, its params parsed; throws a SwitchboardError to refuse it. */
+  admit?: (message: Msg, op: string, params: unknown) => void;
 }
 
 /** Answers requests on `subject` with `handlers`, each checked against `ops` both ways; dispose to stop. */
@@ -183,6 +186,7 @@ export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>)
     if (!params.success) return failure('INVALID_PARAMS', `${op}: ${describeIssues(params.error)}`);
     let result: unknown;
     try {
+      options.admit?.(message, op, params.data);
       result = await handler(params.data);
     } catch (err) {
       if (isSwitchboardError(err)) return failure(err.code, err.message, err.details);
@@ -231,7 +235,11 @@ export function serveNodeControl(nc: NatsConnection, node: string, handlers: Con
   return serveControl({ nc, subject: nodeControlSubject(node), ops: NODE_CONTROL_OPS, handlers, logger: logger.child({ node }) });
 }
 
-/** Answers the controller's operations, on `sb.ctl.<op>`: the subject names the operation. */
+/**
+ * Answers the controller's operations, on `sb.ctl.<node>.<op>`: the subject names the asking node
+ * (its user may ask under its own name only) and the operation, and a request that says it is
+ * another node's is refused (FORBIDDEN). An older node's `sb.ctl.<op>` is taken on its own word.
+ */
 export function serveControllerControl(nc: NatsConnection, handlers: ControlHandlers<typeof CONTROLLER_CONTROL_OPS>, logger: Logger): Disposable {
   return serveControl({
     nc,
@@ -241,13 +249,28 @@ export function serveControllerControl(nc: NatsConnection, handlers: ControlHand
     logger: logger.child({ component: 'controller-control' }),
     queue: CONTROLLER_QUEUE,
     opOf: (message, named) => {
-      const op = message.subject.slice('sb.ctl.'.length);
-      try {
-        checkName('control topic', op);
-      } catch {
-        return undefined;
-      }
+      const op = controllerRequestOf(message.subject)?.op;
       return op === named ? op : undefined;
     },
+    admit: (message, op, params) => {
+      const asker = controllerRequestOf(message.subject)?.node;
+      const said = (params as { node?: unknown }).node;
+      if (asker !== undefined && said !== asker) throw new SwitchboardError('FORBIDDEN', `node ${asker} may not ${op} as node ${String(said)}`, { node: asker, op });
+    },
   });
+}
+
+/** The node and operation of a request to the controller (`sb.ctl.<node>.<op>`; an older node's `sb.ctl.<op>` names no node). */
+function controllerRequestOf(subject: string): { node: string | undefined; op: string } | undefined {
+  const [sb, ctl, ...rest] = subject.split('.');
+  if (sb !== 'sb' || ctl !== 'ctl' || rest.length < 1 || rest.length > 2) return undefined;
+  const op = rest.at(-1) ?? '';
+  const node = rest.length === 2 ? rest[0] : undefined;
+  try {
+    checkName('control topic', op);
+    if (node !== undefined) checkName('node', node);
+  } catch {
+    return undefined;
+  }
+  return { node, op };
 }

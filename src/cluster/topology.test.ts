@@ -7,7 +7,7 @@ describe('cluster names', () => {
     expect(poolConsumer('gpu')).toBe('pool_gpu');
     expect(eventSubject('node-a', 'run-1')).toBe('sb.events.node-a.run-1');
     expect(nodeControlSubject('node-a')).toBe('sb.node.node-a.ctl');
-    expect(controllerSubject('ping')).toBe('sb.ctl.ping');
+    expect(controllerSubject('node-a', 'ping')).toBe('sb.ctl.node-a.ping');
     expect(nodeKey('node-a')).toBe('node.node-a');
     expect(claimKey('gpu', 'run-1')).toBe('run.gpu.run-1');
   });

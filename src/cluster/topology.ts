@@ -156,9 +156,13 @@ export function paneStateSubject(node: string): string {
 /** paneStateSubject of every node. */
 export const PANE_STATE_ANY_NODE = 'sb.pane.*.state';
 
-/** `sb.ctl.<topic>`: requests from nodes to the controller. */
-export function controllerSubject(topic: string): string {
-  return `sb.ctl.${checkName('control topic', topic)}`;
+/**
+ * `sb.ctl.<node>.<topic>`: node `node`'s requests to the controller, under its own name, so the
+ * server's permissions say which node asks (the controller checks what a request says of its
+ * node against it).
+ */
+export function controllerSubject(node: string, topic: string): string {
+  return `sb.ctl.${checkName('node', node)}.${checkName('control topic', topic)}`;
 }
 
 /** A node's lease key in sb_nodes. */
@@ -224,7 +228,7 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).
         `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.${checkName('node', node)}.*`,
         `sb.events.${checkName('node', node)}.>`,
-        'sb.ctl.>',
+        `sb.ctl.${checkName('node', node)}.>`,
         // Its panes' output for the terminals attached to them, under its own name only.
         `sb.pane.${checkName('node', node)}.>`,
       ],

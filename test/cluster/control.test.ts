@@ -77,17 +77,24 @@ describe('control requests', () => {
     }
   });
 
-  it('from a node reach the controller on sb.ctl.<op>', async () => {
+  it('from a node reach the controller on sb.ctl.<node>.<op>; one that says it is another node is refused, an older node’s sb.ctl.<op> is answered', async () => {
     const seen: string[] = [];
     const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
     await cluster.controller.nc.flush();
     try {
       const node = await cluster.connect('node-ctl-d');
-      expect(await controllerControlClient(node.nc, REPLY_MS).call('ping', { node: 'ctl-d' })).toEqual({ at: 42 });
+      expect(await controllerControlClient(node.nc, 'ctl-d', REPLY_MS).call('ping', { node: 'ctl-d' })).toEqual({ at: 42 });
+      expect(seen).toEqual(['ctl-d']);
+      // Under one node's name, saying it is another: refused before the handler.
+      await expect(controllerControlClient(node.nc, 'ctl-d', REPLY_MS).call('ping', { node: 'ctl-e' })).rejects.toMatchObject({ code: 'FORBIDDEN', message: 'node ctl-d may not ping as node ctl-e' });
       expect(seen).toEqual(['ctl-d']);
       // The subject names the operation; a body naming another is refused.
-      const mismatch = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'other', params: {} }), { timeout: REPLY_MS });
+      const mismatch = await node.nc.request('sb.ctl.ctl-d.ping', JSON.stringify({ v: 1, op: 'other', params: {} }), { timeout: REPLY_MS });
       expect(mismatch.json()).toMatchObject({ ok: false, error: { code: 'METHOD_NOT_FOUND' } });
+      // An older node's subject, naming no node: taken on its word.
+      const older = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'ping', params: { node: 'ctl-old' } }), { timeout: REPLY_MS });
+      expect(older.json()).toEqual({ ok: true, result: { at: 42 } });
+      expect(seen).toEqual(['ctl-d', 'ctl-old']);
     } finally {
       serving.dispose();
     }

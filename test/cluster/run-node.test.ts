@@ -243,7 +243,7 @@ describe('a cluster node', () => {
 
   it('ends a queued run a node says it refused when no node holds its claim, and leaves one a node holds', { timeout: 2 * WAIT_MS }, async () => {
     const controller = need(ctl).service;
-    const client = controllerControlClient(need(ctl).cluster.controller.nc, WAIT_MS);
+    const client = controllerControlClient(need(ctl).cluster.controller.nc, 'node-x', WAIT_MS);
     // Held at its claim: node-x has it, so a refusal said of it changes nothing.
     const held = gate.holdNext();
     const claimed = await controller.submit({ backend: 'fake', prompt: 'hello', cwd: work });
@@ -258,7 +258,7 @@ describe('a cluster node', () => {
     need(ctl).ledger.createRun(spec);
     await need(ctl).ledger.flush();
     const unsent = follow(spec.id);
-    expect(await client.call('refused', { node: 'node-y', run_id: spec.id, reason: 'not its run' })).toEqual({ ended: false });
+    expect(await controllerControlClient(need(ctl).cluster.controller.nc, 'node-y', WAIT_MS).call('refused', { node: 'node-y', run_id: spec.id, reason: 'not its run' })).toEqual({ ended: false });
     expect(await client.call('refused', { node: 'node-x', run_id: spec.id, reason: 'its claim could not be tried' })).toEqual({ ended: true });
     await bounded(unsent.ended, `end of run ${spec.id}`);
     expect(await controller.get(spec.id)).toMatchObject({ status: 'failed', reason: 'not_started', message: 'node node-x could not take it: its claim could not be tried' });

@@ -72,7 +72,10 @@ describe('a node user with only its permissions', () => {
     expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
     const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
     await cluster.controller.nc.flush();
-    expect(await controllerControlClient(node.nc, REPLY_MS).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
+    expect(await controllerControlClient(node.nc, 'node-a', REPLY_MS).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
+    // Not under another node's name (the server refuses it), nor as another node under its own (the controller does).
+    await expect(controllerControlClient(node.nc, 'node-b', REPLY_MS).call('ping', { node: 'node-b' })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(controllerControlClient(node.nc, 'node-a', REPLY_MS).call('refused', { node: 'node-b', run_id: 'secure-x', reason: 'made up' })).rejects.toMatchObject({ code: 'FORBIDDEN', message: 'node node-a may not refused as node node-b' });
 
     const written = new Emitter<DeliveredEvent>();
     const writes = new EventLog(written.event);
