@@ -33,6 +33,12 @@ export class LedgerSink implements EventSink {
     this.orphaned.add(runId);
   }
 
+  /** Only events that came on the subject of the node the run was sent to can be the run's. */
+  async accepts(node: string | undefined, runId: string): Promise<boolean> {
+    const sentTo = await this.nodeOf(runId);
+    return sentTo !== null && sentTo === node;
+  }
+
   async lastSeq(runId: string): Promise<number> {
     return (await this.ledger.run(runId))?.last_seq ?? 0;
   }

@@ -34,6 +34,11 @@ const DEFAULT_GAP_WAIT_MS = 1_000;
 const DEFAULT_PREFETCH = 16;
 /** After the sink failed, try it again this soon. */
 const SINK_RETRY_MS = 1_000;
+/**
+ * Early events of one subject held with their deliveries unacknowledged; past it, they are held
+ * without (acknowledged at once). Well under the consumer's max_ack_pending (LEDGER_MAX_ACK_PENDING).
+ */
+const MAX_UNACKED_HELD = 32;
 /** Runs whose place is remembered; past it, runs with nothing held are forgotten (the sink knows them). */
 const REMEMBERED_RUNS = 10_000;
 
@@ -60,6 +65,12 @@ export interface EventSink {
    * the sink stored may come again, so storing one it has must do nothing (a unique key on run and seq).
    */
   write(delivered: DeliveredEvent): Promise<void>;
+  /**
+   * Whether an event of run `runId` that came on node `node`'s subject can be the run's at all
+   * (the node its ledger sent the run to): one that cannot is refused before it is put in order,
+   * so events another node makes up under run ids it was not given hold nothing back. Absent: all can.
+   */
+  accepts?(node: string | undefined, runId: string): Promise<boolean>;
   /**
    * Resolves once everything `write` took is stored durably (rejects when it could not be): only
    * then are those events acknowledged. Absent: `write` itself stores durably.
@@ -103,6 +114,8 @@ export class EventIntake {
   private closed = false;
   /** Publishers already said to send on the older nodes' subject. */
   private readonly olderNodes = new Set<string>();
+  /** Subjects whose events the sink refused, said once each. */
+  private readonly refusedSubjects = new Set<string>();
 
   private constructor(
     private readonly jsm: JetStreamManager,
@@ -157,6 +170,11 @@ export class EventIntake {
       return;
     }
     if (named.node === undefined) this.warnOlderNode(message.headers?.get(NODE_HEADER));
+    const arrived = delivered(event, message.subject, message.headers?.get(NODE_HEADER), message.seq);
+    if (this.options.sink.accepts && !(await this.options.sink.accepts(arrived.node, event.run_id))) {
+      this.refuse(message, arrived);
+      return;
+    }
     const order = await this.orderOf(message.subject, event.run_id);
     if (order.isDelivered(event.seq)) {
       // Taken by the sink already, but maybe not yet stored: acknowledged once it is.
@@ -165,8 +183,23 @@ export class EventIntake {
     }
     const held = order.heldAt(event.seq);
     if (held) held.deliveries.push(message);
-    else order.hold(event.seq, { delivered: delivered(event, message.subject, message.headers?.get(NODE_HEADER), message.seq), deliveries: [message] });
+    else if (event.seq !== order.next && order.heldCount >= MAX_UNACKED_HELD) {
+      // Held without its delivery, which is acknowledged now: a run whose node leaves a gap open
+      // must not take up the consumer's unacknowledged messages, and stall every other run. Should
+      // this controller stop first, a restart catches the run up from the stream.
+      order.hold(event.seq, { delivered: arrived, deliveries: [] });
+      this.settle(message, 'ack');
+    } else order.hold(event.seq, { delivered: arrived, deliveries: [message] });
     await this.drain(message.subject, order);
+  }
+
+  /** An event the sink says cannot be its run's: dropped (terminated, never delivered again), and said once per subject. */
+  private refuse(message: JsMsg, arrived: DeliveredEvent): void {
+    this.settle(message, 'term');
+    if (this.refusedSubjects.has(message.subject)) return;
+    if (this.refusedSubjects.size >= REMEMBERED_RUNS) this.refusedSubjects.clear();
+    this.refusedSubjects.add(message.subject);
+    this.logger.warn('dropped events of a run that came from a node it was not sent to', { run_id: arrived.event.run_id, subject: message.subject, node: arrived.node, publisher: arrived.publisher });
   }
 
   /** Says once per publisher that it sends on the subject older nodes used, where its header is all there is to say who it is. */

@@ -1,10 +1,12 @@
 /**
  * A run's events on the wire, the node side: each one on the run's own subject under the node's
- * name, `sb.events.<node>.<run>`, in SB_EVENTS, with the message id `<node>:<run>:<seq>`. JetStream stores a message id once within the
- * stream's duplicate window, so a publish that got no answer (a reconnect, a server restart) is
- * sent again with the same id, safely: stored once, or found stored already. The controller reads
+ * name, `sb.events.<node>.<run>`, in SB_EVENTS, with a message id of its publish
+ * (`<node>:<run>:<seq>:<random>`). JetStream stores a message id once within the stream's
+ * duplicate window, so a publish that got no answer (a reconnect, a server restart) is sent again
+ * with the same id, safely: stored once, or found stored already. The controller reads
  * them back in order into the ledger (event-intake.ts).
  */
+import { randomBytes } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
@@ -39,12 +41,14 @@ const RunEventMessageSchema = z.looseObject({
 export type RunEventMessage = z.infer<typeof RunEventMessageSchema>;
 
 /**
- * The message id of an event: what JetStream deduplicates on, across the whole stream. It names the
- * node whose subject the event is on, so what one node sends under a run id never stands in for
- * the event the run's own node sends.
+ * A message id for one publish of an event: what JetStream deduplicates on, across the whole
+ * stream, so the tries of one publish are stored once. It ends in a random part: any publisher
+ * chooses its message ids, and one another node could foresee would let that node have the event
+ * refused as a duplicate before it is sent. A publish that failed is not tried again under the
+ * same id: the outbox first reads back what its subject holds (lastPublished).
  */
 export function eventMessageId(node: string, runId: string, seq: number): string {
-  return `${node}:${runId}:${seq}`;
+  return `${node}:${runId}:${seq}:${randomBytes(12).toString('hex')}`;
 }
 
 export interface EventPublisherOptions {

@@ -32,4 +32,15 @@ describe('a run put back in order', () => {
     expect(order.heldAt(5)).toBe('five');
     expect(order.gap()).toBeUndefined();
   });
+
+  it('skips a gap of any width at once: only what is held is looked at (a node may make a sequence up)', () => {
+    const order = new RunOrder<string>('r', 1);
+    order.hold(3, 'three');
+    order.hold(Number.MAX_SAFE_INTEGER, 'last');
+    expect(order.gap()).toEqual({ from: 2, to: 2 });
+    order.skipTo(Number.MAX_SAFE_INTEGER);
+    expect(order.next).toBe(Number.MAX_SAFE_INTEGER);
+    expect(order.heldAt(3)).toBeUndefined();
+    expect(order.heldAt(Number.MAX_SAFE_INTEGER)).toBe('last');
+  });
 });

@@ -32,7 +32,7 @@ describe('cluster names', () => {
     expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.gpu.*']);
     // Events under its own name only: published, and the last one read back.
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*');
-    expect(perms.publish.allow).toContain('sb.events.node-a.>');
+    expect(perms.publish.allow).toContain('sb.events.node-a.*');
     expect(perms.publish.allow.filter((subject) => subject.includes('sb.events'))).toHaveLength(2);
     expect(perms.subscribe.allow).toEqual(['_INBOX_node-a.>', 'sb.node.node-a.>']);
     expect(perms.allow_responses).toBe(true);

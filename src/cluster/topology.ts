@@ -227,7 +227,7 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
         // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).
         `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.${checkName('node', node)}.*`,
-        `sb.events.${checkName('node', node)}.>`,
+        `sb.events.${checkName('node', node)}.*`,
         `sb.ctl.${checkName('node', node)}.>`,
         // Its panes' output for the terminals attached to them, under its own name only.
         `sb.pane.${checkName('node', node)}.>`,

@@ -7,6 +7,7 @@
  * a server restart is tried again and stored once.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { jetstream } from '@nats-io/jetstream';
 import { EVENTS_STREAM, EventIntake, EventPublisher, type DeliveredEvent, type EventHole, type EventSink } from '../../src/cluster/index.js';
 import { Emitter } from '../../src/core/emitter.js';
 import { silentLogger } from '../../src/core/logger.js';
@@ -64,8 +65,14 @@ describe('run events', () => {
     const intake = await EventIntake.start({ nc: cluster.controller.nc, sink: ledger, logger: silentLogger });
     try {
       const first = await publisher.publish(event('dedupe', 1));
-      expect(await publisher.publish(event('dedupe', 1))).toEqual({ streamSeq: first.streamSeq, duplicate: true });
-      await publisher.publish(event('dedupe', 2));
+      // Sent again (a node that did not know it was stored): a second message, taken once.
+      const again = await publisher.publish(event('dedupe', 1));
+      expect(again.duplicate).toBe(false);
+      expect(again.streamSeq).toBeGreaterThan(first.streamSeq);
+      // A message id another publisher chose cannot be the next event's: its own is part random.
+      const js = jetstream(cluster.controller.nc);
+      for (const guess of ['dedupe:2', 'node-a:dedupe:2']) expect((await js.publish('sb.events.node-b.guess', JSON.stringify(event('guess', 1)), { msgID: guess })).duplicate).toBe(false);
+      expect((await publisher.publish(event('dedupe', 2))).duplicate).toBe(false);
       await writes.waitFor((d) => d.event.run_id === 'dedupe' && d.event.seq === 2, 'the second event');
       expect(ledger.seqsOf('dedupe')).toEqual([1, 2]);
       expect(ledger.rows.get('dedupe:1')).toMatchObject({ node: 'node-a', streamSeq: first.streamSeq, event: { schema_version: 'v2', data: { text: 'dedupe 1' } } });

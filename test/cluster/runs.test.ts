@@ -9,9 +9,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EventPublisher } from '../../src/cluster/index.js';
+import { jetstream } from '@nats-io/jetstream';
+import { headers } from '@nats-io/transport-node';
+import { NODE_HEADER } from '../../src/cluster/index.js';
 import { eventMessage } from '../../src/cluster-runs/run-wire.js';
-import { silentLogger } from '../../src/core/logger.js';
 import type { RunEvent } from '../../src/ledger/run-events.js';
 import { startTestController, type TestController } from '../support/cluster-controller.js';
 import { followRun, type FollowedRun } from '../support/run-follow.js';
@@ -117,11 +118,14 @@ describe('runs on a cluster node', () => {
       });
       const seen = await waiting;
       // Another node (its subject names it: the server's permissions hold a node to its own name)
-      // sends the next numbers of this run first; the run's own node then sends the same numbers.
-      const intruder = new EventPublisher({ nc: need(ctl).cluster.controller.nc, node: 'node-intruder', logger: silentLogger });
+      // sends the next numbers of this run first, saying in its header that it is the run's node,
+      // under the message ids older versions gave them; the run's own node then sends the same numbers.
+      const js = jetstream(need(ctl).cluster.controller.nc);
       for (let seq = seen.seq + 1; seq <= seen.seq + 3; seq++) {
-        const published = await intruder.publish(eventMessage({ ...seen, seq, data: { ...seen.data, text: `forged ${String(seq)}\n` } }));
-        expect(published.duplicate).toBe(false);
+        const h = headers();
+        h.set(NODE_HEADER, 'node-own');
+        const forged = eventMessage({ ...seen, seq, data: { ...seen.data, text: `forged ${String(seq)}\n` } });
+        expect((await js.publish(`sb.events.node-intruder.${run.id}`, JSON.stringify(forged), { headers: h, msgID: `node-own:${run.id}:${String(seq)}` })).duplicate).toBe(false);
       }
       writeFileSync(gate, '');
       await followed.ended;

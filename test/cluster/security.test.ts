@@ -196,7 +196,7 @@ describe('a node user and the runs it holds', () => {
     const stored = await cluster.jsm.streams.info(EVENTS_STREAM, { subjects_filter: 'sb.events.*.secure-2' });
     expect(stored.state.subjects).toEqual({ 'sb.events.node-a.secure-2': 3 });
     const jsm = await jetstreamManager(node.nc, { checkAPI: false });
-    await expect(jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: 'sb.events.node-b.secure-2' })).rejects.toThrow();
+    await expect(jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: 'sb.events.node-b.secure-2' })).rejects.toThrow(/Permissions Violation/);
   });
 });
 
