@@ -98,7 +98,7 @@ export class RunNode {
     const logger = options.logger.child({ node: options.name });
     const backends = await options.service.backends();
     const clis = backends.filter((b) => b.health.ok).map((b) => ({ name: b.name, version: b.health.version ?? '' }));
-    const claims = await RunClaims.open(options.nc);
+    const claims = await RunClaims.open(options.nc, 'read');
     const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: [], slots: { total: options.slots, free: options.slots } }, logger });
     const node = new RunNode(options, lease, claims, logger);
     try {

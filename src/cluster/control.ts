@@ -1,7 +1,7 @@
 /**
  * Requests and replies between the controller and a node, over NATS request/reply: to one node on
- * `sb.node.<name>.ctl`, to the controller on `sb.ctl.<op>` (so a node's permissions can name the
- * operations it may ask for). Each operation is a pair of zod schemas, checked on both ends, as the
+ * `sb.node.<name>.ctl`, to the controller on `sb.ctl.<node>.<op>` (so a node's permissions hold it
+ * to asking under its own name, and can name the operations it may ask for). Each operation is a pair of zod schemas, checked on both ends, as the
  * JSON-RPC method table is; a failure travels as a stable code (core/errors.ts) and is thrown
  * again as a SwitchboardError with that code. A request nobody listens for is NODE_UNREACHABLE,
  * at once (NATS answers "no responders"); one nobody answers in time is TIMEOUT.
@@ -21,6 +21,8 @@ import { checkName, controllerSubject, nodeControlSubject } from './topology.js'
 const DEFAULT_TIMEOUT_MS = 5_000;
 /** The controllers answering `sb.ctl.>` share the requests (one answers each). */
 const CONTROLLER_QUEUE = 'sb-controller';
+/** Older nodes said to ask on the old subject, each once (a bound on what strangers can make it remember). */
+const MAX_OLDER_NODES_TOLD = 1_000;
 const WIRE_VERSION = 1;
 
 /** One operation: what it takes and what it answers. */
@@ -241,6 +243,13 @@ export function serveNodeControl(nc: NatsConnection, node: string, handlers: Con
  * another node's is refused (FORBIDDEN). An older node's `sb.ctl.<op>` is taken on its own word.
  */
 export function serveControllerControl(nc: NatsConnection, handlers: ControlHandlers<typeof CONTROLLER_CONTROL_OPS>, logger: Logger): Disposable {
+  const told = new Set<string>();
+  /** Says once per node that it asks as older versions did, where its own word is all there is. */
+  const olderNodeAsked = (node: string): void => {
+    if (told.has(node) || told.size >= MAX_OLDER_NODES_TOLD) return;
+    told.add(node);
+    logger.warn('a node asks the controller on sb.ctl.<op>, as Switchboard before per-node subjects did: upgrade it with its new permissions (docs/cluster.md)', { node });
+  };
   return serveControl({
     nc,
     subject: 'sb.ctl.>',
@@ -255,7 +264,8 @@ export function serveControllerControl(nc: NatsConnection, handlers: ControlHand
     admit: (message, op, params) => {
       const asker = controllerRequestOf(message.subject)?.node;
       const said = (params as { node?: unknown }).node;
-      if (asker !== undefined && said !== asker) throw new SwitchboardError('FORBIDDEN', `node ${asker} may not ${op} as node ${String(said)}`, { node: asker, op });
+      if (asker === undefined) olderNodeAsked(String(said));
+      else if (said !== asker) throw new SwitchboardError('FORBIDDEN', `node ${asker} may not ${op} as node ${String(said)}`, { node: asker, op });
     },
   });
 }

@@ -43,19 +43,25 @@ const StopMarkSchema = z.object({ at: z.number(), how: z.enum(['cancel', 'interr
 
 export type ClaimOutcome = { readonly won: true } | { readonly won: false; readonly holder: RunClaim | undefined };
 
+/**
+ * How a claim treats `run.<id>`, the key of a Switchboard before per-pool claims (nodes not yet
+ * upgraded, and controllers before this one, claim there): `read` (a node's: it may read that key,
+ * not write it) counts a claim there as the run's; `fence` (the controller's) also creates it
+ * before the pool's key, so an older node finds the run taken; `off` ignores it. A claim there
+ * counts only when the controller made it or it names the pool's own node: an older node's user
+ * may write that key for any run, and must not hold back another node's.
+ */
+export type LegacyClaims = 'off' | 'read' | 'fence';
+
 export class RunClaims {
   private constructor(
     private readonly kv: KV,
-    private readonly readLegacy: boolean,
+    private readonly legacy: LegacyClaims,
   ) {}
 
-  /**
-   * Binds the claims bucket (laid out by the controller; a node's user may not look it up). With
-   * `readLegacy` (the controller's), a run claimed under the key of a Switchboard before per-pool
-   * claims (`run.<id>`, by a node not yet upgraded) counts as claimed: no other claim is won over it.
-   */
-  static async open(nc: NatsConnection, options: { readLegacy?: boolean } = {}): Promise<RunClaims> {
-    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }), options.readLegacy === true);
+  /** Binds the claims bucket (laid out by the controller; a node's user may not look it up). */
+  static async open(nc: NatsConnection, legacy: LegacyClaims): Promise<RunClaims> {
+    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }), legacy);
   }
 
   /**
@@ -66,18 +72,18 @@ export class RunClaims {
   async claim(pool: string, runId: string, claim: RunClaim): Promise<ClaimOutcome> {
     const key = claimKey(pool, runId);
     let lastError: unknown;
+    const mine = (holder: RunClaim | undefined): boolean => holder !== undefined && holder.instance === claim.instance && holder.holder === claim.holder;
     for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
       try {
-        const legacy = this.readLegacy ? await this.read(legacyClaimKey(runId)) : undefined;
-        if (legacy !== undefined) return { won: false, holder: legacy };
+        const older = await this.olderClaim(pool, runId, claim);
+        if (older !== undefined && !mine(older)) return { won: false, holder: older };
         await this.kv.create(key, JSON.stringify(claim));
         return { won: true };
       } catch (err) {
         lastError = err;
         if (isWrongLastSequence(err)) {
           const holder = await this.holderOf(pool, runId);
-          const mine = holder !== undefined && holder.instance === claim.instance && holder.holder === claim.holder;
-          return mine ? { won: true } : { won: false, holder };
+          return mine(holder) ? { won: true } : { won: false, holder };
         }
       }
       await new Promise((resolve) => setTimeout(resolve, CLAIM_RETRY_MS * attempt));
@@ -121,7 +127,28 @@ export class RunClaims {
 
   /** The claim on run `runId` of `pool`'s queue, or undefined when nobody claimed it (or what is there is not a claim). */
   async holderOf(pool: string, runId: string): Promise<RunClaim | undefined> {
-    return (await this.read(claimKey(pool, runId))) ?? (this.readLegacy ? await this.read(legacyClaimKey(runId)) : undefined);
+    // The pool's key first: a node that claimed there holds the run, whatever the older key says.
+    const current = await this.read(claimKey(pool, runId));
+    if (current !== undefined || this.legacy === 'off') return current;
+    return counted(await this.read(legacyClaimKey(runId)), pool);
+  }
+
+  /**
+   * The claim under the older key that stands in the way of `claim` (undefined: none). Fenced, the
+   * older key is created first (an older node then finds the run taken); one there already is read.
+   */
+  private async olderClaim(pool: string, runId: string, claim: RunClaim): Promise<RunClaim | undefined> {
+    if (this.legacy === 'off') return undefined;
+    const key = legacyClaimKey(runId);
+    if (this.legacy === 'fence') {
+      try {
+        await this.kv.create(key, JSON.stringify(claim));
+        return undefined;
+      } catch (err) {
+        if (!isWrongLastSequence(err)) throw err;
+      }
+    }
+    return counted(await this.read(key), pool);
   }
 
   private async read(key: string): Promise<RunClaim | undefined> {
@@ -136,4 +163,9 @@ export class RunClaims {
     const claim = RunClaimSchema.safeParse(parsed);
     return claim.success ? claim.data : undefined;
   }
+}
+
+/** A claim under the older key counts when the controller made it or it names the pool's own node (see LegacyClaims). */
+function counted(claim: RunClaim | undefined, pool: string): RunClaim | undefined {
+  return claim !== undefined && (claim.role === 'controller' || claim.holder === pool) ? claim : undefined;
 }

@@ -29,7 +29,7 @@ describe('cluster names', () => {
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');
     // Claims of its own pools' runs only.
-    expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.gpu.*']);
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.*']);
     // Events under its own name only: published, and the last one read back.
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*');
     expect(perms.publish.allow).toContain('sb.events.node-a.*');

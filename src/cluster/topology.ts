@@ -223,6 +223,8 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         `$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`,
         // Claims of its pools' runs only: another pool's run it can neither take nor hand to anyone.
         ...pools.flatMap((pool) => kvApi(CLAIMS_BUCKET, `run.${checkName('pool', pool)}.*`)),
+        // The key older versions claimed under, read only: a run an older controller gave up stays given up.
+        `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.run.*`,
         // Cancel marks are the controller's to write: a node only reads them.
         `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
         // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).

@@ -96,7 +96,7 @@ export class WorkPuller {
     const consumer = await jetstream(options.nc).consumers.get(WORK_STREAM, poolConsumer(options.pool));
     const { config } = await consumer.info(true);
     const ackWaitMs = (config.ack_wait ?? 30e9) / 1e6;
-    const claims = await RunClaims.open(options.nc);
+    const claims = await RunClaims.open(options.nc, 'read');
     const puller = new WorkPuller(consumer, claims, Math.floor(ackWaitMs / HEARTBEATS_PER_ACK_WAIT), options, options.logger.child({ pool: options.pool }));
     puller.loop = puller.pull();
     return puller;

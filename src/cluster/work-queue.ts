@@ -52,7 +52,7 @@ export class WorkDispatcher {
   ) {}
 
   static async open(nc: NatsConnection, logger: Logger): Promise<WorkDispatcher> {
-    return new WorkDispatcher(jetstream(nc), await jetstreamManager(nc), await RunClaims.open(nc, { readLegacy: true }), logger.child({ component: 'work-dispatcher' }));
+    return new WorkDispatcher(jetstream(nc), await jetstreamManager(nc), await RunClaims.open(nc, 'fence'), logger.child({ component: 'work-dispatcher' }));
   }
 
   /**

@@ -154,16 +154,23 @@ describe('dispatch', () => {
     await frozen.waitFor((line) => line.work === 'finished' && line.run === 'woken', 'the run finished');
   });
 
-  it('counts a claim a node not yet upgraded made under run.<id> as the run’s: the controller reads it and does not win over it', async () => {
+  it('counts a claim the run’s own node made under run.<id> before it was upgraded, and fences that key when it gives a run up; one naming another node there counts for nothing', async () => {
     const kv = await new Kvm(cluster.controller.nc).open(CLAIMS_BUCKET, { allow_direct: true });
-    const older = { holder: 'older-node', role: 'node', instance: 'older-instance', at: Date.now() };
+    const older = { holder: 'main', role: 'node', instance: 'older-instance', at: Date.now() };
     await kv.create('run.legacy-1', JSON.stringify(older));
     expect(await dispatcher.claimOf('main', 'legacy-1')).toEqual(older);
     expect(await dispatcher.abandon('main', 'legacy-1')).toEqual({ won: false, holder: older });
+    // Given up: the older key is taken too, so a node not yet upgraded finds the run taken there.
     expect(await dispatcher.claimOf('main', 'legacy-2')).toBeUndefined();
     expect(await dispatcher.abandon('main', 'legacy-2')).toEqual({ won: true });
     expect(await dispatcher.claimOf('main', 'legacy-2')).toMatchObject({ holder: 'controller', role: 'controller' });
+    expect((await kv.get('run.legacy-2'))?.json()).toMatchObject({ holder: 'controller', role: 'controller' });
+    await expect(kv.create('run.legacy-2', JSON.stringify(older))).rejects.toThrow(/wrong last sequence/);
     // Under its pool: the same run id of another pool is another claim.
-    expect(await dispatcher.claimOf('cold-a', 'legacy-2')).toBeUndefined();
+    expect(await dispatcher.claimOf('cold-a', 'legacy-3')).toBeUndefined();
+    // Another node's name under the older key (any older node's user may write there): not the run's claim.
+    await kv.create('run.legacy-4', JSON.stringify({ ...older, holder: 'intruder' }));
+    expect(await dispatcher.claimOf('main', 'legacy-4')).toBeUndefined();
+    expect(await dispatcher.abandon('main', 'legacy-4')).toEqual({ won: true });
   });
 });

@@ -168,12 +168,12 @@ describe("a node user and its panes", () => {
 describe('a node user and the runs it holds', () => {
   it("reads the controller's cancel marks and a run's last event back, and may not write a cancel mark", async () => {
     const node = await cluster.connect('node-a-3', nodeFlags, nodeInboxPrefix('node-a'));
-    const controllerClaims = await RunClaims.open(cluster.controller.nc);
+    const controllerClaims = await RunClaims.open(cluster.controller.nc, 'fence');
     await controllerClaims.markStopped('secure-2', 'cancel');
     // An interrupt marked after a cancel leaves the cancel; one alone says interrupt, and a cancel then overrides it.
     await controllerClaims.markStopped('secure-2', 'interrupt');
     await controllerClaims.markStopped('secure-4', 'interrupt');
-    const claims = await RunClaims.open(node.nc);
+    const claims = await RunClaims.open(node.nc, 'read');
     expect(await claims.stopMarked('secure-2')).toBe('cancel');
     expect(await claims.stopMarked('secure-3')).toBeUndefined();
     expect(await claims.stopMarked('secure-4')).toBe('interrupt');
@@ -185,6 +185,10 @@ describe('a node user and the runs it holds', () => {
     await expect(kv.put('run.other-pool.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.run\.other-pool\.secure-3"/);
     await expect(kv.put('run.secure-3', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_claims\.run\.secure-3"/);
     expect((await claims.claim('main', 'secure-3', { holder: 'node-a', role: 'node', instance: 'node-a-3', at: Date.now() })).won).toBe(true);
+    // A run an older controller gave up under the older key: the node reads that key, and does not take the run.
+    const controllerKv = await new Kvm(cluster.controller.nc).open(CLAIMS_BUCKET, { allow_direct: true });
+    await controllerKv.create('run.secure-6', JSON.stringify({ holder: 'controller', role: 'controller', instance: 'older-controller', at: Date.now() }));
+    expect(await claims.claim('main', 'secure-6', { holder: 'node-a', role: 'node', instance: 'node-a-3', at: Date.now() })).toMatchObject({ won: false, holder: { role: 'controller' } });
     const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });
     for (const seq of [1, 2]) await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq, type: 'token' });
     expect(await publisher.lastPublished('secure-2')).toBe(2);
