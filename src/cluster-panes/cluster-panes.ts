@@ -88,39 +88,40 @@ export class ClusterPanes implements RemotePanes {
     ];
   }
 
-  async list(): Promise<PaneInfo[]> {
-    const listed = await Promise.all(
-      this.options.nodes().map(async (node) => {
-        try {
-          const { panes } = await this.client(node, LIST_TIMEOUT_MS).call('list', {});
-          return panes.flatMap((raw) => {
-            const info = paneInfoSchema.safeParse(raw);
-            if (!info.success || !ListedPaneSchema.safeParse(raw).success) return [];
-            return [{ ...info.data, pane_id: nodePaneId({ node, pane: info.data.pane_id }), node }];
-          });
-        } catch (err) {
-          // Debug: the dashboard lists often, and a node that does not answer is said by its lease going.
-          this.options.logger.debug('a node did not list its panes', { node, error: errorMessage(err) });
-          return [];
-        }
-      }),
-    );
-    return listed.flat();
+  list(): Promise<PaneInfo[]> {
+    return this.fromEveryNode('panes', async (node, client) => {
+      const { panes } = await client.call('list', {});
+      return panes.flatMap((raw) => {
+        const info = paneInfoSchema.safeParse(raw);
+        if (!info.success || !ListedPaneSchema.safeParse(raw).success) return [];
+        return [{ ...info.data, pane_id: nodePaneId({ node, pane: info.data.pane_id }), node }];
+      });
+    });
   }
 
-  async logSessions(): Promise<SessionInfo[]> {
+  logSessions(): Promise<SessionInfo[]> {
+    return this.fromEveryNode('session logs', async (node, client) => {
+      const { sessions } = await client.call('log_sessions', {});
+      return sessions.flatMap((raw) => {
+        const info = sessionInfoSchema.safeParse(raw);
+        if (!info.success || !ListedSessionSchema.safeParse(raw).success) return [];
+        return [{ ...info.data, session_id: nodePaneId({ node, pane: info.data.session_id }), node }];
+      });
+    });
+  }
+
+  /**
+   * What every live node lists, asked at once: a node that does not answer in time (or an older
+   * one that lists no such thing) adds nothing. Said at debug: the dashboard lists often, and a node
+   * that does not answer is said by its lease going.
+   */
+  private async fromEveryNode<T>(what: string, ask: (node: string, client: NodePaneClient) => Promise<T[]>): Promise<T[]> {
     const listed = await Promise.all(
       this.options.nodes().map(async (node) => {
         try {
-          const { sessions } = await this.client(node, LIST_TIMEOUT_MS).call('log_sessions', {});
-          return sessions.flatMap((raw) => {
-            const info = sessionInfoSchema.safeParse(raw);
-            if (!info.success || !ListedSessionSchema.safeParse(raw).success) return [];
-            return [{ ...info.data, session_id: nodePaneId({ node, pane: info.data.session_id }), node }];
-          });
+          return await ask(node, this.client(node, LIST_TIMEOUT_MS));
         } catch (err) {
-          // A node older than listing its logs, or one that does not answer: its sessions are left out, as its panes are from list.
-          this.options.logger.debug('a node did not list its session logs', { node, error: errorMessage(err) });
+          this.options.logger.debug(`a node did not list its ${what}`, { node, error: errorMessage(err) });
           return [];
         }
       }),

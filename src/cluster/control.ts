@@ -15,7 +15,7 @@ import { ERROR_CODES, errorMessage, isSwitchboardError, SwitchboardError, type E
 import type { Logger } from '../core/logger.js';
 import { describeIssues } from '../core/zod-issues.js';
 import { isConnectionClosed, isNoResponders, isPermissionViolation, isTimeout } from './nats-errors.js';
-import { checkName, controllerSubject, nodeControlSubject } from './topology.js';
+import { checkName, controllerSubject, nodeControlSubject, parseNodeSubject } from './topology.js';
 
 /** How long a caller waits for a reply unless it says otherwise. */
 const DEFAULT_TIMEOUT_MS = 5_000;
@@ -272,15 +272,6 @@ export function serveControllerControl(nc: NatsConnection, handlers: ControlHand
 
 /** The node and operation of a request to the controller (`sb.ctl.<node>.<op>`; an older node's `sb.ctl.<op>` names no node). */
 function controllerRequestOf(subject: string): { node: string | undefined; op: string } | undefined {
-  const [sb, ctl, ...rest] = subject.split('.');
-  if (sb !== 'sb' || ctl !== 'ctl' || rest.length < 1 || rest.length > 2) return undefined;
-  const op = rest.at(-1) ?? '';
-  const node = rest.length === 2 ? rest[0] : undefined;
-  try {
-    checkName('control topic', op);
-    if (node !== undefined) checkName('node', node);
-  } catch {
-    return undefined;
-  }
-  return { node, op };
+  const named = parseNodeSubject(subject, 'ctl', 'control topic');
+  return named && { node: named.node, op: named.name };
 }

@@ -101,17 +101,26 @@ export function eventSubject(node: string, runId: string): string {
  * subject that is neither.
  */
 export function parseEventSubject(subject: string): { node: string | undefined; runId: string } | undefined {
-  const [sb, events, ...rest] = subject.split('.');
-  if (sb !== 'sb' || events !== 'events' || rest.length < 1 || rest.length > 2) return undefined;
-  const runId = rest.at(-1) ?? '';
+  const named = parseNodeSubject(subject, 'events', 'run id');
+  return named && { node: named.node, runId: named.name };
+}
+
+/**
+ * `sb.<area>.<node>.<name>` (or an older node's `sb.<area>.<name>`, naming no node): the node and
+ * the name, each checked as a subject token of its kind; undefined for any other subject.
+ */
+export function parseNodeSubject(subject: string, area: string, kind: NameKind): { node: string | undefined; name: string } | undefined {
+  const [sb, named, ...rest] = subject.split('.');
+  if (sb !== 'sb' || named !== area || rest.length < 1 || rest.length > 2) return undefined;
+  const name = rest.at(-1) ?? '';
   const node = rest.length === 2 ? rest[0] : undefined;
   try {
-    checkName('run id', runId);
+    checkName(kind, name);
     if (node !== undefined) checkName('node', node);
   } catch {
     return undefined;
   }
-  return { node, runId };
+  return { node, name };
 }
 
 /** `sb.node.<name>.ctl`: requests to one node. */
