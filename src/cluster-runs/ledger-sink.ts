@@ -60,13 +60,13 @@ export class LedgerSink implements EventSink {
       this.logger.warn("dropped an event said to be the controller's that the controller never writes", { run_id: event.run_id, seq: event.seq, type: event.type });
       return;
     }
-    const node = await this.nodeOf(event.run_id);
-    if (node === null || node !== delivered.node) {
-      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, publisher: delivered.publisher, sent_to: node });
+    // The intake asked already (accepts); asked again here, so no caller of write can pass around it.
+    if (!(await this.accepts(delivered.node, event.run_id))) {
+      this.logger.warn('dropped an event from a node the run was not sent to', { run_id: event.run_id, seq: event.seq, from: delivered.node, publisher: delivered.publisher });
       return;
     }
     if (!byController && this.orphaned.has(event.run_id)) {
-      this.logger.warn('dropped an event of an orphaned run from its node (the node was lost, and the run is the person\'s to decide)', { run_id: event.run_id, seq: event.seq, node });
+      this.logger.warn('dropped an event of an orphaned run from its node (the node was lost, and the run is the person\'s to decide)', { run_id: event.run_id, seq: event.seq, node: delivered.node });
       return;
     }
     try {

@@ -14,6 +14,7 @@ import type { Disposable } from '../core/disposable.js';
 import { ERROR_CODES, errorMessage, isSwitchboardError, SwitchboardError, type ErrorCode } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { describeIssues } from '../core/zod-issues.js';
+import { LogLimiter } from '../core/log-limiter.js';
 import { isConnectionClosed, isNoResponders, isPermissionViolation, isTimeout } from './nats-errors.js';
 import { checkName, controllerSubject, nodeControlSubject, parseNodeSubject } from './topology.js';
 
@@ -21,8 +22,6 @@ import { checkName, controllerSubject, nodeControlSubject, parseNodeSubject } fr
 const DEFAULT_TIMEOUT_MS = 5_000;
 /** The controllers answering `sb.ctl.>` share the requests (one answers each). */
 const CONTROLLER_QUEUE = 'sb-controller';
-/** Older nodes said to ask on the old subject, each once (a bound on what strangers can make it remember). */
-const MAX_OLDER_NODES_TOLD = 1_000;
 const WIRE_VERSION = 1;
 
 /** One operation: what it takes and what it answers. */
@@ -243,12 +242,11 @@ export function serveNodeControl(nc: NatsConnection, node: string, handlers: Con
  * another node's is refused (FORBIDDEN). An older node's `sb.ctl.<op>` is taken on its own word.
  */
 export function serveControllerControl(nc: NatsConnection, handlers: ControlHandlers<typeof CONTROLLER_CONTROL_OPS>, logger: Logger): Disposable {
-  const told = new Set<string>();
-  /** Says once per node that it asks as older versions did, where its own word is all there is. */
+  // What nodes can make it say: a few lines a minute, then a count.
+  const nodeLog = new LogLimiter(logger);
+  /** Says a node asks as older versions did, where its own word is all there is. */
   const olderNodeAsked = (node: string): void => {
-    if (told.has(node) || told.size >= MAX_OLDER_NODES_TOLD) return;
-    told.add(node);
-    logger.warn('a node asks the controller on sb.ctl.<op>, as Switchboard before per-node subjects did: upgrade it with its new permissions (docs/cluster.md)', { node });
+    nodeLog.log('warn', 'a node asks the controller on sb.ctl.<op>, as Switchboard before per-node subjects did: upgrade it with its new permissions (docs/cluster.md)', { node });
   };
   return serveControl({
     nc,

@@ -23,6 +23,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { LogLimiter } from '../core/log-limiter.js';
 import { DurableAcks } from './durable-acks.js';
 import { NODE_HEADER, parseRunEvent, type RunEventMessage } from './event-stream.js';
 import { RunOrder } from './run-order.js';
@@ -112,10 +113,8 @@ export class EventIntake {
   private chain: Promise<void> = Promise.resolve();
   private reading: Promise<void> = Promise.resolve();
   private closed = false;
-  /** Publishers already said to send on the older nodes' subject. */
-  private readonly olderNodes = new Set<string>();
-  /** Subjects whose events the sink refused, said once each. */
-  private readonly refusedSubjects = new Set<string>();
+  /** What nodes can make it say (events refused, older nodes' subjects): a few lines a minute, then a count. */
+  private readonly nodeLog: LogLimiter;
 
   private constructor(
     private readonly jsm: JetStreamManager,
@@ -123,6 +122,7 @@ export class EventIntake {
     private readonly options: EventIntakeOptions,
     private readonly logger: Logger,
   ) {
+    this.nodeLog = new LogLimiter(logger);
     this.acks = new DurableAcks({ durable: () => options.sink.durable?.() ?? Promise.resolve(), ack: (message) => this.settle(message, 'ack'), retryMs: SINK_RETRY_MS, logger });
   }
 
@@ -145,6 +145,7 @@ export class EventIntake {
     await this.acks.close();
     for (const timer of this.timers.values()) clearTimeout(timer);
     this.timers.clear();
+    this.nodeLog.flush();
     this.holes.dispose();
   }
 
@@ -193,21 +194,15 @@ export class EventIntake {
     await this.drain(message.subject, order);
   }
 
-  /** An event the sink says cannot be its run's: dropped (terminated, never delivered again), and said once per subject. */
+  /** An event the sink says cannot be its run's: dropped (terminated, never delivered again), and said. */
   private refuse(message: JsMsg, arrived: DeliveredEvent): void {
     this.settle(message, 'term');
-    if (this.refusedSubjects.has(message.subject)) return;
-    if (this.refusedSubjects.size >= REMEMBERED_RUNS) this.refusedSubjects.clear();
-    this.refusedSubjects.add(message.subject);
-    this.logger.warn('dropped events of a run that came from a node it was not sent to', { run_id: arrived.event.run_id, subject: message.subject, node: arrived.node, publisher: arrived.publisher });
+    this.nodeLog.log('warn', 'dropped events of a run that came from a node it was not sent to', { run_id: arrived.event.run_id, subject: message.subject, node: arrived.node, publisher: arrived.publisher });
   }
 
-  /** Says once per publisher that it sends on the subject older nodes used, where its header is all there is to say who it is. */
+  /** Says a publisher sends on the subject older nodes used, where its header is all there is to say who it is. */
   private warnOlderNode(publisher: string | undefined): void {
-    const who = publisher || '(unnamed)';
-    if (this.olderNodes.has(who) || this.olderNodes.size >= REMEMBERED_RUNS) return;
-    this.olderNodes.add(who);
-    this.logger.warn('a node sends events on sb.events.<run>, as Switchboard before per-node subjects did: upgrade it, and give it the permissions docs/cluster.md lists (they shut that subject)', { node: who });
+    this.nodeLog.log('warn', 'a node sends events on sb.events.<run>, as Switchboard before per-node subjects did: upgrade it, and give it the permissions docs/cluster.md lists (they shut that subject)', { node: publisher || '(unnamed)' });
   }
 
   /** The order of the run's events on `subject`, from the sink's last sequence the first time it is seen (since this intake started). */
