@@ -53,7 +53,7 @@ export const STEPS = {
     packageBin('knip', 'knip', ['--no-progress']),
   ],
   typecheck: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.json', '--noEmit']), packageBin('typescript', 'tsc', ['-p', 'web', '--noEmit'])],
-  build: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.build.json']), packageBin('vite', 'vite', ['build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']), [process.execPath, path.join(root, 'scripts', 'bundle-launchers.mjs')]],
+  build: () => [packageBin('typescript', 'tsc', ['-p', 'tsconfig.build.json']), packageBin('typescript', 'tsc', ['-p', 'tsconfig.build-js.json']), packageBin('vite', 'vite', ['build', '--config', 'web/vite.config.ts', '--logLevel', 'warn']), [process.execPath, path.join(root, 'scripts', 'bundle-launchers.mjs')]],
   agentClis: () => tsxScript('scripts/install-agent-clis.ts'),
   debianPackages: () => tsxScript('scripts/install-debian-packages.ts'),
 };
