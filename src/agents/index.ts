@@ -11,6 +11,7 @@ export { detectScreen, type Detection, type Evidence, type ScreenKind, type Scre
 export { findAgentBinary, agentVersion, profileVersion } from './environment/binary.js';
 export { profileSchema, type ProfileData, type ProfileInput, type Screens, type Dialog } from './profiles/schema.js';
 export { parseVersion, satisfies } from './profiles/version-range.js';
+export { dashedCwd } from './profiles/transcript-dir.js';
 export { lowestMatchOf } from './screen/detect.js';
 export { classifyScreen, INTERRUPTED_RULE, RETRYING_RULE, type Classification, type ScreenState } from './screen/classify.js';
 export { AgentStateTracker, AGENT_STATES, IDLE_SETTLE_MS, type AgentState, type StateChange, type StateTrackerOptions } from './screen/state-tracker.js';

@@ -12,9 +12,9 @@
 import { jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
-import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
+import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { CLAIM_BUDGET_MS, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
+import { CLAIM_BUDGET_MS, ConversationShelf, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from '../runs/index.js';
@@ -41,6 +41,8 @@ export class ClusterRuns implements RemoteRuns {
   private sweep: NodeRunSweep | undefined;
   /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
   private readonly dispatched = new Map<string, WorkItemAt>();
+  /** The ledger events go into: where a resumed run's node is read. */
+  private ledger: RunLedger | undefined;
 
   private constructor(
     private readonly options: ClusterRunsOptions,
@@ -69,6 +71,8 @@ export class ClusterRuns implements RemoteRuns {
         ping: () => Promise.resolve({ at: Date.now() }),
         join: async ({ node }) => {
           await ensurePool(jsm, { name: node }, options.workAckWaitMs);
+          // Its shelf for its CLIs' conversations: a node may not create streams.
+          await ConversationShelf.ensure(options.nc, node);
           logger.info('node joined', { node });
           return { pool: node };
         },
@@ -88,6 +92,7 @@ export class ClusterRuns implements RemoteRuns {
    */
   async takeEvents(ledger: RunLedger): Promise<void> {
     if (this.intake) throw new SwitchboardError('INVALID_REQUEST', 'the cluster already takes events into a ledger');
+    this.ledger = ledger;
     const sink = new LedgerSink(ledger, this.logger);
     const nodeRuns = (await ledger.unfinished()).filter((r) => r.spec.node !== undefined);
     for (const run of nodeRuns) if (run.status === 'orphaned') sink.markOrphaned(run.spec.id);
@@ -134,10 +139,34 @@ export class ClusterRuns implements RemoteRuns {
 
   async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
     const node = nodeOf(spec);
+    await this.carryConversation(spec, node);
     const sent = await this.dispatcher.dispatch({ run_id: spec.id, pool: node, payload: runWork(spec, mode) });
     this.dispatched.set(spec.id, { streamSeq: sent.streamSeq, pool: node });
     if (this.dispatched.size > REMEMBERED_RUNS) this.dispatched.delete(this.dispatched.keys().next().value ?? '');
     this.logger.info('run sent to a node', { run_id: spec.id, node, backend: spec.backend });
+  }
+
+  /**
+   * A resume on another node than the one that ran the conversation: the copy that node keeps of
+   * it goes onto the shelf of the node the run goes to, which puts it where its CLI reads it. Not
+   * there (a CLI whose files are not carried, a node that could not write it): the run goes all
+   * the same, and goes on where the CLI has the conversation (a shared HOME) or fails saying so.
+   */
+  private async carryConversation(spec: RunSpec, to: string): Promise<void> {
+    if (spec.agent_session === undefined || spec.parent === null || this.ledger === undefined) return;
+    const from = (await this.ledger.run(spec.parent).catch(() => undefined))?.spec.node;
+    if (from === undefined || from === to) return;
+    try {
+      const copy = await (await ConversationShelf.open(this.options.nc, from)).get(spec.backend, spec.agent_session);
+      if (copy === undefined) {
+        this.logger.info('no copy of the conversation on its node\'s shelf', { run_id: spec.id, from, backend: spec.backend });
+        return;
+      }
+      await (await ConversationShelf.open(this.options.nc, to)).put(spec.backend, spec.agent_session, copy);
+      this.logger.info('conversation carried to the node a resume goes to', { run_id: spec.id, from, to, bytes: copy.data.length });
+    } catch (err) {
+      this.logger.warn('could not carry a conversation to the node a resume goes to', { run_id: spec.id, from, to, error: errorMessage(err) });
+    }
   }
 
   async abandon(spec: RunSpec): Promise<boolean> {

@@ -22,10 +22,11 @@ import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/erro
 import type { Logger } from '../core/logger.js';
 import { controllerControlClient, NodeLease, RunClaims, serveNodeControl, WorkPuller, type MarkedStop, type WorkItem } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
-import { doneEvent, stateEvent } from '../ledger/run-events.js';
+import { agentSessionIn, doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import { initialState, step, type EndStatus, type RunInput, type RunSpec } from '../ledger/run-model.js';
 import type { RunService } from '../runs/index.js';
 import { RunWorkSchema, type RunWork } from './run-wire.js';
+import type { ConversationCarrier } from './conversation-carrier.js';
 
 /** Between tries to join while no controller answers. */
 const JOIN_RETRY_MS = 1_000;
@@ -56,6 +57,8 @@ export interface RunNodeOptions {
    * asked while it was taken: tests hold a run here, where a stop request finds it still starting.
    */
   taken?: (runId: string) => Promise<void>;
+  /** Keeps its runs' CLI conversations on its shelf, and puts one shelved for it in place before a resume. */
+  conversations?: ConversationCarrier;
 }
 
 /** What the controller asks of a run it stops (NODE_CONTROL_OPS cancel and interrupt). */
@@ -247,6 +250,7 @@ export class RunNode {
     try {
       // A resume of a run this node ran is the service's own resume: it closes the conversation's CLI kept open here first.
       const own = w.agent_session !== undefined && w.resumes !== undefined && (await this.recorded(w.resumes));
+      if (!own && w.agent_session !== undefined) await this.restoreConversation(runId, w.backend, w.cwd, w.agent_session);
       const resume = own ? { resume: w.resumes } : { agent_session: w.agent_session };
       await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, parent: w.parent, ...resume });
       return true;
@@ -258,6 +262,18 @@ export class RunNode {
       }
       await this.endUnstarted(runId, w, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not start the run: ${errorMessage(err)}` });
       return false;
+    }
+  }
+
+  /** A conversation another node ran, put where the CLI reads it: without it the CLI says it has no such conversation. */
+  private async restoreConversation(runId: string, backend: string, cwd: string, conversation: string): Promise<void> {
+    const { conversations } = this.options;
+    if (!conversations) return;
+    try {
+      const how = await conversations.restore(backend, cwd, conversation);
+      this.logger.info('conversation for a resume', { run_id: runId, backend, conversation, found: how });
+    } catch (err) {
+      this.logger.warn('could not put the conversation a resume goes on with in place', { run_id: runId, backend, conversation, error: errorMessage(err) });
     }
   }
 
@@ -296,21 +312,37 @@ export class RunNode {
     stopping.catch((err: unknown) => this.logger.warn(`a ${request.how} of a run failed`, { run_id: runId, error: errorMessage(err) }));
   }
 
-  /** Resolves once the run has ended, following it from its last recorded event (not from its start). */
+  /**
+   * Resolves once the run has ended, following it from its last recorded event (not from its
+   * start); from its start when conversations are carried, to find the id the CLI said. Its
+   * conversation's last copy is written after, without holding its slot.
+   */
   private async followToEnd(runId: string): Promise<void> {
-    const { ledger } = this.options;
+    const { ledger, conversations } = this.options;
     for (;;) {
       const ended = await new Promise<boolean>((resolve) => {
         const follow = async (): Promise<void> => {
-          const from = (await ledger.run(runId))?.last_seq ?? 0;
-          ledger.subscribe(runId, from, () => undefined, { onEnd: () => resolve(true), onError: () => resolve(false) });
+          const record = await ledger.run(runId);
+          let from = record?.last_seq ?? 0;
+          let onEvent = (_event: RunEvent): void => undefined;
+          if (conversations && record) {
+            const { spec } = record;
+            const carry = (conversation: string | undefined): void => {
+              if (conversation !== undefined) conversations.carry(spec.id, spec.backend, spec.cwd, conversation);
+            };
+            carry(spec.agent_session);
+            onEvent = (event) => carry(agentSessionIn(event));
+            from = 0;
+          }
+          ledger.subscribe(runId, from, onEvent, { onEnd: () => resolve(true), onError: () => resolve(false) });
         };
         follow().catch(() => resolve(false));
       });
-      if (ended || !ledger.isLive(runId)) return;
+      if (ended || !ledger.isLive(runId)) break;
       this.logger.warn('could not follow a live run; trying again', { run_id: runId });
       await delay(FOLLOW_RETRY_MS);
     }
+    void conversations?.finish(runId);
   }
 
   /**

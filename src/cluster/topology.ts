@@ -75,6 +75,16 @@ export function checkName(kind: NameKind, value: string): string {
   return value;
 }
 
+/** The object store of `node`'s CLI conversation files (conversation-shelf.ts). */
+export function conversationBucket(node: string): string {
+  return `sb_conversations_${checkName('node', node)}`;
+}
+
+/** Its stream, as the server names it (for permissions). */
+function conversationStream(node: string): string {
+  return `OBJ_${conversationBucket(node)}`;
+}
+
 /** `sb.work.<pool>`: where a pool's work items are published. */
 export function workSubject(pool: string): string {
   return `sb.work.${checkName('pool', pool)}`;
@@ -242,6 +252,11 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         `sb.ctl.${checkName('node', node)}.>`,
         // Its panes' output for the terminals attached to them, under its own name only.
         `sb.pane.${checkName('node', node)}.>`,
+        // Its CLIs' conversation files (conversation-shelf.ts), on its own shelf only: the controller copies one across for a resume.
+        `$O.${conversationBucket(node)}.>`,
+        ...['STREAM.MSG.GET', 'STREAM.PURGE', 'CONSUMER.CREATE'].map((api) => `$JS.API.${api}.${conversationStream(node)}`),
+        `$JS.API.CONSUMER.CREATE.${conversationStream(node)}.>`,
+        `$JS.API.CONSUMER.DELETE.${conversationStream(node)}.*`,
       ],
     },
     subscribe: { allow: [`${nodeInboxPrefix(node)}.>`, `sb.node.${checkName('node', node)}.>`] },

@@ -16,8 +16,8 @@ import { withoutEndpointVariables } from '../protocol/discovery.js';
 import { MemoryBudget } from '../core/memory-budget.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
-import { connectCluster, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
-import { EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
+import { connectCluster, ConversationShelf, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
+import { ConversationCarrier, EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
 import { NodePaneServer } from '../cluster-panes/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import { AgentCatalog, AgentPanes } from '../agents/index.js';
@@ -90,6 +90,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   let service: RunService | undefined;
   let outbox: EventOutbox | undefined;
   let paneServer: NodePaneServer | undefined;
+  let conversations: ConversationCarrier | undefined;
   try {
     const publisher = new EventPublisher({ nc: connection.nc, node: options.name, logger });
     const local = new SqliteLedgerStore(path.join(home, NODE_LEDGER_FILE));
@@ -109,6 +110,12 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     const openPanes = options.openPanes === true ? { defaultCwd: folders.roots[0] ?? homedir(), checkFolder: (cwd: string) => folders.checkFolder(cwd) } : undefined;
     // Whoever may publish on the node's subject may open one: the NATS users say who that is.
     if (openPanes && options.nats.auth.kind === 'none') logger.warn('this node opens panes for whoever may publish on its subjects, and its NATS connection has no user: give the controller and each node a user of their own (cluster.md, Security)', { node: options.name });
+    // Its runs' conversations kept on its shelf, for a resume on another host; a shelved one put in place for a resume here.
+    conversations = new ConversationCarrier({
+      shelf: await ConversationShelf.open(connection.nc, options.name, nodeInboxPrefix(options.name)),
+      placeOf: (backend, cwd) => (sandbox ? { home: sandbox(backend).home, cwd } : { home: homedir(), cwd, codexHome: process.env.CODEX_HOME }),
+      logger,
+    });
     paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger, ...(openPanes && { openPanes }) });
     const node = await RunNode.start({
       nc: connection.nc,
@@ -121,7 +128,9 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       ...(options.signal !== undefined && { signal: options.signal }),
       ...(options.claimed !== undefined && { claimed: options.claimed }),
       ...(options.taken !== undefined && { taken: options.taken }),
+      conversations,
     });
+    const carrying = conversations;
     const serving = paneServer;
     const running = service;
     const opened = ledger;
@@ -144,6 +153,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
         if (!(await sending.drained(OUTBOX_DRAIN_MS))) logger.warn('the node stops with events not sent yet: they go at its next start', { runs: sending.unsent });
         // The runs' ends are out: only now does the controller see the node leave.
         await node.leave();
+        carrying.dispose();
         sending.close();
         await opened.close().catch((err: unknown) => logger.warn('the node\'s ledger did not close cleanly', { error: errorMessage(err) }));
         await connection.close();
@@ -151,6 +161,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     };
   } catch (err) {
     paneServer?.dispose();
+    conversations?.dispose();
     outbox?.close();
     await service?.dispose().catch(() => undefined);
     await ledger?.close().catch(() => undefined);

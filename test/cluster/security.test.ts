@@ -14,6 +14,7 @@ import { createUser } from '@nats-io/nkeys';
 import {
   CLAIMS_BUCKET,
   connectCluster,
+  ConversationShelf,
   EVENTS_STREAM,
   controllerControlClient,
   EventIntake,
@@ -120,6 +121,33 @@ describe('a node user with only its permissions', () => {
     const kv = await new Kvm(node.nc).open(NODES_BUCKET, { allow_direct: true });
     await expect(kv.put('node.node-b', '{}')).rejects.toThrow(/Permissions Violation for Publish to "\$KV\.sb_nodes\.node\.node-b"/);
     await expect(NodeLease.register({ nc: node.nc, node: { name: 'node-b', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger })).rejects.toMatchObject({ code: 'CONNECTION_FAILED', message: expect.stringContaining('Permissions Violation') });
+  });
+});
+
+describe("a node user and its CLIs' conversations", () => {
+  it("keeps copies on its own shelf (written, replaced, read back whole), and may neither read nor write another node's", { timeout: 60_000 }, async () => {
+    // The controller lays out each node's shelf at its join.
+    await ConversationShelf.ensure(cluster.controller.nc, 'node-a');
+    const otherShelf = await ConversationShelf.ensure(cluster.controller.nc, 'node-b');
+    await otherShelf.put('claude', 'of-node-b', { data: Buffer.from('node-b only'), relative: 'projects/-w/of-node-b.jsonl' });
+    const node = await cluster.connect('node-a-shelf', nodeFlags, nodeInboxPrefix('node-a'));
+    const own = await ConversationShelf.open(node.nc, 'node-a', nodeInboxPrefix('node-a'));
+    // Larger than a chunk (128 KiB), so it goes as several.
+    const first = Buffer.alloc(300 * 1024, 'first turn\n');
+    await own.put('claude', 'conv-1', { data: first, relative: 'projects/-w/conv-1.jsonl' });
+    const second = Buffer.concat([first, Buffer.from('second turn\n')]);
+    await own.put('claude', 'conv-1', { data: second, relative: 'projects/-w/conv-1.jsonl' });
+    const read = await own.get('claude', 'conv-1');
+    expect(Buffer.from(read?.data ?? []).equals(second)).toBe(true);
+    expect(read?.relative).toBe('projects/-w/conv-1.jsonl');
+    expect(await own.get('claude', 'never-kept')).toBeUndefined();
+    // What the controller reads of it for a resume elsewhere.
+    expect(Buffer.from((await (await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'conv-1'))?.data ?? []).equals(second)).toBe(true);
+
+    const other = await ConversationShelf.open(node.nc, 'node-b', nodeInboxPrefix('node-a'));
+    await expect(other.get('claude', 'of-node-b')).rejects.toThrow(/Permissions Violation/);
+    await expect(other.put('claude', 'of-node-b', { data: Buffer.from('overwritten'), relative: 'projects/-w/of-node-b.jsonl' })).rejects.toThrow(/Permissions Violation/);
+    expect(Buffer.from((await otherShelf.get('claude', 'of-node-b'))?.data ?? []).toString()).toBe('node-b only');
   });
 });
 

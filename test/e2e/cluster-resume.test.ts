@@ -9,8 +9,10 @@
  * ends cancelled, saying which run resumed it. A follow-up of the resumed run then goes to n2,
  * whose conversation is still open, and goes on in it.
  *
- * The two nodes share the CLIs' home (one machine): a CLI keeps its conversation in its own files,
- * and Switchboard does not carry them between hosts yet (docs/cluster.md says so).
+ * Each node has CLI homes of its own, as two hosts do: the conversation reaches n2 only because n1
+ * kept a copy of the CLI's file on its shelf while the run went on, and the controller copied it
+ * onto n2's shelf for the resume (conversation-carrier.ts). The test waits for n1's copy to hold
+ * the prompt before it kills n1: a node that dies carries what it had copied a moment before.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -27,6 +29,7 @@ import { useTestLedger } from '../support/test-ledger.js';
 import { AGENT_BIN_DIRS } from './agent-flow.js';
 import { useScriptedModel } from './scripted-model.js';
 import { conversationSaved } from './conversation-files.js';
+import { ConversationShelf } from '../../src/cluster/index.js';
 
 /** A bound on a wait for something that must happen; never a measure of how fast it did. */
 const WAIT_MS = 90_000;
@@ -63,13 +66,13 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
     const base = path.join(scratch.dir, backend);
     const work = path.join(base, 'work');
     mkdirSync(work, { recursive: true });
-    const agent = { home: path.join(base, 'agents'), modelUrl: scripted.model.url };
+    const agentOf = (name: string): { home: string; modelUrl: string } => ({ home: path.join(base, name, 'agents'), modelUrl: scripted.model.url });
     const env = { SWITCHBOARD_AGENT_PATH: AGENT_BIN_DIRS.join(path.delimiter) };
     const controller: TestController = await startTestController(testLedger, base, { nodeTtlMs: SHORT_TTL_MS });
     const nodes: SwitchboardNode[] = [];
     try {
       const start = async (name: string): Promise<SwitchboardNode> => {
-        const node = await startSwitchboardNode({ url: controller.cluster.server.url, scratch: base, name, backends: [backend], agent, env });
+        const node = await startSwitchboardNode({ url: controller.cluster.server.url, scratch: base, name, backends: [backend], agent: agentOf(name), env });
         nodes.push(node);
         await until(() => controller.service.nodes().nodes.some((n) => n.name === name && n.clis.some((c) => c.name === backend)), `node ${name} with ${backend}`);
         return node;
@@ -83,7 +86,10 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       await until(() => followed.events.some((e) => agentSessionIn(e) !== undefined) && scripted.model.heldAt(HELD) > 0, 'the conversation id, and the model holding the first turn');
       const conversation = followed.events.map((e) => agentSessionIn(e)).find((id) => id !== undefined) as string;
       // Killed before the CLI saved the prompt, there would be no conversation to resume.
-      await until(() => conversationSaved(backend, path.join(agent.home, backend), conversation, 'remember the word mango'), 'the CLI to save the prompt in its conversation file');
+      await until(() => conversationSaved(backend, path.join(agentOf(`${backend}-n1`).home, backend), conversation, 'remember the word mango'), 'the CLI to save the prompt in its conversation file');
+      // n1 keeps a copy of it on its shelf, looked at every second: the prompt is in it before n1 dies.
+      const shelf = await ConversationShelf.open(controller.cluster.controller.nc, `${backend}-n1`);
+      await until(async () => Buffer.from((await shelf.get(backend, conversation))?.data ?? []).includes('remember the word mango'), "n1's copy of the conversation to hold the prompt");
 
       n1.killGroup('SIGKILL');
       await n1.exited;
@@ -102,6 +108,8 @@ describe.each(['claude', 'codex'] as const)('a %s run whose node dies mid-turn',
       const resumedView = await controller.service.get(resumed.id);
       expect(resumedView.status, resumedView.message).toBe('completed');
       expect(said(second.events)).toContain('The word was mango.');
+      // n2's CLI read the conversation from a file of its own home, put there from the copy.
+      expect(conversationSaved(backend, path.join(agentOf(`${backend}-n2`).home, backend), conversation, 'remember the word mango')).toBe(true);
       // The conversation went on: the new turn's request to the model carries the first prompt.
       const asked = scripted.model.modelRequests().filter((r) => r.plan?.prompt.includes('which word') === true);
       expect(asked.length).toBeGreaterThan(0);

@@ -4,6 +4,7 @@
  */
 import { readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
+import { dashedCwd } from '../../agents/index.js';
 import { TRANSCRIPT_FORMATS, type TranscriptFormat } from './types.js';
 
 /** A pane's transcript, as the ask engine is told about it. */
@@ -26,11 +27,6 @@ export interface TranscriptLocation {
 /** True for a profile transcript format this layer reads. */
 export function isReadableFormat(format: string): format is TranscriptFormat {
   return (TRANSCRIPT_FORMATS as readonly string[]).includes(format);
-}
-
-/** Claude Code's folder name for a working directory: every character that is not a letter or digit becomes '-'. */
-export function dashedCwd(cwd: string): string {
-  return cwd.replace(/[^A-Za-z0-9]/g, '-');
 }
 
 /** Most files looked at per listing: a transcript folder of years of sessions is not walked whole. */
