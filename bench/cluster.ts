@@ -21,7 +21,7 @@
  * Writes the figures to latest.json (through run.ts) and the whole report to bench/results/cluster.json.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -36,7 +36,7 @@ import { RunService, type RunEvent } from '../src/runs/index.js';
 import { startNatsServer, type NatsTestServer } from '../test/support/nats-server.js';
 import { startPostgres, type PostgresServer } from '../test/support/postgres-server.js';
 import { atTestProcessEnd } from '../test/support/test-process-end.js';
-import { percentile, sleep } from './stats.js';
+import { percentile, procCpuMs, sleep } from './stats.js';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const root = path.join(here, '..');
@@ -79,13 +79,6 @@ interface SimStep {
   controller_heap_mib: number;
   nodes_cpu_share: number;
   nats_cpu_share: number;
-}
-
-/** utime + stime of a process in ms (Linux: /proc/PID/stat, clock ticks of 10 ms). */
-function procCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 const cpuMs = (): number => {

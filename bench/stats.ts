@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 /** Percentile of an already sorted sample (nearest rank). */
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return Number.NaN;
@@ -37,6 +38,13 @@ export function rssMiB(pid: number): Promise<number> {
  */
 export function privateMiB(pid: number): Promise<number> {
   return statusMiB(pid, 'RssAnon');
+}
+
+/** utime + stime of a process in ms (Linux: /proc/PID/stat, clock ticks of 10 ms). */
+export function procCpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) * 10;
 }
 
 export const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));

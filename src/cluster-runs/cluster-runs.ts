@@ -71,8 +71,9 @@ export class ClusterRuns implements RemoteRuns {
         ping: () => Promise.resolve({ at: Date.now() }),
         join: async ({ node }) => {
           await ensurePool(jsm, { name: node }, options.workAckWaitMs);
-          // Its shelf for its CLIs' conversations: a node may not create streams.
-          await ConversationShelf.ensure(options.nc, node);
+          // Its shelf for its CLIs' conversations (a node may not create streams). Without one the
+          // node runs all the same; a resume elsewhere then finds no copy of its conversations.
+          await ConversationShelf.ensure(options.nc, node).catch((err: unknown) => logger.warn("could not lay out a node's conversation shelf", { node, error: errorMessage(err) }));
           logger.info('node joined', { node });
           return { pool: node };
         },

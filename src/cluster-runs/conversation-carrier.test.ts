@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -109,23 +109,53 @@ describe('ConversationCarrier', () => {
     }
   });
 
-  it('puts a shelved copy where the CLI reads it (0600, whole), leaves one the CLI has here alone, and says when there is none', async () => {
+  it('puts a shelved copy where the CLI reads it (0600, whole), over a file here only when the copy goes on from it', async () => {
     const home = tempHome();
     const shelf = new MemoryShelf();
     const carrier = new ConversationCarrier({ shelf, placeOf: (_backend, cwd) => ({ home, cwd }), logger: silentLogger });
+    const relative = `projects/-elsewhere/${CLAUDE_ID}.jsonl`;
     expect(await carrier.restore('claude', '/w', CLAUDE_ID)).toBe('none');
-    await shelf.put('claude', CLAUDE_ID, { data: Buffer.from('from the other host\n'), relative: `projects/-elsewhere/${CLAUDE_ID}.jsonl` });
+    await shelf.put('claude', CLAUDE_ID, { data: Buffer.from('turn 1\n'), relative });
     expect(await carrier.restore('claude', '/w', CLAUDE_ID)).toBe('restored');
     const file = path.join(home, '.claude', 'projects', '-w', `${CLAUDE_ID}.jsonl`);
-    expect(readFileSync(file, 'utf8')).toBe('from the other host\n');
+    expect(readFileSync(file, 'utf8')).toBe('turn 1\n');
     expect(statSync(file).mode & 0o777).toBe(0o600);
-    // What the CLI has here is newer than any copy: never overwritten.
-    appendFileSync(file, 'a turn here\n');
+    // A turn here the copy lacks: the file here is further on, and kept.
+    appendFileSync(file, 'turn 2 here\n');
     expect(await carrier.restore('claude', '/w', CLAUDE_ID)).toBe('here');
-    expect(readFileSync(file, 'utf8')).toBe('from the other host\na turn here\n');
+    expect(readFileSync(file, 'utf8')).toBe('turn 1\nturn 2 here\n');
+    // The conversation went on elsewhere from there (resumed on another host, and back): the copy replaces it.
+    await shelf.put('claude', CLAUDE_ID, { data: Buffer.from('turn 1\nturn 2 here\nturn 3 elsewhere\n'), relative });
+    expect(await carrier.restore('claude', '/w', CLAUDE_ID)).toBe('restored');
+    expect(readFileSync(file, 'utf8')).toBe('turn 1\nturn 2 here\nturn 3 elsewhere\n');
+    // A copy that differs from the file here otherwise: the CLI's own file is kept.
+    await shelf.put('claude', CLAUDE_ID, { data: Buffer.from('another story altogether\n'), relative });
+    expect(await carrier.restore('claude', '/w', CLAUDE_ID)).toBe('here');
+    expect(readFileSync(file, 'utf8')).toBe('turn 1\nturn 2 here\nturn 3 elsewhere\n');
+    // Nothing left beside it.
+    expect(readdirSync(path.dirname(file))).toEqual([`${CLAUDE_ID}.jsonl`]);
     // A copy naming a place the CLI does not read from is not put anywhere.
     await shelf.put('codex', CODEX_ID, { data: Buffer.from('x'), relative: '../../.profile' });
     expect(await carrier.restore('codex', '/w', CODEX_ID)).toBe('none');
     expect(findConversationFile('codex', { home, cwd: '/w' }, CODEX_ID)).toBeUndefined();
+  });
+
+  it('writes the last copies of ended runs before a stop, and looks at nothing once disposed', async () => {
+    const home = tempHome();
+    const shelf = new MemoryShelf();
+    const carrier = new ConversationCarrier({ shelf, placeOf: (_backend, cwd) => ({ home, cwd }), logger: silentLogger, lookEveryMs: 60_000 });
+    const file = path.join(home, '.claude', 'projects', '-w', `${CLAUDE_ID}.jsonl`);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, 'all of it\n');
+    carrier.carry('run-1', 'claude', '/w', CLAUDE_ID);
+    void carrier.finish('run-1');
+    await carrier.drained(30_000);
+    expect(text(await shelf.get('claude', CLAUDE_ID))).toBe('all of it\n');
+    carrier.dispose();
+    const puts = shelf.puts;
+    appendFileSync(file, 'more\n');
+    carrier.carry('run-2', 'claude', '/w', CLAUDE_ID);
+    await carrier.finish('run-2');
+    expect(shelf.puts).toBe(puts);
   });
 });

@@ -7,60 +7,110 @@
  * node's conversations, and NATS subjects (whole tokens only) can say so.
  *
  * An object is named `<backend>/<conversation id>` and carries, in its metadata, where the file
- * sat under the CLI's HOME (`relative`): the receiving side decides whether it accepts that place.
+ * sat under the CLI's folder (`relative`): the receiving side decides whether it accepts that place.
+ *
+ * Copies are written with the object store's own put, and read here chunk by chunk with direct
+ * gets, never through a consumer: a node that may create consumers can have one deliver to any
+ * subject, past its permissions. What a shelf says of an object is a node's word, so a read
+ * follows no link, and stops at a size and a deadline before it holds more.
  */
-import { jetstream } from '@nats-io/jetstream';
+import { createHash } from 'node:crypto';
+import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
+import { SwitchboardError } from '../core/errors.js';
 import { conversationBucket } from './topology.js';
 
-/** What one shelf may hold: past it the server refuses new copies (the older stay). */
-const SHELF_MAX_BYTES = 4 * 1024 * 1024 * 1024;
 /** A copy not written again for this long is dropped: a conversation a month old is resumed from its node, or not at all. */
 const SHELF_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
+/** The most one copy may hold: a node writes no larger one, and nobody reads one. */
+export const MAX_SHELVED_BYTES = 256 * 1024 * 1024;
+/** A read that takes longer is given up (a node's shelf that trickles). */
+const READ_DEADLINE_MS = 120_000;
+/** Reads of a copy its node keeps replacing, before giving up. */
+const READ_ATTEMPTS = 5;
 
 /** One conversation's copy as a shelf holds it. */
 export interface ShelvedConversation {
   data: Uint8Array;
-  /** Where the file sat under the CLI's HOME on the node that wrote it (forward slashes). */
+  /** Where the file sat under the CLI's folder on the node that wrote it (forward slashes). */
   relative: string;
 }
 
 const objectName = (backend: string, conversation: string): string => `${backend}/${conversation}`;
 
+/** The object store's digest form: `SHA-256=` and the base64url digest (padded or not). */
+function sameDigest(stated: string, data: Uint8Array): boolean {
+  const digest = createHash('sha256').update(data).digest('base64url');
+  return stated.replace(/=+$/, '') === `SHA-256=${digest}`;
+}
+
 export class ConversationShelf {
-  private constructor(private readonly store: ObjectStore) {}
+  private constructor(
+    private readonly bucket: string,
+    private readonly store: ObjectStore,
+    private readonly jsm: JetStreamManager,
+  ) {}
 
   /**
    * Lays out `node`'s shelf (the controller's job, at the node's join: a node may not create
-   * streams) and opens it. Idempotent.
+   * streams). Idempotent. No byte limit on the stream: JetStream reserves a stream's limit against
+   * the server's storage whether it is used or not; copies age out instead, each is bounded, and
+   * the server's own `max_file_store` bounds them all.
    */
-  static async ensure(nc: NatsConnection, node: string): Promise<ConversationShelf> {
-    return new ConversationShelf(await new Objm(nc).create(conversationBucket(node), { max_bytes: SHELF_MAX_BYTES, ttl: SHELF_MAX_AGE_MS * 1_000_000 }));
+  static async ensure(nc: NatsConnection, node: string): Promise<void> {
+    await new Objm(nc).create(conversationBucket(node), { ttl: SHELF_MAX_AGE_MS * 1_000_000 });
   }
 
-  /**
-   * Opens `node`'s shelf, laid out already (a node opens its own; the controller any), asking the
-   * server nothing on the way (a node may not ask for the account's or the stream's info). A copy
-   * is read through a consumer that delivers to an inbox under `inboxPrefix` (a node's own).
-   */
-  static async open(nc: NatsConnection, node: string, inboxPrefix?: string): Promise<ConversationShelf> {
-    const js = jetstream(nc, { checkAPI: false, ...(inboxPrefix !== undefined && { watcherPrefix: inboxPrefix }) });
-    return new ConversationShelf(await new Objm(js).open(conversationBucket(node), false));
+  /** Opens `node`'s shelf, laid out already (a node opens its own; the controller any), asking the server nothing on the way. */
+  static async open(nc: NatsConnection, node: string): Promise<ConversationShelf> {
+    const bucket = conversationBucket(node);
+    const js = jetstream(nc, { checkAPI: false });
+    return new ConversationShelf(bucket, await new Objm(js).open(bucket, false), await jetstreamManager(nc, { checkAPI: false }));
   }
 
   /** Writes a conversation's copy, in place of the one before. */
   async put(backend: string, conversation: string, copy: ShelvedConversation): Promise<void> {
+    if (copy.data.length > MAX_SHELVED_BYTES) throw new SwitchboardError('LIMIT_EXCEEDED', `a conversation copy is at most ${MAX_SHELVED_BYTES} bytes (this one: ${copy.data.length})`);
     await this.store.putBlob({ name: objectName(backend, conversation), metadata: { relative: copy.relative } }, copy.data);
   }
 
-  /** A conversation's copy, or undefined when the shelf has none. */
+  /**
+   * A conversation's copy, or undefined when the shelf has none. One that is not a plain object of
+   * this shelf (a link, another bucket's), too large, or whose bytes do not match its digest is
+   * refused (INVALID_REQUEST). A copy replaced while it is read (its node writes it again, and
+   * drops the old chunks) is read again as it is now.
+   */
   async get(backend: string, conversation: string): Promise<ShelvedConversation | undefined> {
     const name = objectName(backend, conversation);
-    const info = await this.store.info(name);
-    if (info === null || info.deleted) return undefined;
-    const data = await this.store.getBlob(name);
-    if (data === null) return undefined;
-    return { data, relative: info.metadata?.relative ?? '' };
+    const deadline = Date.now() + READ_DEADLINE_MS;
+    for (let attempt = 1; ; attempt++) {
+      const info = await this.store.info(name);
+      if (info === null || info.deleted) return undefined;
+      const what = `the copy of ${backend} conversation ${conversation} on ${this.bucket}`;
+      if (info.options?.link !== undefined || info.bucket !== this.bucket) throw new SwitchboardError('INVALID_REQUEST', `${what} is not an object of its own`);
+      if (!Number.isSafeInteger(info.size) || info.size < 0 || info.size > MAX_SHELVED_BYTES) throw new SwitchboardError('INVALID_REQUEST', `${what} says it holds ${info.size} bytes (at most ${MAX_SHELVED_BYTES})`);
+      const data = await this.readChunks(`$O.${this.bucket}.C.${info.nuid}`, info.size, deadline, what);
+      if (data !== undefined && sameDigest(info.digest, data)) return { data, relative: info.metadata?.relative ?? '' };
+      // Not whole: replaced meanwhile (read again), or made so.
+      const now = await this.store.info(name);
+      if (attempt >= READ_ATTEMPTS || now === null || now.nuid === info.nuid) throw new SwitchboardError('INVALID_REQUEST', `${what} is not whole`);
+    }
+  }
+
+  /** The chunks on `subject`, in order, up to `size` bytes: undefined when they do not come to exactly that. */
+  private async readChunks(subject: string, size: number, deadline: number, what: string): Promise<Uint8Array | undefined> {
+    const data = new Uint8Array(size);
+    let filled = 0;
+    let seq = 1;
+    while (filled < size) {
+      if (Date.now() > deadline) throw new SwitchboardError('TIMEOUT', `reading ${what} took longer than ${READ_DEADLINE_MS} ms`);
+      const chunk = await this.jsm.direct.getMessage(`OBJ_${this.bucket}`, { seq, next_by_subj: subject });
+      if (chunk === null || chunk.data.length === 0 || filled + chunk.data.length > size) return undefined;
+      data.set(chunk.data, filled);
+      filled += chunk.data.length;
+      seq = chunk.seq + 1;
+    }
+    return data;
   }
 }

@@ -37,7 +37,7 @@ export { NodeLease, type LeaseChange, type NodeLeaseOptions } from './node-lease
 export { NodeDirectory, type LiveNode, type DirectoryEvent, type NodeRequirements, type NodeDirectoryOptions } from './node-directory.js';
 export { RunClaims, CLAIM_BUDGET_MS, type RunClaim, type ClaimOutcome, type MarkedStop } from './run-claims.js';
 export { WorkDispatcher, type WorkItem, type Dispatched, type ConsumerPosition } from './work-queue.js';
-export { ConversationShelf, type ShelvedConversation } from './conversation-shelf.js';
+export { ConversationShelf, MAX_SHELVED_BYTES, type ShelvedConversation } from './conversation-shelf.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
 export { isWrongLastSequence } from './nats-errors.js';
 export { EventPublisher, eventMessageId, parseRunEvent, NODE_HEADER, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';

@@ -24,10 +24,10 @@ describe('cluster names', () => {
     const perms = nodePermissions('node-a', ['main', 'gpu']);
     expect(perms.publish.allow).toContain('$KV.sb_nodes.node.node-a');
     expect(perms.publish.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.SB_WORK.pool_gpu');
-    expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|\$JS\.API\.>/);
-    // Consumers on its own conversation shelf only (a copy is read through one), written there only.
-    expect(perms.publish.allow.filter((subject) => subject.includes('CONSUMER.CREATE'))).toEqual(['$JS.API.CONSUMER.CREATE.OBJ_sb_conversations_node-a', '$JS.API.CONSUMER.CREATE.OBJ_sb_conversations_node-a.>']);
-    expect(perms.publish.allow.filter((subject) => subject.startsWith('$O.'))).toEqual(['$O.sb_conversations_node-a.>']);
+    // No consumer of its own making anywhere: one delivers wherever its maker says.
+    expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|CONSUMER\.CREATE|\$JS\.API\.>/);
+    // Its conversation shelf: written, and read by direct gets, its own only.
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb_conversations'))).toEqual(['$O.sb_conversations_node-a.>', '$JS.API.STREAM.MSG.GET.OBJ_sb_conversations_node-a', '$JS.API.DIRECT.GET.OBJ_sb_conversations_node-a', '$JS.API.STREAM.PURGE.OBJ_sb_conversations_node-a']);
     // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');

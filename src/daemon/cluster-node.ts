@@ -31,6 +31,8 @@ import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
 const NODE_LEDGER_FILE = 'node-ledger.db';
 /** At close, how long the outbox may go on sending what is written (the rest goes at the next start). */
 const OUTBOX_DRAIN_MS = 5_000;
+/** How long a stopping node waits for the last copies of its conversations to be written. */
+const CONVERSATIONS_DRAIN_MS = 5_000;
 
 export interface ClusterNodeOptions {
   home: string;
@@ -112,8 +114,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     if (openPanes && options.nats.auth.kind === 'none') logger.warn('this node opens panes for whoever may publish on its subjects, and its NATS connection has no user: give the controller and each node a user of their own (cluster.md, Security)', { node: options.name });
     // Its runs' conversations kept on its shelf, for a resume on another host; a shelved one put in place for a resume here.
     conversations = new ConversationCarrier({
-      shelf: await ConversationShelf.open(connection.nc, options.name, nodeInboxPrefix(options.name)),
-      placeOf: (backend, cwd) => (sandbox ? { home: sandbox(backend).home, cwd } : { home: homedir(), cwd, codexHome: process.env.CODEX_HOME }),
+      shelf: await ConversationShelf.open(connection.nc, options.name),
+      placeOf: (backend, cwd) => (sandbox ? { home: sandbox(backend).home, cwd } : { home: homedir(), cwd, claudeConfigDir: process.env.CLAUDE_CONFIG_DIR, codexHome: process.env.CODEX_HOME }),
       logger,
     });
     paneServer = new NodePaneServer({ nc: connection.nc, node: options.name, panes, agentPanes, logs: logs.logs, logger, ...(openPanes && { openPanes }) });
@@ -153,6 +155,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
         if (!(await sending.drained(OUTBOX_DRAIN_MS))) logger.warn('the node stops with events not sent yet: they go at its next start', { runs: sending.unsent });
         // The runs' ends are out: only now does the controller see the node leave.
         await node.leave();
+        // The last copies of the runs just ended, before the connection goes.
+        await carrying.drained(CONVERSATIONS_DRAIN_MS);
         carrying.dispose();
         sending.close();
         await opened.close().catch((err: unknown) => logger.warn('the node\'s ledger did not close cleanly', { error: errorMessage(err) }));

@@ -2,21 +2,23 @@
  * Where an agent CLI keeps a conversation its own resume reads, under the HOME it runs with: the
  * file a cluster node copies off while the run goes on, so that a resume on another host goes on
  * with it (issue 26). Tried against the pinned CLIs:
- * - Claude Code: ~/.claude/projects/<the folder, dashed>/<id>.jsonl. `--resume <id>` reads it
- *   there for the folder it runs in, so on another host it goes under that host's folder name.
+ * - Claude Code: ~/.claude/projects/<the folder, dashed>/<id>.jsonl (CLAUDE_CONFIG_DIR in place of
+ *   ~/.claude when set). `--resume <id>` reads it there for the folder it runs in, so on another
+ *   host it goes under that host's name for the folder.
  * - Codex: $CODEX_HOME/sessions/YYYY/MM/DD/rollout-<time>-<id>.jsonl (CODEX_HOME defaults to
  *   ~/.codex). `thread/resume` finds it by the id in its name, in whatever day's folder.
  * Gemini CLI's resume is refused (its session/load overwrites the conversation), and OpenCode keeps
  * its conversations in a database of its own: neither is carried.
  */
-import { readdirSync, statSync } from 'node:fs';
+import { readdirSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { dashedCwd } from '../agents/index.js';
 
-/** Where a run's CLI keeps its files: its HOME, the folder it works in, and CODEX_HOME when set. */
+/** Where a run's CLI keeps its files: its HOME, the folder it works in, and CLAUDE_CONFIG_DIR and CODEX_HOME when set. */
 export interface ConversationPlace {
   home: string;
   cwd: string;
+  claudeConfigDir?: string | undefined;
   codexHome?: string | undefined;
 }
 
@@ -40,14 +42,26 @@ export function carriesConversation(backend: string, id: string): boolean {
 
 /** The CLI's own folder: what `relative` is relative to. */
 function cliRoot(backend: string, place: ConversationPlace): string {
-  return backend === 'claude' ? path.join(place.home, '.claude') : (place.codexHome ?? path.join(place.home, '.codex'));
+  return backend === 'claude' ? (place.claudeConfigDir ?? path.join(place.home, '.claude')) : (place.codexHome ?? path.join(place.home, '.codex'));
+}
+
+/**
+ * Claude Code's folder name for the run's folder: it names it after the folder as the system
+ * gives it to a process working there (links resolved).
+ */
+function claudeProject(cwd: string): string {
+  try {
+    return dashedCwd(realpathSync(cwd));
+  } catch {
+    return dashedCwd(cwd);
+  }
 }
 
 /** The conversation's file as the CLI keeps it here, or undefined when there is none (yet). */
 export function findConversationFile(backend: string, place: ConversationPlace, id: string): ConversationFile | undefined {
   if (!carriesConversation(backend, id)) return undefined;
   if (backend === 'claude') {
-    const relative = `projects/${dashedCwd(place.cwd)}/${id}.jsonl`;
+    const relative = `projects/${claudeProject(place.cwd)}/${id}.jsonl`;
     const file = path.join(cliRoot(backend, place), ...relative.split('/'));
     return isFile(file) ? { file, relative } : undefined;
   }
@@ -62,7 +76,7 @@ export function findConversationFile(backend: string, place: ConversationPlace, 
  */
 export function conversationTarget(backend: string, place: ConversationPlace, id: string, relative: string): string | undefined {
   if (!carriesConversation(backend, id)) return undefined;
-  if (backend === 'claude') return path.join(cliRoot(backend, place), 'projects', dashedCwd(place.cwd), `${id}.jsonl`);
+  if (backend === 'claude') return path.join(cliRoot(backend, place), 'projects', claudeProject(place.cwd), `${id}.jsonl`);
   if (!CODEX_ROLLOUT.test(relative) || !path.posix.basename(relative).includes(id)) return undefined;
   return path.join(cliRoot(backend, place), ...relative.split('/'));
 }

@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { jetstreamManager } from '@nats-io/jetstream';
+import { AckPolicy, jetstream, jetstreamManager } from '@nats-io/jetstream';
 import { Kvm } from '@nats-io/kv';
 import { createUser } from '@nats-io/nkeys';
 import {
@@ -128,10 +128,11 @@ describe("a node user and its CLIs' conversations", () => {
   it("keeps copies on its own shelf (written, replaced, read back whole), and may neither read nor write another node's", { timeout: 60_000 }, async () => {
     // The controller lays out each node's shelf at its join.
     await ConversationShelf.ensure(cluster.controller.nc, 'node-a');
-    const otherShelf = await ConversationShelf.ensure(cluster.controller.nc, 'node-b');
+    await ConversationShelf.ensure(cluster.controller.nc, 'node-b');
+    const otherShelf = await ConversationShelf.open(cluster.controller.nc, 'node-b');
     await otherShelf.put('claude', 'of-node-b', { data: Buffer.from('node-b only'), relative: 'projects/-w/of-node-b.jsonl' });
     const node = await cluster.connect('node-a-shelf', nodeFlags, nodeInboxPrefix('node-a'));
-    const own = await ConversationShelf.open(node.nc, 'node-a', nodeInboxPrefix('node-a'));
+    const own = await ConversationShelf.open(node.nc, 'node-a');
     // Larger than a chunk (128 KiB), so it goes as several.
     const first = Buffer.alloc(300 * 1024, 'first turn\n');
     await own.put('claude', 'conv-1', { data: first, relative: 'projects/-w/conv-1.jsonl' });
@@ -144,10 +145,26 @@ describe("a node user and its CLIs' conversations", () => {
     // What the controller reads of it for a resume elsewhere.
     expect(Buffer.from((await (await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'conv-1'))?.data ?? []).equals(second)).toBe(true);
 
-    const other = await ConversationShelf.open(node.nc, 'node-b', nodeInboxPrefix('node-a'));
+    const other = await ConversationShelf.open(node.nc, 'node-b');
     await expect(other.get('claude', 'of-node-b')).rejects.toThrow(/Permissions Violation/);
     await expect(other.put('claude', 'of-node-b', { data: Buffer.from('overwritten'), relative: 'projects/-w/of-node-b.jsonl' })).rejects.toThrow(/Permissions Violation/);
     expect(Buffer.from((await otherShelf.get('claude', 'of-node-b'))?.data ?? []).toString()).toBe('node-b only');
+  });
+
+  it('may not make a consumer, even on its own shelf (one delivers wherever its maker says), and a link it shelves is not followed', { timeout: 60_000 }, async () => {
+    await ConversationShelf.ensure(cluster.controller.nc, 'node-a');
+    await ConversationShelf.ensure(cluster.controller.nc, 'node-b');
+    await (await ConversationShelf.open(cluster.controller.nc, 'node-b')).put('claude', 'secret-of-b', { data: Buffer.from('node-b only'), relative: 'projects/-w/secret-of-b.jsonl' });
+    const node = await cluster.connect('node-a-consumer', nodeFlags, nodeInboxPrefix('node-a'));
+    const jsm = await jetstreamManager(node.nc, { checkAPI: false });
+    await expect(jsm.consumers.add('OBJ_sb_conversations_node-a', { name: 'to-node-b', deliver_subject: 'sb.node.node-b.ctl', ack_policy: AckPolicy.None })).rejects.toThrow(/Permissions Violation/);
+    // A copy that is a link to node-b's conversation, written by node-a on its own shelf.
+    const name = 'claude/linked';
+    const metaSubject = `$O.sb_conversations_node-a.M.${Buffer.from(name).toString('base64url').padEnd(Math.ceil(name.length / 3) * 4, '=')}`;
+    const link = { name, bucket: 'sb_conversations_node-a', nuid: 'made-up', size: 11, chunks: 1, mtime: new Date().toISOString(), digest: '', deleted: false, options: { link: { bucket: 'sb_conversations_node-b', name: 'claude/secret-of-b' } } };
+    await jetstream(node.nc, { checkAPI: false }).publish(metaSubject, JSON.stringify(link));
+    // The controller reads node-a's shelf for a resume elsewhere: refused, node-b's copy never read.
+    await expect((await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'linked')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
   });
 });
 
