@@ -10,7 +10,7 @@ import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodeLogPage, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
+import { ControlClient, isReflected, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result, type SessionInfo } from '../protocol/methods.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 import { NodeStates } from './node-states.js';
@@ -289,7 +289,7 @@ export class ClusterPanes implements RemotePanes {
   private hear<T extends { pane_id: string }>(subjects: string, schema: z.ZodType<T>, tell: (told: T) => void): Subscription {
     return this.options.nc.subscribe(subjects, {
       callback: (err, message) => {
-        if (err !== null) return;
+        if (err !== null || isReflected(message.headers)) return;
         const node = message.subject.split('.')[2] ?? '';
         const told = schema.safeParse(parseJson(message.data));
         if (node === '' || !told.success) return;
@@ -365,7 +365,7 @@ class RemoteAttachment extends HeldOnNode implements TerminalAttachment {
     super(client);
     this.paneId = nodePaneId(ref);
     // Subscribed before the attach call goes out: no frame can come before the subscription.
-    this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : this.frame(message.data)) });
+    this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : isReflected(message.headers) ? undefined : this.frame(message.data)) });
     this.client.call('attach', { pane_id: ref.pane, attachment: this.id }).then(
       (opened) => {
         if (this.state !== 'joining') return;

@@ -41,6 +41,8 @@ export class ClusterRuns implements RemoteRuns {
   private sweep: NodeRunSweep | undefined;
   /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
   private readonly dispatched = new Map<string, WorkItemAt>();
+  /** The conversation copies for resumes, one after another (copyConversation never rejects). */
+  private carrying: Promise<void> = Promise.resolve();
   /** The ledger events go into: where a resumed run's node is read. */
   private ledger: RunLedger | undefined;
 
@@ -153,7 +155,14 @@ export class ClusterRuns implements RemoteRuns {
    * there (a CLI whose files are not carried, a node that could not write it): the run goes all
    * the same, and goes on where the CLI has the conversation (a shared HOME) or fails saying so.
    */
-  private async carryConversation(spec: RunSpec, to: string): Promise<void> {
+  private carryConversation(spec: RunSpec, to: string): Promise<void> {
+    // One at a time: each holds a whole conversation (up to 256 MiB) in memory while it goes.
+    const copy = this.carrying.then(() => this.copyConversation(spec, to));
+    this.carrying = copy;
+    return copy;
+  }
+
+  private async copyConversation(spec: RunSpec, to: string): Promise<void> {
     if (spec.agent_session === undefined || spec.parent === null || this.ledger === undefined) return;
     const from = (await this.ledger.run(spec.parent).catch(() => undefined))?.spec.node;
     if (from === undefined || from === to) return;

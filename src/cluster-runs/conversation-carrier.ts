@@ -170,7 +170,11 @@ export class ConversationCarrier {
         this.sayOnce(run, 'a conversation file is too large to carry to another host', { file: run.file.file, bytes: size, most: MAX_SHELVED_BYTES });
         return;
       }
-      const data = await readFile(run.file.file);
+      // Up to its last whole line: a copy taken while the CLI appends one never ends mid-line (the
+      // next turn would be written onto the broken one).
+      const read = await readFile(run.file.file);
+      const data = read.subarray(0, read.lastIndexOf(0x0a) + 1);
+      if (data.length === 0) return;
       await this.options.shelf.put(run.backend, run.conversation, { data, relative: run.file.relative });
       this.written.delete(key);
       this.written.set(key, { size, mtimeMs });

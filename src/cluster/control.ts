@@ -16,6 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { describeIssues } from '../core/zod-issues.js';
 import { LogLimiter } from '../core/log-limiter.js';
 import { isConnectionClosed, isNoResponders, isPermissionViolation, isTimeout } from './nats-errors.js';
+import { isReflected } from './reflected.js';
 import { checkName, controllerSubject, nodeControlSubject, parseNodeSubject } from './topology.js';
 
 /** How long a caller waits for a reply unless it says otherwise. */
@@ -176,6 +177,7 @@ export interface ServeOptions<Ops extends ControlOps> {
 /** Answers requests on `subject` with `handlers`, each checked against `ops` both ways; dispose to stop. */
 export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Disposable {
   const { nc, ops, handlers, logger } = options;
+  const reflections = new LogLimiter(logger);
   const answer = async (message: Msg): Promise<Reply> => {
     const request = RequestSchema.safeParse(parseJson(message.data));
     if (!request.success) return failure('INVALID_REQUEST', 'not a control request');
@@ -206,6 +208,11 @@ export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>)
     callback: (err, message) => {
       if (err) {
         logger.warn('the control subscription failed', { subject: options.subject, error: errorMessage(err) });
+        return;
+      }
+      // A request asks for its answer; one with nowhere to answer, or sent by the server on another's say-so, is nobody's.
+      if (message.reply === undefined || message.reply === '' || isReflected(message.headers)) {
+        reflections.log('warn', 'refused a control message sent by the server on another client\'s say-so (a direct get answered here), or with nowhere to answer', { subject: options.subject });
         return;
       }
       answer(message)

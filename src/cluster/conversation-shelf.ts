@@ -9,13 +9,14 @@
  * An object is named `<backend>/<conversation id>` and carries, in its metadata, where the file
  * sat under the CLI's folder (`relative`): the receiving side decides whether it accepts that place.
  *
- * Copies are written with the object store's own put, and read here chunk by chunk with direct
- * gets, never through a consumer: a node that may create consumers can have one deliver to any
- * subject, past its permissions. What a shelf says of an object is a node's word, so a read
+ * Copies are written with the object store's own put, and read here chunk by chunk with the
+ * stream API's get, never through a consumer (a node that may create consumers can have one
+ * deliver to any subject, past its permissions) nor a direct get (which answers with the stored
+ * bytes on whatever subject the asker names: reflected.ts). What a shelf says of an object is a node's word, so a read
  * follows no link, and stops at a size and a deadline before it holds more.
  */
 import { createHash } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, jetstreamManager, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { SwitchboardError } from '../core/errors.js';
@@ -27,6 +28,8 @@ const SHELF_MAX_AGE_MS = 30 * 24 * 60 * 60 * 1000;
 export const MAX_SHELVED_BYTES = 256 * 1024 * 1024;
 /** A read that takes longer is given up (a node's shelf that trickles). */
 const READ_DEADLINE_MS = 120_000;
+/** The smallest chunk but the last a read takes (the store writes 128 KiB ones). */
+const MIN_CHUNK_BYTES = 64 * 1024;
 /** Reads of a copy its node keeps replacing, before giving up. */
 const READ_ATTEMPTS = 5;
 
@@ -91,7 +94,7 @@ export class ConversationShelf {
       if (info.options?.link !== undefined || info.bucket !== this.bucket) throw new SwitchboardError('INVALID_REQUEST', `${what} is not an object of its own`);
       if (!Number.isSafeInteger(info.size) || info.size < 0 || info.size > MAX_SHELVED_BYTES) throw new SwitchboardError('INVALID_REQUEST', `${what} says it holds ${info.size} bytes (at most ${MAX_SHELVED_BYTES})`);
       const data = await this.readChunks(`$O.${this.bucket}.C.${info.nuid}`, info.size, deadline, what);
-      if (data !== undefined && sameDigest(info.digest, data)) return { data, relative: info.metadata?.relative ?? '' };
+      if (data !== undefined && typeof info.digest === 'string' && sameDigest(info.digest, data)) return { data, relative: info.metadata?.relative ?? '' };
       // Not whole: replaced meanwhile (read again), or made so.
       const now = await this.store.info(name);
       if (attempt >= READ_ATTEMPTS || now === null || now.nuid === info.nuid) throw new SwitchboardError('INVALID_REQUEST', `${what} is not whole`);
@@ -105,8 +108,12 @@ export class ConversationShelf {
     let seq = 1;
     while (filled < size) {
       if (Date.now() > deadline) throw new SwitchboardError('TIMEOUT', `reading ${what} took longer than ${READ_DEADLINE_MS} ms`);
-      const chunk = await this.jsm.direct.getMessage(`OBJ_${this.bucket}`, { seq, next_by_subj: subject });
-      if (chunk === null || chunk.data.length === 0 || filled + chunk.data.length > size) return undefined;
+      // The stream API's get, not a direct get: its answer is wrapped in the API's own JSON, so a
+      // node that names another reply subject cannot put a copy's bytes there (reflected.ts).
+      const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
+      const chunk = await this.jsm.streams.getMessage(`OBJ_${this.bucket}`, query);
+      // Chunks are the store's own size but the last: a copy of many tiny ones would take a request per byte.
+      if (chunk === null || chunk.data.length === 0 || filled + chunk.data.length > size || (filled + chunk.data.length < size && chunk.data.length < MIN_CHUNK_BYTES)) return undefined;
       data.set(chunk.data, filled);
       filled += chunk.data.length;
       seq = chunk.seq + 1;

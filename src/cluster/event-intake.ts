@@ -28,6 +28,7 @@ import { DurableAcks } from './durable-acks.js';
 import { NODE_HEADER, parseRunEvent, type RunEventMessage } from './event-stream.js';
 import { RunOrder } from './run-order.js';
 import { EVENTS_STREAM, eventSubject, LEDGER_CONSUMER, parseEventSubject } from './topology.js';
+import { isReflected } from './reflected.js';
 
 /** How long a gap may stay open before it is fetched from the stream. */
 const DEFAULT_GAP_WAIT_MS = 1_000;
@@ -163,10 +164,10 @@ export class EventIntake {
   }
 
   private async receive(message: JsMsg): Promise<void> {
-    const event = parseRunEvent(message.data);
+    const event = isReflected(message.headers) ? undefined : parseRunEvent(message.data);
     const named = parseEventSubject(message.subject);
     if (event === undefined || named?.runId !== event.run_id) {
-      this.logger.warn('dropped a message on the event stream that is not an event of the run its subject names', { subject: message.subject, stream_seq: message.seq });
+      this.logger.warn('dropped a message on the event stream that is not an event of the run its subject names (or that the server put there on another client\'s say-so)', { subject: message.subject, stream_seq: message.seq });
       this.settle(message, 'term');
       return;
     }
@@ -318,7 +319,7 @@ export class EventIntake {
     for (let from = order.lastStreamSeq + 1; from < stopAt; ) {
       const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { seq: from, next_by_subj: subject });
       if (stored === null || stored.seq >= stopAt) return;
-      const event = parseRunEvent(stored.data);
+      const event = isReflected(stored.header, 'direct get') ? undefined : parseRunEvent(stored.data);
       if (event?.run_id === order.runId && !order.isDelivered(event.seq) && order.heldAt(event.seq) === undefined) {
         order.hold(event.seq, { delivered: delivered(event, subject, stored.header.get(NODE_HEADER), stored.seq), deliveries: [] });
       }

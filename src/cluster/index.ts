@@ -58,3 +58,4 @@ export {
   type ControlHandlers,
   type ServeOptions,
 } from './control.js';
+export { isReflected } from './reflected.js';

@@ -26,8 +26,8 @@ describe('cluster names', () => {
     expect(perms.publish.allow).toContain('$JS.API.CONSUMER.MSG.NEXT.SB_WORK.pool_gpu');
     // No consumer of its own making anywhere: one delivers wherever its maker says.
     expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|CONSUMER\.CREATE|\$JS\.API\.>/);
-    // Its conversation shelf: written, and read by direct gets, its own only.
-    expect(perms.publish.allow.filter((subject) => subject.includes('sb_conversations'))).toEqual(['$O.sb_conversations_node-a.>', '$JS.API.STREAM.MSG.GET.OBJ_sb_conversations_node-a', '$JS.API.DIRECT.GET.OBJ_sb_conversations_node-a', '$JS.API.STREAM.PURGE.OBJ_sb_conversations_node-a']);
+    // Its conversation shelf: written, and read by the stream API's get, its own only.
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb_conversations'))).toEqual(['$O.sb_conversations_node-a.>', '$JS.API.STREAM.MSG.GET.OBJ_sb_conversations_node-a', '$JS.API.STREAM.PURGE.OBJ_sb_conversations_node-a']);
     // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
     expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');

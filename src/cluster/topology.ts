@@ -253,9 +253,9 @@ export function nodePermissions(node: string, pools: readonly string[]): NatsUse
         // Its panes' output for the terminals attached to them, under its own name only.
         `sb.pane.${checkName('node', node)}.>`,
         // Its CLIs' conversation files (conversation-shelf.ts), on its own shelf only: the controller copies one across for a resume.
-        // Read by direct gets, never a consumer: a consumer delivers wherever its maker says, past these permissions.
+        // Read by the stream API's get, never a consumer nor a direct get: either delivers wherever its asker says, past these permissions.
         `$O.${conversationBucket(node)}.>`,
-        ...['STREAM.MSG.GET', 'DIRECT.GET', 'STREAM.PURGE'].map((api) => `$JS.API.${api}.${conversationStream(node)}`),
+        ...['STREAM.MSG.GET', 'STREAM.PURGE'].map((api) => `$JS.API.${api}.${conversationStream(node)}`),
       ],
     },
     subscribe: { allow: [`${nodeInboxPrefix(node)}.>`, `sb.node.${checkName('node', node)}.>`] },

@@ -22,6 +22,7 @@ import { isConnectionClosed } from './nats-errors.js';
 import { RunClaims, type ClaimOutcome, type RunClaim } from './run-claims.js';
 import { checkName, poolConsumer, STALE_WORK_ITEM_MS, WORK_STREAM } from './topology.js';
 import { WorkItemSchema, type WorkItem } from './work-queue.js';
+import { isReflected } from './reflected.js';
 
 /** How long one pull waits for an item on the server (NATS's minimum is 1 s). */
 const DEFAULT_PULL_EXPIRES_MS = 5_000;
@@ -238,6 +239,10 @@ export class WorkPuller {
 
   /** The item in `message`, or undefined (refused) when it is not one or is too old to start safely. */
   private readItem(message: JsMsg): WorkItem | undefined {
+    if (isReflected(message.headers)) {
+      this.refuse(message, "put in the queue by the server on another client's say-so (a direct get answered there), not dispatched");
+      return undefined;
+    }
     let parsed: unknown;
     try {
       parsed = message.json();

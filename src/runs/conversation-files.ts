@@ -28,8 +28,8 @@ export interface ConversationFile {
   relative: string;
 }
 
-/** A conversation id as the CLIs make them (UUIDs): never a path. */
-const CONVERSATION_ID = /^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$/;
+/** A conversation id as both CLIs make them, a UUID: never a path, nor part of another id. */
+const CONVERSATION_ID = /^[0-9a-fA-F]{8}-(?:[0-9a-fA-F]{4}-){3}[0-9a-fA-F]{12}$/;
 /** A Codex rollout's place under CODEX_HOME. */
 const CODEX_ROLLOUT = /^sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[A-Za-z0-9._:-]+\.jsonl$/;
 /** Most day folders looked into for a rollout: years of daily use, never a walk without end. */
@@ -77,7 +77,7 @@ export function findConversationFile(backend: string, place: ConversationPlace, 
 export function conversationTarget(backend: string, place: ConversationPlace, id: string, relative: string): string | undefined {
   if (!carriesConversation(backend, id)) return undefined;
   if (backend === 'claude') return path.join(cliRoot(backend, place), 'projects', claudeProject(place.cwd), `${id}.jsonl`);
-  if (!CODEX_ROLLOUT.test(relative) || !path.posix.basename(relative).includes(id)) return undefined;
+  if (!CODEX_ROLLOUT.test(relative) || !relative.endsWith(`-${id}.jsonl`)) return undefined;
   return path.join(cliRoot(backend, place), ...relative.split('/'));
 }
 
@@ -89,7 +89,7 @@ function findRollout(root: string, id: string): ConversationFile | undefined {
       for (const day of namesDescending(path.join(root, 'sessions', year, month), /^\d{2}$/)) {
         if (++looked > MAX_DAYS_LOOKED_AT) return undefined;
         const folder = path.join(root, 'sessions', year, month, day);
-        const name = namesDescending(folder, /^rollout-.*\.jsonl$/).find((n) => n.includes(id));
+        const name = namesDescending(folder, /^rollout-.*\.jsonl$/).find((n) => n.endsWith(`-${id}.jsonl`));
         if (name !== undefined) return { file: path.join(folder, name), relative: `sessions/${year}/${month}/${day}/${name}` };
       }
     }

@@ -15,6 +15,7 @@ import {
   CLAIMS_BUCKET,
   connectCluster,
   ConversationShelf,
+  ensurePool,
   EVENTS_STREAM,
   controllerControlClient,
   EventIntake,
@@ -165,6 +166,44 @@ describe("a node user and its CLIs' conversations", () => {
     await jetstream(node.nc, { checkAPI: false }).publish(metaSubject, JSON.stringify(link));
     // The controller reads node-a's shelf for a resume elsewhere: refused, node-b's copy never read.
     await expect((await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'linked')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+  });
+});
+
+describe("a node user and the server's answers to it", () => {
+  it("cannot have a direct get's answer put bytes of its own on another node's subjects: node-b's control and work queue refuse them", { timeout: 60_000 }, async () => {
+    const node = await cluster.connect('node-a-reflect', nodeFlags, nodeInboxPrefix('node-a'));
+    // node-b, standing in on the controller's connection: its control requests and its work queue.
+    const cancels: string[] = [];
+    const serving = serveNodeControl(cluster.controller.nc, 'node-b', { ping: () => Promise.resolve({ node: 'node-b', epoch: 1 }), cancel: ({ run_id }) => (cancels.push(run_id), Promise.resolve({ found: true })), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
+    await ensurePool(await jetstreamManager(cluster.controller.nc), { name: 'node-b' });
+    const ran: string[] = [];
+    const puller = await WorkPuller.start({ nc: cluster.controller.nc, pool: 'node-b', node: 'node-b', instance: 'reflect', slots: 1, logger: silentLogger, pullExpiresMs: 1_000, run: (item) => (ran.push(item.run_id), Promise.resolve()) });
+    const work = new EventLog<WorkEvent>(puller.onWork);
+    const seen = new EventLog<string>((listener) => {
+      const raw = cluster.controller.nc.subscribe('sb.node.node-b.ctl', { callback: (_err, m) => listener(m.string()) });
+      return { dispose: () => raw.unsubscribe() };
+    });
+    try {
+      // node-a stores bytes of its choosing on its own event subject, as it may...
+      const js = jetstream(node.nc, { checkAPI: false });
+      await js.publish('sb.events.node-a.forged-ctl', JSON.stringify({ v: 1, op: 'cancel', params: { run_id: 'victim' } }));
+      await js.publish('sb.events.node-a.forged-work', JSON.stringify({ run_id: 'forged-run', pool: 'node-b', payload: null, dispatched_at: Date.now() }));
+      // ...and asks for them back by direct get, naming node-b's subjects to answer on: the server does.
+      node.nc.publish('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.forged-ctl', '', { reply: 'sb.node.node-b.ctl' });
+      node.nc.publish('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.forged-work', '', { reply: 'sb.work.node-b' });
+      expect(await seen.waitFor((text) => text.includes('victim'), 'the forged request on node-b\'s control subject')).toContain('"op":"cancel"');
+      // The work queue's stream kept the forged item; node-b's puller refuses it, and runs nothing.
+      expect(await work.waitFor((e) => e.kind === 'refused', 'the forged work item refused')).toMatchObject({ kind: 'refused', reason: expect.stringContaining("on another client's say-so") });
+      // node-b answers a real request after it: the forged cancel never reached its handler.
+      expect(await nodeControlClient(cluster.controller.nc, 'node-b', REPLY_MS).call('ping', {})).toEqual({ node: 'node-b', epoch: 1 });
+      expect(cancels).toEqual([]);
+      expect(ran).toEqual([]);
+    } finally {
+      seen.dispose();
+      work.dispose();
+      await puller.stop();
+      serving.dispose();
+    }
   });
 });
 
