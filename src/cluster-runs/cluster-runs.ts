@@ -156,7 +156,8 @@ export class ClusterRuns implements RemoteRuns {
    * the same, and goes on where the CLI has the conversation (a shared HOME) or fails saying so.
    */
   private carryConversation(spec: RunSpec, to: string): Promise<void> {
-    // One at a time: each holds a whole conversation (up to 256 MiB) in memory while it goes.
+    // Only a resume waits here; one at a time, since each holds a whole conversation (up to 256 MiB) in memory while it goes.
+    if (spec.agent_session === undefined || spec.parent === null) return Promise.resolve();
     const copy = this.carrying.then(() => this.copyConversation(spec, to));
     this.carrying = copy;
     return copy;
