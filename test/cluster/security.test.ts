@@ -179,10 +179,12 @@ describe("a node user and the server's answers to it", () => {
     const ran: string[] = [];
     const puller = await WorkPuller.start({ nc: cluster.controller.nc, pool: 'node-b', node: 'node-b', instance: 'reflect', slots: 1, logger: silentLogger, pullExpiresMs: 1_000, run: (item) => (ran.push(item.run_id), Promise.resolve()) });
     const work = new EventLog<WorkEvent>(puller.onWork);
-    const seen = new EventLog<string>((listener) => {
-      const raw = cluster.controller.nc.subscribe('sb.node.node-b.ctl', { callback: (_err, m) => listener(m.string()) });
-      return { dispose: () => raw.unsubscribe() };
-    });
+    // What arrives on node-b's control subject, as it comes (one subscription, told to every listener).
+    const arriving = new Emitter<string>();
+    const raw = cluster.controller.nc.subscribe('sb.node.node-b.ctl', { callback: (_err, m) => arriving.fire(m.string()) });
+    const seen = new EventLog<string>(arriving.event);
+    // Both subscriptions on node-b's control subject are the server's before anything is sent there.
+    await cluster.controller.nc.flush();
     try {
       // node-a stores bytes of its choosing on its own event subject, as it may...
       const js = jetstream(node.nc, { checkAPI: false });
@@ -200,6 +202,7 @@ describe("a node user and the server's answers to it", () => {
       expect(ran).toEqual([]);
     } finally {
       seen.dispose();
+      raw.unsubscribe();
       work.dispose();
       await puller.stop();
       serving.dispose();
