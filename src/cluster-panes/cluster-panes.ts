@@ -10,7 +10,7 @@ import { Emitter } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { nodePaneId, type NodeLogPage, type NodePaneEvent, type NodePaneExit, type NodePaneFollow, type NodePaneState, type NodePaneListener, type NodePaneMethod, type NodePaneRef, type PaneTerminal, type RemotePanes, type TerminalAttachment, type TerminalSink } from '../api/index.js';
-import { ControlClient, isReflected, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson } from '../cluster/index.js';
+import { ControlClient, nodePanesSubject, PANE_CREATED_ANY_NODE, PANE_EXITED_ANY_NODE, PANE_STATE_ANY_NODE, paneOutputSubject, parseJson, subscribeToNodes } from '../cluster/index.js';
 import { paramSchemas, resultSchemas, type PaneInfo, type Params, type Result, type SessionInfo } from '../protocol/methods.js';
 import { asFailure, HeldOnNode, type NodePaneClient } from './held.js';
 import { NodeStates } from './node-states.js';
@@ -287,14 +287,11 @@ export class ClusterPanes implements RemotePanes {
    * for itself.
    */
   private hear<T extends { pane_id: string }>(subjects: string, schema: z.ZodType<T>, tell: (told: T) => void): Subscription {
-    return this.options.nc.subscribe(subjects, {
-      callback: (err, message) => {
-        if (err !== null || isReflected(message.headers)) return;
-        const node = message.subject.split('.')[2] ?? '';
-        const told = schema.safeParse(parseJson(message.data));
-        if (node === '' || !told.success) return;
-        tell({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
-      },
+    return subscribeToNodes(this.options.nc, subjects, (message) => {
+      const node = message.subject.split('.')[2] ?? '';
+      const told = schema.safeParse(parseJson(message.data));
+      if (node === '' || !told.success) return;
+      tell({ ...told.data, pane_id: nodePaneId({ node, pane: told.data.pane_id }) });
     });
   }
 
@@ -365,7 +362,7 @@ class RemoteAttachment extends HeldOnNode implements TerminalAttachment {
     super(client);
     this.paneId = nodePaneId(ref);
     // Subscribed before the attach call goes out: no frame can come before the subscription.
-    this.subscription = nc.subscribe(paneOutputSubject(ref.node, this.id), { callback: (err, message) => (err ? this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) : isReflected(message.headers) ? undefined : this.frame(message.data)) });
+    this.subscription = subscribeToNodes(nc, paneOutputSubject(ref.node, this.id), (message) => this.frame(message.data), { failed: (err) => this.fail({ code: 'CONNECTION_FAILED', message: errorMessage(err) }) });
     this.client.call('attach', { pane_id: ref.pane, attachment: this.id }).then(
       (opened) => {
         if (this.state !== 'joining') return;

@@ -16,7 +16,7 @@ import type { Logger } from '../core/logger.js';
 import { describeIssues } from '../core/zod-issues.js';
 import { LogLimiter } from '../core/log-limiter.js';
 import { isConnectionClosed, isNoResponders, isPermissionViolation, isTimeout } from './nats-errors.js';
-import { isReflected } from './reflected.js';
+import { subscribeToNodes } from './reflected.js';
 import { checkName, controllerSubject, nodeControlSubject, parseNodeSubject } from './topology.js';
 
 /** How long a caller waits for a reply unless it says otherwise. */
@@ -177,7 +177,7 @@ export interface ServeOptions<Ops extends ControlOps> {
 /** Answers requests on `subject` with `handlers`, each checked against `ops` both ways; dispose to stop. */
 export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>): Disposable {
   const { nc, ops, handlers, logger } = options;
-  const reflections = new LogLimiter(logger);
+  const refusals = new LogLimiter(logger);
   const answer = async (message: Msg): Promise<Reply> => {
     const request = RequestSchema.safeParse(parseJson(message.data));
     if (!request.success) return failure('INVALID_REQUEST', 'not a control request');
@@ -203,23 +203,25 @@ export function serveControl<Ops extends ControlOps>(options: ServeOptions<Ops>)
     }
     return { ok: true, result: checked.data };
   };
-  const subscription = nc.subscribe(options.subject, {
-    ...(options.queue !== undefined && { queue: options.queue }),
-    callback: (err, message) => {
-      if (err) {
-        logger.warn('the control subscription failed', { subject: options.subject, error: errorMessage(err) });
-        return;
-      }
-      // A request asks for its answer; one with nowhere to answer, or sent by the server on another's say-so, is nobody's.
-      if (message.reply === undefined || message.reply === '' || isReflected(message.headers)) {
-        reflections.log('warn', 'refused a control message sent by the server on another client\'s say-so (a direct get answered here), or with nowhere to answer', { subject: options.subject });
+  const subscription = subscribeToNodes(
+    nc,
+    options.subject,
+    (message) => {
+      // A request asks for its answer; one with nowhere to answer is nobody's.
+      if (message.reply === undefined || message.reply === '') {
+        refusals.log('warn', 'refused a control message with nowhere to answer', { subject: options.subject });
         return;
       }
       answer(message)
         .then((reply) => message.respond(fitted(reply, nc)))
         .catch((answerErr: unknown) => logger.debug('a control reply was not sent', { error: errorMessage(answerErr) }));
     },
-  });
+    {
+      ...(options.queue !== undefined && { queue: options.queue }),
+      refused: () => refusals.log('warn', "refused a control message sent by the server on another client's say-so (a direct get answered here)", { subject: options.subject }),
+      failed: (err) => logger.warn('the control subscription failed', { subject: options.subject, error: errorMessage(err) }),
+    },
+  );
   return { dispose: () => subscription.unsubscribe() };
 }
 

@@ -58,4 +58,4 @@ export {
   type ControlHandlers,
   type ServeOptions,
 } from './control.js';
-export { isReflected } from './reflected.js';
+export { subscribeToNodes } from './reflected.js';

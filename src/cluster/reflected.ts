@@ -5,9 +5,11 @@
  * conversation copies) can put bytes of its choosing on any subject, past its permissions: another
  * node's control subject, another pool's work queue (whose stream keeps them). Tried on
  * nats-server 2.9.10. Nothing Switchboard publishes carries that header, so whatever does is
- * refused wherever nodes' messages are taken.
+ * refused wherever nodes' messages are taken: core subscriptions through `subscribeToNodes`,
+ * JetStream deliveries (whose consumers are made by the controller) by `isReflected` where they
+ * are read.
  */
-import type { MsgHdrs } from '@nats-io/transport-node';
+import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 
 const REFLECTED_HEADER = 'Nats-Stream';
 
@@ -19,4 +21,28 @@ const REFLECTED_HEADER = 'Nats-Stream';
 export function isReflected(headers: MsgHdrs | undefined, readBy: 'delivery' | 'direct get' = 'delivery'): boolean {
   const streams = headers?.has(REFLECTED_HEADER) === true ? headers.values(REFLECTED_HEADER) : [];
   return streams.length > (readBy === 'direct get' ? 1 : 0);
+}
+
+export interface NodeSubscriptionOptions {
+  /** A queue group: one subscriber of the group takes each message. */
+  readonly queue?: string;
+  /** Told of each message refused as reflected (to log it, bounded by the caller). */
+  readonly refused?: (message: Msg) => void;
+  /** Told when the subscription itself fails (permissions, a closed connection). */
+  readonly failed?: (err: Error) => void;
+}
+
+/**
+ * A core subscription to what nodes send on `subject`: `take` sees every message but those the
+ * server sent on another client's say-so, which go to `refused`.
+ */
+export function subscribeToNodes(nc: NatsConnection, subject: string, take: (message: Msg) => void, options: NodeSubscriptionOptions = {}): Subscription {
+  return nc.subscribe(subject, {
+    ...(options.queue !== undefined && { queue: options.queue }),
+    callback: (err, message) => {
+      if (err !== null) options.failed?.(err);
+      else if (isReflected(message.headers)) options.refused?.(message);
+      else take(message);
+    },
+  });
 }
