@@ -38,19 +38,19 @@ class MemoryShelf {
 const text = (copy: ShelvedConversation | undefined): string => Buffer.from(copy?.data ?? []).toString();
 
 describe('where a CLI keeps a conversation', () => {
-  it("finds Claude Code's transcript under the folder's dashed name, and a copy goes under this host's name for the folder", () => {
+  it("finds Claude Code's transcript under the folder's dashed name, and a copy goes under this host's name for the folder", async () => {
     const home = tempHome();
     const place = { home, cwd: '/work/my repo' };
-    expect(findConversationFile('claude', place, CLAUDE_ID)).toBeUndefined();
+    expect(await findConversationFile('claude', place, CLAUDE_ID)).toBeUndefined();
     const dir = path.join(home, '.claude', 'projects', '-work-my-repo');
     mkdirSync(dir, { recursive: true });
     writeFileSync(path.join(dir, `${CLAUDE_ID}.jsonl`), '{}\n');
-    expect(findConversationFile('claude', place, CLAUDE_ID)).toEqual({ file: path.join(dir, `${CLAUDE_ID}.jsonl`), relative: `projects/-work-my-repo/${CLAUDE_ID}.jsonl` });
+    expect(await findConversationFile('claude', place, CLAUDE_ID)).toEqual({ file: path.join(dir, `${CLAUDE_ID}.jsonl`), relative: `projects/-work-my-repo/${CLAUDE_ID}.jsonl` });
     // The place a copy names is not used: the folder's name here is.
-    expect(conversationTarget('claude', place, CLAUDE_ID, '../../.bashrc')).toBe(path.join(dir, `${CLAUDE_ID}.jsonl`));
+    expect(await conversationTarget('claude', place, CLAUDE_ID, '../../.bashrc')).toBe(path.join(dir, `${CLAUDE_ID}.jsonl`));
   });
 
-  it("finds Codex's rollout by its id in the newest day's folder first, under CODEX_HOME when set", () => {
+  it("finds Codex's rollout by its id in the newest day's folder first, under CODEX_HOME when set", async () => {
     const home = tempHome();
     const codexHome = path.join(home, 'elsewhere');
     const name = `rollout-2026-12-04T10-00-00-${CODEX_ID}.jsonl`;
@@ -59,24 +59,24 @@ describe('where a CLI keeps a conversation', () => {
       writeFileSync(path.join(codexHome, 'sessions', ...day.split('/'), `rollout-2026-x-other.jsonl`), '{}\n');
     }
     writeFileSync(path.join(codexHome, 'sessions', '2026', '11', '30', name), '{}\n');
-    expect(findConversationFile('codex', { home, cwd: '/w' }, CODEX_ID)).toBeUndefined();
-    expect(findConversationFile('codex', { home, cwd: '/w', codexHome }, CODEX_ID)).toEqual({ file: path.join(codexHome, 'sessions', '2026', '11', '30', name), relative: `sessions/2026/11/30/${name}` });
+    expect(await findConversationFile('codex', { home, cwd: '/w' }, CODEX_ID)).toBeUndefined();
+    expect(await findConversationFile('codex', { home, cwd: '/w', codexHome }, CODEX_ID)).toEqual({ file: path.join(codexHome, 'sessions', '2026', '11', '30', name), relative: `sessions/2026/11/30/${name}` });
   });
 
-  it("takes a Codex copy's place only inside the sessions' dated folders, named with its id", () => {
+  it("takes a Codex copy's place only inside the sessions' dated folders, named with its id", async () => {
     const place = { home: '/h', cwd: '/w' };
     const good = `sessions/2026/11/30/rollout-2026-11-30T01-02-03-${CODEX_ID}.jsonl`;
-    expect(conversationTarget('codex', place, CODEX_ID, good)).toBe(path.join('/h', '.codex', ...good.split('/')));
+    expect(await conversationTarget('codex', place, CODEX_ID, good)).toBe(path.join('/h', '.codex', ...good.split('/')));
     for (const bad of [`sessions/2026/11/30/../../../../.bashrc`, `../sessions/2026/11/30/rollout-${CODEX_ID}.jsonl`, `sessions/2026/11/30/rollout-other.jsonl`, `config.toml`, '']) {
-      expect(conversationTarget('codex', place, CODEX_ID, bad)).toBeUndefined();
+      expect(await conversationTarget('codex', place, CODEX_ID, bad)).toBeUndefined();
     }
   });
 
-  it('carries no id that could be a path, and no CLI whose conversations are not files it knows', () => {
+  it('carries no id that could be a path, and no CLI whose conversations are not files it knows', async () => {
     const place = { home: '/h', cwd: '/w' };
-    for (const id of ['../x', 'a/b', '.hidden', '']) expect(conversationTarget('claude', place, id, '')).toBeUndefined();
-    expect(conversationTarget('gemini', place, CLAUDE_ID, '')).toBeUndefined();
-    expect(findConversationFile('opencode', place, CLAUDE_ID)).toBeUndefined();
+    for (const id of ['../x', 'a/b', '.hidden', '']) expect(await conversationTarget('claude', place, id, '')).toBeUndefined();
+    expect(await conversationTarget('gemini', place, CLAUDE_ID, '')).toBeUndefined();
+    expect(await findConversationFile('opencode', place, CLAUDE_ID)).toBeUndefined();
   });
 });
 
@@ -137,7 +137,7 @@ describe('ConversationCarrier', () => {
     // A copy naming a place the CLI does not read from is not put anywhere.
     await shelf.put('codex', CODEX_ID, { data: Buffer.from('x'), relative: '../../.profile' });
     expect(await carrier.restore('codex', '/w', CODEX_ID)).toBe('none');
-    expect(findConversationFile('codex', { home, cwd: '/w' }, CODEX_ID)).toBeUndefined();
+    expect(await findConversationFile('codex', { home, cwd: '/w' }, CODEX_ID)).toBeUndefined();
   });
 
   it('writes the last copies of ended runs before a stop, and looks at nothing once disposed', async () => {

@@ -10,8 +10,7 @@
  * most every 40 s, about 0.5 MiB/s); a file not there yet is looked for less and less often (up
  * to once a minute), since finding a Codex rollout walks its dated folders.
  */
-import { readFile } from 'node:fs/promises';
-import { mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { errorMessage } from '../core/errors.js';
@@ -118,23 +117,23 @@ export class ConversationCarrier {
   async restore(backend: string, cwd: string, conversation: string): Promise<'here' | 'restored' | 'none'> {
     if (!carriesConversation(backend, conversation)) return 'none';
     const place = this.options.placeOf(backend, cwd);
-    const local = findConversationFile(backend, place, conversation);
+    const local = await findConversationFile(backend, place, conversation);
     const copy = await this.options.shelf.get(backend, conversation);
     if (copy === undefined) return local !== undefined ? 'here' : 'none';
-    const target = local?.file ?? conversationTarget(backend, place, conversation, copy.relative);
+    const target = local?.file ?? (await conversationTarget(backend, place, conversation, copy.relative));
     if (target === undefined) {
       this.logger.warn('a conversation copy names a place its CLI does not read from: not restored', { backend, conversation, relative: copy.relative });
       return 'none';
     }
-    if (local !== undefined && !goesOnFrom(copy.data, readFileSync(local.file))) return 'here';
-    mkdirSync(path.dirname(target), { recursive: true, mode: 0o700 });
+    if (local !== undefined && !goesOnFrom(copy.data, await readFile(local.file))) return 'here';
+    await mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     // Whole or not at all: a CLI never reads half a conversation.
     const partial = `${target}.${randomBytes(6).toString('hex')}.partial`;
     try {
-      writeFileSync(partial, copy.data, { mode: 0o600, flag: 'wx' });
-      renameSync(partial, target);
+      await writeFile(partial, copy.data, { mode: 0o600, flag: 'wx' });
+      await rename(partial, target);
     } finally {
-      rmSync(partial, { force: true });
+      await rm(partial, { force: true });
     }
     return 'restored';
   }
@@ -156,13 +155,13 @@ export class ConversationCarrier {
   /** Writes the file to the shelf if it changed since the last copy. */
   private async copy(run: Carried): Promise<void> {
     try {
-      run.file ??= findConversationFile(run.backend, run.place, run.conversation);
+      run.file ??= await findConversationFile(run.backend, run.place, run.conversation);
       if (run.file === undefined) {
         run.misses++;
         run.nextLookAt = Date.now() + Math.min(MAX_LOOK_BACKOFF_MS, (this.options.lookEveryMs ?? LOOK_EVERY_MS) * 2 ** run.misses);
         return;
       }
-      const { size, mtimeMs } = statSync(run.file.file);
+      const { size, mtimeMs } = await stat(run.file.file);
       const key = `${run.backend}/${run.conversation}`;
       const written = this.written.get(key);
       if (written?.size === size && written.mtimeMs === mtimeMs) return;

@@ -24,7 +24,7 @@ import { controllerControlClient, NodeLease, RunClaims, serveNodeControl, WorkPu
 import type { RunLedger } from '../ledger/index.js';
 import { agentSessionIn, doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import { initialState, step, type EndStatus, type RunInput, type RunSpec } from '../ledger/run-model.js';
-import type { RunService } from '../runs/index.js';
+import { carriesBackend, type RunService } from '../runs/index.js';
 import { RunWorkSchema, type RunWork } from './run-wire.js';
 import type { ConversationCarrier } from './conversation-carrier.js';
 
@@ -314,7 +314,7 @@ export class RunNode {
 
   /**
    * Resolves once the run has ended, following it from its last recorded event (not from its
-   * start); from its start when conversations are carried, to find the id the CLI said. Its
+   * start); from its start when its CLI's conversation is carried, to find the id the CLI said. Its
    * conversation's last copy is written after, without holding its slot.
    */
   private async followToEnd(runId: string): Promise<void> {
@@ -325,7 +325,7 @@ export class RunNode {
           const record = await ledger.run(runId);
           let from = record?.last_seq ?? 0;
           let onEvent = (_event: RunEvent): void => undefined;
-          if (conversations && record) {
+          if (conversations && record && carriesBackend(record.spec.backend)) {
             const { spec } = record;
             const carry = (conversation: string | undefined): void => {
               if (conversation !== undefined) conversations.carry(spec.id, spec.backend, spec.cwd, conversation);

@@ -10,7 +10,7 @@
  * Gemini CLI's resume is refused (its session/load overwrites the conversation), and OpenCode keeps
  * its conversations in a database of its own: neither is carried.
  */
-import { readdirSync, realpathSync, statSync } from 'node:fs';
+import { readdir, realpath, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { dashedCwd } from '../agents/index.js';
 
@@ -35,9 +35,14 @@ const CODEX_ROLLOUT = /^sessions\/\d{4}\/\d{2}\/\d{2}\/rollout-[A-Za-z0-9._:-]+\
 /** Most day folders looked into for a rollout: years of daily use, never a walk without end. */
 const MAX_DAYS_LOOKED_AT = 2_000;
 
+/** True when `backend`'s CLI keeps its conversations in files this module knows. */
+export function carriesBackend(backend: string): boolean {
+  return backend === 'claude' || backend === 'codex';
+}
+
 /** True when `backend`'s conversations are files this module knows, and `id` one of theirs. */
 export function carriesConversation(backend: string, id: string): boolean {
-  return (backend === 'claude' || backend === 'codex') && CONVERSATION_ID.test(id);
+  return carriesBackend(backend) && CONVERSATION_ID.test(id);
 }
 
 /** The CLI's own folder: what `relative` is relative to. */
@@ -49,21 +54,21 @@ function cliRoot(backend: string, place: ConversationPlace): string {
  * Claude Code's folder name for the run's folder: it names it after the folder as the system
  * gives it to a process working there (links resolved).
  */
-function claudeProject(cwd: string): string {
+async function claudeProject(cwd: string): Promise<string> {
   try {
-    return dashedCwd(realpathSync(cwd));
+    return dashedCwd(await realpath(cwd));
   } catch {
     return dashedCwd(cwd);
   }
 }
 
 /** The conversation's file as the CLI keeps it here, or undefined when there is none (yet). */
-export function findConversationFile(backend: string, place: ConversationPlace, id: string): ConversationFile | undefined {
+export async function findConversationFile(backend: string, place: ConversationPlace, id: string): Promise<ConversationFile | undefined> {
   if (!carriesConversation(backend, id)) return undefined;
   if (backend === 'claude') {
-    const relative = `projects/${claudeProject(place.cwd)}/${id}.jsonl`;
+    const relative = `projects/${await claudeProject(place.cwd)}/${id}.jsonl`;
     const file = path.join(cliRoot(backend, place), ...relative.split('/'));
-    return isFile(file) ? { file, relative } : undefined;
+    return (await isFile(file)) ? { file, relative } : undefined;
   }
   return findRollout(cliRoot(backend, place), id);
 }
@@ -74,22 +79,22 @@ export function findConversationFile(backend: string, place: ConversationPlace, 
  * choosing: a Claude transcript goes under this host's name for the folder, a Codex rollout only
  * into the sessions' dated folders).
  */
-export function conversationTarget(backend: string, place: ConversationPlace, id: string, relative: string): string | undefined {
+export async function conversationTarget(backend: string, place: ConversationPlace, id: string, relative: string): Promise<string | undefined> {
   if (!carriesConversation(backend, id)) return undefined;
-  if (backend === 'claude') return path.join(cliRoot(backend, place), 'projects', claudeProject(place.cwd), `${id}.jsonl`);
+  if (backend === 'claude') return path.join(cliRoot(backend, place), 'projects', await claudeProject(place.cwd), `${id}.jsonl`);
   if (!CODEX_ROLLOUT.test(relative) || !relative.endsWith(`-${id}.jsonl`)) return undefined;
   return path.join(cliRoot(backend, place), ...relative.split('/'));
 }
 
 /** The newest day folders first: a conversation resumed is usually a recent one. */
-function findRollout(root: string, id: string): ConversationFile | undefined {
+async function findRollout(root: string, id: string): Promise<ConversationFile | undefined> {
   let looked = 0;
-  for (const year of namesDescending(path.join(root, 'sessions'), /^\d{4}$/)) {
-    for (const month of namesDescending(path.join(root, 'sessions', year), /^\d{2}$/)) {
-      for (const day of namesDescending(path.join(root, 'sessions', year, month), /^\d{2}$/)) {
+  for (const year of await namesDescending(path.join(root, 'sessions'), /^\d{4}$/)) {
+    for (const month of await namesDescending(path.join(root, 'sessions', year), /^\d{2}$/)) {
+      for (const day of await namesDescending(path.join(root, 'sessions', year, month), /^\d{2}$/)) {
         if (++looked > MAX_DAYS_LOOKED_AT) return undefined;
         const folder = path.join(root, 'sessions', year, month, day);
-        const name = namesDescending(folder, /^rollout-.*\.jsonl$/).find((n) => n.endsWith(`-${id}.jsonl`));
+        const name = (await namesDescending(folder, /^rollout-.*\.jsonl$/)).find((n) => n.endsWith(`-${id}.jsonl`));
         if (name !== undefined) return { file: path.join(folder, name), relative: `sessions/${year}/${month}/${day}/${name}` };
       }
     }
@@ -97,9 +102,9 @@ function findRollout(root: string, id: string): ConversationFile | undefined {
   return undefined;
 }
 
-function namesDescending(folder: string, test: RegExp): string[] {
+async function namesDescending(folder: string, test: RegExp): Promise<string[]> {
   try {
-    return readdirSync(folder)
+    return (await readdir(folder))
       .filter((n) => test.test(n))
       .sort()
       .reverse();
@@ -108,9 +113,9 @@ function namesDescending(folder: string, test: RegExp): string[] {
   }
 }
 
-function isFile(file: string): boolean {
+async function isFile(file: string): Promise<boolean> {
   try {
-    return statSync(file).isFile();
+    return (await stat(file)).isFile();
   } catch {
     return false;
   }

@@ -13,4 +13,4 @@ export { BRIDGE_MARKER_VARIABLE } from './process-marker.js';
 export { StructuredRuns, type RunAgentOptions } from './structured-runs.js';
 export type { OpenSessionOptions, SessionTurn, SessionPermission } from './agent-sessions.js';
 export { executeTask, type TaskOptions, type TaskOutcome } from './task-runs.js';
-export { carriesConversation, findConversationFile, conversationTarget, type ConversationPlace, type ConversationFile } from './conversation-files.js';
+export { carriesBackend, carriesConversation, findConversationFile, conversationTarget, type ConversationPlace, type ConversationFile } from './conversation-files.js';
