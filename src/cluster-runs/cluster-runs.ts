@@ -156,7 +156,8 @@ export class ClusterRuns implements RemoteRuns {
    * the same, and goes on where the CLI has the conversation (a shared HOME) or fails saying so.
    */
   private carryConversation(spec: RunSpec, to: string): Promise<void> {
-    // Only a resume waits here; one at a time, since each holds a whole conversation (up to 256 MiB) in memory while it goes.
+    // Only a resume waits here; one at a time, so that many resumes at once do not read and write
+    // many conversations (up to 256 MiB each) at once over the controller's connection.
     if (spec.agent_session === undefined || spec.parent === null) return Promise.resolve();
     const copy = this.carrying.then(() => this.copyConversation(spec, to));
     this.carrying = copy;
@@ -168,13 +169,10 @@ export class ClusterRuns implements RemoteRuns {
     const from = (await this.ledger.run(spec.parent).catch(() => undefined))?.spec.node;
     if (from === undefined || from === to) return;
     try {
-      const copy = await (await ConversationShelf.open(this.options.nc, from)).get(spec.backend, spec.agent_session);
-      if (copy === undefined) {
-        this.logger.info('no copy of the conversation on its node\'s shelf', { run_id: spec.id, from, backend: spec.backend });
-        return;
-      }
-      await (await ConversationShelf.open(this.options.nc, to)).put(spec.backend, spec.agent_session, copy);
-      this.logger.info('conversation carried to the node a resume goes to', { run_id: spec.id, from, to, bytes: copy.data.length });
+      const source = await ConversationShelf.open(this.options.nc, from);
+      const bytes = await source.copyTo(spec.backend, spec.agent_session, await ConversationShelf.open(this.options.nc, to));
+      if (bytes === undefined) this.logger.info("no copy of the conversation on its node's shelf", { run_id: spec.id, from, backend: spec.backend });
+      else this.logger.info('conversation carried to the node a resume goes to', { run_id: spec.id, from, to, bytes });
     } catch (err) {
       this.logger.warn('could not carry a conversation to the node a resume goes to', { run_id: spec.id, from, to, error: errorMessage(err) });
     }

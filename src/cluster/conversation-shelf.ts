@@ -15,7 +15,7 @@
  * bytes on whatever subject the asker names: reflected.ts). What a shelf says of an object is a node's word, so a read
  * follows no link, and stops at a size and a deadline before it holds more.
  */
-import { createHash } from 'node:crypto';
+import { createHash, type Hash } from 'node:crypto';
 import { jetstream, jetstreamManager, type JetStreamManager, type MsgRequest } from '@nats-io/jetstream';
 import { Objm, type ObjectStore } from '@nats-io/obj';
 import type { NatsConnection } from '@nats-io/transport-node';
@@ -43,9 +43,8 @@ export interface ShelvedConversation {
 const objectName = (backend: string, conversation: string): string => `${backend}/${conversation}`;
 
 /** The object store's digest form: `SHA-256=` and the base64url digest (padded or not). */
-function sameDigest(stated: string, data: Uint8Array): boolean {
-  const digest = createHash('sha256').update(data).digest('base64url');
-  return stated.replace(/=+$/, '') === `SHA-256=${digest}`;
+function sameDigest(stated: unknown, sha: Hash): boolean {
+  return typeof stated === 'string' && stated.replace(/=+$/, '') === `SHA-256=${sha.copy().digest('base64url')}`;
 }
 
 export class ConversationShelf {
@@ -84,26 +83,69 @@ export class ConversationShelf {
    * refused (INVALID_REQUEST). A copy replaced while it is read (its node writes it again, and
    * drops the old chunks) is read again as it is now.
    */
-  async get(backend: string, conversation: string): Promise<ShelvedConversation | undefined> {
+  get(backend: string, conversation: string): Promise<ShelvedConversation | undefined> {
+    return this.read(backend, conversation, async (info, chunks) => {
+      const data = new Uint8Array(info.size);
+      let filled = 0;
+      for await (const chunk of chunks) {
+        data.set(chunk, filled);
+        filled += chunk.length;
+      }
+      return { data, relative: info.relative };
+    });
+  }
+
+  /**
+   * Copies a conversation from this shelf onto `to`, in place of the one there, a chunk at a time
+   * (the copier never holds the whole conversation): its size, or undefined when this shelf has
+   * none. Checked as `get` checks; a copy that proves not whole on the way is never written there
+   * (the store drops the chunks it wrote, and `to` keeps the copy it had).
+   */
+  copyTo(backend: string, conversation: string, to: ConversationShelf): Promise<number | undefined> {
+    return this.read(backend, conversation, async (info, chunks) => {
+      const iterator = chunks[Symbol.asyncIterator]();
+      const stream = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          const next = await iterator.next();
+          if (next.done === true) controller.close();
+          else controller.enqueue(next.value);
+        },
+      });
+      await to.store.put({ name: objectName(backend, conversation), metadata: { relative: info.relative } }, stream);
+      return info.size;
+    });
+  }
+
+  /**
+   * Reads copy `<backend>/<conversation>` with `use`, which takes its chunks in order; read again
+   * when they prove not whole because the copy was replaced meanwhile.
+   */
+  private async read<T>(backend: string, conversation: string, use: (info: { size: number; relative: string }, chunks: AsyncIterable<Uint8Array>) => Promise<T>): Promise<T | undefined> {
     const name = objectName(backend, conversation);
+    const what = `the copy of ${backend} conversation ${conversation} on ${this.bucket}`;
     const deadline = Date.now() + READ_DEADLINE_MS;
     for (let attempt = 1; ; attempt++) {
       const info = await this.store.info(name);
       if (info === null || info.deleted) return undefined;
-      const what = `the copy of ${backend} conversation ${conversation} on ${this.bucket}`;
       if (info.options?.link !== undefined || info.bucket !== this.bucket) throw new SwitchboardError('INVALID_REQUEST', `${what} is not an object of its own`);
       if (!Number.isSafeInteger(info.size) || info.size < 0 || info.size > MAX_SHELVED_BYTES) throw new SwitchboardError('INVALID_REQUEST', `${what} says it holds ${info.size} bytes (at most ${MAX_SHELVED_BYTES})`);
-      const data = await this.readChunks(`$O.${this.bucket}.C.${info.nuid}`, info.size, deadline, what);
-      if (data !== undefined && typeof info.digest === 'string' && sameDigest(info.digest, data)) return { data, relative: info.metadata?.relative ?? '' };
+      try {
+        return await use({ size: info.size, relative: info.metadata?.relative ?? '' }, this.chunks(`$O.${this.bucket}.C.${info.nuid}`, info.size, info.digest, deadline, what));
+      } catch (err) {
+        if (!(err instanceof NotWhole)) throw err;
+      }
       // Not whole: replaced meanwhile (read again), or made so.
       const now = await this.store.info(name);
       if (attempt >= READ_ATTEMPTS || now === null || now.nuid === info.nuid) throw new SwitchboardError('INVALID_REQUEST', `${what} is not whole`);
     }
   }
 
-  /** The chunks on `subject`, in order, up to `size` bytes: undefined when they do not come to exactly that. */
-  private async readChunks(subject: string, size: number, deadline: number, what: string): Promise<Uint8Array | undefined> {
-    const data = new Uint8Array(size);
+  /**
+   * The chunks on `subject`, in order, up to `size` bytes; throws NotWhole, before the last chunk
+   * is handed on, when they do not come to exactly that or to `digest`.
+   */
+  private async *chunks(subject: string, size: number, digest: string, deadline: number, what: string): AsyncGenerator<Uint8Array> {
+    const sha = createHash('sha256');
     let filled = 0;
     let seq = 1;
     while (filled < size) {
@@ -113,11 +155,16 @@ export class ConversationShelf {
       const query = { seq, next_by_subj: subject } as unknown as MsgRequest;
       const chunk = await this.jsm.streams.getMessage(`OBJ_${this.bucket}`, query);
       // Chunks are the store's own size but the last: a copy of many tiny ones would take a request per byte.
-      if (chunk === null || chunk.data.length === 0 || filled + chunk.data.length > size || (filled + chunk.data.length < size && chunk.data.length < MIN_CHUNK_BYTES)) return undefined;
-      data.set(chunk.data, filled);
+      if (chunk === null || chunk.data.length === 0 || filled + chunk.data.length > size || (filled + chunk.data.length < size && chunk.data.length < MIN_CHUNK_BYTES)) throw new NotWhole();
+      sha.update(chunk.data);
       filled += chunk.data.length;
       seq = chunk.seq + 1;
+      if (filled === size && !sameDigest(digest, sha)) throw new NotWhole();
+      yield chunk.data;
     }
-    return data;
+    if (size === 0 && !sameDigest(digest, sha)) throw new NotWhole();
   }
 }
+
+/** A copy's chunks that do not make it up: replaced while it was read, or made so. */
+class NotWhole extends Error {}

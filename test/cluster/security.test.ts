@@ -145,6 +145,11 @@ describe("a node user and its CLIs' conversations", () => {
     expect(await own.get('claude', 'never-kept')).toBeUndefined();
     // What the controller reads of it for a resume elsewhere.
     expect(Buffer.from((await (await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'conv-1'))?.data ?? []).equals(second)).toBe(true);
+    // And copies, chunk by chunk, onto the shelf of the node a resume goes to.
+    expect(await (await ConversationShelf.open(cluster.controller.nc, 'node-a')).copyTo('claude', 'conv-1', otherShelf)).toBe(second.length);
+    const carried = await otherShelf.get('claude', 'conv-1');
+    expect(Buffer.from(carried?.data ?? []).equals(second)).toBe(true);
+    expect(carried?.relative).toBe('projects/-w/conv-1.jsonl');
 
     const other = await ConversationShelf.open(node.nc, 'node-b');
     await expect(other.get('claude', 'of-node-b')).rejects.toThrow(/Permissions Violation/);
@@ -152,7 +157,7 @@ describe("a node user and its CLIs' conversations", () => {
     expect(Buffer.from((await otherShelf.get('claude', 'of-node-b'))?.data ?? []).toString()).toBe('node-b only');
   });
 
-  it('may not make a consumer, even on its own shelf (one delivers wherever its maker says), and a link it shelves is not followed', { timeout: 60_000 }, async () => {
+  it('may not make a consumer, even on its own shelf (one delivers wherever its maker says); a link it shelves is not followed, nor a copy unlike its digest carried', { timeout: 60_000 }, async () => {
     await ConversationShelf.ensure(cluster.controller.nc, 'node-a');
     await ConversationShelf.ensure(cluster.controller.nc, 'node-b');
     await (await ConversationShelf.open(cluster.controller.nc, 'node-b')).put('claude', 'secret-of-b', { data: Buffer.from('node-b only'), relative: 'projects/-w/secret-of-b.jsonl' });
@@ -166,6 +171,17 @@ describe("a node user and its CLIs' conversations", () => {
     await jetstream(node.nc, { checkAPI: false }).publish(metaSubject, JSON.stringify(link));
     // The controller reads node-a's shelf for a resume elsewhere: refused, node-b's copy never read.
     await expect((await ConversationShelf.open(cluster.controller.nc, 'node-a')).get('claude', 'linked')).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+
+    // A copy whose bytes are not what its digest says is not carried: the shelf it would go to keeps what it had.
+    const targetShelf = await ConversationShelf.open(cluster.controller.nc, 'node-b');
+    await targetShelf.put('claude', 'forged', { data: Buffer.from('kept\n'), relative: 'projects/-w/forged.jsonl' });
+    const forged = 'claude/forged';
+    const chunk = Buffer.alloc(200 * 1024, 'x');
+    const js = jetstream(node.nc, { checkAPI: false });
+    await js.publish('$O.sb_conversations_node-a.C.forged-nuid', chunk);
+    await js.publish(`$O.sb_conversations_node-a.M.${Buffer.from(forged).toString('base64url').padEnd(Math.ceil(forged.length / 3) * 4, '=')}`, JSON.stringify({ name: forged, bucket: 'sb_conversations_node-a', nuid: 'forged-nuid', size: chunk.length, chunks: 1, mtime: new Date().toISOString(), digest: 'SHA-256=not-its-digest', deleted: false, options: { max_chunk_size: 256 * 1024 } }));
+    await expect((await ConversationShelf.open(cluster.controller.nc, 'node-a')).copyTo('claude', 'forged', targetShelf)).rejects.toMatchObject({ code: 'INVALID_REQUEST' });
+    expect(Buffer.from((await targetShelf.get('claude', 'forged'))?.data ?? []).toString()).toBe('kept\n');
   });
 });
 
