@@ -14,7 +14,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import type { Disposable } from '../core/disposable.js';
 import { errorMessage, isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { CLAIM_BUDGET_MS, ConversationShelf, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
+import { CLAIM_BUDGET_MS, ConversationShelf, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, lastEventSeq, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from '../runs/index.js';
@@ -80,6 +80,7 @@ export class ClusterRuns implements RemoteRuns {
           return { pool: node };
         },
         refused: async ({ node, run_id: runId, reason }) => ({ ended: (await late.runs?.sweep?.settleRefused(runId, node, reason)) ?? false }),
+        last_event: async ({ node, run_id: runId }) => ({ seq: await lastEventSeq(jsm, node, runId) }),
       },
       logger,
     );

@@ -65,6 +65,12 @@ export const CONTROLLER_CONTROL_OPS = {
    * and refused its work item: the controller ends the run unless a node holds it (`ended`).
    */
   refused: { params: z.strictObject({ node: z.string().min(1).max(64), run_id: z.string().min(1).max(128), reason: z.string().max(4096) }), result: z.object({ ended: z.boolean() }) },
+  /**
+   * The sequence number of the node's last event of a run the event stream holds (0: none): where
+   * its outbox goes on. Asked of the controller because a node may make no direct get of its own
+   * (reflected.ts); answered for the asking node's own subjects only.
+   */
+  last_event: { params: z.strictObject({ node: z.string().min(1).max(64), run_id: z.string().min(1).max(128) }), result: z.object({ seq: z.number().int().nonnegative() }) },
 } as const satisfies ControlOps;
 
 /** The handler of every operation of `Ops`: checked parameters in, a result to check out. */
@@ -271,6 +277,8 @@ export function serveControllerControl(nc: NatsConnection, handlers: ControlHand
     admit: (message, op, params) => {
       const asker = controllerRequestOf(message.subject)?.node;
       const said = (params as { node?: unknown }).node;
+      // What only a node's own subjects may say is never answered on an older node's word.
+      if (asker === undefined && op === 'last_event') throw new SwitchboardError('FORBIDDEN', `${op} is answered on sb.ctl.<node>.${op} only`, { op });
       if (asker === undefined) olderNodeAsked(String(said));
       else if (said !== asker) throw new SwitchboardError('FORBIDDEN', `node ${asker} may not ${op} as node ${String(said)}`, { node: asker, op });
     },

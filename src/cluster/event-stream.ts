@@ -7,12 +7,14 @@
  * them back in order into the ledger (event-intake.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { jetstream, jetstreamManager, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
+import { jetstream, type JetStreamClient, type JetStreamManager } from '@nats-io/jetstream';
 import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { controllerControlClient } from './control.js';
 import { isNoAnswer } from './nats-errors.js';
+import { isReflected } from './reflected.js';
 import { checkName, EVENTS_DUPLICATE_WINDOW_MS, EVENTS_STREAM, eventSubject } from './topology.js';
 
 /**
@@ -69,7 +71,6 @@ export interface PublishedEvent {
 export class EventPublisher {
   private readonly js: JetStreamClient;
   private readonly logger: Logger;
-  private jsm: JetStreamManager | undefined;
 
   constructor(private readonly options: EventPublisherOptions) {
     checkName('node', options.node);
@@ -104,20 +105,26 @@ export class EventPublisher {
   }
 
   /**
-   * The sequence number of run `runId`'s last event in the stream (0: none there), read with a
-   * direct get by subject, which a node's user may do for events only: where a node's outbox
-   * resumes after a restart or an outage, so what the stream has is not sent again.
+   * The sequence number of run `runId`'s last event in the stream (0: none there), asked of the
+   * controller (`last_event`): where a node's outbox resumes after a restart or an outage, so what
+   * the stream has is not sent again. A node may make no direct get of its own (reflected.ts).
    */
   async lastPublished(runId: string): Promise<number> {
-    // No account check: a node's user may not ask for the account's JetStream info.
-    this.jsm ??= await jetstreamManager(this.options.nc, { checkAPI: false });
-    const subject = eventSubject(this.options.node, runId);
-    const stored = await this.jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: subject });
-    if (stored === null) return 0;
-    const event = parseRunEvent(stored.data);
-    if (event?.run_id !== runId) throw new SwitchboardError('INVALID_PARAMS', `the last message on ${subject} is not an event of run ${runId}`, { run_id: runId });
-    return event.seq;
+    return (await controllerControlClient(this.options.nc, this.options.node).call('last_event', { node: this.options.node, run_id: runId })).seq;
   }
+}
+
+/**
+ * The sequence number of node `node`'s last event of run `runId` in the stream: the controller's
+ * answer to `last_event`, read by a direct get by subject. 0 when there is none, or when what is
+ * last there is no event of the run (put there by the server on another client's say-so): the
+ * node then sends its events again, and the intake takes each sequence number once.
+ */
+export async function lastEventSeq(jsm: JetStreamManager, node: string, runId: string): Promise<number> {
+  const stored = await jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(node, runId) });
+  if (stored === null || isReflected(stored.header, 'direct get')) return 0;
+  const event = parseRunEvent(stored.data);
+  return event?.run_id === runId ? event.seq : 0;
 }
 
 /** Parses an event's JSON, or undefined when it is not an event. */

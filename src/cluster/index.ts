@@ -40,7 +40,7 @@ export { WorkDispatcher, type WorkItem, type Dispatched, type ConsumerPosition }
 export { ConversationShelf, MAX_SHELVED_BYTES, type ShelvedConversation } from './conversation-shelf.js';
 export { WorkPuller, type WorkEvent, type WorkSlots, type WorkPullerOptions } from './work-puller.js';
 export { isWrongLastSequence } from './nats-errors.js';
-export { EventPublisher, eventMessageId, parseRunEvent, NODE_HEADER, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
+export { EventPublisher, eventMessageId, lastEventSeq, parseRunEvent, NODE_HEADER, type RunEventMessage, type PublishedEvent, type EventPublisherOptions } from './event-stream.js';
 export { EventIntake, type EventSink, type DeliveredEvent, type EventHole, type EventIntakeOptions } from './event-intake.js';
 export {
   ControlClient,

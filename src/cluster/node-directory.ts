@@ -22,6 +22,7 @@ import type { NatsConnection, QueuedIterator } from '@nats-io/transport-node';
 import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { LogLimiter } from '../core/log-limiter.js';
 import { NodeRecordSchema, type NodeRecord } from './node-record.js';
 import { NODES_BUCKET } from './topology.js';
 
@@ -84,6 +85,8 @@ export class NodeDirectory {
   private watching: Promise<void> | undefined;
   private rewatchTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** What any client can make the directory say. */
+  private readonly strays: LogLimiter;
 
   private constructor(
     private readonly nc: NatsConnection,
@@ -92,7 +95,9 @@ export class NodeDirectory {
     readonly ttlMs: number,
     private readonly logger: Logger,
     private readonly now: () => number,
-  ) {}
+  ) {
+    this.strays = new LogLimiter(logger);
+  }
 
   /** Opens the bucket and resolves once the current nodes are known. */
   static async open(options: NodeDirectoryOptions): Promise<NodeDirectory> {
@@ -135,6 +140,7 @@ export class NodeDirectory {
     this.watch?.stop();
     await this.watching;
     for (const tracked of this.nodes.values()) clearTimeout(tracked.timer);
+    this.strays.flush();
     this.events.dispose();
   }
 
@@ -183,18 +189,13 @@ export class NodeDirectory {
       if (known) this.remove(name, known, { kind: 'left', node: known.node, evidence: `the node deleted its lease (${entry.operation})` });
       return;
     }
-    let parsed: unknown;
-    try {
-      parsed = entry.json();
-    } catch {
-      parsed = undefined;
-    }
-    const record = NodeRecordSchema.safeParse(parsed);
-    if (!record.success || record.data.name !== name) {
-      this.logger.warn('ignored a node record that is not one', { key: entry.key, revision: entry.revision });
+    const record = recordOf(entry, name);
+    if (record === undefined) {
+      // Any client can have the server answer a request of its own onto a lease key (reflected.ts): a few lines a minute, then a count.
+      this.strays.log('warn', 'ignored a node record that is not one', { key: entry.key, revision: entry.revision });
       return;
     }
-    const node: LiveNode = { record: record.data, revision: entry.revision, seenAt: this.now() };
+    const node: LiveNode = { record, revision: entry.revision, seenAt: this.now() };
     if (known && (known.node.record.instance !== node.record.instance || known.node.record.epoch !== node.record.epoch)) {
       this.remove(name, known, { kind: 'lost', node: known.node, evidence: `replaced by a new registration (epoch ${node.record.epoch} of process ${node.record.instance})` });
       this.track(name, node, undefined);
@@ -238,11 +239,14 @@ export class NodeDirectory {
     }
     // Something newer came on the watch meanwhile, or the directory closed.
     if (this.closed || this.nodes.get(name) !== tracked) return;
-    if (entry === null) {
-      this.remove(name, tracked, { kind: 'lost', node: tracked.node, evidence: `no renewal for ${this.now() - tracked.node.seenAt} ms and the lease is gone from the server` });
+    // Gone, or something newer that is no node record (no node wrote it: a live node writes its
+    // record over it at its next renewal, well inside the TTL that has passed).
+    const newer = entry !== null && entry.revision > tracked.node.revision;
+    if (entry === null || (newer && recordOf(entry, name) === undefined)) {
+      this.remove(name, tracked, { kind: 'lost', node: tracked.node, evidence: `no renewal for ${this.now() - tracked.node.seenAt} ms and the lease is gone from the server${entry === null ? '' : ' (what is there is no node record)'}` });
       return;
     }
-    if (entry.revision > tracked.node.revision) this.apply(entry);
+    if (newer) this.apply(entry);
     // Still there at the revision we know: the server has not expired it yet.
     else this.arm(name, tracked, recheckMs);
   }
@@ -254,4 +258,17 @@ export class NodeDirectory {
       this.logger.error('a node directory listener failed', { event: event.kind, error: errorMessage(err) });
     }
   }
+}
+
+/** The node record `entry` holds for node `name`, or undefined when it holds none (or another node's). */
+function recordOf(entry: KvEntry, name: string): NodeRecord | undefined {
+  if (entry.operation !== 'PUT') return undefined;
+  let parsed: unknown;
+  try {
+    parsed = entry.json();
+  } catch {
+    parsed = undefined;
+  }
+  const record = NodeRecordSchema.safeParse(parsed);
+  return record.success && record.data.name === name ? record.data : undefined;
 }

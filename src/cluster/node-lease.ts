@@ -77,8 +77,8 @@ export class NodeLease {
     let kv: KV;
     let ttlMs: number;
     try {
-      // Bind only (no stream lookups a node's user may not make); direct gets read its own key.
-      kv = await new Kvm(options.nc).open(NODES_BUCKET, { allow_direct: true });
+      // Bind only (no stream lookups a node's user may not make); the stream API's get reads its own key, never a direct get (reflected.ts).
+      kv = await new Kvm(options.nc).open(NODES_BUCKET, { allow_direct: false });
       ttlMs = (await kv.status()).ttl;
     } catch (err) {
       throw new SwitchboardError('CONNECTION_FAILED', `cannot open the cluster's node bucket ${NODES_BUCKET} (${errorMessage(err)}); the controller lays it out when it starts`, {}, { cause: err });
@@ -210,8 +210,9 @@ export class NodeLease {
       }
       // A renewal that timed out may have been stored after all, leaving us a revision behind:
       // a record that is still ours is a lease still held.
-      const ours = await this.ownRecord();
-      if (ours !== undefined) this.apply({ kind: 'renewed', revision: ours.revision, at: this.now() });
+      const holder = await this.keyHolder();
+      if (holder.kind === 'ours') this.apply({ kind: 'renewed', revision: holder.revision, at: this.now() });
+      else if (holder.kind === 'nobody-s') this.apply({ kind: 'renewed', revision: await this.overwrite(holder.revision), at: this.now() });
       else this.apply({ kind: 'renewal-refused', evidence: 'the server refused the renewal: the lease had expired or another process wrote it (wrong last sequence)' });
     }
   }
@@ -224,25 +225,39 @@ export class NodeLease {
     } catch (err) {
       if (!isWrongLastSequence(err)) throw err;
     }
-    const ours = await this.ownRecord();
-    if (ours !== undefined) {
-      this.apply({ kind: 'created', revision: await this.kv.update(this.key, this.encode(), ours.revision), at: this.now() });
+    const holder = await this.keyHolder();
+    // Gone since (it expired between the two calls): the next step creates it.
+    if (holder.kind === 'none') return;
+    if (holder.kind === 'ours') {
+      this.apply({ kind: 'created', revision: await this.kv.update(this.key, this.encode(), holder.revision), at: this.now() });
       return;
     }
-    const other = await this.kv.get(this.key);
-    // Gone since (it expired between the two calls): the next step creates it.
-    if (other?.operation !== 'PUT') return;
-    const record = NodeRecordSchema.safeParse(parseJson(other.string()));
-    const who = record.success ? `a node started at ${new Date(record.data.started_at).toISOString()} holds it` : 'another process holds it';
-    this.apply({ kind: 'name-taken', evidence: `the name ${this.description.name} is taken: ${who}` });
+    if (holder.kind === 'nobody-s') {
+      this.apply({ kind: 'created', revision: await this.overwrite(holder.revision), at: this.now() });
+      return;
+    }
+    this.apply({ kind: 'name-taken', evidence: `the name ${this.description.name} is taken: a node started at ${new Date(holder.record.started_at).toISOString()} holds it` });
   }
 
-  /** This process's record and its revision, when the bucket holds it now. */
-  private async ownRecord(): Promise<{ revision: number } | undefined> {
+  /**
+   * Who holds the lease's key now: this process, another node process (its record), nobody (no
+   * entry, or a delete), or nobody's (`nobody-s`): an entry that is no node record, which no node
+   * wrote. Any client can have the server answer a request of its own onto this key (a JetStream
+   * API reply goes wherever its asker says: reflected.ts), and such an answer must not take a
+   * node's name from it.
+   */
+  private async keyHolder(): Promise<{ kind: 'ours'; revision: number } | { kind: 'nobody-s'; revision: number } | { kind: 'theirs'; record: NodeRecord } | { kind: 'none' }> {
     const entry = await this.kv.get(this.key);
-    if (entry?.operation !== 'PUT') return undefined;
+    if (entry?.operation !== 'PUT') return { kind: 'none' };
     const record = NodeRecordSchema.safeParse(parseJson(entry.string()));
-    return record.success && record.data.instance === this.instance ? { revision: entry.revision } : undefined;
+    if (!record.success) return { kind: 'nobody-s', revision: entry.revision };
+    return record.data.instance === this.instance ? { kind: 'ours', revision: entry.revision } : { kind: 'theirs', record: record.data };
+  }
+
+  /** Writes the record over an entry that is no node record (compare-and-set on its revision). */
+  private async overwrite(revision: number): Promise<number> {
+    this.logger.warn('the lease key held something that is no node record (the server put it there on another client\'s say-so): written over', { key: this.key, revision });
+    return this.kv.update(this.key, this.encode(), revision);
   }
 }
 

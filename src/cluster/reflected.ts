@@ -4,10 +4,18 @@
  * its headers; so a node allowed a direct get of what it stored itself (its lease, its events, its
  * conversation copies) can put bytes of its choosing on any subject, past its permissions: another
  * node's control subject, another pool's work queue (whose stream keeps them). Tried on
- * nats-server 2.9.10. Nothing Switchboard publishes carries that header, so whatever does is
- * refused wherever nodes' messages are taken: core subscriptions through `subscribeToNodes`,
- * JetStream deliveries (whose consumers are made by the controller) by `isReflected` where they
- * are read.
+ * nats-server 2.9.10. So a node may make no direct get at all (nodePermissions): it reads its
+ * lease, claims and cancel marks by the stream API's get, whose answer is wrapped in the API's
+ * own JSON, and asks the controller for its last event of a run. Any API answer still goes
+ * wherever its asker says, so what nodes read from a key-value bucket is checked for being a
+ * record at all (an answer stored under a lease key or a cancel key is nobody's). Deliveries to a
+ * pull request's reply subject are not kept by streams (tried: they go to that subject's
+ * subscribers only).
+ *
+ * Nothing Switchboard publishes carries the header, so whatever does is refused wherever nodes'
+ * messages are taken, for nodes still under an older block of permissions with direct gets: core
+ * subscriptions through `subscribeToNodes`, JetStream deliveries (whose consumers are made by the
+ * controller) by `isReflected` where they are read.
  */
 import type { Msg, MsgHdrs, NatsConnection, Subscription } from '@nats-io/transport-node';
 

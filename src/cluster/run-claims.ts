@@ -61,7 +61,8 @@ export class RunClaims {
 
   /** Binds the claims bucket (laid out by the controller; a node's user may not look it up). */
   static async open(nc: NatsConnection, legacy: LegacyClaims): Promise<RunClaims> {
-    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: true }), legacy);
+    // Read by the stream API's get, never a direct get: a node may make none (reflected.ts).
+    return new RunClaims(await new Kvm(nc).open(CLAIMS_BUCKET, { allow_direct: false }), legacy);
   }
 
   /**
@@ -120,9 +121,12 @@ export class RunClaims {
     } catch {
       value = undefined;
     }
-    // A mark that does not say how (an earlier controller's, or unreadable) is a cancel: the safe reading.
+    // A mark that does not say how (an earlier controller's) is a cancel. What is no mark at all is
+    // none: any client can have the server answer a request of its own onto this key (a JetStream
+    // API reply goes wherever its asker says: reflected.ts), and that must not stop a run.
     const parsed = StopMarkSchema.safeParse(value);
-    return parsed.success && parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
+    if (!parsed.success) return undefined;
+    return parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
   }
 
   /** The claim on run `runId` of `pool`'s queue, or undefined when nobody claimed it (or what is there is not a claim). */

@@ -28,15 +28,16 @@ describe('cluster names', () => {
     expect(perms.publish.allow.join(' ')).not.toMatch(/node-b|STREAM\.CREATE|CONSUMER\.CREATE|\$JS\.API\.>/);
     // Its conversation shelf: written, and read by the stream API's get, its own only.
     expect(perms.publish.allow.filter((subject) => subject.includes('sb_conversations'))).toEqual(['$O.sb_conversations_node-a.>', '$JS.API.STREAM.MSG.GET.OBJ_sb_conversations_node-a', '$JS.API.STREAM.PURGE.OBJ_sb_conversations_node-a']);
-    // Cancel marks: read, never written; a run's last event read back by subject (the outbox's cursor).
-    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.cancel.*');
+    // No direct get at all: one answers with stored bytes on whatever subject its asker names. Its
+    // lease, claims and cancel marks are read by the stream API's get; marks never written.
+    expect(perms.publish.allow.join(' ')).not.toMatch(/DIRECT/);
+    expect(perms.publish.allow).toContain('$JS.API.STREAM.MSG.GET.KV_sb_nodes');
+    expect(perms.publish.allow).toContain('$JS.API.STREAM.MSG.GET.KV_sb_claims');
     expect(perms.publish.allow).not.toContain('$KV.sb_claims.cancel.*');
     // Claims of its own pools' runs only.
-    expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.gpu.*', '$JS.API.DIRECT.GET.KV_sb_claims.$KV.sb_claims.run.*']);
-    // Events under its own name only: published, and the last one read back.
-    expect(perms.publish.allow).toContain('$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*');
-    expect(perms.publish.allow).toContain('sb.events.node-a.*');
-    expect(perms.publish.allow.filter((subject) => subject.includes('sb.events'))).toHaveLength(2);
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb_claims.run'))).toEqual(['$KV.sb_claims.run.main.*', '$KV.sb_claims.run.gpu.*']);
+    // Events under its own name only, published (the last one is the controller's to read back: last_event).
+    expect(perms.publish.allow.filter((subject) => subject.includes('sb.events') || subject.includes('SB_EVENTS'))).toEqual(['sb.events.node-a.*']);
     expect(perms.subscribe.allow).toEqual(['_INBOX_node-a.>', 'sb.node.node-a.>']);
     expect(perms.allow_responses).toBe(true);
   });

@@ -225,29 +225,30 @@ export interface NatsUserPermissions {
 /**
  * What node `node` of `pools` needs and nothing more (the list was found denied-first on 2.9.10):
  * pull, heartbeat and acknowledge its pools' work, claim runs, read cancel marks, keep its own
- * lease, publish events and read a run's last one back (under its own name), ask the controller,
- * answer its own control subject, read replies on its own inbox. It cannot touch another node's
- * lease, events or subjects, read or claim another pool's work, or change the topology. It can
- * write any claim key of its own pools (NATS cannot limit it to create-only); the controller
- * checks an event against the node its ledger sent the run to, named by the subject it came on.
+ * lease, publish events (under its own name), ask the controller, answer its own control subject,
+ * read replies on its own inbox. It cannot touch another node's lease, events or subjects, read or
+ * claim another pool's work, or change the topology. It can write any claim key of its own pools
+ * (NATS cannot limit it to create-only); the controller checks an event against the node its
+ * ledger sent the run to, named by the subject it came on. It may read every lease and claim (the
+ * stream API's get is allowed per stream, not per key): they say which nodes there are and who
+ * holds which run, nothing of what a run does.
  */
 export function nodePermissions(node: string, pools: readonly string[]): NatsUserPermissions {
-  const kvApi = (bucket: string, key: string): string[] => [`$KV.${bucket}.${key}`, `$JS.API.DIRECT.GET.KV_${bucket}.$KV.${bucket}.${key}`];
   return {
     publish: {
       allow: [
         ...pools.flatMap((pool) => [`$JS.API.CONSUMER.INFO.${WORK_STREAM}.${poolConsumer(pool)}`, `$JS.API.CONSUMER.MSG.NEXT.${WORK_STREAM}.${poolConsumer(pool)}`, `$JS.ACK.${WORK_STREAM}.${poolConsumer(pool)}.>`]),
-        ...kvApi(NODES_BUCKET, nodeKey(node)),
+        `$KV.${NODES_BUCKET}.${nodeKey(node)}`,
         // The lease reads the TTL the controller chose from the bucket's status.
         `$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`,
         // Claims of its pools' runs only: another pool's run it can neither take nor hand to anyone.
-        ...pools.flatMap((pool) => kvApi(CLAIMS_BUCKET, `run.${checkName('pool', pool)}.*`)),
-        // The key older versions claimed under, read only: a run an older controller gave up stays given up.
-        `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.run.*`,
-        // Cancel marks are the controller's to write: a node only reads them.
-        `$JS.API.DIRECT.GET.KV_${CLAIMS_BUCKET}.$KV.${CLAIMS_BUCKET}.cancel.*`,
-        // Where its outbox resumes: the last event the stream holds for a run (direct get by subject).
-        `$JS.API.DIRECT.GET.${EVENTS_STREAM}.sb.events.${checkName('node', node)}.*`,
+        ...pools.map((pool) => `$KV.${CLAIMS_BUCKET}.run.${checkName('pool', pool)}.*`),
+        // Its lease, claims, cancel marks and the key older versions claimed under are read by the
+        // stream API's get, never a direct get: a direct get answers with the stored bytes on
+        // whatever subject its asker names, past these permissions (reflected.ts). Its last event
+        // of a run it asks of the controller (last_event), for the same reason.
+        `$JS.API.STREAM.MSG.GET.KV_${NODES_BUCKET}`,
+        `$JS.API.STREAM.MSG.GET.KV_${CLAIMS_BUCKET}`,
         `sb.events.${checkName('node', node)}.*`,
         `sb.ctl.${checkName('node', node)}.>`,
         // Its panes' output for the terminals attached to them, under its own name only.

@@ -79,7 +79,7 @@ describe('control requests', () => {
 
   it('from a node reach the controller on sb.ctl.<node>.<op>; one that says it is another node is refused, an older node’s sb.ctl.<op> is answered', async () => {
     const seen: string[] = [];
-    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
+    const serving = serveControllerControl(cluster.controller.nc, { ping: ({ node }) => (seen.push(node), Promise.resolve({ at: 42 })), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }), last_event: ({ node }) => (seen.push(`last_event ${node}`), Promise.resolve({ seq: 7 })) }, silentLogger);
     await cluster.controller.nc.flush();
     try {
       const node = await cluster.connect('node-ctl-d');
@@ -95,6 +95,11 @@ describe('control requests', () => {
       const older = await node.nc.request('sb.ctl.ping', JSON.stringify({ v: 1, op: 'ping', params: { node: 'ctl-old' } }), { timeout: REPLY_MS });
       expect(older.json()).toEqual({ ok: true, result: { at: 42 } });
       expect(seen).toEqual(['ctl-d', 'ctl-old']);
+      // But what only a node's own subjects may say is never answered on its word.
+      const olderLast = await node.nc.request('sb.ctl.last_event', JSON.stringify({ v: 1, op: 'last_event', params: { node: 'ctl-old', run_id: 'r1' } }), { timeout: REPLY_MS });
+      expect(olderLast.json()).toMatchObject({ ok: false, error: { code: 'FORBIDDEN' } });
+      expect(await controllerControlClient(node.nc, 'ctl-d', REPLY_MS).call('last_event', { node: 'ctl-d', run_id: 'r1' })).toEqual({ seq: 7 });
+      expect(seen).toEqual(['ctl-d', 'ctl-old', 'last_event ctl-d']);
     } finally {
       serving.dispose();
     }

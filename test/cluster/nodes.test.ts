@@ -172,6 +172,23 @@ describe('the node directory', () => {
     expect(directory.get('zeta')).toBeUndefined();
   });
 
+  it('tells a node killed as lost though something that is no node record is written under its key again and again', async () => {
+    const node = await startNodeProcess({ url: cluster.server.url, name: 'theta' });
+    processes.push(node);
+    await changes.waitFor(isEvent('joined', 'theta'), 'theta joining');
+    node.signal('SIGKILL');
+    await node.exited;
+    // What any client can have the server write there: a JetStream API answer sent onto the key.
+    const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
+    const junk = setInterval(() => void kv.put('node.theta', '{"type":"io.nats.jetstream.api.v1.stream_info_response"}').catch(() => undefined), TTL_MS / 4);
+    try {
+      const lost = await changes.waitFor(isEvent('lost', 'theta'), 'theta lost');
+      expect(lost).toMatchObject({ evidence: expect.stringContaining('no node record') });
+    } finally {
+      clearInterval(junk);
+    }
+  });
+
   it('tells a node frozen past the TTL as lost; thawed, the node finds its lease lapsed and joins under a new epoch', async () => {
     const node = await startNodeProcess({ url: cluster.server.url, name: 'eta' });
     processes.push(node);

@@ -20,6 +20,7 @@ import {
   controllerControlClient,
   EventIntake,
   EventPublisher,
+  lastEventSeq,
   nodeControlClient,
   nodeInboxPrefix,
   NodeLease,
@@ -48,12 +49,21 @@ import { Emitter } from '../../src/core/emitter.js';
 let cluster: TestCluster;
 /** A bound on a control reply that must come: ControlClient's default 5 s is not one on a loaded CI machine. */
 const REPLY_MS = 30_000;
+/**
+ * node-a under the block of permissions earlier versions gave a node: with a direct get of its own
+ * events, which a node may no longer make (reflected.ts). What the server sends on such a node's
+ * say-so is refused all the same, for a cluster not yet given the new block.
+ */
+function olderNodePermissions(): ReturnType<typeof nodePermissions> {
+  const current = nodePermissions('node-a', ['main']);
+  return { ...current, publish: { allow: [...current.publish.allow, '$JS.API.DIRECT.GET.SB_EVENTS.sb.events.node-a.*'] } };
+}
 /** The flags of node-a's user: its seed and the CA, as `switchboard node` would take them. */
 let nodeFlags: { nkeyFile: string; caFile: string };
 
 beforeAll(async () => {
   cluster = await startTestCluster({
-    server: { tls: 'server', users: [{ name: 'controller' }, { name: 'node-a', permissions: nodePermissions('node-a', ['main']) }] },
+    server: { tls: 'server', users: [{ name: 'controller' }, { name: 'node-a', permissions: nodePermissions('node-a', ['main']) }, { name: 'older-node-a', permissions: olderNodePermissions() }] },
     controllerFlags: (server) => ({ nkeyFile: server.user('controller').seedFile, caFile: server.tls!.caFile }),
   });
   nodeFlags = { nkeyFile: cluster.server.user('node-a').seedFile, caFile: cluster.server.tls!.caFile };
@@ -72,7 +82,7 @@ describe('a node user with only its permissions', () => {
     const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
     await node.nc.flush();
     expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
-    const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }) }, silentLogger);
+    const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }), last_event: () => Promise.resolve({ seq: 0 }) }, silentLogger);
     await cluster.controller.nc.flush();
     expect(await controllerControlClient(node.nc, 'node-a', REPLY_MS).call('ping', { node: 'node-a' })).toEqual({ at: 1 });
     // Not under another node's name (the server refuses it), nor as another node under its own (the controller does).
@@ -186,8 +196,16 @@ describe("a node user and its CLIs' conversations", () => {
 });
 
 describe("a node user and the server's answers to it", () => {
-  it("cannot have a direct get's answer put bytes of its own on another node's subjects: node-b's control and work queue refuse them", { timeout: 60_000 }, async () => {
-    const node = await cluster.connect('node-a-reflect', nodeFlags, nodeInboxPrefix('node-a'));
+  it('may make no direct get: one answers with stored bytes on whatever subject its asker names', { timeout: 60_000 }, async () => {
+    const node = await cluster.connect('node-a-direct', nodeFlags, nodeInboxPrefix('node-a'));
+    const jsm = await jetstreamManager(node.nc, { checkAPI: false });
+    await expect(jsm.direct.getMessage('SB_EVENTS', { last_by_subj: 'sb.events.node-a.any' })).rejects.toThrow(/Permissions Violation/);
+    await expect(jsm.direct.getMessage(`KV_${NODES_BUCKET}`, { last_by_subj: `$KV.${NODES_BUCKET}.node.node-a` })).rejects.toThrow(/Permissions Violation/);
+    await expect(jsm.direct.getMessage(`KV_${CLAIMS_BUCKET}`, { last_by_subj: `$KV.${CLAIMS_BUCKET}.cancel.any` })).rejects.toThrow(/Permissions Violation/);
+  });
+
+  it("under an older block with direct gets, cannot have one's answer put bytes of its own on another node's subjects: node-b's control and work queue refuse them", { timeout: 60_000 }, async () => {
+    const node = await cluster.connect('node-a-reflect', { nkeyFile: cluster.server.user('older-node-a').seedFile, caFile: cluster.server.tls!.caFile }, nodeInboxPrefix('node-a'));
     // node-b, standing in on the controller's connection: its control requests and its work queue.
     const cancels: string[] = [];
     const serving = serveNodeControl(cluster.controller.nc, 'node-b', { ping: () => Promise.resolve({ node: 'node-b', epoch: 1 }), cancel: ({ run_id }) => (cancels.push(run_id), Promise.resolve({ found: true })), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
@@ -223,6 +241,44 @@ describe("a node user and the server's answers to it", () => {
       await puller.stop();
       serving.dispose();
     }
+  });
+});
+
+describe("a node user and the server's answers to it, on the key-value buckets", () => {
+  it("cannot take another node's lease nor stop another node's run by having a JetStream API answer sent onto their keys", { timeout: 60_000 }, async () => {
+    const node = await cluster.connect('node-a-junk', nodeFlags, nodeInboxPrefix('node-a'));
+    const controllerKv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
+    const controllerClaims = await new Kvm(cluster.controller.nc).open(CLAIMS_BUCKET);
+    /** node-a asks for something it may ask for, naming `subject` to answer on: the server answers there. */
+    const answerOnto = async (subject: string, bucket: typeof controllerKv, key: string): Promise<void> => {
+      node.nc.publish(`$JS.API.STREAM.INFO.KV_${NODES_BUCKET}`, '', { reply: subject });
+      await until(async () => (await bucket.get(key))?.string().includes('io.nats.jetstream.api') === true, `the answer stored under ${key}`);
+    };
+    const description = (name: string): Parameters<typeof NodeLease.register>[0]['node'] => ({ name, labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } });
+
+    // A lease held by node-b: the answer written over it is written over in turn at its next renewal.
+    const lease = await NodeLease.register({ nc: cluster.controller.nc, node: description('node-b'), logger: silentLogger });
+    const changes: string[] = [];
+    const watching = lease.onStateChange((change) => changes.push(change.to.kind));
+    try {
+      await answerOnto(`$KV.${NODES_BUCKET}.node.node-b`, controllerKv, 'node.node-b');
+      lease.setSlots({ total: 1, free: 0 });
+      await until(async () => (await controllerKv.get('node.node-b'))?.json<{ instance?: string }>().instance === lease.record.instance, "node-b's record back under its key");
+      expect(lease.state.kind).toBe('held');
+      expect(changes.filter((kind) => kind !== 'held')).toEqual([]);
+    } finally {
+      watching.dispose();
+      await lease.leave();
+    }
+    // A name whose key holds such an answer is not taken: a node registers under it.
+    await answerOnto(`$KV.${NODES_BUCKET}.node.node-c`, controllerKv, 'node.node-c');
+    const lateLease = await NodeLease.register({ nc: cluster.controller.nc, node: description('node-c'), logger: silentLogger });
+    expect(lateLease.state.kind).toBe('held');
+    await lateLease.leave();
+
+    // An answer under a run's cancel key is no mark: the run is not stopped.
+    await answerOnto(`$KV.${CLAIMS_BUCKET}.cancel.secure-junk`, controllerClaims, 'cancel.secure-junk');
+    expect(await (await RunClaims.open(node.nc, 'read')).stopMarked('secure-junk')).toBeUndefined();
   });
 });
 
@@ -294,8 +350,16 @@ describe('a node user and the runs it holds', () => {
     expect(await claims.claim('main', 'secure-6', { holder: 'node-a', role: 'node', instance: 'node-a-3', at: Date.now() })).toMatchObject({ won: false, holder: { role: 'controller' } });
     const publisher = new EventPublisher({ nc: node.nc, node: 'node-a', logger: silentLogger });
     for (const seq of [1, 2]) await publisher.publish({ schema_version: 'v2', run_id: 'secure-2', seq, type: 'token' });
-    expect(await publisher.lastPublished('secure-2')).toBe(2);
-    expect(await publisher.lastPublished('secure-none')).toBe(0);
+    // Its last event of a run, asked of the controller (a node may make no direct get: reflected.ts).
+    const controllerJsm = await jetstreamManager(cluster.controller.nc);
+    const lastEvents = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node: n }) => Promise.resolve({ pool: n }), refused: () => Promise.resolve({ ended: false }), last_event: async ({ node: n, run_id }) => ({ seq: await lastEventSeq(controllerJsm, n, run_id) }) }, silentLogger);
+    await cluster.controller.nc.flush();
+    try {
+      expect(await publisher.lastPublished('secure-2')).toBe(2);
+      expect(await publisher.lastPublished('secure-none')).toBe(0);
+    } finally {
+      lastEvents.dispose();
+    }
     // Events under another node's name are refused by the server (the subject says who sent an
     // event); its own next one is stored, and nothing of the other's before it.
     node.nc.publish('sb.events.node-b.secure-2', JSON.stringify({ schema_version: 'v2', run_id: 'secure-2', seq: 3, type: 'token' }));
