@@ -23,6 +23,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LogLimiter } from '../core/log-limiter.js';
+import { parseJson } from './control.js';
 import { NodeRecordSchema, type NodeRecord } from './node-record.js';
 import { NODES_BUCKET } from './topology.js';
 
@@ -263,12 +264,6 @@ export class NodeDirectory {
 /** The node record `entry` holds for node `name`, or undefined when it holds none (or another node's). */
 function recordOf(entry: KvEntry, name: string): NodeRecord | undefined {
   if (entry.operation !== 'PUT') return undefined;
-  let parsed: unknown;
-  try {
-    parsed = entry.json();
-  } catch {
-    parsed = undefined;
-  }
-  const record = NodeRecordSchema.safeParse(parsed);
+  const record = NodeRecordSchema.safeParse(parseJson(entry.value));
   return record.success && record.data.name === name ? record.data : undefined;
 }

@@ -14,6 +14,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { leaseStep, type LeaseInput, type LeaseState } from './lease-state.js';
+import { parseJson } from './control.js';
 import { isWrongLastSequence } from './nats-errors.js';
 import { NodeRecordSchema, type NodeDescription, type NodeRecord } from './node-record.js';
 import { checkName, nodeKey, NODES_BUCKET } from './topology.js';
@@ -249,7 +250,7 @@ export class NodeLease {
   private async keyHolder(): Promise<{ kind: 'ours'; revision: number } | { kind: 'nobody-s'; revision: number } | { kind: 'theirs'; record: NodeRecord } | { kind: 'none' }> {
     const entry = await this.kv.get(this.key);
     if (entry?.operation !== 'PUT') return { kind: 'none' };
-    const record = NodeRecordSchema.safeParse(parseJson(entry.string()));
+    const record = NodeRecordSchema.safeParse(parseJson(entry.value));
     if (!record.success) return { kind: 'nobody-s', revision: entry.revision };
     return record.data.instance === this.instance ? { kind: 'ours', revision: entry.revision } : { kind: 'theirs', record: record.data };
   }
@@ -258,14 +259,6 @@ export class NodeLease {
   private async overwrite(revision: number): Promise<number> {
     this.logger.warn('the lease key held something that is no node record (the server put it there on another client\'s say-so): written over', { key: this.key, revision });
     return this.kv.update(this.key, this.encode(), revision);
-  }
-}
-
-function parseJson(text: string): unknown {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
   }
 }
 

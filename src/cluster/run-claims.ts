@@ -11,6 +11,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
+import { parseJson } from './control.js';
 import { isWrongLastSequence } from './nats-errors.js';
 import { cancelKey, CLAIMS_BUCKET, claimKey, legacyClaimKey } from './topology.js';
 
@@ -115,16 +116,10 @@ export class RunClaims {
   async stopMarked(runId: string): Promise<MarkedStop | undefined> {
     const entry = await this.kv.get(cancelKey(runId));
     if (entry?.operation !== 'PUT') return undefined;
-    let value: unknown;
-    try {
-      value = entry.json();
-    } catch {
-      value = undefined;
-    }
     // A mark that does not say how (an earlier controller's) is a cancel. What is no mark at all is
     // none: any client can have the server answer a request of its own onto this key (a JetStream
     // API reply goes wherever its asker says: reflected.ts), and that must not stop a run.
-    const parsed = StopMarkSchema.safeParse(value);
+    const parsed = StopMarkSchema.safeParse(parseJson(entry.value));
     if (!parsed.success) return undefined;
     return parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
   }
@@ -158,13 +153,7 @@ export class RunClaims {
   private async read(key: string): Promise<RunClaim | undefined> {
     const entry = await this.kv.get(key);
     if (entry?.operation !== 'PUT') return undefined;
-    let parsed: unknown;
-    try {
-      parsed = entry.json();
-    } catch {
-      return undefined;
-    }
-    const claim = RunClaimSchema.safeParse(parsed);
+    const claim = RunClaimSchema.safeParse(parseJson(entry.value));
     return claim.success ? claim.data : undefined;
   }
 }
