@@ -80,7 +80,7 @@ export class ClusterRuns implements RemoteRuns {
           return { pool: node };
         },
         refused: async ({ node, run_id: runId, reason }) => ({ ended: (await late.runs?.sweep?.settleRefused(runId, node, reason)) ?? false }),
-        last_event: async ({ node, run_id: runId }) => ({ seq: await lastEventSeq(jsm, node, runId) }),
+        last_event: async ({ node, run_id: runId }) => ({ seq: (await lastEventSeq(jsm, node, runId)) ?? (await late.runs?.storedLastSeq(node, runId)) ?? 0 }),
       },
       logger,
     );
@@ -177,6 +177,16 @@ export class ClusterRuns implements RemoteRuns {
     } catch (err) {
       this.logger.warn('could not carry a conversation to the node a resume goes to', { run_id: spec.id, from, to, error: errorMessage(err) });
     }
+  }
+
+  /**
+   * The last event of `node`'s run `runId` the ledger has: what a node's outbox goes on from when
+   * the stream's last message on its subject is no event (0: none, or not that node's run). What
+   * the stream has past it is sent again and taken once.
+   */
+  async storedLastSeq(node: string, runId: string): Promise<number> {
+    const run = await this.ledger?.run(runId).catch(() => undefined);
+    return run?.spec.node === node ? run.last_seq : 0;
   }
 
   async abandon(spec: RunSpec): Promise<boolean> {

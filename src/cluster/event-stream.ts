@@ -115,16 +115,16 @@ export class EventPublisher {
 }
 
 /**
- * The sequence number of node `node`'s last event of run `runId` in the stream: the controller's
- * answer to `last_event`, read by a direct get by subject. 0 when there is none, or when what is
- * last there is no event of the run (put there by the server on another client's say-so): the
- * node then sends its events again, and the intake takes each sequence number once.
+ * The sequence number of node `node`'s last event of run `runId` in the stream, read by a direct
+ * get by subject (the controller's, for `last_event`): 0 when there is none, undefined when what is
+ * last there is no event of the run (put there by the server on another client's say-so; the
+ * controller then answers from its ledger).
  */
-export async function lastEventSeq(jsm: JetStreamManager, node: string, runId: string): Promise<number> {
+export async function lastEventSeq(jsm: JetStreamManager, node: string, runId: string): Promise<number | undefined> {
   const stored = await jsm.direct.getMessage(EVENTS_STREAM, { last_by_subj: eventSubject(node, runId) });
-  if (stored === null || isReflected(stored.header, 'direct get')) return 0;
-  const event = parseRunEvent(stored.data);
-  return event?.run_id === runId ? event.seq : 0;
+  if (stored === null) return 0;
+  const event = isReflected(stored.header, 'direct get') ? undefined : parseRunEvent(stored.data);
+  return event?.run_id === runId ? event.seq : undefined;
 }
 
 /** Parses an event's JSON, or undefined when it is not an event. */

@@ -243,7 +243,7 @@ export class NodeDirectory {
     // Gone, or something newer that is no node record (no node wrote it: a live node writes its
     // record over it at its next renewal, well inside the TTL that has passed).
     const newer = entry !== null && entry.revision > tracked.node.revision;
-    if (entry === null || (newer && recordOf(entry, name) === undefined)) {
+    if (entry === null || (newer && entry.operation === 'PUT' && recordOf(entry, name) === undefined)) {
       this.remove(name, tracked, { kind: 'lost', node: tracked.node, evidence: `no renewal for ${this.now() - tracked.node.seenAt} ms and the lease is gone from the server${entry === null ? '' : ' (what is there is no node record)'}` });
       return;
     }

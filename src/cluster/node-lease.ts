@@ -218,15 +218,20 @@ export class NodeLease {
     }
   }
 
-  /** Creates the record; a record of ours found instead (a create whose answer was lost) is taken back. */
+  /**
+   * Creates the record; a record of ours found instead (a create whose answer was lost) is taken
+   * back. Something there that is no node record is taken only once it has stayed so for a whole
+   * lease time: a live node of the name writes its record over it at its next renewal, well inside
+   * that, and must find its name still its own.
+   */
   private async claim(): Promise<void> {
-    try {
-      this.apply({ kind: 'created', revision: await this.kv.create(this.key, this.encode()), at: this.now() });
-      return;
-    } catch (err) {
-      if (!isWrongLastSequence(err)) throw err;
+    if (await this.create()) return;
+    let holder = await this.keyHolder();
+    if (holder.kind === 'nobody-s') {
+      await new Promise((resolve) => setTimeout(resolve, this.ttlMs));
+      if (await this.create()) return;
+      holder = await this.keyHolder();
     }
-    const holder = await this.keyHolder();
     // Gone since (it expired between the two calls): the next step creates it.
     if (holder.kind === 'none') return;
     if (holder.kind === 'ours') {
@@ -238,6 +243,17 @@ export class NodeLease {
       return;
     }
     this.apply({ kind: 'name-taken', evidence: `the name ${this.description.name} is taken: a node started at ${new Date(holder.record.started_at).toISOString()} holds it` });
+  }
+
+  /** Creates the record where there is none: false when the key holds something. */
+  private async create(): Promise<boolean> {
+    try {
+      this.apply({ kind: 'created', revision: await this.kv.create(this.key, this.encode()), at: this.now() });
+      return true;
+    } catch (err) {
+      if (!isWrongLastSequence(err)) throw err;
+      return false;
+    }
   }
 
   /**

@@ -8,9 +8,9 @@
  * lease, claims and cancel marks by the stream API's get, whose answer is wrapped in the API's
  * own JSON, and asks the controller for its last event of a run. Any API answer still goes
  * wherever its asker says, so what nodes read from a key-value bucket is checked for being a
- * record at all (an answer stored under a lease key or a cancel key is nobody's). Deliveries to a
- * pull request's reply subject are not kept by streams (tried: they go to that subject's
- * subscribers only).
+ * record at all (an answer stored under a lease, claim or cancel key is nobody's). A pull's
+ * deliveries are not kept by streams (tried: they go to its reply subject's subscribers only);
+ * its status replies are, as empty messages.
  *
  * Nothing Switchboard publishes carries the header, so whatever does is refused wherever nodes'
  * messages are taken, for nodes still under an older block of permissions with direct gets: core

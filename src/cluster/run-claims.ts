@@ -42,6 +42,9 @@ export type RunClaim = z.infer<typeof RunClaimSchema>;
 export type MarkedStop = 'cancel' | 'interrupt';
 const StopMarkSchema = z.object({ at: z.number(), how: z.enum(['cancel', 'interrupt']).optional() });
 
+/** What a claim key holds when it holds something that is no claim. */
+const NOT_A_CLAIM = 'not a claim';
+
 export type ClaimOutcome = { readonly won: true } | { readonly won: false; readonly holder: RunClaim | undefined };
 
 /**
@@ -109,6 +112,9 @@ export class RunClaims {
       await this.kv.create(cancelKey(runId), value);
     } catch (err) {
       if (!isWrongLastSequence(err)) throw err;
+      // Something there that is no mark (a JetStream API answer sent onto the key) is written over.
+      const entry = await this.kv.get(cancelKey(runId));
+      if (entry?.operation === 'PUT' && !StopMarkSchema.safeParse(parseJson(entry.value)).success) await this.kv.update(cancelKey(runId), value, entry.revision);
     }
   }
 
@@ -127,8 +133,10 @@ export class RunClaims {
   /** The claim on run `runId` of `pool`'s queue, or undefined when nobody claimed it (or what is there is not a claim). */
   async holderOf(pool: string, runId: string): Promise<RunClaim | undefined> {
     // The pool's key first: a node that claimed there holds the run, whatever the older key says.
+    // Something there that is no claim (a JetStream API answer sent onto it, reflected.ts) may
+    // have been written over a node's claim: the older key does not decide then, and nobody wins.
     const current = await this.read(claimKey(pool, runId));
-    if (current !== undefined || this.legacy === 'off') return current;
+    if (current !== undefined || this.legacy === 'off') return current === NOT_A_CLAIM ? undefined : current;
     return counted(await this.read(legacyClaimKey(runId)), pool);
   }
 
@@ -150,15 +158,16 @@ export class RunClaims {
     return counted(await this.read(key), pool);
   }
 
-  private async read(key: string): Promise<RunClaim | undefined> {
+  /** The claim under `key`: undefined when there is none, NOT_A_CLAIM when what is there is none. */
+  private async read(key: string): Promise<RunClaim | typeof NOT_A_CLAIM | undefined> {
     const entry = await this.kv.get(key);
     if (entry?.operation !== 'PUT') return undefined;
     const claim = RunClaimSchema.safeParse(parseJson(entry.value));
-    return claim.success ? claim.data : undefined;
+    return claim.success ? claim.data : NOT_A_CLAIM;
   }
 }
 
 /** A claim under the older key counts when the controller made it or it names the pool's own node (see LegacyClaims). */
-function counted(claim: RunClaim | undefined, pool: string): RunClaim | undefined {
-  return claim !== undefined && (claim.role === 'controller' || claim.holder === pool) ? claim : undefined;
+function counted(claim: RunClaim | typeof NOT_A_CLAIM | undefined, pool: string): RunClaim | undefined {
+  return claim !== undefined && claim !== NOT_A_CLAIM && (claim.role === 'controller' || claim.holder === pool) ? claim : undefined;
 }

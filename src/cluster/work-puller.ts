@@ -18,6 +18,7 @@ import type { NatsConnection } from '@nats-io/transport-node';
 import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
+import { LogLimiter } from '../core/log-limiter.js';
 import { isConnectionClosed } from './nats-errors.js';
 import { RunClaims, type ClaimOutcome, type RunClaim } from './run-claims.js';
 import { checkName, poolConsumer, STALE_WORK_ITEM_MS, WORK_STREAM } from './topology.js';
@@ -77,6 +78,8 @@ export class WorkPuller {
   /** The runs whose item this puller holds, from its delivery until it is acknowledged or given up. */
   private readonly inHand = new Set<string>();
   private loop: Promise<void> = Promise.resolve();
+  /** Refused items: any client can have the server put JSON of its making in a pool's queue (reflected.ts). */
+  private readonly refusals: LogLimiter;
   /** Wakes the loop from a wait (for a slot, or before a retry). */
   private wake: (() => void) | undefined;
 
@@ -88,6 +91,7 @@ export class WorkPuller {
     private readonly logger: Logger,
   ) {
     this.free = options.slots;
+    this.refusals = new LogLimiter(logger);
   }
 
   /** Binds the pool's consumer and starts pulling. */
@@ -132,6 +136,7 @@ export class WorkPuller {
     this.wake?.();
     await this.loop;
     this.phase = 'stopped';
+    this.refusals.flush();
   }
 
   /** Resolves when no run of this puller is going. */
@@ -263,7 +268,7 @@ export class WorkPuller {
   }
 
   private refuse(message: JsMsg, reason: string, runId?: string): void {
-    this.logger.warn('work item refused', { stream_seq: message.seq, run_id: runId, reason });
+    this.refusals.log('warn', 'work item refused', { stream_seq: message.seq, run_id: runId, reason });
     this.safely('term', () => message.term(reason));
     this.fire({ kind: 'refused', streamSeq: message.seq, reason, ...(runId !== undefined && { runId }) });
   }

@@ -82,6 +82,21 @@ describe('a node lease', () => {
     expect(joined.node.record).toMatchObject({ name: 'alpha', labels: ['linux'], clis: [{ name: 'claude', version: '2.1.0' }], slots: { total: 2, free: 2 }, epoch: 1, instance: lease.record.instance });
   });
 
+  it('takes a name whose key holds something that is no node record only once it stayed so for a lease time: a live node of the name keeps it', async () => {
+    // What any client can have the server write under a key: a JetStream API answer sent onto it.
+    const kv = await new Kvm(cluster.controller.nc).open(NODES_BUCKET);
+    const answer = '{"type":"io.nats.jetstream.api.v1.consumer_info_response"}';
+    const live = await register('iota');
+    await kv.put('node.iota', answer);
+    const other = await cluster.connect('node-iota-2');
+    await expect(NodeLease.register({ nc: other.nc, node: describeNode('iota'), logger: silentLogger })).rejects.toMatchObject({ code: 'CONFLICT' });
+    expect(live.state.kind).toBe('held');
+    expect((await kv.get('node.iota'))?.json<{ instance?: string }>().instance).toBe(live.record.instance);
+    // Nobody's name: taken.
+    await kv.put('node.kappa', answer);
+    expect((await register('kappa')).state.kind).toBe('held');
+  });
+
   it('tells a slot change at once, and the directory chooses the least loaded node that fits', async () => {
     const beta = await register('beta', { slots: { total: 4, free: 4 } });
     const gamma = await register('gamma', { slots: { total: 2, free: 2 }, labels: ['linux', 'gpu'] });
