@@ -24,6 +24,8 @@ import { runWork } from './run-wire.js';
 
 /** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
 const REMEMBERED_RUNS = 10_000;
+/** How long a resume waits for the node that ran its conversation to write its latest copy (a large one takes a while). */
+const SHELVE_WAIT_MS = 30_000;
 
 export interface ClusterRunsOptions {
   nc: NatsConnection;
@@ -169,6 +171,13 @@ export class ClusterRuns implements RemoteRuns {
     if (spec.agent_session === undefined || spec.parent === null || this.ledger === undefined) return;
     const from = (await this.ledger.run(spec.parent).catch(() => undefined))?.spec.node;
     if (from === undefined || from === to) return;
+    // A node still there writes its latest copy first: a resume sent just as the run ended would
+    // otherwise take the copy before its last. One that is gone left what it last wrote.
+    if (this.directory.get(from) !== undefined) {
+      await nodeControlClient(this.options.nc, from, SHELVE_WAIT_MS)
+        .call('shelve', { backend: spec.backend, conversation: spec.agent_session })
+        .catch((err: unknown) => this.logger.info('the node that ran a conversation did not write its latest copy before a resume elsewhere', { run_id: spec.id, from, error: errorMessage(err) }));
+    }
     try {
       const source = await ConversationShelf.open(this.options.nc, from);
       const bytes = await source.copyTo(spec.backend, spec.agent_session, await ConversationShelf.open(this.options.nc, to));

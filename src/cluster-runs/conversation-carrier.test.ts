@@ -109,6 +109,32 @@ describe('ConversationCarrier', () => {
     }
   });
 
+  it('writes a copy at once when asked (a resume elsewhere is about to take it), not waiting for its next look', async () => {
+    const home = tempHome();
+    const shelf = new MemoryShelf();
+    // Looked at once an hour: only the ask writes it.
+    const carrier = new ConversationCarrier({ shelf, placeOf: (_backend, cwd) => ({ home, cwd }), logger: silentLogger, lookEveryMs: 3_600_000 });
+    try {
+      expect(await carrier.shelveNow('claude', CLAUDE_ID)).toBe(false);
+      const file = path.join(home, '.claude', 'projects', '-w', `${CLAUDE_ID}.jsonl`);
+      mkdirSync(path.dirname(file), { recursive: true });
+      writeFileSync(file, 'first\n');
+      carrier.carry('run-1', 'claude', '/w', CLAUDE_ID);
+      await expect.poll(async () => text(await shelf.get('claude', CLAUDE_ID)), { timeout: 10_000 }).toBe('first\n');
+      appendFileSync(file, 'second\n');
+      expect(await carrier.shelveNow('claude', CLAUDE_ID)).toBe(true);
+      expect(text(await shelf.get('claude', CLAUDE_ID))).toBe('first\nsecond\n');
+      // Ended: its last copy is what an ask waits for.
+      appendFileSync(file, 'third\n');
+      void carrier.finish('run-1');
+      expect(await carrier.shelveNow('claude', CLAUDE_ID)).toBe(true);
+      expect(text(await shelf.get('claude', CLAUDE_ID))).toBe('first\nsecond\nthird\n');
+      expect(await carrier.shelveNow('codex', CODEX_ID)).toBe(false);
+    } finally {
+      carrier.dispose();
+    }
+  });
+
   it('puts a shelved copy where the CLI reads it (0600, whole), over a file here only when the copy goes on from it', async () => {
     const home = tempHome();
     const shelf = new MemoryShelf();

@@ -96,6 +96,22 @@ export class ConversationCarrier {
     return last;
   }
 
+  /**
+   * Writes conversation `conversation`'s copy now, if its file changed since the last (a resume
+   * elsewhere is about to copy it from the shelf): the last copies of ended runs first, then a run
+   * that carries it. False when no run here carries it, or carried it and ended.
+   */
+  async shelveNow(backend: string, conversation: string): Promise<boolean> {
+    const ended = [...this.finishing];
+    await Promise.all(ended);
+    const runs = [...this.carried.values()].filter((run) => run.backend === backend && run.conversation === conversation);
+    for (const run of runs) {
+      await run.copying;
+      await this.copy(run);
+    }
+    return runs.length > 0 || ended.length > 0 || this.written.has(`${backend}/${conversation}`);
+  }
+
   /** Resolves once the last copies of ended runs are written, or after `timeoutMs` (a node stopping waits this long at most). */
   async drained(timeoutMs: number): Promise<void> {
     let timer: NodeJS.Timeout | undefined;

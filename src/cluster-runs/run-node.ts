@@ -112,6 +112,7 @@ export class RunNode {
           ping: () => Promise.resolve({ node: options.name, epoch: lease.record.epoch }),
           cancel: ({ run_id, violation }) => node.stopRun(run_id, violation ? { how: 'policy', violation } : { how: 'cancel' }),
           interrupt: ({ run_id }) => node.stopRun(run_id, { how: 'interrupt' }),
+          shelve: async ({ backend, conversation }) => ({ shelved: (await options.conversations?.shelveNow(backend, conversation)) ?? false }),
         },
         logger,
       );

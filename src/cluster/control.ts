@@ -52,6 +52,12 @@ export const NODE_CONTROL_OPS = {
    * `found` as for cancel.
    */
   interrupt: { params: z.strictObject({ run_id: z.string().min(1).max(128) }), result: z.object({ found: z.boolean() }) },
+  /**
+   * Write the copy of a CLI's conversation the node keeps on its shelf now, if it changed since the
+   * last (and the last copy of a run that just ended): asked before a resume elsewhere copies it
+   * from there. `shelved` false when the node carries no such conversation.
+   */
+  shelve: { params: z.strictObject({ backend: z.string().min(1).max(64), conversation: z.string().min(1).max(128) }), result: z.object({ shelved: z.boolean() }) },
 } as const satisfies ControlOps;
 
 /** What the controller answers. */

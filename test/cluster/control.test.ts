@@ -28,7 +28,7 @@ afterAll(async () => {
 /** A node answering `ping` as told, and any other operation as having nothing of it. */
 async function serveNode(name: string, handlers: Pick<ControlHandlers<typeof NODE_CONTROL_OPS>, 'ping'>): Promise<{ dispose(): void }> {
   const node = await cluster.connect(`node-${name}`);
-  const serving = serveNodeControl(node.nc, name, { cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }), ...handlers }, silentLogger);
+  const serving = serveNodeControl(node.nc, name, { cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }), shelve: () => Promise.resolve({ shelved: false }), ...handlers }, silentLogger);
   await node.nc.flush();
   return serving;
 }

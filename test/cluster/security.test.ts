@@ -79,7 +79,7 @@ describe('a node user with only its permissions', () => {
     expect(node.nc.info?.tls_required).toBe(true);
     const lease = await NodeLease.register({ nc: node.nc, node: { name: 'node-a', labels: [], clis: [], repos: [], slots: { total: 1, free: 1 } }, logger: silentLogger });
 
-    const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
+    const serving = serveNodeControl(node.nc, 'node-a', { ping: () => Promise.resolve({ node: 'node-a', epoch: lease.record.epoch }), cancel: () => Promise.resolve({ found: false }), interrupt: () => Promise.resolve({ found: false }), shelve: () => Promise.resolve({ shelved: false }) }, silentLogger);
     await node.nc.flush();
     expect(await nodeControlClient(cluster.controller.nc, 'node-a', REPLY_MS).call('ping', {})).toEqual({ node: 'node-a', epoch: 1 });
     const controllerServing = serveControllerControl(cluster.controller.nc, { ping: () => Promise.resolve({ at: 1 }), join: ({ node }) => Promise.resolve({ pool: node }), refused: () => Promise.resolve({ ended: false }), last_event: () => Promise.resolve({ seq: 0 }) }, silentLogger);
@@ -208,7 +208,7 @@ describe("a node user and the server's answers to it", () => {
     const node = await cluster.connect('node-a-reflect', { nkeyFile: cluster.server.user('older-node-a').seedFile, caFile: cluster.server.tls!.caFile }, nodeInboxPrefix('node-a'));
     // node-b, standing in on the controller's connection: its control requests and its work queue.
     const cancels: string[] = [];
-    const serving = serveNodeControl(cluster.controller.nc, 'node-b', { ping: () => Promise.resolve({ node: 'node-b', epoch: 1 }), cancel: ({ run_id }) => (cancels.push(run_id), Promise.resolve({ found: true })), interrupt: () => Promise.resolve({ found: false }) }, silentLogger);
+    const serving = serveNodeControl(cluster.controller.nc, 'node-b', { ping: () => Promise.resolve({ node: 'node-b', epoch: 1 }), cancel: ({ run_id }) => (cancels.push(run_id), Promise.resolve({ found: true })), interrupt: () => Promise.resolve({ found: false }), shelve: () => Promise.resolve({ shelved: false }) }, silentLogger);
     await ensurePool(await jetstreamManager(cluster.controller.nc), { name: 'node-b' });
     const ran: string[] = [];
     const puller = await WorkPuller.start({ nc: cluster.controller.nc, pool: 'node-b', node: 'node-b', instance: 'reflect', slots: 1, logger: silentLogger, pullExpiresMs: 1_000, run: (item) => (ran.push(item.run_id), Promise.resolve()) });
