@@ -143,6 +143,10 @@ export class ClusterRuns implements RemoteRuns {
     return [...new Set(this.directory.list().flatMap((n) => n.record.clis.map((c) => c.name)))];
   }
 
+  onNodesChanged(listener: () => void): Disposable {
+    return this.directory.onChange(() => listener());
+  }
+
   async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
     const node = nodeOf(spec);
     await this.carryConversation(spec, node);

@@ -4,6 +4,7 @@
  * on; the node runs it under its own policy and numbers its events, which come back into this
  * service's ledger (RunLedger.ingest), so every surface lists, follows and replays it as any run.
  */
+import type { Disposable } from '../core/disposable.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 
 /** A live node of the cluster, as the surfaces show it. */
@@ -58,4 +59,6 @@ export interface RemoteRuns {
   backendNames(): string[];
   /** The live nodes, by name. */
   nodes(): ClusterNodeView[];
+  /** Tells `listener` when a node joins, changes (its free slots) or goes: a run waiting for a slot may go. */
+  onNodesChanged(listener: () => void): Disposable;
 }

@@ -9,6 +9,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { Disposable } from '../core/disposable.js';
+import { Emitter } from '../core/emitter.js';
 import { isSwitchboardError } from '../core/errors.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
 import { agentSessionEvent, decisionEvent, doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
@@ -36,6 +38,8 @@ class OneNode implements RemoteRuns {
     return backend === 'remote';
   }
 
+  /** The node's slots, as its lease says. */
+  totalSlots = 2;
   /** A lease that never shows a slot taken, as one not yet renewed after the node pulled a run. */
   staleLease = false;
   /** The runs sent that no longer take a slot on the node (ended there, or their node was lost). */
@@ -79,8 +83,19 @@ class OneNode implements RemoteRuns {
     return ['remote'];
   }
 
+  private readonly changes = new Emitter<void>();
+
+  onNodesChanged(listener: () => void): Disposable {
+    return this.changes.event(() => listener());
+  }
+
+  /** Says a node changed (its lease renewed with the slots it has now). */
+  tell(): void {
+    this.changes.fire();
+  }
+
   nodes(): ClusterNodeView[] {
-    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: this.staleLease ? 2 : Math.max(0, 2 - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
+    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
   }
 }
 
@@ -259,6 +274,32 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await expect.poll(() => node.sent.map((s) => s.id)).toEqual([held.id]);
   });
 
+  it('puts a run that waited for a slot back in its line after a restart, and sends it once its node has room', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'sb-remote-submit-file-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const file = path.join(dir, 'ledger.db');
+    const before = await controller({}, file);
+    const one = await before.service.submit({ backend: 'remote', prompt: 'one', cwd: before.work });
+    const two = await before.service.submit({ backend: 'remote', prompt: 'two', cwd: before.work });
+    const three = await before.service.submit({ backend: 'remote', prompt: 'three', cwd: before.work });
+    expect(three).toMatchObject({ status: 'queued', queue_position: 0 });
+    await before.service.dispose();
+    await before.ledger.close();
+
+    // The node had started the two it was sent, and holds both its slots.
+    const node = new OneNode();
+    for (const id of [one.id, two.id]) {
+      node.claims.add(id);
+      node.sent.push({ id, mode: 'auto' });
+    }
+    const after = await controller({}, file, node);
+    await expect.poll(async () => (await after.service.get(three.id)).queue_position).toBe(0);
+    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id]);
+    nodeRan(after.ledger, one.id, node);
+    await ended(after.ledger, one.id);
+    await expect.poll(() => node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id]);
+  });
+
   it('resumes an orphaned node run on the node named: the orphan ends cancelled, saying so, and the new run takes its conversation and folder', async () => {
     const { service, ledger, node, work } = await controller({});
     const lost = await service.submit({ backend: 'remote', prompt: 'remember the word', cwd: work });
@@ -379,13 +420,43 @@ describe('runs on cluster nodes, governed by the controller', () => {
     const one = await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
     const two = await service.submit({ backend: 'remote', prompt: 'two', cwd: work });
     expect(node.nodes()[0]?.slots.free).toBe(2);
-    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
-    expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', cwd: work, node: 'node-a' }))).toMatchObject({ code: 'LIMIT_EXCEEDED' });
-    // Once one ends, its slot is the next run's.
+    // Full: the next runs wait here for a slot, in line (named or not), never sent to a node with none.
+    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
+    const four = await service.submit({ backend: 'remote', prompt: 'four', cwd: work, node: 'node-a' });
+    expect(three).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 0 });
+    expect(four).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 1 });
+    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id]);
+    // Once one ends, its slot is the next run's, in order.
     node.claims.add(one.id);
     nodeRan(ledger, one.id);
     await ended(ledger, one.id);
-    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
     expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id]);
+    expect(await service.get(four.id)).toMatchObject({ status: 'queued', queue_position: 0 });
+    node.claims.add(two.id);
+    nodeRan(ledger, two.id);
+    await ended(ledger, two.id);
+    expect(node.sent.map((s) => s.id)).toEqual([one.id, two.id, three.id, four.id]);
+  });
+
+  it('keeps a run every node is full for waiting here for a slot, sends it when its node tells of a free one, and ends it at once on cancel', async () => {
+    const node = new OneNode();
+    const { service, ledger, work } = await controller({ queue: { max_per_owner: 2 } }, ':memory:', node);
+    await service.submit({ backend: 'remote', prompt: 'one', cwd: work });
+    await service.submit({ backend: 'remote', prompt: 'two', cwd: work });
+    const three = await service.submit({ backend: 'remote', prompt: 'three', cwd: work });
+    const four = await service.submit({ backend: 'remote', prompt: 'four', cwd: work });
+    // Waiting for a slot counts against the queue caps.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'five', cwd: work }))).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { queued: 2, limit: 2 } });
+    // The node comes back with a third slot (its lease says so): three goes, four still waits.
+    node.totalSlots = 3;
+    node.tell();
+    expect(node.sent.map((s) => s.id)).toContain(three.id);
+    expect(node.sent.map((s) => s.id)).not.toContain(four.id);
+    // A run waiting for a slot is cancelled here: no node ever had it.
+    await service.cancel(four.id);
+    await ended(ledger, four.id);
+    expect(await service.get(four.id)).toMatchObject({ status: 'cancelled', queue_position: null });
+    // No node has the labels asked for: refused, not waited for.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'six', cwd: work, labels: ['gpu'] }))).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { labels: ['gpu'] } });
   });
 });

@@ -4,7 +4,9 @@
  * it judges first: the backend turned on by the controller's policy, the caller's queue caps, and
  * the concurrency limits, which hold over the whole cluster because every node run takes a place
  * in the service's one admission queue from submit until its `done` comes in. A run waiting for a
- * place waits here, `queued`, and is sent to its node once it has one. Every run records the hash
+ * place waits here, `queued`, and is sent to its node once it has one. So does a run for which
+ * every node that could take it is full: it waits in its node's line (slot-lines.ts) for a slot
+ * there, then for its place. Every run records the hash
  * of the controller's policy, and every tool call its node allowed is judged again by the
  * controller's approval rules: one they deny stops the run, `failed (policy)`. The controller writes no event of a node's run (the node numbers
  * them) except the end of one no node started.
@@ -22,6 +24,7 @@ import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { recheckDecision } from './policy-recheck.js';
 import type { RemoteRuns, StopHow } from './remote-runs.js';
+import { SlotLines } from './slot-lines.js';
 
 /** What a node run needs of the run service that submits it. */
 export interface RemoteSubmitContext {
@@ -69,6 +72,8 @@ interface InFlight {
   node: string | undefined;
   /** Sent to its node (not waiting here for a place): it takes one of the node's slots until it ends or is orphaned. */
   sent: boolean;
+  /** Let out of its node's line: the slot it waited for is its own while it waits for its place. */
+  slotted: boolean;
   /** The CLI's conversation it resumes (RunSpec.agent_session). */
   agentSession: string | undefined;
 }
@@ -77,8 +82,13 @@ export class RemoteSubmissions {
   private readonly inFlight = new Map<string, InFlight>();
   /** Runs between their node's choice and their hold: their slot and conversation are taken already. */
   private readonly reserved = new Map<string, { node: string; agentSession: string | undefined }>();
+  /** Runs waiting for a slot on their node, every node that could take them having been full. */
+  private readonly lines = new SlotLines();
+  private readonly watchingNodes: Disposable;
 
-  constructor(private readonly context: RemoteSubmitContext) {}
+  constructor(private readonly context: RemoteSubmitContext) {
+    this.watchingNodes = context.remote.onNodesChanged(() => this.advanceLines());
+  }
 
   /** True when a live node has `backend`: a run of it goes to the cluster. */
   offers(backend: string): boolean {
@@ -88,8 +98,9 @@ export class RemoteSubmissions {
   /**
    * Checks, records and sends (or queues) a run for a node: its id. INVALID_PARAMS for what the
    * controller can tell is wrong, FORBIDDEN (recorded `failed (policy)`) for a backend its policy
-   * turns off, LIMIT_EXCEEDED when no live node with the backend and the labels has a free slot or
-   * the caller's queue is full; a run that could not be sent is recorded failed, unless a node has it after all.
+   * turns off, LIMIT_EXCEEDED when no live node has the backend and the labels or the caller's
+   * queue is full; a run that could not be sent is recorded failed, unless a node has it after all.
+   * When every node that could take it is full, it waits here for a slot (the queue caps count it).
    */
   async submit(request: RemoteSubmitRequest): Promise<string> {
     const { context } = this;
@@ -102,11 +113,14 @@ export class RemoteSubmissions {
     const labels = request.labels ?? [];
     const { resume } = request;
     if (resume) this.checkOrphanStands(resume.record);
-    const node = this.nodeFor(request.backend, labels, parent?.spec.node ?? request.node, resume?.record.spec.node);
+    const named = parent?.spec.node ?? request.node;
+    const free = this.nodeFor(request.backend, labels, named, resume?.record.spec.node);
+    const node = free ?? this.lineFor(request.backend, labels, named);
     if (node === undefined) {
-      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run now: none with it${labels.length > 0 ? ` and the labels ${labels.join(', ')}` : ''} has a free slot`, { backend: request.backend, labels: [...labels] });
+      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run: none has it${labels.length > 0 ? ` with the labels ${labels.join(', ')}` : ''}`, { backend: request.backend, labels: [...labels] });
     }
-    if (!context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
+    const waitsForSlot = free === undefined;
+    if (waitsForSlot || !context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
     const backendPolicy = context.governor.backend(request.backend);
     const asked = request.mode ?? 'auto';
     const spec: RunSpec = {
@@ -148,6 +162,13 @@ export class RemoteSubmissions {
     } finally {
       this.reserved.delete(spec.id);
     }
+    if (waitsForSlot) {
+      context.logger.info('every node that can take a run is full: it waits for a slot on one', { run_id: spec.id, node, ahead: this.lines.waitingFor(node) });
+      this.lines.join(node, spec.id, spec.backend, () => this.admit(spec, asked));
+      // A slot may have freed since the node was chosen.
+      this.advanceLines();
+      return spec.id;
+    }
     // Sent at once when there is room, and a failure to send is then the caller's to hear; sent
     // later, once a place frees up, a failure is recorded (the run ends failed) and logged.
     let now = true;
@@ -163,27 +184,86 @@ export class RemoteSubmissions {
   }
 
   /**
+   * A run that had waited for a slot on its node and has one now: it takes that slot, and waits
+   * for its place in the admission queue as any run does; a failure to send it is recorded (the
+   * run ends failed) and logged.
+   */
+  private admit(spec: RunSpec, mode: 'auto' | RunMode): void {
+    const flight = this.inFlight.get(spec.id);
+    if (flight) flight.slotted = true;
+    this.context.admission.request(spec.id, spec.backend, () => {
+      this.send(spec, mode).catch((err: unknown) => this.context.logger.warn('a node run that waited for a slot could not be sent', { run_id: spec.id, error: errorMessage(err) }));
+    });
+  }
+
+  /** Sends on the runs waiting for a slot whose node has one now. */
+  private advanceLines(): void {
+    this.lines.advance((node, backend) => this.context.remote.choose(backend, [], { occupied: this.occupied, node }) !== undefined);
+  }
+
+  /**
+   * Where a run waits when every node that could take it is full: the node named (a follow-up's
+   * parent's, or the caller's: checked as for a run it can take), else the live node with the
+   * backend and every label whose line is shortest for its slots. Undefined when none has them.
+   */
+  private lineFor(backend: string, labels: readonly string[], named: string | undefined): string | undefined {
+    const able = this.context.remote.nodes().filter((n) => (named === undefined || n.name === named) && n.clis.some((c) => c.name === backend) && labels.every((l) => n.labels.includes(l)));
+    const load = (n: (typeof able)[number]): number => (this.occupied(n.name) + this.lines.waitingFor(n.name) + 1) / Math.max(1, n.slots.total);
+    let best: (typeof able)[number] | undefined;
+    for (const n of able) if (best === undefined || load(n) < load(best)) best = n;
+    return best?.name;
+  }
+
+  /**
    * Takes up a node run a restart found in flight: it takes its place again (it may be running
-   * on its node), and one the controller held back, never claimed by a node, is sent once it has one.
+   * on its node), and one the controller held back, never claimed by a node, is sent once its node
+   * has a slot and it has a place.
    */
   takeUp(record: RunRecord): void {
     const { spec } = record;
     // One a node numbered events of, or one not queued, is on its node (or was: its end is coming); an orphan is on none.
     const onNode = record.status !== 'orphaned' && (record.status !== 'queued' || record.last_seq > 0);
     this.hold(spec, record.prompt_bytes, record.last_seq, onNode);
-    this.context.admission.request(spec.id, spec.backend, () => {
-      if (record.status !== 'queued' || record.last_seq > 0) return;
-      void this.context.remote
-        .claimed(spec)
-        .then((claimed) => {
-          if (!claimed) return this.send(spec, spec.mode);
-          // Its node took it before the restart.
+    const takePlace = (): void => {
+      this.context.admission.request(spec.id, spec.backend, () => {
+        if (record.status !== 'queued' || record.last_seq > 0) return;
+        void this.context.remote
+          .claimed(spec)
+          .then((claimed) => {
+            if (!claimed) return this.send(spec, spec.mode);
+            // Its node took it before the restart.
+            const flight = this.inFlight.get(spec.id);
+            if (flight) flight.sent = true;
+            return undefined;
+          })
+          .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked or sent', { run_id: spec.id, error: errorMessage(err) }));
+      });
+    };
+    if (record.status !== 'queued' || record.last_seq > 0 || spec.node === undefined) {
+      takePlace();
+      return;
+    }
+    // Not started by what the ledger says. Claimed, its node has it (its first events are on
+    // their way): it takes its place at once. Else it waits for a slot on its node again, as it
+    // did before the restart (or was sent, and its node has not taken it yet).
+    const node = spec.node;
+    this.context.remote
+      .claimed(spec)
+      .then((claimed) => {
+        // Ended meanwhile (cancelled): it takes nothing.
+        if (!this.inFlight.has(spec.id)) return;
+        if (claimed) return takePlace();
+        this.lines.join(node, spec.id, spec.backend, () => {
           const flight = this.inFlight.get(spec.id);
-          if (flight) flight.sent = true;
-          return undefined;
-        })
-        .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked or sent', { run_id: spec.id, error: errorMessage(err) }));
-    });
+          if (flight) flight.slotted = true;
+          takePlace();
+        });
+        this.advanceLines();
+      })
+      .catch((err: unknown) => {
+        this.context.logger.warn('a node run taken up at start could not be checked; it waits for its place', { run_id: spec.id, error: errorMessage(err) });
+        if (this.inFlight.has(spec.id)) takePlace();
+      });
   }
 
   /**
@@ -252,18 +332,23 @@ export class RemoteSubmissions {
   private readonly occupied = (node: string): number => {
     let n = 0;
     for (const run of this.reserved.values()) if (run.node === node) n++;
-    for (const run of this.inFlight.values()) if (run.sent && run.node === node) n++;
+    for (const run of this.inFlight.values()) if ((run.sent || run.slotted) && run.node === node) n++;
     return n;
   };
 
   /** True when `runId` is a node run waiting here for a place (not yet sent). */
   waiting(runId: string): boolean {
-    return this.inFlight.has(runId) && this.context.admission.position(runId) >= 0;
+    return this.inFlight.has(runId) && (this.lines.has(runId) || this.context.admission.position(runId) >= 0);
   }
 
-  /** The node runs waiting here for a place, for the queue caps. */
+  /** Where node run `runId` is in its node's line, waiting for a slot there (0: next), or -1. */
+  slotLinePosition(runId: string): number {
+    return this.lines.position(runId);
+  }
+
+  /** The node runs waiting here for a slot or a place, for the queue caps. */
   *queued(): Iterable<{ caller: string; promptBytes: number }> {
-    for (const [runId, run] of this.inFlight) if (this.context.admission.position(runId) >= 0) yield run;
+    for (const [runId, run] of this.inFlight) if (this.lines.has(runId) || this.context.admission.position(runId) >= 0) yield run;
   }
 
   /**
@@ -295,6 +380,7 @@ export class RemoteSubmissions {
 
   /** Stops following the node runs (they go on on their nodes; a restart takes them up again). */
   dispose(): void {
+    this.watchingNodes.dispose();
     for (const run of this.inFlight.values()) run.following?.dispose();
     this.inFlight.clear();
   }
@@ -304,16 +390,22 @@ export class RemoteSubmissions {
    * records again by the controller's rules (policy-recheck.ts): the first it denies stops the run.
    */
   private hold(spec: RunSpec, promptBytes: number, lastSeq = 0, sent = false): void {
-    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent, agentSession: spec.agent_session };
+    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent, slotted: false, agentSession: spec.agent_session };
     this.inFlight.set(spec.id, run);
     const release = (): void => {
       this.inFlight.delete(spec.id);
+      this.lines.leave(spec.id);
       this.context.admission.release(spec.id);
+      // Its slot is free: the next run waiting for its node may go (its lease may say so later).
+      this.advanceLines();
     };
     let stopped = false;
     const recheck = (event: RunEvent): void => {
       // Its node was lost: nothing of it takes a slot there any more.
-      if (event.type === 'state' && event.data.to === 'orphaned') run.sent = false;
+      if (event.type === 'state' && event.data.to === 'orphaned') {
+        run.sent = false;
+        run.slotted = false;
+      }
       if (stopped) return;
       const violation = recheckDecision(this.context.governor, spec, event);
       if (!violation) return;

@@ -152,7 +152,7 @@ export interface RunView extends RunSpec {
   ended_at: number | null;
   /** The last event's number (a reader resumes after it). */
   last_seq: number;
-  /** Where a queued run is in line (0: next), else null. */
+  /** Where a queued run is in line (0: next): for a place, or for a slot on its node when every node was full; else null. */
   queue_position: number | null;
 }
 
@@ -704,7 +704,8 @@ export class RunService {
   }
 
   private toView(r: RunRecord): RunView {
-    const position = r.status === 'queued' ? this.admission.position(r.spec.id) : -1;
+    // In the admission queue, or (a node run every node was full for) in its node's line for a slot.
+    const position = r.status !== 'queued' ? -1 : Math.max(this.admission.position(r.spec.id), this.remote?.slotLinePosition(r.spec.id) ?? -1);
     return { ...r.spec, prompt_bytes: r.prompt_bytes, prompt_truncated: r.prompt_truncated, status: r.status, reason: r.reason, message: r.message, started_at: r.started_at, ended_at: r.ended_at, last_seq: r.last_seq, queue_position: position >= 0 ? position : null };
   }
 }

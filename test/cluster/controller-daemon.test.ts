@@ -122,7 +122,7 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
   it('a run with --labels nope fails LIMIT_EXCEEDED, naming the labels, with a nonzero exit', { timeout: WAIT_MS }, async () => {
     const result = await runOnLabels('echo never', 'nope');
     expect(result.code).not.toBe(0);
-    expect(result.stderr).toMatch(/no node of the cluster can take a shell run now: none with it and the labels nope/);
+    expect(result.stderr).toMatch(/no node of the cluster can take a shell run: none has it with the labels nope/);
     expect(JSON.parse(result.stdout.trim())).toMatchObject({ status: 'error', error: { code: 'LIMIT_EXCEEDED', details: { labels: ['nope'] } } });
     // Nothing was run for it.
     expect((await need(client).runList({ limit: 50 })).runs.filter((r) => r.prompt === 'echo never')).toEqual([]);

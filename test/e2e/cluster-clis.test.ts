@@ -10,10 +10,11 @@
  * Every run's first answer is held by the model until all of them are going, so they take their
  * slots at once: claude (label east) on east; codex on west (the least loaded of the two with it);
  * gemini on west (the only one), which fills it; opencode on edge (west is full); a second codex on
- * east (west is full); and a claude with label west is refused LIMIT_EXCEEDED (edge is full). The
- * controller counts the runs it sent a node against its slots until they end, so a node's lease
- * not renewed yet cannot draw a second run to its last slot. Each run completes with the model's
- * words, started once, its events numbered without a gap.
+ * east (west is full); and a claude with label west, for which edge (the only node with both) is
+ * full, waits on the controller, queued, first in edge's line, and runs there once edge's run has
+ * ended. The controller counts the runs it sent a node against its slots until they end, so a
+ * node's lease not renewed yet cannot draw a second run to its last slot. Each run completes with
+ * the model's words, started once, its events numbered without a gap.
  */
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
@@ -88,9 +89,12 @@ describe('a controller and three nodes', () => {
         followed.push(followRun(controller.service, run.id));
       }
       expect(submitted.map((r) => `${r.backend}@${r.node ?? '?'}`)).toEqual(RUNS.map((r) => `${r.backend}@${r.on}`));
-      // All five are going at once, held by the model, and every slot is taken: one more is refused.
+      // All five are going at once, held by the model, and every slot is taken: one more waits for a slot on edge.
       await until(() => scripted.model.heldAt(GATE) >= RUNS.length, 'every run to reach the model', WAIT_MS);
-      await expect(controller.service.submit({ backend: 'claude', prompt: 'say which node you are on (one too many)', cwd: work, labels: ['west'] })).rejects.toMatchObject({ code: 'LIMIT_EXCEEDED', details: { backend: 'claude', labels: ['west'] } });
+      const waiting = await controller.service.submit({ backend: 'claude', prompt: 'say which node you are on (one too many)', cwd: work, labels: ['west'] });
+      expect(waiting).toMatchObject({ status: 'queued', node: 'edge', queue_position: 0 });
+      submitted.push(waiting);
+      followed.push(followRun(controller.service, waiting.id));
 
       scripted.model.openGate(GATE);
       await within(Promise.all(followed.map((f) => f.ended)), WAIT_MS, () => {
@@ -107,6 +111,11 @@ describe('a controller and three nodes', () => {
         expect(events.filter((e) => e.type === 'state' && e.data.to === 'running')).toHaveLength(1);
       }
       expect(new Set(submitted.map((r) => r.node))).toEqual(new Set(['east', 'west', 'edge']));
+      // The one that waited started only once edge's other run had ended: never two on its one slot.
+      const edgeRuns = await Promise.all(submitted.filter((r) => r.node === 'edge').map((r) => controller.service.get(r.id)));
+      const [before, after] = edgeRuns.sort((a, b) => (a.started_at ?? 0) - (b.started_at ?? 0));
+      expect(after?.id).toBe(waiting.id);
+      expect(after?.started_at ?? 0).toBeGreaterThanOrEqual(before?.ended_at ?? Infinity);
       expect(new Set(submitted.map((r) => r.backend))).toEqual(new Set(['claude', 'codex', 'gemini', 'opencode']));
     } finally {
       for (const node of nodes) await node.stop();
