@@ -24,8 +24,10 @@ import { runWork } from './run-wire.js';
 
 /** Runs whose node is remembered for the events' check; past it the oldest are read again from the ledger. */
 const REMEMBERED_RUNS = 10_000;
-/** How long a resume waits for the node that ran its conversation to write its latest copy (a large one takes a while). */
-const SHELVE_WAIT_MS = 30_000;
+/** How long a resume waits for the node that ran its conversation to write its latest copy; past it, the copy there is taken. */
+const SHELVE_WAIT_MS = 5_000;
+/** A run that ended longer ago than this had its last copy written: its node is not asked again. */
+const SHELVED_AFTER_END_MS = 60_000;
 
 export interface ClusterRunsOptions {
   nc: NatsConnection;
@@ -173,11 +175,13 @@ export class ClusterRuns implements RemoteRuns {
 
   private async copyConversation(spec: RunSpec, to: string): Promise<void> {
     if (spec.agent_session === undefined || spec.parent === null || this.ledger === undefined) return;
-    const from = (await this.ledger.run(spec.parent).catch(() => undefined))?.spec.node;
+    const parent = await this.ledger.run(spec.parent).catch(() => undefined);
+    const from = parent?.spec.node;
     if (from === undefined || from === to) return;
     // A node still there writes its latest copy first: a resume sent just as the run ended would
     // otherwise take the copy before its last. One that is gone left what it last wrote.
-    if (this.directory.get(from) !== undefined) {
+    const endedLongAgo = parent?.ended_at != null && Date.now() - parent.ended_at > SHELVED_AFTER_END_MS;
+    if (this.directory.get(from) !== undefined && !endedLongAgo) {
       await nodeControlClient(this.options.nc, from, SHELVE_WAIT_MS)
         .call('shelve', { backend: spec.backend, conversation: spec.agent_session })
         .catch((err: unknown) => this.logger.info('the node that ran a conversation did not write its latest copy before a resume elsewhere', { run_id: spec.id, from, error: errorMessage(err) }));

@@ -57,8 +57,8 @@ export class ConversationCarrier {
   private readonly carried = new Map<string, Carried>();
   /** Each conversation's file as last written to the shelf (by any run of it): unchanged, not sent again. */
   private readonly written = new Map<string, { size: number; mtimeMs: number }>();
-  /** Last copies of ended runs still being written. */
-  private readonly finishing = new Set<Promise<void>>();
+  /** Last copies of ended runs still being written, each with its conversation (`<backend>/<id>`). */
+  private readonly finishing = new Map<Promise<void>, string>();
   private disposed = false;
   private readonly logger: Logger;
 
@@ -91,7 +91,7 @@ export class ConversationCarrier {
       await run.copying;
       await this.copy(run);
     })();
-    this.finishing.add(last);
+    this.finishing.set(last, `${run.backend}/${run.conversation}`);
     void last.finally(() => this.finishing.delete(last));
     return last;
   }
@@ -102,14 +102,20 @@ export class ConversationCarrier {
    * that carries it. False when no run here carries it, or carried it and ended.
    */
   async shelveNow(backend: string, conversation: string): Promise<boolean> {
-    const ended = [...this.finishing];
+    const key = `${backend}/${conversation}`;
+    const ended = [...this.finishing].filter(([, of]) => of === key).map(([last]) => last);
     await Promise.all(ended);
     const runs = [...this.carried.values()].filter((run) => run.backend === backend && run.conversation === conversation);
     for (const run of runs) {
+      // In the run's own line of copies: never two of one file at once.
       await run.copying;
-      await this.copy(run);
+      const now = this.copy(run).finally(() => {
+        if (run.copying === now) run.copying = undefined;
+      });
+      run.copying = now;
+      await now;
     }
-    return runs.length > 0 || ended.length > 0 || this.written.has(`${backend}/${conversation}`);
+    return runs.length > 0 || ended.length > 0 || this.written.has(key);
   }
 
   /** Resolves once the last copies of ended runs are written, or after `timeoutMs` (a node stopping waits this long at most). */
@@ -118,7 +124,7 @@ export class ConversationCarrier {
     const timeout = new Promise<void>((resolve) => {
       timer = setTimeout(resolve, timeoutMs);
     });
-    await Promise.race([Promise.all([...this.finishing]), timeout]);
+    await Promise.race([Promise.all([...this.finishing.keys()]), timeout]);
     clearTimeout(timer);
   }
 
@@ -163,9 +169,10 @@ export class ConversationCarrier {
 
   private look(run: Carried): void {
     if (run.copying !== undefined || Date.now() < run.nextLookAt) return;
-    run.copying = this.copy(run).finally(() => {
-      run.copying = undefined;
+    const copying = this.copy(run).finally(() => {
+      if (run.copying === copying) run.copying = undefined;
     });
+    run.copying = copying;
   }
 
   /** Writes the file to the shelf if it changed since the last copy. */

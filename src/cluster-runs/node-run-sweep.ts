@@ -176,7 +176,7 @@ export class NodeRunSweep {
     this.now = options.now ?? Date.now;
     this.queued = new QueuedRunCheck(options.runs, { now: this.now, monotonicNow: () => performance.now(), lostAfterMs: options.lostAfterMs ?? 0 });
     this.watching = options.directory.onChange((change) => {
-      if (change.kind === 'lost' || change.kind === 'left') void this.serially(() => this.sweepNode(change.node.record.name, `node ${change.node.record.name} ${change.kind === 'lost' ? 'was lost' : 'left'}: ${change.evidence}`));
+      if (change.kind === 'lost' || change.kind === 'left') void this.serially(() => this.sweepNode(change.node.record.name, `node ${change.node.record.name} ${change.kind === 'lost' ? 'was lost' : 'left'}: ${change.evidence}`, change.node.record.instance));
     });
     this.timer = setInterval(() => void this.serially(() => this.sweepQueued()), options.sweepEveryMs ?? DEFAULT_SWEEP_EVERY_MS);
     this.timer.unref();
@@ -213,12 +213,13 @@ export class NodeRunSweep {
     }
   }
 
-  private async sweepNode(node: string, why: string): Promise<void> {
-    for (const record of await this.nodeRuns()) if (record.spec.node === node) await this.sweepRun(record, why);
+  /** The runs of `node`, gone: of its process `instance` when known (a lost node may be back already, under a new one). */
+  private async sweepNode(node: string, why: string, instance?: string): Promise<void> {
+    for (const record of await this.nodeRuns()) if (record.spec.node === node) await this.sweepRun(record, why, instance);
   }
 
-  /** A run whose node is gone: ended when no node started it, orphaned when its node had. */
-  private async sweepRun(record: RunRecord, why: string): Promise<void> {
+  /** A run whose node is gone: ended when no node started it, orphaned when its node (that process, when known) had. */
+  private async sweepRun(record: RunRecord, why: string, instance?: string): Promise<void> {
     if (record.status === 'orphaned') return;
     const runId = record.spec.id;
     try {
@@ -229,9 +230,15 @@ export class NodeRunSweep {
           return;
         }
       }
-      const holder = (await this.options.runs.claimOf(record.spec))?.holder;
+      const held = await this.options.runs.claimOf(record.spec);
+      const holder = held?.holder;
       if (holder === undefined || holder !== record.spec.node) {
         this.options.logger.warn('a run sent to a lost node is held by another; left as it is', { run_id: runId, node: record.spec.node, holder });
+        return;
+      }
+      // Claimed by the node's next process (it came back at once, and took the run from the controller's line): running there, not orphaned.
+      if (instance !== undefined && held?.instance !== instance) {
+        this.options.logger.info('a run of a lost node is held by its next process; left as it is', { run_id: runId, node: record.spec.node });
         return;
       }
       await this.orphan(holder, runId, why);

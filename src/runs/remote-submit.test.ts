@@ -178,8 +178,8 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await service.submit({ backend: 'remote', prompt: 'waits', cwd: work, caller: 'pane-1' });
     const refused = await refusal(service.submit({ backend: 'remote', prompt: 'one too many', cwd: work, caller: 'pane-1' }));
     expect(refused).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { queued: 1, limit: 1 } });
-    // Another caller still has room in the line.
-    expect(await service.submit({ backend: 'remote', prompt: 'mine', cwd: work, caller: 'pane-2' })).toMatchObject({ status: 'queued', queue_position: 1 });
+    // Another caller still has room: both the node's slots are taken (one run sent, one waiting for its place), so it waits first in the node's line.
+    expect(await service.submit({ backend: 'remote', prompt: 'mine', cwd: work, caller: 'pane-2' })).toMatchObject({ status: 'queued', queue_position: 0 });
     expect(node.sent).toHaveLength(1);
   });
 
@@ -272,6 +272,27 @@ describe('runs on cluster nodes, governed by the controller', () => {
     nodeRan(after.ledger, sent.id);
     await ended(after.ledger, sent.id);
     await expect.poll(() => node.sent.map((s) => s.id)).toEqual([held.id]);
+  });
+
+  it('holds the slot a run was chosen for while it waits for its place: a node is never sent more runs than it has slots', async () => {
+    const node = new OneNode();
+    const { service, ledger, work } = await controller({ limits: { concurrency: 3 } }, ':memory:', node);
+    const local1 = await service.submit({ backend: 'fake', prompt: 'silent', cwd: work });
+    const a = await service.submit({ backend: 'remote', prompt: 'a', cwd: work });
+    const local2 = await service.submit({ backend: 'fake', prompt: 'silent', cwd: work });
+    // Every place taken: b has the node's last slot and waits for a place; c finds no slot and waits in the node's line.
+    const b = await service.submit({ backend: 'remote', prompt: 'b', cwd: work });
+    const c = await service.submit({ backend: 'remote', prompt: 'c', cwd: work });
+    expect(b).toMatchObject({ status: 'queued', queue_position: 0 });
+    expect(c).toMatchObject({ status: 'queued', queue_position: 0 });
+    await service.cancel(local1.id);
+    await service.cancel(local2.id);
+    await expect.poll(() => node.sent.map((s) => s.id)).toEqual([a.id, b.id]);
+    // Two places free, no slot: c still waits for one.
+    expect(await service.get(c.id)).toMatchObject({ status: 'queued', queue_position: 0 });
+    nodeRan(ledger, a.id, node);
+    await ended(ledger, a.id);
+    await expect.poll(() => node.sent.map((s) => s.id)).toEqual([a.id, b.id, c.id]);
   });
 
   it('puts a run that waited for a slot back in its line after a restart, and sends it once its node has room', async () => {

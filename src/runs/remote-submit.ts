@@ -115,7 +115,7 @@ export class RemoteSubmissions {
     if (resume) this.checkOrphanStands(resume.record);
     const named = parent?.spec.node ?? request.node;
     const free = this.nodeFor(request.backend, labels, named, resume?.record.spec.node);
-    const node = free ?? this.lineFor(request.backend, labels, named);
+    const node = free ?? this.lineFor(request.backend, labels, named, resume?.record.spec.node);
     if (node === undefined) {
       throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run: none has it${labels.length > 0 ? ` with the labels ${labels.join(', ')}` : ''}`, { backend: request.backend, labels: [...labels] });
     }
@@ -159,6 +159,10 @@ export class RemoteSubmissions {
       // In the store before any node can send an event of it.
       await context.ledger.flush();
       this.hold(spec, Buffer.byteLength(spec.prompt));
+      // The free slot it was chosen for is its own while it waits for its place (a run let out of
+      // its line takes its slot so too): two runs waiting for places never count on one slot.
+      const flight = this.inFlight.get(spec.id);
+      if (flight && !waitsForSlot) flight.slotted = true;
     } finally {
       this.reserved.delete(spec.id);
     }
@@ -204,10 +208,14 @@ export class RemoteSubmissions {
   /**
    * Where a run waits when every node that could take it is full: the node named (a follow-up's
    * parent's, or the caller's: checked as for a run it can take), else the live node with the
-   * backend and every label whose line is shortest for its slots. Undefined when none has them.
+   * backend and every label whose line is shortest for its slots (for a resume, its own node when
+   * no line is shorter: the conversation is there). Undefined when none has them.
    */
-  private lineFor(backend: string, labels: readonly string[], named: string | undefined): string | undefined {
-    const able = this.context.remote.nodes().filter((n) => (named === undefined || n.name === named) && n.clis.some((c) => c.name === backend) && labels.every((l) => n.labels.includes(l)));
+  private lineFor(backend: string, labels: readonly string[], named: string | undefined, own: string | undefined): string | undefined {
+    const able = this.context.remote
+      .nodes()
+      .filter((n) => (named === undefined || n.name === named) && n.clis.some((c) => c.name === backend) && labels.every((l) => n.labels.includes(l)))
+      .sort((a, b) => (a.name === own ? -1 : b.name === own ? 1 : 0));
     const load = (n: (typeof able)[number]): number => (this.occupied(n.name) + this.lines.waitingFor(n.name) + 1) / Math.max(1, n.slots.total);
     let best: (typeof able)[number] | undefined;
     for (const n of able) if (best === undefined || load(n) < load(best)) best = n;
@@ -243,27 +251,25 @@ export class RemoteSubmissions {
       takePlace();
       return;
     }
-    // Not started by what the ledger says. Claimed, its node has it (its first events are on
-    // their way): it takes its place at once. Else it waits for a slot on its node again, as it
-    // did before the restart (or was sent, and its node has not taken it yet).
+    // Not started by what the ledger says: back in its node's line at once, in ledger order, as
+    // it waited before the restart (or was sent, and its node has not taken it yet). Found claimed
+    // (its first events are on their way), it leaves the line and takes its place.
     const node = spec.node;
+    this.lines.join(node, spec.id, spec.backend, () => {
+      const flight = this.inFlight.get(spec.id);
+      if (flight) flight.slotted = true;
+      takePlace();
+    });
     this.context.remote
       .claimed(spec)
       .then((claimed) => {
-        // Ended meanwhile (cancelled): it takes nothing.
-        if (!this.inFlight.has(spec.id)) return;
-        if (claimed) return takePlace();
-        this.lines.join(node, spec.id, spec.backend, () => {
-          const flight = this.inFlight.get(spec.id);
-          if (flight) flight.slotted = true;
-          takePlace();
-        });
-        this.advanceLines();
+        if (!claimed || !this.lines.leave(spec.id)) return;
+        const flight = this.inFlight.get(spec.id);
+        if (flight) flight.sent = true;
+        takePlace();
       })
-      .catch((err: unknown) => {
-        this.context.logger.warn('a node run taken up at start could not be checked; it waits for its place', { run_id: spec.id, error: errorMessage(err) });
-        if (this.inFlight.has(spec.id)) takePlace();
-      });
+      .catch((err: unknown) => this.context.logger.warn('a node run taken up at start could not be checked; it waits in its line', { run_id: spec.id, error: errorMessage(err) }))
+      .finally(() => this.advanceLines());
   }
 
   /**
@@ -405,6 +411,11 @@ export class RemoteSubmissions {
       if (event.type === 'state' && event.data.to === 'orphaned') {
         run.sent = false;
         run.slotted = false;
+        this.advanceLines();
+      } else if (this.lines.leave(spec.id)) {
+        // Put back in line at a restart, but its node had it after all (its events come): on its node, it takes its place.
+        run.sent = true;
+        this.context.admission.request(spec.id, spec.backend, () => undefined);
       }
       if (stopped) return;
       const violation = recheckDecision(this.context.governor, spec, event);

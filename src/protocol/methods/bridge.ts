@@ -110,7 +110,7 @@ export const bridgeParams = {
     limits: optional(runLimitsSchema),
     /** A controller's run: only a cluster node with every one of these labels takes it. */
     labels: optional(runLabelsSchema),
-    /** A controller's run: this node takes it (live, with the backend, the labels and a free slot). */
+    /** A controller's run: this node takes it (live, with the backend and the labels; with no free slot, the run waits for one there). */
     node: optional(nodeNameSchema),
     /** Resume this ended (or orphaned) run's agent conversation by the CLI's own resume; recorded as the parent. */
     resume: optional(runIdSchema),

@@ -30,7 +30,7 @@ export const runRequestSchema = z
     keep_alive: z.boolean().optional().describe("Keep the agent CLI open after the run for a follow-up naming it as parent (default true; at most limits.idle_conversations over every backend, each for limits.idle_ms); false ends the CLI with the run."),
     limits: limitsSchema.optional().describe("Tighter bounds than the policy's (never looser)."),
     labels: runLabelsSchema.optional().describe('On a cluster controller: only a node with every one of these labels takes the run (GET /api/v2/agent/nodes lists them).'),
-    node: nodeNameSchema.optional().describe('On a cluster controller: this node takes the run; it must be live, with the backend, the labels and a free slot.'),
+    node: nodeNameSchema.optional().describe('On a cluster controller: this node takes the run; it must be live, with the backend and the labels (with no free slot, the run waits for one there, queued).'),
     resume: runIdSchema.optional().describe("Resume this ended run's agent conversation (or a cluster run's whose node was lost: it is orphaned, and ends cancelled) by the CLI's own resume, in a new CLI process; recorded as the run's parent."),
   })
   .describe('A run to submit.');
