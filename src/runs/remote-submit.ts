@@ -19,7 +19,7 @@ import type { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import type { RunRecord } from '../ledger/ledger-store.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
-import { initialState, isEnded, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
+import { initialState, isEnded, RUN_STATUSES, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { recheckDecision } from './policy-recheck.js';
@@ -412,8 +412,9 @@ export class RemoteSubmissions {
         run.sent = false;
         run.slotted = false;
         this.advanceLines();
-      } else if (this.lines.leave(spec.id)) {
-        // Put back in line at a restart, but its node had it after all (its events come): on its node, it takes its place.
+      } else if (!endsRun(event) && this.lines.leave(spec.id)) {
+        // Put back in line at a restart, but its node had it after all (its events come): on its
+        // node, it takes its place. (The end this side records of a run that waited is no node's.)
         run.sent = true;
         this.context.admission.request(spec.id, spec.backend, () => undefined);
       }
@@ -468,4 +469,9 @@ export class RemoteSubmissions {
     this.context.ledger.append(spec.id, stateEvent(next.transition));
     this.context.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }
+}
+
+/** True for the events that end a run: its last state and its `done`. */
+function endsRun(event: RunEvent): boolean {
+  return event.type === 'done' || (event.type === 'state' && RUN_STATUSES.some((status) => status === event.data.to && isEnded(status)));
 }
