@@ -412,7 +412,8 @@ export class RemoteSubmissions {
         run.sent = false;
         run.slotted = false;
         this.advanceLines();
-      } else if (!endsRun(event) && this.lines.leave(spec.id)) {
+      } else if (this.lines.has(spec.id) && !endsRun(event)) {
+        this.lines.leave(spec.id);
         // Put back in line at a restart, but its node had it after all (its events come): on its
         // node, it takes its place. (The end this side records of a run that waited is no node's.)
         run.sent = true;
