@@ -28,13 +28,15 @@ export const ROOMS = {
   agents: ['agents/profiles', 'agents/environment', 'agents/screen', 'agents/live'],
   drivers: ['core', 'platform', 'contract', 'output', 'approvals', 'agents'],
   'drivers/pane': ['core', 'pane', 'approvals', 'agents'],
+  // Worktrees with the user's own git: a team's workers' and a node's repository runs'.
+  git: ['core', 'platform'],
   ledger: ['core', 'platform', 'contract', 'output'],
   governance: ['core', 'platform', 'approvals', 'ledger'],
   logs: ['core', 'platform', 'pane', 'output', 'agents'],
   runs: ['core', 'platform', 'pane', 'output', 'approvals', 'agents', 'drivers', 'drivers/pane', 'ledger', 'governance', 'logs'],
   doctor: ['core', 'pane', 'model-server', 'agents', 'drivers/pane'],
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
-  orchestration: ['core', 'platform', 'approvals', 'agents', 'ledger'],
+  orchestration: ['core', 'platform', 'approvals', 'agents', 'ledger', 'git'],
   // Runs across machines (issue 26): the run service on a node, and the controller's side, over the cluster room.
   'cluster-runs': ['core', 'ledger', 'runs', 'cluster'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],

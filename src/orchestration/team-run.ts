@@ -30,7 +30,7 @@ import { plannerPolicy, RoleApprovals, type RoleDecision } from './role-approval
 import { judgeRisk, type RiskContext, type RiskJudgement } from './risk.js';
 import { StuckWatch } from './stuck-watch.js';
 import { runCheck, type CheckResult } from './check-command.js';
-import { addWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
+import { addWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { TaskList, type Task } from './task-list.js';
 import { stepTeam, teamEnded, type TeamEvent, type TeamState } from './team-state.js';
 import { callTeamTool, type ToolOutcome } from './tools/team-tools.js';

@@ -1,12 +1,17 @@
 /**
- * A worker's own git worktree (a role with `worktree: true`, issue 24 item 1): a branch
- * `switchboard/<run>/<worker>` from the repository's HEAD, checked out under the Switchboard home,
- * so the workers of a run do not write over each other; and what each changed, for the report
- * (item 8). Git runs as the user's own `git` (no shell between), with a time limit; what a worker
- * changed is read through an index of this module's own, so the worker's index is never touched.
+ * Git worktrees for agents: a branch of their own checked out in a folder of their own, so that
+ * agents never write over each other or over the person's checkout; what each changed since its
+ * base, for a report or a `patch` event; and, for a cluster node's runs (issue 26 item 5), a
+ * worktree taken up again for a follow-up or a resume, the run's changes committed on its branch,
+ * and the branch pushed. A team run's worker has one (`switchboard/<run>/<worker>`, issue 24),
+ * a node's repository run another (`switchboard/runs/<run>`).
+ *
+ * Git runs as the user's own `git` (no shell between), with a time limit, never asking on a
+ * terminal (a push or fetch needing a password fails instead of waiting); what a worktree changed
+ * is read through an index of this module's own, so the agent's index is never touched.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
@@ -60,8 +65,10 @@ const NO_HOOKS = path.join(path.parse(process.cwd()).root, 'switchboard-runs-no-
  */
 function git(cwd: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number; truncate?: boolean } = {}): Promise<string> {
   const safe = ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${NO_HOOKS}`, ...args];
+  // Never a prompt on a terminal nobody watches: a remote that wants a password fails at once.
+  const env = { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0' };
   return new Promise((resolve, reject) => {
-    execFile(gitProgram(), safe, { cwd, env: options.env ?? process.env, timeout: GIT_TIMEOUT_MS, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(gitProgram(), safe, { cwd, env, timeout: GIT_TIMEOUT_MS, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && options.truncate === true) return resolve(stdout);
@@ -103,14 +110,81 @@ function oneAtATime<T>(repository: string, change: () => Promise<T>): Promise<T>
   return mine;
 }
 
-/** Adds worktree `dir` of `repository` on a new branch `branch` from its HEAD. */
-export function addWorktree(repository: string, dir: string, branch: string): Promise<Worktree> {
+/** True when `folder` is the top folder of a git repository (not a folder inside one, not none). */
+export async function isRepositoryTop(folder: string): Promise<boolean> {
+  const top = await repositoryOf(folder);
+  return top !== undefined && realpathSync(top) === realpathSync(folder);
+}
+
+/**
+ * The commit `ref` names in `repository`: INVALID_PARAMS when it names none. A ref is never taken
+ * for an option (`--end-of-options`), whatever it starts with.
+ */
+async function commitOf(repository: string, ref: string): Promise<string> {
+  try {
+    return (await git(repository, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${ref}^{commit}`])).trim();
+  } catch {
+    throw new SwitchboardError('INVALID_PARAMS', `${ref} names no commit in ${repository}`, { ref });
+  }
+}
+
+/** Adds worktree `dir` of `repository` on a new branch `branch` from `from` (a branch, tag or commit; HEAD unless given). */
+export function addWorktree(repository: string, dir: string, branch: string, from = 'HEAD'): Promise<Worktree> {
   return oneAtATime(repository, async () => {
-    const base = (await git(repository, ['rev-parse', 'HEAD'])).trim();
+    const base = await commitOf(repository, from);
     mkdirSync(path.dirname(dir), { recursive: true });
     await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
     return { path: dir, repository, branch, base };
   });
+}
+
+/**
+ * Worktree `dir` of `repository` on branch `branch`, made earlier (a follow-up, or a resume on the
+ * same machine) or made again from the branch (a resume after the folder went); a branch this
+ * repository lacks is fetched from `fetchFrom` first, when given (a resume on another machine of
+ * a branch pushed there). Its base is where the branch is now: what comes after is the new run's.
+ * CONFLICT when the branch is nowhere to be had.
+ */
+export function ensureWorktree(repository: string, dir: string, branch: string, fetchFrom?: string): Promise<Worktree> {
+  return oneAtATime(repository, async () => {
+    if (existsSync(dir)) {
+      const head = (await git(dir, ['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
+      if (head !== branch) throw new SwitchboardError('CONFLICT', `${dir} is on ${head}, not on ${branch}`, { dir, branch });
+      return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim() };
+    }
+    const here = (): Promise<boolean> => git(repository, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).then(() => true, () => false);
+    if (!(await here()) && fetchFrom !== undefined) {
+      await git(repository, ['fetch', '--quiet', '--end-of-options', fetchFrom, `+refs/heads/${branch}:refs/heads/${branch}`]).catch((err: unknown) => {
+        throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}, and could not be fetched from ${fetchFrom}: ${err instanceof Error ? err.message : String(err)}`, { branch });
+      });
+    }
+    if (!(await here())) throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}${fetchFrom === undefined ? ' (it was not pushed: its run had no push)' : ''}`, { branch });
+    // A folder removed by hand leaves its entry in git's list, which would refuse the branch.
+    await git(repository, ['worktree', 'prune']);
+    mkdirSync(path.dirname(dir), { recursive: true });
+    await git(repository, ['worktree', 'add', '--quiet', dir, branch]);
+    return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim() };
+  });
+}
+
+/**
+ * Commits everything in `worktree` that is not committed yet (new files too, ignored ones not) on
+ * its branch, as the repository's own user, or as Switchboard where it names none: the commit, or
+ * undefined when there was nothing to commit.
+ */
+export async function commitAll(worktree: Worktree, message: string): Promise<string | undefined> {
+  await git(worktree.path, ['add', '--all', '--', '.']);
+  const staged = await git(worktree.path, ['diff', '--cached', '--quiet']).then(() => false, () => true);
+  if (!staged) return undefined;
+  const named = await git(worktree.path, ['config', 'user.email']).then((v) => v.trim() !== '', () => false);
+  const identity = named ? {} : { GIT_AUTHOR_NAME: 'Switchboard', GIT_AUTHOR_EMAIL: 'switchboard@localhost', GIT_COMMITTER_NAME: 'Switchboard', GIT_COMMITTER_EMAIL: 'switchboard@localhost' };
+  await git(worktree.path, ['commit', '--quiet', '--no-verify', '-m', message], { env: { ...process.env, ...identity } });
+  return (await git(worktree.path, ['rev-parse', 'HEAD'])).trim();
+}
+
+/** Pushes `worktree`'s branch to `remote` under its own name (not forced: a branch that went another way there is refused, and said). CONFLICT with git's words when it fails. */
+export async function pushBranch(worktree: Worktree, remote: string): Promise<void> {
+  await git(worktree.path, ['push', '--quiet', '--end-of-options', remote, `refs/heads/${worktree.branch}:refs/heads/${worktree.branch}`]);
 }
 
 /**

@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, w
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { addWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
+import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sb-worktrees-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -96,5 +96,68 @@ describe("a worker's git worktree", () => {
     const removed = await Promise.all(trees.map((tree) => removeUnchangedWorktree(tree)));
     expect(removed).toEqual(trees.map(() => ({ removed: true, branchRemoved: true })));
     expect(git(repo, 'branch', '--list').trim()).toBe('* main');
+  });
+
+  it("starts a branch from a ref; a ref naming nothing, or looking like an option, is refused and nothing is made", async () => {
+    const repo = repository('refs');
+    const first = git(repo, 'rev-parse', 'HEAD').trim();
+    git(repo, 'tag', 'v1');
+    writeFileSync(path.join(repo, 'README.md'), 'hello\nsecond\n');
+    git(repo, 'commit', '--quiet', '-am', 'second');
+    expect(await isRepositoryTop(repo)).toBe(true);
+    expect(await isRepositoryTop(path.join(repo, 'src'))).toBe(false);
+    expect(await isRepositoryTop(scratch)).toBe(false);
+
+    const at = (name: string): string => path.join(scratch, 'node', 'worktrees', 'refs', name);
+    const tree = await addWorktree(repo, at('run_1'), 'switchboard/runs/run_1', 'v1');
+    expect(tree.base).toBe(first);
+    expect(readFileSync(path.join(tree.path, 'README.md'), 'utf8')).toBe('hello\n');
+    for (const ref of ['no-such-branch', '--output=/tmp/x', 'HEAD~9']) {
+      await expect(addWorktree(repo, at(`bad-${ref.length}`), `switchboard/runs/bad-${ref.length}`, ref)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+      expect(existsSync(at(`bad-${ref.length}`))).toBe(false);
+    }
+  });
+
+  it("commits a run's changes on its branch, pushes the branch, and takes it up again: the same folder, made again from the branch, or fetched from the remote elsewhere", async () => {
+    const origin = path.join(scratch, 'origin.git');
+    git(scratch, 'init', '--quiet', '--bare', '-b', 'main', origin);
+    const repo = repository('pushes');
+    git(repo, 'remote', 'add', 'origin', origin);
+    git(repo, 'push', '--quiet', 'origin', 'main');
+    const dir = path.join(scratch, 'node-a', 'worktrees', 'pushes', 'run_2');
+    const tree = await addWorktree(repo, dir, 'switchboard/runs/run_2');
+    expect(await commitAll(tree, 'switchboard: run run_2')).toBeUndefined();
+    writeFileSync(path.join(tree.path, 'fix.txt'), 'fixed\n');
+    const commit = await commitAll(tree, 'switchboard: run run_2');
+    expect(commit).toMatch(/^[0-9a-f]{40}$/);
+    expect(git(tree.path, 'log', '-1', '--format=%s').trim()).toBe('switchboard: run run_2');
+    expect(git(tree.path, 'status', '--porcelain').trim()).toBe('');
+    await pushBranch(tree, 'origin');
+    expect(git(origin, 'rev-parse', 'switchboard/runs/run_2').trim()).toBe(commit);
+
+    // The same folder, as it is: its base is where the branch is now.
+    expect(await ensureWorktree(repo, dir, 'switchboard/runs/run_2')).toEqual({ path: dir, repository: repo, branch: 'switchboard/runs/run_2', base: commit });
+    // Its folder gone: made again from the branch.
+    rmSync(dir, { recursive: true, force: true });
+    const again = await ensureWorktree(repo, dir, 'switchboard/runs/run_2');
+    expect(readFileSync(path.join(again.path, 'fix.txt'), 'utf8')).toBe('fixed\n');
+
+    // Another machine's copy lacks the branch: fetched from the remote, or refused without one.
+    const elsewhere = path.join(scratch, 'node-b-copy');
+    git(scratch, 'clone', '--quiet', origin, elsewhere);
+    const there = path.join(scratch, 'node-b', 'worktrees', 'pushes', 'run_2');
+    await expect(ensureWorktree(elsewhere, there, 'switchboard/runs/run_3')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not pushed') });
+    const fetched = await ensureWorktree(elsewhere, there, 'switchboard/runs/run_2', 'origin');
+    expect(fetched.base).toBe(commit);
+    expect(readFileSync(path.join(there, 'fix.txt'), 'utf8')).toBe('fixed\n');
+    await expect(ensureWorktree(elsewhere, path.join(scratch, 'node-b', 'x'), 'switchboard/runs/run_9', 'origin')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('could not be fetched') });
+
+    // A push the remote refuses (the branch went another way there) is said, never forced.
+    writeFileSync(path.join(there, 'other.txt'), 'theirs\n');
+    await commitAll(fetched, 'elsewhere');
+    await pushBranch(fetched, 'origin');
+    writeFileSync(path.join(again.path, 'mine.txt'), 'mine\n');
+    await commitAll(again, 'here');
+    await expect(pushBranch(again, 'origin')).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 });

@@ -1,0 +1,1 @@
+export { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
