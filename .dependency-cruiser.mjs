@@ -38,7 +38,7 @@ export const ROOMS = {
   asks: ['core', 'platform', 'contract', 'pane', 'agents', 'ledger'],
   orchestration: ['core', 'platform', 'approvals', 'agents', 'ledger', 'git'],
   // Runs across machines (issue 26): the run service on a node, and the controller's side, over the cluster room.
-  'cluster-runs': ['core', 'ledger', 'runs', 'cluster'],
+  'cluster-runs': ['core', 'ledger', 'runs', 'cluster', 'git'],
   tmux: ['core', 'platform', 'protocol', 'pane', 'agents'],
   api: ['core', 'platform', 'contract', 'protocol', 'pane', 'approvals', 'agents', 'drivers/pane', 'ledger', 'logs', 'runs', 'asks', 'orchestration', 'tmux'],
   // Transports take the service object and an authenticate step: never the pane, agent or log rooms.

@@ -45,6 +45,9 @@ const RUN_HELP = [
   '  (only the agent\'s text), --wall-clock S, --no-output S (tighter limits than the policy\'s),',
   '  --labels a,b (on a cluster controller: only a node with every label takes it; `runs nodes` lists them),',
   '  --node NAME (on a cluster controller: that node takes it),',
+  '  --repo NAME [--ref R] [--push] (on a cluster controller: in a git worktree of a node\'s repository NAME, on a',
+  '  branch of its own from R (default: the node\'s HEAD), pushed to its origin after the run with --push; --cwd is',
+  '  then a folder inside the worktree; a follow-up and a resume go on on the branch),',
   '  --resume RUN (start the CLI again on RUN\'s conversation, by its own resume: an ended run, or a cluster',
   '  run orphaned by its lost node, which then ends cancelled; the folder is RUN\'s unless --cwd is given)',
   '',
@@ -107,7 +110,7 @@ const DOCTOR_HELP = [
 export const COMMANDS: Record<string, { run: Command; usage: string | string[]; help?: string[] }> = {
   daemon: { run: async (ctx, argv) => (await import('./daemon-commands.js')).daemonCommand(ctx, argv), usage: 'daemon [--port N] [--host H] [--no-socket] [--no-tcp] [--dashboard-port N] [--no-dashboard] [--no-bridge] [--ledger sqlite|postgres://…] [--agent-home DIR --model-url URL] [--agent-sandbox off|auto|bwrap] [--tmux-dialogs answer|off] [--output-memory MIB] [--cluster nats://… --nats-* F] [--log-level L]   run the daemon (the dashboard, the agent bridge and its HTTP API) in the foreground' },
   up: { run: async (ctx, argv) => (await import('./daemon-commands.js')).upCommand(ctx, argv), usage: 'up [--port N] [--cluster nats://… [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F]] [...]   start the daemon in the background (with --cluster: a controller, its runs sent to nodes)' },
-  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--slots N] [--backends shell,claude] [--panes] [--agent-home DIR --model-url URL] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground); --panes: the controller may open panes here too, in the policy\'s sandbox' },
+  node: { run: async (ctx, argv) => (await import('./node-command.js')).nodeCommand(ctx, argv), usage: 'node --controller nats://… [--name N] [--labels a,b] [--repo NAME=PATH …] [--slots N] [--backends shell,claude] [--panes] [--agent-home DIR --model-url URL] [--nats-creds F|--nats-nkey F] [--nats-ca F] [--nats-cert F --nats-key F] [--log-level L]   run a controller\'s runs on this machine (foreground); --panes: the controller may open panes here too, in the policy\'s sandbox' },
   dashboard: { run: async (ctx, argv) => (await import('./daemon-commands.js')).dashboardCommand(ctx, argv), usage: 'dashboard                                print a one-time login link to the web dashboard' },
   down: { run: async (ctx, argv) => (await import('./daemon-commands.js')).downCommand(ctx, argv), usage: 'down                                     stop the daemon and every pane' },
   status: { run: async (ctx, argv) => (await import('./daemon-commands.js')).statusCommand(ctx, argv), usage: 'status [--json]                          show the daemon' },
@@ -137,7 +140,7 @@ export const COMMANDS: Record<string, { run: Command; usage: string | string[]; 
     usage: 'exec AGENT TASK|- [--task-file F] [--workdir D] [--policy FILE | --auto-approve] [--timeout S] [--json] [--quiet] [--agent-home DIR --model-url URL]   drive an agent through a task',
     help: EXEC_HELP,
   },
-  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN | --resume RUN] [--labels a,b] [--node NAME] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
+  run: { run: async (ctx, argv) => (await import('./run-commands.js')).runCommand(ctx, argv), usage: 'run BACKEND PROMPT|- [--cwd D] [--mode auto|stdio|pty] [--parent RUN | --resume RUN] [--labels a,b] [--node NAME] [--repo NAME [--ref R] [--push]] [--detach] [--json] [--quiet]   a run on the agent bridge, followed to its end', help: RUN_HELP },
   runs: {
     run: async (ctx, argv) => (await import('./run-commands.js')).runsCommand(ctx, argv),
     usage: ['runs [--status S] [--backend B] [--limit N] [--json]   the agent bridge\'s runs', 'runs [show] ID [--after N] [--follow] [--json] | runs cancel ID | runs interrupt ID | runs backends | runs nodes   one run and its events; cancel; end its turn, keeping the conversation for --parent; backends and their health; a controller\'s cluster nodes'],

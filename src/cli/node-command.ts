@@ -26,6 +26,7 @@ const NODE_OPTIONS = {
   controller: { type: 'string' },
   name: { type: 'string' },
   labels: { type: 'string' },
+  repo: { type: 'string', multiple: true },
   slots: { type: 'string' },
   backends: { type: 'string' },
   panes: { type: 'boolean' },
@@ -69,6 +70,7 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   const agentHome = values['agent-home'] as string | undefined;
   const modelUrl = values['model-url'] as string | undefined;
   if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
+  const repos = repoFlags(values.repo);
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
   // Installed before the join, so a node still waiting for a controller leaves cleanly too.
   const stopped = new AbortController();
@@ -80,7 +82,7 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   try {
     let started: Awaited<ReturnType<typeof startClusterNode>>;
     try {
-      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], slots, logger, signal: stopped.signal, openPanes: values.panes === true, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
+      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], repos, slots, logger, signal: stopped.signal, openPanes: values.panes === true, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
     } catch (err) {
       if (stopped.signal.aborted && isSwitchboardError(err, 'SHUTTING_DOWN')) return 0;
       throw err;
@@ -92,6 +94,20 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   } finally {
     for (const s of STOP_SIGNALS) process.off(s, stop);
   }
+}
+
+/** `--repo NAME=PATH`, as often as there are repositories: each name once. */
+function repoFlags(value: unknown): Map<string, string> {
+  const repos = new Map<string, string>();
+  for (const given of (value as string[] | undefined) ?? []) {
+    const at = given.indexOf('=');
+    const name = at > 0 ? given.slice(0, at) : '';
+    const folder = at > 0 ? given.slice(at + 1) : '';
+    if (name === '' || folder === '') throw new UsageError(`--repo takes NAME=PATH (the name runs give, the repository's top folder here), not ${JSON.stringify(given)}`);
+    if (repos.has(name)) throw new UsageError(`--repo ${name} is given twice`);
+    repos.set(name, path.resolve(folder));
+  }
+  return repos;
 }
 
 /** The node's default name: the host's first label, made subject-safe; `node` when nothing is left of it. */

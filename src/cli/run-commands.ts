@@ -86,6 +86,9 @@ const RUN_OPTIONS = {
   labels: { type: 'string' },
   node: { type: 'string' },
   resume: { type: 'string' },
+  repo: { type: 'string' },
+  ref: { type: 'string' },
+  push: { type: 'boolean' },
 } as const;
 
 /** `run BACKEND PROMPT|- [options]` */
@@ -104,11 +107,14 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   if (resume !== undefined && values.parent !== undefined) throw new UsageError('--resume and --parent do not go together: --parent follows up an open conversation, --resume starts its CLI again on it');
   // A follow-up or a resumed run works in its run's folder (on a cluster node, the node's): the caller's only when named.
   const given = values.cwd as string | undefined;
-  const cwd = given !== undefined ? path.resolve(given) : resume === undefined && values.parent === undefined ? process.cwd() : undefined;
+  const repo = values.repo as string | undefined;
+  if (repo === undefined && (values.ref !== undefined || values.push !== undefined)) throw new UsageError('--ref and --push go with --repo');
+  // With a repository, the folder is one inside the run's worktree on its node, as given.
+  const cwd = repo !== undefined ? given : given !== undefined ? path.resolve(given) : resume === undefined && values.parent === undefined ? process.cwd() : undefined;
   const labels = labelsOption(values.labels as string | undefined);
   const node = values.node as string | undefined;
   return withClient(ctx, async (client) => {
-    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}), ...(node !== undefined ? { node } : {}), ...(resume !== undefined ? { resume } : {}) });
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}), ...(node !== undefined ? { node } : {}), ...(resume !== undefined ? { resume } : {}), ...(repo !== undefined ? { repo, ...(values.ref !== undefined ? { ref: values.ref as string } : {}), ...(values.push === true ? { push: true } : {}) } : {}) });
     if (values.detach) {
       out(ctx, values.json ? JSON.stringify({ run }) : run.id);
       return 0;
@@ -289,7 +295,7 @@ export async function runsCommand(ctx: CliContext, argv: string[]): Promise<numb
       if (json) out(ctx, JSON.stringify(result));
       else if (!result.cluster) out(ctx, 'this daemon has no cluster: its runs run here (`switchboard up --cluster nats://…` makes it a controller)');
       else if (result.nodes.length === 0) out(ctx, 'no node is live in the cluster');
-      else out(ctx, table(['NODE', 'LABELS', 'BACKENDS', 'SLOTS FREE'], result.nodes.map((n) => [n.name, n.labels.join(',') || '-', n.clis.map((c) => (c.version !== '' ? `${c.name} ${c.version}` : c.name)).join(', ') || '-', `${n.slots.free} of ${n.slots.total}`])));
+      else out(ctx, table(['NODE', 'LABELS', 'BACKENDS', 'REPOS', 'SLOTS FREE'], result.nodes.map((n) => [n.name, n.labels.join(',') || '-', n.clis.map((c) => (c.version !== '' ? `${c.name} ${c.version}` : c.name)).join(', ') || '-', n.repos.join(',') || '-', `${n.slots.free} of ${n.slots.total}`])));
       return 0;
     }
     if (first === 'cancel' || first === 'interrupt') {

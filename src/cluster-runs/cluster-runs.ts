@@ -137,7 +137,7 @@ export class ClusterRuns implements RemoteRuns {
   nodes(): ClusterNodeView[] {
     return this.directory
       .list()
-      .map(({ record, seenAt }) => ({ name: record.name, labels: [...record.labels], clis: record.clis.map((c) => ({ ...c })), slots: { ...record.slots }, started_at: record.started_at, seen_at: seenAt }))
+      .map(({ record, seenAt }) => ({ name: record.name, labels: [...record.labels], clis: record.clis.map((c) => ({ ...c })), repos: [...record.repos], slots: { ...record.slots }, started_at: record.started_at, seen_at: seenAt }))
       .sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   }
 

@@ -27,6 +27,7 @@ import { initialState, step, type EndStatus, type RunInput, type RunSpec } from 
 import { carriesBackend, type RunService } from '../runs/index.js';
 import { RunWorkSchema, type RunWork } from './run-wire.js';
 import type { ConversationCarrier } from './conversation-carrier.js';
+import type { NodeWorkspaces } from './node-workspaces.js';
 
 /** Between tries to join while no controller answers. */
 const JOIN_RETRY_MS = 1_000;
@@ -59,6 +60,8 @@ export interface RunNodeOptions {
   taken?: (runId: string) => Promise<void>;
   /** Keeps its runs' CLI conversations on its shelf, and puts one shelved for it in place before a resume. */
   conversations?: ConversationCarrier;
+  /** Its repositories, and a worktree of one for each repository run (the service's beforeEnd reports what the run changed). */
+  workspaces?: NodeWorkspaces;
 }
 
 /** What the controller asks of a run it stops (NODE_CONTROL_OPS cancel and interrupt). */
@@ -102,7 +105,7 @@ export class RunNode {
     const backends = await options.service.backends();
     const clis = backends.filter((b) => b.health.ok).map((b) => ({ name: b.name, version: b.health.version ?? '' }));
     const claims = await RunClaims.open(options.nc, 'read');
-    const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: [], slots: { total: options.slots, free: options.slots } }, logger });
+    const lease = await NodeLease.register({ nc: options.nc, node: { name: options.name, labels: [...(options.labels ?? [])], clis, repos: options.workspaces?.names() ?? [], slots: { total: options.slots, free: options.slots } }, logger });
     const node = new RunNode(options, lease, claims, logger);
     try {
       node.serving = serveNodeControl(
@@ -244,16 +247,18 @@ export class RunNode {
     const stop = stronger(stopAsked(starting), marked === undefined ? undefined : { how: marked });
     if (stop !== undefined) this.stopLive(runId, stop);
     await this.followToEnd(runId);
+    this.options.workspaces?.forget(runId);
   }
 
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
   private async submit(runId: string, w: RunWork): Promise<boolean> {
     try {
       // A resume of a run this node ran is the service's own resume: it closes the conversation's CLI kept open here first.
+      const cwd = await this.folderOf(runId, w);
       const own = w.agent_session !== undefined && w.resumes !== undefined && (await this.recorded(w.resumes));
-      if (!own && w.agent_session !== undefined) await this.restoreConversation(runId, w.backend, w.cwd, w.agent_session);
+      if (!own && w.agent_session !== undefined) await this.restoreConversation(runId, w.backend, cwd, w.agent_session);
       const resume = own ? { resume: w.resumes } : { agent_session: w.agent_session };
-      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd: w.cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, parent: w.parent, ...resume });
+      await this.options.service.submit({ run_id: runId, backend: w.backend, prompt: w.prompt, cwd, mode: w.mode, schema_version: w.schema_version, limits: w.limits, keep_alive: w.keep_alive ?? false, caller: w.created_by, parent: w.parent, ...resume });
       return true;
     } catch (err) {
       // Refused by the policy (recorded failed), or anything after the run was recorded: the ledger has it and says how it goes.
@@ -261,9 +266,18 @@ export class RunNode {
         if (!isSwitchboardError(err, 'FORBIDDEN')) this.logger.warn('the run was recorded but its submit failed', { run_id: runId, error: errorMessage(err) });
         return true;
       }
+      this.options.workspaces?.forget(runId);
       await this.endUnstarted(runId, w, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not start the run: ${errorMessage(err)}` });
       return false;
     }
+  }
+
+  /** Where the run works: its folder as sent, or inside its worktree of a repository here (made, or taken up). */
+  private async folderOf(runId: string, w: RunWork): Promise<string> {
+    if (w.repo === undefined) return w.cwd;
+    const { workspaces } = this.options;
+    if (!workspaces) throw new SwitchboardError('INVALID_PARAMS', `node ${this.options.name} has no repositories (switchboard node --repo NAME=PATH)`, { repo: w.repo.name });
+    return workspaces.prepare(runId, w.repo, w.cwd);
   }
 
   /** A conversation another node ran, put where the CLI reads it: without it the CLI says it has no such conversation. */

@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { RUN_EVENT_TYPES, renderEvent, type RunEvent } from '../ledger/run-events.js';
-import { RUN_MODES, type RunMode, type RunSpec } from '../ledger/run-model.js';
+import { GIT_REF_PATTERN, REPO_NAME_PATTERN, RUN_MODES, type RunMode, type RunSpec } from '../ledger/run-model.js';
 import type { RunEventMessage } from '../cluster/index.js';
 
 const limit = z.number().int().positive().optional();
@@ -29,13 +29,22 @@ export const RunWorkSchema = z.object({
   parent: z.string().min(1).max(128).optional(),
   /** Keep its conversation open on the node for a follow-up (absent: not). */
   keep_alive: z.boolean().optional(),
+  /** The repository it runs in, on its branch (RunSpec.repo): `cwd` is then a folder inside the node's worktree of it. */
+  repo: z
+    .strictObject({
+      name: z.string().regex(REPO_NAME_PATTERN),
+      ref: z.string().regex(GIT_REF_PATTERN).optional(),
+      branch: z.string().regex(/^switchboard\/runs\/[A-Za-z0-9_-]{1,64}$/),
+      push: z.boolean(),
+    })
+    .optional(),
 });
 
 export type RunWork = z.infer<typeof RunWorkSchema>;
 
 /** The payload of a recorded run's work item. */
 export function runWork(spec: RunSpec, mode: 'auto' | RunMode): RunWork {
-  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner', ...(spec.agent_session !== undefined ? { agent_session: spec.agent_session, ...(spec.parent !== null ? { resumes: spec.parent } : {}) } : {}), ...(spec.parent !== null && spec.agent_session === undefined ? { parent: spec.parent } : {}), ...(spec.keep_alive !== undefined ? { keep_alive: spec.keep_alive } : {}) };
+  return { backend: spec.backend, prompt: spec.prompt, cwd: spec.cwd, mode, schema_version: spec.schema_version, limits: { ...spec.limits }, created_by: spec.created_by ?? 'owner', ...(spec.agent_session !== undefined ? { agent_session: spec.agent_session, ...(spec.parent !== null ? { resumes: spec.parent } : {}) } : {}), ...(spec.parent !== null && spec.agent_session === undefined ? { parent: spec.parent } : {}), ...(spec.keep_alive !== undefined ? { keep_alive: spec.keep_alive } : {}), ...(spec.repo ? { repo: { ...spec.repo } } : {}) };
 }
 
 const WireEventSchema = z.object({

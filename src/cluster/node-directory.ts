@@ -62,6 +62,8 @@ export interface NodeRequirements {
   occupied?: (node: string) => number;
   /** Only this node, by name (the caller named it). */
   node?: string;
+  /** A repository the node must have at hand (a name in its `repos`). */
+  repo?: string;
 }
 
 export interface NodeDirectoryOptions {
@@ -120,7 +122,7 @@ export class NodeDirectory {
   }
 
   /**
-   * The nodes that can take a run now: they have the backend, every label and a free slot; the
+   * The nodes that can take a run now: they have the backend, every label, the repository and a free slot; the
    * least loaded first (the smallest share of slots busy, then the most free, then by name).
    */
   choose(needs: NodeRequirements): NodeRecord[] {
@@ -130,7 +132,7 @@ export class NodeDirectory {
     const busyShare = (r: NodeRecord): number => (r.slots.total - free(r)) / r.slots.total;
     return this.list()
       .map((n) => n.record)
-      .filter((r) => (needs.node === undefined || r.name === needs.node) && free(r) > 0 && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)))
+      .filter((r) => (needs.node === undefined || r.name === needs.node) && free(r) > 0 && r.clis.some((c) => c.name === needs.backend) && labels.every((l) => r.labels.includes(l)) && (needs.repo === undefined || r.repos.includes(needs.repo)))
       .sort((a, b) => busyShare(a) - busyShare(b) || free(b) - free(a) || a.name.localeCompare(b.name));
   }
 

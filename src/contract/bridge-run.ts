@@ -24,3 +24,11 @@ export type RunMode = (typeof RUN_MODES)[number];
 /** A run's recorded events: state changes, inputs, policy decisions, notices, raw output (when on), and seed 004's six. */
 export const RUN_EVENT_TYPES = ['state', 'input', 'decision', 'notice', 'output', 'token', 'tool_call', 'tool_result', 'patch', 'done', 'error'] as const;
 export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
+
+/**
+ * A repository a cluster node has at hand, by the name it registers it under (`switchboard node
+ * --repo NAME=PATH`), and a git ref a run starts its branch from (a branch, a tag, a commit):
+ * what a run may name (issue 26 item 5). A ref never starts with `-`, so git never takes it for an option.
+ */
+export const REPO_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+export const GIT_REF_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9._/-]{0,199}$/;

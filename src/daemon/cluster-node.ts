@@ -17,7 +17,7 @@ import { MemoryBudget } from '../core/memory-budget.js';
 import type { Logger } from '../core/logger.js';
 import { ensurePrivateDir } from '../platform/index.js';
 import { connectCluster, ConversationShelf, EventPublisher, EVENTS_MAX_AGE_MS, nodeInboxPrefix, type ClusterConnection, type NatsOptions } from '../cluster/index.js';
-import { ConversationCarrier, EventOutbox, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
+import { ConversationCarrier, EventOutbox, NodeWorkspaces, OutboxLedgerStore, RunNode } from '../cluster-runs/index.js';
 import { NodePaneServer } from '../cluster-panes/index.js';
 import { PaneRegistry } from '../pane/index.js';
 import { AgentCatalog, AgentPanes } from '../agents/index.js';
@@ -31,6 +31,8 @@ import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
 const NODE_LEDGER_FILE = 'node-ledger.db';
 /** At close, how long the outbox may go on sending what is written (the rest goes at the next start). */
 const OUTBOX_DRAIN_MS = 5_000;
+/** Where a node's repository runs' worktrees go, in its home. */
+const WORKTREES_FOLDER = 'worktrees';
 /** How long a stopping node waits for the last copies of its conversations to be written. */
 const CONVERSATIONS_DRAIN_MS = 5_000;
 
@@ -41,6 +43,11 @@ export interface ClusterNodeOptions {
   labels?: readonly string[];
   /** Runs at once. */
   slots: number;
+  /**
+   * The git repositories a run may name (`--repo NAME=PATH`), each the top folder of one: a run of
+   * one works in a worktree of its own under the home's `worktrees/`, which the policy's sandbox must hold.
+   */
+  repos?: ReadonlyMap<string, string>;
   /** Only these backends (default: every profile's; only those whose CLI is here are offered). */
   only?: readonly string[];
   /** The drivers instead of the profiles' (tests). */
@@ -87,6 +94,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   // disk here: the controller reads what memory holds, and no export reaches a node's disk yet.
   const logs = new LogService(panes, catalog, { agentPanes, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), logger });
 
+  // Checked before anything starts: a path that is no repository is the person's to fix.
+  const workspaces = await NodeWorkspaces.open(options.repos ?? new Map(), path.join(home, WORKTREES_FOLDER), logger);
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
@@ -105,7 +114,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     const backends = options.backends ?? defaultBackends({ logger, catalog, registry: panes, agentPanes, ...(options.only ? { only: options.only } : {}), ...(sandbox ? { sandbox } : {}) });
     const defaultCwd = policy.forBackend('').roots[0];
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
-    service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
+    // A repository run's changes are read, committed and pushed as asked once its agent is done, before its end.
+    service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, beforeEnd: (spec) => workspaces.report(spec), ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
     // Before the lease: a controller that sees the node finds its panes answering.
     // Only when its person said so: a pane is a program the node's approval policy never judges.
     const folders = new Sandbox(policy.forBackend('').roots);
@@ -131,6 +141,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       ...(options.claimed !== undefined && { claimed: options.claimed }),
       ...(options.taken !== undefined && { taken: options.taken }),
       conversations,
+      workspaces,
     });
     const carrying = conversations;
     const serving = paneServer;

@@ -10,9 +10,9 @@
  * Types plus the step function; the names every surface shares are in contract/bridge-run.ts.
  */
 import { SwitchboardError } from '../core/errors.js';
-import { RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus } from '../contract/index.js';
+import { GIT_REF_PATTERN, REPO_NAME_PATTERN, RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus } from '../contract/index.js';
 
-export { RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus };
+export { GIT_REF_PATTERN, REPO_NAME_PATTERN, RUN_MODES, RUN_STATUSES, isEnded, type EndStatus, type RunMode, type RunStatus };
 
 /** Why a run completed: the agent ended its turn. */
 export const COMPLETED_REASONS = ['finished'] as const;
@@ -44,6 +44,26 @@ export interface RunLimits {
   max_output_bytes?: number;
   /** Events a run may produce (state changes and inputs not counted). */
   max_events?: number;
+}
+
+/**
+ * The repository a cluster node runs a run in (issue 26 item 5): the node makes a git worktree of
+ * it on a branch of the run's own, and the run's `cwd` is a folder inside that worktree.
+ */
+export interface RunRepo {
+  /** The repository, by the name its node registers it under. */
+  name: string;
+  /** What the branch started from (a branch, tag or commit of the node's copy); absent: its HEAD. */
+  ref?: string;
+  /** The run's branch, `switchboard/runs/<run>`: a follow-up's and a resume's are the first run's. */
+  branch: string;
+  /** Push the branch to the repository's `origin` after each run (a resume on another node fetches it from there). */
+  push: boolean;
+}
+
+/** The branch a repository run that starts one makes: named after the run. */
+export function repoBranchOf(runId: string): string {
+  return `switchboard/runs/${runId}`;
 }
 
 /** What a run is: fixed when it is submitted, never changed after. */
@@ -89,6 +109,8 @@ export interface RunSpec {
    * node's; absent: it runs in the service that recorded it.
    */
   node?: string;
+  /** The repository its node runs it in, on a branch of its own (a cluster run's only); absent: it runs in `cwd` as given. */
+  repo?: RunRepo;
   /** Milliseconds since the epoch. */
   created_at: number;
 }

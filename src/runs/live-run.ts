@@ -30,6 +30,12 @@ export interface LiveRunContext {
    * `cancel`. An explicit cancel always closes the conversation.
    */
   stopBy?: 'cancel' | 'interrupt';
+  /**
+   * Called once the agent is done (its driver ended), before the run's end is recorded: the events
+   * it gives are the run's last before its end (a cluster node's report of what a repository run
+   * changed). A failure is logged and the run ends as it would have.
+   */
+  beforeEnd?: (spec: RunSpec) => Promise<NewRunEvent[]>;
   logger: Logger;
   now: () => number;
 }
@@ -47,6 +53,8 @@ export class LiveRun {
   private outputBytes = 0;
   private outputEvents = 0;
   private sawError = false;
+  /** Its agent is done and what comes before its end is being made (beforeEnd): nothing stops it any more. */
+  private wrappingUp = false;
   private promptSize: number | undefined;
   /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
   private readonly judged = new Set<string>();
@@ -146,15 +154,36 @@ export class LiveRun {
       return false;
     }
     this.driverRun.done.then(
-      (outcome) => this.finish(this.ending ?? this.inputFor(outcome)),
-      (err: unknown) => this.finish(this.ending ?? { type: 'fail', reason: 'crashed', message: errorMessage(err) }),
+      (outcome) => this.wrapUp(this.ending ?? this.inputFor(outcome)),
+      (err: unknown) => this.wrapUp(this.ending ?? { type: 'fail', reason: 'crashed', message: errorMessage(err) }),
     );
     return true;
   }
 
   /** True once the run is ending or has ended: what comes then changes nothing. */
   private over(): boolean {
-    return this.ending !== undefined || isEnded(this.state.status);
+    return this.wrappingUp || this.ending !== undefined || isEnded(this.state.status);
+  }
+
+  /**
+   * The agent is done: what the service adds (beforeEnd) is recorded after everything the agent
+   * said, then the end. Its limits no longer run meanwhile, and a cancel changes nothing (the
+   * agent's outcome stands).
+   */
+  private wrapUp(input: RunInput): void {
+    const beforeEnd = this.ctx.beforeEnd;
+    if (!beforeEnd) return this.finish(input);
+    this.wrappingUp = true;
+    this.clearTimers();
+    this.tokens.close();
+    beforeEnd(this.spec)
+      .then(
+        (events) => {
+          for (const event of events) this.record(event);
+        },
+        (err: unknown) => this.ctx.logger.warn('what a run records before its end could not be made', { run_id: this.spec.id, error: errorMessage(err) }),
+      )
+      .finally(() => this.finish(input));
   }
 
   /**

@@ -13,6 +13,8 @@ export interface ClusterNodeView {
   labels: string[];
   /** The agent CLIs it has, with their versions. */
   clis: { name: string; version: string }[];
+  /** The repositories it has at hand, by name (a repository run goes only to a node that has its repository). */
+  repos: string[];
   slots: { total: number; free: number };
   /** When its process started, and when its lease was last renewed (ms since the epoch). */
   started_at: number;
@@ -25,6 +27,8 @@ export interface ChooseOptions {
   occupied?: (node: string) => number;
   /** Only this node (the caller named it). */
   node?: string;
+  /** Only a node that has this repository. */
+  repo?: string;
 }
 
 /** How a run is stopped: its whole conversation ended, or only its turn (the CLI's own cancel of a turn). */

@@ -47,7 +47,7 @@ class OneNode implements RemoteRuns {
 
   choose(backend: string, labels: readonly string[], options: ChooseOptions = {}): string | undefined {
     const node = this.nodes()[0];
-    if (!node || !this.offers(backend) || (options.node !== undefined && options.node !== node.name) || !labels.every((l) => node.labels.includes(l))) return undefined;
+    if (!node || !this.offers(backend) || (options.node !== undefined && options.node !== node.name) || (options.repo !== undefined && !node.repos.includes(options.repo)) || !labels.every((l) => node.labels.includes(l))) return undefined;
     const free = Math.min(node.slots.free, node.slots.total - (options.occupied?.(node.name) ?? 0));
     return free > 0 ? node.name : undefined;
   }
@@ -95,7 +95,7 @@ class OneNode implements RemoteRuns {
   }
 
   nodes(): ClusterNodeView[] {
-    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
+    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
   }
 }
 
@@ -250,7 +250,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
   it('lists the live nodes it sends runs to', async () => {
     const { service, work } = await controller({});
     await service.submit({ backend: 'remote', prompt: 'there', cwd: work });
-    expect(service.nodes()).toEqual({ cluster: true, nodes: [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], slots: { total: 2, free: 1 }, started_at: 1, seen_at: 2 }] });
+    expect(service.nodes()).toEqual({ cluster: true, nodes: [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: 2, free: 1 }, started_at: 1, seen_at: 2 }] });
   });
 
   it('takes up node runs after a restart: their places held, and one never claimed is sent again', async () => {
@@ -432,6 +432,29 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await ended(ledger, local.id);
     const localNext = await service.submit({ backend: 'fake', prompt: 'hello again', parent: local.id });
     expect(localNext.node).toBeUndefined();
+  });
+
+  it('runs a repository run on a node that has the repository, on a branch of its own; its follow-up goes on on that branch; what cannot be is refused', async () => {
+    const { service, ledger, node } = await controller({});
+    const first = await service.submit({ backend: 'remote', prompt: 'fix it', repo: 'app', ref: 'main', push: true });
+    expect(first).toMatchObject({ node: 'node-a', cwd: '.', repo: { name: 'app', ref: 'main', branch: `switchboard/runs/${first.id}`, push: true } });
+    const inside = await service.submit({ backend: 'remote', prompt: 'in a folder', repo: 'app', cwd: 'src/lib' });
+    expect(inside).toMatchObject({ cwd: 'src/lib', repo: { name: 'app', branch: `switchboard/runs/${inside.id}`, push: false } });
+    expect(inside.repo?.ref).toBeUndefined();
+    node.claims.add(first.id);
+    nodeRan(ledger, first.id, node);
+    await ended(ledger, first.id);
+    // A follow-up names no repository: it is its parent's, on its parent's branch (push as asked now).
+    const next = await service.submit({ backend: 'remote', prompt: 'and the tests', parent: first.id, push: false });
+    expect(next).toMatchObject({ cwd: '.', repo: { name: 'app', ref: 'main', branch: `switchboard/runs/${first.id}`, push: false } });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'elsewhere', parent: first.id, repo: 'other' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { repo: 'other' } });
+    // No node has the repository; a named node lacks it; a ref or push without one; a folder outside the worktree.
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'p', repo: 'other' }))).toMatchObject({ code: 'LIMIT_EXCEEDED', details: { repo: 'other' } });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'p', repo: 'other', node: 'node-a' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { node: 'node-a', repo: 'other' } });
+    expect(await refusal(service.submit({ backend: 'remote', prompt: 'p', ref: 'main', cwd: '/tmp' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { ref: 'main' } });
+    for (const cwd of ['/etc', '../up', 'src/../../up', 'C:\\work']) expect(await refusal(service.submit({ backend: 'remote', prompt: 'p', repo: 'app', cwd }))).toMatchObject({ code: 'INVALID_PARAMS', details: { cwd } });
+    // A local backend takes no repository.
+    expect(await refusal(service.submit({ backend: 'fake', prompt: 'p', repo: 'app' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { backend: 'fake' } });
   });
 
   it("counts the runs it sent a node against its slots until they end, whatever the node's lease says yet", async () => {

@@ -11,6 +11,7 @@
  * controller's approval rules: one they deny stops the run, `failed (policy)`. The controller writes no event of a node's run (the node numbers
  * them) except the end of one no node started.
  */
+import path from 'node:path';
 import type { Disposable } from '../core/disposable.js';
 import { SwitchboardError, errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
@@ -19,7 +20,7 @@ import type { Governor } from '../governance/governor.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import type { RunRecord } from '../ledger/ledger-store.js';
 import type { RunLedger } from '../ledger/run-ledger.js';
-import { initialState, isEnded, RUN_STATUSES, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
+import { initialState, isEnded, repoBranchOf, RUN_STATUSES, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunRepo, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { recheckDecision } from './policy-recheck.js';
@@ -61,6 +62,12 @@ export interface RemoteSubmitRequest {
   node: string | undefined;
   /** The node run whose CLI conversation this run resumes, and that conversation's id (checked by the run service). */
   resume: { record: RunRecord; agentSession: string } | undefined;
+  /** A repository of the nodes' to run in, on a branch of the run's own (`cwd` is then a folder inside its worktree). */
+  repo: string | undefined;
+  /** With `repo`: what the branch starts from (the node's HEAD of it unless given). */
+  ref: string | undefined;
+  /** With `repo` (or a follow-up's or resume's): push the branch to the repository's origin after the run. */
+  push: boolean | undefined;
 }
 
 /** A node run in flight: it holds its place until its `done` is in the ledger. */
@@ -108,23 +115,27 @@ export class RemoteSubmissions {
     const parent = request.parent;
     if (parent) this.checkFollowUp(parent, request);
     const schema = context.negotiate(request.schema_version);
-    const cwd = request.cwd;
-    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
-    const labels = request.labels ?? [];
     const { resume } = request;
+    const id = context.newRunId();
+    const repo = repoOf(id, request, resume?.record.spec.repo ?? parent?.spec.repo);
+    const cwd = repo ? (request.cwd ?? '.') : request.cwd;
+    if (cwd === undefined) throw new SwitchboardError('INVALID_PARAMS', 'cwd is required: the folder the agent works in, on the node');
+    if (repo && (path.isAbsolute(cwd) || path.win32.isAbsolute(cwd) || cwd.split(/[\\/]/).includes('..'))) throw new SwitchboardError('INVALID_PARAMS', `with a repository, cwd is a folder inside its worktree, relative and without ..: ${cwd}`, { cwd });
+    const labels = request.labels ?? [];
     if (resume) this.checkOrphanStands(resume.record);
     const named = parent?.spec.node ?? request.node;
-    const free = this.nodeFor(request.backend, labels, named, resume?.record.spec.node);
-    const node = free ?? this.lineFor(request.backend, labels, named, resume?.record.spec.node);
+    const needs: Needs = { backend: request.backend, labels, repo: repo?.name };
+    const free = this.nodeFor(needs, named, resume?.record.spec.node);
+    const node = free ?? this.lineFor(needs, named, resume?.record.spec.node);
     if (node === undefined) {
-      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run: none has it${labels.length > 0 ? ` with the labels ${labels.join(', ')}` : ''}`, { backend: request.backend, labels: [...labels] });
+      throw new SwitchboardError('LIMIT_EXCEEDED', `no node of the cluster can take a ${request.backend} run: none has it${labels.length > 0 ? ` with the labels ${labels.join(', ')}` : ''}${repo ? ` and the repository ${repo.name}` : ''}`, { backend: request.backend, labels: [...labels], ...(repo ? { repo: repo.name } : {}) });
     }
     const waitsForSlot = free === undefined;
     if (waitsForSlot || !context.admission.hasRoom(request.backend)) context.checkQueueCaps(request.caller, request.prompt);
     const backendPolicy = context.governor.backend(request.backend);
     const asked = request.mode ?? 'auto';
     const spec: RunSpec = {
-      id: context.newRunId(),
+      id,
       backend: request.backend,
       // What the caller asked for; `auto` is the node's choice, and its events say which it made.
       mode: asked === 'auto' ? 'stdio' : asked,
@@ -140,6 +151,7 @@ export class RemoteSubmissions {
       // Its node keeps the conversation for a follow-up, as its own policy's idle limits allow (a terminal run keeps none).
       keep_alive: (request.keep_alive ?? true) && asked !== 'pty',
       node,
+      ...(repo ? { repo } : {}),
       created_at: context.now(),
     };
     // Taken at once, before any wait: a submit beside this one sees the slot and the conversation taken.
@@ -208,13 +220,13 @@ export class RemoteSubmissions {
   /**
    * Where a run waits when every node that could take it is full: the node named (a follow-up's
    * parent's, or the caller's: checked as for a run it can take), else the live node with the
-   * backend and every label whose line is shortest for its slots (for a resume, its own node when
+   * backend, every label and the repository whose line is shortest for its slots (for a resume, its own node when
    * no line is shorter: the conversation is there). Undefined when none has them.
    */
-  private lineFor(backend: string, labels: readonly string[], named: string | undefined, own: string | undefined): string | undefined {
+  private lineFor(needs: Needs, named: string | undefined, own: string | undefined): string | undefined {
     const able = this.context.remote
       .nodes()
-      .filter((n) => (named === undefined || n.name === named) && n.clis.some((c) => c.name === backend) && labels.every((l) => n.labels.includes(l)))
+      .filter((n) => (named === undefined || n.name === named) && n.clis.some((c) => c.name === needs.backend) && needs.labels.every((l) => n.labels.includes(l)) && (needs.repo === undefined || n.repos.includes(needs.repo)))
       .sort((a, b) => (a.name === own ? -1 : b.name === own ? 1 : 0));
     const load = (n: (typeof able)[number]): number => (this.occupied(n.name) + this.lines.waitingFor(n.name) + 1) / Math.max(1, n.slots.total);
     let best: (typeof able)[number] | undefined;
@@ -275,14 +287,15 @@ export class RemoteSubmissions {
   /**
    * The node a run goes to: the one `named` (a follow-up's parent's, or the caller's), checked; else,
    * for a resume, the node that ran the run (`own`: the CLI's conversation files are there) when it
-   * is live and can take it; else the least loaded node with the backend, the labels and a free slot.
+   * is live and can take it; else the least loaded node with the backend, the labels, the repository and a free slot.
    * Undefined when none can take it now.
    */
-  private nodeFor(backend: string, labels: readonly string[], named: string | undefined, own: string | undefined): string | undefined {
+  private nodeFor(needs: Needs, named: string | undefined, own: string | undefined): string | undefined {
     const { remote } = this.context;
-    if (named !== undefined) return this.named(named, backend, labels);
-    const atOwn = own !== undefined && remote.nodes().some((n) => n.name === own) ? remote.choose(backend, labels, { occupied: this.occupied, node: own }) : undefined;
-    return atOwn ?? remote.choose(backend, labels, { occupied: this.occupied });
+    if (named !== undefined) return this.named(named, needs);
+    const options = { occupied: this.occupied, ...(needs.repo !== undefined ? { repo: needs.repo } : {}) };
+    const atOwn = own !== undefined && remote.nodes().some((n) => n.name === own) ? remote.choose(needs.backend, needs.labels, { ...options, node: own }) : undefined;
+    return atOwn ?? remote.choose(needs.backend, needs.labels, options);
   }
 
   /**
@@ -318,17 +331,19 @@ export class RemoteSubmissions {
   }
 
   /**
-   * The node named by the caller, when it can take a run of `backend` with `labels` now:
-   * NODE_UNREACHABLE when no live node has the name, INVALID_PARAMS when it lacks the backend or a
-   * label, undefined when it has no free slot.
+   * The node named by the caller, when it can take the run now: NODE_UNREACHABLE when no live node
+   * has the name, INVALID_PARAMS when it lacks the backend, a label or the repository, undefined
+   * when it has no free slot.
    */
-  private named(name: string, backend: string, labels: readonly string[]): string | undefined {
+  private named(name: string, needs: Needs): string | undefined {
+    const { backend, labels, repo } = needs;
     const node = this.context.remote.nodes().find((n) => n.name === name);
     if (!node) throw new SwitchboardError('NODE_UNREACHABLE', `no live node ${name} in the cluster`, { node: name });
     if (!node.clis.some((c) => c.name === backend)) throw new SwitchboardError('INVALID_PARAMS', `node ${name} has no ${backend} (it has ${node.clis.map((c) => c.name).join(', ') || 'no backend'})`, { node: name, backend });
     const missing = labels.filter((l) => !node.labels.includes(l));
     if (missing.length > 0) throw new SwitchboardError('INVALID_PARAMS', `node ${name} does not have the labels ${missing.join(', ')}`, { node: name, labels: missing });
-    return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name });
+    if (repo !== undefined && !node.repos.includes(repo)) throw new SwitchboardError('INVALID_PARAMS', `node ${name} does not have the repository ${repo} (it has ${node.repos.join(', ') || 'none'})`, { node: name, repo });
+    return this.context.remote.choose(backend, labels, { occupied: this.occupied, node: name, ...(repo !== undefined ? { repo } : {}) });
   }
 
   /**
@@ -470,6 +485,30 @@ export class RemoteSubmissions {
     this.context.ledger.append(spec.id, stateEvent(next.transition));
     this.context.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }
+}
+
+/** What a node must have to take a run. */
+interface Needs {
+  backend: string;
+  labels: readonly string[];
+  repo: string | undefined;
+}
+
+/**
+ * The repository run `id` runs in: a follow-up's and a resume's are their run's (`inherited`: the
+ * same branch, pushed as asked now or as before), and `repo` and `ref` may not name another; a new
+ * run's is the one it names, on a branch of its own. INVALID_PARAMS for a ref or push without a repository.
+ */
+function repoOf(id: string, request: RemoteSubmitRequest, inherited: RunRepo | undefined): RunRepo | undefined {
+  if (inherited) {
+    if ((request.repo !== undefined && request.repo !== inherited.name) || (request.ref !== undefined && request.ref !== inherited.ref)) throw new SwitchboardError('INVALID_PARAMS', `the run it goes on from works in ${inherited.name} on ${inherited.branch}: a follow-up or a resume goes on there`, { repo: request.repo, ref: request.ref });
+    return { ...inherited, push: request.push ?? inherited.push };
+  }
+  if (request.repo === undefined) {
+    if (request.ref !== undefined || request.push !== undefined) throw new SwitchboardError('INVALID_PARAMS', 'ref and push go with repo: the repository the run works in', { ...(request.ref !== undefined ? { ref: request.ref } : {}) });
+    return undefined;
+  }
+  return { name: request.repo, ...(request.ref !== undefined ? { ref: request.ref } : {}), branch: repoBranchOf(id), push: request.push ?? false };
 }
 
 /** True for the events that end a run: its last state and its `done`. */

@@ -20,7 +20,7 @@ import { Governor } from '../governance/governor.js';
 import type { CallerGovernance } from '../governance/caller-governance.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
-import { agentSessionIn, doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
+import { agentSessionIn, doneEvent, stateEvent, type NewRunEvent, type RunEvent } from '../ledger/run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
 import { LiveRun } from './live-run.js';
 import type { ClusterNodeView, RemoteRuns } from './remote-runs.js';
@@ -48,6 +48,11 @@ export interface RunServiceOptions {
    * as interrupted (their nodes may still be running them).
    */
   remote?: RemoteRuns;
+  /**
+   * What a run records last, once its agent is done and before its end (LiveRunContext.beforeEnd):
+   * a cluster node's report of what a repository run changed. Not for runs of a face.
+   */
+  beforeEnd?: (spec: RunSpec) => Promise<NewRunEvent[]>;
 }
 
 /** The nodes runs can go to: none and `cluster: false` on a service with no cluster. */
@@ -99,6 +104,16 @@ export interface SubmitRequest {
    * node with the run; never taken from a surface (they name the run to resume, `resume`).
    */
   agent_session?: string | undefined;
+  /**
+   * A repository of the cluster's nodes the run works in (a controller's runs only): its node makes
+   * a git worktree of it on a branch of the run's own, and `cwd` is a folder inside it (its top
+   * unless given). A follow-up and a resume go on on their run's branch.
+   */
+  repo?: string | undefined;
+  /** With `repo`: what the branch starts from (the node's HEAD of it unless given). */
+  ref?: string | undefined;
+  /** With `repo`: push the branch to the repository's origin after the run. */
+  push?: boolean | undefined;
 }
 
 /**
@@ -347,11 +362,14 @@ export class RunService {
     if (!face && remote && toNode) {
       // Checked in the same turn of the event loop as the node run takes the conversation (remote.submit reserves it before its first await).
       if (resuming) this.checkConversationFree(resuming.agentSession);
-      const id = await remote.submit({ caller, backend: request.backend, prompt: request.prompt, cwd: request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? this.options.defaultCwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming });
+      // A repository run's folder is inside its worktree, never this machine's default.
+      const cwd = request.cwd ?? resuming?.record.spec.cwd ?? parentRecord?.spec.cwd ?? (request.repo !== undefined ? undefined : this.options.defaultCwd);
+      const id = await remote.submit({ caller, backend: request.backend, prompt: request.prompt, cwd, mode: resuming ? 'stdio' : request.mode, schema_version: request.schema_version, parent: parentRecord, keep_alive: request.keep_alive, limits: request.limits, labels: request.labels, node: request.node, resume: resuming, repo: request.repo, ref: request.ref, push: request.push });
       return this.view(id);
     }
     if (request.labels !== undefined && request.labels.length > 0) throw new SwitchboardError('INVALID_PARAMS', `labels choose a cluster node, and no node has ${request.backend}`, { backend: request.backend });
     if (request.node !== undefined) throw new SwitchboardError('INVALID_PARAMS', `node ${request.node} is a cluster node's name, and no node ${resuming ? 'ran the run to resume' : `has ${request.backend}`}`, { node: request.node });
+    if (request.repo !== undefined || request.ref !== undefined || request.push !== undefined) throw new SwitchboardError('INVALID_PARAMS', `repo, ref and push choose a repository of a cluster node's, and no node has ${request.backend}`, { backend: request.backend });
     const modes = face ? new Map([[face.driver.mode, face.driver]]) : this.drivers.get(request.backend);
     // A face names what its run continues itself (FaceConversation), never by a request's parent.
     if (face && request.parent !== undefined) throw new SwitchboardError('INVALID_PARAMS', `a run of ${face.name} is not followed up by parent`, { parent: request.parent });
@@ -425,7 +443,7 @@ export class RunService {
       created_at: this.now(),
     };
     const admit = face ? face.governance.admission() : this.governor.admit(request.backend, cwd);
-    const run = new LiveRun(spec, { ledger: this.ledger, governor: face?.governance ?? this.governor, logger: this.logger, now: this.now, ...(face?.observe ? { observe: face.observe } : {}), ...(face?.conversation ? { stopBy: 'interrupt' as const } : {}) }, (r) => this.onEnded(r));
+    const run = new LiveRun(spec, { ledger: this.ledger, governor: face?.governance ?? this.governor, logger: this.logger, now: this.now, ...(face?.observe ? { observe: face.observe } : {}), ...(face?.conversation ? { stopBy: 'interrupt' as const } : {}), ...(!face && this.options.beforeEnd ? { beforeEnd: this.options.beforeEnd } : {}) }, (r) => this.onEnded(r));
     this.live.set(spec.id, run);
     if (face) {
       this.faces.set(spec.id, face);

@@ -6,7 +6,8 @@
  * come into the controller's ledger in order, each once, to `completed`; a cancel on the controller
  * reaches the node, and the run ends `cancelled`.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { jetstream } from '@nats-io/jetstream';
@@ -136,6 +137,51 @@ describe('runs on a cluster node', () => {
       expect(text).not.toContain('forged');
       expect(stored.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
       expect(followed.events).toEqual(stored);
+    } finally {
+      await node.stop();
+    }
+  });
+
+  it("runs a repository run in a worktree of the node's copy, on a branch of its own: its changes come as a patch event, and the branch is pushed to origin; a ref naming nothing ends it unstarted", { timeout: 3 * WAIT_MS }, async () => {
+    const controller = need(ctl).service;
+    const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+    const origin = path.join(scratch.dir, 'origin.git');
+    const copy = path.join(scratch.dir, 'app');
+    git(scratch.dir, 'init', '--quiet', '--bare', '-b', 'main', origin);
+    mkdirSync(copy);
+    git(copy, 'init', '--quiet', '-b', 'main');
+    git(copy, 'remote', 'add', 'origin', origin);
+    writeFileSync(path.join(copy, 'README.md'), 'hello\n');
+    git(copy, 'add', '.');
+    git(copy, 'commit', '--quiet', '-m', 'first');
+    git(copy, 'push', '--quiet', 'origin', 'HEAD:main');
+    const node = await startSwitchboardNode({ url: need(ctl).cluster.server.url, scratch: scratch.dir, name: 'node-repo', repos: { app: copy } });
+    try {
+      await nodeSeen('node-repo');
+      expect(need(ctl).runs.directory.get('node-repo')?.record.repos).toEqual(['app']);
+
+      const run = await controller.submit({ backend: 'shell', prompt: "printf 'fixed\\n' > fix.txt && printf 'hello\\nmore\\n' > README.md && git rev-parse --abbrev-ref HEAD", repo: 'app', push: true });
+      expect(run).toMatchObject({ node: 'node-repo', cwd: '.', repo: { name: 'app', branch: `switchboard/runs/${run.id}`, push: true } });
+      const followed = follow(run.id);
+      await followed.ended;
+      expect(followed.events.at(-1)).toMatchObject({ type: 'done', data: { outcome: 'completed' } });
+      // It ran on its own branch, not in the node's checkout.
+      expect(followed.events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('')).toContain(`switchboard/runs/${run.id}`);
+      const patch = followed.events.find((e) => e.type === 'patch');
+      expect(patch?.data).toMatchObject({ repo: 'app', branch: `switchboard/runs/${run.id}`, files: [{ path: 'README.md', change: 'modified' }, { path: 'fix.txt', change: 'added' }] });
+      expect(String(patch?.data.diff)).toContain('+fixed');
+      expect(followed.events.some((e) => e.type === 'notice' && String(e.data.text).includes(`pushed switchboard/runs/${run.id} to origin`))).toBe(true);
+      // The patch and the push come before its end; the branch on origin holds the change, committed.
+      expect(followed.events.findIndex((e) => e.type === 'patch')).toBeLessThan(followed.events.findIndex((e) => e.type === 'done'));
+      expect(git(origin, 'show', `switchboard/runs/${run.id}:fix.txt`)).toBe('fixed\n');
+      expect(git(origin, 'log', '-1', '--format=%s', `switchboard/runs/${run.id}`).trim()).toBe(`switchboard: run ${run.id}`);
+      expect(git(copy, 'status', '--porcelain').trim()).toBe('');
+      expect(existsSync(path.join(copy, 'fix.txt'))).toBe(false);
+
+      const lost = await controller.submit({ backend: 'shell', prompt: 'echo never', repo: 'app', ref: 'no-such-branch' });
+      const unstarted = follow(lost.id);
+      await unstarted.ended;
+      expect(await controller.get(lost.id)).toMatchObject({ status: 'failed', reason: 'spawn_failed', message: expect.stringContaining('no-such-branch names no commit') as unknown });
     } finally {
       await node.stop();
     }

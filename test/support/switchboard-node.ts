@@ -31,6 +31,8 @@ export interface SwitchboardNodeOptions {
   scratch: string;
   name: string;
   labels?: readonly string[];
+  /** Its repositories, by name: `--repo NAME=PATH`. */
+  repos?: Record<string, string>;
   /** Runs at once; 2 unless given. */
   slots?: number;
   /** The backends it offers; `shell` unless given. */
@@ -60,6 +62,7 @@ export async function startSwitchboardNode(options: SwitchboardNodeOptions): Pro
   writeFileSync(path.join(home, 'policy.yaml'), `sandbox:\n  roots: [${JSON.stringify(scratch)}]\n`);
   const args = ['--import', 'tsx', path.join(root, 'src', 'cli', 'main.ts'), '--home', home, 'node', '--controller', url, '--name', name, '--slots', String(options.slots ?? 2), '--backends', (options.backends ?? ['shell']).join(','), '--log-level', 'warn'];
   if (options.labels !== undefined && options.labels.length > 0) args.push('--labels', options.labels.join(','));
+  for (const [repo, folder] of Object.entries(options.repos ?? {})) args.push('--repo', `${repo}=${folder}`);
   if (options.agent) args.push('--agent-home', options.agent.home, '--model-url', options.agent.modelUrl);
   const child = spawn(process.execPath, args, { cwd: root, env: { ...cleanEnv(), ...options.env }, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const said: string[] = [];

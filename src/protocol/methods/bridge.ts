@@ -4,7 +4,7 @@
  * (`/api/v2/agent/*`) offers the same operations and shares these schemas for what it answers.
  */
 import { z } from 'zod';
-import { RUN_EVENT_TYPES, RUN_MODES, RUN_STATUSES, SCHEMA_VERSIONS } from '../../contract/index.js';
+import { GIT_REF_PATTERN, REPO_NAME_PATTERN, RUN_EVENT_TYPES, RUN_MODES, RUN_STATUSES, SCHEMA_VERSIONS } from '../../contract/index.js';
 import { MAX_TIME_LIMIT_MS } from '../../core/long-timer.js';
 import { MAX_TEXT, int, nodeNameSchema, optional, subscriptionId } from './common.js';
 
@@ -15,6 +15,11 @@ const timeLimit = positiveInt.max(MAX_TIME_LIMIT_MS, `at most ${MAX_TIME_LIMIT_M
 export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, 'a run id has only letters, digits, _ and -');
 /** A schema version the client proposes: its latest (v1, v2, …); the answer is the one the server speaks. */
 export const schemaVersionProposal = z.string().regex(/^v\d{1,3}$/, 'a schema version looks like v1 or v2');
+
+/** A repository by the name a cluster node registers it under (`switchboard node --repo NAME=PATH`). */
+export const repoNameSchema = z.string().regex(REPO_NAME_PATTERN, 'a repository name: letters, digits, ., _ and -, at most 64, not starting with . or -');
+/** A git ref a repository run's branch starts from: a branch, a tag or a commit. */
+export const gitRefSchema = z.string().regex(GIT_REF_PATTERN, 'a git ref: a branch, tag or commit (letters, digits, ., _, / and -; not starting with . or -)');
 
 /** The bounds a caller may tighten (never loosen) below the policy's. */
 export const runLimitsSchema = z.strictObject({
@@ -38,6 +43,10 @@ export const runViewSchema = z.strictObject({
   policy: z.string(),
   policy_hash: z.string().optional().describe("sha256 of the policy file's rules the run was admitted under (a cluster run: the controller's)."),
   node: z.string().optional().describe('The cluster node the run was sent to (a controller\'s run); absent: it runs where it was submitted.'),
+  repo: z
+    .strictObject({ name: z.string(), ref: z.string().optional(), branch: z.string(), push: z.boolean() })
+    .optional()
+    .describe("The repository its node runs it in (a cluster run's): a git worktree of the node's copy on `branch`, from `ref` (absent: its HEAD), pushed to its origin after the run when `push`; cwd is a folder inside the worktree."),
   limits: runLimitsSchema,
   schema_version: z.enum(SCHEMA_VERSIONS),
   parent: z.string().nullable(),
@@ -82,6 +91,7 @@ export const clusterNodeSchema = z.strictObject({
   name: z.string(),
   labels: z.array(z.string()).describe('What a run can ask of a node (`run_submit` labels).'),
   clis: z.array(z.strictObject({ name: z.string(), version: z.string() })).describe('The agent CLIs the node has, with their versions: the backends its runs can use.'),
+  repos: z.array(z.string()).describe('The repositories the node has at hand, by name (`run_submit` repo).'),
   slots: z.strictObject({ total: z.number().int(), free: z.number().int() }),
   started_at: z.number().describe("When the node's process started (ms since the epoch)."),
   seen_at: z.number().describe('When its lease was last renewed, as the controller saw it (ms since the epoch).'),
@@ -114,6 +124,12 @@ export const bridgeParams = {
     node: optional(nodeNameSchema),
     /** Resume this ended (or orphaned) run's agent conversation by the CLI's own resume; recorded as the parent. */
     resume: optional(runIdSchema),
+    /** A controller's run: in a git worktree of this repository, on a node that has it, on a branch of the run's own (cwd: a folder inside it). */
+    repo: optional(repoNameSchema),
+    /** With repo: what the run's branch starts from (default: the node's HEAD of it). */
+    ref: optional(gitRefSchema),
+    /** With repo: push the run's branch to the repository's origin after the run. */
+    push: optional(z.boolean()),
   }),
   run_get: z.strictObject({ run_id: runIdSchema }),
   /** Runs from the ledger, newest first. */

@@ -334,7 +334,7 @@ describe('the OpenAPI document', () => {
     const doc = res.body as { openapi: string; paths: Record<string, unknown>; components: { schemas: Record<string, { properties?: Record<string, unknown>; additionalProperties?: unknown }> } };
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/agent/run', '/api/v2/agent/stream', '/api/v2/agent/cancel', '/api/v2/agent/interrupt', '/api/v2/agent/backends', '/api/v2/agent/nodes', '/api/v2/agent/runs', '/api/v2/agent/runs/{id}', '/api/v2/chat/proxy', '/api/v2/openapi.json']));
-    expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'keep_alive', 'limits', 'labels', 'node', 'resume']);
+    expect(Object.keys(doc.components.schemas.RunRequest?.properties ?? {})).toEqual(['backend', 'prompt', 'cwd', 'mode', 'schema_version', 'parent', 'keep_alive', 'limits', 'labels', 'node', 'resume', 'repo', 'ref', 'push']);
     expect(doc.components.schemas.RunRequest?.additionalProperties).toBe(false);
     // The asks, documented whether or not this server serves them (the daemon's does).
     expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining(['/api/v2/asks', '/api/v2/asks/targets', '/api/v2/asks/{id}', '/api/v2/asks/{id}/wait', '/api/v2/asks/{id}/cancel']));

@@ -8,7 +8,7 @@ import { ERROR_CODES } from '../../core/errors.js';
 import { RUN_STATUSES } from '../../contract/index.js';
 import { askInfoSchema, askParams, askTargetSchema } from '../../protocol/methods/asks.js';
 import { teamBoardSchema, teamParams, teamResults } from '../../protocol/methods/teams.js';
-import { backendInfoSchema, bridgeResults, idleConversationsSchema, nodeNameSchema, runLabelsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
+import { backendInfoSchema, bridgeResults, gitRefSchema, idleConversationsSchema, nodeNameSchema, repoNameSchema, runLabelsSchema, runEventSchema as wireRunEventSchema, runIdSchema as wireRunIdSchema, runLimitsSchema, runViewSchema as wireRunViewSchema, schemaVersionProposal } from '../../protocol/methods/bridge.js';
 
 const RUN_STATUS = RUN_STATUSES;
 /** Run ids as the service makes them; anything else cannot name a run. */
@@ -32,6 +32,9 @@ export const runRequestSchema = z
     labels: runLabelsSchema.optional().describe('On a cluster controller: only a node with every one of these labels takes the run (GET /api/v2/agent/nodes lists them).'),
     node: nodeNameSchema.optional().describe('On a cluster controller: this node takes the run; it must be live, with the backend and the labels (with no free slot, the run waits for one there, queued).'),
     resume: runIdSchema.optional().describe("Resume this ended run's agent conversation (or a cluster run's whose node was lost: it is orphaned, and ends cancelled) by the CLI's own resume, in a new CLI process; recorded as the run's parent."),
+    repo: repoNameSchema.optional().describe("On a cluster controller: the run works in a git worktree of this repository, on a node that has it (GET /api/v2/agent/nodes lists them), on a branch of its own, switchboard/runs/<run>; cwd is then a folder inside the worktree (default: its top). A follow-up and a resume go on on their run's branch."),
+    ref: gitRefSchema.optional().describe("With repo: what the run's branch starts from, a branch, tag or commit of the node's copy (default: its HEAD)."),
+    push: z.boolean().optional().describe("With repo: push the run's branch to the repository's origin after the run (default false); a resume on another node fetches it from there."),
   })
   .describe('A run to submit.');
 

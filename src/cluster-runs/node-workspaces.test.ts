@@ -1,0 +1,80 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { silentLogger } from '../core/logger.js';
+import type { RunRepo, RunSpec } from '../ledger/run-model.js';
+import { NodeWorkspaces } from './node-workspaces.js';
+
+const scratch = mkdtempSync(path.join(tmpdir(), 'sb-node-workspaces-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+
+function repository(name: string): string {
+  const repo = path.join(scratch, name);
+  mkdirSync(path.join(repo, 'src'), { recursive: true });
+  git(repo, 'init', '--quiet', '-b', 'main');
+  writeFileSync(path.join(repo, 'README.md'), 'hello\n');
+  writeFileSync(path.join(repo, 'src', 'a.txt'), 'a\n');
+  git(repo, 'add', '.');
+  git(repo, 'commit', '--quiet', '-m', 'first');
+  return repo;
+}
+
+const spec = (id: string): RunSpec => ({ id, backend: 'shell', mode: 'stdio', prompt: 'p', cwd: '.', policy: 'test', limits: {}, schema_version: 'v2', parent: null, created_at: 1 });
+
+describe("a node's repositories", () => {
+  it('refuses a path that is not the top of a repository, and a name runs could not give', async () => {
+    const repo = repository('checked');
+    const root = path.join(scratch, 'home-a', 'worktrees');
+    await expect(NodeWorkspaces.open(new Map([['app', path.join(repo, 'src')]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { repo: 'app' } });
+    await expect(NodeWorkspaces.open(new Map([['app', path.join(scratch, 'nowhere')]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
+    await expect(NodeWorkspaces.open(new Map([['-app', repo]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { repo: '-app' } });
+    expect((await NodeWorkspaces.open(new Map([['b', repo], ['a', repo]]), root, silentLogger)).names()).toEqual(['a', 'b']);
+  });
+
+  it("runs a run in a worktree of its own and a follow-up in the same one; each reports only what it changed, committed on the branch", async () => {
+    const repo = repository('app');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), path.join(scratch, 'home-b', 'worktrees'), silentLogger);
+    const branch: RunRepo = { name: 'app', branch: 'switchboard/runs/run_1', push: false };
+    const folder = await workspaces.prepare('run_1', branch, 'src');
+    expect(folder).toBe(path.join(scratch, 'home-b', 'worktrees', 'app', 'run_1', 'src'));
+    writeFileSync(path.join(folder, 'a.txt'), 'a changed\n');
+    const [patch, ...rest] = await workspaces.report(spec('run_1'));
+    expect(rest).toEqual([]);
+    expect(patch).toMatchObject({ type: 'patch', data: { repo: 'app', branch: 'switchboard/runs/run_1', files: [{ path: 'src/a.txt', change: 'modified' }], diff_stat: expect.stringContaining('1 file changed') as unknown }, compat: { status: 'applied' } });
+    // Reported once.
+    expect(await workspaces.report(spec('run_1'))).toEqual([]);
+
+    // The follow-up: the same worktree, measured from where the branch is now.
+    const again = await workspaces.prepare('run_2', branch, '.');
+    expect(readFileSync(path.join(again, 'src', 'a.txt'), 'utf8')).toBe('a changed\n');
+    writeFileSync(path.join(again, 'b.txt'), 'b\n');
+    const [next] = await workspaces.report(spec('run_2'));
+    expect(next?.data).toMatchObject({ files: [{ path: 'b.txt', change: 'added' }] });
+    expect(git(again, 'log', '--format=%s', 'main..HEAD').trim().split('\n')).toEqual(['switchboard: run run_2', 'switchboard: run run_1']);
+    // A run that changed nothing reports nothing; the person's checkout never moved.
+    await workspaces.prepare('run_3', branch, '.');
+    expect(await workspaces.report(spec('run_3'))).toEqual([]);
+    expect(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
+    expect(git(repo, 'status', '--porcelain').trim()).toBe('');
+  });
+
+  it('says why a run cannot have its worktree: a repository not here, a folder outside it, a push that fails', async () => {
+    const repo = repository('other');
+    const workspaces = await NodeWorkspaces.open(new Map([['other', repo]]), path.join(scratch, 'home-c', 'worktrees'), silentLogger);
+    await expect(workspaces.prepare('run_4', { name: 'app', branch: 'switchboard/runs/run_4', push: false }, '.')).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('it has other') as unknown });
+    await expect(workspaces.prepare('run_5', { name: 'other', branch: 'switchboard/runs/run_5', push: false }, '../..')).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { cwd: '../..' } });
+    // A follow-up's branch that is not here, and was never pushed.
+    await expect(workspaces.prepare('run_6', { name: 'other', branch: 'switchboard/runs/run_0', push: false }, '.')).rejects.toMatchObject({ code: 'CONFLICT' });
+    // No origin to push to: the run's changes are still reported and committed, and a notice says why the push failed.
+    const folder = await workspaces.prepare('run_7', { name: 'other', branch: 'switchboard/runs/run_7', push: true }, '.');
+    writeFileSync(path.join(folder, 'c.txt'), 'c\n');
+    const events = await workspaces.report(spec('run_7'));
+    expect(events.map((e) => e.type)).toEqual(['patch', 'notice']);
+    expect(String(events[1]?.data.text)).toContain('could not push switchboard/runs/run_7 to origin');
+    expect(git(folder, 'status', '--porcelain').trim()).toBe('');
+  });
+});

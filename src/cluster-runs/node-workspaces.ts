@@ -1,0 +1,132 @@
+/**
+ * A node's repositories (issue 26 item 5): the git repositories it has at hand, by the names it
+ * registers them under (`switchboard node --repo NAME=PATH`), and a worktree of one per repository
+ * run, on the run's own branch, under the node's home (`worktrees/<repo>/<run>`). No filesystem is
+ * shared with the controller: what a run changed goes to it as the run's last `patch` event, and
+ * the branch can be pushed to the repository's `origin`, from where a resume on another node
+ * fetches it.
+ *
+ * A follow-up and a resume go on in the worktree of the run that made the branch (made again from
+ * the branch when its folder went). Once a run's agent is done, before its end is recorded
+ * (RunService's `beforeEnd`), what it changed since its start is read, committed on the branch
+ * (so the branch is the whole record, and a resume elsewhere has it; the commit names only the
+ * run, never its prompt), and pushed when asked.
+ */
+import path from 'node:path';
+import { errorMessage, SwitchboardError } from '../core/errors.js';
+import type { Logger } from '../core/logger.js';
+import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
+import { REPO_NAME_PATTERN, type RunRepo, type RunSpec } from '../ledger/run-model.js';
+
+/** Where a branch is pushed to and fetched from: the repository's own upstream. */
+const PUSH_REMOTE = 'origin';
+const BRANCH_PREFIX = 'switchboard/runs/';
+
+/** A repository run's worktree while the run goes on, and what to do at its end. */
+interface Workspace {
+  worktree: Worktree;
+  repo: RunRepo;
+}
+
+export class NodeWorkspaces {
+  private readonly going = new Map<string, Workspace>();
+
+  /**
+   * @param repos the repositories, by name: each the top folder of a git repository on this machine.
+   * @param root where the worktrees go (the node's policy's sandbox must hold it).
+   */
+  private constructor(
+    private readonly repos: ReadonlyMap<string, string>,
+    private readonly root: string,
+    private readonly logger: Logger,
+  ) {}
+
+  /**
+   * The node's repositories, each checked: INVALID_PARAMS naming the one whose path is not the top
+   * folder of a git repository (a folder inside one would give its run the whole repository).
+   */
+  static async open(repos: ReadonlyMap<string, string>, root: string, logger: Logger): Promise<NodeWorkspaces> {
+    const checked = new Map<string, string>();
+    for (const [name, folder] of repos) {
+      if (!REPO_NAME_PATTERN.test(name)) throw new SwitchboardError('INVALID_PARAMS', `${JSON.stringify(name)} is no repository name: letters, digits, ., _ and -, at most 64, not starting with . or -`, { repo: name });
+      const top = path.resolve(folder);
+      if (!(await isRepositoryTop(top).catch(() => false))) throw new SwitchboardError('INVALID_PARAMS', `repository ${name}: ${top} is not the top folder of a git repository`, { repo: name, path: top });
+      checked.set(name, top);
+    }
+    return new NodeWorkspaces(checked, root, logger);
+  }
+
+  /** The repositories' names, as the node's lease lists them. */
+  names(): string[] {
+    return [...this.repos.keys()].sort();
+  }
+
+  /**
+   * The folder run `runId` works in: `cwd` inside its worktree of `repo`, made for a run that
+   * starts the branch, taken up for one that goes on with it. INVALID_PARAMS or CONFLICT, saying
+   * why, when it cannot be (a repository this node lacks, a ref that names no commit, a branch not
+   * here nor on the remote, a folder outside the worktree).
+   */
+  async prepare(runId: string, repo: RunRepo, cwd: string): Promise<string> {
+    const repository = this.repos.get(repo.name);
+    if (repository === undefined) throw new SwitchboardError('INVALID_PARAMS', `this node has no repository ${repo.name} (it has ${this.names().join(', ') || 'none'})`, { repo: repo.name });
+    if (!repo.branch.startsWith(BRANCH_PREFIX)) throw new SwitchboardError('INVALID_PARAMS', `${repo.branch} is no run's branch`, { branch: repo.branch });
+    const dir = path.join(this.root, repo.name, repo.branch.slice(BRANCH_PREFIX.length));
+    const folder = path.resolve(dir, cwd);
+    const inside = path.relative(dir, folder);
+    if (inside.startsWith('..') || path.isAbsolute(inside)) throw new SwitchboardError('INVALID_PARAMS', `${cwd} is outside the run's worktree`, { cwd });
+    const starts = repo.branch === `${BRANCH_PREFIX}${runId}`;
+    const worktree = starts ? await addWorktree(repository, dir, repo.branch, repo.ref ?? 'HEAD') : await ensureWorktree(repository, dir, repo.branch, repo.push ? PUSH_REMOTE : undefined);
+    this.going.set(runId, { worktree, repo });
+    this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
+    return folder;
+  }
+
+  /**
+   * What run `spec` changed, as its last events (RunService's beforeEnd): a `patch` with its files,
+   * stat line and diff since it started, once committed on its branch; and, asked to push, the
+   * branch pushed, or a notice saying why not. Nothing for a run with no worktree here.
+   */
+  async report(spec: RunSpec): Promise<NewRunEvent[]> {
+    const workspace = this.going.get(spec.id);
+    if (!workspace) return [];
+    this.going.delete(spec.id);
+    const { worktree, repo } = workspace;
+    const events: NewRunEvent[] = [];
+    let changes: WorktreeChanges;
+    let commit: string | undefined;
+    try {
+      changes = await worktreeChanges(worktree);
+      // Only the run's id: the prompt stays out of a history that may be pushed.
+      commit = await commitAll(worktree, `switchboard: run ${spec.id}`);
+    } catch (err) {
+      this.logger.warn("a run's changes could not be read or committed", { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
+      return [noticeEvent(Date.now(), `could not read or commit what the run changed in ${repo.branch}: ${errorMessage(err)}`)];
+    }
+    if (changes.files.length > 0) {
+      const summary = `${repo.branch}: ${changes.diffStat ?? `${changes.files.length} files changed`}`;
+      events.push({
+        type: 'patch',
+        ts: Date.now(),
+        data: { id: `worktree:${spec.id}`, path: null, summary, applied: true, repo: repo.name, branch: repo.branch, base: worktree.base, ...(commit !== undefined ? { commit } : {}), files: changes.files, ...(changes.diffStat !== undefined ? { diff_stat: changes.diffStat } : {}), diff: changes.diff },
+        compat: { text: summary, status: 'applied', is_error: false },
+      });
+    }
+    if (repo.push) {
+      try {
+        await pushBranch(worktree, PUSH_REMOTE);
+        events.push(noticeEvent(Date.now(), `pushed ${repo.branch} to ${PUSH_REMOTE}`));
+      } catch (err) {
+        this.logger.warn('a run branch could not be pushed', { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
+        events.push(noticeEvent(Date.now(), `could not push ${repo.branch} to ${PUSH_REMOTE}: ${errorMessage(err)}`));
+      }
+    }
+    return events;
+  }
+
+  /** Forgets a run that ended without its report (never started, or ended before its agent did): its worktree stays, for a follow-up. */
+  forget(runId: string): void {
+    this.going.delete(runId);
+  }
+}
