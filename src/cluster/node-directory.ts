@@ -23,7 +23,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { LogLimiter } from '../core/log-limiter.js';
-import { parseJson } from './control.js';
+import { readKvEntry } from './kv-records.js';
 import { NodeRecordSchema, type NodeRecord } from './node-record.js';
 import { NODES_BUCKET } from './topology.js';
 
@@ -265,7 +265,6 @@ export class NodeDirectory {
 
 /** The node record `entry` holds for node `name`, or undefined when it holds none (or another node's). */
 function recordOf(entry: KvEntry, name: string): NodeRecord | undefined {
-  if (entry.operation !== 'PUT') return undefined;
-  const record = NodeRecordSchema.safeParse(parseJson(entry.value));
-  return record.success && record.data.name === name ? record.data : undefined;
+  const held = readKvEntry(entry, NodeRecordSchema);
+  return held.kind === 'record' && held.record.name === name ? held.record : undefined;
 }

@@ -14,7 +14,7 @@ import { Emitter, type Event } from '../core/emitter.js';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
 import { leaseStep, type LeaseInput, type LeaseState } from './lease-state.js';
-import { parseJson } from './control.js';
+import { readKvEntry } from './kv-records.js';
 import { isWrongLastSequence } from './nats-errors.js';
 import { NodeRecordSchema, type NodeDescription, type NodeRecord } from './node-record.js';
 import { checkName, nodeKey, NODES_BUCKET } from './topology.js';
@@ -264,11 +264,10 @@ export class NodeLease {
    * node's name from it.
    */
   private async keyHolder(): Promise<{ kind: 'ours'; revision: number } | { kind: 'nobody-s'; revision: number } | { kind: 'theirs'; record: NodeRecord } | { kind: 'none' }> {
-    const entry = await this.kv.get(this.key);
-    if (entry?.operation !== 'PUT') return { kind: 'none' };
-    const record = NodeRecordSchema.safeParse(parseJson(entry.value));
-    if (!record.success) return { kind: 'nobody-s', revision: entry.revision };
-    return record.data.instance === this.instance ? { kind: 'ours', revision: entry.revision } : { kind: 'theirs', record: record.data };
+    const held = readKvEntry(await this.kv.get(this.key), NodeRecordSchema);
+    if (held.kind === 'none') return held;
+    if (held.kind === 'stray') return { kind: 'nobody-s', revision: held.revision };
+    return held.record.instance === this.instance ? { kind: 'ours', revision: held.revision } : { kind: 'theirs', record: held.record };
   }
 
   /** Writes the record over an entry that is no node record (compare-and-set on its revision). */

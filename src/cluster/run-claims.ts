@@ -11,7 +11,7 @@ import { Kvm, type KV } from '@nats-io/kv';
 import type { NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
-import { parseJson } from './control.js';
+import { readKvEntry } from './kv-records.js';
 import { isWrongLastSequence } from './nats-errors.js';
 import { cancelKey, CLAIMS_BUCKET, claimKey, legacyClaimKey } from './topology.js';
 
@@ -113,21 +113,18 @@ export class RunClaims {
     } catch (err) {
       if (!isWrongLastSequence(err)) throw err;
       // Something there that is no mark (a JetStream API answer sent onto the key) is written over.
-      const entry = await this.kv.get(cancelKey(runId));
-      if (entry?.operation === 'PUT' && !StopMarkSchema.safeParse(parseJson(entry.value)).success) await this.kv.update(cancelKey(runId), value, entry.revision);
+      const held = readKvEntry(await this.kv.get(cancelKey(runId)), StopMarkSchema);
+      if (held.kind === 'stray') await this.kv.update(cancelKey(runId), value, held.revision);
     }
   }
 
   /** How the controller marked run `runId` to be stopped, or undefined when it did not. */
   async stopMarked(runId: string): Promise<MarkedStop | undefined> {
-    const entry = await this.kv.get(cancelKey(runId));
-    if (entry?.operation !== 'PUT') return undefined;
-    // A mark that does not say how (an earlier controller's) is a cancel. What is no mark at all is
-    // none: any client can have the server answer a request of its own onto this key (a JetStream
-    // API reply goes wherever its asker says: reflected.ts), and that must not stop a run.
-    const parsed = StopMarkSchema.safeParse(parseJson(entry.value));
-    if (!parsed.success) return undefined;
-    return parsed.data.how === 'interrupt' ? 'interrupt' : 'cancel';
+    // A mark that does not say how (an earlier controller's) is a cancel. A stray (kv-records.ts) is
+    // no mark: it must not stop a run.
+    const held = readKvEntry(await this.kv.get(cancelKey(runId)), StopMarkSchema);
+    if (held.kind !== 'record') return undefined;
+    return held.record.how === 'interrupt' ? 'interrupt' : 'cancel';
   }
 
   /** The claim on run `runId` of `pool`'s queue, or undefined when nobody claimed it (or what is there is not a claim). */
@@ -160,10 +157,8 @@ export class RunClaims {
 
   /** The claim under `key`: undefined when there is none, NOT_A_CLAIM when what is there is none. */
   private async read(key: string): Promise<RunClaim | typeof NOT_A_CLAIM | undefined> {
-    const entry = await this.kv.get(key);
-    if (entry?.operation !== 'PUT') return undefined;
-    const claim = RunClaimSchema.safeParse(parseJson(entry.value));
-    return claim.success ? claim.data : NOT_A_CLAIM;
+    const held = readKvEntry(await this.kv.get(key), RunClaimSchema);
+    return held.kind === 'none' ? undefined : held.kind === 'stray' ? NOT_A_CLAIM : held.record;
   }
 }
 
