@@ -96,16 +96,16 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   }
 }
 
-/** `--repo NAME=PATH`, as often as there are repositories: each name once. */
+/** `--repo NAME=PATH|URL`, as often as there are repositories: each name once (the node tells a path from a URL, and takes a path from here). */
 function repoFlags(value: unknown): Map<string, string> {
   const repos = new Map<string, string>();
   for (const given of (value as string[] | undefined) ?? []) {
     const at = given.indexOf('=');
     const name = at > 0 ? given.slice(0, at) : '';
     const folder = at > 0 ? given.slice(at + 1) : '';
-    if (name === '' || folder === '') throw new UsageError(`--repo takes NAME=PATH (the name runs give, the repository's top folder here), not ${JSON.stringify(given)}`);
+    if (name === '' || folder === '') throw new UsageError(`--repo takes NAME=PATH or NAME=URL (the name runs give; the repository's top folder here, or a URL this node clones), not ${JSON.stringify(given)}`);
     if (repos.has(name)) throw new UsageError(`--repo ${name} is given twice`);
-    repos.set(name, path.resolve(folder));
+    repos.set(name, folder);
   }
   return repos;
 }

@@ -23,12 +23,14 @@ function repository(name: string): string {
   return repo;
 }
 
+const folders = (home: string): { worktrees: string; clones: string } => ({ worktrees: path.join(scratch, home, 'worktrees'), clones: path.join(scratch, home, 'repos') });
+
 const spec = (id: string): RunSpec => ({ id, backend: 'shell', mode: 'stdio', prompt: 'p', cwd: '.', policy: 'test', limits: {}, schema_version: 'v2', parent: null, created_at: 1 });
 
 describe("a node's repositories", () => {
   it('refuses a path that is not the top of a repository, and a name runs could not give', async () => {
     const repo = repository('checked');
-    const root = path.join(scratch, 'home-a', 'worktrees');
+    const root = { worktrees: path.join(scratch, 'home-a', 'worktrees'), clones: path.join(scratch, 'home-a', 'repos') };
     await expect(NodeWorkspaces.open(new Map([['app', path.join(repo, 'src')]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { repo: 'app' } });
     await expect(NodeWorkspaces.open(new Map([['app', path.join(scratch, 'nowhere')]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS' });
     await expect(NodeWorkspaces.open(new Map([['-app', repo]]), root, silentLogger)).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { repo: '-app' } });
@@ -37,7 +39,7 @@ describe("a node's repositories", () => {
 
   it("runs a run in a worktree of its own and a follow-up in the same one; each reports only what it changed, committed on the branch", async () => {
     const repo = repository('app');
-    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), path.join(scratch, 'home-b', 'worktrees'), silentLogger);
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), folders('home-b'), silentLogger);
     const branch: RunRepo = { name: 'app', branch: 'switchboard/runs/run_1', push: false };
     const folder = await workspaces.prepare('run_1', branch, 'src');
     expect(folder).toBe(path.join(scratch, 'home-b', 'worktrees', 'app', 'run_1', 'src'));
@@ -64,7 +66,7 @@ describe("a node's repositories", () => {
 
   it('says why a run cannot have its worktree: a repository not here, a folder outside it, a push that fails', async () => {
     const repo = repository('other');
-    const workspaces = await NodeWorkspaces.open(new Map([['other', repo]]), path.join(scratch, 'home-c', 'worktrees'), silentLogger);
+    const workspaces = await NodeWorkspaces.open(new Map([['other', repo]]), folders('home-c'), silentLogger);
     await expect(workspaces.prepare('run_4', { name: 'app', branch: 'switchboard/runs/run_4', push: false }, '.')).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('it has other') as unknown });
     await expect(workspaces.prepare('run_5', { name: 'other', branch: 'switchboard/runs/run_5', push: false }, '../..')).rejects.toMatchObject({ code: 'INVALID_PARAMS', details: { cwd: '../..' } });
     // A follow-up's branch that is not here, and was never pushed.
@@ -76,5 +78,31 @@ describe("a node's repositories", () => {
     expect(events.map((e) => e.type)).toEqual(['patch', 'notice']);
     expect(String(events[1]?.data.text)).toContain('could not push switchboard/runs/run_7 to origin');
     expect(git(folder, 'status', '--porcelain').trim()).toBe('');
+  });
+
+  it("clones a repository given by URL into its home once, fetches it before each run that starts a branch, and takes a branch of origin's as fetched", async () => {
+    const origin = path.join(scratch, 'remote.git');
+    git(scratch, 'init', '--quiet', '--bare', '-b', 'main', origin);
+    const person = repository('person');
+    git(person, 'push', '--quiet', origin, 'main');
+    const url = `file://${origin}`;
+    const home = folders('home-d');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', url]]), home, silentLogger);
+    expect(git(path.join(home.clones, 'app'), 'remote', 'get-url', 'origin').trim()).toBe(url);
+
+    // Someone pushes after the node cloned: a run on main starts from the push.
+    writeFileSync(path.join(person, 'README.md'), 'hello\npushed later\n');
+    git(person, 'commit', '--quiet', '-am', 'later');
+    git(person, 'push', '--quiet', origin, 'main');
+    const folder = await workspaces.prepare('run_8', { name: 'app', ref: 'main', branch: 'switchboard/runs/run_8', push: false }, '.');
+    expect(readFileSync(path.join(folder, 'README.md'), 'utf8')).toBe('hello\npushed later\n');
+    // No ref: origin's HEAD as fetched.
+    const head = await workspaces.prepare('run_9', { name: 'app', branch: 'switchboard/runs/run_9', push: false }, '.');
+    expect(git(head, 'rev-parse', 'HEAD').trim()).toBe(git(person, 'rev-parse', 'HEAD').trim());
+
+    // Started again: the clone there is kept; a clone of something else under the name is refused.
+    expect((await NodeWorkspaces.open(new Map([['app', url]]), home, silentLogger)).names()).toEqual(['app']);
+    await expect(NodeWorkspaces.open(new Map([['app', `file://${path.join(scratch, 'elsewhere.git')}`]]), home, silentLogger)).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(NodeWorkspaces.open(new Map([['gone', `file://${path.join(scratch, 'nothing-here.git')}`]]), home, silentLogger)).rejects.toMatchObject({ code: 'CONFLICT' });
   });
 });

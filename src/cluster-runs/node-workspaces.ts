@@ -1,6 +1,8 @@
 /**
  * A node's repositories (issue 26 item 5): the git repositories it has at hand, by the names it
- * registers them under (`switchboard node --repo NAME=PATH`), and a worktree of one per repository
+ * registers them under (`switchboard node --repo NAME=PATH|URL`: a clone of the person's, or one
+ * the node keeps itself in its home's `repos/<name>`, fetched before each run that starts a branch,
+ * its refs taken from `origin` as fetched), and a worktree of one per repository
  * run, on the run's own branch, under the node's home (`worktrees/<repo>/<run>`). No filesystem is
  * shared with the controller: what a run changed goes to it as the run's last `patch` event, and
  * the branch can be pushed to the repository's `origin`, from where a resume on another node
@@ -15,13 +17,25 @@
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { REPO_NAME_PATTERN, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
 /** Where a branch is pushed to and fetched from: the repository's own upstream. */
 const PUSH_REMOTE = 'origin';
 const BRANCH_PREFIX = 'switchboard/runs/';
+
+/** A repository the node has: its folder, and whether the node keeps the clone itself (cloned from a URL). */
+interface Repository {
+  folder: string;
+  ownClone: boolean;
+}
+
+/** Where a node keeps its worktrees and the clones it makes. */
+export interface WorkspaceFolders {
+  worktrees: string;
+  clones: string;
+}
 
 /** A repository run's worktree while the run goes on, and what to do at its end. */
 interface Workspace {
@@ -37,24 +51,33 @@ export class NodeWorkspaces {
    * @param root where the worktrees go (the node's policy's sandbox must hold it).
    */
   private constructor(
-    private readonly repos: ReadonlyMap<string, string>,
+    private readonly repos: ReadonlyMap<string, Repository>,
     private readonly root: string,
     private readonly logger: Logger,
   ) {}
 
   /**
-   * The node's repositories, each checked: INVALID_PARAMS naming the one whose path is not the top
-   * folder of a git repository (a folder inside one would give its run the whole repository).
+   * The node's repositories, by name, each a path or a URL, checked: INVALID_PARAMS naming the one
+   * whose path is not the top folder of a git repository (a folder inside one would give its run
+   * the whole repository). A URL is cloned into `folders.clones` unless cloned there before;
+   * CONFLICT when what is there is a clone of something else, and git's words when it cannot be cloned.
    */
-  static async open(repos: ReadonlyMap<string, string>, root: string, logger: Logger): Promise<NodeWorkspaces> {
-    const checked = new Map<string, string>();
-    for (const [name, folder] of repos) {
+  static async open(repos: ReadonlyMap<string, string>, folders: WorkspaceFolders, logger: Logger): Promise<NodeWorkspaces> {
+    const checked = new Map<string, Repository>();
+    for (const [name, source] of repos) {
       if (!REPO_NAME_PATTERN.test(name)) throw new SwitchboardError('INVALID_PARAMS', `${JSON.stringify(name)} is no repository name: letters, digits, ., _ and -, at most 64, not starting with . or -`, { repo: name });
-      const top = path.resolve(folder);
+      if (isGitUrl(source)) {
+        const folder = path.join(folders.clones, name);
+        logger.info('the clone of a repository', { repo: name, url: source, folder });
+        await ensureClone(source, folder);
+        checked.set(name, { folder, ownClone: true });
+        continue;
+      }
+      const top = path.resolve(source);
       if (!(await isRepositoryTop(top).catch(() => false))) throw new SwitchboardError('INVALID_PARAMS', `repository ${name}: ${top} is not the top folder of a git repository`, { repo: name, path: top });
-      checked.set(name, top);
+      checked.set(name, { folder: top, ownClone: false });
     }
-    return new NodeWorkspaces(checked, root, logger);
+    return new NodeWorkspaces(checked, folders.worktrees, logger);
   }
 
   /** The repositories' names, as the node's lease lists them. */
@@ -69,18 +92,36 @@ export class NodeWorkspaces {
    * here nor on the remote, a folder outside the worktree).
    */
   async prepare(runId: string, repo: RunRepo, cwd: string): Promise<string> {
-    const repository = this.repos.get(repo.name);
-    if (repository === undefined) throw new SwitchboardError('INVALID_PARAMS', `this node has no repository ${repo.name} (it has ${this.names().join(', ') || 'none'})`, { repo: repo.name });
+    const known = this.repos.get(repo.name);
+    if (known === undefined) throw new SwitchboardError('INVALID_PARAMS', `this node has no repository ${repo.name} (it has ${this.names().join(', ') || 'none'})`, { repo: repo.name });
     if (!repo.branch.startsWith(BRANCH_PREFIX)) throw new SwitchboardError('INVALID_PARAMS', `${repo.branch} is no run's branch`, { branch: repo.branch });
     const dir = path.join(this.root, repo.name, repo.branch.slice(BRANCH_PREFIX.length));
     const folder = path.resolve(dir, cwd);
     const inside = path.relative(dir, folder);
     if (inside.startsWith('..') || path.isAbsolute(inside)) throw new SwitchboardError('INVALID_PARAMS', `${cwd} is outside the run's worktree`, { cwd });
     const starts = repo.branch === `${BRANCH_PREFIX}${runId}`;
-    const worktree = starts ? await addWorktree(repository, dir, repo.branch, repo.ref ?? 'HEAD') : await ensureWorktree(repository, dir, repo.branch, repo.push ? PUSH_REMOTE : undefined);
+    const repository = known.folder;
+    const worktree = starts ? await addWorktree(repository, dir, repo.branch, await this.startOf(runId, repo, known)) : await ensureWorktree(repository, dir, repo.branch, repo.push ? PUSH_REMOTE : undefined);
     this.going.set(runId, { worktree, repo });
     this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
     return folder;
+  }
+
+  /**
+   * What a new branch starts from: the ref as given, in a clone of the person's (they keep it up to
+   * date); in the node's own clone, fetched first, and a branch of that name taken from `origin`
+   * (its own branches are the clone's first checkout, never moved). A fetch that fails is said in
+   * the log, and the run starts from what was fetched before.
+   */
+  private async startOf(runId: string, repo: RunRepo, known: Repository): Promise<string> {
+    const ref = repo.ref ?? 'HEAD';
+    if (!known.ownClone) return ref;
+    try {
+      await fetchRemote(known.folder, PUSH_REMOTE);
+    } catch (err) {
+      this.logger.warn('could not fetch a repository before a run; it starts from what was fetched before', { run_id: runId, repo: repo.name, error: errorMessage(err) });
+    }
+    return remoteBranchOr(known.folder, ref, PUSH_REMOTE);
   }
 
   /**

@@ -31,8 +31,9 @@ import { OUTPUT_MEMORY_BUDGET } from './output-budgets.js';
 const NODE_LEDGER_FILE = 'node-ledger.db';
 /** At close, how long the outbox may go on sending what is written (the rest goes at the next start). */
 const OUTBOX_DRAIN_MS = 5_000;
-/** Where a node's repository runs' worktrees go, in its home. */
+/** Where a node's repository runs' worktrees go, and the clones it makes of repositories given by URL, in its home. */
 const WORKTREES_FOLDER = 'worktrees';
+const CLONES_FOLDER = 'repos';
 /** How long a stopping node waits for the last copies of its conversations to be written. */
 const CONVERSATIONS_DRAIN_MS = 5_000;
 
@@ -44,8 +45,9 @@ export interface ClusterNodeOptions {
   /** Runs at once. */
   slots: number;
   /**
-   * The git repositories a run may name (`--repo NAME=PATH`), each the top folder of one: a run of
-   * one works in a worktree of its own under the home's `worktrees/`, which the policy's sandbox must hold.
+   * The git repositories a run may name (`--repo NAME=PATH|URL`), each the top folder of one, or a
+   * URL the node clones into the home's `repos/`: a run of one works in a worktree of its own under
+   * the home's `worktrees/`, which the policy's sandbox must hold.
    */
   repos?: ReadonlyMap<string, string>;
   /** Only these backends (default: every profile's; only those whose CLI is here are offered). */
@@ -95,7 +97,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   const logs = new LogService(panes, catalog, { agentPanes, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), logger });
 
   // Checked before anything starts: a path that is no repository is the person's to fix.
-  const workspaces = await NodeWorkspaces.open(options.repos ?? new Map(), path.join(home, WORKTREES_FOLDER), logger);
+  const workspaces = await NodeWorkspaces.open(options.repos ?? new Map(), { worktrees: path.join(home, WORKTREES_FOLDER), clones: path.join(home, CLONES_FOLDER) }, logger);
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;

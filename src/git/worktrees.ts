@@ -37,6 +37,8 @@ export interface WorktreeChanges {
 }
 
 const GIT_TIMEOUT_MS = 60_000;
+/** A clone or fetch over the network may take longer than work on the disk. */
+const GIT_NETWORK_TIMEOUT_MS = 10 * 60_000;
 const MAX_GIT_OUTPUT = 32 * 1024 * 1024;
 /** The most of a worktree's diff a report carries. */
 const MAX_DIFF_CHARS = 20_000;
@@ -63,18 +65,20 @@ const NO_HOOKS = path.join(path.parse(process.cwd()).root, 'switchboard-runs-no-
  * filter it names still runs, as it would for the user's own `git add`); past `maxBuffer`
  * bytes of output, `truncate` takes what came (a diff that large is cut in the report anyway).
  */
-function git(cwd: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number; truncate?: boolean } = {}): Promise<string> {
-  const safe = ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${NO_HOOKS}`, ...args];
+function git(cwd: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number; truncate?: boolean; timeoutMs?: number } = {}): Promise<string> {
+  // No `ext::` remote either (a command line as a URL), whatever the user's own configuration allows.
+  const safe = ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${NO_HOOKS}`, '-c', 'protocol.ext.allow=never', ...args];
+  const timeout = options.timeoutMs ?? GIT_TIMEOUT_MS;
   // Never a prompt on a terminal nobody watches: a remote that wants a password fails at once.
   const env = { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0' };
   return new Promise((resolve, reject) => {
-    execFile(gitProgram(), safe, { cwd, env, timeout: GIT_TIMEOUT_MS, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(gitProgram(), safe, { cwd, env, timeout, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && options.truncate === true) return resolve(stdout);
       // No git at all, git past its time, or git refusing (a branch of that name, a folder in the way).
       if (code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
-      else if ((err as { killed?: boolean }).killed === true) reject(new SwitchboardError('TIMEOUT', `git ${args[0] ?? ''} took longer than ${GIT_TIMEOUT_MS / 1000} s in ${cwd}`, { cwd }));
+      else if ((err as { killed?: boolean }).killed === true) reject(new SwitchboardError('TIMEOUT', `git ${args[0] ?? ''} took longer than ${timeout / 1000} s in ${cwd}`, { cwd }));
       else reject(new SwitchboardError('CONFLICT', `git ${args[0] ?? ''} failed in ${cwd}: ${stderr.trim() || err.message}`, { cwd }));
     });
   });
@@ -108,6 +112,41 @@ function oneAtATime<T>(repository: string, change: () => Promise<T>): Promise<T>
     if (repositoryQueues.get(repository) === tail) repositoryQueues.delete(repository);
   });
   return mine;
+}
+
+/** True when `source` is a git URL (`https://…`, `ssh://…`, `file://…`, or scp-like `user@host:path`), not a path on this machine. */
+export function isGitUrl(source: string): boolean {
+  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(source) || /^[A-Za-z0-9._-]+@[A-Za-z0-9.-]+:/.test(source);
+}
+
+/**
+ * A clone of `url` in `dir` that worktrees are made from (nothing checked out in it): made when
+ * there is none, the one there kept otherwise. CONFLICT when `dir` holds a clone of something else.
+ */
+export async function ensureClone(url: string, dir: string): Promise<void> {
+  if (existsSync(dir)) {
+    const origin = (await git(dir, ['remote', 'get-url', 'origin']).catch(() => '')).trim();
+    if (origin !== url) throw new SwitchboardError('CONFLICT', `${dir} is ${origin === '' ? 'no clone' : `a clone of ${origin}`}, not of ${url}: move it away`, { dir, url });
+    return;
+  }
+  mkdirSync(path.dirname(dir), { recursive: true });
+  await git(path.dirname(dir), ['clone', '--quiet', '--no-checkout', '--end-of-options', url, dir], { timeoutMs: GIT_NETWORK_TIMEOUT_MS });
+}
+
+/** Brings `repository`'s copy of `remote`'s branches and tags up to date (its remote-tracking branches; its own branches untouched). */
+export function fetchRemote(repository: string, remote: string): Promise<void> {
+  return oneAtATime(repository, async () => {
+    await git(repository, ['fetch', '--quiet', '--tags', '--end-of-options', remote], { timeoutMs: GIT_NETWORK_TIMEOUT_MS });
+  });
+}
+
+/** `remote`'s branch `ref` as last fetched (`refs/remotes/<remote>/<ref>`), when there is one; else `ref` as given. */
+export async function remoteBranchOr(repository: string, ref: string, remote: string): Promise<string> {
+  const tracking = `refs/remotes/${remote}/${ref}`;
+  return git(repository, ['rev-parse', '--verify', '--quiet', `${tracking}^{commit}`]).then(
+    () => tracking,
+    () => ref,
+  );
 }
 
 /** True when `folder` is the top folder of a git repository (not a folder inside one, not none). */
@@ -154,7 +193,7 @@ export function ensureWorktree(repository: string, dir: string, branch: string, 
     }
     const here = (): Promise<boolean> => git(repository, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).then(() => true, () => false);
     if (!(await here()) && fetchFrom !== undefined) {
-      await git(repository, ['fetch', '--quiet', '--end-of-options', fetchFrom, `+refs/heads/${branch}:refs/heads/${branch}`]).catch((err: unknown) => {
+      await git(repository, ['fetch', '--quiet', '--end-of-options', fetchFrom, `+refs/heads/${branch}:refs/heads/${branch}`], { timeoutMs: GIT_NETWORK_TIMEOUT_MS }).catch((err: unknown) => {
         throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}, and could not be fetched from ${fetchFrom}: ${err instanceof Error ? err.message : String(err)}`, { branch });
       });
     }
@@ -184,7 +223,7 @@ export async function commitAll(worktree: Worktree, message: string): Promise<st
 
 /** Pushes `worktree`'s branch to `remote` under its own name (not forced: a branch that went another way there is refused, and said). CONFLICT with git's words when it fails. */
 export async function pushBranch(worktree: Worktree, remote: string): Promise<void> {
-  await git(worktree.path, ['push', '--quiet', '--end-of-options', remote, `refs/heads/${worktree.branch}:refs/heads/${worktree.branch}`]);
+  await git(worktree.path, ['push', '--quiet', '--end-of-options', remote, `refs/heads/${worktree.branch}:refs/heads/${worktree.branch}`], { timeoutMs: GIT_NETWORK_TIMEOUT_MS });
 }
 
 /**

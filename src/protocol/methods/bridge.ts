@@ -16,7 +16,7 @@ export const runIdSchema = z.string().min(1).max(64).regex(/^[A-Za-z0-9_-]+$/, '
 /** A schema version the client proposes: its latest (v1, v2, …); the answer is the one the server speaks. */
 export const schemaVersionProposal = z.string().regex(/^v\d{1,3}$/, 'a schema version looks like v1 or v2');
 
-/** A repository by the name a cluster node registers it under (`switchboard node --repo NAME=PATH`). */
+/** A repository by the name a cluster node registers it under (`switchboard node --repo NAME=PATH|URL`). */
 export const repoNameSchema = z.string().regex(REPO_NAME_PATTERN, 'a repository name: letters, digits, ., _ and -, at most 64, not starting with . or -');
 /** A git ref a repository run's branch starts from: a branch, a tag or a commit. */
 export const gitRefSchema = z.string().regex(GIT_REF_PATTERN, 'a git ref: a branch, tag or commit (letters, digits, ., _, / and -; not starting with . or -)');
