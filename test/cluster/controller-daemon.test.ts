@@ -5,10 +5,13 @@
  * processes with the shell backend: `n1` labelled `gpu`, `n2` labelled `cpu`. Through the built
  * CLI against the daemon's home: `runs nodes --json` lists both with their labels and backend; a
  * `run shell … --labels gpu` runs on n1 and one with `--labels cpu` on n2, each to `completed`
- * with its output; `--labels nope` fails LIMIT_EXCEEDED naming the labels. The HTTP API on the
- * dashboard's port answers the same nodes, and the dashboard in Chromium lists both nodes and says
- * which node a run went on. The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
+ * with its output; `--labels nope` fails LIMIT_EXCEEDED naming the labels. n1 offers a git
+ * repository `app` (`--repo app=PATH`): `run shell … --repo app` runs on n1 in a worktree of it and
+ * ends with a patch event. The HTTP API on the dashboard's port answers the same nodes, and the
+ * dashboard in Chromium lists both nodes (n1 with its repository), says which node a run went on,
+ * and a repository run's drawer names its repository and branch. The ledger is SQLite or PostgreSQL by $SWITCHBOARD_TEST_LEDGER.
  */
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -34,6 +37,8 @@ const scratch = tempDir('sb-cluster-daemon-');
 const work = path.join(scratch.dir, 'work');
 const home = path.join(scratch.dir, 'home');
 const policyFile = path.join(scratch.dir, 'policy.yaml');
+/** n1's repository `app`: a clone on this machine. */
+const appRepo = path.join(scratch.dir, 'app');
 
 let server: NatsTestServer | undefined;
 let daemon: Awaited<ReturnType<typeof startTestDaemon>> | undefined;
@@ -51,13 +56,19 @@ beforeAll(async () => {
   mkdirSync(work, { recursive: true });
   mkdirSync(home, { recursive: true, mode: 0o700 });
   writeFileSync(policyFile, `sandbox:\n  roots: [${JSON.stringify(scratch.dir)}]\n`);
+  mkdirSync(appRepo);
+  const git = (...args: string[]): string => execFileSync('git', args, { cwd: appRepo, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
+  git('init', '--quiet', '-b', 'main');
+  writeFileSync(path.join(appRepo, 'README.md'), 'app\n');
+  git('add', '.');
+  git('commit', '--quiet', '-m', 'first');
   server = await startNatsServer();
   const ledger = await testLedger.daemonLedger();
   daemon = await startTestDaemon({ home, dashboard: { port: 0 }, bridge: { backends: [], policyFile, cluster: { nats: parseNatsOptions({ url: server.url }) }, ...(ledger ? { ledger } : {}) } });
   client = await connect({ home });
   const url = server.url;
   // Both at once (each a tsx start); every one started is stopped after, even when the other fails.
-  const started = await Promise.allSettled([startSwitchboardNode({ url, scratch: scratch.dir, name: 'n1', labels: ['gpu'] }), startSwitchboardNode({ url, scratch: scratch.dir, name: 'n2', labels: ['cpu'] })]);
+  const started = await Promise.allSettled([startSwitchboardNode({ url, scratch: scratch.dir, name: 'n1', labels: ['gpu'], repos: { app: appRepo } }), startSwitchboardNode({ url, scratch: scratch.dir, name: 'n2', labels: ['cpu'] })]);
   for (const s of started) if (s.status === 'fulfilled') nodes.push(s.value);
   const failed = started.find((s) => s.status === 'rejected');
   if (failed) throw failed.reason;
@@ -74,8 +85,8 @@ afterAll(async () => {
 
 /** What `runs nodes --json` and `run_nodes` say of the two nodes, in name order. */
 const bothNodes = [
-  expect.objectContaining({ name: 'n1', labels: ['gpu'], clis: [expect.objectContaining({ name: 'shell' })], slots: expect.objectContaining({ total: 2 }) }),
-  expect.objectContaining({ name: 'n2', labels: ['cpu'], clis: [expect.objectContaining({ name: 'shell' })], slots: expect.objectContaining({ total: 2 }) }),
+  expect.objectContaining({ name: 'n1', labels: ['gpu'], clis: [expect.objectContaining({ name: 'shell' })], repos: ['app'], slots: expect.objectContaining({ total: 2 }) }),
+  expect.objectContaining({ name: 'n2', labels: ['cpu'], clis: [expect.objectContaining({ name: 'shell' })], repos: [], slots: expect.objectContaining({ total: 2 }) }),
 ];
 
 interface NodesAnswer {
@@ -85,8 +96,13 @@ interface NodesAnswer {
 const byName = (answer: NodesAnswer): NodesAnswer => ({ ...answer, nodes: [...answer.nodes].sort((a, b) => a.name.localeCompare(b.name)) });
 
 /** `switchboard run shell PROMPT --labels L --cwd work --json`: its events, the run it ends with, and how it exited. */
-async function runOnLabels(prompt: string, labels: string): Promise<{ code: number; events: RunEventInfo[]; run: RunViewInfo | undefined; stdout: string; stderr: string }> {
-  const result = await runCli(home, ['run', 'shell', prompt, '--labels', labels, '--cwd', work, '--json'], { timeoutMs: WAIT_MS });
+function runOnLabels(prompt: string, labels: string): Promise<{ code: number; events: RunEventInfo[]; run: RunViewInfo | undefined; stdout: string; stderr: string }> {
+  return runShell(prompt, ['--labels', labels, '--cwd', work]);
+}
+
+/** `switchboard run shell PROMPT … --json` with `options`: its events, the run it ends with, and how it exited. */
+async function runShell(prompt: string, options: readonly string[]): Promise<{ code: number; events: RunEventInfo[]; run: RunViewInfo | undefined; stdout: string; stderr: string }> {
+  const result = await runCli(home, ['run', 'shell', prompt, ...options, '--json'], { timeoutMs: WAIT_MS });
   const lines = result.stdout.split('\n').filter((l) => l.trim() !== '').map((l) => JSON.parse(l) as Record<string, unknown>);
   const last = lines.at(-1);
   const run = last && 'run' in last ? (last.run as RunViewInfo) : undefined;
@@ -128,6 +144,15 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
     expect((await need(client).runList({ limit: 50 })).runs.filter((r) => r.prompt === 'echo never')).toEqual([]);
   });
 
+  it('a run with --repo app runs on n1, the node that has it, in a worktree on a branch of its own, and ends with a patch event', { timeout: WAIT_MS }, async () => {
+    const result = await runShell('printf made > made.txt', ['--repo', 'app']);
+    expect(result.code, `${result.stdout}\n${result.stderr}`).toBe(0);
+    const { run } = result;
+    expect(run).toMatchObject({ status: 'completed', node: 'n1', cwd: '.', repo: { name: 'app', branch: `switchboard/runs/${run?.id ?? ''}`, push: false } });
+    expect(result.events.find((e) => e.type === 'patch')).toMatchObject({ data: { repo: 'app', files: [{ path: 'made.txt', change: 'added' }] } });
+    ran.set('repo', need(run));
+  });
+
   it('`runs interrupt ID` stops a run going on a node (the shell has no turn of its own to end: it is cancelled)', { timeout: 2 * WAIT_MS }, async () => {
     const c = need(client);
     const { run } = await c.runSubmit({ backend: 'shell', prompt: 'echo started; sleep 600', cwd: work, labels: ['cpu'] });
@@ -151,7 +176,7 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
   describe('the dashboard in Chromium', () => {
     const browser = useChromium(WAIT_MS);
 
-    it('lists n1 and n2 as cluster nodes, and says a run went on n1', { timeout: 2 * WAIT_MS }, async () => {
+    it('lists n1 and n2 as cluster nodes (n1 with its repository), says a run went on n1, and names a repository run\'s repository and branch', { timeout: 2 * WAIT_MS }, async () => {
       const onGpu = ran.get('gpu');
       if (onGpu === undefined) throw new Error('the run on n1 did not run (see the test before)');
       const page = await browser().newPage({ viewport: { width: 1400, height: 900 } });
@@ -162,10 +187,16 @@ describe('a controller daemon with two nodes, through the CLI, the HTTP API and 
         await expect.poll(async () => (await Promise.all((await items.all()).map((i) => i.getAttribute('data-node')))).sort(), { timeout: WAIT_MS }).toEqual(['n1', 'n2']);
         expect(await page.locator('[data-testid="node-item"][data-node="n1"]').textContent()).toContain('gpu');
         expect(await page.locator('[data-testid="node-item"][data-node="n2"]').textContent()).toContain('cpu');
+        expect(await page.locator('[data-testid="node-item"][data-node="n1"]').textContent()).toContain('repos app');
         const line = page.locator(`[data-testid="run-item"][data-run-id="${onGpu.id}"]`);
         await expect.poll(() => line.textContent(), { timeout: WAIT_MS }).toContain('on n1');
         expect(await line.getAttribute('data-status')).toBe('completed');
         await page.screenshot({ path: path.join(ARTIFACTS, 'cluster-nodes.png') });
+        const inRepo = ran.get('repo');
+        if (inRepo === undefined) throw new Error('the repository run did not run (see the test before)');
+        await page.locator(`[data-testid="run-item"][data-run-id="${inRepo.id}"]`).click();
+        const drawer = page.locator(`[data-testid="run-drawer"][data-run-id="${inRepo.id}"]`);
+        await expect.poll(() => drawer.getByTestId('run-drawer-repo').textContent(), { timeout: WAIT_MS }).toBe(`app · switchboard/runs/${inRepo.id}`);
       } finally {
         await page.close();
       }

@@ -163,6 +163,12 @@ function RunDrawer({ run, nodes, onClose, onResumed }: { run: RunView; nodes: Cl
             on {run.node}
           </span>
         )}
+        {run.repo !== undefined && (
+          <span className="session-meta" data-testid="run-drawer-repo" title={run.repo.ref !== undefined ? `from ${run.repo.ref}` : undefined}>
+            {run.repo.name} · {run.repo.branch}
+            {run.repo.push ? ' · push to origin' : ''}
+          </span>
+        )}
         <span className="session-meta" data-testid="run-drawer-status">
           {run.status}
           {run.reason !== null ? ` (${run.reason})` : ''}
@@ -212,6 +218,7 @@ function NodeList({ nodes, runs }: { nodes: ClusterNode[]; runs: RunView[] }) {
             <span className="session-meta">
               {n.clis.map((c) => c.name).join(', ') || 'no backend'} · {n.slots.free} of {n.slots.total} slots free · {going} going
               {n.labels.length > 0 ? ` · ${n.labels.join(', ')}` : ''}
+              {n.repos.length > 0 ? ` · repos ${n.repos.join(', ')}` : ''}
             </span>
           </li>
         );
