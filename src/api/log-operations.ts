@@ -4,7 +4,7 @@
  * dashboard's export route).
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, readdirSync, rmSync, statSync } from 'node:fs';
+import { createWriteStream, openSync, rmSync } from 'node:fs';
 import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
@@ -18,6 +18,7 @@ import type { OperationContext } from './context.js';
 import type { Handler } from './handler.js';
 import { nodePaneId, parseNodePaneId, type NodeLogPage, type NodePaneRef, type RemotePanes } from './remote-panes.js';
 import type { Services } from './services.js';
+import { ExportRoom } from './export-room.js';
 import { sessionInfo } from './to-wire.js';
 
 type LogMethods = 'log_sessions' | 'log_subscribe' | 'log_unsubscribe' | 'log_get_history' | 'log_export';
@@ -68,12 +69,23 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     const log = ref ? { id: p.session_id, write: await nodeLogExport(remoteLogs(ctx, ref), ref, { signal: ctx.signal }) } : localLogExport(ctx.logs.logs.get(p.session_id));
     const dir = path.join(ctx.daemon.home, 'exports');
     ensurePrivateDir(dir);
-    // One budget for the folder: exports are the caller's to remove, and the disk is not endless.
+    // One budget for the folder, shared by the exports going at once: exports are the caller's to remove, and the disk is not endless.
     const budget = ctx.daemon.exportsMaxBytes;
-    const room = budget - folderBytes(dir);
     const full = (): SwitchboardError =>
       new SwitchboardError('LIMIT_EXCEEDED', `the exports folder is full (${budget} bytes at most): remove old exports from ${dir}`, { session_id: log.id, max_bytes: budget });
-    if (room <= 0) throw full();
+    const room = ExportRoom.enter(dir, budget);
+    try {
+      if (room.full) throw full();
+      return await writeExport(log, dir, room, full, ref !== undefined);
+    } finally {
+      room.end();
+    }
+  },
+};
+
+/** Writes `log` as JSONL into a new file in `dir`, each chunk taken out of `room`: the file's path and its lines. */
+async function writeExport(log: { id: string; write: (out: Writable) => Promise<void> }, dir: string, room: ExportRoom, full: () => SwitchboardError, fromNode: boolean): Promise<Result<'log_export'>> {
+  {
     // A node's session is `<node>/<session>`: one file name all the same.
     const file = path.join(dir, `${log.id.replace(/[^\w.-]/g, '_')}-${new Date().toISOString().replace(/[:.]/g, '-')}-${randomBytes(3).toString('hex')}.jsonl`);
     let lines = 0;
@@ -82,34 +94,42 @@ export const logHandlers: { [M in LogMethods]: Handler<M> } = {
     const cut = { overflowed: false };
     const counter = new Transform({
       transform(chunk: Buffer, _encoding, done) {
-        bytes += chunk.length;
-        if (bytes > room) {
+        if (!room.take(chunk.length)) {
           cut.overflowed = true;
           done(full());
           return;
         }
+        bytes += chunk.length;
         for (const byte of chunk) if (byte === 0x0a) lines++;
         done(null, chunk);
       },
     });
-    // 'wx': a name that exists is never overwritten (the timestamp makes one unlikely anyway).
-    const writing = pipeline(counter, createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+    // 'wx': a name that exists is never overwritten (the timestamp makes one unlikely anyway). Opened
+    // here, not by the stream: a file the stream opened after a failure was seen would outlive its removal.
+    let fd: number;
     try {
-      // Both at once: a file that cannot be opened fails `writing`, which must not go unheard.
+      fd = openSync(file, 'wx', 0o600);
+    } catch (err) {
+      throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
+    }
+    const writing = pipeline(counter, createWriteStream(file, { fd }));
+    try {
+      // Both at once: a write that fails `writing` (a full disk) must not go unheard.
       await Promise.all([writing, log.write(counter).then(() => counter.end())]);
     } catch (err) {
       counter.destroy();
       await writing.catch(() => undefined);
-      // Never someone else's file: 'wx' refused one that was there (EEXIST); anything else is ours, half written.
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') rmSync(file, { force: true });
+      // Ours, half written.
+      rmSync(file, { force: true });
+      room.giveBack(bytes);
       if (cut.overflowed) throw full();
       // What the node answered (it went away, the session is gone there) is said as it said it.
-      if (ref && err instanceof SwitchboardError) throw err;
+      if (fromNode && err instanceof SwitchboardError) throw err;
       throw new SwitchboardError('INTERNAL_ERROR', `the export failed: ${(err as Error).message}`, { session_id: log.id });
     }
     return { session_id: log.id, path: file, messages: lines };
-  },
-};
+  }
+}
 
 /** The nodes' logs, on a controller; SESSION_NOT_FOUND on a daemon that is none. */
 function remoteLogs(ctx: OperationContext, ref: NodePaneRef): RemotePanes {
@@ -151,19 +171,6 @@ function cutToFit(msg: LogMsg, size: number, maxBytes: number): LogMsg {
   return { type: 'stderr', content: note };
 }
 
-/** Bytes of the files directly in `dir`. */
-function folderBytes(dir: string): number {
-  let total = 0;
-  for (const name of readdirSync(dir)) {
-    try {
-      const stat = statSync(path.join(dir, name));
-      if (stat.isFile()) total += stat.size;
-    } catch {
-      // removed meanwhile
-    }
-  }
-  return total;
-}
 
 /**
  * A session's whole log as JSONL, for a surface that streams it (the dashboard's export route):

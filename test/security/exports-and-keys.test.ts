@@ -2,7 +2,7 @@
  * Risks of issue 11: `log_export` had no bound on disk, and the dashboard's page key was taken from
  * the URL (the export link carried it, into history, logs and Referer headers).
  */
-import { mkdirSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connect } from '../../src/index.js';
@@ -39,6 +39,25 @@ describe('log_export', () => {
     expect(refusal).toMatchObject({ code: 'LIMIT_EXCEEDED', message: expect.stringMatching(/the exports folder is full \(300000 bytes at most\): remove old exports from /) as unknown });
     expect(used()).toBeLessThanOrEqual(EXPORTS_MAX);
     expect(written).toBeGreaterThan(0);
+    expect(readdirSync(dir)).toHaveLength(written);
+    await client.remove(pane_id);
+    client.close();
+  });
+
+  it('holds its budget over exports made at once: together they never pass it, and the ones that do not fit are refused whole', async () => {
+    const dir = path.join(t.home, 'exports');
+    rmSync(dir, { recursive: true, force: true });
+    const client = await connect({ home: t.home, env: cleanEnv() });
+    const { pane_id } = await client.createPane({ argv: ['bash', '-c', 'for i in $(seq 1 2000); do echo "line $i of a log that is exported many times at once"; done; echo END; sleep 60'], cwd: t.work });
+    await client.waitFor(pane_id, { pattern: '^END$', flags: 'm' });
+    // Each export measured the folder on its own before: all of them saw room for one, and together passed the budget.
+    const results = await Promise.allSettled(Array.from({ length: 8 }, () => client.request('log_export', { session_id: pane_id })));
+    const used = readdirSync(dir).reduce((n, f) => n + statSync(path.join(dir, f)).size, 0);
+    expect(used).toBeLessThanOrEqual(EXPORTS_MAX);
+    const written = results.filter((r) => r.status === 'fulfilled').length;
+    expect(written).toBeGreaterThan(0);
+    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as { code?: string }).every((e) => e.code === 'LIMIT_EXCEEDED')).toBe(true);
+    expect(written).toBeLessThan(8);
     expect(readdirSync(dir)).toHaveLength(written);
     await client.remove(pane_id);
     client.close();
