@@ -136,28 +136,61 @@ describe("a worker's git worktree", () => {
     expect(git(origin, 'rev-parse', 'switchboard/runs/run_2').trim()).toBe(commit);
 
     // The same folder, as it is: its base is where the branch is now.
-    expect(await ensureWorktree(repo, dir, 'switchboard/runs/run_2')).toEqual({ path: dir, repository: repo, branch: 'switchboard/runs/run_2', base: commit });
+    expect(await ensureWorktree(repo, dir, 'switchboard/runs/run_2')).toEqual({ path: dir, repository: repo, branch: 'switchboard/runs/run_2', base: commit, gitDir: tree.gitDir });
     // Its folder gone: made again from the branch.
     rmSync(dir, { recursive: true, force: true });
-    const again = await ensureWorktree(repo, dir, 'switchboard/runs/run_2');
+    const again = await ensureWorktree(repo, dir, 'switchboard/runs/run_2', 'origin');
     expect(readFileSync(path.join(again.path, 'fix.txt'), 'utf8')).toBe('fixed\n');
 
-    // Another machine's copy lacks the branch: fetched from the remote, or refused without one.
+    // Another machine's copy lacks the branch: fetched from the remote; one never pushed is refused, saying so.
     const elsewhere = path.join(scratch, 'node-b-copy');
     git(scratch, 'clone', '--quiet', origin, elsewhere);
     const there = path.join(scratch, 'node-b', 'worktrees', 'pushes', 'run_2');
-    await expect(ensureWorktree(elsewhere, there, 'switchboard/runs/run_3')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('not pushed') });
+    await expect(ensureWorktree(elsewhere, there, 'switchboard/runs/run_3')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('is not in') as unknown });
+    await expect(ensureWorktree(elsewhere, path.join(scratch, 'node-b', 'x'), 'switchboard/runs/run_9', 'origin')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('its run did not push it') as unknown });
     const fetched = await ensureWorktree(elsewhere, there, 'switchboard/runs/run_2', 'origin');
     expect(fetched.base).toBe(commit);
     expect(readFileSync(path.join(there, 'fix.txt'), 'utf8')).toBe('fixed\n');
-    await expect(ensureWorktree(elsewhere, path.join(scratch, 'node-b', 'x'), 'switchboard/runs/run_9', 'origin')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('could not be fetched') });
 
-    // A push the remote refuses (the branch went another way there) is said, never forced.
+    // It goes on there and is pushed: back on the first machine, its folder is brought up to it before the next run.
     writeFileSync(path.join(there, 'other.txt'), 'theirs\n');
-    await commitAll(fetched, 'elsewhere');
+    const pushedThere = await commitAll(fetched, 'elsewhere');
     await pushBranch(fetched, 'origin');
-    writeFileSync(path.join(again.path, 'mine.txt'), 'mine\n');
-    await commitAll(again, 'here');
-    await expect(pushBranch(again, 'origin')).rejects.toMatchObject({ code: 'CONFLICT' });
+    const back = await ensureWorktree(repo, dir, 'switchboard/runs/run_2', 'origin');
+    expect(back.base).toBe(pushedThere);
+    expect(readFileSync(path.join(dir, 'other.txt'), 'utf8')).toBe('theirs\n');
+
+    // Both go on without the other: the branch has gone two ways, refused before any run starts; a push is never forced.
+    writeFileSync(path.join(there, 'two.txt'), 'two\n');
+    await commitAll({ ...fetched, base: pushedThere ?? '' }, 'there again');
+    await pushBranch(fetched, 'origin');
+    writeFileSync(path.join(dir, 'mine.txt'), 'mine\n');
+    await commitAll(back, 'here');
+    await expect(pushBranch(back, 'origin')).rejects.toMatchObject({ code: 'CONFLICT' });
+    await expect(ensureWorktree(repo, dir, 'switchboard/runs/run_2', 'origin')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('gone two ways') as unknown });
+  });
+
+  it("never takes the agent's word for where the worktree's git folder is, and commits nothing once the agent left its branch", async () => {
+    const repo = repository('guarded');
+    const tree = await addWorktree(repo, path.join(scratch, 'node-c', 'worktrees', 'guarded', 'run_g'), 'switchboard/runs/run_g');
+    // The agent makes a git folder of its own whose configuration runs a program at `git add`, and points `.git` at it.
+    const ran = path.join(scratch, 'filter-ran');
+    const own = path.join(tree.path, '.g');
+    git(scratch, 'init', '--quiet', '--bare', own);
+    git(own, 'config', 'filter.x.clean', `touch ${ran}; cat`);
+    writeFileSync(path.join(tree.path, '.gitattributes'), '* filter=x\n');
+    writeFileSync(path.join(tree.path, '.git'), `gitdir: ${own}\n`);
+    writeFileSync(path.join(tree.path, 'work.txt'), 'work\n');
+    expect((await worktreeChanges(tree)).files.map((f) => f.path)).toContain('work.txt');
+    expect(await commitAll(tree, 'switchboard: run run_g')).toMatch(/^[0-9a-f]{40}$/);
+    expect(existsSync(ran)).toBe(false);
+    expect(git(repo, 'log', '-1', '--format=%s', 'switchboard/runs/run_g').trim()).toBe('switchboard: run run_g');
+
+    // On another branch: nothing committed, said.
+    const other = await addWorktree(repo, path.join(scratch, 'node-c', 'worktrees', 'guarded', 'run_h'), 'switchboard/runs/run_h');
+    git(other.path, 'checkout', '--quiet', '-b', 'elsewhere');
+    writeFileSync(path.join(other.path, 'stray.txt'), 'stray\n');
+    await expect(commitAll(other, 'switchboard: run run_h')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('is on elsewhere') as unknown });
+    expect(git(repo, 'rev-parse', 'switchboard/runs/run_h').trim()).toBe(other.base);
   });
 });

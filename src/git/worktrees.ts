@@ -11,7 +11,7 @@
  * is read through an index of this module's own, so the agent's index is never touched.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, realpathSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
@@ -19,6 +19,13 @@ import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
 export interface Worktree {
   /** The worktree's folder. */
   path: string;
+  /**
+   * Its own git folder (`<repository's .git>/worktrees/<name>`), found when it was made or from
+   * the repository's list, never from the `.git` file in the folder: an agent can rewrite that
+   * file to point at a git folder of its own making, whose configuration (a clean filter, a
+   * remote's receive-pack, a signing program) this module's git would then run as the daemon.
+   */
+  gitDir: string;
   /** The repository it is a worktree of (where git is told to remove it). */
   repository: string;
   branch: string;
@@ -65,16 +72,34 @@ const NO_HOOKS = path.join(path.parse(process.cwd()).root, 'switchboard-runs-no-
  * filter it names still runs, as it would for the user's own `git add`); past `maxBuffer`
  * bytes of output, `truncate` takes what came (a diff that large is cut in the report anyway).
  */
-function git(cwd: string, args: readonly string[], options: { env?: NodeJS.ProcessEnv; maxBuffer?: number; truncate?: boolean; timeoutMs?: number } = {}): Promise<string> {
-  // No `ext::` remote either (a command line as a URL), whatever the user's own configuration allows.
-  const safe = ['-c', 'core.fsmonitor=false', '-c', `core.hooksPath=${NO_HOOKS}`, '-c', 'protocol.ext.allow=never', ...args];
+interface GitOptions {
+  env?: NodeJS.ProcessEnv;
+  maxBuffer?: number;
+  truncate?: boolean;
+  timeoutMs?: number;
+  /** Work in this worktree by its own git folder, never by what its `.git` file says (Worktree.gitDir). */
+  worktree?: Worktree;
+  /** Ends git (SHUTTING_DOWN) when it aborts. */
+  signal?: AbortSignal;
+}
+
+/**
+ * Settings every git call runs with: no `ext::` remote (a command line as a URL), no signing
+ * program, no housekeeping in the background of a commit (it would take locks other calls need).
+ */
+const SAFE_SETTINGS = ['core.fsmonitor=false', `core.hooksPath=${NO_HOOKS}`, 'protocol.ext.allow=never', 'commit.gpgsign=false', 'tag.gpgsign=false', 'gc.auto=0', 'maintenance.auto=false'];
+
+function git(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
+  const safe = [...SAFE_SETTINGS.flatMap((setting) => ['-c', setting]), ...args];
   const timeout = options.timeoutMs ?? GIT_TIMEOUT_MS;
+  const { worktree } = options;
   // Never a prompt on a terminal nobody watches: a remote that wants a password fails at once.
-  const env = { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0' };
+  const env = { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', ...(worktree ? { GIT_DIR: worktree.gitDir, GIT_WORK_TREE: worktree.path } : {}) };
   return new Promise((resolve, reject) => {
-    execFile(gitProgram(), safe, { cwd, env, timeout, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true }, (err, stdout, stderr) => {
+    execFile(gitProgram(), safe, { cwd: worktree?.path ?? cwd, env, timeout, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true, ...(options.signal ? { signal: options.signal } : {}) }, (err, stdout, stderr) => {
       if (!err) return resolve(stdout);
       const code = (err as NodeJS.ErrnoException).code;
+      if (options.signal?.aborted === true) return reject(new SwitchboardError('SHUTTING_DOWN', `git ${args[0] ?? ''} was stopped in ${cwd}`, { cwd }));
       if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && options.truncate === true) return resolve(stdout);
       // No git at all, git past its time, or git refusing (a branch of that name, a folder in the way).
       if (code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
@@ -173,57 +198,122 @@ export function addWorktree(repository: string, dir: string, branch: string, fro
     const base = await commitOf(repository, from);
     mkdirSync(path.dirname(dir), { recursive: true });
     await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
-    return { path: dir, repository, branch, base };
+    // Asked now, before any agent has written in the folder: its `.git` file is git's own yet.
+    const gitDir = (await git(dir, ['rev-parse', '--absolute-git-dir'])).trim();
+    return { path: dir, repository, branch, base, gitDir };
   });
 }
 
 /**
- * Worktree `dir` of `repository` on branch `branch`, made earlier (a follow-up, or a resume on the
- * same machine) or made again from the branch (a resume after the folder went); a branch this
- * repository lacks is fetched from `fetchFrom` first, when given (a resume on another machine of
- * a branch pushed there). Its base is where the branch is now: what comes after is the new run's.
- * CONFLICT when the branch is nowhere to be had.
+ * The git folder of `repository`'s worktree `dir`, from the repository's own list (each worktree's
+ * folder there names the `.git` of its checkout), or undefined when the repository has none there.
  */
-export function ensureWorktree(repository: string, dir: string, branch: string, fetchFrom?: string): Promise<Worktree> {
+async function worktreeGitDir(repository: string, dir: string): Promise<string | undefined> {
+  const common = path.resolve(repository, (await git(repository, ['rev-parse', '--git-common-dir'])).trim());
+  const admin = path.join(common, 'worktrees');
+  const wanted = path.join(dir, '.git');
+  let names: string[];
+  try {
+    names = readdirSync(admin);
+  } catch {
+    return undefined;
+  }
+  for (const name of names) {
+    try {
+      if (path.resolve(readFileSync(path.join(admin, name, 'gitdir'), 'utf8').trim()) === wanted) return path.join(admin, name);
+    } catch {
+      // Not a worktree's folder, or one being removed.
+    }
+  }
+  return undefined;
+}
+
+/** The branch `worktree` has checked out (`refs/heads/` left off), or undefined when it has none (a detached HEAD). */
+export async function checkedOutBranch(worktree: Worktree, signal?: AbortSignal): Promise<string | undefined> {
+  const head = await git(worktree.path, ['symbolic-ref', '--quiet', 'HEAD'], { worktree, ...(signal ? { signal } : {}) }).then(
+    (out) => out.trim(),
+    () => '',
+  );
+  return head.startsWith('refs/heads/') ? head.slice('refs/heads/'.length) : undefined;
+}
+
+/**
+ * Worktree `dir` of `repository` on branch `branch`, made earlier (a follow-up, or a resume on the
+ * same machine) or made again from the branch (a resume after the folder went, or on another
+ * machine). With `remote`, the branch is fetched from there first: one this repository lacks is
+ * taken from it, one it has that is behind is brought up to it (the folder too), one ahead stays
+ * (its commits were not pushed yet). Its base is where the branch is then: what comes after is the
+ * new run's. CONFLICT when the branch is nowhere to be had, has gone two ways, or the folder is
+ * not this repository's worktree of it.
+ */
+export function ensureWorktree(repository: string, dir: string, branch: string, remote?: string): Promise<Worktree> {
   return oneAtATime(repository, async () => {
+    const local = `refs/heads/${branch}`;
+    const tip = (ref: string): Promise<string | undefined> => git(repository, ['rev-parse', '--verify', '--quiet', `${ref}^{commit}`]).then((out) => out.trim(), () => undefined);
+    let fetchFailure = '';
+    let theirs: string | undefined;
+    if (remote !== undefined) {
+      const tracking = `refs/remotes/${remote}/${branch}`;
+      const fetched = await git(repository, ['fetch', '--quiet', '--end-of-options', remote, `+${local}:${tracking}`], { timeoutMs: GIT_NETWORK_TIMEOUT_MS }).then(
+        () => true,
+        (err: unknown) => {
+          fetchFailure = err instanceof Error ? err.message : String(err);
+          return false;
+        },
+      );
+      if (fetched) theirs = await tip(tracking);
+    }
+    const ours = await tip(local);
+    if (ours === undefined && theirs === undefined) {
+      throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}${remote === undefined ? '' : `, nor to be had from ${remote}${fetchFailure !== '' ? ` (${fetchFailure})` : ''}: its run did not push it`}`, { branch });
+    }
+    const isAncestor = (a: string, b: string): Promise<boolean> => git(repository, ['merge-base', '--is-ancestor', a, b]).then(() => true, () => false);
+    const behind = ours !== undefined && theirs !== undefined && ours !== theirs && (await isAncestor(ours, theirs));
+    if (ours !== undefined && theirs !== undefined && ours !== theirs && !behind && !(await isAncestor(theirs, ours))) {
+      throw new SwitchboardError('CONFLICT', `branch ${branch} has gone two ways: ${repository} has ${ours.slice(0, 12)}, ${remote ?? ''} has ${theirs.slice(0, 12)}`, { branch });
+    }
     if (existsSync(dir)) {
-      const head = (await git(dir, ['rev-parse', '--abbrev-ref', 'HEAD'])).trim();
-      if (head !== branch) throw new SwitchboardError('CONFLICT', `${dir} is on ${head}, not on ${branch}`, { dir, branch });
-      return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim() };
+      const gitDir = await worktreeGitDir(repository, dir);
+      if (gitDir === undefined) throw new SwitchboardError('CONFLICT', `${dir} is not a worktree of ${repository}: move it away`, { dir });
+      const worktree: Worktree = { path: dir, repository, branch, base: '', gitDir };
+      const head = await checkedOutBranch(worktree);
+      if (head !== branch) throw new SwitchboardError('CONFLICT', `${dir} is on ${head ?? 'no branch'}, not on ${branch}`, { dir, branch });
+      // Brought up to what was pushed from elsewhere; git refuses when the folder has changes of its own.
+      if (behind && theirs !== undefined) await git(dir, ['merge', '--ff-only', '--quiet', theirs], { worktree });
+      return { ...worktree, base: (await git(dir, ['rev-parse', 'HEAD'], { worktree })).trim() };
     }
-    const here = (): Promise<boolean> => git(repository, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]).then(() => true, () => false);
-    if (!(await here()) && fetchFrom !== undefined) {
-      await git(repository, ['fetch', '--quiet', '--end-of-options', fetchFrom, `+refs/heads/${branch}:refs/heads/${branch}`], { timeoutMs: GIT_NETWORK_TIMEOUT_MS }).catch((err: unknown) => {
-        throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}, and could not be fetched from ${fetchFrom}: ${err instanceof Error ? err.message : String(err)}`, { branch });
-      });
-    }
-    if (!(await here())) throw new SwitchboardError('CONFLICT', `branch ${branch} is not in ${repository}${fetchFrom === undefined ? ' (it was not pushed: its run had no push)' : ''}`, { branch });
     // A folder removed by hand leaves its entry in git's list, which would refuse the branch.
     await git(repository, ['worktree', 'prune']);
+    if (theirs !== undefined && (ours === undefined || behind)) await git(repository, ['branch', '--force', '--quiet', '--end-of-options', branch, theirs]);
     mkdirSync(path.dirname(dir), { recursive: true });
     await git(repository, ['worktree', 'add', '--quiet', dir, branch]);
-    return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim() };
+    const gitDir = (await git(dir, ['rev-parse', '--absolute-git-dir'])).trim();
+    return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim(), gitDir };
   });
 }
 
 /**
  * Commits everything in `worktree` that is not committed yet (new files too, ignored ones not) on
  * its branch, as the repository's own user, or as Switchboard where it names none: the commit, or
- * undefined when there was nothing to commit.
+ * undefined when there was nothing to commit. CONFLICT, committing nothing, when the worktree is
+ * not on its branch any more (the agent switched): what it did there is not the branch's.
  */
-export async function commitAll(worktree: Worktree, message: string): Promise<string | undefined> {
-  await git(worktree.path, ['add', '--all', '--', '.']);
-  const staged = await git(worktree.path, ['diff', '--cached', '--quiet']).then(() => false, () => true);
+export async function commitAll(worktree: Worktree, message: string, signal?: AbortSignal): Promise<string | undefined> {
+  const options: GitOptions = { worktree, ...(signal ? { signal } : {}) };
+  const head = await checkedOutBranch(worktree, signal);
+  if (head !== worktree.branch) throw new SwitchboardError('CONFLICT', `the worktree is on ${head ?? 'no branch'}, not on ${worktree.branch}: nothing was committed`, { branch: worktree.branch });
+  await git(worktree.path, ['add', '--all', '--', '.'], options);
+  const staged = await git(worktree.path, ['diff', '--cached', '--quiet'], options).then(() => false, () => true);
   if (!staged) return undefined;
-  const named = await git(worktree.path, ['config', 'user.email']).then((v) => v.trim() !== '', () => false);
+  const named = await git(worktree.path, ['config', 'user.email'], options).then((v) => v.trim() !== '', () => false);
   const identity = named ? {} : { GIT_AUTHOR_NAME: 'Switchboard', GIT_AUTHOR_EMAIL: 'switchboard@localhost', GIT_COMMITTER_NAME: 'Switchboard', GIT_COMMITTER_EMAIL: 'switchboard@localhost' };
-  await git(worktree.path, ['commit', '--quiet', '--no-verify', '-m', message], { env: { ...process.env, ...identity } });
-  return (await git(worktree.path, ['rev-parse', 'HEAD'])).trim();
+  await git(worktree.path, ['commit', '--quiet', '--no-verify', '-m', message], { ...options, env: { ...process.env, ...identity } });
+  return (await git(worktree.path, ['rev-parse', 'HEAD'], options)).trim();
 }
 
 /** Pushes `worktree`'s branch to `remote` under its own name (not forced: a branch that went another way there is refused, and said). CONFLICT with git's words when it fails. */
-export async function pushBranch(worktree: Worktree, remote: string): Promise<void> {
-  await git(worktree.path, ['push', '--quiet', '--end-of-options', remote, `refs/heads/${worktree.branch}:refs/heads/${worktree.branch}`], { timeoutMs: GIT_NETWORK_TIMEOUT_MS });
+export async function pushBranch(worktree: Worktree, remote: string, signal?: AbortSignal): Promise<void> {
+  await git(worktree.path, ['push', '--quiet', '--end-of-options', remote, `refs/heads/${worktree.branch}:refs/heads/${worktree.branch}`], { worktree, timeoutMs: GIT_NETWORK_TIMEOUT_MS, ...(signal ? { signal } : {}) });
 }
 
 /**
@@ -233,9 +323,9 @@ export async function pushBranch(worktree: Worktree, remote: string): Promise<vo
  */
 export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ removed: boolean; branchRemoved: boolean }> {
   const kept = { removed: false, branchRemoved: false };
-  const head = (await git(worktree.path, ['rev-parse', 'HEAD'])).trim();
+  const head = (await git(worktree.path, ['rev-parse', 'HEAD'], { worktree })).trim();
   if (head !== worktree.base) return kept;
-  const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none']);
+  const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all', '--ignore-submodules=none'], { worktree });
   if (status.trim() !== '') return kept;
   return oneAtATime(worktree.repository, async () => {
     // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
@@ -250,23 +340,25 @@ export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ rem
 }
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
-export async function worktreeChanges(worktree: Worktree): Promise<WorktreeChanges> {
+export async function worktreeChanges(worktree: Worktree, signal?: AbortSignal): Promise<WorktreeChanges> {
   // A scratch index beside the worktree (never the worker's own): the working tree as it is. It
   // starts as a copy of the worker's index, whose file times spare git hashing unchanged files.
   const index = `${worktree.path}.switchboard-index-${process.pid}-${++reads}`;
   const env = { ...process.env, GIT_INDEX_FILE: index };
+  const options: GitOptions = { worktree, env, ...(signal ? { signal } : {}) };
   try {
-    const own = path.resolve(worktree.path, (await git(worktree.path, ['rev-parse', '--git-path', 'index'])).trim());
+    // The worker's own index, in the worktree's git folder (never where its `.git` file points).
+    const own = path.join(worktree.gitDir, 'index');
     try {
       copyFileSync(own, index);
     } catch {
-      await git(worktree.path, ['read-tree', 'HEAD'], { env });
+      await git(worktree.path, ['read-tree', 'HEAD'], options);
     }
-    await git(worktree.path, ['add', '--all', '--', '.'], { env });
+    await git(worktree.path, ['add', '--all', '--', '.'], options);
     const diffArgs = ['diff', '--cached', '--no-ext-diff', '--no-textconv'];
-    const names = await git(worktree.path, [...diffArgs, '--name-status', '-z', worktree.base], { env });
-    const stat = (await git(worktree.path, [...diffArgs, '--shortstat', worktree.base], { env })).trim();
-    const diff = await git(worktree.path, [...diffArgs, '--no-color', worktree.base], { env, maxBuffer: MAX_DIFF_READ, truncate: true });
+    const names = await git(worktree.path, [...diffArgs, '--name-status', '-z', worktree.base], options);
+    const stat = (await git(worktree.path, [...diffArgs, '--shortstat', worktree.base], options)).trim();
+    const diff = await git(worktree.path, [...diffArgs, '--no-color', worktree.base], { ...options, maxBuffer: MAX_DIFF_READ, truncate: true });
     return {
       branch: worktree.branch,
       files: parseNameStatus(names),
