@@ -31,14 +31,19 @@ export interface LiveRunContext {
    */
   stopBy?: 'cancel' | 'interrupt';
   /**
-   * Called once the agent is done (its driver ended), before the run's end is recorded: the events
-   * it gives are the run's last before its end (a cluster node's report of what a repository run
-   * changed). A failure is logged and the run ends as it would have.
+   * Called once the agent is done (its driver ended), before the run's end is recorded, with how
+   * the agent ended: the events it gives are the run's last before its end (a cluster node's
+   * report of what a repository run changed). `stopped` aborts when the run is stopped meanwhile
+   * (a cancel, a policy's failure, a shutdown), which then decides its end. A failure is logged
+   * and the run ends as it would have.
    */
-  beforeEnd?: (spec: RunSpec) => Promise<NewRunEvent[]>;
+  beforeEnd?: BeforeEnd;
   logger: Logger;
   now: () => number;
 }
+
+/** What a service records last for a run whose agent is done (LiveRunContext.beforeEnd). */
+export type BeforeEnd = (spec: RunSpec, outcome: RunInput, stopped: AbortSignal) => Promise<NewRunEvent[]>;
 
 /** How a run that is ending will be recorded, once its processes are gone. */
 type Ending = Extract<RunInput, { type: 'fail' | 'cancel' }>;
@@ -53,8 +58,8 @@ export class LiveRun {
   private outputBytes = 0;
   private outputEvents = 0;
   private sawError = false;
-  /** Its agent is done and what comes before its end is being made (beforeEnd): nothing stops it any more. */
-  private wrappingUp = false;
+  /** Its agent is done and what comes before its end is being made (beforeEnd); aborted by a stop meanwhile. */
+  private wrappingUp: AbortController | undefined;
   private promptSize: number | undefined;
   /** Tool calls governance decided (by their call id), and those it was not asked about, waiting for their outcome. */
   private readonly judged = new Set<string>();
@@ -162,28 +167,34 @@ export class LiveRun {
 
   /** True once the run is ending or has ended: what comes then changes nothing. */
   private over(): boolean {
-    return this.wrappingUp || this.ending !== undefined || isEnded(this.state.status);
+    return this.wrappingUp !== undefined || this.ending !== undefined || isEnded(this.state.status);
   }
 
   /**
    * The agent is done: what the service adds (beforeEnd) is recorded after everything the agent
-   * said, then the end. Its limits no longer run meanwhile, and a cancel changes nothing (the
-   * agent's outcome stands).
+   * said, then the end. Its limits no longer run meanwhile; a stop meanwhile (end()) aborts it and
+   * decides the end, an interrupt changes nothing (the turn is over).
    */
   private wrapUp(input: RunInput): void {
     const beforeEnd = this.ctx.beforeEnd;
-    if (!beforeEnd) return this.finish(input);
-    this.wrappingUp = true;
-    this.clearTimers();
+    // What streamed last is recorded before anything else, while the run still takes it.
     this.tokens.close();
-    beforeEnd(this.spec)
+    if (!beforeEnd) return this.finish(input);
+    this.clearTimers();
+    const wrapping = new AbortController();
+    this.wrappingUp = wrapping;
+    Promise.resolve()
+      .then(() => beforeEnd(this.spec, input, wrapping.signal))
       .then(
         (events) => {
           for (const event of events) this.record(event);
         },
         (err: unknown) => this.ctx.logger.warn('what a run records before its end could not be made', { run_id: this.spec.id, error: errorMessage(err) }),
       )
-      .finally(() => this.finish(input));
+      .finally(() => {
+        this.wrappingUp = undefined;
+        this.finish(this.ending ?? input);
+      });
   }
 
   /**
@@ -191,6 +202,12 @@ export class LiveRun {
    * A second request while it ends changes nothing (the first reason stands).
    */
   end(input: Ending, how: 'cancel' | 'interrupt' = this.ctx.stopBy ?? 'cancel'): Promise<void> {
+    if (this.wrappingUp && this.ending === undefined && how === 'cancel') {
+      // Its agent is done; what comes before its end is being made: the stop decides the end, and the rest is given up.
+      this.ending = input;
+      this.wrappingUp.abort();
+      return this.ended;
+    }
     if (this.over()) {
       // Interrupting, and now told to cancel (a close, a shutdown): the first reason stands for the
       // record, but the processes go now rather than after the CLI's own grace for an interrupt.

@@ -10,6 +10,8 @@ import { FakeBackend } from './backends/fake-backend.js';
 import { CallerGovernance } from '../governance/caller-governance.js';
 import { renderEvent, type RunEvent } from '../ledger/run-events.js';
 import { isSwitchboardError } from '../core/errors.js';
+import { noticeEvent } from '../ledger/run-events.js';
+import type { BeforeEnd } from './live-run.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -24,13 +26,13 @@ interface Setup {
   fake: FakeBackend;
 }
 
-async function setup(policy: GovernancePolicyInput = {}, options: { stepMs?: number; file?: string } = {}): Promise<Setup> {
+async function setup(policy: GovernancePolicyInput = {}, options: { stepMs?: number; file?: string; beforeEnd?: BeforeEnd } = {}): Promise<Setup> {
   const root = mkdtempSync(path.join(tmpdir(), 'sb-runs-'));
   const work = path.join(root, 'work');
   mkdirSync(work);
   const ledger = new RunLedger({ store: new SqliteLedgerStore(options.file ?? ':memory:') });
   const fake = new FakeBackend({ stepMs: options.stepMs ?? 0 });
-  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends: [fake], scope: root });
+  const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends: [fake], scope: root, ...(options.beforeEnd ? { beforeEnd: options.beforeEnd } : {}) });
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   cleanups.push(() => ledger.close());
   cleanups.push(() => service.dispose());
@@ -63,6 +65,49 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; details: Re
 }
 
 describe('the run service', () => {
+  it("records what the service adds once the agent is done after all it said and before the end; a cancel meanwhile stops it and decides the end", async () => {
+    const asked: { outcome: string; stopped: AbortSignal }[] = [];
+    let hold: Promise<void> = Promise.resolve();
+    const { service, work } = await setup({}, {
+      beforeEnd: async (_spec, outcome, stopped) => {
+        asked.push({ outcome: outcome.type, stopped });
+        await hold;
+        return [noticeEvent(Date.now(), `wrapped up after ${outcome.type}`)];
+      },
+    });
+    // A reply only streamed: its last pieces, still being merged when the agent is done, come first.
+    const run = await service.submit({ backend: 'fake', prompt: 'pieces 3 only', cwd: work });
+    const events = await follow(service, run.id);
+    expect(events.filter((e) => e.type === 'token').map((e) => String(e.data.text)).join('')).toBe('p0 p1 p2 ');
+    expect(events.slice(-3).map((e) => e.type)).toEqual(['notice', 'state', 'done']);
+    expect(events.at(-3)?.data.text).toBe('wrapped up after complete');
+    expect((await service.get(run.id)).status).toBe('completed');
+
+    let release: () => void = () => undefined;
+    hold = new Promise((resolve) => (release = resolve));
+    const held = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    const ended = follow(service, held.id);
+    await until(() => asked.length === 2, 'the second run to wrap up');
+    // Its agent is done; a cancel now aborts what is being made, and the run ends cancelled.
+    const cancelling = service.cancel(held.id);
+    await until(() => asked[1]?.stopped.aborted === true, 'the wrap-up to be stopped');
+    release();
+    await cancelling;
+    await ended;
+    expect(await service.get(held.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
+  });
+
+  it('ends a run whose wrap-up throws at once, as its agent ended', async () => {
+    const { service, work } = await setup({}, {
+      beforeEnd: () => {
+        throw new Error('broken');
+      },
+    });
+    const run = await service.submit({ backend: 'fake', prompt: 'hello', cwd: work });
+    await follow(service, run.id);
+    expect((await service.get(run.id)).status).toBe('completed');
+  });
+
   it('runs a prompt: queued, running, streaming, completed, with token, tool_call, tool_result, patch and done', async () => {
     const { service, work } = await setup({ approvals: { rules: [{ decision: 'allow', tool: ['shell', 'file_write'] }], default: 'deny' } });
     const run = await service.submit({ backend: 'fake', prompt: 'use a tool please', cwd: work });

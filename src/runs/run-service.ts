@@ -20,9 +20,9 @@ import { Governor } from '../governance/governor.js';
 import type { CallerGovernance } from '../governance/caller-governance.js';
 import type { GovernancePolicy } from '../governance/policy-file.js';
 import { isEnded, step, type RunLimits, type RunMode, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
-import { agentSessionIn, doneEvent, stateEvent, type NewRunEvent, type RunEvent } from '../ledger/run-events.js';
+import { agentSessionIn, doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { BackendCapabilities, BackendDriver, BackendHealth, DriverEmission } from './backends/backend-driver.js';
-import { LiveRun } from './live-run.js';
+import { LiveRun, type BeforeEnd } from './live-run.js';
 import type { ClusterNodeView, RemoteRuns } from './remote-runs.js';
 import { RemoteSubmissions } from './remote-submit.js';
 import { IdleConversations, type IdleConversation } from './idle-conversations.js';
@@ -52,7 +52,7 @@ export interface RunServiceOptions {
    * What a run records last, once its agent is done and before its end (LiveRunContext.beforeEnd):
    * a cluster node's report of what a repository run changed. Not for runs of a face.
    */
-  beforeEnd?: (spec: RunSpec) => Promise<NewRunEvent[]>;
+  beforeEnd?: BeforeEnd;
 }
 
 /** The nodes runs can go to: none and `cluster: false` on a service with no cluster. */

@@ -5,6 +5,7 @@
  *
  * - `hello`: a text reply. `tool`: a shell command with its result, a file written (and its patch).
  * - `write outside <path>`: asks to write a file there (governance decides; nothing is written).
+ * - `pieces <n>`: a reply streamed in n pieces, then given whole (`pieces <n> only`: never whole).
  * - `tokens <n>`: n text pieces. `chunks <n>x<size>`: n replies of `size` characters each (big events). `slow`: a reply after 60 s (a test cancels it first).
  * - `silent`: nothing at all until cancelled. `crash`: dies in the middle of the turn.
  * - `fail`: an error from the model.
@@ -129,7 +130,8 @@ export class FakeBackend extends StreamingBackend {
           whole += `p${i} `;
           await step();
         }
-        entry('assistant_message', whole);
+        // `pieces <n> only`: never given whole, as a CLI that only streams.
+        if (!/pieces \d+ only/.test(p)) entry('assistant_message', whole);
         return { status: 'completed', message: 'end_turn' };
       }
       const chunks = /chunks (\d+)x(\d+)/.exec(p);
