@@ -108,13 +108,15 @@ export async function runCommand(ctx: CliContext, argv: string[]): Promise<numbe
   // A follow-up or a resumed run works in its run's folder (on a cluster node, the node's): the caller's only when named.
   const given = values.cwd as string | undefined;
   const repo = values.repo as string | undefined;
-  if (repo === undefined && (values.ref !== undefined || values.push !== undefined)) throw new UsageError('--ref and --push go with --repo');
+  if (repo === undefined && values.ref !== undefined) throw new UsageError('--ref goes with --repo');
+  // A follow-up or a resume of a repository run goes on on its branch, and may ask for the push it did not.
+  if (repo === undefined && values.push !== undefined && resume === undefined && values.parent === undefined) throw new UsageError('--push goes with --repo, --parent or --resume');
   // With a repository, the folder is one inside the run's worktree on its node, as given.
   const cwd = repo !== undefined ? given : given !== undefined ? path.resolve(given) : resume === undefined && values.parent === undefined ? process.cwd() : undefined;
   const labels = labelsOption(values.labels as string | undefined);
   const node = values.node as string | undefined;
   return withClient(ctx, async (client) => {
-    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}), ...(node !== undefined ? { node } : {}), ...(resume !== undefined ? { resume } : {}), ...(repo !== undefined ? { repo, ...(values.ref !== undefined ? { ref: values.ref as string } : {}), ...(values.push === true ? { push: true } : {}) } : {}) });
+    const { run } = await client.runSubmit({ backend, prompt, cwd, mode, parent: values.parent as string | undefined, ...(values['no-keep-alive'] === true ? { keep_alive: false } : {}), limits, ...(labels ? { labels } : {}), ...(node !== undefined ? { node } : {}), ...(resume !== undefined ? { resume } : {}), ...(repo !== undefined ? { repo, ...(values.ref !== undefined ? { ref: values.ref as string } : {}) } : {}), ...(values.push === true ? { push: true } : {}) });
     if (values.detach) {
       out(ctx, values.json ? JSON.stringify({ run }) : run.id);
       return 0;

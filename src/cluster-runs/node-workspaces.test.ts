@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { silentLogger } from '../core/logger.js';
-import type { RunRepo, RunSpec } from '../ledger/run-model.js';
+import type { NewRunEvent } from '../ledger/run-events.js';
+import type { RunInput, RunRepo, RunSpec } from '../ledger/run-model.js';
 import { NodeWorkspaces } from './node-workspaces.js';
 
 const scratch = mkdtempSync(path.join(tmpdir(), 'sb-node-workspaces-'));
@@ -25,6 +26,11 @@ function repository(name: string): string {
 
 const folders = (home: string): { worktrees: string; clones: string } => ({ worktrees: path.join(scratch, home, 'worktrees'), clones: path.join(scratch, home, 'repos') });
 
+const completed: RunInput = { type: 'complete', message: 'done' };
+
+/** What the node records at the end of run `id` (its agent ended `outcome`). */
+const report = (workspaces: NodeWorkspaces, id: string, outcome: RunInput = completed): Promise<NewRunEvent[]> => workspaces.report(spec(id), outcome, new AbortController().signal);
+
 const spec = (id: string): RunSpec => ({ id, backend: 'shell', mode: 'stdio', prompt: 'p', cwd: '.', policy: 'test', limits: {}, schema_version: 'v2', parent: null, created_at: 1 });
 
 describe("a node's repositories", () => {
@@ -44,22 +50,22 @@ describe("a node's repositories", () => {
     const folder = await workspaces.prepare('run_1', branch, 'src');
     expect(folder).toBe(path.join(scratch, 'home-b', 'worktrees', 'app', 'run_1', 'src'));
     writeFileSync(path.join(folder, 'a.txt'), 'a changed\n');
-    const [patch, ...rest] = await workspaces.report(spec('run_1'));
+    const [patch, ...rest] = await report(workspaces, 'run_1');
     expect(rest).toEqual([]);
     expect(patch).toMatchObject({ type: 'patch', data: { repo: 'app', branch: 'switchboard/runs/run_1', files: [{ path: 'src/a.txt', change: 'modified' }], diff_stat: expect.stringContaining('1 file changed') as unknown }, compat: { status: 'applied' } });
     // Reported once.
-    expect(await workspaces.report(spec('run_1'))).toEqual([]);
+    expect(await report(workspaces, 'run_1')).toEqual([]);
 
     // The follow-up: the same worktree, measured from where the branch is now.
     const again = await workspaces.prepare('run_2', branch, '.');
     expect(readFileSync(path.join(again, 'src', 'a.txt'), 'utf8')).toBe('a changed\n');
     writeFileSync(path.join(again, 'b.txt'), 'b\n');
-    const [next] = await workspaces.report(spec('run_2'));
+    const [next] = await report(workspaces, 'run_2');
     expect(next?.data).toMatchObject({ files: [{ path: 'b.txt', change: 'added' }] });
     expect(git(again, 'log', '--format=%s', 'main..HEAD').trim().split('\n')).toEqual(['switchboard: run run_2', 'switchboard: run run_1']);
     // A run that changed nothing reports nothing; the person's checkout never moved.
     await workspaces.prepare('run_3', branch, '.');
-    expect(await workspaces.report(spec('run_3'))).toEqual([]);
+    expect(await report(workspaces, 'run_3')).toEqual([]);
     expect(git(repo, 'rev-parse', '--abbrev-ref', 'HEAD').trim()).toBe('main');
     expect(git(repo, 'status', '--porcelain').trim()).toBe('');
   });
@@ -74,10 +80,36 @@ describe("a node's repositories", () => {
     // No origin to push to: the run's changes are still reported and committed, and a notice says why the push failed.
     const folder = await workspaces.prepare('run_7', { name: 'other', branch: 'switchboard/runs/run_7', push: true }, '.');
     writeFileSync(path.join(folder, 'c.txt'), 'c\n');
-    const events = await workspaces.report(spec('run_7'));
+    const events = await report(workspaces, 'run_7');
     expect(events.map((e) => e.type)).toEqual(['patch', 'notice']);
     expect(String(events[1]?.data.text)).toContain('could not push switchboard/runs/run_7 to origin');
     expect(git(folder, 'status', '--porcelain').trim()).toBe('');
+  });
+
+  it('lets one run at a time work on a branch, pushes only what a run that completed left, and lists as many files as an event carries', async () => {
+    const origin = path.join(scratch, 'held.git');
+    git(scratch, 'init', '--quiet', '--bare', '-b', 'main', origin);
+    const repo = repository('held');
+    git(repo, 'remote', 'add', 'origin', origin);
+    const workspaces = await NodeWorkspaces.open(new Map([['held', repo]]), folders('home-e'), silentLogger);
+    const branch: RunRepo = { name: 'held', branch: 'switchboard/runs/run_10', push: true };
+    const [first, second] = await Promise.allSettled([workspaces.prepare('run_10', branch, '.'), workspaces.prepare('run_11', branch, '.')]);
+    expect(first.status).toBe('fulfilled');
+    expect(second).toMatchObject({ status: 'rejected', reason: { code: 'CONFLICT', details: { run_id: 'run_10' } } });
+    const folder = first.status === 'fulfilled' ? first.value : '';
+    for (let i = 0; i < 600; i++) writeFileSync(path.join(folder, `f${String(i).padStart(3, '0')}.txt`), `${i}\n`);
+    // Cancelled: committed on the branch here, not pushed.
+    const events = await report(workspaces, 'run_10', { type: 'cancel', reason: 'cancelled_by_user', message: 'cancelled' });
+    expect(events.map((e) => e.type)).toEqual(['patch', 'notice']);
+    expect((events[0]?.data.files as unknown[]).length).toBe(500);
+    expect(events[0]?.data.files_more).toBe(100);
+    expect(String(events[1]?.data.text)).toContain('was not pushed: the run did not complete');
+    expect(git(origin, 'branch', '--list').trim()).toBe('');
+    // The branch is free again once the run reported: its follow-up goes on there, and completes: pushed.
+    const next = await workspaces.prepare('run_11', branch, '.');
+    writeFileSync(path.join(next, 'last.txt'), 'last\n');
+    expect((await report(workspaces, 'run_11')).map((e) => [e.type, e.data.text])).toEqual([['patch', undefined], ['notice', 'pushed switchboard/runs/run_10 to origin']]);
+    expect(git(origin, 'show', 'switchboard/runs/run_10:last.txt')).toBe('last\n');
   });
 
   it("clones a repository given by URL into its home once, fetches it before each run that starts a branch, and takes a branch of origin's as fetched", async () => {

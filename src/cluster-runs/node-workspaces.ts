@@ -17,13 +17,16 @@
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, checkedOutBranch, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
-import { REPO_NAME_PATTERN, type RunRepo, type RunSpec } from '../ledger/run-model.js';
+import { REPO_NAME_PATTERN, type RunInput, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
 /** Where a branch is pushed to and fetched from: the repository's own upstream. */
 const PUSH_REMOTE = 'origin';
 const BRANCH_PREFIX = 'switchboard/runs/';
+/** The most files a patch event lists, and the most characters of their paths: the rest is counted (an event crosses NATS whole, under its max_payload). */
+const MAX_PATCH_FILES = 500;
+const MAX_PATCH_PATH_CHARS = 100_000;
 
 /** A repository the node has: its folder, and whether the node keeps the clone itself (cloned from a URL). */
 interface Repository {
@@ -45,6 +48,8 @@ interface Workspace {
 
 export class NodeWorkspaces {
   private readonly going = new Map<string, Workspace>();
+  /** The run working on each branch (`<repo> <branch>`), from its prepare to its report: one at a time. */
+  private readonly branchHolders = new Map<string, string>();
 
   /**
    * @param repos the repositories, by name: each the top folder of a git repository on this machine.
@@ -98,13 +103,24 @@ export class NodeWorkspaces {
     const dir = path.join(this.root, repo.name, repo.branch.slice(BRANCH_PREFIX.length));
     const folder = path.resolve(dir, cwd);
     const inside = path.relative(dir, folder);
-    if (inside.startsWith('..') || path.isAbsolute(inside)) throw new SwitchboardError('INVALID_PARAMS', `${cwd} is outside the run's worktree`, { cwd });
-    const starts = repo.branch === `${BRANCH_PREFIX}${runId}`;
-    const repository = known.folder;
-    const worktree = starts ? await addWorktree(repository, dir, repo.branch, await this.startOf(runId, repo, known)) : await ensureWorktree(repository, dir, repo.branch, repo.push ? PUSH_REMOTE : undefined);
-    this.going.set(runId, { worktree, repo });
-    this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
-    return folder;
+    if (inside === '..' || inside.startsWith(`..${path.sep}`) || path.isAbsolute(inside)) throw new SwitchboardError('INVALID_PARAMS', `${cwd} is outside the run's worktree`, { cwd });
+    // One run at a time in a branch's folder: a second would have the first's half-done work committed as its own.
+    const key = `${repo.name} ${repo.branch}`;
+    const holder = this.branchHolders.get(key);
+    if (holder !== undefined) throw new SwitchboardError('CONFLICT', `run ${holder} is working on ${repo.branch} on this node: one run at a time goes on with a branch`, { branch: repo.branch, run_id: holder });
+    this.branchHolders.set(key, runId);
+    try {
+      const starts = repo.branch === `${BRANCH_PREFIX}${runId}`;
+      const repository = known.folder;
+      // Going on with a branch: what was pushed of it from elsewhere is fetched first, whether or not this run pushes.
+      const worktree = starts ? await addWorktree(repository, dir, repo.branch, await this.startOf(runId, repo, known)) : await ensureWorktree(repository, dir, repo.branch, PUSH_REMOTE);
+      this.going.set(runId, { worktree, repo });
+      this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
+      return folder;
+    } catch (err) {
+      this.branchHolders.delete(key);
+      throw err;
+    }
   }
 
   /**
@@ -127,20 +143,24 @@ export class NodeWorkspaces {
   /**
    * What run `spec` changed, as its last events (RunService's beforeEnd): a `patch` with its files,
    * stat line and diff since it started, once committed on its branch; and, asked to push, the
-   * branch pushed, or a notice saying why not. Nothing for a run with no worktree here.
+   * branch pushed when the agent completed and nothing stopped the run meanwhile, or a notice
+   * saying why not. A worktree the agent left on another branch is neither committed nor pushed.
+   * `stopped` ends the git at work. Nothing for a run with no worktree here.
    */
-  async report(spec: RunSpec): Promise<NewRunEvent[]> {
+  async report(spec: RunSpec, outcome: RunInput, stopped: AbortSignal): Promise<NewRunEvent[]> {
     const workspace = this.going.get(spec.id);
     if (!workspace) return [];
-    this.going.delete(spec.id);
+    this.forget(spec.id);
     const { worktree, repo } = workspace;
     const events: NewRunEvent[] = [];
     let changes: WorktreeChanges;
     let commit: string | undefined;
     try {
-      changes = await worktreeChanges(worktree);
+      const head = await checkedOutBranch(worktree, stopped);
+      if (head !== repo.branch) return [noticeEvent(Date.now(), `the agent left the worktree on ${head ?? 'no branch'}, not on ${repo.branch}: nothing of it was committed${repo.push ? ' or pushed' : ''}`)];
+      changes = await worktreeChanges(worktree, stopped);
       // Only the run's id: the prompt stays out of a history that may be pushed.
-      commit = await commitAll(worktree, `switchboard: run ${spec.id}`);
+      commit = await commitAll(worktree, `switchboard: run ${spec.id}`, stopped);
     } catch (err) {
       this.logger.warn("a run's changes could not be read or committed", { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
       return [noticeEvent(Date.now(), `could not read or commit what the run changed in ${repo.branch}: ${errorMessage(err)}`)];
@@ -150,13 +170,15 @@ export class NodeWorkspaces {
       events.push({
         type: 'patch',
         ts: Date.now(),
-        data: { id: `worktree:${spec.id}`, path: null, summary, applied: true, repo: repo.name, branch: repo.branch, base: worktree.base, ...(commit !== undefined ? { commit } : {}), files: changes.files, ...(changes.diffStat !== undefined ? { diff_stat: changes.diffStat } : {}), diff: changes.diff },
+        data: { id: `worktree:${spec.id}`, path: null, summary, applied: true, repo: repo.name, branch: repo.branch, base: worktree.base, ...(commit !== undefined ? { commit } : {}), ...listedFiles(changes.files), ...(changes.diffStat !== undefined ? { diff_stat: changes.diffStat } : {}), diff: changes.diff },
         compat: { text: summary, status: 'applied', is_error: false },
       });
     }
-    if (repo.push) {
+    if (repo.push && (outcome.type !== 'complete' || stopped.aborted)) {
+      events.push(noticeEvent(Date.now(), `${repo.branch} was not pushed: the run did not complete (its changes are committed on the branch on this node)`));
+    } else if (repo.push) {
       try {
-        await pushBranch(worktree, PUSH_REMOTE);
+        await pushBranch(worktree, PUSH_REMOTE, stopped);
         events.push(noticeEvent(Date.now(), `pushed ${repo.branch} to ${PUSH_REMOTE}`));
       } catch (err) {
         this.logger.warn('a run branch could not be pushed', { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
@@ -169,5 +191,18 @@ export class NodeWorkspaces {
   /** Forgets a run that ended without its report (never started, or ended before its agent did): its worktree stays, for a follow-up. */
   forget(runId: string): void {
     this.going.delete(runId);
+    for (const [key, holder] of this.branchHolders) if (holder === runId) this.branchHolders.delete(key);
   }
+}
+
+/** A patch's files, as many as an event carries (MAX_PATCH_FILES, MAX_PATCH_PATH_CHARS), and how many more there are. */
+function listedFiles(files: readonly { path: string; change: string }[]): { files: { path: string; change: string }[]; files_more?: number } {
+  const listed: { path: string; change: string }[] = [];
+  let chars = 0;
+  for (const file of files) {
+    if (listed.length >= MAX_PATCH_FILES || chars + file.path.length > MAX_PATCH_PATH_CHARS) break;
+    listed.push(file);
+    chars += file.path.length;
+  }
+  return listed.length < files.length ? { files: listed, files_more: files.length - listed.length } : { files: listed };
 }

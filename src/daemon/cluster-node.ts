@@ -117,7 +117,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
     const defaultCwd = policy.forBackend('').roots[0];
     // Its own scope: a daemon of the same home never touches the node's processes, nor the node the daemon's.
     // A repository run's changes are read, committed and pushed as asked once its agent is done, before its end.
-    service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, beforeEnd: (spec) => workspaces.report(spec), ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
+    service = (await RunService.start({ ledger, policy, backends, scope: `${home}#node`, logger, beforeEnd: (spec, outcome, stopped) => workspaces.report(spec, outcome, stopped), ...(defaultCwd !== undefined ? { defaultCwd } : {}) })).service;
     // Before the lease: a controller that sees the node finds its panes answering.
     // Only when its person said so: a pane is a program the node's approval policy never judges.
     const folders = new Sandbox(policy.forBackend('').roots);
