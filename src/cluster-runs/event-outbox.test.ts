@@ -20,10 +20,15 @@ class FakeStream implements OutboxOutlet {
   down = false;
   loseAnswers = 0;
   publishes = 0;
+  /** As a server's max_payload: a larger message is refused. */
+  maxEventBytes = 64 * 1024;
+  readonly messages: RunEventMessage[] = [];
 
   publish(event: RunEventMessage): Promise<PublishedEvent> {
     this.publishes++;
     if (this.down) return Promise.reject(new Error('no responders'));
+    if (Buffer.byteLength(JSON.stringify(event)) > this.maxEventBytes) return Promise.reject(new Error('max_payload size exceeded'));
+    this.messages.push(event);
     const seqs = this.stored.get(event.run_id) ?? [];
     this.stored.set(event.run_id, seqs);
     seqs.push(event.seq);
@@ -80,6 +85,24 @@ describe('EventOutbox', () => {
     expect(await outbox.drained(WAIT_MS)).toBe(true);
     expect(stream.stored.get('r1')).toEqual(oneTo(6));
     expect(stream.stored.get('r2')).toEqual(oneTo(3));
+  });
+
+  it('sends an event larger than a message may be cut, saying how large it was, and the events after it follow', async () => {
+    const stream = new FakeStream();
+    const { ledger, outbox } = nodeLedger(stream);
+    ledger.createRun(spec('big'));
+    const huge = 'x'.repeat(200 * 1024);
+    ledger.append('big', { type: 'tool_result', ts: Date.now(), data: { id: 'call-1', output: huge, is_error: false }, compat: { text: huge, status: 'ok', is_error: false } });
+    ledger.append('big', doneEvent(Date.now(), 'completed', 'finished', 'done'));
+    await ledger.flush();
+    expect(await outbox.drained(WAIT_MS)).toBe(true);
+    expect(stream.stored.get('big')).toEqual([1, 2]);
+    const cut = stream.messages[0] as RunEventMessage & { data: Record<string, unknown>; compat: { text: string } };
+    expect(cut.data).toMatchObject({ id: 'call-1', is_error: false, cut_bytes: expect.any(Number) as unknown });
+    expect(String(cut.data.output).length).toBeLessThan(20 * 1024);
+    expect(cut.compat.text.endsWith('… (cut)')).toBe(true);
+    // The node's own ledger keeps it whole.
+    expect((await ledger.events('big', 0, 10))[0]?.data.output).toBe(huge);
   });
 
   it('never holds the ledger up while the stream is away, and sends everything once it is back, nothing twice', async () => {

@@ -31,6 +31,8 @@ const RETRY_MAX_MS = 30_000;
 /** Where the outbox sends (the cluster's EventPublisher). */
 export interface OutboxOutlet {
   publish(event: RunEventMessage): Promise<PublishedEvent>;
+  /** The most bytes of JSON one event may take on the way (a larger one is cut to fit: eventMessage). */
+  readonly maxEventBytes: number;
   /** The sequence number of the run's last event in the stream (0: none). */
   lastPublished(runId: string): Promise<number>;
 }
@@ -176,7 +178,7 @@ export class EventOutbox {
         }
         // A page goes out whole; a close stops the loop at the next (the connection's close ends a publish in flight).
         for (const event of page) {
-          await this.options.outlet.publish(eventMessage(event));
+          await this.options.outlet.publish(eventMessage(event, this.options.outlet.maxEventBytes));
           tail.sent = event.seq;
         }
       }

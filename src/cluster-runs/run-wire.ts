@@ -57,9 +57,25 @@ const WireEventSchema = z.object({
   compat: z.object({ text: z.string(), status: z.string(), is_error: z.boolean() }),
 });
 
-/** A recorded event as the node publishes it. */
-export function eventMessage(event: RunEvent): RunEventMessage {
-  return { ...renderEvent(event, 'v2') };
+/** The longest text a cut event keeps of its `compat.text`, and of any one field of its data. */
+const CUT_TEXT_CHARS = 16 * 1024;
+
+/**
+ * A recorded event as the node publishes it. One whose JSON is more than `maxBytes` (the server's
+ * max_payload) could never be published, and the run's later events would wait behind it for
+ * ever: it goes cut, its data's long fields shortened, saying how large it was (`cut_bytes`); the
+ * node's own ledger keeps it whole.
+ */
+export function eventMessage(event: RunEvent, maxBytes = Infinity): RunEventMessage {
+  const message = renderEvent(event, 'v2');
+  const bytes = Buffer.byteLength(JSON.stringify(message));
+  if (bytes <= maxBytes || message.schema_version !== 'v2') return { ...message };
+  const short = (value: unknown): unknown => {
+    if (typeof value === 'string') return value.length > CUT_TEXT_CHARS ? `${value.slice(0, CUT_TEXT_CHARS)}… (cut)` : value;
+    return JSON.stringify(value ?? null).length > CUT_TEXT_CHARS ? '(cut)' : value;
+  };
+  const data = Object.fromEntries(Object.entries(message.data).map(([key, value]) => [key, short(value)]));
+  return { ...message, data: { ...data, cut_bytes: bytes }, compat: { ...message.compat, text: short(message.compat.text) as string } };
 }
 
 /** The event in a message from a node, or undefined when it is not one this side reads. */

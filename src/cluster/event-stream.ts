@@ -12,7 +12,7 @@ import { headers, type NatsConnection } from '@nats-io/transport-node';
 import { z } from 'zod';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { controllerControlClient } from './control.js';
+import { controllerControlClient, maxPayload } from './control.js';
 import { isNoAnswer } from './nats-errors.js';
 import { isReflected } from './reflected.js';
 import { checkName, EVENTS_DUPLICATE_WINDOW_MS, EVENTS_STREAM, eventSubject } from './topology.js';
@@ -41,6 +41,9 @@ const RunEventMessageSchema = z.looseObject({
 });
 
 export type RunEventMessage = z.infer<typeof RunEventMessageSchema>;
+
+/** What a publish's headers (the node's name, the message id) may take of a message. */
+const HEADERS_ROOM_BYTES = 4 * 1024;
 
 /**
  * A message id for one publish of an event: what JetStream deduplicates on, across the whole
@@ -83,6 +86,11 @@ export class EventPublisher {
    * another (await each): the controller's order per run is the sequence, and a later event stored
    * before an earlier one only costs it a wait. TIMEOUT after `retryForMs` of no answers.
    */
+  /** The most bytes of JSON one event may take: the server's max_payload, less room for the headers. */
+  get maxEventBytes(): number {
+    return maxPayload(this.options.nc) - HEADERS_ROOM_BYTES;
+  }
+
   async publish(event: RunEventMessage): Promise<PublishedEvent> {
     const checked = RunEventMessageSchema.parse(event);
     const subject = eventSubject(this.options.node, checked.run_id);
