@@ -17,13 +17,27 @@ export interface PolicyViolation {
   reason: string;
 }
 
-/** The controller's denial of a call `event` records the node allowed, or undefined when it allows it too (or `event` is no such decision). */
-export function recheckDecision(governor: Governor, spec: RunSpec, event: RunEvent): PolicyViolation | undefined {
+/**
+ * The controller's denial of a call `event` records the node allowed, or undefined when it allows
+ * it too (or `event` is no such decision). `folder` is where the run works on its node (its `cwd`,
+ * or for a repository run the folder inside its worktree the node admitted it in: admittedFolder).
+ */
+export function recheckDecision(governor: Governor, spec: RunSpec, event: RunEvent, folder = spec.cwd): PolicyViolation | undefined {
   if (event.type !== 'decision' || event.data.decision !== 'allow') return undefined;
   const subject = subjectOf(event.data.subject);
   if (subject === undefined) return undefined;
-  const verdict = governor.judgeByRules(spec.backend, spec.cwd, subject);
+  const verdict = governor.judgeByRules(spec.backend, folder, subject);
   return verdict.decision === 'deny' ? { rule: verdict.rule, reason: verdict.reason } : undefined;
+}
+
+/**
+ * The folder a node admitted its run in, from the run's admission decision (a repository run's
+ * worktree folder, which only the node knows), or undefined when `event` is none.
+ */
+export function admittedFolder(event: RunEvent): string | undefined {
+  if (event.type !== 'decision') return undefined;
+  const subject = event.data.subject as Record<string, unknown> | undefined;
+  return subject?.run === 'admission' && typeof subject.cwd === 'string' && subject.cwd !== '' ? subject.cwd : undefined;
 }
 
 /** A recorded decision's subject as a tool call, or undefined when it judged something else (the run's admission, its place in line). */

@@ -247,6 +247,23 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(node.stoppedForPolicy).toHaveLength(1);
   });
 
+  it("judges a repository run's calls against the folder its node admitted it in, inside its worktree there", async () => {
+    const { service, ledger, node } = await controller({ approvals: { rules: [{ decision: 'deny', tool: 'file_write', path: 'outside_workdir' }], default: 'allow' } });
+    const run = await service.submit({ backend: 'remote', prompt: 'fix it', repo: 'app' });
+    node.claims.add(run.id);
+    const onNode = '/srv/node/worktrees/app/run';
+    const allowed = (seq: number, subject: Record<string, unknown>): void => {
+      ledger.ingest({ ...decisionEvent(seq, { subject, decision: 'allow', rule: 'approvals.default', reason: 'the node allows it', by: 'policy' }), run_id: run.id, seq });
+    };
+    ledger.ingest({ ...stateEvent({ from: 'queued', to: 'running', at: 1, reason: null, message: '' }), run_id: run.id, seq: 1 });
+    allowed(2, { run: 'admission', backend: 'remote', cwd: onNode });
+    allowed(3, { tool: 'file_write', path: `${onNode}/src/fix.ts` });
+    await ledger.flush();
+    expect(node.stoppedForPolicy).toEqual([]);
+    allowed(4, { tool: 'file_write', path: '/etc/passwd' });
+    await expect.poll(() => node.stoppedForPolicy).toEqual([{ id: run.id, rule: 'approvals.rules[0]' }]);
+  });
+
   it('lists the live nodes it sends runs to', async () => {
     const { service, work } = await controller({});
     await service.submit({ backend: 'remote', prompt: 'there', cwd: work });

@@ -23,7 +23,7 @@ import type { RunLedger } from '../ledger/run-ledger.js';
 import { initialState, isEnded, repoBranchOf, RUN_STATUSES, step, type EndStatus, type RunInput, type RunLimits, type RunMode, type RunRepo, type RunSpec, type RunState, type RunStatus } from '../ledger/run-model.js';
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
-import { recheckDecision } from './policy-recheck.js';
+import { admittedFolder, recheckDecision } from './policy-recheck.js';
 import type { RemoteRuns, StopHow } from './remote-runs.js';
 import { SlotLines } from './slot-lines.js';
 
@@ -421,7 +421,10 @@ export class RemoteSubmissions {
       this.advanceLines();
     };
     let stopped = false;
+    // Where its rules' workdir is: a repository run's folder is known once its node admitted it there.
+    let folder = spec.cwd;
     const recheck = (event: RunEvent): void => {
+      if (spec.repo) folder = admittedFolder(event) ?? folder;
       // Its node was lost: nothing of it takes a slot there any more.
       if (event.type === 'state' && event.data.to === 'orphaned') {
         run.sent = false;
@@ -435,7 +438,7 @@ export class RemoteSubmissions {
         this.context.admission.request(spec.id, spec.backend, () => undefined);
       }
       if (stopped) return;
-      const violation = recheckDecision(this.context.governor, spec, event);
+      const violation = recheckDecision(this.context.governor, spec, event, folder);
       if (!violation) return;
       stopped = true;
       this.context.logger.warn("a node allowed what the controller's policy denies; the run is stopped", { run_id: spec.id, node: spec.node, seq: event.seq, rule: violation.rule, reason: violation.reason });
