@@ -253,8 +253,8 @@ export class RunNode {
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
   private async submit(runId: string, w: RunWork): Promise<boolean> {
     try {
-      // A resume of a run this node ran is the service's own resume: it closes the conversation's CLI kept open here first.
       const cwd = await this.folderOf(runId, w);
+      // A resume of a run this node ran is the service's own resume: it closes the conversation's CLI kept open here first.
       const own = w.agent_session !== undefined && w.resumes !== undefined && (await this.recorded(w.resumes));
       if (!own && w.agent_session !== undefined) await this.restoreConversation(runId, w.backend, cwd, w.agent_session);
       const resume = own ? { resume: w.resumes } : { agent_session: w.agent_session };
