@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -192,5 +192,23 @@ describe("a worker's git worktree", () => {
     writeFileSync(path.join(other.path, 'stray.txt'), 'stray\n');
     await expect(commitAll(other, 'switchboard: run run_h')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('is on elsewhere') as unknown });
     expect(git(repo, 'rev-parse', 'switchboard/runs/run_h').trim()).toBe(other.base);
+  });
+
+  it('finds a worktree reached through a link, and writes its scratch index nowhere an agent could plant a link', async () => {
+    const repo = repository('linked');
+    const real = path.join(scratch, 'real-root');
+    mkdirSync(real);
+    const link = path.join(scratch, 'link-root');
+    symlinkSync(real, link);
+    const dir = path.join(link, 'run_l');
+    const tree = await addWorktree(repo, dir, 'switchboard/runs/run_l');
+    expect(await ensureWorktree(repo, dir, 'switchboard/runs/run_l')).toMatchObject({ path: dir, gitDir: tree.gitDir });
+    // Links at every name beside the worktree: none is written through.
+    const victim = path.join(scratch, 'victim.txt');
+    writeFileSync(victim, 'mine\n');
+    for (let n = 0; n < 20; n++) symlinkSync(victim, `${dir}.switchboard-index-${process.pid}-${n}`);
+    writeFileSync(path.join(dir, 'new.txt'), 'new\n');
+    expect((await worktreeChanges(tree)).files).toEqual([{ path: 'new.txt', change: 'added' }]);
+    expect(readFileSync(victim, 'utf8')).toBe('mine\n');
   });
 });

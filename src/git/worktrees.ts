@@ -11,9 +11,10 @@
  * is read through an index of this module's own, so the agent's index is never touched.
  */
 import { execFile } from 'node:child_process';
-import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { SwitchboardError } from '../core/errors.js';
+import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
 import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
 
 export interface Worktree {
@@ -51,8 +52,6 @@ const MAX_GIT_OUTPUT = 32 * 1024 * 1024;
 const MAX_DIFF_CHARS = 20_000;
 /** The most of a diff read at all: the rest is not waited for. */
 const MAX_DIFF_READ = 1024 * 1024;
-/** Counts reads, so two at once never share a scratch index. */
-let reads = 0;
 const CHANGE_NAMES: Record<string, string> = { A: 'added', M: 'modified', D: 'deleted', R: 'renamed', C: 'copied', T: 'changed type' };
 
 /**
@@ -87,7 +86,7 @@ interface GitOptions {
  * Settings every git call runs with: no `ext::` remote (a command line as a URL), no signing
  * program, no housekeeping in the background of a commit (it would take locks other calls need).
  */
-const SAFE_SETTINGS = ['core.fsmonitor=false', `core.hooksPath=${NO_HOOKS}`, 'protocol.ext.allow=never', 'commit.gpgsign=false', 'tag.gpgsign=false', 'gc.auto=0', 'maintenance.auto=false'];
+const SAFE_SETTINGS = ['core.fsmonitor=false', `core.hooksPath=${NO_HOOKS}`, 'protocol.ext.allow=never', 'commit.gpgsign=false', 'tag.gpgsign=false', 'gc.auto=0', 'maintenance.auto=false', 'submodule.recurse=false', 'push.recurseSubmodules=no', 'fetch.recurseSubmodules=no'];
 
 function git(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
   const safe = [...SAFE_SETTINGS.flatMap((setting) => ['-c', setting]), ...args];
@@ -198,9 +197,7 @@ export function addWorktree(repository: string, dir: string, branch: string, fro
     const base = await commitOf(repository, from);
     mkdirSync(path.dirname(dir), { recursive: true });
     await git(repository, ['worktree', 'add', '--quiet', '-b', branch, dir, base]);
-    // Asked now, before any agent has written in the folder: its `.git` file is git's own yet.
-    const gitDir = (await git(dir, ['rev-parse', '--absolute-git-dir'])).trim();
-    return { path: dir, repository, branch, base, gitDir };
+    return { path: dir, repository, branch, base, gitDir: await madeGitDir(repository, dir) };
   });
 }
 
@@ -211,7 +208,8 @@ export function addWorktree(repository: string, dir: string, branch: string, fro
 async function worktreeGitDir(repository: string, dir: string): Promise<string | undefined> {
   const common = path.resolve(repository, (await git(repository, ['rev-parse', '--git-common-dir'])).trim());
   const admin = path.join(common, 'worktrees');
-  const wanted = path.join(dir, '.git');
+  // Real paths on both sides: git writes the folder's real path, and the folder may be reached through a link.
+  const wanted = realPathOr(dir);
   let names: string[];
   try {
     names = readdirSync(admin);
@@ -220,7 +218,9 @@ async function worktreeGitDir(repository: string, dir: string): Promise<string |
   }
   for (const name of names) {
     try {
-      if (path.resolve(readFileSync(path.join(admin, name, 'gitdir'), 'utf8').trim()) === wanted) return path.join(admin, name);
+      // A relative path (newer git's worktree.useRelativePaths) is relative to the worktree's git folder.
+      const checkout = path.resolve(admin, name, readFileSync(path.join(admin, name, 'gitdir'), 'utf8').trim());
+      if (realPathOr(path.dirname(checkout)) === wanted) return path.join(admin, name);
     } catch {
       // Not a worktree's folder, or one being removed.
     }
@@ -228,11 +228,30 @@ async function worktreeGitDir(repository: string, dir: string): Promise<string |
   return undefined;
 }
 
+/** The git folder of a worktree just made (never asked of its folder, where another run's agent may already write). */
+async function madeGitDir(repository: string, dir: string): Promise<string> {
+  const gitDir = await worktreeGitDir(repository, dir);
+  if (gitDir === undefined) throw new SwitchboardError('CONFLICT', `git made ${dir} but does not list it as a worktree of ${repository}`, { dir });
+  return gitDir;
+}
+
+function realPathOr(folder: string): string {
+  try {
+    return realpathSync(folder);
+  } catch {
+    return path.resolve(folder);
+  }
+}
+
 /** The branch `worktree` has checked out (`refs/heads/` left off), or undefined when it has none (a detached HEAD). */
 export async function checkedOutBranch(worktree: Worktree, signal?: AbortSignal): Promise<string | undefined> {
   const head = await git(worktree.path, ['symbolic-ref', '--quiet', 'HEAD'], { worktree, ...(signal ? { signal } : {}) }).then(
     (out) => out.trim(),
-    () => '',
+    (err: unknown) => {
+      // Stopped is not "no branch".
+      if (isSwitchboardError(err, 'SHUTTING_DOWN')) throw err;
+      return '';
+    },
   );
   return head.startsWith('refs/heads/') ? head.slice('refs/heads/'.length) : undefined;
 }
@@ -287,8 +306,7 @@ export function ensureWorktree(repository: string, dir: string, branch: string, 
     if (theirs !== undefined && (ours === undefined || behind)) await git(repository, ['branch', '--force', '--quiet', '--end-of-options', branch, theirs]);
     mkdirSync(path.dirname(dir), { recursive: true });
     await git(repository, ['worktree', 'add', '--quiet', dir, branch]);
-    const gitDir = (await git(dir, ['rev-parse', '--absolute-git-dir'])).trim();
-    return { path: dir, repository, branch, base: (await git(dir, ['rev-parse', 'HEAD'])).trim(), gitDir };
+    return { path: dir, repository, branch, base: (await git(repository, ['rev-parse', '--verify', `${local}^{commit}`])).trim(), gitDir: await madeGitDir(repository, dir) };
   });
 }
 
@@ -341,16 +359,19 @@ export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ rem
 
 /** What changed in `worktree` since its base: commits and the working tree alike, new files included. */
 export async function worktreeChanges(worktree: Worktree, signal?: AbortSignal): Promise<WorktreeChanges> {
-  // A scratch index beside the worktree (never the worker's own): the working tree as it is. It
-  // starts as a copy of the worker's index, whose file times spare git hashing unchanged files.
-  const index = `${worktree.path}.switchboard-index-${process.pid}-${++reads}`;
+  // A scratch index (never the worker's own): the working tree as it is. It starts as a copy of the
+  // worker's index, whose file times spare git hashing unchanged files. In a private folder of its
+  // own: beside the worktree, where agents write, a link planted at its name would have the copy
+  // written over a file of the person's.
+  const scratch = mkdtempSync(path.join(tmpdir(), 'sb-index-'));
+  const index = path.join(scratch, 'index');
   const env = { ...process.env, GIT_INDEX_FILE: index };
   const options: GitOptions = { worktree, env, ...(signal ? { signal } : {}) };
   try {
     // The worker's own index, in the worktree's git folder (never where its `.git` file points).
     const own = path.join(worktree.gitDir, 'index');
     try {
-      copyFileSync(own, index);
+      copyFileSync(own, index, constants.COPYFILE_EXCL);
     } catch {
       await git(worktree.path, ['read-tree', 'HEAD'], options);
     }
@@ -366,7 +387,7 @@ export async function worktreeChanges(worktree: Worktree, signal?: AbortSignal):
       diff: diff.length > MAX_DIFF_CHARS ? `${diff.slice(0, MAX_DIFF_CHARS)}\n… (cut here: git diff ${worktree.base.slice(0, 12)} in ${worktree.path} has the rest)\n` : diff,
     };
   } finally {
-    rmSync(index, { force: true });
+    rmSync(scratch, { recursive: true, force: true });
   }
 }
 
