@@ -105,10 +105,17 @@ describe("a node's repositories", () => {
     expect(events[0]?.data.files_more).toBe(100);
     expect(String(events[1]?.data.text)).toContain('was not pushed: the run did not complete');
     expect(git(origin, 'branch', '--list').trim()).toBe('');
-    // The branch is free again once the run reported: its follow-up goes on there, and completes: pushed.
+    // The branch is held until the run's report is made, then free: its follow-up goes on there, and completes: pushed.
     const next = await workspaces.prepare('run_11', branch, '.');
+    const reporting = report(workspaces, 'run_11');
+    await expect(workspaces.prepare('run_12', branch, '.')).rejects.toMatchObject({ code: 'CONFLICT', details: { run_id: 'run_11' } });
+    await reporting;
+    await workspaces.prepare('run_12', branch, '.');
+    workspaces.forget('run_12');
+    const last = await workspaces.prepare('run_13', branch, '.');
+    expect(last).toBe(next);
     writeFileSync(path.join(next, 'last.txt'), 'last\n');
-    expect((await report(workspaces, 'run_11')).map((e) => [e.type, e.data.text])).toEqual([['patch', undefined], ['notice', 'pushed switchboard/runs/run_10 to origin']]);
+    expect((await report(workspaces, 'run_13')).map((e) => [e.type, e.data.text])).toEqual([['patch', undefined], ['notice', 'pushed switchboard/runs/run_10 to origin']]);
     expect(git(origin, 'show', 'switchboard/runs/run_10:last.txt')).toBe('last\n');
   });
 

@@ -145,22 +145,32 @@ export class NodeWorkspaces {
    * stat line and diff since it started, once committed on its branch; and, asked to push, the
    * branch pushed when the agent completed and nothing stopped the run meanwhile, or a notice
    * saying why not. A worktree the agent left on another branch is neither committed nor pushed.
-   * `stopped` ends the git at work. Nothing for a run with no worktree here.
+   * `stopped` ends a push under way; what is read and committed here is done whatever stops the
+   * run (it is quick, and a next run on the branch must not take this one's work for its own).
+   * The branch is held until the report is made. Nothing for a run with no worktree here.
    */
   async report(spec: RunSpec, outcome: RunInput, stopped: AbortSignal): Promise<NewRunEvent[]> {
     const workspace = this.going.get(spec.id);
     if (!workspace) return [];
-    this.forget(spec.id);
+    this.going.delete(spec.id);
+    try {
+      return await this.reportOf(spec, workspace, outcome, stopped);
+    } finally {
+      this.forget(spec.id);
+    }
+  }
+
+  private async reportOf(spec: RunSpec, workspace: Workspace, outcome: RunInput, stopped: AbortSignal): Promise<NewRunEvent[]> {
     const { worktree, repo } = workspace;
     const events: NewRunEvent[] = [];
     let changes: WorktreeChanges;
     let commit: string | undefined;
     try {
-      const head = await checkedOutBranch(worktree, stopped);
+      const head = await checkedOutBranch(worktree);
       if (head !== repo.branch) return [noticeEvent(Date.now(), `the agent left the worktree on ${head ?? 'no branch'}, not on ${repo.branch}: nothing of it was committed${repo.push ? ' or pushed' : ''}`)];
-      changes = await worktreeChanges(worktree, stopped);
+      changes = await worktreeChanges(worktree);
       // Only the run's id: the prompt stays out of a history that may be pushed.
-      commit = await commitAll(worktree, `switchboard: run ${spec.id}`, stopped);
+      commit = await commitAll(worktree, `switchboard: run ${spec.id}`);
     } catch (err) {
       this.logger.warn("a run's changes could not be read or committed", { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
       return [noticeEvent(Date.now(), `could not read or commit what the run changed in ${repo.branch}: ${errorMessage(err)}`)];
