@@ -175,10 +175,11 @@ export class LiveRun {
    * said, then the end. Its limits no longer run meanwhile; a stop meanwhile (end()) aborts it and
    * decides the end, an interrupt changes nothing (the turn is over).
    */
-  private wrapUp(input: RunInput): void {
+  private wrapUp(agentEnded: RunInput): void {
     const beforeEnd = this.ctx.beforeEnd;
-    // What streamed last is recorded before anything else, while the run still takes it.
+    // What streamed last is recorded before anything else, while the run still takes it (it may pass the run's output limit, which then decides the end).
     this.tokens.close();
+    const input = this.ending ?? agentEnded;
     if (!beforeEnd) return this.finish(input);
     this.clearTimers();
     const wrapping = new AbortController();
@@ -202,9 +203,9 @@ export class LiveRun {
    * A second request while it ends changes nothing (the first reason stands).
    */
   end(input: Ending, how: 'cancel' | 'interrupt' = this.ctx.stopBy ?? 'cancel'): Promise<void> {
-    if (this.wrappingUp && this.ending === undefined && how === 'cancel') {
-      // Its agent is done; what comes before its end is being made: the stop decides the end, and the rest is given up.
-      this.ending = input;
+    if (this.wrappingUp && how === 'cancel') {
+      // Its agent is done; what comes before its end is being made: the first stop decides the end, and the rest is given up.
+      this.ending ??= input;
       this.wrappingUp.abort();
       return this.ended;
     }

@@ -97,6 +97,20 @@ describe('the run service', () => {
     expect(await service.get(held.id)).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
   });
 
+  it('tells the wrap-up the end that stands: the last pieces recorded past the output limit fail the run', async () => {
+    const asked: string[] = [];
+    const { service, work } = await setup({}, {
+      beforeEnd: (_spec, outcome) => {
+        asked.push(outcome.type === 'fail' ? outcome.reason : outcome.type);
+        return Promise.resolve([]);
+      },
+    });
+    const run = await service.submit({ backend: 'fake', prompt: 'pieces 3 only', cwd: work, limits: { max_output_bytes: 120 } });
+    await follow(service, run.id);
+    expect(await service.get(run.id)).toMatchObject({ status: 'failed', reason: 'output_limit' });
+    expect(asked).toEqual(['output_limit']);
+  });
+
   it('ends a run whose wrap-up throws at once, as its agent ended', async () => {
     const { service, work } = await setup({}, {
       beforeEnd: () => {
