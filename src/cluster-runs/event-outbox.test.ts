@@ -103,6 +103,14 @@ describe('EventOutbox', () => {
     expect(cut.compat.text.endsWith('… (cut)')).toBe(true);
     // The node's own ledger keeps it whole.
     expect((await ledger.events('big', 0, 10))[0]?.data.output).toBe(huge);
+    // Too large even cut (many long fields): it goes as no more than its kind and place.
+    ledger.createRun(spec('wide'));
+    const wide = Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, 'y'.repeat(9_000)]));
+    ledger.append('wide', { type: 'notice', ts: Date.now(), data: wide, compat: { text: 'wide', status: 'notice', is_error: false } });
+    await ledger.flush();
+    expect(await outbox.drained(WAIT_MS)).toBe(true);
+    expect(stream.messages.at(-1)).toMatchObject({ run_id: 'wide', seq: 1, type: 'notice', data: { cut_bytes: expect.any(Number) as unknown }, compat: { text: '(cut)' } });
+    expect(Object.keys((stream.messages.at(-1) as unknown as { data: object }).data)).toEqual(['cut_bytes']);
   });
 
   it('never holds the ledger up while the stream is away, and sends everything once it is back, nothing twice', async () => {

@@ -58,13 +58,14 @@ const WireEventSchema = z.object({
 });
 
 /** The longest text a cut event keeps of its `compat.text`, and of any one field of its data. */
-const CUT_TEXT_CHARS = 16 * 1024;
+const CUT_TEXT_CHARS = 8 * 1024;
 
 /**
  * A recorded event as the node publishes it. One whose JSON is more than `maxBytes` (the server's
  * max_payload) could never be published, and the run's later events would wait behind it for
- * ever: it goes cut, its data's long fields shortened, saying how large it was (`cut_bytes`); the
- * node's own ledger keeps it whole.
+ * ever: it goes cut, its data's long fields shortened, saying how large it was (`cut_bytes`), or,
+ * still too large, as no more than its kind and place; the node's own ledger keeps it whole. The
+ * controller judges no cut decision again: it stops the run (policy-recheck.ts).
  */
 export function eventMessage(event: RunEvent, maxBytes = Infinity): RunEventMessage {
   const message = renderEvent(event, 'v2');
@@ -75,7 +76,9 @@ export function eventMessage(event: RunEvent, maxBytes = Infinity): RunEventMess
     return JSON.stringify(value ?? null).length > CUT_TEXT_CHARS ? '(cut)' : value;
   };
   const data = Object.fromEntries(Object.entries(message.data).map(([key, value]) => [key, short(value)]));
-  return { ...message, data: { ...data, cut_bytes: bytes }, compat: { ...message.compat, text: short(message.compat.text) as string } };
+  const cut = { ...message, data: { ...data, cut_bytes: bytes }, compat: { ...message.compat, text: short(message.compat.text) as string } };
+  if (Buffer.byteLength(JSON.stringify(cut)) <= maxBytes) return cut;
+  return { ...message, data: { cut_bytes: bytes }, compat: { ...message.compat, text: '(cut)' } };
 }
 
 /** The event in a message from a node, or undefined when it is not one this side reads. */

@@ -24,6 +24,8 @@ export interface PolicyViolation {
  */
 export function recheckDecision(governor: Governor, spec: RunSpec, event: RunEvent, folder = spec.cwd): PolicyViolation | undefined {
   if (event.type !== 'decision' || event.data.decision !== 'allow') return undefined;
+  // Too large to cross whole (cluster-runs/run-wire.ts): what the node allowed cannot be judged again, so it stands for nothing.
+  if (event.data.cut_bytes !== undefined) return { rule: 'cluster.cut_decision', reason: `a call the node allowed was too large to send whole (${typeof event.data.cut_bytes === 'number' ? event.data.cut_bytes : '?'} bytes), so the controller cannot judge it again` };
   const subject = subjectOf(event.data.subject);
   if (subject === undefined) return undefined;
   const verdict = governor.judgeByRules(spec.backend, folder, subject);

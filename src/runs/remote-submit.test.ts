@@ -264,6 +264,15 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await expect.poll(() => node.stoppedForPolicy).toEqual([{ id: run.id, rule: 'approvals.rules[0]' }]);
   });
 
+  it('stops a run whose node allowed a call too large to send whole: the controller cannot judge it again', async () => {
+    const { service, ledger, node, work } = await controller({});
+    const run = await service.submit({ backend: 'remote', prompt: 'p', cwd: work });
+    node.claims.add(run.id);
+    ledger.ingest({ ...stateEvent({ from: 'queued', to: 'running', at: 1, reason: null, message: '' }), run_id: run.id, seq: 1 });
+    ledger.ingest({ type: 'decision', ts: 2, run_id: run.id, seq: 2, data: { subject: '(cut)', decision: 'allow', rule: 'approvals.default', reason: 'the node allows it', by: 'policy', cut_bytes: 2_000_000 }, compat: { text: '(cut)', status: 'allow', is_error: false } });
+    await expect.poll(() => node.stoppedForPolicy).toEqual([{ id: run.id, rule: 'cluster.cut_decision' }]);
+  });
+
   it('lists the live nodes it sends runs to', async () => {
     const { service, work } = await controller({});
     await service.submit({ backend: 'remote', prompt: 'there', cwd: work });

@@ -421,10 +421,24 @@ export class RemoteSubmissions {
       this.advanceLines();
     };
     let stopped = false;
-    // Where its rules' workdir is: a repository run's folder is known once its node admitted it there.
+    // Where its rules' workdir is: a repository run's folder is known once its node admitted it
+    // there (its first admission; read back from the ledger for a run taken up after a restart).
     let folder = spec.cwd;
+    let admitted = false;
+    const admit = (event: RunEvent): void => {
+      const found = spec.repo && !admitted ? admittedFolder(event) : undefined;
+      if (found === undefined) return;
+      folder = found;
+      admitted = true;
+    };
+    if (spec.repo && lastSeq > 0) {
+      this.context.ledger
+        .events(spec.id, 0, ADMISSION_LOOKS)
+        .then((events) => events.forEach(admit))
+        .catch((err: unknown) => this.context.logger.warn("a repository run's folder on its node could not be read back; its calls are judged against its recorded folder", { run_id: spec.id, error: errorMessage(err) }));
+    }
     const recheck = (event: RunEvent): void => {
-      if (spec.repo) folder = admittedFolder(event) ?? folder;
+      admit(event);
       // Its node was lost: nothing of it takes a slot there any more.
       if (event.type === 'state' && event.data.to === 'orphaned') {
         run.sent = false;
@@ -489,6 +503,9 @@ export class RemoteSubmissions {
     this.context.ledger.append(spec.id, doneEvent(at, next.state.status as EndStatus, next.transition.reason ?? '', next.transition.message));
   }
 }
+
+/** How many of a run's first events are read back for its admission after a restart (it is among the first few). */
+const ADMISSION_LOOKS = 20;
 
 /** What a node must have to take a run. */
 interface Needs {
