@@ -22,8 +22,10 @@ export class ExportRoom {
   /** The room of folder `dir` under `budget`, for one export: `end()` it once the export is over, however it went. */
   static enter(dir: string, budget: number): ExportRoom {
     const room = rooms.get(dir) ?? new ExportRoom(dir, budget);
+    // Measured before it counts as going: a folder that cannot be read fails this export only.
+    if (room.going === 0) room.left = room.budget - folderBytes(room.dir);
+    room.going++;
     rooms.set(dir, room);
-    if (room.going++ === 0) room.left = room.budget - folderBytes(room.dir);
     return room;
   }
 

@@ -56,7 +56,8 @@ describe('log_export', () => {
     expect(used).toBeLessThanOrEqual(EXPORTS_MAX);
     const written = results.filter((r) => r.status === 'fulfilled').length;
     expect(written).toBeGreaterThan(0);
-    expect(results.filter((r) => r.status === 'rejected').map((r) => (r as PromiseRejectedResult).reason as { code?: string }).every((e) => e.code === 'LIMIT_EXCEEDED')).toBe(true);
+    const refusals = results.flatMap((r) => (r.status === 'rejected' ? [r.reason as { code?: string }] : []));
+    expect(refusals.every((e) => e.code === 'LIMIT_EXCEEDED')).toBe(true);
     expect(written).toBeLessThan(8);
     expect(readdirSync(dir)).toHaveLength(written);
     await client.remove(pane_id);
