@@ -27,7 +27,7 @@ export type RunEventType = (typeof RUN_EVENT_TYPES)[number];
 
 /**
  * A repository a cluster node has at hand, by the name it registers it under (`switchboard node
- * --repo NAME=PATH`), and a git ref a run starts its branch from (a branch, a tag, a commit):
+ * --repo NAME=PATH|URL`), and a git ref a run starts its branch from (a branch, a tag, a commit):
  * what a run may name (issue 26 item 5). A ref never starts with `-`, so git never takes it for an option.
  */
 export const REPO_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;

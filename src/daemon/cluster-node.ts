@@ -84,6 +84,8 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   ensurePrivateDir(home);
   const file = path.join(home, POLICY_FILE);
   const policy = existsSync(file) ? loadGovernancePolicy({ file }) : parseGovernancePolicy({}, { origin: 'default' });
+  // Checked before anything starts (a path that is no repository is the person's to fix), and a URL cloned.
+  const workspaces = await NodeWorkspaces.open(options.repos ?? new Map(), { worktrees: path.join(home, WORKTREES_FOLDER), clones: path.join(home, CLONES_FOLDER) }, logger);
   // The node's panes (its terminal runs'), and the agent in each: an approval the node's policy
   // leaves to a person waits for one (answer_approval on the controller, or keys typed into the pane).
   // Its programs call no daemon back: a token this process was started with (inside a pane of a
@@ -96,8 +98,6 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
   // disk here: the controller reads what memory holds, and no export reaches a node's disk yet.
   const logs = new LogService(panes, catalog, { agentPanes, memory: new MemoryBudget(OUTPUT_MEMORY_BUDGET.totalBytes, OUTPUT_MEMORY_BUDGET), logger });
 
-  // Checked before anything starts: a path that is no repository is the person's to fix.
-  const workspaces = await NodeWorkspaces.open(options.repos ?? new Map(), { worktrees: path.join(home, WORKTREES_FOLDER), clones: path.join(home, CLONES_FOLDER) }, logger);
   const connection: ClusterConnection = await connectCluster(options.nats, { name: `switchboard-node-${options.name}`, logger, inboxPrefix: nodeInboxPrefix(options.name) });
   let ledger: RunLedger | undefined;
   let service: RunService | undefined;
