@@ -30,9 +30,21 @@ export interface RunRecord {
   bytes: number;
 }
 
-/** One write: new runs first, then events (any runs, each run's in sequence order). */
+/**
+ * A run sent to another node than the one it was recorded for, before any node had it: a run that
+ * waited on the controller for a slot goes to the node that had one first. The spec stays as it
+ * was written (runs are append-only); the record reads `spec.node` as the last move says.
+ */
+export interface RunMove {
+  run_id: string;
+  node: string;
+}
+
+/** One write: new runs first, then their moves, then events (any runs, each run's in sequence order). */
 export interface LedgerBatch {
   runs: readonly RunSpec[];
+  /** In the order they were made: the last one of a run stands. */
+  moves?: readonly RunMove[];
   events: readonly RunEvent[];
 }
 

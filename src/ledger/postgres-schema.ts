@@ -16,9 +16,10 @@
  */
 import type { PoolClient } from 'pg';
 import { SwitchboardError } from '../core/errors.js';
+import { MOVED_TO_NODE } from './store-records.js';
 
 /** The ledger's schema version, in `meta`: a newer database is refused rather than misread (as SQLite's file is). */
-export const POSTGRES_SCHEMA_VERSION = 3;
+export const POSTGRES_SCHEMA_VERSION = 4;
 
 /**
  * The advisory lock every migration is done under: one number for "the Switchboard ledger's
@@ -54,6 +55,8 @@ CREATE INDEX team_runs_by_created ON team_runs (created_at);
 CREATE TABLE team_events (run_id TEXT NOT NULL, seq BIGINT NOT NULL, ts BIGINT NOT NULL, kind TEXT NOT NULL, record TEXT NOT NULL, PRIMARY KEY (run_id, seq));
 CREATE TRIGGER team_events_append_only BEFORE UPDATE ON team_events FOR EACH ROW EXECUTE FUNCTION switchboard_refuse_update('a team run''s record is append-only');
 `,
+  // Where a run that waited for a slot went, when not to the node it was recorded for (RunMove).
+  4: MOVED_TO_NODE,
 };
 
 /** What migrating did: the version found, and the versions applied (none when another process had done it). */

@@ -38,7 +38,7 @@ function parseBigint(value: string): number {
   return Number(value);
 }
 
-const STATUS_COLUMNS = 's.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes';
+const STATUS_COLUMNS = 's.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes, s.node';
 /** A run's events after a number ($1 the run, $2 the number), before their order and limit. */
 const SELECT_EVENTS = 'SELECT run_id, seq, ts, type, body FROM events WHERE run_id = $1 AND seq > $2';
 
@@ -256,7 +256,7 @@ export class PostgresLedgerStore implements LedgerStore {
   }
 }
 
-/** One batch: new runs, then the events not yet recorded, then each run's status moved by those. */
+/** One batch: new runs, their moves, then the events not yet recorded, then each run's status moved by those. */
 async function writeBatch(client: pg.PoolClient, batch: LedgerBatch): Promise<void> {
   for (const spec of batch.runs) {
     const { listedSpec, promptHead, promptBytes } = listedParts(spec);
@@ -266,6 +266,7 @@ async function writeBatch(client: pg.PoolClient, batch: LedgerBatch): Promise<vo
     );
     if (inserted.rowCount === 1) await client.query("INSERT INTO run_status (run_id, status) VALUES ($1, 'queued') ON CONFLICT (run_id) DO NOTHING", [spec.id]);
   }
+  for (const move of batch.moves ?? []) await client.query('UPDATE run_status SET node = $2 WHERE run_id = $1', [move.run_id, move.node]);
   if (batch.events.length === 0) return;
   const bodies = new Map<RunEvent, string>(batch.events.map((ev) => [ev, eventBody(ev)]));
   // The whole batch in one statement (columns as arrays); RETURNING says which events were new.

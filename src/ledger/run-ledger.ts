@@ -18,7 +18,7 @@ import { silentLogger, type Logger } from '../core/logger.js';
 import { ensurePrivateDir, switchboardHome } from '../platform/index.js';
 import type { RunSpec } from './run-model.js';
 import type { NewRunEvent, RunEvent } from './run-events.js';
-import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunPage, RunQuery, RunRecord } from './ledger-store.js';
+import type { LedgerBatch, LedgerStore, PruneResult, RetentionRule, RunPage, RunMove, RunQuery, RunRecord } from './ledger-store.js';
 import type { TeamRows } from './team-rows.js';
 import type { AskRows } from './ask-rows.js';
 import { SqliteLedgerStore } from './sqlite-store.js';
@@ -64,6 +64,7 @@ export class RunLedger {
   private readonly live = new Map<string, RunTail>();
   private pendingRuns: RunSpec[] = [];
   private pendingEvents: RunEvent[] = [];
+  private pendingMoves: RunMove[] = [];
   /** Cancels the write scheduled for the end of this turn (or, while failing, for RETRY_MS from now). */
   private scheduled: (() => void) | undefined;
   private writing: Promise<void> = Promise.resolve();
@@ -107,6 +108,17 @@ export class RunLedger {
     if (this.live.has(spec.id)) throw new SwitchboardError('INVALID_PARAMS', `run ${spec.id} is already in the ledger`, { run_id: spec.id });
     this.live.set(spec.id, { nextSeq: 1, emitter: new Emitter() });
     this.pendingRuns.push(spec);
+    this.schedule();
+  }
+
+  /**
+   * Records that run `runId`, not yet on any node, goes to `node` instead of the one it was
+   * recorded for (RunMove): its record says so once written, and so does every read after this call.
+   */
+  moveRun(runId: string, node: string): void {
+    this.assertOpen();
+    if (!this.live.has(runId)) throw notLive(runId);
+    this.pendingMoves.push({ run_id: runId, node });
     this.schedule();
   }
 
@@ -180,7 +192,7 @@ export class RunLedger {
    */
   flush(): Promise<void> {
     this.unschedule();
-    if (this.pendingRuns.length === 0 && this.pendingEvents.length === 0) return this.writing;
+    if (this.pendingRuns.length === 0 && this.pendingMoves.length === 0 && this.pendingEvents.length === 0) return this.writing;
     // Writes go out one after another, in order, whatever the store's own timing; each takes what
     // is queued when its turn comes, so one queued behind a failed write takes that write's batch too.
     const result = this.writing.then(() => this.writeQueued());
@@ -291,14 +303,16 @@ export class RunLedger {
   }
 
   private async writeQueued(): Promise<void> {
-    if (this.pendingRuns.length === 0 && this.pendingEvents.length === 0) return;
-    const batch: LedgerBatch = { runs: this.pendingRuns, events: this.pendingEvents };
+    if (this.pendingRuns.length === 0 && this.pendingMoves.length === 0 && this.pendingEvents.length === 0) return;
+    const batch = { runs: this.pendingRuns, moves: this.pendingMoves, events: this.pendingEvents } satisfies LedgerBatch;
     this.pendingRuns = [];
+    this.pendingMoves = [];
     this.pendingEvents = [];
     try {
       await this.store.write(batch);
     } catch (err) {
       this.pendingRuns = [...batch.runs, ...this.pendingRuns];
+      this.pendingMoves = [...batch.moves, ...this.pendingMoves];
       this.pendingEvents = [...batch.events, ...this.pendingEvents];
       const dropped = this.dropPastBound();
       if (!this.failing) this.logger.error('the run ledger could not write (kept and written again; said once until a write works)', { events: batch.events.length, runs: batch.runs.length, error: errorMessage(err) });

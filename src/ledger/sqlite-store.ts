@@ -16,12 +16,12 @@ import { SwitchboardError, errorMessage } from '../core/errors.js';
 import { isWindows } from '../platform/index.js';
 import type { RunEvent } from './run-events.js';
 import { PROMPT_PREVIEW_BYTES, type LedgerBatch, type LedgerStore, type PruneResult, type RetentionRule, type RunPage, type RunQuery, type RunRecord } from './ledger-store.js';
-import { DEFAULT_LIST_LIMIT, doomedRuns, eventBody, eventPage, listedPage, MAX_LIST_LIMIT, statusDeltas, toEvent, toRecord, type EndedRun, type EventRow, type ListedRow, type StatusRow } from './store-records.js';
+import { DEFAULT_LIST_LIMIT, doomedRuns, eventBody, eventPage, listedPage, MAX_LIST_LIMIT, MOVED_TO_NODE, statusDeltas, toEvent, toRecord, type EndedRun, type EventRow, type ListedRow, type StatusRow } from './store-records.js';
 import { SqliteAskRows } from './ask-rows.js';
 import { SqliteTeamRows, TEAM_TABLES } from './team-rows.js';
 
 /** The ledger's schema version, in `meta`: a newer file is refused rather than misread. */
-const SCHEMA_VERSION = 3;
+const SCHEMA_VERSION = 4;
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -47,10 +47,12 @@ CREATE INDEX asks_by_status ON asks (status);
 `,
   // Team runs (seed 003): a row per run with its sealed board, and each run's sealed record.
   3: TEAM_TABLES,
+  // Where a run that waited for a slot went, when not to the node it was recorded for (RunMove).
+  4: MOVED_TO_NODE,
 };
 
-/** A status row as written: by run id, its spec aside, with no status when it does not change. */
-type StatusParams = Omit<StatusRow, 'spec' | 'status'> & { run_id: string; status: string | null };
+/** A status row as written: by run id, its spec and node aside, with no status when it does not change. */
+type StatusParams = Omit<StatusRow, 'spec' | 'status' | 'node'> & { run_id: string; status: string | null };
 
 export interface SqliteStoreOptions {
   /** Don't create the file: fail when it is missing (read-only tools). */
@@ -67,6 +69,7 @@ export class SqliteLedgerStore implements LedgerStore {
   private readonly insertStatus: Database.Statement<[string]>;
   private readonly insertEvent: Database.Statement<[string, number, number, string, string]>;
   private readonly updateStatus: Database.Statement<[StatusParams]>;
+  private readonly moveRun: Database.Statement<[string, string]>;
   private readonly selectEvents: Database.Statement<[string, number, number], EventRow>;
   private readonly selectRun: Database.Statement<[string], StatusRow>;
   private readonly writeTx: (batch: LedgerBatch) => void;
@@ -106,6 +109,7 @@ export class SqliteLedgerStore implements LedgerStore {
          started_at = coalesce(started_at, @started_at), ended_at = coalesce(@ended_at, ended_at),
          last_seq = max(last_seq, @last_seq), events = events + @events, bytes = bytes + @bytes WHERE run_id = @run_id`,
     );
+    this.moveRun = this.db.prepare('UPDATE run_status SET node = ? WHERE run_id = ?');
     this.selectEvents = this.db.prepare('SELECT run_id, seq, ts, type, body FROM events WHERE run_id = ? AND seq > ? ORDER BY seq LIMIT ?');
     this.selectRun = this.db.prepare('SELECT r.spec AS spec, s.* FROM runs r JOIN run_status s ON s.run_id = r.id WHERE r.id = ?');
     this.writeTx = this.db.transaction((batch: LedgerBatch) => this.writeNow(batch));
@@ -153,7 +157,7 @@ export class SqliteLedgerStore implements LedgerStore {
     // The prompt is cut in the query: a list never reads a whole prompt out of the database.
     // substr over the prompt's bytes (a BLOB) may end inside a character; toListedRecord drops that tail.
     const sql = `SELECT json_remove(r.spec, '$.prompt') AS spec, substr(CAST(json_extract(r.spec, '$.prompt') AS BLOB), 1, ${PROMPT_PREVIEW_BYTES}) AS prompt_head,
-        octet_length(json_extract(r.spec, '$.prompt')) AS prompt_bytes, s.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes
+        octet_length(json_extract(r.spec, '$.prompt')) AS prompt_bytes, s.status, s.reason, s.message, s.started_at, s.ended_at, s.last_seq, s.events, s.bytes, s.node
       FROM runs r JOIN run_status s ON s.run_id = r.id ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY r.created_at DESC, r.id DESC LIMIT ${limit + 1}`;
     return Promise.resolve(listedPage(this.db.prepare<(string | number)[], ListedRow>(sql).iterate(...params), limit, maxBytes));
   }
@@ -252,6 +256,7 @@ export class SqliteLedgerStore implements LedgerStore {
     for (const spec of batch.runs) {
       if (this.insertRun.run(spec.id, spec.created_at, spec.backend, spec.parent, JSON.stringify(spec)).changes > 0) this.insertStatus.run(spec.id);
     }
+    for (const move of batch.moves ?? []) this.moveRun.run(move.node, move.run_id);
     const recorded: RunEvent[] = [];
     const bodies = new Map<RunEvent, string>();
     for (const ev of batch.events) {

@@ -17,6 +17,9 @@ const LISTED_RUN_OVERHEAD_BYTES = 300;
 /** What an event's JSON has besides its body (its run, number, time and type), about. */
 export const EVENT_OVERHEAD_BYTES = 100;
 
+/** The schema change both stores make for RunMove: a run's node, beside its status (null: its spec's). */
+export const MOVED_TO_NODE = 'ALTER TABLE run_status ADD COLUMN node TEXT;';
+
 /** A run's status row joined with its spec. */
 export interface StatusRow {
   spec: string;
@@ -28,6 +31,8 @@ export interface StatusRow {
   last_seq: number;
   events: number;
   bytes: number;
+  /** The node it was last moved to (RunMove), or null: its spec's. */
+  node: string | null;
 }
 
 /** A run as a list reads it: the spec without its prompt, the prompt's first bytes and its size. */
@@ -170,6 +175,7 @@ function toListedRecord(row: ListedRow): RunRecord {
 export function toRecord(row: StatusRow, promptPreview?: string): RunRecord {
   const spec = JSON.parse(row.spec) as RunSpec;
   if (promptPreview !== undefined) spec.prompt = promptPreview;
+  if (row.node !== null && row.node !== undefined) spec.node = row.node;
   const promptBytes = Buffer.byteLength(spec.prompt);
   return {
     spec,

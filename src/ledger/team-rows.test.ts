@@ -32,7 +32,7 @@ describe("the ledger's team runs in SQLite", () => {
     const first = open(at);
     await first.asks.put({ id: 'a1', status: 'done', created_at: 1, ended_at: 2, target_pane: 'p1', asker_pane: null, asker_name: null, delivery: 'none', record: '{}' });
     const db = new Database(at);
-    db.exec("DROP TABLE team_runs; DROP TABLE team_events; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    db.exec("DROP TABLE team_runs; DROP TABLE team_events; ALTER TABLE run_status DROP COLUMN node; UPDATE meta SET value = '2' WHERE key = 'schema_version'");
     db.close();
     const store = open(at);
     expect((await store.asks.get('a1'))?.status).toBe('done');

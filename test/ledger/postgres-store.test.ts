@@ -108,7 +108,7 @@ describe('the run ledger in PostgreSQL', () => {
     const url = await server.createDatabase();
     const [a, b] = await Promise.all([store(url), store(url)]);
     const applied = [a.migration.applied, b.migration.applied].sort((x, y) => y.length - x.length);
-    expect(applied).toEqual([[1, 2, 3], []]);
+    expect(applied).toEqual([[1, 2, 3, 4], []]);
     const client = await sql(url);
     expect((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows).toEqual([{ value: String(POSTGRES_SCHEMA_VERSION) }]);
     // A third finds nothing to do.
@@ -119,9 +119,9 @@ describe('the run ledger in PostgreSQL', () => {
     const url = await server.createDatabase();
     await (await store(url)).close();
     const client = await sql(url);
-    await client.query("UPDATE meta SET value = '4' WHERE key = 'schema_version'");
-    await expect(openAt(url)).rejects.toThrow(/written by a newer Switchboard \(schema 4; this one reads 3\)/);
-    expect((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0]).toEqual({ value: '4' });
+    await client.query("UPDATE meta SET value = '5' WHERE key = 'schema_version'");
+    await expect(openAt(url)).rejects.toThrow(/written by a newer Switchboard \(schema 5; this one reads 4\)/);
+    expect((await client.query("SELECT value FROM meta WHERE key = 'schema_version'")).rows[0]).toEqual({ value: '5' });
   });
 
   it('is append-only: the database refuses to change a recorded event, run or team record', async () => {

@@ -9,7 +9,7 @@ import { PassThrough } from 'node:stream';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { AskRow } from '../../src/ledger/ask-rows.js';
-import type { LedgerStore } from '../../src/ledger/ledger-store.js';
+import type { LedgerStore, RunRecord } from '../../src/ledger/ledger-store.js';
 import { RunLedger } from '../../src/ledger/run-ledger.js';
 import { doneEvent, inputEvent, outputEvent, stateEvent, type NewRunEvent, type RunEvent } from '../../src/ledger/run-events.js';
 import { initialState, step, type RunSpec, type RunState } from '../../src/ledger/run-model.js';
@@ -247,6 +247,32 @@ export function describeLedgerStore(name: string, newPlace: NewPlace): void {
       second.resumeRun(inflight.id, 1);
       expect(second.append(inflight.id, token(6, 'y'))?.seq).toBe(2);
       expect((await second.run(done.id))?.status).toBe('completed');
+    });
+
+    it("reads a moved run's node from its last move, in every read, across a reopen and in an export; the spec as written stays", async () => {
+      const place = await newPlace();
+      const first = await open(place);
+      const moved = spec({ node: 'n1' });
+      const still = spec({ node: 'n1' });
+      first.createRun(moved);
+      first.createRun(still);
+      // Moved twice in one batch and once in the next: the last stands.
+      first.moveRun(moved.id, 'n2');
+      first.moveRun(moved.id, 'n3');
+      expect((await first.run(moved.id))?.spec.node).toBe('n3');
+      first.moveRun(moved.id, 'n2');
+      expect(() => first.moveRun('run-unknown', 'n2')).toThrow(/not live/);
+      await first.close();
+      const second = await open(place);
+      const nodes = (records: readonly RunRecord[]): Record<string, string | undefined> => Object.fromEntries(records.map((r) => [r.spec.id, r.spec.node]));
+      expect(nodes(await second.unfinished())).toEqual({ [moved.id]: 'n2', [still.id]: 'n1' });
+      expect(nodes((await second.runs()).runs)).toEqual({ [moved.id]: 'n2', [still.id]: 'n1' });
+      expect((await second.run(moved.id))?.spec).toEqual({ ...moved, node: 'n2' });
+      const out = new PassThrough();
+      const chunks: string[] = [];
+      out.on('data', (c: Buffer) => chunks.push(c.toString()));
+      await second.exportJsonl(out, [moved.id]);
+      expect(JSON.parse(chunks.join('').trim())).toMatchObject({ kind: 'run', spec: { id: moved.id, node: 'n2' } });
     });
 
     it('gives a subscriber the recorded events then the live ones, with no gap and no duplicate, from any point', async () => {
