@@ -17,7 +17,7 @@ import type { Logger } from '../core/logger.js';
 import { CLAIM_BUDGET_MS, ConversationShelf, DEFAULT_NODE_TTL_MS, EventIntake, ensurePool, ensureTopology, lastEventSeq, NodeDirectory, nodeControlClient, serveControllerControl, WorkDispatcher, type RunClaim } from '../cluster/index.js';
 import type { RunLedger } from '../ledger/index.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
-import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from '../runs/index.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, RunPlace, StopHow } from '../runs/index.js';
 import { LedgerSink } from './ledger-sink.js';
 import { NodeRunSweep, type WorkItemAt } from './node-run-sweep.js';
 import { runWork } from './run-wire.js';
@@ -49,6 +49,8 @@ export class ClusterRuns implements RemoteRuns {
   private carrying: Promise<void> = Promise.resolve();
   /** The ledger events go into: where a resumed run's node is read. */
   private ledger: RunLedger | undefined;
+  /** Where the run service has its runs (trackPlaces). */
+  private placeOf: (runId: string) => RunPlace | undefined = () => undefined;
 
   private constructor(
     private readonly options: ClusterRunsOptions,
@@ -113,7 +115,7 @@ export class ClusterRuns implements RemoteRuns {
       ledger,
       intake,
       directory: this.directory,
-      runs: { claimOf: (run) => this.claimOf(run), abandon: (spec) => this.abandon(spec), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), consumerPosition: (pool) => this.dispatcher.consumerPosition(pool) },
+      runs: { claimOf: (run) => this.claimOf(run), abandon: (spec) => this.abandon(spec), elsewhere: (runId, node) => this.elsewhere(runId, node), workItemOf: (runId) => this.dispatched.get(runId), isQueued: (seq) => this.dispatcher.isQueued(seq), consumerPosition: (pool) => this.dispatcher.consumerPosition(pool) },
       // A node that holds an item may still be claiming it for this long, or be frozen for a lease's life.
       lostAfterMs: Math.max(CLAIM_BUDGET_MS, this.options.nodeTtlMs ?? DEFAULT_NODE_TTL_MS),
       logger: this.logger,
@@ -147,6 +149,16 @@ export class ClusterRuns implements RemoteRuns {
 
   onNodesChanged(listener: () => void): Disposable {
     return this.directory.onChange(() => listener());
+  }
+
+  trackPlaces(placeOf: (runId: string) => RunPlace | undefined): void {
+    this.placeOf = placeOf;
+  }
+
+  /** The run service has run `runId` waiting for a slot, or on another node than `node`. */
+  private elsewhere(runId: string, node: string): boolean {
+    const place = this.placeOf(runId);
+    return place !== undefined && (place.waiting || place.node !== node);
   }
 
   async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {

@@ -61,6 +61,12 @@ interface SweptRuns extends QueuedItems {
   claimOf(run: Pick<RunSpec, 'id' | 'node'>): Promise<RunClaim | undefined>;
   /** Takes the run's claim: true when no node has it (the run is the controller's to end). */
   abandon(spec: RunSpec): Promise<boolean>;
+  /**
+   * True when the run service has the run elsewhere than on `node` (RemoteRuns.trackPlaces): waiting
+   * on the controller for a slot, or moved to another node since the ledger was read. Such a run is
+   * not `node`'s to settle: the service sends it, moves it or ends it.
+   */
+  elsewhere(runId: string, node: string): boolean;
 }
 
 /**
@@ -220,7 +226,7 @@ export class NodeRunSweep {
 
   /** A run whose node is gone: ended when no node started it, orphaned when its node (that process, when known) had. */
   private async sweepRun(record: RunRecord, why: string, instance?: string): Promise<void> {
-    if (record.status === 'orphaned') return;
+    if (record.status === 'orphaned' || this.placedElsewhere(record)) return;
     const runId = record.spec.id;
     try {
       const claim = await this.options.runs.claimOf(record.spec);
@@ -292,11 +298,19 @@ export class NodeRunSweep {
     this.queued.endPass(pass);
   }
 
-  /** Records `failed (not_started)` for a run the controller holds the claim of (no node will start it). */
+  /** The run service has this run in a line, or on another node than its record (read before it moved) says. */
+  private placedElsewhere(record: RunRecord): boolean {
+    return this.options.runs.elsewhere(record.spec.id, record.spec.node ?? '');
+  }
+
+  /**
+   * Records `failed (not_started)` for a run the controller holds the claim of (no node will start
+   * it), unless the run service has it elsewhere by now (asked again here, after every await).
+   */
   private endNotStarted(record: RunRecord, message: string): void {
     const { ledger } = this.options;
     const runId = record.spec.id;
-    if (!ledger.isLive(runId) || record.status !== 'queued') return;
+    if (!ledger.isLive(runId) || record.status !== 'queued' || this.placedElsewhere(record)) return;
     const at = this.now();
     const next = step(initialState(record.spec.created_at), { type: 'fail', reason: 'not_started', message }, at);
     ledger.append(runId, stateEvent(next.transition));

@@ -175,7 +175,7 @@ function toListedRecord(row: ListedRow): RunRecord {
 export function toRecord(row: StatusRow, promptPreview?: string): RunRecord {
   const spec = JSON.parse(row.spec) as RunSpec;
   if (promptPreview !== undefined) spec.prompt = promptPreview;
-  if (row.node !== null && row.node !== undefined) spec.node = row.node;
+  if (row.node !== null) spec.node = row.node;
   const promptBytes = Buffer.byteLength(spec.prompt);
   return {
     spec,

@@ -1,5 +1,5 @@
 /** The agent bridge (seed 004): runs as a service over BackendDrivers, with governance and the Run Ledger. */
-export type { RemoteRuns, RemoteCancel, ClusterNodeView, ChooseOptions, StopHow } from './remote-runs.js';
+export type { RemoteRuns, RemoteCancel, ClusterNodeView, ChooseOptions, RunPlace, StopHow } from './remote-runs.js';
 export type { BeforeEnd } from './live-run.js';
 export { RunService, negotiateRunSchema, OWNER_CALLER, PAGE_BYTES, type RunServiceOptions, type SubmitRequest, type RunView, type RunViewPage, type BackendInfo, type IdleConversationsView, type IdleCount, type ClusterNodesView, type RecoveryReport } from './run-service.js';
 export { RUN_STATUSES, RUN_MODES, FAILED_REASONS, CANCELLED_REASONS, COMPLETED_REASONS, NEXT_STATUSES, step, canStep, initialState, isEnded, replayTransitions, type RunSpec, type RunState, type RunStatus, type RunMode, type RunLimits, type RunInput, type RunTransition, type EndReason, type FailedReason, type CancelledReason } from '../ledger/run-model.js';

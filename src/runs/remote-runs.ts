@@ -41,6 +41,9 @@ export type RemoteCancel =
   /** No node had started it, and none will (the controller holds its claim): the service records the end. */
   | 'abandoned';
 
+/** Where the run service has a node run it submitted: waiting on it for a slot (no node has it), or sent or about to be sent to a node. */
+export type RunPlace = { waiting: true } | { waiting: false; node: string };
+
 export interface RemoteRuns {
   /** True when a live node has `backend`: a run of it goes to the cluster. */
   offers(backend: string): boolean;
@@ -65,4 +68,10 @@ export interface RemoteRuns {
   nodes(): ClusterNodeView[];
   /** Tells `listener` when a node joins, changes (its free slots) or goes: a run waiting for a slot may go. */
   onNodesChanged(listener: () => void): Disposable;
+  /**
+   * Where the service has its runs (`placeOf`, undefined for a run it does not place): a run that
+   * waits on it for a slot, or that it moved to another node than the ledger last said, is the
+   * service's to send or end, never its recorded node's to settle when that node goes.
+   */
+  trackPlaces(placeOf: (runId: string) => RunPlace | undefined): void;
 }

@@ -18,7 +18,7 @@ import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
 import { FakeBackend } from './backends/fake-backend.js';
-import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, StopHow } from './remote-runs.js';
+import type { ChooseOptions, ClusterNodeView, RemoteCancel, RemoteRuns, RunPlace, StopHow } from './remote-runs.js';
 import { RunService } from './run-service.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -26,9 +26,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-/** One node with the `remote` backend; what was sent to it and claimed, and cancels it was sent. */
+/** One node (or those named in `names`) with the `remote` backend; what was sent to them and claimed, and cancels sent. */
 class OneNode implements RemoteRuns {
-  readonly sent: { id: string; mode: 'auto' | RunMode; agentSession?: string; parent?: string }[] = [];
+  readonly sent: { id: string; node: string | undefined; mode: 'auto' | RunMode; agentSession?: string; parent?: string }[] = [];
+  /** The live nodes, each with `totalSlots`. */
+  names = ['node-a'];
+  /** Where the run service has its runs (trackPlaces). */
+  placeOf: (runId: string) => RunPlace | undefined = () => undefined;
   readonly claims = new Set<string>();
   readonly cancelsSent: string[] = [];
   readonly interruptsSent: string[] = [];
@@ -46,14 +50,16 @@ class OneNode implements RemoteRuns {
   readonly finished = new Set<string>();
 
   choose(backend: string, labels: readonly string[], options: ChooseOptions = {}): string | undefined {
-    const node = this.nodes()[0];
-    if (!node || !this.offers(backend) || (options.node !== undefined && options.node !== node.name) || (options.repo !== undefined && !node.repos.includes(options.repo)) || !labels.every((l) => node.labels.includes(l))) return undefined;
-    const free = Math.min(node.slots.free, node.slots.total - (options.occupied?.(node.name) ?? 0));
-    return free > 0 ? node.name : undefined;
+    for (const node of this.nodes()) {
+      if (!this.offers(backend) || (options.node !== undefined && options.node !== node.name) || (options.repo !== undefined && !node.repos.includes(options.repo)) || !labels.every((l) => node.labels.includes(l))) continue;
+      const free = Math.min(node.slots.free, node.slots.total - (options.occupied?.(node.name) ?? 0));
+      if (free > 0) return node.name;
+    }
+    return undefined;
   }
 
   dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
-    this.sent.push({ id: spec.id, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}), ...(spec.parent !== null ? { parent: spec.parent } : {}) });
+    this.sent.push({ id: spec.id, node: spec.node, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}), ...(spec.parent !== null ? { parent: spec.parent } : {}) });
     return Promise.resolve();
   }
 
@@ -89,13 +95,20 @@ class OneNode implements RemoteRuns {
     return this.changes.event(() => listener());
   }
 
+  trackPlaces(placeOf: (runId: string) => RunPlace | undefined): void {
+    this.placeOf = placeOf;
+  }
+
   /** Says a node changed (its lease renewed with the slots it has now). */
   tell(): void {
     this.changes.fire();
   }
 
   nodes(): ClusterNodeView[] {
-    return [{ name: 'node-a', labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - this.sent.filter((r) => !this.finished.has(r.id)).length) }, started_at: 1, seen_at: 2 }];
+    return this.names.map((name) => {
+      const taken = this.sent.filter((r) => r.node === name && !this.finished.has(r.id)).length;
+      return { name, labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - taken) }, started_at: 1, seen_at: 2 };
+    });
   }
 }
 
@@ -321,6 +334,69 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await expect.poll(() => node.sent.map((s) => s.id)).toEqual([a.id, b.id, c.id]);
   });
 
+  it('moves a run waiting for a full node to another that has a slot for it first, recorded in the ledger; a run for a node named stays in its line', async () => {
+    const node = new OneNode();
+    node.names = ['node-a', 'node-b'];
+    node.totalSlots = 1;
+    const { service, ledger, work } = await controller({}, ':memory:', node);
+    const a = await service.submit({ backend: 'remote', prompt: 'a', cwd: work });
+    const b = await service.submit({ backend: 'remote', prompt: 'b', cwd: work });
+    expect(node.sent.map((s) => [s.id, s.node])).toEqual([
+      [a.id, 'node-a'],
+      [b.id, 'node-b'],
+    ]);
+    // Both full: one waits for node-a (the shortest line), and one names node-a.
+    const waiting = await service.submit({ backend: 'remote', prompt: 'any node', cwd: work });
+    const named = await service.submit({ backend: 'remote', prompt: 'node-a only', cwd: work, node: 'node-a' });
+    expect(waiting).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 0 });
+    expect(named).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 1 });
+    expect(node.placeOf(waiting.id)).toEqual({ waiting: true });
+    // node-b's run ends first: the run that may go anywhere goes there; the named one waits on.
+    nodeRan(ledger, b.id, node);
+    await ended(ledger, b.id);
+    node.tell();
+    await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([waiting.id, 'node-b']);
+    expect(node.placeOf(waiting.id)).toEqual({ waiting: false, node: 'node-b' });
+    expect((await ledger.run(waiting.id))?.spec.node).toBe('node-b');
+    expect(await service.get(waiting.id)).toMatchObject({ node: 'node-b', policy: expect.stringContaining("its node's own") as unknown });
+    expect(await service.get(named.id)).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 0 });
+    nodeRan(ledger, a.id, node);
+    await ended(ledger, a.id);
+    node.tell();
+    await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([named.id, 'node-a']);
+    expect(node.sent).toHaveLength(4);
+  });
+
+  it('moves a run waiting for a node that went away to the line of another that can take it; one that must go to that node ends not started, saying so', async () => {
+    const node = new OneNode();
+    node.names = ['node-a', 'node-b'];
+    node.totalSlots = 1;
+    const { service, ledger, work } = await controller({}, ':memory:', node);
+    await service.submit({ backend: 'remote', prompt: 'a', cwd: work });
+    const b = await service.submit({ backend: 'remote', prompt: 'b', cwd: work });
+    const waiting = await service.submit({ backend: 'remote', prompt: 'any node', cwd: work });
+    const named = await service.submit({ backend: 'remote', prompt: 'node-a only', cwd: work, node: 'node-a' });
+    expect(waiting).toMatchObject({ node: 'node-a' });
+    // node-a goes: the run for any node waits for node-b instead (full), the named one ends.
+    node.names = ['node-b'];
+    node.tell();
+    await ended(ledger, named.id);
+    expect(await service.get(named.id)).toMatchObject({ status: 'failed', reason: 'not_started', message: expect.stringContaining('node node-a went away while the run waited for a slot there, and the run goes to that node only') as unknown });
+    expect(await service.get(waiting.id)).toMatchObject({ status: 'queued', node: 'node-b', queue_position: 0 });
+    expect(node.placeOf(waiting.id)).toEqual({ waiting: true });
+    nodeRan(ledger, b.id, node);
+    await ended(ledger, b.id);
+    node.tell();
+    await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([waiting.id, 'node-b']);
+    // With no node left that could take it, a run waiting for one that goes ends too.
+    const last = await service.submit({ backend: 'remote', prompt: 'last', cwd: work });
+    expect(last).toMatchObject({ status: 'queued', node: 'node-b' });
+    node.names = [];
+    node.tell();
+    await ended(ledger, last.id);
+    expect(await service.get(last.id)).toMatchObject({ status: 'failed', reason: 'not_started', message: expect.stringContaining('no other node can take it') as unknown });
+  });
+
   it('puts a run that waited for a slot back in its line after a restart, and sends it once its node has room', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sb-remote-submit-file-'));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -337,7 +413,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     const node = new OneNode();
     for (const id of [one.id, two.id]) {
       node.claims.add(id);
-      node.sent.push({ id, mode: 'auto' });
+      node.sent.push({ id, node: 'node-a', mode: 'auto' });
     }
     const after = await controller({}, file, node);
     await expect.poll(async () => (await after.service.get(three.id)).queue_position).toBe(0);
@@ -361,7 +437,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
 
     const resumed = await service.submit({ backend: 'remote', prompt: 'which word?', resume: lost.id, node: 'node-a' });
     expect(resumed).toMatchObject({ parent: lost.id, agent_session: 'conv-7', cwd: work, node: 'node-a', mode: 'stdio' });
-    expect(node.sent.at(-1)).toEqual({ id: resumed.id, mode: 'stdio', agentSession: 'conv-7', parent: lost.id });
+    expect(node.sent.at(-1)).toEqual({ id: resumed.id, node: 'node-a', mode: 'stdio', agentSession: 'conv-7', parent: lost.id });
     const orphan = await service.get(lost.id);
     expect(orphan).toMatchObject({ status: 'cancelled', reason: 'cancelled_by_user' });
     expect(orphan.message).toContain(`resumed as run ${resumed.id} on node node-a`);
@@ -445,7 +521,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await ended(ledger, first.id);
     const next = await service.submit({ backend: 'remote', prompt: 'two', parent: first.id });
     expect(next).toMatchObject({ parent: first.id, node: 'node-a', cwd: work, keep_alive: true });
-    expect(node.sent.at(-1)).toEqual({ id: next.id, mode: 'auto', parent: first.id });
+    expect(node.sent.at(-1)).toEqual({ id: next.id, node: 'node-a', mode: 'auto', parent: first.id });
     expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', parent: first.id, node: 'node-b' }))).toMatchObject({ code: 'INVALID_PARAMS', details: { node: 'node-b' } });
     expect(await refusal(service.submit({ backend: 'remote', prompt: 'three', parent: first.id, cwd: path.join(work, 'elsewhere') }))).toMatchObject({ code: 'INVALID_PARAMS' });
     const closed = await service.submit({ backend: 'remote', prompt: 'alone', cwd: work, keep_alive: false });

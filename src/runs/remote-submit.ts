@@ -6,7 +6,9 @@
  * in the service's one admission queue from submit until its `done` comes in. A run waiting for a
  * place waits here, `queued`, and is sent to its node once it has one. So does a run for which
  * every node that could take it is full: it waits in its node's line (slot-lines.ts) for a slot
- * there, then for its place. Every run records the hash
+ * there, then for its place. A run that may go to any node moves, before it is sent, to another
+ * node that has a slot for it first, or whose line it can wait in when its own node is lost (the
+ * ledger records the move: RunMove). Every run records the hash
  * of the controller's policy, and every tool call its node allowed is judged again by the
  * controller's approval rules: one they deny stops the run, `failed (policy)`. The controller writes no event of a node's run (the node numbers
  * them) except the end of one no node started.
@@ -24,7 +26,7 @@ import { initialState, isEnded, repoBranchOf, RUN_STATUSES, step, type EndStatus
 import { doneEvent, stateEvent, type RunEvent } from '../ledger/run-events.js';
 import type { SchemaVersion } from '../output/stream-events.js';
 import { admittedFolder, recheckDecision } from './policy-recheck.js';
-import type { RemoteRuns, StopHow } from './remote-runs.js';
+import type { RemoteRuns, RunPlace, StopHow } from './remote-runs.js';
 import { SlotLines } from './slot-lines.js';
 
 /** What a node run needs of the run service that submits it. */
@@ -83,6 +85,18 @@ interface InFlight {
   slotted: boolean;
   /** The CLI's conversation it resumes (RunSpec.agent_session). */
   agentSession: string | undefined;
+  /** Its spec as it stands: `node` changes when it moves. */
+  spec: RunSpec;
+  /** How this service placed it; undefined for a run taken up at a restart (it stays where the ledger says). */
+  placement: Placement | undefined;
+}
+
+/** What a run submitted here needs of a node, and whether it may go to another than the one chosen first. */
+interface Placement {
+  needs: Needs;
+  mode: 'auto' | RunMode;
+  /** It goes to the node named (a follow-up's parent's, or the caller's), or to none. */
+  pinned: boolean;
 }
 
 export class RemoteSubmissions {
@@ -95,6 +109,7 @@ export class RemoteSubmissions {
 
   constructor(private readonly context: RemoteSubmitContext) {
     this.watchingNodes = context.remote.onNodesChanged(() => this.advanceLines());
+    context.remote.trackPlaces((runId) => this.placeOf(runId));
   }
 
   /** True when a live node has `backend`: a run of it goes to the cluster. */
@@ -142,7 +157,8 @@ export class RemoteSubmissions {
       prompt: request.prompt,
       cwd,
       created_by: request.caller,
-      policy: `${context.policy.origin}, and node ${node}'s own`,
+      // Its node's own: the node it runs on (a run that waits for a slot may move to another).
+      policy: `${context.policy.origin}, and its node's own`,
       policy_hash: context.policy.hash,
       limits: context.tighter(backendPolicy.limits, request.limits),
       schema_version: schema,
@@ -170,7 +186,7 @@ export class RemoteSubmissions {
       if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
       // In the store before any node can send an event of it.
       await context.ledger.flush();
-      this.hold(spec, Buffer.byteLength(spec.prompt));
+      this.hold(spec, Buffer.byteLength(spec.prompt), 0, false, { needs, mode: asked, pinned: named !== undefined });
       // The free slot it was chosen for is its own while it waits for its place (a run let out of
       // its line takes its slot so too): two runs waiting for places never count on one slot.
       const flight = this.inFlight.get(spec.id);
@@ -180,7 +196,7 @@ export class RemoteSubmissions {
     }
     if (waitsForSlot) {
       context.logger.info('every node that can take a run is full: it waits for a slot on one', { run_id: spec.id, node, ahead: this.lines.waitingFor(node) });
-      this.lines.join(node, spec.id, spec.backend, () => this.admit(spec, asked));
+      this.lines.join(node, spec.id, spec.backend, () => this.admit(spec.id));
       // A slot may have freed since the node was chosen.
       this.advanceLines();
       return spec.id;
@@ -204,17 +220,80 @@ export class RemoteSubmissions {
    * for its place in the admission queue as any run does; a failure to send it is recorded (the
    * run ends failed) and logged.
    */
-  private admit(spec: RunSpec, mode: 'auto' | RunMode): void {
-    const flight = this.inFlight.get(spec.id);
-    if (flight) flight.slotted = true;
-    this.context.admission.request(spec.id, spec.backend, () => {
-      this.send(spec, mode).catch((err: unknown) => this.context.logger.warn('a node run that waited for a slot could not be sent', { run_id: spec.id, error: errorMessage(err) }));
+  private admit(runId: string): void {
+    const flight = this.inFlight.get(runId);
+    if (!flight?.placement) return;
+    flight.slotted = true;
+    const { mode } = flight.placement;
+    this.context.admission.request(runId, flight.spec.backend, () => {
+      // As it stands when its place comes: where it is sent is where the ledger last said.
+      this.send(flight.spec, mode).catch((err: unknown) => this.context.logger.warn('a node run that waited for a slot could not be sent', { run_id: runId, error: errorMessage(err) }));
     });
   }
 
-  /** Sends on the runs waiting for a slot whose node has one now. */
+  /** Sends on the runs waiting for a slot whose node has one now, then moves those another node can take. */
   private advanceLines(): void {
-    this.lines.advance((node, backend) => this.context.remote.choose(backend, [], { occupied: this.occupied, node }) !== undefined);
+    const live = new Set(this.context.remote.nodes().map((n) => n.name));
+    this.lines.advance((node, backend) => live.has(node) && this.context.remote.choose(backend, [], { occupied: this.occupied, node }) !== undefined);
+    this.moveWaiting(live);
+  }
+
+  /**
+   * The runs still waiting once their lines moved on, those that waited longest first. One that may
+   * go to any node goes to another with a slot for it now (a node's own line was let out first, so
+   * no run passes one waiting for that node). One whose node is gone (lost, or left) waits in the
+   * shortest line of another node that could take it; one that must go to that node (a follow-up,
+   * a node named), or that no other node could take, ends not started.
+   */
+  private moveWaiting(live: ReadonlySet<string>): void {
+    for (const { runId, node } of this.lines.oldestFirst()) {
+      const flight = this.inFlight.get(runId);
+      const placement = flight?.placement;
+      if (!flight || !placement) continue;
+      const { needs } = placement;
+      const free = placement.pinned ? undefined : this.context.remote.choose(needs.backend, needs.labels, { occupied: this.occupied, ...(needs.repo !== undefined ? { repo: needs.repo } : {}) });
+      if (free !== undefined && free !== node) {
+        this.move(flight, free, `node ${free} has a slot for it first`);
+        this.admit(runId);
+      } else if (!live.has(node)) {
+        const line = placement.pinned ? undefined : this.lineFor(needs, undefined, undefined);
+        if (line === undefined) {
+          this.endWaiting(flight, `node ${node} went away while the run waited for a slot there, and ${placement.pinned ? 'the run goes to that node only' : 'no other node can take it'}; nothing was started: submit it again`);
+        } else {
+          this.move(flight, line, `node ${node} went away while it waited for a slot there`);
+          this.lines.join(line, runId, flight.spec.backend, () => this.admit(runId));
+        }
+      }
+    }
+  }
+
+  /** Takes a waiting run out of its line and records that it goes to `node` now (it is not on any node yet). */
+  private move(flight: InFlight, node: string, why: string): void {
+    const { spec } = flight;
+    this.lines.leave(spec.id);
+    this.context.logger.info('a run waiting for a slot goes to another node', { run_id: spec.id, from: spec.node, to: node, why });
+    flight.spec = { ...spec, node };
+    flight.node = node;
+    this.context.ledger.moveRun(spec.id, node);
+  }
+
+  /** Ends a run that was waiting in a line, once no node can start it (the controller holds its claim). */
+  private endWaiting(flight: InFlight, message: string): void {
+    const { spec } = flight;
+    this.lines.leave(spec.id);
+    this.context.remote
+      .abandon(spec)
+      .then((abandoned) => {
+        if (abandoned) this.endUnstarted(spec, { type: 'fail', reason: 'not_started', message });
+      })
+      .catch((err: unknown) => this.context.logger.warn('a run whose node went away while it waited could not be ended', { run_id: spec.id, error: errorMessage(err) }));
+  }
+
+  /** Where this service has run `runId` (RemoteRuns.trackPlaces): undefined for one it does not place. */
+  private placeOf(runId: string): RunPlace | undefined {
+    const flight = this.inFlight.get(runId);
+    if (!flight?.placement || flight.node === undefined) return undefined;
+    return this.lines.has(runId) ? { waiting: true } : { waiting: false, node: flight.node };
   }
 
   /**
@@ -410,8 +489,8 @@ export class RemoteSubmissions {
    * Keeps the run's place until its `done` is in the ledger, and judges each decision its node
    * records again by the controller's rules (policy-recheck.ts): the first it denies stops the run.
    */
-  private hold(spec: RunSpec, promptBytes: number, lastSeq = 0, sent = false): void {
-    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent, slotted: false, agentSession: spec.agent_session };
+  private hold(spec: RunSpec, promptBytes: number, lastSeq = 0, sent = false, placement?: Placement): void {
+    const run: InFlight = { caller: spec.created_by ?? 'owner', promptBytes, following: undefined, node: spec.node, sent, slotted: false, agentSession: spec.agent_session, spec, placement };
     this.inFlight.set(spec.id, run);
     const release = (): void => {
       this.inFlight.delete(spec.id);
@@ -455,8 +534,8 @@ export class RemoteSubmissions {
       const violation = recheckDecision(this.context.governor, spec, event, folder);
       if (!violation) return;
       stopped = true;
-      this.context.logger.warn("a node allowed what the controller's policy denies; the run is stopped", { run_id: spec.id, node: spec.node, seq: event.seq, rule: violation.rule, reason: violation.reason });
-      this.context.remote.failForPolicy(spec, violation).catch((err: unknown) => this.context.logger.error("a run the controller's policy denies could not be stopped", { run_id: spec.id, node: spec.node, error: errorMessage(err) }));
+      this.context.logger.warn("a node allowed what the controller's policy denies; the run is stopped", { run_id: spec.id, node: run.node, seq: event.seq, rule: violation.rule, reason: violation.reason });
+      this.context.remote.failForPolicy(run.spec, violation).catch((err: unknown) => this.context.logger.error("a run the controller's policy denies could not be stopped", { run_id: spec.id, node: run.node, error: errorMessage(err) }));
     };
     run.following = this.context.ledger.subscribe(spec.id, lastSeq, recheck, {
       onEnd: release,

@@ -7,7 +7,9 @@
  *
  * One line per node, first come first served: the first run of a line goes once its node has a
  * free slot (as its lease and the runs already sent it say), and the ones behind it after. A run
- * leaves its line when it goes, or when it ends while waiting (cancelled, its node lost).
+ * leaves its line when it goes, when it ends while waiting (cancelled, its node lost), or when it
+ * moves to another node (remote-submit.ts): `oldestFirst` gives every waiting run in the order they
+ * joined, whatever their line, so that the runs that waited longest move first.
  */
 
 /** A run in line: what it needs of its node, and what sends it on once it has a slot. */
@@ -15,18 +17,21 @@ interface Waiting {
   readonly runId: string;
   readonly backend: string;
   readonly go: () => void;
+  /** When it joined, among every run that joined any line. */
+  readonly order: number;
 }
 
 export class SlotLines {
   private readonly lines = new Map<string, Waiting[]>();
   /** Each waiting run's node, for `leave` and `has`. */
   private readonly nodeOf = new Map<string, string>();
+  private joined = 0;
 
   /** Puts run `runId` at the end of `node`'s line; `go` is called once it may be sent. */
   join(node: string, runId: string, backend: string, go: () => void): void {
     if (this.nodeOf.has(runId)) return;
     const line = this.lines.get(node) ?? [];
-    line.push({ runId, backend, go });
+    line.push({ runId, backend, go, order: ++this.joined });
     this.lines.set(node, line);
     this.nodeOf.set(runId, node);
   }
@@ -60,6 +65,13 @@ export class SlotLines {
   /** The runs waiting, in no particular order. */
   runIds(): IterableIterator<string> {
     return this.nodeOf.keys();
+  }
+
+  /** Every run waiting and its node, in the order they joined (a copy: the caller may move them). */
+  oldestFirst(): { runId: string; node: string }[] {
+    const all: { runId: string; node: string; order: number }[] = [];
+    for (const [node, line] of this.lines) for (const w of line) all.push({ runId: w.runId, node, order: w.order });
+    return all.sort((a, b) => a.order - b.order).map(({ runId, node }) => ({ runId, node }));
   }
 
   /**

@@ -227,6 +227,50 @@ describe('runs across machines when a side goes away', () => {
     }
   });
 
+  it('a run waiting for a slot on a node killed by SIGKILL waits for another node instead, and runs there once, when a slot frees', { timeout: 4 * WAIT_MS }, async () => {
+    const cluster = await startTestCluster();
+    const folder = path.join(scratch.dir, 'moved');
+    mkdirSync(folder, { recursive: true });
+    const controller = await openController(cluster, await testLedger.store(folder), { nodeTtlMs: SHORT_TTL_MS });
+    const nodes = new Map(await Promise.all(['node-full-1', 'node-full-2'].map(async (name) => [name, await startSwitchboardNode({ url: cluster.server.url, scratch: scratch.dir, name, slots: 1 })] as const)));
+    try {
+      for (const name of nodes.keys()) await nodeSeen(controller.runs, name);
+      // Each node's one slot taken, each run until its gate file is there.
+      const gates = new Map([...nodes.keys()].map((name) => [name, path.join(folder, `${name}.gate`)]));
+      const held = new Map<string, string>();
+      for (const [name, gate] of gates) {
+        const run = await controller.service.submit({ backend: 'shell', prompt: `echo holding ${name}; while [ ! -f ${gate} ]; do sleep 0.1; done`, cwd: work, node: name });
+        await followUntil(controller, run.id, (e) => e.type === 'token' && String(e.data.text).includes(`holding ${name}`));
+        held.set(name, run.id);
+      }
+      const waiting = await controller.service.submit({ backend: 'shell', prompt: 'echo the waiting run ran', cwd: work });
+      expect(waiting).toMatchObject({ status: 'queued', queue_position: 0 });
+      const lostName = waiting.node ?? '';
+      const other = [...nodes.keys()].find((n) => n !== lostName) ?? '';
+      const lost = nodes.get(lostName);
+      if (!lost) throw new Error(`the waiting run waits for no node of this test: ${lostName}`);
+
+      lost.killGroup('SIGKILL');
+      await lost.exited;
+      // The killed node's own run is orphaned; the waiting run, never on it, is not ended with it.
+      await followUntil(controller, held.get(lostName) ?? '', (e) => e.type === 'state' && e.data.to === 'orphaned');
+      await expect.poll(async () => (await controller.service.get(waiting.id)).node, { timeout: WAIT_MS }).toBe(other);
+      expect(await controller.service.get(waiting.id)).toMatchObject({ status: 'queued', queue_position: 0 });
+
+      writeFileSync(gates.get(other) ?? '', '');
+      const events = await followUntil(controller, waiting.id, (e) => e.type === 'done');
+      expect(tokens(events)).toContain('the waiting run ran');
+      expect(startsOf(events)).toBe(1);
+      expect(await controller.service.get(waiting.id)).toMatchObject({ status: 'completed', node: other });
+      expect(controller.log.join('')).toContain('a run waiting for a slot goes to another node');
+    } finally {
+      for (const node of nodes.values()) await node.stop();
+      endLeftRunProcesses();
+      await controller.close();
+      await cluster.close();
+    }
+  });
+
   it('a work item lost in delivery while the controller was down is found by the restarted controller: the run ends failed (not_started), started nowhere, and the queue is empty', { timeout: 4 * WAIT_MS }, async () => {
     const cluster = await startTestCluster();
     const folder = path.join(scratch.dir, 'lost-item');
