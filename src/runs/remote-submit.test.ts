@@ -453,6 +453,40 @@ describe('runs on cluster nodes, governed by the controller', () => {
     expect(again).toMatchObject({ parent: lost.id, agent_session: 'conv-7' });
   });
 
+  it('keeps a resume whose conversation is not carried between hosts to its own node while that is live, waiting there for a slot; another node once it is gone', async () => {
+    const node = new OneNode();
+    node.names = ['node-a', 'node-b'];
+    node.totalSlots = 1;
+    const { service, ledger, work } = await controller({}, ':memory:', node);
+    // `remote` keeps its conversations where no other host reads them (as OpenCode's database does).
+    const first = await service.submit({ backend: 'remote', prompt: 'remember', cwd: work, node: 'node-a' });
+    node.claims.add(first.id);
+    const events: NewRunEvent[] = [inputEvent(1, 'prompt', 'remember'), stateEvent({ from: 'queued', to: 'running', at: 2, reason: null, message: '' }), agentSessionEvent(3, 'remote', 'conv-9'), stateEvent({ from: 'running', to: 'completed', at: 4, reason: 'finished', message: '' }), doneEvent(4, 'completed', 'finished', '')];
+    events.forEach((e, i) => ledger.ingest({ ...e, run_id: first.id, seq: i + 1 }));
+    await ended(ledger, first.id);
+    node.finished.add(first.id);
+    const busy = await service.submit({ backend: 'remote', prompt: 'busy', cwd: work, node: 'node-a' });
+    expect(busy).toMatchObject({ node: 'node-a' });
+
+    // node-a is full, node-b free: the resume waits for node-a, and stays in its line when node-b frees again.
+    const resumed = await service.submit({ backend: 'remote', prompt: 'go on', resume: first.id });
+    expect(resumed).toMatchObject({ status: 'queued', node: 'node-a', queue_position: 0, agent_session: 'conv-9' });
+    node.tell();
+    expect(node.sent.map((s) => s.id)).not.toContain(resumed.id);
+    expect(node.placeOf(resumed.id)).toEqual({ waiting: true });
+    nodeRan(ledger, busy.id, node);
+    await ended(ledger, busy.id);
+    await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([resumed.id, 'node-a']);
+
+    // Its node gone, a resume may go to any node (one sharing its HOME may have the conversation).
+    node.claims.add(resumed.id);
+    nodeRan(ledger, resumed.id, node);
+    await ended(ledger, resumed.id);
+    node.names = ['node-b'];
+    node.tell();
+    expect(await service.submit({ backend: 'remote', prompt: 'elsewhere', resume: first.id })).toMatchObject({ node: 'node-b' });
+  });
+
   it('resumes an orphan once: its slot is free, a second resume at the same time is refused, and another caller may not', async () => {
     const { service, ledger, node, work } = await controller({});
     const orphan = async (): Promise<string> => {

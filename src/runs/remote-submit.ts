@@ -28,6 +28,7 @@ import type { SchemaVersion } from '../output/stream-events.js';
 import { admittedFolder, recheckDecision } from './policy-recheck.js';
 import type { RemoteRuns, RunPlace, StopHow } from './remote-runs.js';
 import { SlotLines } from './slot-lines.js';
+import { carriesBackend } from './conversation-files.js';
 
 /** What a node run needs of the run service that submits it. */
 export interface RemoteSubmitContext {
@@ -138,7 +139,7 @@ export class RemoteSubmissions {
     if (repo && (path.isAbsolute(cwd) || path.win32.isAbsolute(cwd) || cwd.split(/[\\/]/).includes('..'))) throw new SwitchboardError('INVALID_PARAMS', `with a repository, cwd is a folder inside its worktree, relative and without ..: ${cwd}`, { cwd });
     const labels = request.labels ?? [];
     if (resume) this.checkOrphanStands(resume.record);
-    const named = parent?.spec.node ?? request.node;
+    const named = parent?.spec.node ?? request.node ?? (resume ? this.resumeKeptAt(resume.record) : undefined);
     const needs: Needs = { backend: request.backend, labels, repo: repo?.name };
     const free = this.nodeFor(needs, named, resume?.record.spec.node);
     const node = free ?? this.lineFor(needs, named, resume?.record.spec.node);
@@ -375,6 +376,20 @@ export class RemoteSubmissions {
     const options = { occupied: this.occupied, ...(needs.repo !== undefined ? { repo: needs.repo } : {}) };
     const atOwn = own !== undefined && remote.nodes().some((n) => n.name === own) ? remote.choose(needs.backend, needs.labels, { ...options, node: own }) : undefined;
     return atOwn ?? remote.choose(needs.backend, needs.labels, options);
+  }
+
+  /**
+   * The node a resume must go to when no node is named: its run's, while that node is live, when
+   * what the resume goes on from may be there only. A CLI whose conversation files are not carried
+   * between hosts (OpenCode's database, Gemini CLI) has it there alone, and a repository run's
+   * branch is there alone unless a run of it pushed it. Undefined when any node may take it (the
+   * conversation is carried; or its node is gone, and a node that shares its HOME or finds the
+   * branch on origin may still go on with it).
+   */
+  private resumeKeptAt(record: RunRecord): string | undefined {
+    const own = record.spec.node;
+    if (own === undefined || !this.context.remote.nodes().some((n) => n.name === own)) return undefined;
+    return carriesBackend(record.spec.backend) && record.spec.repo === undefined ? undefined : own;
   }
 
   /**
