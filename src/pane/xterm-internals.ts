@@ -12,6 +12,8 @@
  * - the buffers' `ybase` and `lines.get(i)._data`: read rows on hot paths (every row that scrolls
  *   off; the screen on every render while someone waits on it) without the public API's per-call
  *   wrapper objects; see row-text.ts.
+ * - the input handler's `_parseBuffer` and its parser's handler tables: trimmed once per terminal
+ *   (see trimTerminalSlack), the larger part of what an idle pane costs.
  */
 import { createRequire } from 'node:module';
 import type * as XtermHeadless from '@xterm/headless';
@@ -29,7 +31,51 @@ let terminalClass: TerminalClass | undefined;
  */
 export function newTerminal(options: TerminalOptions): HeadlessTerminal {
   terminalClass ??= (createRequire(import.meta.url)('@xterm/headless') as typeof XtermHeadless).Terminal;
-  return new terminalClass(options);
+  const terminal = new terminalClass(options);
+  trimTerminalSlack(terminal);
+  return terminal;
+}
+
+/**
+ * UTF-32 code points xterm's input handler decodes a write into at first. xterm starts with 4,096
+ * (16 KiB per terminal) and grows the buffer to the size of a larger write itself (up to its own
+ * 128 Ki cap), so a quiet pane never needs more than its prompt's few hundred.
+ */
+const INITIAL_PARSE_BUFFER = 256;
+
+interface ParserTablesInternals {
+  _inputHandler?: {
+    _parseBuffer?: unknown;
+    _parser?: {
+      _csiHandlers?: Record<number, unknown>;
+      _escHandlers?: Record<number, unknown>;
+      _oscParser?: { _handlers?: Record<number, unknown> };
+      _dcsParser?: { _handlers?: Record<number, unknown> };
+    };
+  };
+}
+
+/**
+ * Gives back what a new xterm terminal holds and does not use: measured on 120x30 panes, about
+ * 40 KiB of the 187 KiB a terminal costs. xterm registers its ~190 escape-sequence handlers one
+ * push each into empty arrays, which V8 grows to 17 slots for one handler (152 bytes, 24 once
+ * copied), and decodes output into a 16 KiB buffer that it grows on demand anyway. The lists are
+ * copied before anyone else registers a handler: xterm's own registrations are never disposed one
+ * by one (their dispose closures hold the old arrays), and ours (screen.ts) come after this.
+ */
+function trimTerminalSlack(terminal: HeadlessTerminal): void {
+  const handler = (terminal as unknown as { _core?: ParserTablesInternals })._core?._inputHandler;
+  const parser = handler?._parser;
+  if (!handler || !(handler._parseBuffer instanceof Uint32Array)) fail('InputHandler._parseBuffer');
+  const tables = [parser?._csiHandlers, parser?._escHandlers, parser?._oscParser?._handlers, parser?._dcsParser?._handlers];
+  for (const table of tables) {
+    if (!table) fail('EscapeSequenceParser handler tables');
+    for (const [key, list] of Object.entries(table)) {
+      if (!Array.isArray(list)) fail('EscapeSequenceParser handler lists');
+      table[Number(key)] = list.slice();
+    }
+  }
+  if (handler._parseBuffer.length > INITIAL_PARSE_BUFFER) handler._parseBuffer = new Uint32Array(INITIAL_PARSE_BUFFER);
 }
 
 interface ListenerHandle {
