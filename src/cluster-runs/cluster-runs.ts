@@ -42,6 +42,8 @@ export interface ClusterRunsOptions {
 
 export class ClusterRuns implements RemoteRuns {
   private intake: EventIntake | undefined;
+  /** Where the nodes' events go into the ledger (takeEvents). */
+  private sink: LedgerSink | undefined;
   private sweep: NodeRunSweep | undefined;
   /** Where each run dispatched by this process sits in the work stream, to remove it when it is given up. */
   private readonly dispatched = new Map<string, WorkItemAt>();
@@ -104,6 +106,7 @@ export class ClusterRuns implements RemoteRuns {
     if (this.intake) throw new SwitchboardError('INVALID_REQUEST', 'the cluster already takes events into a ledger');
     this.ledger = ledger;
     const sink = new LedgerSink(ledger, this.logger);
+    this.sink = sink;
     const nodeRuns = (await ledger.unfinished()).filter((r) => r.spec.node !== undefined);
     for (const run of nodeRuns) if (run.status === 'orphaned') sink.markOrphaned(run.spec.id);
     const intake = await EventIntake.start({ nc: this.options.nc, sink, logger: this.logger });
@@ -164,6 +167,8 @@ export class ClusterRuns implements RemoteRuns {
   async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
     const node = nodeOf(spec);
     await this.carryConversation(spec, node);
+    // Before the node can take it: its events are its node's from now on (a run that waited may have moved).
+    this.sink?.sentTo(spec.id, node);
     const sent = await this.dispatcher.dispatch({ run_id: spec.id, pool: node, payload: runWork(spec, mode) });
     this.dispatched.set(spec.id, { streamSeq: sent.streamSeq, pool: node });
     if (this.dispatched.size > REMEMBERED_RUNS) this.dispatched.delete(this.dispatched.keys().next().value ?? '');

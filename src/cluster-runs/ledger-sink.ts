@@ -28,6 +28,16 @@ export class LedgerSink implements EventSink {
     private readonly logger: Logger,
   ) {}
 
+  /**
+   * Run `runId` is sent to `node` now (its ledger says so already): its events are taken from
+   * there, whatever node an event that came before (a stray, from where it waited) made this remember.
+   */
+  sentTo(runId: string, node: string): void {
+    this.nodes.delete(runId);
+    this.nodes.set(runId, node);
+    if (this.nodes.size > REMEMBERED_RUNS) this.nodes.delete(this.nodes.keys().next().value ?? '');
+  }
+
   /** Takes up a run recorded orphaned before this sink (a controller restart). */
   markOrphaned(runId: string): void {
     this.orphaned.add(runId);

@@ -275,7 +275,8 @@ export class NodeRunSweep {
   private async sweepQueued(): Promise<void> {
     const pass = this.queued.startPass();
     for (const record of await this.nodeRuns()) {
-      if (record.status !== 'queued') continue;
+      // One the run service still places (waiting for a slot, moved) has no work item anywhere yet, or another node's.
+      if (record.status !== 'queued' || this.placedElsewhere(record)) continue;
       const runId = record.spec.id;
       try {
         const claim = await this.options.runs.claimOf(record.spec);

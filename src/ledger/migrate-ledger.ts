@@ -11,7 +11,7 @@
 import { Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { SwitchboardError } from '../core/errors.js';
-import type { LedgerStore, RunRecord } from './ledger-store.js';
+import type { LedgerStore, RunMove, RunRecord } from './ledger-store.js';
 import type { RunEvent } from './run-events.js';
 import type { RunSpec } from './run-model.js';
 
@@ -75,6 +75,8 @@ class RunBatcher {
   /** Each run's count of events in the source, for the check at the end. */
   readonly expected = new Map<string, number>();
   private runs: RunSpec[] = [];
+  /** Each run's node as the source has it: a run copied before, and moved since, is moved in the target too. */
+  private moves: RunMove[] = [];
   private events: RunEvent[] = [];
   private partial = '';
 
@@ -93,6 +95,7 @@ class RunBatcher {
       const parsed = JSON.parse(line) as ({ kind: 'run' } & RunRecord) | ({ kind: 'event' } & RunEvent);
       if (parsed.kind === 'run') {
         this.runs.push(parsed.spec);
+        if (parsed.spec.node !== undefined) this.moves.push({ run_id: parsed.spec.id, node: parsed.spec.node });
         this.expected.set(parsed.spec.id, parsed.events);
         this.result.runs++;
       } else {
@@ -107,8 +110,9 @@ class RunBatcher {
   /** Writes what is waiting as one batch. */
   async flush(): Promise<void> {
     if (this.runs.length === 0 && this.events.length === 0) return;
-    const batch = { runs: this.runs, events: this.events };
+    const batch = { runs: this.runs, moves: this.moves, events: this.events };
     this.runs = [];
+    this.moves = [];
     this.events = [];
     await this.target.write(batch);
     this.result.batches++;

@@ -14,6 +14,7 @@ import { Emitter } from '../core/emitter.js';
 import { isSwitchboardError } from '../core/errors.js';
 import { parseGovernancePolicy, type GovernancePolicyInput } from '../governance/policy-file.js';
 import { agentSessionEvent, decisionEvent, doneEvent, inputEvent, stateEvent, type NewRunEvent } from '../ledger/run-events.js';
+import type { LedgerStore } from '../ledger/ledger-store.js';
 import { RunLedger } from '../ledger/run-ledger.js';
 import type { RunMode, RunSpec } from '../ledger/run-model.js';
 import { SqliteLedgerStore } from '../ledger/sqlite-store.js';
@@ -58,9 +59,14 @@ class OneNode implements RemoteRuns {
     return undefined;
   }
 
-  dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
+  /** The controller's store, as a restart would read it. */
+  store: LedgerStore | undefined;
+  /** Each run sent, and its node as the store had it then. */
+  readonly storedAtDispatch: [string, string | undefined][] = [];
+
+  async dispatch(spec: RunSpec, mode: 'auto' | RunMode): Promise<void> {
     this.sent.push({ id: spec.id, node: spec.node, mode, ...(spec.agent_session !== undefined ? { agentSession: spec.agent_session } : {}), ...(spec.parent !== null ? { parent: spec.parent } : {}) });
-    return Promise.resolve();
+    if (this.store) this.storedAtDispatch.push([spec.id, (await this.store.run(spec.id))?.spec.node]);
   }
 
   /** The claim goes to the controller unless the node took it (a node claims what it was sent). */
@@ -104,17 +110,22 @@ class OneNode implements RemoteRuns {
     this.changes.fire();
   }
 
+  /** Labels other than `linux`, by node. */
+  readonly labelsOf = new Map<string, string[]>();
+
   nodes(): ClusterNodeView[] {
     return this.names.map((name) => {
       const taken = this.sent.filter((r) => r.node === name && !this.finished.has(r.id)).length;
-      return { name, labels: ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - taken) }, started_at: 1, seen_at: 2 };
+      return { name, labels: this.labelsOf.get(name) ?? ['linux'], clis: [{ name: 'remote', version: '1.0.0' }], repos: ['app'], slots: { total: this.totalSlots, free: this.staleLease ? this.totalSlots : Math.max(0, this.totalSlots - taken) }, started_at: 1, seen_at: 2 };
     });
   }
 }
 
 async function controller(policy: GovernancePolicyInput, file = ':memory:', node = new OneNode()): Promise<{ service: RunService; ledger: RunLedger; node: OneNode; work: string }> {
   const root = mkdtempSync(path.join(tmpdir(), 'sb-remote-submit-'));
-  const ledger = new RunLedger({ store: new SqliteLedgerStore(file) });
+  const store = new SqliteLedgerStore(file);
+  node.store = store;
+  const ledger = new RunLedger({ store });
   const { service } = await RunService.start({ ledger, policy: parseGovernancePolicy({ sandbox: { roots: [root] }, ...policy }), backends: [new FakeBackend({ stepMs: 0 })], remote: node, scope: root });
   cleanups.push(() => rmSync(root, { recursive: true, force: true }));
   cleanups.push(() => ledger.close());
@@ -356,6 +367,8 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await ended(ledger, b.id);
     node.tell();
     await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([waiting.id, 'node-b']);
+    // Sent once its move was in the store: a restart looks for it where it went.
+    expect(node.storedAtDispatch).toContainEqual([waiting.id, 'node-b']);
     expect(node.placeOf(waiting.id)).toEqual({ waiting: false, node: 'node-b' });
     expect((await ledger.run(waiting.id))?.spec.node).toBe('node-b');
     expect(await service.get(waiting.id)).toMatchObject({ node: 'node-b', policy: expect.stringContaining("its node's own") as unknown });
@@ -478,13 +491,31 @@ describe('runs on cluster nodes, governed by the controller', () => {
     await ended(ledger, busy.id);
     await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([resumed.id, 'node-a']);
 
-    // Its node gone, a resume may go to any node (one sharing its HOME may have the conversation).
+    // A resume asking for what its node lacks goes where it can, as asked (not refused).
     node.claims.add(resumed.id);
     nodeRan(ledger, resumed.id, node);
     await ended(ledger, resumed.id);
+    node.labelsOf.set('node-b', ['linux', 'gpu']);
+    const labelled = await service.submit({ backend: 'remote', prompt: 'on a gpu', resume: first.id, labels: ['gpu'] });
+    expect(labelled).toMatchObject({ node: 'node-b' });
+    node.claims.add(labelled.id);
+    nodeRan(ledger, labelled.id, node);
+    await ended(ledger, labelled.id);
+
+    // Kept waiting for its node, and that node goes: it waits for another instead (one sharing its HOME may have the conversation).
+    const holding = await service.submit({ backend: 'remote', prompt: 'hold a', cwd: work, node: 'node-a' });
+    const holdingB = await service.submit({ backend: 'remote', prompt: 'hold b', cwd: work, node: 'node-b' });
+    const kept = await service.submit({ backend: 'remote', prompt: 'go on', resume: first.id });
+    expect(kept).toMatchObject({ status: 'queued', node: 'node-a' });
     node.names = ['node-b'];
+    node.finished.add(holding.id);
     node.tell();
-    expect(await service.submit({ backend: 'remote', prompt: 'elsewhere', resume: first.id })).toMatchObject({ node: 'node-b' });
+    await expect.poll(async () => (await service.get(kept.id)).node).toBe('node-b');
+    nodeRan(ledger, holdingB.id, node);
+    await ended(ledger, holdingB.id);
+    node.tell();
+    await expect.poll(() => node.sent.map((s) => [s.id, s.node])).toContainEqual([kept.id, 'node-b']);
+    expect(await service.get(kept.id)).toMatchObject({ status: 'queued', agent_session: 'conv-9' });
   });
 
   it('resumes an orphan once: its slot is free, a second resume at the same time is refused, and another caller may not', async () => {
@@ -630,7 +661,7 @@ describe('runs on cluster nodes, governed by the controller', () => {
     // The node comes back with a third slot (its lease says so): three goes, four still waits.
     node.totalSlots = 3;
     node.tell();
-    expect(node.sent.map((s) => s.id)).toContain(three.id);
+    await expect.poll(() => node.sent.map((s) => s.id)).toContain(three.id);
     expect(node.sent.map((s) => s.id)).not.toContain(four.id);
     // A run waiting for a slot is cancelled here: no node ever had it.
     await service.cancel(four.id);

@@ -98,6 +98,8 @@ interface Placement {
   mode: 'auto' | RunMode;
   /** It goes to the node named (a follow-up's parent's, or the caller's), or to none. */
   pinned: boolean;
+  /** A resume kept to its own node while that is live (resumeKeptAt); free to go elsewhere once it is gone. */
+  keptAt: string | undefined;
 }
 
 export class RemoteSubmissions {
@@ -139,8 +141,9 @@ export class RemoteSubmissions {
     if (repo && (path.isAbsolute(cwd) || path.win32.isAbsolute(cwd) || cwd.split(/[\\/]/).includes('..'))) throw new SwitchboardError('INVALID_PARAMS', `with a repository, cwd is a folder inside its worktree, relative and without ..: ${cwd}`, { cwd });
     const labels = request.labels ?? [];
     if (resume) this.checkOrphanStands(resume.record);
-    const named = parent?.spec.node ?? request.node ?? (resume ? this.resumeKeptAt(resume.record) : undefined);
     const needs: Needs = { backend: request.backend, labels, repo: repo?.name };
+    const keptAt = resume && request.node === undefined ? this.resumeKeptAt(resume.record, needs) : undefined;
+    const named = parent?.spec.node ?? request.node ?? keptAt;
     const free = this.nodeFor(needs, named, resume?.record.spec.node);
     const node = free ?? this.lineFor(needs, named, resume?.record.spec.node);
     if (node === undefined) {
@@ -187,7 +190,7 @@ export class RemoteSubmissions {
       if (resume?.record.status === 'orphaned') this.cancelOrphaned(resume.record.spec, resume.record.started_at, `resumed as run ${spec.id} on node ${node}`);
       // In the store before any node can send an event of it.
       await context.ledger.flush();
-      this.hold(spec, Buffer.byteLength(spec.prompt), 0, false, { needs, mode: asked, pinned: named !== undefined });
+      this.hold(spec, Buffer.byteLength(spec.prompt), 0, false, { needs, mode: asked, pinned: parent !== undefined || request.node !== undefined, keptAt });
       // The free slot it was chosen for is its own while it waits for its place (a run let out of
       // its line takes its slot so too): two runs waiting for places never count on one slot.
       const flight = this.inFlight.get(spec.id);
@@ -252,16 +255,16 @@ export class RemoteSubmissions {
       const placement = flight?.placement;
       if (!flight || !placement) continue;
       const { needs } = placement;
-      const free = placement.pinned ? undefined : this.context.remote.choose(needs.backend, needs.labels, { occupied: this.occupied, ...(needs.repo !== undefined ? { repo: needs.repo } : {}) });
+      // A resume kept to its own node is tied to it while that node is live.
+      const tied = placement.pinned || (placement.keptAt !== undefined && live.has(placement.keptAt));
+      const free = tied ? undefined : this.context.remote.choose(needs.backend, needs.labels, { occupied: this.occupied, ...(needs.repo !== undefined ? { repo: needs.repo } : {}) });
       if (free !== undefined && free !== node) {
-        this.move(flight, free, `node ${free} has a slot for it first`);
-        this.admit(runId);
+        if (this.move(flight, free, `node ${free} has a slot for it first`)) this.admit(runId);
       } else if (!live.has(node)) {
         const line = placement.pinned ? undefined : this.lineFor(needs, undefined, undefined);
         if (line === undefined) {
           this.endWaiting(flight, `node ${node} went away while the run waited for a slot there, and ${placement.pinned ? 'the run goes to that node only' : 'no other node can take it'}; nothing was started: submit it again`);
-        } else {
-          this.move(flight, line, `node ${node} went away while it waited for a slot there`);
+        } else if (this.move(flight, line, `node ${node} went away while it waited for a slot there`)) {
           this.lines.join(line, runId, flight.spec.backend, () => this.admit(runId));
         }
       }
@@ -269,13 +272,16 @@ export class RemoteSubmissions {
   }
 
   /** Takes a waiting run out of its line and records that it goes to `node` now (it is not on any node yet). */
-  private move(flight: InFlight, node: string, why: string): void {
+  private move(flight: InFlight, node: string, why: string): boolean {
     const { spec } = flight;
+    // Ended meanwhile (its done recorded, its subscriber not told yet): it stays as it is, and leaves its line at its release.
+    if (!this.context.ledger.isLive(spec.id)) return false;
+    this.context.ledger.moveRun(spec.id, node);
     this.lines.leave(spec.id);
     this.context.logger.info('a run waiting for a slot goes to another node', { run_id: spec.id, from: spec.node, to: node, why });
     flight.spec = { ...spec, node };
     flight.node = node;
-    this.context.ledger.moveRun(spec.id, node);
+    return true;
   }
 
   /** Ends a run that was waiting in a line, once no node can start it (the controller holds its claim). */
@@ -379,17 +385,19 @@ export class RemoteSubmissions {
   }
 
   /**
-   * The node a resume must go to when no node is named: its run's, while that node is live, when
-   * what the resume goes on from may be there only. A CLI whose conversation files are not carried
+   * The node a resume must go to when no node is named: its run's, while that node is live and
+   * can take it, when what the resume goes on from may be there only. A CLI whose conversation files are not carried
    * between hosts (OpenCode's database, Gemini CLI) has it there alone, and a repository run's
    * branch is there alone unless a run of it pushed it. Undefined when any node may take it (the
    * conversation is carried; or its node is gone, and a node that shares its HOME or finds the
    * branch on origin may still go on with it).
    */
-  private resumeKeptAt(record: RunRecord): string | undefined {
-    const own = record.spec.node;
-    if (own === undefined || !this.context.remote.nodes().some((n) => n.name === own)) return undefined;
-    return carriesBackend(record.spec.backend) && record.spec.repo === undefined ? undefined : own;
+  private resumeKeptAt(record: RunRecord, needs: Needs): string | undefined {
+    if (carriesBackend(record.spec.backend) && record.spec.repo === undefined) return undefined;
+    const own = this.context.remote.nodes().find((n) => n.name === record.spec.node);
+    // One its run's node cannot take (the labels asked for) goes where it can, as the caller asked.
+    const able = own !== undefined && own.clis.some((c) => c.name === needs.backend) && needs.labels.every((l) => own.labels.includes(l)) && (needs.repo === undefined || own.repos.includes(needs.repo));
+    return able ? own.name : undefined;
   }
 
   /**
@@ -570,6 +578,9 @@ export class RemoteSubmissions {
     const flight = this.inFlight.get(spec.id);
     if (flight) flight.sent = true;
     try {
+      // Its node as the ledger has it, before any node may start it: a run that moved is never
+      // sent where a restart would not look for it (and send it again to the node it left).
+      await this.context.ledger.flush();
       await remote.dispatch(spec, mode);
     } catch (err) {
       const abandoned = await remote.abandon(spec).catch(() => undefined);
