@@ -1,12 +1,13 @@
 /**
  * The one way this folder runs git: the user's own `git` (no shell between), with a time limit,
  * never asking on a terminal (a push or fetch needing a password fails instead of waiting), and
- * with no program of the repository's own run as the daemon.
+ * with no program of the repository's own run as the daemon. git runs with no controlling
+ * terminal (platform's runWithoutTerminal), so the ssh it starts for an ssh remote cannot ask on
+ * one either; past its time, or stopped, git's whole process group ends, ssh with it.
  */
-import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
-import { absolutePathEntries, resolveExecutable } from '../platform/index.js';
+import { absolutePathEntries, resolveExecutable, runWithoutTerminal } from '../platform/index.js';
 
 const GIT_TIMEOUT_MS = 60_000;
 /** A clone or fetch over the network may take longer than work on the disk. */
@@ -56,22 +57,31 @@ const SAFE_SETTINGS = ['core.fsmonitor=false', `core.hooksPath=${NO_HOOKS}`, 'pr
  * run programs of its own here (hooks, an external diff or text conversion, a file-system monitor;
  * a clean filter it names still runs, as it would for the user's own `git add`).
  */
-export function git(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
+export async function git(cwd: string, args: readonly string[], options: GitOptions = {}): Promise<string> {
   const safe = [...SAFE_SETTINGS.flatMap((setting) => ['-c', setting]), ...args];
   const timeout = options.timeoutMs ?? GIT_TIMEOUT_MS;
+  const maxBuffer = options.maxBuffer ?? MAX_GIT_OUTPUT;
   const { worktree } = options;
   // Never a prompt on a terminal nobody watches: a remote that wants a password fails at once.
+  // git's own prompt is off here; ssh's is out of reach, as git runs with no terminal at all.
   const env = { ...(options.env ?? process.env), GIT_TERMINAL_PROMPT: '0', ...(worktree ? { GIT_DIR: worktree.gitDir, GIT_WORK_TREE: worktree.path } : {}) };
-  return new Promise((resolve, reject) => {
-    execFile(gitProgram(), safe, { cwd: worktree?.path ?? cwd, env, timeout, maxBuffer: options.maxBuffer ?? MAX_GIT_OUTPUT, windowsHide: true, ...(options.signal ? { signal: options.signal } : {}) }, (err, stdout, stderr) => {
-      if (!err) return resolve(stdout);
-      const code = (err as NodeJS.ErrnoException).code;
-      if (options.signal?.aborted === true) return reject(new SwitchboardError('SHUTTING_DOWN', `git ${args[0] ?? ''} was stopped in ${cwd}`, { cwd }));
-      if (code === 'ERR_CHILD_PROCESS_STDIO_MAXBUFFER' && options.truncate === true) return resolve(stdout);
-      // No git at all, git past its time, or git refusing (a branch of that name, a folder in the way).
-      if (code === 'ENOENT') reject(new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd }));
-      else if ((err as { killed?: boolean }).killed === true) reject(new SwitchboardError('TIMEOUT', `git ${args[0] ?? ''} took longer than ${timeout / 1000} s in ${cwd}`, { cwd }));
-      else reject(new SwitchboardError('CONFLICT', `git ${args[0] ?? ''} failed in ${cwd}: ${stderr.trim() || err.message}`, { cwd }));
-    });
-  });
+  const outcome = await runWithoutTerminal(gitProgram(), safe, { cwd: worktree?.path ?? cwd, env, timeoutMs: timeout, maxOutputBytes: maxBuffer, ...(options.signal ? { signal: options.signal } : {}) });
+  if (outcome.end === 'exited' && outcome.code === 0) return outcome.stdout;
+  const command = `git ${args[0] ?? ''}`;
+  if (options.signal?.aborted === true) throw new SwitchboardError('SHUTTING_DOWN', `${command} was stopped in ${cwd}`, { cwd });
+  switch (outcome.end) {
+    case 'output_limit':
+      if (options.truncate === true) return outcome.stdout;
+      throw new SwitchboardError('CONFLICT', `${command} wrote more than ${maxBuffer} bytes in ${cwd}`, { cwd });
+    case 'timed_out':
+      throw new SwitchboardError('TIMEOUT', `${command} took longer than ${timeout / 1000} s in ${cwd}`, { cwd });
+    case 'aborted':
+      throw new SwitchboardError('SHUTTING_DOWN', `${command} was stopped in ${cwd}`, { cwd });
+    case 'not_started':
+      if (outcome.error.code === 'ENOENT') throw new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd });
+      throw new SwitchboardError('SPAWN_FAILED', `${command} could not start in ${cwd}: ${outcome.error.message}`, { cwd });
+    case 'exited':
+      // git refusing: a branch of that name, a folder in the way, a remote that says no.
+      throw new SwitchboardError('CONFLICT', `${command} failed in ${cwd}: ${outcome.stderr.trim() || (outcome.signal !== null ? `ended by ${outcome.signal}` : `exit code ${outcome.code ?? '?'}`)}`, { cwd });
+  }
 }

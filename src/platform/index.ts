@@ -24,6 +24,7 @@ export { connectionPeer, processEnvValue, processLineage } from './peer-process.
 export { bubblewrapProblem, findBubblewrap, jailedCommand } from './process-jail.js';
 export { createPrivateFileExclusive, ensurePrivateDir, readPrivateFile, restrictSocket, writePrivateFileAtomic } from './files.js';
 export { foregroundProcess } from './foreground.js';
+export { runWithoutTerminal } from './no-terminal.js';
 export { holdSocketFile, socketInUse } from './sockets.js';
 export { pathWithAppended, writeNodeLaunchers, type LauncherOptions } from './launchers.js';
 export { composeEnv, envNameMatches, isolatedHomeEnv, setEnvVar, tempFolderEnv, terminalEmulatorOptions } from './env.js';
