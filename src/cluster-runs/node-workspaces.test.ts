@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -111,12 +111,58 @@ describe("a node's repositories", () => {
     await expect(workspaces.prepare('run_12', branch, '.')).rejects.toMatchObject({ code: 'CONFLICT', details: { run_id: 'run_11' } });
     await reporting;
     await workspaces.prepare('run_12', branch, '.');
-    workspaces.forget('run_12');
+    await workspaces.forget('run_12');
     const last = await workspaces.prepare('run_13', branch, '.');
     expect(last).toBe(next);
     writeFileSync(path.join(next, 'last.txt'), 'last\n');
     expect((await report(workspaces, 'run_13')).map((e) => [e.type, e.data.text])).toEqual([['patch', undefined], ['notice', 'pushed switchboard/runs/run_10 to origin']]);
     expect(git(origin, 'show', 'switchboard/runs/run_10:last.txt')).toBe('last\n');
+  });
+
+  it("removes the worktree and branch a run that never started made, and nothing else: a follow-up's stays, and so does one with anything in it", async () => {
+    const repo = repository('unstarted');
+    // A branch the person's HEAD does not hold: git's `branch -d` would keep a run's branch made from it.
+    git(repo, 'checkout', '--quiet', '-b', 'feature');
+    writeFileSync(path.join(repo, 'feature.txt'), 'feature\n');
+    git(repo, 'add', '.');
+    git(repo, 'commit', '--quiet', '-m', 'feature');
+    git(repo, 'checkout', '--quiet', 'main');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), folders('home-f'), silentLogger);
+    const branches = (): string[] => git(repo, 'branch', '--format=%(refname:short)').trim().split('\n').sort();
+    const worktrees = (): string => git(repo, 'worktree', 'list', '--porcelain');
+
+    // Refused (or never started) after its worktree was made: folder and branch gone, and the branch free again.
+    const refused = await workspaces.prepare('run_20', { name: 'app', ref: 'feature', branch: 'switchboard/runs/run_20', push: false }, '.');
+    expect(readFileSync(path.join(refused, 'feature.txt'), 'utf8')).toBe('feature\n');
+    await workspaces.forget('run_20');
+    expect(existsSync(refused)).toBe(false);
+    expect(worktrees()).not.toContain(refused);
+    expect(branches()).toEqual(['feature', 'main']);
+
+    // A follow-up that never started, on a branch an earlier run made and left as it found it: both stay.
+    const first: RunRepo = { name: 'app', branch: 'switchboard/runs/run_21', push: false };
+    const kept = await workspaces.prepare('run_21', first, '.');
+    expect(await report(workspaces, 'run_21')).toEqual([]);
+    await workspaces.prepare('run_22', first, '.');
+    await workspaces.forget('run_22');
+    expect(existsSync(kept)).toBe(true);
+    expect(branches()).toContain('switchboard/runs/run_21');
+
+    // A new branch with a commit past its base, or a folder with a file in it: kept as they are.
+    const committed = await workspaces.prepare('run_23', { name: 'app', branch: 'switchboard/runs/run_23', push: false }, '.');
+    writeFileSync(path.join(committed, 'c.txt'), 'c\n');
+    git(committed, 'add', '.');
+    git(committed, 'commit', '--quiet', '-m', 'something');
+    await workspaces.forget('run_23');
+    expect(readFileSync(path.join(committed, 'c.txt'), 'utf8')).toBe('c\n');
+    const written = await workspaces.prepare('run_24', { name: 'app', branch: 'switchboard/runs/run_24', push: false }, '.');
+    writeFileSync(path.join(written, 'w.txt'), 'w\n');
+    await workspaces.forget('run_24');
+    expect(readFileSync(path.join(written, 'w.txt'), 'utf8')).toBe('w\n');
+    expect(branches()).toEqual(['feature', 'main', 'switchboard/runs/run_21', 'switchboard/runs/run_23', 'switchboard/runs/run_24']);
+    // Each branch is free once its run is forgotten: a follow-up takes it up.
+    expect(await workspaces.prepare('run_25', { name: 'app', branch: 'switchboard/runs/run_23', push: false }, '.')).toBe(committed);
+    expect(git(repo, 'status', '--porcelain').trim()).toBe('');
   });
 
   it("clones a repository given by URL into its home once, fetches it before each run that starts a branch, and takes a branch of origin's as fetched", async () => {

@@ -9,7 +9,8 @@
  * fetches it.
  *
  * A follow-up and a resume go on in the worktree of the run that made the branch (made again from
- * the branch when its folder went). Once a run's agent is done, before its end is recorded
+ * the branch when its folder went). A run that never started has the worktree and branch it made
+ * removed, when nothing is in them. Once a run's agent is done, before its end is recorded
  * (RunService's `beforeEnd`), what it changed since its start is read, committed on the branch
  * (so the branch is the whole record, and a resume elsewhere has it; the commit names only the
  * run, never its prompt), and pushed when asked.
@@ -17,7 +18,7 @@
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, checkedOutBranch, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, checkedOutBranch, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeUnchangedWorktree, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { REPO_NAME_PATTERN, type RunInput, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
@@ -44,6 +45,8 @@ export interface WorkspaceFolders {
 interface Workspace {
   worktree: Worktree;
   repo: RunRepo;
+  /** This run made the worktree and its branch (it starts the branch): neither is an earlier run's. */
+  made: boolean;
 }
 
 export class NodeWorkspaces {
@@ -114,7 +117,7 @@ export class NodeWorkspaces {
       const repository = known.folder;
       // Going on with a branch: what was pushed of it from elsewhere is fetched first, whether or not this run pushes.
       const worktree = starts ? await addWorktree(repository, dir, repo.branch, await this.startOf(runId, repo, known)) : await ensureWorktree(repository, dir, repo.branch, PUSH_REMOTE);
-      this.going.set(runId, { worktree, repo });
+      this.going.set(runId, { worktree, repo, made: starts });
       this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
       return folder;
     } catch (err) {
@@ -156,7 +159,7 @@ export class NodeWorkspaces {
     try {
       return await this.reportOf(spec, workspace, outcome, stopped);
     } finally {
-      this.forget(spec.id);
+      this.release(spec.id);
     }
   }
 
@@ -198,9 +201,38 @@ export class NodeWorkspaces {
     return events;
   }
 
-  /** Forgets a run that ended without its report (never started, or ended before its agent did): its worktree stays, for a follow-up. */
-  forget(runId: string): void {
+  /**
+   * Forgets a run that ended without its report: its agent never ran (refused by the node's
+   * policy, a program that could not be started, cancelled while it waited). The worktree and
+   * branch it made are removed when nothing is in them (no commit past its base, nothing changed
+   * in its folder): no follow-up goes on with a run that never ran, and kept, every refused run
+   * would leave a folder in the node's home and a branch in the repository. A follow-up's or a
+   * resume's worktree stays (its branch is an earlier run's), as does anything with work in it.
+   * The branch is held until then. Never fails: what could not be removed is logged, and stays.
+   */
+  async forget(runId: string): Promise<void> {
+    const workspace = this.going.get(runId);
     this.going.delete(runId);
+    try {
+      if (workspace?.made === true) await this.removeUnused(runId, workspace.worktree);
+    } finally {
+      this.release(runId);
+    }
+  }
+
+  /** Removes the worktree and branch a run made and never used; kept, and said in the log, when anything is in them. */
+  private async removeUnused(runId: string, worktree: Worktree): Promise<void> {
+    try {
+      // At base, not merged: the branch starts from a ref the repository's HEAD may lack (origin's branch as fetched, a tag).
+      const { removed, branchRemoved } = await removeUnchangedWorktree(worktree, 'if-at-base');
+      this.logger.info(removed ? 'worktree of a run that never started removed' : 'worktree of a run that never started kept: something is in it', { run_id: runId, branch: worktree.branch, folder: worktree.path, branch_removed: branchRemoved });
+    } catch (err) {
+      this.logger.warn('could not remove the worktree of a run that never started', { run_id: runId, branch: worktree.branch, folder: worktree.path, error: errorMessage(err) });
+    }
+  }
+
+  /** Lets go of the branch run `runId` held. */
+  private release(runId: string): void {
     for (const [key, holder] of this.branchHolders) if (holder === runId) this.branchHolders.delete(key);
   }
 }

@@ -277,9 +277,12 @@ export async function pushBranch(worktree: Worktree, remote: string, signal?: Ab
 /**
  * Removes `worktree` and its branch when they hold nothing of the worker's: no commit past its base,
  * nothing modified, staged or new (ignored files, such as a build's output, go with it). Anything
- * else is kept for the person, as it is. The branch stays where git does not see it merged.
+ * else is kept for the person, as it is. The branch goes as `branch` says: `if-merged` (git's
+ * `branch -d`: one git does not see merged into the repository's HEAD stays), or `if-at-base`
+ * (while it still points at its base, merged or not: a branch just made, never worked on, from a
+ * ref the repository's HEAD may not hold, such as a fetched branch or a tag).
  */
-export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ removed: boolean; branchRemoved: boolean }> {
+export async function removeUnchangedWorktree(worktree: Worktree, branch: 'if-merged' | 'if-at-base' = 'if-merged'): Promise<{ removed: boolean; branchRemoved: boolean }> {
   const kept = { removed: false, branchRemoved: false };
   const head = (await git(worktree.path, ['rev-parse', 'HEAD'], { worktree })).trim();
   if (head !== worktree.base) return kept;
@@ -288,8 +291,13 @@ export async function removeUnchangedWorktree(worktree: Worktree): Promise<{ rem
   return oneAtATime(worktree.repository, async () => {
     // Without --force, git itself refuses a worktree that is not clean: a file written since the look above stays.
     await git(worktree.repository, ['worktree', 'remove', worktree.path]);
-    // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
-    const branchRemoved = await git(worktree.repository, ['branch', '-d', '--quiet', worktree.branch]).then(
+    const removal =
+      branch === 'if-at-base'
+        ? // Compare and delete: git removes the branch only if it still points at the base (a commit made since the look above keeps it).
+          ['update-ref', '-d', `refs/heads/${worktree.branch}`, worktree.base]
+        : // -d, not -D: a branch git does not see merged (its base no longer in the repository's history) stays.
+          ['branch', '-d', '--quiet', worktree.branch];
+    const branchRemoved = await git(worktree.repository, removal).then(
       () => true,
       () => false,
     );
