@@ -33,6 +33,21 @@ const report = (workspaces: NodeWorkspaces, id: string, outcome: RunInput = comp
 
 const spec = (id: string): RunSpec => ({ id, backend: 'shell', mode: 'stdio', prompt: 'p', cwd: '.', policy: 'test', limits: {}, schema_version: 'v2', parent: null, created_at: 1 });
 
+/**
+ * The git commands `during` ran (git's own trace, GIT_TRACE, which every git the node starts
+ * inherits from this process), one line each.
+ */
+async function gitCommandsDuring(during: () => Promise<unknown>): Promise<string[]> {
+  const trace = path.join(mkdtempSync(path.join(scratch, 'trace-')), 'git.trace');
+  process.env.GIT_TRACE = trace;
+  try {
+    await during();
+  } finally {
+    delete process.env.GIT_TRACE;
+  }
+  return readFileSync(trace, 'utf8').split('\n').filter((line) => line.includes('trace: built-in: git '));
+}
+
 describe("a node's repositories", () => {
   it('refuses a path that is not the top of a repository, and a name runs could not give', async () => {
     const repo = repository('checked');
@@ -117,6 +132,32 @@ describe("a node's repositories", () => {
     writeFileSync(path.join(next, 'last.txt'), 'last\n');
     expect((await report(workspaces, 'run_13')).map((e) => [e.type, e.data.text])).toEqual([['patch', undefined], ['notice', 'pushed switchboard/runs/run_10 to origin']]);
     expect(git(origin, 'show', 'switchboard/runs/run_10:last.txt')).toBe('last\n');
+  });
+
+  it("looks at the worktree's branch once at a run's end, and commits nothing of an agent that left its branch, saying so", async () => {
+    const repo = repository('branch-checks');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), folders('home-g'), silentLogger);
+    const folder = await workspaces.prepare('run_30', { name: 'app', branch: 'switchboard/runs/run_30', push: false }, '.');
+    writeFileSync(path.join(folder, 'new.txt'), 'new\n');
+    let events: NewRunEvent[] = [];
+    const commands = await gitCommandsDuring(async () => (events = await report(workspaces, 'run_30')));
+    // Committed, then read: the patch is what the agent changed, and the branch was asked for once.
+    expect(events.map((e) => e.type)).toEqual(['patch']);
+    expect(events[0]?.data).toMatchObject({ files: [{ path: 'new.txt', change: 'added' }], commit: git(repo, 'rev-parse', 'switchboard/runs/run_30').trim() });
+    expect(commands.filter((line) => / symbolic-ref /.test(line))).toHaveLength(1);
+
+    // The agent switched branches: nothing committed on either, nothing pushed, a notice says so.
+    const branch: RunRepo = { name: 'app', branch: 'switchboard/runs/run_31', push: true };
+    const left = await workspaces.prepare('run_31', branch, '.');
+    const base = git(left, 'rev-parse', 'HEAD').trim();
+    git(left, 'checkout', '--quiet', '-b', 'elsewhere');
+    writeFileSync(path.join(left, 'stray.txt'), 'stray\n');
+    const [notice, ...rest] = await report(workspaces, 'run_31');
+    expect(rest).toEqual([]);
+    expect(notice).toMatchObject({ type: 'notice', data: { text: 'the agent left the worktree on elsewhere, not on switchboard/runs/run_31: nothing of it was committed or pushed' } });
+    expect(git(repo, 'rev-parse', 'switchboard/runs/run_31').trim()).toBe(base);
+    expect(git(repo, 'rev-parse', 'elsewhere').trim()).toBe(base);
+    expect(git(left, 'status', '--porcelain').trim()).toBe('?? stray.txt');
   });
 
   it("removes the worktree and branch a run that never started made, and nothing else: a follow-up's stays, and so does one with anything in it", async () => {

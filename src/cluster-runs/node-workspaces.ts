@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, checkedOutBranch, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeUnchangedWorktree, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeUnchangedWorktree, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { REPO_NAME_PATTERN, type RunInput, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
@@ -169,11 +169,13 @@ export class NodeWorkspaces {
     let changes: WorktreeChanges;
     let commit: string | undefined;
     try {
-      const head = await checkedOutBranch(worktree);
-      if (head !== repo.branch) return [noticeEvent(Date.now(), `the agent left the worktree on ${head ?? 'no branch'}, not on ${repo.branch}: nothing of it was committed${repo.push ? ' or pushed' : ''}`)];
-      changes = await worktreeChanges(worktree);
+      // Committed first, then read: the changes run from the base to the working tree, the same
+      // before the commit as after, and commitAll's look at the branch is the only one needed.
       // Only the run's id: the prompt stays out of a history that may be pushed.
-      commit = await commitAll(worktree, `switchboard: run ${spec.id}`);
+      const committed = await commitAll(worktree, `switchboard: run ${spec.id}`);
+      if (committed.kind === 'left_branch') return [noticeEvent(Date.now(), `the agent left the worktree on ${committed.head ?? 'no branch'}, not on ${repo.branch}: nothing of it was committed${repo.push ? ' or pushed' : ''}`)];
+      commit = committed.kind === 'committed' ? committed.commit : undefined;
+      changes = await worktreeChanges(worktree);
     } catch (err) {
       this.logger.warn("a run's changes could not be read or committed", { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
       return [noticeEvent(Date.now(), `could not read or commit what the run changed in ${repo.branch}: ${errorMessage(err)}`)];

@@ -126,9 +126,10 @@ describe("a worker's git worktree", () => {
     git(repo, 'push', '--quiet', 'origin', 'main');
     const dir = path.join(scratch, 'node-a', 'worktrees', 'pushes', 'run_2');
     const tree = await addWorktree(repo, dir, 'switchboard/runs/run_2');
-    expect(await commitAll(tree, 'switchboard: run run_2')).toBeUndefined();
+    expect(await commitAll(tree, 'switchboard: run run_2')).toEqual({ kind: 'nothing_to_commit' });
     writeFileSync(path.join(tree.path, 'fix.txt'), 'fixed\n');
-    const commit = await commitAll(tree, 'switchboard: run run_2');
+    const made = await commitAll(tree, 'switchboard: run run_2');
+    const commit = made.kind === 'committed' ? made.commit : '';
     expect(commit).toMatch(/^[0-9a-f]{40}$/);
     expect(git(tree.path, 'log', '-1', '--format=%s').trim()).toBe('switchboard: run run_2');
     expect(git(tree.path, 'status', '--porcelain').trim()).toBe('');
@@ -155,14 +156,15 @@ describe("a worker's git worktree", () => {
     // It goes on there and is pushed: back on the first machine, its folder is brought up to it before the next run.
     writeFileSync(path.join(there, 'other.txt'), 'theirs\n');
     const pushedThere = await commitAll(fetched, 'elsewhere');
+    if (pushedThere.kind !== 'committed') throw new Error(`nothing committed elsewhere: ${pushedThere.kind}`);
     await pushBranch(fetched, 'origin');
     const back = await ensureWorktree(repo, dir, 'switchboard/runs/run_2', 'origin');
-    expect(back.base).toBe(pushedThere);
+    expect(back.base).toBe(pushedThere.commit);
     expect(readFileSync(path.join(dir, 'other.txt'), 'utf8')).toBe('theirs\n');
 
     // Both go on without the other: the branch has gone two ways, refused before any run starts; a push is never forced.
     writeFileSync(path.join(there, 'two.txt'), 'two\n');
-    await commitAll({ ...fetched, base: pushedThere ?? '' }, 'there again');
+    await commitAll({ ...fetched, base: pushedThere.commit }, 'there again');
     await pushBranch(fetched, 'origin');
     writeFileSync(path.join(dir, 'mine.txt'), 'mine\n');
     await commitAll(back, 'here');
@@ -182,7 +184,7 @@ describe("a worker's git worktree", () => {
     writeFileSync(path.join(tree.path, '.git'), `gitdir: ${own}\n`);
     writeFileSync(path.join(tree.path, 'work.txt'), 'work\n');
     expect((await worktreeChanges(tree)).files.map((f) => f.path)).toContain('work.txt');
-    expect(await commitAll(tree, 'switchboard: run run_g')).toMatch(/^[0-9a-f]{40}$/);
+    expect(await commitAll(tree, 'switchboard: run run_g')).toMatchObject({ kind: 'committed', commit: expect.stringMatching(/^[0-9a-f]{40}$/) as unknown });
     expect(existsSync(ran)).toBe(false);
     expect(git(repo, 'log', '-1', '--format=%s', 'switchboard/runs/run_g').trim()).toBe('switchboard: run run_g');
 
@@ -190,7 +192,7 @@ describe("a worker's git worktree", () => {
     const other = await addWorktree(repo, path.join(scratch, 'node-c', 'worktrees', 'guarded', 'run_h'), 'switchboard/runs/run_h');
     git(other.path, 'checkout', '--quiet', '-b', 'elsewhere');
     writeFileSync(path.join(other.path, 'stray.txt'), 'stray\n');
-    await expect(commitAll(other, 'switchboard: run run_h')).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('is on elsewhere') as unknown });
+    expect(await commitAll(other, 'switchboard: run run_h')).toEqual({ kind: 'left_branch', head: 'elsewhere' });
     expect(git(repo, 'rev-parse', 'switchboard/runs/run_h').trim()).toBe(other.base);
   });
 

@@ -184,7 +184,7 @@ function realPathOr(folder: string): string {
 }
 
 /** The branch `worktree` has checked out (`refs/heads/` left off), or undefined when it has none (a detached HEAD). */
-export async function checkedOutBranch(worktree: Worktree, signal?: AbortSignal): Promise<string | undefined> {
+async function checkedOutBranch(worktree: Worktree, signal?: AbortSignal): Promise<string | undefined> {
   const head = await git(worktree.path, ['symbolic-ref', '--quiet', 'HEAD'], { worktree, ...(signal ? { signal } : {}) }).then(
     (out) => out.trim(),
     (err: unknown) => {
@@ -250,23 +250,26 @@ export function ensureWorktree(repository: string, dir: string, branch: string, 
   });
 }
 
+/** What commitAll did: a commit made, nothing to commit, or nothing committed because the worktree is on another branch (`head`; undefined when on none). */
+type CommitResult = { kind: 'committed'; commit: string } | { kind: 'nothing_to_commit' } | { kind: 'left_branch'; head: string | undefined };
+
 /**
  * Commits everything in `worktree` that is not committed yet (new files too, ignored ones not) on
- * its branch, as the repository's own user, or as Switchboard where it names none: the commit, or
- * undefined when there was nothing to commit. CONFLICT, committing nothing, when the worktree is
- * not on its branch any more (the agent switched): what it did there is not the branch's.
+ * its branch, as the repository's own user, or as Switchboard where it names none. Nothing is
+ * committed when the worktree is not on its branch any more (the agent switched): what it did
+ * there is not the branch's. This is the one look at the worktree's branch a run's end needs.
  */
-export async function commitAll(worktree: Worktree, message: string, signal?: AbortSignal): Promise<string | undefined> {
+export async function commitAll(worktree: Worktree, message: string, signal?: AbortSignal): Promise<CommitResult> {
   const options: GitOptions = { worktree, ...(signal ? { signal } : {}) };
   const head = await checkedOutBranch(worktree, signal);
-  if (head !== worktree.branch) throw new SwitchboardError('CONFLICT', `the worktree is on ${head ?? 'no branch'}, not on ${worktree.branch}: nothing was committed`, { branch: worktree.branch });
+  if (head !== worktree.branch) return { kind: 'left_branch', head };
   await git(worktree.path, ['add', '--all', '--', '.'], options);
   const staged = await git(worktree.path, ['diff', '--cached', '--quiet'], options).then(() => false, () => true);
-  if (!staged) return undefined;
+  if (!staged) return { kind: 'nothing_to_commit' };
   const named = await git(worktree.path, ['config', 'user.email'], options).then((v) => v.trim() !== '', () => false);
   const identity = named ? {} : { GIT_AUTHOR_NAME: 'Switchboard', GIT_AUTHOR_EMAIL: 'switchboard@localhost', GIT_COMMITTER_NAME: 'Switchboard', GIT_COMMITTER_EMAIL: 'switchboard@localhost' };
   await git(worktree.path, ['commit', '--quiet', '--no-verify', '-m', message], { ...options, env: { ...process.env, ...identity } });
-  return (await git(worktree.path, ['rev-parse', 'HEAD'], options)).trim();
+  return { kind: 'committed', commit: (await git(worktree.path, ['rev-parse', 'HEAD'], options)).trim() };
 }
 
 /** Pushes `worktree`'s branch to `remote` under its own name (not forced: a branch that went another way there is refused, and said). CONFLICT with git's words when it fails. */
