@@ -1,28 +1,13 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { git, useTestRepositories } from '../../test/support/git-repositories.js';
 import { silentLogger } from '../core/logger.js';
 import type { NewRunEvent } from '../ledger/run-events.js';
 import type { RunInput, RunRepo, RunSpec } from '../ledger/run-model.js';
 import { NodeWorkspaces } from './node-workspaces.js';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'sb-node-workspaces-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
-
-function repository(name: string): string {
-  const repo = path.join(scratch, name);
-  mkdirSync(path.join(repo, 'src'), { recursive: true });
-  git(repo, 'init', '--quiet', '-b', 'main');
-  writeFileSync(path.join(repo, 'README.md'), 'hello\n');
-  writeFileSync(path.join(repo, 'src', 'a.txt'), 'a\n');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '--quiet', '-m', 'first');
-  return repo;
-}
+const { scratch, repository } = useTestRepositories('sb-node-workspaces-');
 
 const folders = (home: string): { worktrees: string; clones: string } => ({ worktrees: path.join(scratch, home, 'worktrees'), clones: path.join(scratch, home, 'repos') });
 
@@ -64,16 +49,16 @@ describe("a node's repositories", () => {
     const branch: RunRepo = { name: 'app', branch: 'switchboard/runs/run_1', push: false };
     const folder = await workspaces.prepare('run_1', branch, 'src');
     expect(folder).toBe(path.join(scratch, 'home-b', 'worktrees', 'app', 'run_1', 'src'));
-    writeFileSync(path.join(folder, 'a.txt'), 'a changed\n');
+    writeFileSync(path.join(folder, 'old.txt'), 'old changed\n');
     const [patch, ...rest] = await report(workspaces, 'run_1');
     expect(rest).toEqual([]);
-    expect(patch).toMatchObject({ type: 'patch', data: { repo: 'app', branch: 'switchboard/runs/run_1', files: [{ path: 'src/a.txt', change: 'modified' }], diff_stat: expect.stringContaining('1 file changed') as unknown }, compat: { status: 'applied' } });
+    expect(patch).toMatchObject({ type: 'patch', data: { repo: 'app', branch: 'switchboard/runs/run_1', files: [{ path: 'src/old.txt', change: 'modified' }], diff_stat: expect.stringContaining('1 file changed') as unknown }, compat: { status: 'applied' } });
     // Reported once.
     expect(await report(workspaces, 'run_1')).toEqual([]);
 
     // The follow-up: the same worktree, measured from where the branch is now.
     const again = await workspaces.prepare('run_2', branch, '.');
-    expect(readFileSync(path.join(again, 'src', 'a.txt'), 'utf8')).toBe('a changed\n');
+    expect(readFileSync(path.join(again, 'src', 'old.txt'), 'utf8')).toBe('old changed\n');
     writeFileSync(path.join(again, 'b.txt'), 'b\n');
     const [next] = await report(workspaces, 'run_2');
     expect(next?.data).toMatchObject({ files: [{ path: 'b.txt', change: 'added' }] });

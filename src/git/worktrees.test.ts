@@ -1,30 +1,14 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { git, useTestRepositories } from '../../test/support/git-repositories.js';
 import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
 
-const scratch = mkdtempSync(path.join(tmpdir(), 'sb-worktrees-'));
-afterAll(() => rmSync(scratch, { recursive: true, force: true }));
-
-const git = (cwd: string, ...args: string[]): string => execFileSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@example.com', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@example.com' } });
-
-function repository(name = 'repo'): string {
-  const repo = path.join(scratch, name);
-  mkdirSync(path.join(repo, 'src'), { recursive: true });
-  git(repo, 'init', '--quiet', '-b', 'main');
-  writeFileSync(path.join(repo, 'README.md'), 'hello\n');
-  writeFileSync(path.join(repo, 'src', 'old.txt'), 'old\n');
-  writeFileSync(path.join(repo, '.gitignore'), 'build/\n');
-  git(repo, 'add', '.');
-  git(repo, 'commit', '--quiet', '-m', 'first');
-  return repo;
-}
+const { scratch, repository } = useTestRepositories('sb-worktrees-');
 
 describe("a worker's git worktree", () => {
   it('is a branch of its own from HEAD, and its changes (committed, staged, new) are read without touching its index', async () => {
-    const repo = repository();
+    const repo = repository('repo');
     expect(await repositoryOf(path.join(repo, 'src'))).toBe(repo);
     expect(await repositoryOf(scratch)).toBeUndefined();
 
