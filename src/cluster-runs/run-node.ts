@@ -247,8 +247,10 @@ export class RunNode {
     const stop = stronger(stopAsked(starting), marked === undefined ? undefined : { how: marked });
     if (stop !== undefined) this.stopLive(runId, stop);
     await this.followToEnd(runId);
-    // A run its node's policy refused, or that never reached its program, has no report: what it made for its repository goes.
-    await this.options.workspaces?.forget(runId);
+    // A run its node's policy refused, or that never reached its program, has no report: what it
+    // made for its repository goes, without holding the run's slot (the removal may wait behind
+    // other git work on the repository; it holds the branch meanwhile, and never fails).
+    void this.options.workspaces?.forget(runId);
   }
 
   /** Submits the run to the service: false when the service has no record of it (it is then recorded here as never started). */
@@ -267,8 +269,8 @@ export class RunNode {
         if (!isSwitchboardError(err, 'FORBIDDEN')) this.logger.warn('the run was recorded but its submit failed', { run_id: runId, error: errorMessage(err) });
         return true;
       }
-      await this.options.workspaces?.forget(runId);
       await this.endUnstarted(runId, w, { type: 'fail', reason: 'spawn_failed', message: `node ${this.options.name} could not start the run: ${errorMessage(err)}` });
+      void this.options.workspaces?.forget(runId);
       return false;
     }
   }

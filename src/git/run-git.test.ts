@@ -83,5 +83,7 @@ describe.skipIf(process.platform === 'win32')('git run with no terminal', () => 
     expect(await git(folder, ['version'], { maxBuffer: 5, truncate: true })).toBe('git v');
     await expect(git(folder, ['version'], { maxBuffer: 5 })).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('more than 5 bytes') as unknown });
     await expect(git(folder, ['rev-parse', '--verify', 'no-such-ref'])).rejects.toMatchObject({ code: 'CONFLICT', message: expect.stringContaining('git rev-parse failed') as unknown });
+    // A folder that is not there is said so, not taken for git not being installed.
+    await expect(git(path.join(folder, 'gone'), ['status'])).rejects.toMatchObject({ code: 'INVALID_PARAMS', message: expect.stringContaining('is not there') as unknown });
   });
 });

@@ -5,6 +5,7 @@
  * terminal (platform's runWithoutTerminal), so the ssh it starts for an ssh remote cannot ask on
  * one either; past its time, or stopped, git's whole process group ends, ssh with it.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { SwitchboardError } from '../core/errors.js';
 import { absolutePathEntries, resolveExecutable, runWithoutTerminal } from '../platform/index.js';
@@ -78,6 +79,8 @@ export async function git(cwd: string, args: readonly string[], options: GitOpti
     case 'aborted':
       throw new SwitchboardError('SHUTTING_DOWN', `${command} was stopped in ${cwd}`, { cwd });
     case 'not_started':
+      // Node says ENOENT for a folder that is not there as for a program that is not.
+      if (outcome.error.code === 'ENOENT' && !existsSync(worktree?.path ?? cwd)) throw new SwitchboardError('INVALID_PARAMS', `${command}: the folder ${worktree?.path ?? cwd} is not there`, { cwd });
       if (outcome.error.code === 'ENOENT') throw new SwitchboardError('SPAWN_FAILED', 'git is not installed (a worktree needs it)', { cwd });
       throw new SwitchboardError('SPAWN_FAILED', `${command} could not start in ${cwd}: ${outcome.error.message}`, { cwd });
     case 'exited':

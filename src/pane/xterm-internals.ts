@@ -60,10 +60,14 @@ interface ParserTablesInternals {
  * 40 KiB of the 187 KiB a terminal costs. xterm registers its ~190 escape-sequence handlers one
  * push each into empty arrays, which V8 grows to 17 slots for one handler (152 bytes, 24 once
  * copied), and decodes output into a 16 KiB buffer that it grows on demand anyway. The lists are
- * copied before anyone else registers a handler: xterm's own registrations are never disposed one
- * by one (their dispose closures hold the old arrays), and ours (screen.ts) come after this.
+ * copied before anyone else registers a handler (ours, screen.ts, come after this). A dispose
+ * closure of one registered before holds the old array: xterm's own are disposed one by one only
+ * for its Windows wrapping heuristics (a `windowsPty` option changed after start), so a terminal
+ * given one keeps its lists as they are.
  */
 function trimTerminalSlack(terminal: HeadlessTerminal): void {
+  // xterm's default is an empty object: only one that names a pseudo-terminal backend is a Windows one.
+  if ((terminal.options as { windowsPty?: { backend?: unknown } }).windowsPty?.backend !== undefined) return;
   const handler = (terminal as unknown as { _core?: ParserTablesInternals })._core?._inputHandler;
   const parser = handler?._parser;
   if (!handler || !(handler._parseBuffer instanceof Uint32Array)) fail('InputHandler._parseBuffer');

@@ -57,18 +57,25 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
     const stdout = new Output(options.maxOutputBytes);
     const stderr = new Output(options.maxOutputBytes);
     let endedHere: 'timed_out' | 'aborted' | 'output_limit' | undefined;
-    let killTimer: NodeJS.Timeout | undefined;
+    let exited = false;
+    // Ended here, and the program gone: a process that left its group (a helper that made a session
+    // of its own) may still hold its pipes, and is not waited for. Its output so far is kept.
+    const letGoOfPipes = (): void => {
+      if (endedHere === undefined || !exited) return;
+      child.stdout.destroy();
+      child.stderr.destroy();
+    };
     const endHere = (why: 'timed_out' | 'aborted' | 'output_limit'): void => {
       if (endedHere !== undefined || child.pid === undefined) return;
       endedHere = why;
-      killTimer = endGroup(child.pid);
+      endGroup(child.pid);
+      letGoOfPipes();
     };
     const timer = setTimeout(() => endHere('timed_out'), options.timeoutMs);
     const onAbort = (): void => endHere('aborted');
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const settle = (outcome: NoTerminalOutcome): void => {
       clearTimeout(timer);
-      clearTimeout(killTimer);
       options.signal?.removeEventListener('abort', onAbort);
       if (child.pid !== undefined) running.delete(child.pid);
       resolve(outcome);
@@ -84,6 +91,10 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
     child.on('error', (error: NodeJS.ErrnoException) => {
       if (child.pid === undefined) settle({ end: 'not_started', error });
     });
+    child.once('exit', () => {
+      exited = true;
+      letGoOfPipes();
+    });
     // After every pipe has closed: a process of the group that still held one is gone by then.
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
       if (child.pid === undefined) return;
@@ -94,18 +105,18 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
 }
 
 /**
- * Ends the process group led by `pid`: TERM now, KILL after KILL_GRACE_MS to what ignored it (the
- * timer is cleared once the program's pipes have closed). The group id stays the program's while
- * any process of the group lives, so no other process is signalled this way. On Windows, taskkill
- * ends the tree at once.
+ * Ends the process group led by `pid`: TERM now, KILL after KILL_GRACE_MS to what ignored it, even
+ * once the program's pipes have closed (a process that ignores TERM may have let go of them). The
+ * group id stays the program's while any process of the group lives, so no other process is
+ * signalled this way. On Windows, taskkill ends the tree at once.
  */
-function endGroup(pid: number): NodeJS.Timeout | undefined {
+function endGroup(pid: number): void {
   if (isWindows) {
     void terminateProcessTree(pid, { graceMs: 0 });
-    return undefined;
+    return;
   }
   signalGroup(pid, 'SIGTERM');
-  return setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS);
+  setTimeout(() => signalGroup(pid, 'SIGKILL'), KILL_GRACE_MS).unref();
 }
 
 function signalGroup(pid: number, signal: NodeJS.Signals): void {
