@@ -27,6 +27,7 @@ const NODE_OPTIONS = {
   name: { type: 'string' },
   labels: { type: 'string' },
   repo: { type: 'string', multiple: true },
+  'worktree-days': { type: 'string' },
   slots: { type: 'string' },
   backends: { type: 'string' },
   panes: { type: 'boolean' },
@@ -71,6 +72,8 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   const modelUrl = values['model-url'] as string | undefined;
   if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
   const repos = repoFlags(values.repo);
+  const worktreeDays = intOption(values['worktree-days'], 'worktree-days', undefined);
+  if (worktreeDays !== undefined && worktreeDays < 0) throw new UsageError('--worktree-days is a number of days, 0 to keep worktrees for good');
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
   // Installed before the join, so a node still waiting for a controller leaves cleanly too.
   const stopped = new AbortController();
@@ -82,7 +85,7 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   try {
     let started: Awaited<ReturnType<typeof startClusterNode>>;
     try {
-      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], repos, slots, logger, signal: stopped.signal, openPanes: values.panes === true, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
+      started = await startClusterNode({ home: ctx.home ?? switchboardHome(ctx.env), nats, name, labels: list(values.labels, 'labels') ?? [], repos, ...(worktreeDays !== undefined ? { worktreeIdleMs: worktreeDays * 24 * 60 * 60 * 1000 } : {}), slots, logger, signal: stopped.signal, openPanes: values.panes === true, ...(only ? { only } : {}), ...(agentHome !== undefined && modelUrl !== undefined ? { agentHome: path.resolve(agentHome), modelUrl } : {}) });
     } catch (err) {
       if (stopped.signal.aborted && isSwitchboardError(err, 'SHUTTING_DOWN')) return 0;
       throw err;

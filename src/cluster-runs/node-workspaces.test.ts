@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, useTestRepositories } from '../../test/support/git-repositories.js';
@@ -189,6 +189,42 @@ describe("a node's repositories", () => {
     // Each branch is free once its run is forgotten: a follow-up takes it up.
     expect(await workspaces.prepare('run_25', { name: 'app', branch: 'switchboard/runs/run_23', push: false }, '.')).toBe(committed);
     expect(git(repo, 'status', '--porcelain').trim()).toBe('');
+  });
+
+  it('removes the folders of run branches no run used for a while, keeping their branches; a folder in use or holding work stays, and a follow-up makes it again', async () => {
+    const repo = repository('pruned');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), folders('home-p'), silentLogger);
+    const on = (id: string): RunRepo => ({ name: 'app', branch: `switchboard/runs/${id}`, push: false });
+    // Done: its change committed at its end, a build's output (ignored) beside it.
+    const done = await workspaces.prepare('run_1', on('run_1'), '.');
+    writeFileSync(path.join(done, 'new.txt'), 'kept on the branch\n');
+    mkdirSync(path.join(done, 'build'));
+    writeFileSync(path.join(done, 'build', 'out.bin'), 'built\n');
+    await report(workspaces, 'run_1');
+    // Going on: its branch is held.
+    const going = await workspaces.prepare('run_2', on('run_2'), '.');
+    writeFileSync(path.join(going, 'wip.txt'), 'not yet\n');
+    // Ended, then written to by hand: not committed.
+    const touched = await workspaces.prepare('run_3', on('run_3'), '.');
+    await report(workspaces, 'run_3');
+    writeFileSync(path.join(touched, 'later.txt'), 'by hand\n');
+
+    expect(await workspaces.pruneIdle(7 * 24 * 60 * 60 * 1000)).toEqual([]);
+    // A minute from now, every folder has been idle for more than a millisecond.
+    const doneReally = realpathSync(done);
+    expect(await workspaces.pruneIdle(1, Date.now() + 60_000)).toEqual([doneReally]);
+    expect(existsSync(done)).toBe(false);
+    expect(existsSync(going) && existsSync(touched)).toBe(true);
+    expect(git(repo, 'show', 'switchboard/runs/run_1:new.txt')).toBe('kept on the branch\n');
+
+    // A follow-up on that branch: its folder made again from the branch; what was ignored went.
+    const again = await workspaces.prepare('run_4', on('run_1'), '.');
+    expect(again).toBe(done);
+    expect(readFileSync(path.join(again, 'new.txt'), 'utf8')).toBe('kept on the branch\n');
+    expect(existsSync(path.join(again, 'build'))).toBe(false);
+    await report(workspaces, 'run_4');
+    await report(workspaces, 'run_2');
+    await workspaces.dispose();
   });
 
   it("clones a repository given by URL into its home once, fetches it before each run that starts a branch, and takes a branch of origin's as fetched", async () => {

@@ -18,7 +18,7 @@
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeUnchangedWorktree, worktreeChanges, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeCommittedWorktree, removeUnchangedWorktree, worktreeChanges, worktreesUnder, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { REPO_NAME_PATTERN, type RunInput, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
@@ -28,6 +28,8 @@ const BRANCH_PREFIX = 'switchboard/runs/';
 /** The most files a patch event lists, and the most characters of their paths: the rest is counted (an event crosses NATS whole, under its max_payload). */
 const MAX_PATCH_FILES = 500;
 const MAX_PATCH_PATH_CHARS = 100_000;
+/** How often the worktrees no run has used for a while are looked for (keepPruned). */
+const PRUNE_EVERY_MS = 60 * 60 * 1000;
 
 /** A repository the node has: its folder, and whether the node keeps the clone itself (cloned from a URL). */
 interface Repository {
@@ -53,6 +55,9 @@ export class NodeWorkspaces {
   private readonly going = new Map<string, Workspace>();
   /** The run working on each branch (`<repo> <branch>`), from its prepare to its report: one at a time. */
   private readonly branchHolders = new Map<string, string>();
+  private pruning: NodeJS.Timeout | undefined;
+  /** The prune under way, if one is: the next waits for it. */
+  private pruned: Promise<unknown> = Promise.resolve();
 
   /**
    * @param repos the repositories, by name: each the top folder of a git repository on this machine.
@@ -86,6 +91,57 @@ export class NodeWorkspaces {
       checked.set(name, { folder: top, ownClone: false });
     }
     return new NodeWorkspaces(checked, folders.worktrees, logger);
+  }
+
+  /**
+   * Removes the worktree folders of run branches no run has used for `idleMs` (as git last wrote
+   * there: every run's end commits). The branch stays, and with it everything a run did, committed
+   * at its end: a follow-up or a resume makes the folder again from it. What is not on the branch
+   * goes with the folder: ignored files, such as a build's output or installed packages. A folder
+   * holding anything not committed stays, and so does one whose branch a run holds now or asks for
+   * meanwhile. Resolves with the folders removed.
+   */
+  pruneIdle(idleMs: number, now = Date.now()): Promise<string[]> {
+    const run = this.pruned.then(() => this.pruneNow(idleMs, now));
+    this.pruned = run.catch(() => undefined);
+    return run;
+  }
+
+  /** Prunes (pruneIdle) now and every hour, until dispose. */
+  keepPruned(idleMs: number): void {
+    const prune = (): void => {
+      this.pruneIdle(idleMs).catch((err: unknown) => this.logger.warn('could not look for idle worktrees', { error: errorMessage(err) }));
+    };
+    clearInterval(this.pruning);
+    this.pruning = setInterval(prune, PRUNE_EVERY_MS);
+    this.pruning.unref();
+    prune();
+  }
+
+  /** Stops pruning; resolves once a prune under way is done. */
+  async dispose(): Promise<void> {
+    clearInterval(this.pruning);
+    this.pruning = undefined;
+    await this.pruned;
+  }
+
+  private async pruneNow(idleMs: number, now: number): Promise<string[]> {
+    const removed: string[] = [];
+    for (const [name, repository] of this.repos) {
+      for (const worktree of await worktreesUnder(repository.folder, path.join(this.root, name))) {
+        const key = `${name} ${worktree.branch}`;
+        if (!worktree.branch.startsWith(BRANCH_PREFIX) || now - worktree.lastUsedAt < idleMs || this.branchHolders.has(key)) continue;
+        try {
+          if (await removeCommittedWorktree(worktree, () => this.branchHolders.has(key))) {
+            removed.push(worktree.path);
+            this.logger.info('removed the worktree of a run branch no run used for a while (the branch stays)', { repo: name, branch: worktree.branch, folder: worktree.path, idle_days: Math.floor((now - worktree.lastUsedAt) / 86_400_000) });
+          }
+        } catch (err) {
+          this.logger.warn('could not remove an idle worktree', { repo: name, branch: worktree.branch, folder: worktree.path, error: errorMessage(err) });
+        }
+      }
+    }
+    return removed;
   }
 
   /** The repositories' names, as the node's lease lists them. */
@@ -178,7 +234,8 @@ export class NodeWorkspaces {
       changes = await worktreeChanges(worktree);
     } catch (err) {
       this.logger.warn("a run's changes could not be read or committed", { run_id: spec.id, branch: repo.branch, error: errorMessage(err) });
-      return [noticeEvent(Date.now(), `could not read or commit what the run changed in ${repo.branch}: ${errorMessage(err)}`)];
+      const done = commit !== undefined ? `committed as ${commit.slice(0, 12)}, but could not read what changed` : 'could not read or commit what the run changed';
+      return [noticeEvent(Date.now(), `${repo.branch}: ${done}: ${errorMessage(err)}`)];
     }
     if (changes.files.length > 0) {
       const summary = `${repo.branch}: ${changes.diffStat ?? `${changes.files.length} files changed`}`;

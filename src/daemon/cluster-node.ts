@@ -34,6 +34,8 @@ const OUTBOX_DRAIN_MS = 5_000;
 /** Where a node's repository runs' worktrees go, and the clones it makes of repositories given by URL, in its home. */
 const WORKTREES_FOLDER = 'worktrees';
 const CLONES_FOLDER = 'repos';
+/** How long a run branch's worktree folder is kept once no run uses it, unless the node is told otherwise. */
+const DEFAULT_WORKTREE_IDLE_MS = 7 * 24 * 60 * 60 * 1000;
 /** How long a stopping node waits for the last copies of its conversations to be written. */
 const CONVERSATIONS_DRAIN_MS = 5_000;
 
@@ -50,6 +52,11 @@ export interface ClusterNodeOptions {
    * the home's `worktrees/`, which the policy's sandbox must hold.
    */
   repos?: ReadonlyMap<string, string>;
+  /**
+   * A run branch's worktree folder no run has used for this long is removed, its branch kept
+   * (`--worktree-days`; default 7 days, 0: never): NodeWorkspaces.pruneIdle.
+   */
+  worktreeIdleMs?: number;
   /** Only these backends (default: every profile's; only those whose CLI is here are offered). */
   only?: readonly string[];
   /** The drivers instead of the profiles' (tests). */
@@ -145,6 +152,9 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       conversations,
       workspaces,
     });
+    // Looked at now and every hour: what went is on its branch.
+    const worktreeIdleMs = options.worktreeIdleMs ?? DEFAULT_WORKTREE_IDLE_MS;
+    if (worktreeIdleMs > 0 && workspaces.names().length > 0) workspaces.keepPruned(worktreeIdleMs);
     const carrying = conversations;
     const serving = paneServer;
     const running = service;
@@ -158,6 +168,7 @@ export async function startClusterNode(options: ClusterNodeOptions): Promise<Sta
       panes,
       async close() {
         await node.stop();
+        await workspaces.dispose();
         serving.dispose();
         await running.dispose().catch((err: unknown) => logger.warn('the node\'s runs did not stop cleanly', { error: errorMessage(err) }));
         logs.dispose();

@@ -1,1 +1,1 @@
-export { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, remoteBranchOr, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges, type Worktree, type WorktreeChanges } from './worktrees.js';
+export { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, remoteBranchOr, pushBranch, removeCommittedWorktree, removeUnchangedWorktree, repositoryOf, worktreeChanges, worktreesUnder, type Worktree, type WorktreeChanges } from './worktrees.js';

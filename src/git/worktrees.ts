@@ -9,7 +9,7 @@
  * Git runs as run-git.ts runs it; what a worktree changed is read through an index of this
  * module's own, so the agent's index is never touched.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
@@ -166,6 +166,62 @@ async function worktreeGitDir(repository: string, dir: string): Promise<string |
     }
   }
   return undefined;
+}
+
+/** A worktree as its repository lists it, and when git last wrote to its index or HEAD (ms since the epoch). */
+export interface ListedWorktree extends Worktree {
+  lastUsedAt: number;
+}
+
+/**
+ * `repository`'s worktrees whose folders are inside `under` and on a branch, from the repository's
+ * own list (never from a folder, where an agent may write). `base` is empty: nothing here starts.
+ * When each was last used is when git last wrote its index or HEAD there (every commit does).
+ */
+export async function worktreesUnder(repository: string, under: string): Promise<ListedWorktree[]> {
+  const common = path.resolve(repository, (await git(repository, ['rev-parse', '--git-common-dir'])).trim());
+  const admin = path.join(common, 'worktrees');
+  const inside = realPathOr(under) + path.sep;
+  let names: string[];
+  try {
+    names = readdirSync(admin);
+  } catch {
+    return [];
+  }
+  const found: ListedWorktree[] = [];
+  for (const name of names) {
+    const gitDir = path.join(admin, name);
+    try {
+      const checkout = realPathOr(path.dirname(path.resolve(gitDir, readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim())));
+      const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
+      if (!checkout.startsWith(inside) || !head.startsWith('ref: refs/heads/')) continue;
+      const written = ['index', 'HEAD'].map((file) => statSync(path.join(gitDir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+      found.push({ path: checkout, repository, branch: head.slice('ref: refs/heads/'.length), base: '', gitDir, lastUsedAt: Math.max(...written) });
+    } catch {
+      // Not a worktree's folder, or one being removed.
+    }
+  }
+  return found;
+}
+
+/**
+ * Removes `worktree`'s folder, keeping its branch, when everything in it is committed (ignored
+ * files, such as a build's output, go with it): what was done there stays on the branch, and the
+ * folder is made again from it when a run goes on there. False, and kept, when anything is not
+ * committed (git itself refuses such a folder, should something be written after the look here),
+ * or when `keep()` says so: asked once no other change of the repository is under way (a run
+ * about to go on in the folder, that asked for it before, is then known).
+ */
+export function removeCommittedWorktree(worktree: Worktree, keep: () => boolean = () => false): Promise<boolean> {
+  return oneAtATime(worktree.repository, async () => {
+    if (keep() || !existsSync(worktree.path)) return false;
+    const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all'], { worktree });
+    if (status.trim() !== '') return false;
+    return git(worktree.repository, ['worktree', 'remove', worktree.path]).then(
+      () => true,
+      () => false,
+    );
+  });
 }
 
 /** The git folder of a worktree just made (never asked of its folder, where another run's agent may already write). */
