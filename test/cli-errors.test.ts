@@ -101,6 +101,7 @@ describe('CLI errors a script can use', () => {
       [['ls', '-x'], "switchboard ls: unknown option '-x' (see switchboard ls --help)"],
       [['exec', 'claude', 'words', '--task-file', 'x.txt'], 'switchboard exec: give the task as words, as - (standard input) or with --task-file, not two of them (see switchboard exec --help)'],
       [['doctor', '--size', 'big'], "switchboard doctor: --size needs COLSxROWS, e.g. 120x30, got 'big' (see switchboard doctor --help)"],
+      [['node', '--controller', 'nats://127.0.0.1:4222', '--worktree-days', 'soon'], "switchboard node: --worktree-days needs a whole number, got 'soon' (see switchboard node --help)"],
       [['frobnicate'], "switchboard: unknown command 'frobnicate' (see switchboard --help)"],
       [['--frobnicate'], 'switchboard: unknown option --frobnicate (see switchboard --help)'],
       [[], 'switchboard: missing command (see switchboard --help)'],

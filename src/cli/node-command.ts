@@ -72,8 +72,8 @@ export async function nodeCommand(ctx: CliContext, argv: string[]): Promise<numb
   const modelUrl = values['model-url'] as string | undefined;
   if ((agentHome === undefined) !== (modelUrl === undefined)) throw new UsageError('--agent-home and --model-url go together');
   const repos = repoFlags(values.repo);
+  // Days: 0 keeps them for good (intOption refuses what is not a whole number of them).
   const worktreeDays = intOption(values['worktree-days'], 'worktree-days', undefined);
-  if (worktreeDays !== undefined && worktreeDays < 0) throw new UsageError('--worktree-days is a number of days, 0 to keep worktrees for good');
   const logger = createStreamLogger(ctx.stderr, { level: level as LogLevel });
   // Installed before the join, so a node still waiting for a controller leaves cleanly too.
   const stopped = new AbortController();
