@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, useTestRepositories } from '../../test/support/git-repositories.js';
@@ -224,6 +224,41 @@ describe("a node's repositories", () => {
     expect(existsSync(path.join(again, 'build'))).toBe(false);
     await report(workspaces, 'run_4');
     await report(workspaces, 'run_2');
+    await workspaces.dispose();
+  });
+
+  it('counts a run that changed nothing as a use, and keeps a folder with edits git was told not to look at, or one that is not its branch own', async () => {
+    const repo = repository('pruned-kept');
+    const workspaces = await NodeWorkspaces.open(new Map([['app', repo]]), folders('home-q'), silentLogger);
+    const on = (id: string): RunRepo => ({ name: 'app', branch: `switchboard/runs/${id}`, push: false });
+    const week = 7 * 24 * 60 * 60 * 1000;
+    // Last written by git eight days ago: its index, HEAD and use mark say so.
+    const quiet = await workspaces.prepare('run_1', on('run_1'), '.');
+    await report(workspaces, 'run_1');
+    const daysAgo = (days: number): Date => new Date(Date.now() - days * 24 * 60 * 60 * 1000);
+    const admin = path.join(repo, '.git', 'worktrees', 'run_1');
+    for (const file of ['index', 'HEAD', 'switchboard-used']) if (existsSync(path.join(admin, file))) utimesSync(path.join(admin, file), daysAgo(8), daysAgo(8));
+    // Today a follow-up works there and changes nothing git would write: a use all the same.
+    await workspaces.prepare('run_2', on('run_1'), '.');
+    expect(await report(workspaces, 'run_2')).toEqual([]);
+    // Noted by the node itself: git writes nothing it would not have to (its index and HEAD may stay as they were).
+    expect(statSync(path.join(admin, 'switchboard-used')).mtimeMs).toBeGreaterThan(daysAgo(1).getTime());
+    expect(await workspaces.pruneIdle(week)).toEqual([]);
+    expect(existsSync(quiet)).toBe(true);
+
+    // An edit to a file the agent told git to skip: no commit took it, and the folder stays.
+    const skipped = await workspaces.prepare('run_3', on('run_3'), '.');
+    git(skipped, 'update-index', '--skip-worktree', 'README.md');
+    writeFileSync(path.join(skipped, 'README.md'), 'edited where git does not look\n');
+    await report(workspaces, 'run_3');
+    // A worktree under the root that is not its branch's own folder.
+    const stray = path.join(scratch, 'home-q', 'worktrees', 'app', 'stray');
+    git(repo, 'worktree', 'add', '--quiet', '-b', 'switchboard/runs/run_9', stray);
+    const later = Date.now() + 60_000;
+    const quietReally = realpathSync(quiet);
+    expect(await workspaces.pruneIdle(1, later)).toEqual([quietReally]);
+    expect(readFileSync(path.join(skipped, 'README.md'), 'utf8')).toBe('edited where git does not look\n');
+    expect(existsSync(stray)).toBe(true);
     await workspaces.dispose();
   });
 

@@ -15,10 +15,11 @@
  * (so the branch is the whole record, and a resume elsewhere has it; the commit names only the
  * run, never its prompt), and pushed when asked.
  */
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import { errorMessage, SwitchboardError } from '../core/errors.js';
 import type { Logger } from '../core/logger.js';
-import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, pushBranch, remoteBranchOr, removeCommittedWorktree, removeUnchangedWorktree, worktreeChanges, worktreesUnder, type Worktree, type WorktreeChanges } from '../git/index.js';
+import { addWorktree, commitAll, ensureClone, ensureWorktree, fetchRemote, isGitUrl, isRepositoryTop, markWorktreeUsed, pushBranch, remoteBranchOr, removeCommittedWorktree, removeUnchangedWorktree, worktreeChanges, worktreesUnder, type Worktree, type WorktreeChanges } from '../git/index.js';
 import { noticeEvent, type NewRunEvent } from '../ledger/run-events.js';
 import { REPO_NAME_PATTERN, type RunInput, type RunRepo, type RunSpec } from '../ledger/run-model.js';
 
@@ -127,10 +128,23 @@ export class NodeWorkspaces {
 
   private async pruneNow(idleMs: number, now: number): Promise<string[]> {
     const removed: string[] = [];
+    // Real, as the repository's list has its folders (the root may be reached through a link).
+    let root: string;
+    try {
+      root = realpathSync(this.root);
+    } catch {
+      return removed;
+    }
     for (const [name, repository] of this.repos) {
-      for (const worktree of await worktreesUnder(repository.folder, path.join(this.root, name))) {
+      const listed = await worktreesUnder(repository.folder, path.join(this.root, name));
+      // The repository's list names the folder and the branch (an agent that can write the
+      // repository could change either): only a run branch's own folder, named once, is looked at.
+      const named = new Map<string, number>();
+      for (const w of listed) named.set(w.path, (named.get(w.path) ?? 0) + 1);
+      for (const worktree of listed) {
         const key = `${name} ${worktree.branch}`;
-        if (!worktree.branch.startsWith(BRANCH_PREFIX) || now - worktree.lastUsedAt < idleMs || this.branchHolders.has(key)) continue;
+        const own = worktree.branch.startsWith(BRANCH_PREFIX) && worktree.path === path.join(root, name, worktree.branch.slice(BRANCH_PREFIX.length));
+        if (!own || named.get(worktree.path) !== 1 || now - worktree.lastUsedAt < idleMs || this.branchHolders.has(key)) continue;
         try {
           if (await removeCommittedWorktree(worktree, () => this.branchHolders.has(key))) {
             removed.push(worktree.path);
@@ -174,6 +188,7 @@ export class NodeWorkspaces {
       // Going on with a branch: what was pushed of it from elsewhere is fetched first, whether or not this run pushes.
       const worktree = starts ? await addWorktree(repository, dir, repo.branch, await this.startOf(runId, repo, known)) : await ensureWorktree(repository, dir, repo.branch, PUSH_REMOTE);
       this.going.set(runId, { worktree, repo, made: starts });
+      this.markUsed(runId, worktree);
       this.logger.info('worktree for a run', { run_id: runId, repo: repo.name, branch: repo.branch, base: worktree.base, made: starts });
       return folder;
     } catch (err) {
@@ -215,7 +230,18 @@ export class NodeWorkspaces {
     try {
       return await this.reportOf(spec, workspace, outcome, stopped);
     } finally {
+      // Used until now, whether or not it changed anything git would write.
+      this.markUsed(spec.id, workspace.worktree);
       this.release(spec.id);
+    }
+  }
+
+  /** Notes the worktree's use (pruneIdle reads it); a failure is said, and the worktree looks used as git last wrote it. */
+  private markUsed(runId: string, worktree: Worktree): void {
+    try {
+      markWorktreeUsed(worktree);
+    } catch (err) {
+      this.logger.warn("could not note a worktree's use", { run_id: runId, folder: worktree.path, error: errorMessage(err) });
     }
   }
 

@@ -9,7 +9,7 @@
  * Git runs as run-git.ts runs it; what a worktree changed is read through an index of this
  * module's own, so the agent's index is never touched.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync } from 'node:fs';
+import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
@@ -168,15 +168,27 @@ async function worktreeGitDir(repository: string, dir: string): Promise<string |
   return undefined;
 }
 
-/** A worktree as its repository lists it, and when git last wrote to its index or HEAD (ms since the epoch). */
+/** A worktree as its repository lists it, and when it was last used (markWorktreeUsed, or git's last write to its index or HEAD; ms since the epoch). */
 export interface ListedWorktree extends Worktree {
   lastUsedAt: number;
+}
+
+/** Where a worktree's last use is noted, in its git folder (the repository's, not the folder an agent works in). */
+const USED_MARK = 'switchboard-used';
+
+/**
+ * Notes that `worktree` is in use now (a run takes it up, or ends there): a run that changes
+ * nothing tracked has git write nothing, and would otherwise look unused since its last commit.
+ */
+export function markWorktreeUsed(worktree: Worktree): void {
+  writeFileSync(path.join(worktree.gitDir, USED_MARK), `${new Date().toISOString()}\n`, { mode: 0o600 });
 }
 
 /**
  * `repository`'s worktrees whose folders are inside `under` and on a branch, from the repository's
  * own list (never from a folder, where an agent may write). `base` is empty: nothing here starts.
- * When each was last used is when git last wrote its index or HEAD there (every commit does).
+ * When each was last used is the later of its mark (markWorktreeUsed) and git's last write of its
+ * index or HEAD there.
  */
 export async function worktreesUnder(repository: string, under: string): Promise<ListedWorktree[]> {
   const common = path.resolve(repository, (await git(repository, ['rev-parse', '--git-common-dir'])).trim());
@@ -195,7 +207,7 @@ export async function worktreesUnder(repository: string, under: string): Promise
       const checkout = realPathOr(path.dirname(path.resolve(gitDir, readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim())));
       const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
       if (!checkout.startsWith(inside) || !head.startsWith('ref: refs/heads/')) continue;
-      const written = ['index', 'HEAD'].map((file) => statSync(path.join(gitDir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+      const written = ['index', 'HEAD', USED_MARK].map((file) => statSync(path.join(gitDir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
       found.push({ path: checkout, repository, branch: head.slice('ref: refs/heads/'.length), base: '', gitDir, lastUsedAt: Math.max(...written) });
     } catch {
       // Not a worktree's folder, or one being removed.
@@ -217,6 +229,10 @@ export function removeCommittedWorktree(worktree: Worktree, keep: () => boolean 
     if (keep() || !existsSync(worktree.path)) return false;
     const status = await git(worktree.path, ['status', '--porcelain', '--untracked-files=all'], { worktree });
     if (status.trim() !== '') return false;
+    // A file git was told not to look at (assume-unchanged: a lowercase tag; skip-worktree: S) may
+    // hold edits that status does not show and no commit took.
+    const tagged = await git(worktree.path, ['ls-files', '-v'], { worktree });
+    if (tagged.split('\n').some((line) => /^[a-zS] /.test(line))) return false;
     return git(worktree.repository, ['worktree', 'remove', worktree.path]).then(
       () => true,
       () => false,

@@ -24,6 +24,11 @@ const isWindows = process.platform === 'win32';
 
 /** Between the polite end of a group (TERM: git removes its lock files then) and KILL to what is left of it. */
 const KILL_GRACE_MS = 2_000;
+/**
+ * How long the pipes of a program that exited on its own may stay open: a process it started in a
+ * session of its own may hold them (a helper that went to the background) and is not waited for.
+ */
+const PIPES_AFTER_EXIT_MS = 2_000;
 
 export interface NoTerminalOptions {
   cwd: string;
@@ -58,12 +63,16 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
     const stderr = new Output(options.maxOutputBytes);
     let endedHere: 'timed_out' | 'aborted' | 'output_limit' | undefined;
     let exited = false;
-    // Ended here, and the program gone: a process that left its group (a helper that made a session
-    // of its own) may still hold its pipes, and is not waited for. Its output so far is kept.
-    const letGoOfPipes = (): void => {
-      if (endedHere === undefined || !exited) return;
+    let pipesTimer: NodeJS.Timeout | undefined;
+    // The program gone: a process that left its group (a helper that made a session of its own) may
+    // still hold its pipes, and is not waited for. Its output so far is kept.
+    const destroyPipes = (): void => {
       child.stdout.destroy();
       child.stderr.destroy();
+    };
+    const letGoOfPipes = (): void => {
+      if (endedHere === undefined || !exited) return;
+      destroyPipes();
     };
     const endHere = (why: 'timed_out' | 'aborted' | 'output_limit'): void => {
       if (endedHere !== undefined || child.pid === undefined) return;
@@ -76,6 +85,7 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
     options.signal?.addEventListener('abort', onAbort, { once: true });
     const settle = (outcome: NoTerminalOutcome): void => {
       clearTimeout(timer);
+      clearTimeout(pipesTimer);
       options.signal?.removeEventListener('abort', onAbort);
       if (child.pid !== undefined) running.delete(child.pid);
       resolve(outcome);
@@ -94,6 +104,9 @@ export function runWithoutTerminal(file: string, args: readonly string[], option
     child.once('exit', () => {
       exited = true;
       letGoOfPipes();
+      // Exited on its own: what it wrote is in the pipes by now, and comes within the grace (read
+      // in one more turn of the loop first: a loop that was busy runs its timers before its reads).
+      if (endedHere === undefined) pipesTimer = setTimeout(() => setImmediate(destroyPipes), PIPES_AFTER_EXIT_MS);
     });
     // After every pipe has closed: a process of the group that still held one is gone by then.
     child.once('close', (code: number | null, signal: NodeJS.Signals | null) => {
