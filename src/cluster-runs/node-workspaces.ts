@@ -95,8 +95,8 @@ export class NodeWorkspaces {
   }
 
   /**
-   * Removes the worktree folders of run branches no run has used for `idleMs` (as git last wrote
-   * there: every run's end commits). The branch stays, and with it everything a run did, committed
+   * Removes the worktree folders of run branches no run has used for `idleMs` (each run's start and
+   * end is noted there: markWorktreeUsed). The branch stays, and with it everything a run did, committed
    * at its end: a follow-up or a resume makes the folder again from it. What is not on the branch
    * goes with the folder: ignored files, such as a build's output or installed packages. A folder
    * holding anything not committed stays, and so does one whose branch a run holds now or asks for

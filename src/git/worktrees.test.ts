@@ -1,8 +1,8 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, useTestRepositories } from '../../test/support/git-repositories.js';
-import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges } from './worktrees.js';
+import { addWorktree, commitAll, ensureWorktree, isRepositoryTop, markWorktreeUsed, pushBranch, removeUnchangedWorktree, repositoryOf, worktreeChanges, worktreesUnder } from './worktrees.js';
 
 const { scratch, repository } = useTestRepositories('sb-worktrees-');
 
@@ -196,5 +196,26 @@ describe("a worker's git worktree", () => {
     writeFileSync(path.join(dir, 'new.txt'), 'new\n');
     expect((await worktreeChanges(tree)).files).toEqual([{ path: 'new.txt', change: 'added' }]);
     expect(readFileSync(victim, 'utf8')).toBe('mine\n');
+  });
+
+  it("notes a worktree's use in its git folder, never through a link planted there, and lists it with that time", async () => {
+    const repo = repository('marked');
+    const tree = await addWorktree(repo, path.join(scratch, 'marked-home', 'worktrees', 'app', 'run_1'), 'switchboard/runs/run_1');
+    const victim = path.join(scratch, 'marked-victim.txt');
+    writeFileSync(victim, 'mine\n');
+    const longAgo = new Date(Date.now() - 30 * 24 * 60 * 60 * 1000);
+    utimesSync(victim, longAgo, longAgo);
+    symlinkSync(victim, path.join(tree.gitDir, 'switchboard-used'));
+    markWorktreeUsed(tree);
+    expect(readFileSync(victim, 'utf8')).toBe('mine\n');
+    expect(Math.round(statSync(victim).mtimeMs)).toBe(longAgo.getTime());
+    // Without a planted link: made, and its time is the worktree's last use.
+    rmSync(path.join(tree.gitDir, 'switchboard-used'));
+    for (const file of ['index', 'HEAD']) if (existsSync(path.join(tree.gitDir, file))) utimesSync(path.join(tree.gitDir, file), longAgo, longAgo);
+    const before = Date.now() - 1_000;
+    markWorktreeUsed(tree);
+    const [listed] = await worktreesUnder(repo, path.join(scratch, 'marked-home', 'worktrees'));
+    expect(listed).toMatchObject({ branch: 'switchboard/runs/run_1' });
+    expect(listed?.lastUsedAt).toBeGreaterThan(before);
   });
 });

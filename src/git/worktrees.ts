@@ -9,7 +9,7 @@
  * Git runs as run-git.ts runs it; what a worktree changed is read through an index of this
  * module's own, so the agent's index is never touched.
  */
-import { constants, copyFileSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, lutimesSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isSwitchboardError, SwitchboardError } from '../core/errors.js';
@@ -179,9 +179,18 @@ const USED_MARK = 'switchboard-used';
 /**
  * Notes that `worktree` is in use now (a run takes it up, or ends there): a run that changes
  * nothing tracked has git write nothing, and would otherwise look unused since its last commit.
+ * The mark is an empty file whose own time says when: made only where nothing is (never written
+ * through a link an agent may have put there), and its time set without following one.
  */
 export function markWorktreeUsed(worktree: Worktree): void {
-  writeFileSync(path.join(worktree.gitDir, USED_MARK), `${new Date().toISOString()}\n`, { mode: 0o600 });
+  const mark = path.join(worktree.gitDir, USED_MARK);
+  try {
+    closeSync(openSync(mark, 'wx', 0o600));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const now = new Date();
+  lutimesSync(mark, now, now);
 }
 
 /**
@@ -207,7 +216,8 @@ export async function worktreesUnder(repository: string, under: string): Promise
       const checkout = realPathOr(path.dirname(path.resolve(gitDir, readFileSync(path.join(gitDir, 'gitdir'), 'utf8').trim())));
       const head = readFileSync(path.join(gitDir, 'HEAD'), 'utf8').trim();
       if (!checkout.startsWith(inside) || !head.startsWith('ref: refs/heads/')) continue;
-      const written = ['index', 'HEAD', USED_MARK].map((file) => statSync(path.join(gitDir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
+      // The files' own times (a link is not followed): git's writes, and the mark's.
+      const written = ['index', 'HEAD', USED_MARK].map((file) => lstatSync(path.join(gitDir, file), { throwIfNoEntry: false })?.mtimeMs ?? 0);
       found.push({ path: checkout, repository, branch: head.slice('ref: refs/heads/'.length), base: '', gitDir, lastUsedAt: Math.max(...written) });
     } catch {
       // Not a worktree's folder, or one being removed.
